@@ -1,0 +1,74 @@
+#pragma once
+/// \file job.hpp
+/// The typed job description parsed from YAML (contract in shared/DESIGN.md, "Job file").
+/// Every path in a Job is already resolved relative to the job file's directory.
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace edgefem {
+
+/// Which vertices (or boundary facets, for tractions) a condition applies to.
+struct Selection {
+  enum class Kind { region, box, all };
+  Kind kind = Kind::all;
+  int region = 0;                       ///< Kind::region: Gmsh physical tag
+  std::array<double, 3> lo{}, hi{};     ///< Kind::box: closed box [lo, hi]
+};
+
+struct MaterialSpec {
+  std::optional<int> region;            ///< empty = every cell
+  std::string model = "stvk";           ///< stvk | stvk-nsn | stvk-tl
+  double young = 0.0;
+  double poisson = 0.0;
+  double density = 1.0;
+  bool volumetric_penalty = true;       ///< Kikuuwe §4 term, psi = K_vol |min(0,theta)|^3 / 3
+  double thickness = 1.0;               ///< membranes only
+};
+
+struct BoundarySpec {
+  Selection select;
+  std::array<bool, 3> fix{false, false, false};          ///< components held at their initial value
+  std::array<std::optional<double>, 3> displace{};       ///< prescribed displacement per component, ramped
+};
+
+struct TractionSpec {
+  Selection select;
+  std::array<double, 3> traction{};     ///< nominal: force per unit reference area (or length)
+};
+
+struct LoadSpec {
+  std::array<double, 3> gravity{};      ///< acceleration; force = density * volume * gravity
+  std::vector<TractionSpec> tractions;
+};
+
+struct GenerateSpec {
+  std::string shape;                    ///< "box" (tets) | "sheet" (triangles)
+  std::array<double, 3> size{1, 1, 1};
+  std::array<int, 3> cells{1, 1, 1};
+};
+
+struct Job {
+  std::string job_file;                 ///< path of the YAML file itself
+  std::string job_dir;                  ///< directory the relative paths were resolved against
+  std::optional<std::string> mesh_file; ///< resolved path, or empty when generated
+  std::optional<GenerateSpec> generate;
+  std::vector<MaterialSpec> materials;
+  std::vector<BoundarySpec> boundary;
+  LoadSpec loads;
+  std::string analysis_type = "static";
+  int steps = 1;                        ///< static load steps
+  double newton_rtol = 1e-10;
+  double newton_atol = 1e-12;
+  int newton_max_it = 30;
+  std::string petsc_options;            ///< extra PETSc options; the command line wins
+  std::string output_directory;         ///< resolved
+  int output_every = 1;
+};
+
+/// Parse and validate a job file. Throws InputError naming file, line and key on any problem:
+/// unknown key, wrong type, missing required key, out-of-range value, mesh file that does not exist.
+Job read_job(const std::string& path);
+
+}  // namespace edgefem

@@ -1,0 +1,57 @@
+#pragma once
+/// \file vtk_output.hpp
+/// Parallel VTK output: one .vtu piece per rank, a .pvtu per written step, a .pvd collection.
+/// Every file is written under a temporary name in the same directory and renamed into place, so a
+/// killed job never leaves a truncated file behind a valid .pvd. No MPI here: the caller orders
+/// the writes (all pieces, barrier, then rank 0 writes the .pvtu and the .pvd).
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mesh/mesh.hpp"
+
+namespace edgefem {
+
+/// A named data array: n_components doubles (or ints) per point/cell.
+struct DataArray {
+  std::string name;
+  int n_components = 1;
+  std::vector<double> values;          ///< used when is_int is false
+  std::vector<std::int32_t> int_values;  ///< used when is_int is true
+  bool is_int = false;
+};
+
+/// One rank's piece of the unstructured grid.
+struct VtuPiece {
+  std::vector<double> points;          ///< 3 per point (reference coordinates)
+  std::vector<LocalIndex> connectivity;  ///< nodes_per_cell per cell
+  int nodes_per_cell = 4;              ///< 4: VTK_TETRA, 3: VTK_TRIANGLE
+  std::vector<DataArray> point_data;
+  std::vector<DataArray> cell_data;
+};
+
+/// Write a .vtu (VTK XML, binary appended, via VTK's vtkXMLUnstructuredGridWriter) atomically.
+void write_vtu_piece(const std::string& path, const VtuPiece& piece);
+
+/// Write a .pvtu that references `piece_files` (paths relative to the .pvtu), with the array
+/// layout (names, components, types) of `layout`, atomically.
+void write_pvtu(const std::string& path, const std::vector<std::string>& piece_files, const VtuPiece& layout);
+
+/// The .pvd collection: (time, dataset file relative to the .pvd) pairs; write() rewrites it atomically.
+class PvdCollection {
+ public:
+  explicit PvdCollection(std::string path) : path_(std::move(path)) {}
+  void add(double time, const std::string& relative_file) { entries_.emplace_back(time, relative_file); }
+  void write() const;
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::vector<std::pair<double, std::string>> entries_;
+};
+
+/// Write `contents` to `path` through a temporary file in the same directory and rename().
+void write_file_atomically(const std::string& path, const std::string& contents);
+
+}  // namespace edgefem

@@ -1,0 +1,37 @@
+#pragma once
+/// \file topology.hpp
+/// Edges, faces and tetrahedron-sharing edge pairs (TSEPs) of a set of tetrahedra (Kikuuwe §3.3).
+/// Built from the tetrahedra given (on a rank: its own tets only), in their local vertex numbering.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "mesh/mesh.hpp"
+
+namespace edgefem {
+
+/// An ordered pair of distinct edges that share a tetrahedron.
+/// type 1: the edges share a vertex (3 per face); type 2: opposite edges of a tet (3 per tet).
+struct Tsep {
+  LocalIndex edge0 = 0, edge1 = 0;
+  std::uint8_t type = 0;
+};
+
+struct Topology {
+  LocalIndex n_vertices = 0;
+  std::vector<std::array<LocalIndex, 2>> edges;      ///< (v0, v1) with v0 < v1; edge vector = x(v0) - x(v1)
+  std::vector<std::array<LocalIndex, 3>> faces;      ///< sorted vertex triples, each face once
+  std::vector<std::array<LocalIndex, 6>> tet_edges;  ///< edge ids of each tet, local pairs (0,1),(0,2),(0,3),(1,2),(1,3),(2,3)
+  std::vector<Tsep> tseps;                           ///< each unordered pair once
+  std::int64_t n_type1 = 0, n_type2 = 0;
+
+  [[nodiscard]] std::int64_t n_edges() const { return static_cast<std::int64_t>(edges.size()); }
+  [[nodiscard]] std::int64_t n_faces() const { return static_cast<std::int64_t>(faces.size()); }
+  [[nodiscard]] std::int64_t n_tets() const { return static_cast<std::int64_t>(tet_edges.size()); }
+};
+
+/// Build the topology of `tets` (4 vertex ids per tet, ids < n_vertices).
+Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets);
+
+}  // namespace edgefem
