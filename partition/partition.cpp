@@ -1,0 +1,318 @@
+#include "partition/partition.hpp"
+
+#include <metis.h>
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <numeric>
+#include <string>
+
+#include "io/error.hpp"
+#include "partition/collective.hpp"
+
+namespace edgefem {
+namespace {
+
+struct CellView {
+  const std::vector<LocalIndex>* cells;
+  const std::vector<int>* region;
+  int nodes;  // 4 for tets, 3 for triangles
+  [[nodiscard]] LocalIndex count() const { return static_cast<LocalIndex>(cells->size() / nodes); }
+};
+
+CellView cell_view(const Mesh& mesh) {
+  if (mesh.n_tets() > 0) return {&mesh.tets, &mesh.tet_region, 4};
+  return {&mesh.triangles, &mesh.triangle_region, 3};
+}
+
+/// Facets (faces of tets, edges of triangles) as sorted vertex tuples; unused slot = -1.
+using Facet = std::array<LocalIndex, 3>;
+
+Facet make_facet(const LocalIndex* v, int n) {
+  Facet f{v[0], v[1], n == 3 ? v[2] : -1};
+  if (f[0] > f[1]) std::swap(f[0], f[1]);
+  if (n == 3) {
+    if (f[1] > f[2]) std::swap(f[1], f[2]);
+    if (f[0] > f[1]) std::swap(f[0], f[1]);
+  }
+  return f;
+}
+
+/// Boundary facets of the cells (facets that belong to exactly one cell) with that cell.
+std::vector<std::pair<Facet, LocalIndex>> boundary_facets(const CellView& cv) {
+  static constexpr int tet_faces[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};
+  static constexpr int tri_edges[3][2] = {{1, 2}, {2, 0}, {0, 1}};
+  const int nf = cv.nodes;  // a tet has 4 faces, a triangle 3 edges
+  const int fs = cv.nodes - 1;
+  std::vector<std::pair<Facet, LocalIndex>> all;
+  all.reserve(static_cast<std::size_t>(cv.count()) * nf);
+  for (LocalIndex c = 0; c < cv.count(); ++c) {
+    const LocalIndex* v = cv.cells->data() + static_cast<std::size_t>(c) * cv.nodes;
+    for (int k = 0; k < nf; ++k) {
+      LocalIndex f[3] = {0, 0, 0};
+      for (int j = 0; j < fs; ++j) f[j] = v[fs == 3 ? tet_faces[k][j] : tri_edges[k][j]];
+      all.emplace_back(make_facet(f, fs), c);
+    }
+  }
+  std::sort(all.begin(), all.end());
+  std::vector<std::pair<Facet, LocalIndex>> boundary;
+  for (std::size_t i = 0; i < all.size();) {
+    std::size_t j = i + 1;
+    while (j < all.size() && all[j].first == all[i].first) ++j;
+    if (j - i == 1) boundary.push_back(all[i]);
+    i = j;
+  }
+  return boundary;
+}
+
+template <class T>
+void send_vector(MPI_Comm comm, int dest, const std::vector<T>& v) {
+  long long n = static_cast<long long>(v.size() * sizeof(T));
+  MPI_Send(&n, 1, MPI_LONG_LONG, dest, 0, comm);
+  const char* p = reinterpret_cast<const char*>(v.data());
+  constexpr long long chunk = 1 << 30;
+  for (long long off = 0; off < n; off += chunk)
+    MPI_Send(p + off, static_cast<int>(std::min(chunk, n - off)), MPI_BYTE, dest, 1, comm);
+}
+
+template <class T>
+void recv_vector(MPI_Comm comm, std::vector<T>& v) {
+  long long n = 0;
+  MPI_Recv(&n, 1, MPI_LONG_LONG, 0, 0, comm, MPI_STATUS_IGNORE);
+  v.resize(static_cast<std::size_t>(n) / sizeof(T));
+  char* p = reinterpret_cast<char*>(v.data());
+  constexpr long long chunk = 1 << 30;
+  for (long long off = 0; off < n; off += chunk)
+    MPI_Recv(p + off, static_cast<int>(std::min(chunk, n - off)), MPI_BYTE, 0, 1, comm, MPI_STATUS_IGNORE);
+}
+
+/// The piece of part p, in flat arrays ready to send.
+struct Piece {
+  std::vector<double> coords;
+  std::vector<LocalIndex> cells, facets;
+  std::vector<int> cell_region, facet_region, region_offsets, regions;
+  std::vector<GlobalIndex> global_vertex, original_vertex, cell_global, header;  // header: n_owned, first_owned, n_global_vertices, n_global_cells, nodes
+};
+
+}  // namespace
+
+bool LocalMesh::vertex_in_region(LocalIndex v, int region) const {
+  for (int k = vertex_region_offsets[v]; k < vertex_region_offsets[v + 1]; ++k)
+    if (vertex_regions[k] == region) return true;
+  return false;
+}
+
+PartitionPlan plan_partition(const Mesh& mesh, int n_parts) {
+  const CellView cv = cell_view(mesh);
+  const LocalIndex n_cells = cv.count();
+  const LocalIndex n_vertices = mesh.n_vertices();
+  if (n_parts < 1) throw InputError("number of parts must be at least 1, got " + std::to_string(n_parts));
+  if (n_cells == 0) throw InputError("the mesh has no cells (no tetrahedra and no triangles)");
+  if (n_parts > n_cells)
+    throw InputError("cannot split " + std::to_string(n_cells) + " cells over " + std::to_string(n_parts) +
+                     " ranks: use at most one rank per cell");
+
+  PartitionPlan plan;
+  plan.n_parts = n_parts;
+  plan.cell_part.assign(static_cast<std::size_t>(n_cells), 0);
+  if (n_parts > 1) {
+    if (static_cast<long long>(cv.cells->size()) >= std::numeric_limits<idx_t>::max())
+      throw InputError("mesh too large for 32-bit METIS (" + std::to_string(n_cells) + " cells)");
+    idx_t ne = n_cells, nn = n_vertices, ncommon = cv.nodes - 1, nparts = n_parts, objval = 0;
+    std::vector<idx_t> eptr(static_cast<std::size_t>(n_cells) + 1), eind(cv.cells->begin(), cv.cells->end());
+    for (LocalIndex c = 0; c <= n_cells; ++c) eptr[c] = static_cast<idx_t>(c) * cv.nodes;
+    std::vector<idx_t> epart(static_cast<std::size_t>(n_cells)), npart(static_cast<std::size_t>(n_vertices));
+    idx_t options[METIS_NOPTIONS];
+    METIS_SetDefaultOptions(options);
+    options[METIS_OPTION_NUMBERING] = 0;
+    options[METIS_OPTION_SEED] = 1;  // reproducible partitions
+    const int status = METIS_PartMeshDual(&ne, &nn, eptr.data(), eind.data(), nullptr, nullptr, &ncommon, &nparts,
+                                          nullptr, options, &objval, epart.data(), npart.data());
+    if (status != METIS_OK) throw InputError("METIS_PartMeshDual failed with status " + std::to_string(status));
+    std::copy(epart.begin(), epart.end(), plan.cell_part.begin());
+  }
+
+  // Owner = lowest part touching the vertex.
+  plan.vertex_owner.assign(static_cast<std::size_t>(n_vertices), n_parts);
+  for (LocalIndex c = 0; c < n_cells; ++c)
+    for (int k = 0; k < cv.nodes; ++k) {
+      int& owner = plan.vertex_owner[(*cv.cells)[static_cast<std::size_t>(c) * cv.nodes + k]];
+      owner = std::min(owner, plan.cell_part[c]);
+    }
+  plan.owned_begin.assign(static_cast<std::size_t>(n_parts) + 1, 0);
+  for (LocalIndex v = 0; v < n_vertices; ++v) {
+    if (plan.vertex_owner[v] == n_parts)
+      throw InputError("vertex " + std::to_string(v + 1) + " belongs to no cell (unused vertex)");
+    ++plan.owned_begin[plan.vertex_owner[v] + 1];
+  }
+  std::partial_sum(plan.owned_begin.begin(), plan.owned_begin.end(), plan.owned_begin.begin());
+  plan.global_id.resize(static_cast<std::size_t>(n_vertices));
+  {
+    std::vector<GlobalIndex> next(plan.owned_begin.begin(), plan.owned_begin.end() - 1);
+    for (LocalIndex v = 0; v < n_vertices; ++v) plan.global_id[v] = next[plan.vertex_owner[v]]++;
+  }
+
+  // Cells per part, and (part, vertex) pairs to find each part's local vertices.
+  plan.part_cells.assign(static_cast<std::size_t>(n_parts), {});
+  for (LocalIndex c = 0; c < n_cells; ++c) plan.part_cells[plan.cell_part[c]].push_back(c);
+  std::vector<std::pair<int, GlobalIndex>> touch;
+  touch.reserve(cv.cells->size());
+  for (LocalIndex c = 0; c < n_cells; ++c)
+    for (int k = 0; k < cv.nodes; ++k)
+      touch.emplace_back(plan.cell_part[c], plan.global_id[(*cv.cells)[static_cast<std::size_t>(c) * cv.nodes + k]]);
+  std::sort(touch.begin(), touch.end());
+  touch.erase(std::unique(touch.begin(), touch.end()), touch.end());
+  std::vector<LocalIndex> original(static_cast<std::size_t>(n_vertices));
+  for (LocalIndex v = 0; v < n_vertices; ++v) original[plan.global_id[v]] = v;
+  plan.part_vertices.assign(static_cast<std::size_t>(n_parts), {});
+  for (int p = 0; p < n_parts; ++p) plan.part_vertices[p].reserve(static_cast<std::size_t>(plan.n_owned(p)));
+  // Owned first (their global ids lie in [owned_begin[p], owned_begin[p+1])), then ghosts, both ascending.
+  for (std::size_t i = 0; i < touch.size();) {
+    const int p = touch[i].first;
+    std::size_t j = i;
+    while (j < touch.size() && touch[j].first == p) ++j;
+    auto& list = plan.part_vertices[p];
+    for (std::size_t k = i; k < j; ++k)
+      if (touch[k].second >= plan.owned_begin[p] && touch[k].second < plan.owned_begin[p + 1])
+        list.push_back(original[touch[k].second]);
+    for (std::size_t k = i; k < j; ++k)
+      if (touch[k].second < plan.owned_begin[p] || touch[k].second >= plan.owned_begin[p + 1])
+        list.push_back(original[touch[k].second]);
+    i = j;
+  }
+  return plan;
+}
+
+LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+
+  std::vector<Piece> pieces;
+  run_collectively(comm, [&] {
+    if (rank != 0) return;
+    const PartitionPlan plan = plan_partition(whole, size);
+    const CellView cv = cell_view(whole);
+    const int fs = cv.nodes - 1;
+    const bool solid = cv.nodes == 4;
+    const auto& file_facets = solid ? whole.triangles : whole.lines;
+    const auto& file_facet_region = solid ? whole.triangle_region : whole.line_region;
+
+    // Region tags per original vertex: from cells and from every file facet (boundary or interior).
+    std::vector<std::pair<LocalIndex, int>> vertex_tag;
+    for (LocalIndex c = 0; c < cv.count(); ++c)
+      if ((*cv.region)[c] != 0)
+        for (int k = 0; k < cv.nodes; ++k)
+          vertex_tag.emplace_back((*cv.cells)[static_cast<std::size_t>(c) * cv.nodes + k], (*cv.region)[c]);
+    const LocalIndex n_file_facets = static_cast<LocalIndex>(file_facets.size() / fs);
+    std::vector<std::pair<Facet, int>> tagged;
+    for (LocalIndex f = 0; f < n_file_facets; ++f) {
+      const LocalIndex* v = file_facets.data() + static_cast<std::size_t>(f) * fs;
+      tagged.emplace_back(make_facet(v, fs), file_facet_region[f]);
+      if (file_facet_region[f] != 0)
+        for (int k = 0; k < fs; ++k) vertex_tag.emplace_back(v[k], file_facet_region[f]);
+    }
+    std::sort(vertex_tag.begin(), vertex_tag.end());
+    vertex_tag.erase(std::unique(vertex_tag.begin(), vertex_tag.end()), vertex_tag.end());
+    std::vector<int> tag_begin(static_cast<std::size_t>(whole.n_vertices()) + 1, 0);
+    for (const auto& vt : vertex_tag) ++tag_begin[vt.first + 1];
+    std::partial_sum(tag_begin.begin(), tag_begin.end(), tag_begin.begin());
+    std::sort(tagged.begin(), tagged.end());
+
+    // Boundary facets go to the part of their cell, tagged by the matching file facet.
+    std::vector<std::vector<std::pair<Facet, int>>> part_facets(static_cast<std::size_t>(size));
+    for (const auto& [facet, cell] : boundary_facets(cv)) {
+      auto it = std::lower_bound(tagged.begin(), tagged.end(), std::make_pair(facet, std::numeric_limits<int>::min()));
+      const int tag = (it != tagged.end() && it->first == facet) ? it->second : 0;
+      part_facets[plan.cell_part[cell]].emplace_back(facet, tag);
+    }
+
+    pieces.resize(static_cast<std::size_t>(size));
+    std::vector<LocalIndex> local_of(static_cast<std::size_t>(whole.n_vertices()), -1);
+    for (int p = 0; p < size; ++p) {
+      Piece& pc = pieces[p];
+      const auto& verts = plan.part_vertices[p];
+      for (std::size_t i = 0; i < verts.size(); ++i) local_of[verts[i]] = static_cast<LocalIndex>(i);
+      pc.header = {plan.n_owned(p), plan.owned_begin[p], whole.n_vertices(), cv.count(), cv.nodes};
+      pc.coords.reserve(verts.size() * 3);
+      pc.region_offsets.push_back(0);
+      for (LocalIndex v : verts) {
+        for (int d = 0; d < 3; ++d) pc.coords.push_back(whole.coords[3 * static_cast<std::size_t>(v) + d]);
+        pc.global_vertex.push_back(plan.global_id[v]);
+        pc.original_vertex.push_back(v);
+        for (int k = tag_begin[v]; k < tag_begin[v + 1]; ++k) pc.regions.push_back(vertex_tag[k].second);
+        pc.region_offsets.push_back(static_cast<int>(pc.regions.size()));
+      }
+      for (LocalIndex c : plan.part_cells[p]) {
+        for (int k = 0; k < cv.nodes; ++k)
+          pc.cells.push_back(local_of[(*cv.cells)[static_cast<std::size_t>(c) * cv.nodes + k]]);
+        pc.cell_region.push_back((*cv.region)[c]);
+        pc.cell_global.push_back(c);
+      }
+      for (const auto& [facet, tag] : part_facets[p]) {
+        for (int k = 0; k < fs; ++k) pc.facets.push_back(local_of[facet[k]]);
+        pc.facet_region.push_back(tag);
+      }
+      for (LocalIndex v : verts) local_of[v] = -1;
+    }
+  });
+
+  Piece mine;
+  if (rank == 0) {
+    for (int p = 1; p < size; ++p) {
+      const Piece& pc = pieces[p];
+      send_vector(comm, p, pc.header);
+      send_vector(comm, p, pc.coords);
+      send_vector(comm, p, pc.cells);
+      send_vector(comm, p, pc.facets);
+      send_vector(comm, p, pc.cell_region);
+      send_vector(comm, p, pc.facet_region);
+      send_vector(comm, p, pc.region_offsets);
+      send_vector(comm, p, pc.regions);
+      send_vector(comm, p, pc.global_vertex);
+      send_vector(comm, p, pc.original_vertex);
+      send_vector(comm, p, pc.cell_global);
+      pieces[p] = Piece{};
+    }
+    mine = std::move(pieces[0]);
+  } else {
+    recv_vector(comm, mine.header);
+    recv_vector(comm, mine.coords);
+    recv_vector(comm, mine.cells);
+    recv_vector(comm, mine.facets);
+    recv_vector(comm, mine.cell_region);
+    recv_vector(comm, mine.facet_region);
+    recv_vector(comm, mine.region_offsets);
+    recv_vector(comm, mine.regions);
+    recv_vector(comm, mine.global_vertex);
+    recv_vector(comm, mine.original_vertex);
+    recv_vector(comm, mine.cell_global);
+  }
+
+  LocalMesh lm;
+  lm.n_owned = static_cast<LocalIndex>(mine.header[0]);
+  lm.first_owned = mine.header[1];
+  lm.n_global_vertices = mine.header[2];
+  lm.n_global_cells = mine.header[3];
+  lm.mesh.coords = std::move(mine.coords);
+  if (mine.header[4] == 4) {
+    lm.mesh.tets = std::move(mine.cells);
+    lm.mesh.tet_region = std::move(mine.cell_region);
+    lm.mesh.triangles = std::move(mine.facets);
+    lm.mesh.triangle_region = std::move(mine.facet_region);
+  } else {
+    lm.mesh.triangles = std::move(mine.cells);
+    lm.mesh.triangle_region = std::move(mine.cell_region);
+    lm.mesh.lines = std::move(mine.facets);
+    lm.mesh.line_region = std::move(mine.facet_region);
+  }
+  lm.vertex_region_offsets = std::move(mine.region_offsets);
+  lm.vertex_regions = std::move(mine.regions);
+  lm.global_vertex = std::move(mine.global_vertex);
+  lm.original_vertex = std::move(mine.original_vertex);
+  lm.cell_global = std::move(mine.cell_global);
+  return lm;
+}
+
+}  // namespace edgefem

@@ -1,0 +1,65 @@
+#pragma once
+/// \file partition.hpp
+/// METIS partition of the cells and the distribution of a mesh read on rank 0.
+///
+/// Ownership: a vertex is owned by the lowest rank that has a cell containing it. Global vertex
+/// numbering: rank 0's owned vertices first, then rank 1's, ... (each rank's owned range contiguous,
+/// in original file order inside a rank). On a rank, local vertices are its owned vertices (ascending
+/// global id) followed by its ghosts (ascending global id): ghosts are vertices of its own cells owned
+/// by another rank.
+#include <mpi.h>
+
+#include <vector>
+
+#include "mesh/mesh.hpp"
+
+namespace edgefem {
+
+/// The partition of a whole mesh into parts, computed on one process (no MPI).
+struct PartitionPlan {
+  int n_parts = 1;
+  std::vector<int> cell_part;                         ///< per tet (or per triangle for membrane meshes)
+  std::vector<int> vertex_owner;                      ///< per original vertex
+  std::vector<GlobalIndex> global_id;                 ///< per original vertex: its global number
+  std::vector<GlobalIndex> owned_begin;               ///< n_parts + 1 offsets: part p owns [owned_begin[p], owned_begin[p+1])
+  std::vector<std::vector<LocalIndex>> part_vertices; ///< per part: original vertex ids, owned first then ghosts
+  std::vector<std::vector<LocalIndex>> part_cells;    ///< per part: original cell ids, ascending
+
+  [[nodiscard]] LocalIndex n_owned(int part) const {
+    return static_cast<LocalIndex>(owned_begin[part + 1] - owned_begin[part]);
+  }
+};
+
+/// Partition the cells of `mesh` (tets, or triangles when it has no tets) into n_parts with METIS
+/// (dual graph: cells sharing a face, or an edge for triangles). n_parts == 1 skips METIS.
+/// Throws InputError when the mesh is too large for 32-bit METIS or n_parts exceeds the cell count.
+PartitionPlan plan_partition(const Mesh& mesh, int n_parts);
+
+/// One rank's piece of the distributed mesh.
+struct LocalMesh {
+  /// Local cells in local vertex numbering. For a tet mesh, `mesh.triangles` holds the boundary faces
+  /// of this rank's own tets (each boundary face of the whole mesh on exactly one rank), tagged with
+  /// the region of the matching file triangle (0 if none).
+  Mesh mesh;
+  LocalIndex n_owned = 0;                   ///< local vertices [0, n_owned) are owned
+  std::vector<GlobalIndex> global_vertex;   ///< per local vertex
+  std::vector<GlobalIndex> original_vertex; ///< per local vertex: its index in the mesh file (0-based)
+  GlobalIndex first_owned = 0;              ///< global id of local vertex 0
+  GlobalIndex n_global_vertices = 0;
+  GlobalIndex n_global_cells = 0;
+  std::vector<GlobalIndex> cell_global;     ///< original (file) index of each local cell
+  /// Region tags touching each local vertex (tags of the cells and file facets containing it), CSR.
+  std::vector<int> vertex_region_offsets;
+  std::vector<int> vertex_regions;
+
+  [[nodiscard]] LocalIndex n_local() const { return mesh.n_vertices(); }
+  [[nodiscard]] LocalIndex n_ghost() const { return n_local() - n_owned; }
+  [[nodiscard]] bool vertex_in_region(LocalIndex v, int region) const;
+};
+
+/// Collective: rank 0 passes the whole mesh (others pass an empty Mesh); rank 0 partitions it into
+/// the communicator's size and sends every rank its piece. Throws CollectiveError on every rank if
+/// rank 0 fails.
+LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole);
+
+}  // namespace edgefem

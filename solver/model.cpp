@@ -1,0 +1,170 @@
+#include "solver/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "io/error.hpp"
+#include "partition/collective.hpp"
+
+namespace edgefem {
+namespace {
+
+std::string where(const Job& job, const std::string& key) { return job.job_file + ": " + key + ": "; }
+
+long long global_count(MPI_Comm comm, long long local) {
+  long long total = 0;
+  MPI_Allreduce(&local, &total, 1, MPI_LONG_LONG, MPI_SUM, comm);
+  return total;
+}
+
+bool vertex_selected(const Selection& s, const LocalMesh& lm, LocalIndex v) {
+  switch (s.kind) {
+    case Selection::Kind::all: return true;
+    case Selection::Kind::region: return lm.vertex_in_region(v, s.region);
+    case Selection::Kind::box: return in_box(s, lm.mesh.coords.data() + 3 * static_cast<std::size_t>(v));
+  }
+  return false;
+}
+
+}  // namespace
+
+bool in_box(const Selection& s, const double* x) {
+  for (int d = 0; d < 3; ++d)
+    if (x[d] < s.lo[d] || x[d] > s.hi[d]) return false;
+  return true;
+}
+
+Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
+  Model model;
+  const Mesh& mesh = lm.mesh;
+  const LocalIndex n_tets = mesh.n_tets();
+  const LocalIndex n_local = mesh.n_vertices();
+
+  // Materials: every tet gets exactly one material entry.
+  std::vector<int> spec_of(static_cast<std::size_t>(n_tets), -1);
+  std::vector<long long> spec_hits(job.materials.size(), 0);
+  bool local_error = false;
+  std::string error;
+  for (LocalIndex t = 0; t < n_tets; ++t) {
+    for (std::size_t m = 0; m < job.materials.size(); ++m) {
+      const auto& spec = job.materials[m];
+      if (spec.region && *spec.region != mesh.tet_region[t]) continue;
+      if (spec_of[t] >= 0 && !local_error) {
+        local_error = true;
+        error = where(job, "materials[" + std::to_string(m) + "]") + "region " +
+                std::to_string(mesh.tet_region[t]) + " already has a material (materials[" +
+                std::to_string(spec_of[t]) + "]); each cell needs exactly one";
+      }
+      spec_of[t] = static_cast<int>(m);
+      ++spec_hits[m];
+    }
+    if (spec_of[t] < 0 && !local_error) {
+      local_error = true;
+      error = where(job, "materials") + "no material for cells of region " + std::to_string(mesh.tet_region[t]) +
+              " (add an entry with 'region: " + std::to_string(mesh.tet_region[t]) + "' or omit 'region')";
+    }
+  }
+  if (agree_on_failure(comm, local_error, error)) throw InputError(error);
+  for (std::size_t m = 0; m < job.materials.size(); ++m)
+    if (global_count(comm, spec_hits[m]) == 0)
+      throw InputError(where(job, "materials[" + std::to_string(m) + "].region") + "region " +
+                       std::to_string(job.materials[m].region.value_or(0)) + " matches no cell of the mesh");
+
+  model.cell_material.resize(static_cast<std::size_t>(n_tets));
+  model.cell_density.resize(static_cast<std::size_t>(n_tets));
+  std::map<std::string, std::vector<LocalIndex>> tets_of_model;
+  for (LocalIndex t = 0; t < n_tets; ++t) {
+    const auto& spec = job.materials[spec_of[t]];
+    model.cell_material[t] = TetMaterial::from_young_poisson(spec.young, spec.poisson, spec.volumetric_penalty);
+    model.cell_density[t] = spec.density;
+    tets_of_model[spec.model].push_back(t);
+  }
+  for (const auto& [name, ids] : tets_of_model) {
+    std::vector<LocalIndex> tets;
+    std::vector<TetMaterial> materials;
+    tets.reserve(ids.size() * 4);
+    for (LocalIndex t : ids) {
+      tets.insert(tets.end(), mesh.tets.begin() + 4 * static_cast<std::ptrdiff_t>(t),
+                  mesh.tets.begin() + 4 * static_cast<std::ptrdiff_t>(t) + 4);
+      materials.push_back(model.cell_material[t]);
+    }
+    if (name == "stvk" || name == "stvk-nsn")
+      model.formulations.push_back(make_stvk_tsep(mesh.coords, tets, materials, name == "stvk-nsn"));
+    else if (name == "stvk-tl")
+      model.formulations.push_back(make_stvk_tl(mesh.coords, tets, materials));
+    else
+      throw InputError(where(job, "materials") + "model '" + name + "' is not supported for tetrahedra");
+  }
+
+  // Dirichlet conditions on owned vertices; later entries override earlier ones per component.
+  std::map<LocalIndex, double> prescribed;
+  for (std::size_t b = 0; b < job.boundary.size(); ++b) {
+    const auto& bc = job.boundary[b];
+    long long hits = 0;
+    for (LocalIndex v = 0; v < lm.n_owned; ++v) {
+      if (!vertex_selected(bc.select, lm, v)) continue;
+      ++hits;
+      for (int c = 0; c < 3; ++c) {
+        if (bc.fix[c]) prescribed[3 * v + c] = 0.0;
+        if (bc.displace[c]) prescribed[3 * v + c] = *bc.displace[c];
+      }
+    }
+    if (global_count(comm, hits) == 0)
+      throw InputError(where(job, "boundary[" + std::to_string(b) + "].select") + "selects no vertex of the mesh");
+  }
+  for (const auto& [dof, value] : prescribed) model.dirichlet.push_back({dof, value});
+
+  // External forces at load factor 1: gravity (lumped: a quarter of each tet's weight per vertex) and
+  // nominal tractions (a third of each boundary triangle's force per vertex).
+  model.external_force.assign(3 * static_cast<std::size_t>(n_local), 0.0);
+  const auto& g = job.loads.gravity;
+  if (g[0] != 0.0 || g[1] != 0.0 || g[2] != 0.0) {
+    for (LocalIndex t = 0; t < n_tets; ++t) {
+      const LocalIndex* v = mesh.tets.data() + 4 * static_cast<std::size_t>(t);
+      const auto p0 = mesh.vertex(v[0]), p1 = mesh.vertex(v[1]), p2 = mesh.vertex(v[2]), p3 = mesh.vertex(v[3]);
+      double a[3], b[3], c[3];
+      for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d], b[d] = p2[d] - p0[d], c[d] = p3[d] - p0[d];
+      const double vol = std::abs(a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
+                                  a[2] * (b[0] * c[1] - b[1] * c[0])) / 6.0;
+      const double w = model.cell_density[t] * vol / 4.0;
+      for (int k = 0; k < 4; ++k)
+        for (int d = 0; d < 3; ++d) model.external_force[3 * static_cast<std::size_t>(v[k]) + d] += w * g[d];
+    }
+  }
+  const LocalIndex n_facets = mesh.n_triangles();
+  for (std::size_t i = 0; i < job.loads.tractions.size(); ++i) {
+    const auto& tr = job.loads.tractions[i];
+    long long hits = 0;
+    for (LocalIndex f = 0; f < n_facets; ++f) {
+      const LocalIndex* v = mesh.triangles.data() + 3 * static_cast<std::size_t>(f);
+      bool take = false;
+      switch (tr.select.kind) {
+        case Selection::Kind::all: take = true; break;
+        case Selection::Kind::region: take = mesh.triangle_region[f] == tr.select.region; break;
+        case Selection::Kind::box:
+          take = in_box(tr.select, mesh.coords.data() + 3 * static_cast<std::size_t>(v[0])) &&
+                 in_box(tr.select, mesh.coords.data() + 3 * static_cast<std::size_t>(v[1])) &&
+                 in_box(tr.select, mesh.coords.data() + 3 * static_cast<std::size_t>(v[2]));
+          break;
+      }
+      if (!take) continue;
+      ++hits;
+      const auto p0 = mesh.vertex(v[0]), p1 = mesh.vertex(v[1]), p2 = mesh.vertex(v[2]);
+      double a[3], b[3];
+      for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d], b[d] = p2[d] - p0[d];
+      const double cx = a[1] * b[2] - a[2] * b[1], cy = a[2] * b[0] - a[0] * b[2], cz = a[0] * b[1] - a[1] * b[0];
+      const double area = 0.5 * std::sqrt(cx * cx + cy * cy + cz * cz);
+      for (int k = 0; k < 3; ++k)
+        for (int d = 0; d < 3; ++d)
+          model.external_force[3 * static_cast<std::size_t>(v[k]) + d] += area / 3.0 * tr.traction[d];
+    }
+    if (global_count(comm, hits) == 0)
+      throw InputError(where(job, "loads.tractions[" + std::to_string(i) + "].select") +
+                       "selects no boundary face of the mesh");
+  }
+  return model;
+}
+
+}  // namespace edgefem

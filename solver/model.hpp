@@ -1,0 +1,38 @@
+#pragma once
+/// \file model.hpp
+/// What a job means on one rank: the formulations of its own cells, the Dirichlet conditions on its
+/// owned vertices and the external forces (gravity, nominal tractions) of its own cells and facets.
+/// Vertex and dof indices here are local (owned first, then ghosts); no PETSc.
+#include <mpi.h>
+
+#include <memory>
+#include <vector>
+
+#include "io/job.hpp"
+#include "materials/formulation.hpp"
+#include "partition/partition.hpp"
+
+namespace edgefem {
+
+/// A prescribed component: local dof 3*v+c of an owned vertex, x = X + load_factor * displacement.
+struct DirichletDof {
+  LocalIndex dof = 0;
+  double displacement = 0.0;
+};
+
+struct Model {
+  std::vector<std::unique_ptr<TetFormulation>> formulations;  ///< one per model present on this rank
+  std::vector<TetMaterial> cell_material;                     ///< per local tet (for output)
+  std::vector<double> cell_density;                           ///< per local tet
+  std::vector<DirichletDof> dirichlet;                        ///< sorted by dof, each dof once
+  std::vector<double> external_force;                         ///< 3 per local vertex, at load factor 1 (unsummed partial)
+};
+
+/// Build the model for this rank. Collective (selections that match nothing anywhere are errors).
+/// Throws InputError naming the job key (e.g. "boundary[1].select") on inconsistent input.
+Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& mesh);
+
+/// True when the point lies in the closed box [lo, hi] of the selection (Kind::box only).
+bool in_box(const Selection& s, const double* x);
+
+}  // namespace edgefem

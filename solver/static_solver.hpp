@@ -1,0 +1,93 @@
+#pragma once
+/// \file static_solver.hpp
+/// Static equilibrium by load stepping and PETSc SNES (newtonls + line search):
+/// residual R(x) = f_int(x) - s * f_ext on free dofs, R = x - x_D(s) on prescribed dofs; Jacobian =
+/// assembled K with prescribed rows and columns replaced by the identity (symmetric, for CG).
+/// Assembly: each rank's formulations fill one COO value array handed to PETSc in one call
+/// (MatSetValuesCOO); off-rank rows are summed by PETSc. Positions of ghost vertices are refreshed
+/// with a VecGhost update before every evaluation.
+#include <mpi.h>
+#include <petscsnes.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "io/job.hpp"
+#include "partition/partition.hpp"
+#include "solver/model.hpp"
+#include "solver/petsc_util.hpp"
+
+namespace edgefem {
+
+/// Convergence history of a run, identical on every rank.
+struct StepReport {
+  int step = 0;
+  double load_factor = 0.0;
+  int newton_iterations = 0;
+  int ksp_iterations = 0;      ///< summed over the step's Newton iterations
+  int substeps = 1;            ///< > 1 when the step had to be cut
+  double seconds = 0.0;
+};
+
+/// Thrown (on every rank) when a load step cannot be solved even after cutting it.
+struct SolverError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class StaticSolver {
+ public:
+  /// Sets up vectors, the COO pattern and SNES/KSP with our defaults (CG + GAMG + rigid-body near-null
+  /// space), then applies the job's PETSc options and finally `cli_petsc_options` (which win).
+  StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model,
+               const std::string& cli_petsc_options, bool quiet);
+  ~StaticSolver();
+  StaticSolver(const StaticSolver&) = delete;
+  StaticSolver& operator=(const StaticSolver&) = delete;
+
+  /// Solve all load steps; `on_step(step, load_factor)` is called after step 0 (reference) and each
+  /// converged step (for output). Throws SolverError when a step fails.
+  std::vector<StepReport> run(const std::function<void(int, double)>& on_step);
+
+  /// Current positions of all local vertices (owned then ghosts), 3 per vertex, ghosts up to date.
+  [[nodiscard]] std::vector<double> local_positions();
+  /// Internal force f_int = dW/dx summed over ranks, for all local vertices (ghosts up to date).
+  /// At prescribed dofs of a converged state this is the reaction force.
+  [[nodiscard]] std::vector<double> local_internal_force();
+
+  [[nodiscard]] const LocalMesh& mesh() const { return mesh_; }
+  [[nodiscard]] const Model& model() const { return model_; }
+  [[nodiscard]] SNES snes() const { return snes_; }
+
+ private:
+  static PetscErrorCode form_function(SNES, Vec x, Vec r, void* ctx);
+  static PetscErrorCode form_jacobian(SNES, Vec x, Mat J, Mat P, void* ctx);
+  static PetscErrorCode monitor(SNES, PetscInt it, PetscReal norm, void* ctx);
+  void update_ghosts(Vec x);
+  void assemble_internal_force(Vec f);  ///< from the positions in x_ghost_
+  void assemble_matrix(Mat P);          ///< from the positions in x_ghost_
+  void set_prescribed(Vec x, double load_factor);
+  bool solve_increment(double from, double to, StepReport& report);
+
+  MPI_Comm comm_;
+  const Job& job_;
+  const LocalMesh& mesh_;
+  Model model_;
+  bool quiet_;
+  int rank_ = 0;
+
+  PetscOwner<Vec, VecDestroy> x_, x_ghost_, f_ghost_, f_ext_, r_, reference_;
+  PetscOwner<Mat, MatDestroy> jacobian_;
+  PetscOwner<SNES, SNESDestroy> snes_;
+  std::vector<PetscInt> dirichlet_rows_;     ///< global rows of this rank's prescribed dofs
+  std::vector<double> coo_values_;
+  std::vector<double> force_buffer_;         ///< 3 * n_local per formulation
+  std::vector<std::size_t> block_offset_;    ///< per formulation: first block in coo_values_
+  double load_factor_ = 0.0;
+  int step_ = 0, n_steps_ = 1;
+  int ksp_iterations_in_step_ = 0;
+  PetscLogStage stage_assembly_ = 0, stage_solve_ = 0;
+  PetscLogEvent event_force_ = 0, event_stiffness_ = 0;
+};
+
+}  // namespace edgefem
