@@ -32,13 +32,14 @@ using namespace edgefem;
 
 constexpr const char* usage =
     "usage:\n"
-    "  edgefem run JOB.yaml [--quiet] [PETSc options, e.g. -ksp_type gmres -pc_type hypre -log_view]\n"
+    "  edgefem run JOB.yaml [--quiet] [--output DIR] [PETSc options, e.g. -ksp_type gmres -pc_type hypre -log_view]\n"
     "  edgefem info MESH.msh|JOB.yaml [--ranks N]\n"
     "  edgefem --help | --version\n";
 
 struct Arguments {
   std::string command, path;
   bool quiet = false;
+  std::string output;  // overrides the job's output.directory
   int ranks = 1;
   std::string petsc_options;  // the PETSc options given on the command line, to re-apply after the job's
 };
@@ -53,6 +54,9 @@ Arguments parse_arguments(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--quiet") {
       a.quiet = true;
+    } else if (arg == "--output") {
+      if (i + 1 >= argc) throw InputError("--output: missing directory");
+      a.output = argv[++i];
     } else if (arg == "--ranks") {
       if (i + 1 >= argc) throw InputError("--ranks: missing value (expected a positive integer)");
       const std::string value = argv[++i];
@@ -142,6 +146,7 @@ int command_run(const Arguments& args) {
 
   Job job;
   run_collectively(comm, [&] { job = read_job(args.path); });
+  if (!args.output.empty()) job.output_directory = args.output;
   if (job.analysis_type != "static")
     throw InputError(job.job_file + ": analysis.type: '" + job.analysis_type + "' is not supported yet (expected static)");
 

@@ -3,6 +3,7 @@
 #include <petscksp.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 
@@ -61,12 +62,22 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
     : comm_(comm), job_(job), mesh_(mesh), model_(std::move(model)), quiet_(quiet) {
   MPI_Comm_rank(comm_, &rank_);
   n_steps_ = job_.steps;
-  EDGEFEM_PETSC(PetscLogStageRegister("Assembly", &stage_assembly_));
-  EDGEFEM_PETSC(PetscLogStageRegister("Solve", &stage_solve_));
-  PetscClassId classid = 0;
-  EDGEFEM_PETSC(PetscClassIdRegister("edgefem", &classid));
-  EDGEFEM_PETSC(PetscLogEventRegister("EdgefemForce", classid, &event_force_));
-  EDGEFEM_PETSC(PetscLogEventRegister("EdgefemForceK", classid, &event_stiffness_));
+  // PETSc log stages and events are process-wide: register them once.
+  static const std::array<int, 4> handles = [] {
+    PetscLogStage assembly = 0, solve = 0;
+    PetscLogEvent force = 0, stiffness = 0;
+    PetscClassId classid = 0;
+    EDGEFEM_PETSC(PetscLogStageRegister("Assembly", &assembly));
+    EDGEFEM_PETSC(PetscLogStageRegister("Solve", &solve));
+    EDGEFEM_PETSC(PetscClassIdRegister("edgefem", &classid));
+    EDGEFEM_PETSC(PetscLogEventRegister("EdgefemForce", classid, &force));
+    EDGEFEM_PETSC(PetscLogEventRegister("EdgefemForceK", classid, &stiffness));
+    return std::array<int, 4>{assembly, solve, force, stiffness};
+  }();
+  stage_assembly_ = handles[0];
+  stage_solve_ = handles[1];
+  event_force_ = handles[2];
+  event_stiffness_ = handles[3];
 
   const LocalIndex n_owned = mesh_.n_owned, n_local = mesh_.n_local();
   const std::vector<PetscInt> ghosts = to_petsc(mesh_.global_vertex, static_cast<std::size_t>(n_owned));
@@ -127,6 +138,13 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
 
   EDGEFEM_PETSC(SNESCreate(comm_, snes_.address()));
   EDGEFEM_PETSC(SNESSetType(snes_, SNESNEWTONLS));
+  {
+    SNESLineSearch line_search = nullptr;
+    EDGEFEM_PETSC(SNESGetLineSearch(snes_, &line_search));
+    // Critical-point line search: the residual is the gradient of the energy, and norm-based
+    // backtracking stalls on bending-dominated problems (first Newton step from rest).
+    EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHCP));
+  }
   EDGEFEM_PETSC(SNESSetFunction(snes_, r_, &StaticSolver::form_function, this));
   EDGEFEM_PETSC(SNESSetJacobian(snes_, jacobian_, jacobian_, &StaticSolver::form_jacobian, this));
   EDGEFEM_PETSC(SNESSetTolerances(snes_, job_.newton_atol, job_.newton_rtol, 1e-14, job_.newton_max_it, -1));

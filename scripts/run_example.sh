@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Install what is missing, build (Release) and run the bundled cantilever example on 2 ranks.
+#   scripts/run_example.sh [JOB.yaml] [RANKS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./setup.sh
+source scripts/env.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$(nproc)"
+job=${1:-jobs/examples/cantilever.yaml}
+ranks=${2:-2}
+threads=$(( $(nproc) / ranks )); [ "$threads" -lt 1 ] && threads=1
+OMP_NUM_THREADS=$threads mpirun -n "$ranks" build/edgefem run "$job"

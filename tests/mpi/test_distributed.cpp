@@ -1,0 +1,242 @@
+// Distributed solves checked against serial solves and closed-form answers. Run under mpiexec with
+// 1, 2 and 3 ranks (CTest: mpi.distributed.npN); every assertion holds on every rank.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <vtkCellData.h>
+#include <vtkDataArray.h>
+#include <vtkNew.h>
+#include <vtkPointData.h>
+#include <vtkUnstructuredGrid.h>
+#include <vtkXMLPUnstructuredGridReader.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "io/error.hpp"
+#include "io/job.hpp"
+#include "mesh/box.hpp"
+#include "partition/partition.hpp"
+#include "solver/load_mesh.hpp"
+#include "solver/model.hpp"
+#include "solver/output.hpp"
+#include "solver/static_solver.hpp"
+
+namespace edgefem {
+namespace {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+struct Solution {
+  std::vector<double> reference;     ///< rank 0: 3 per original vertex
+  std::vector<double> displacement;  ///< rank 0: 3 per original vertex
+  std::vector<StepReport> reports;
+};
+
+/// Solve `job` on `comm`; rank 0 of comm gets the displacements in the mesh file's vertex order.
+Solution solve(MPI_Comm comm, const Job& job, const std::string& output_dir = "") {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  Mesh whole;
+  if (rank == 0) whole = load_job_mesh(job);
+  const LocalMesh mesh = distribute_mesh(comm, whole);
+  StaticSolver solver(comm, job, mesh, build_model(comm, job, mesh), "", true);
+  std::unique_ptr<ResultWriter> writer;
+  if (!output_dir.empty()) writer = std::make_unique<ResultWriter>(comm, output_dir, mesh, solver.model());
+  Solution s;
+  s.reports = solver.run([&](int step, double load) {
+    if (writer) writer->write(step, load, solver.local_positions(), solver.local_internal_force());
+  });
+  const std::vector<double> x = solver.local_positions();
+  // Gather (original id, X, u) of owned vertices on rank 0.
+  std::vector<double> mine;
+  for (LocalIndex v = 0; v < mesh.n_owned; ++v) {
+    mine.push_back(static_cast<double>(mesh.original_vertex[v]));
+    for (int d = 0; d < 3; ++d) mine.push_back(mesh.mesh.coords[3 * v + d]);
+    for (int d = 0; d < 3; ++d) mine.push_back(x[3 * v + d] - mesh.mesh.coords[3 * v + d]);
+  }
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size) + 1, 0);
+  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+  for (int r = 0; r < size; ++r) offsets[r + 1] = offsets[r] + counts[r];
+  std::vector<double> all(static_cast<std::size_t>(offsets[size]));
+  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(), MPI_DOUBLE, 0, comm);
+  if (rank == 0) {
+    const std::size_t n = all.size() / 7;
+    s.reference.resize(3 * n);
+    s.displacement.resize(3 * n);
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto id = static_cast<std::size_t>(all[7 * k]);
+      for (int d = 0; d < 3; ++d) {
+        s.reference[3 * id + d] = all[7 * k + 1 + d];
+        s.displacement[3 * id + d] = all[7 * k + 4 + d];
+      }
+    }
+  }
+  return s;
+}
+
+std::string source(const std::string& relative) { return std::string(EDGEFEM_SOURCE_DIR) + "/" + relative; }
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double a : v) m = std::max(m, std::abs(a));
+  return m;
+}
+
+TEST(Distributed, CantileverEqualsSerialSolve) {
+  const Job job = read_job(source("tests/data/cantilever_small.yaml"));
+  const Solution distributed = solve(MPI_COMM_WORLD, job);
+  double relative = 0, tip = 0;
+  if (world_rank() == 0) {
+    const Solution serial = solve(MPI_COMM_SELF, job);
+    ASSERT_EQ(serial.displacement.size(), distributed.displacement.size());
+    double diff = 0;
+    for (std::size_t i = 0; i < serial.displacement.size(); ++i)
+      diff = std::max(diff, std::abs(serial.displacement[i] - distributed.displacement[i]));
+    relative = diff / max_abs(serial.displacement);
+    tip = max_abs(serial.displacement);
+  }
+  MPI_Bcast(&relative, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&tip, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  EXPECT_LT(relative, 1e-8) << "on " << world_size() << " ranks";
+  EXPECT_GT(tip, 0.5);  // a visibly bent beam (about 2 units of tip deflection over a length of 10)
+  EXPECT_LT(tip, 4.0);
+  EXPECT_EQ(distributed.reports.size(), 2u);
+}
+
+/// Box [0,2]x[0,1]x[0,1] on rollers (x=0: ux=0, y=0: uy=0, z=0: uz=0), nominal traction P11 on x=2.
+Job uniaxial_job(const std::string& model, double stretch, double young, double poisson) {
+  Job job;
+  job.job_file = "uniaxial (built in the test)";
+  job.generate = GenerateSpec{"box", {2, 1, 1}, {4, 2, 2}};
+  MaterialSpec m;
+  m.model = model;
+  m.young = young;
+  m.poisson = poisson;
+  m.volumetric_penalty = false;
+  job.materials = {m};
+  auto roller = [](int region, int component) {
+    BoundarySpec b;
+    b.select.kind = Selection::Kind::region;
+    b.select.region = region;
+    b.fix[component] = true;
+    return b;
+  };
+  job.boundary = {roller(box_region::x_min, 0), roller(box_region::y_min, 1), roller(box_region::z_min, 2)};
+  TractionSpec t;
+  t.select.kind = Selection::Kind::region;
+  t.select.region = box_region::x_max;
+  t.traction = {young * stretch * (stretch * stretch - 1) / 2, 0, 0};  // P11 = E lambda (lambda^2 - 1) / 2
+  job.loads.tractions = {t};
+  job.steps = 3;
+  job.newton_rtol = 1e-14;
+  job.newton_atol = 1e-11;
+  job.petsc_options = "";
+  return job;
+}
+
+class UniaxialTension : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(UniaxialTension, MatchesClosedFormStvk) {
+  const double stretch = 1.25, young = 1000.0, poisson = 0.3;
+  const double lateral = std::sqrt(1 - poisson * (stretch * stretch - 1));
+  const Solution s = solve(MPI_COMM_WORLD, uniaxial_job(GetParam(), stretch, young, poisson));
+  double error = 0;
+  if (world_rank() == 0) {
+    for (std::size_t v = 0; v < s.reference.size() / 3; ++v) {
+      const double expected[3] = {(stretch - 1) * s.reference[3 * v], (lateral - 1) * s.reference[3 * v + 1],
+                                  (lateral - 1) * s.reference[3 * v + 2]};
+      for (int d = 0; d < 3; ++d) error = std::max(error, std::abs(s.displacement[3 * v + d] - expected[d]));
+    }
+    error /= (stretch - 1) * 2.0;  // relative to the largest displacement
+  }
+  MPI_Bcast(&error, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  EXPECT_LT(error, 1e-8) << GetParam() << " on " << world_size() << " ranks";
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, UniaxialTension, ::testing::Values("stvk", "stvk-tl"),
+                         [](const auto& info) { return info.param == "stvk" ? std::string("stvk") : std::string("stvk_tl"); });
+
+TEST(Distributed, OutputReadsBackWithVtk) {
+  const Job job = read_job(source("tests/data/cantilever_small.yaml"));
+  const std::string dir = std::string(EDGEFEM_BINARY_DIR) + "/test-out/mpi_output_np" + std::to_string(world_size());
+  if (world_rank() == 0) std::filesystem::remove_all(dir);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const Solution s = solve(MPI_COMM_WORLD, job, dir);
+  int failures = 0;
+  if (world_rank() == 0) {
+    // The .pvd lists steps 0, 1, 2 with their load factors.
+    std::ifstream pvd(dir + "/solution.pvd");
+    std::stringstream text;
+    text << pvd.rdbuf();
+    EXPECT_NE(text.str().find("timestep=\"0.5\""), std::string::npos) << text.str();
+    EXPECT_NE(text.str().find("file=\"step_000002.pvtu\""), std::string::npos) << text.str();
+    vtkNew<vtkXMLPUnstructuredGridReader> reader;
+    reader->SetFileName((dir + "/step_000002.pvtu").c_str());
+    reader->Update();
+    vtkUnstructuredGrid* grid = reader->GetOutput();
+    EXPECT_EQ(grid->GetNumberOfCells(), 20 * 2 * 2 * 6);
+    vtkDataArray* u = grid->GetPointData()->GetArray("displacement");
+    ASSERT_NE(u, nullptr);
+    EXPECT_EQ(u->GetNumberOfComponents(), 3);
+    ASSERT_NE(grid->GetPointData()->GetArray("force"), nullptr);
+    for (const char* name : {"green_strain", "stress"}) {
+      vtkDataArray* a = grid->GetCellData()->GetArray(name);
+      ASSERT_NE(a, nullptr) << name;
+      EXPECT_EQ(a->GetNumberOfComponents(), 9) << name;
+      EXPECT_EQ(a->GetNumberOfTuples(), grid->GetNumberOfCells()) << name;
+    }
+    for (const char* name : {"von_mises", "rank", "region"})
+      ASSERT_NE(grid->GetCellData()->GetArray(name), nullptr) << name;
+    EXPECT_EQ(grid->GetCellData()->GetArray("rank")->GetRange()[1], world_size() - 1);
+    // One value: the largest displacement in the file equals the solver's, and the clamped end is at rest.
+    double largest = 0, at_clamp = 0;
+    for (vtkIdType p = 0; p < u->GetNumberOfTuples(); ++p) {
+      const double* d = u->GetTuple3(p);
+      const double norm = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+      largest = std::max(largest, norm);
+      if (grid->GetPoint(p)[0] == 0.0) at_clamp = std::max(at_clamp, norm);
+    }
+    double expected = 0;
+    for (std::size_t v = 0; v < s.displacement.size() / 3; ++v)
+      expected = std::max(expected, std::hypot(s.displacement[3 * v], s.displacement[3 * v + 1], s.displacement[3 * v + 2]));
+    EXPECT_NEAR(largest, expected, 1e-12 * expected);
+    EXPECT_EQ(at_clamp, 0.0);
+    failures = ::testing::Test::HasFailure() ? 1 : 0;
+  }
+  MPI_Bcast(&failures, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(failures, 0);
+}
+
+TEST(Distributed, SelectionMatchingNothingFailsOnEveryRank) {
+  Job job = uniaxial_job("stvk", 1.1, 1000, 0.3);
+  job.boundary[0].select.kind = Selection::Kind::box;
+  job.boundary[0].select.lo = {5, 5, 5};
+  job.boundary[0].select.hi = {6, 6, 6};
+  Mesh whole;
+  if (world_rank() == 0) whole = load_job_mesh(job);
+  const LocalMesh mesh = distribute_mesh(MPI_COMM_WORLD, whole);
+  try {
+    (void)build_model(MPI_COMM_WORLD, job, mesh);
+    ADD_FAILURE() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("boundary[0].select"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace edgefem
