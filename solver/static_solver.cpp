@@ -297,6 +297,7 @@ bool StaticSolver::solve_increment(double from, double to, StepReport& report) {
     EDGEFEM_PETSC(SNESGetIterationNumber(snes_, &its));
     report.newton_iterations += static_cast<int>(its);
     if (reason > 0) {
+      set_prescribed(x_, target);  // exact values (the linear solver may leave round-off there)
       done = target;
       ++substeps;
       EDGEFEM_PETSC(VecCopy(x_, saved));

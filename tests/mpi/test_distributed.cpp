@@ -10,6 +10,7 @@
 #include <vtkXMLPUnstructuredGridReader.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -112,6 +113,9 @@ TEST(Distributed, CantileverEqualsSerialSolve) {
   }
   MPI_Bcast(&relative, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   MPI_Bcast(&tip, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (world_rank() == 0)
+    std::printf("cantilever on %d ranks: max |u - u_serial| / max |u_serial| = %.3e, max |u| = %.9f\n", world_size(),
+                relative, tip);
   EXPECT_LT(relative, 1e-8) << "on " << world_size() << " ranks";
   EXPECT_GT(tip, 0.5);  // a visibly bent beam (about 2 units of tip deflection over a length of 10)
   EXPECT_LT(tip, 4.0);
@@ -165,6 +169,9 @@ TEST_P(UniaxialTension, MatchesClosedFormStvk) {
     error /= (stretch - 1) * 2.0;  // relative to the largest displacement
   }
   MPI_Bcast(&error, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (world_rank() == 0)
+    std::printf("uniaxial tension (%s, %d ranks): max error / max displacement = %.3e\n", GetParam().c_str(),
+                world_size(), error);
   EXPECT_LT(error, 1e-8) << GetParam() << " on " << world_size() << " ranks";
 }
 
