@@ -13,8 +13,19 @@ inline constexpr int volume = 1;
 inline constexpr int x_min = 11, x_max = 12, y_min = 13, y_max = 14, z_min = 15, z_max = 16;
 }  // namespace box_region
 
-/// Box [0,size] split into cells[0] x cells[1] x cells[2] hexahedra, 6 tets each (conforming Kuhn split),
+/// Box [0,size] split into cells[0] x cells[1] x cells[2] hexahedra, 6 tets each (Kuhn split, mirrored in
+/// every other cell along each axis so no diagonal direction is preferred; conforming),
 /// tets tagged box_region::volume, boundary triangles tagged by face (box_region::x_min, ...).
+/// Vertices are numbered x fastest: v(i,j,k) = i + (cells[0]+1) * (j + (cells[1]+1) * k).
+/// Every tet has det[x1-x0, x2-x0, x3-x0] > 0; every boundary triangle is a tet face, ordered so that its
+/// normal (x1-x0) x (x2-x0) points out of the box. Throws InputError for cells < 1, size <= 0 or a mesh
+/// too large for 32-bit local indices.
 Mesh generate_box(const std::array<double, 3>& size, const std::array<int, 3>& cells);
+
+/// Rectangle [0,size[0]] x [0,size[1]] in the z = 0 plane, cells[0] x cells[1] quads split into two
+/// triangles each (same diagonal everywhere, normal +z), tagged box_region::volume (1). Boundary lines
+/// are tagged box_region::x_min, x_max, y_min, y_max (11..14) and run counter-clockwise around the sheet.
+/// Vertices are numbered x fastest: v(i,j) = i + (cells[0]+1) * j. Same input checks as generate_box.
+Mesh generate_sheet(std::array<double, 2> size, std::array<int, 2> cells);
 
 }  // namespace edgefem

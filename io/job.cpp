@@ -1,0 +1,493 @@
+/// \file job.cpp
+/// Job-file parsing (DESIGN.md, "Job file"): YAML -> typed Job, with messages that name the file, the line,
+/// the full key path, the bad value and what was expected.
+#include "io/job.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <sstream>
+#include <utility>
+
+#include "io/error.hpp"
+
+namespace edgefem {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// One YAML value and where it came from.
+struct Value {
+  YAML::Node node;
+  std::string path;  ///< full key path, e.g. "materials[0].young"
+  int line = 1;      ///< 1-based line for messages
+};
+
+int line_of(const YAML::Mark& mark) { return mark.line >= 0 ? mark.line + 1 : 1; }
+
+std::string join(std::initializer_list<const char*> words) {
+  std::string out;
+  for (const char* w : words) out += (out.empty() ? "" : ", ") + std::string(w);
+  return out;
+}
+
+/// How a value looks, for "got ..." in messages.
+std::string describe(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return "an empty value";
+  if (node.IsSequence()) return "a list of " + std::to_string(node.size()) + (node.size() == 1 ? " entry" : " entries");
+  if (node.IsMap()) return "a mapping";
+  std::string s = node.Scalar();
+  if (s.size() > 60) s = s.substr(0, 60) + "...";
+  return "'" + s + "'";
+}
+
+class JobParser {
+ public:
+  explicit JobParser(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(int line, const std::string& what) const {
+    throw InputError(file_ + ":" + std::to_string(line) + ": " + what);
+  }
+  [[noreturn]] void expected(const Value& v, const std::string& what) const {
+    fail(v.line, v.path + ": expected " + what + ", got " + describe(v.node));
+  }
+
+  // ---- scalars --------------------------------------------------------------------------------
+  /// The scalar text of a plain (unquoted) scalar, or nothing.
+  static std::optional<std::string> plain_scalar(const YAML::Node& node) {
+    if (!node.IsScalar() || node.Tag() == "!") return std::nullopt;
+    return node.Scalar();
+  }
+  double number(const Value& v, const std::string& what, const std::function<bool(double)>& ok = {}) const {
+    const auto text = plain_scalar(v.node);
+    double value = 0.0;
+    bool parsed = false;
+    if (text && !text->empty()) {
+      const char* first = text->data() + ((*text)[0] == '+' ? 1 : 0);
+      const char* last = text->data() + text->size();
+      const auto [ptr, ec] = std::from_chars(first, last, value);
+      parsed = ec == std::errc() && ptr == last && std::isfinite(value);
+    }
+    if (!parsed || (ok && !ok(value))) expected(v, what);
+    return value;
+  }
+  long long integer(const Value& v, const std::string& what, const std::function<bool(long long)>& ok = {}) const {
+    const auto text = plain_scalar(v.node);
+    long long value = 0;
+    bool parsed = false;
+    if (text && !text->empty()) {
+      const char* first = text->data() + ((*text)[0] == '+' ? 1 : 0);
+      const char* last = text->data() + text->size();
+      const auto [ptr, ec] = std::from_chars(first, last, value);
+      parsed = ec == std::errc() && ptr == last;
+    }
+    if (!parsed || (ok && !ok(value))) expected(v, what);
+    return value;
+  }
+  int int_value(const Value& v, const std::string& what, const std::function<bool(long long)>& ok = {}) const {
+    const long long value = integer(v, what, ok);
+    if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max()) expected(v, what);
+    return static_cast<int>(value);
+  }
+  bool boolean(const Value& v) const {
+    if (const auto text = plain_scalar(v.node)) {
+      std::string s = *text;
+      std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (s == "true" || s == "yes" || s == "on") return true;
+      if (s == "false" || s == "no" || s == "off") return false;
+    }
+    expected(v, "true or false");
+  }
+  std::string string(const Value& v, const std::string& what) const {
+    if (!v.node.IsScalar()) expected(v, what);
+    return v.node.Scalar();
+  }
+
+  // ---- collections ----------------------------------------------------------------------------
+  std::vector<Value> list(const Value& v, const std::string& what) const {
+    if (!v.node.IsSequence()) expected(v, what);
+    std::vector<Value> items;
+    for (std::size_t i = 0; i < v.node.size(); ++i) {
+      const YAML::Node item = v.node[i];
+      const int line = item.IsNull() ? v.line : line_of(item.Mark());
+      items.push_back({item, v.path + "[" + std::to_string(i) + "]", line});
+    }
+    return items;
+  }
+  /// A list of exactly N numbers (`list_what`), each an `item_what` accepted by `ok`.
+  template <std::size_t N>
+  std::array<double, N> numbers(const Value& v, const std::string& list_what, const std::string& item_what,
+                                const std::function<bool(double)>& ok = {}) const {
+    if (!v.node.IsSequence() || v.node.size() != N) expected(v, list_what);
+    std::array<double, N> out{};
+    const auto items = list(v, list_what);
+    for (std::size_t i = 0; i < N; ++i) out[i] = number(items[i], item_what, ok);
+    return out;
+  }
+
+  /// A mapping whose keys are checked against `allowed` (unknown and duplicate keys are errors).
+  class Map {
+   public:
+    Map(const JobParser& parser, Value self, std::initializer_list<const char*> allowed)
+        : parser_(parser), self_(std::move(self)) {
+      const std::string expected_keys = join(allowed);
+      if (!self_.node.IsMap()) parser_.expected(self_, "a mapping with keys " + expected_keys);
+      for (auto it = self_.node.begin(); it != self_.node.end(); ++it) {
+        const int key_line = line_of(it->first.Mark());
+        if (!it->first.IsScalar()) {
+          parser_.fail(key_line, where() + "expected a plain key (one of: " + expected_keys + "), got " +
+                                     describe(it->first));
+        }
+        const std::string key = it->first.Scalar();
+        const std::string path = child_path(key);
+        if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
+          parser_.fail(key_line, "unknown key '" + path + "' (expected one of: " + expected_keys + ")");
+        }
+        if (std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == key; })) {
+          parser_.fail(key_line, "duplicate key '" + path + "'");
+        }
+        const YAML::Node value = it->second;
+        // A null value's mark points past the key's line; use the key's line for it.
+        const int line = value.IsNull() ? key_line : line_of(value.Mark());
+        entries_.emplace_back(key, Value{value, path, line});
+      }
+    }
+    [[nodiscard]] const Value* get(const std::string& key) const {
+      for (const auto& e : entries_) {
+        if (e.first == key) return &e.second;
+      }
+      return nullptr;
+    }
+    [[nodiscard]] const Value& require(const std::string& key) const {
+      if (const Value* v = get(key)) return *v;
+      parser_.fail(self_.line, "missing required key '" + child_path(key) + "'");
+    }
+    [[nodiscard]] const Value& self() const { return self_; }
+    [[nodiscard]] std::string child_path(const std::string& key) const {
+      return self_.path.empty() ? key : self_.path + "." + key;
+    }
+
+   private:
+    [[nodiscard]] std::string where() const { return self_.path.empty() ? "" : self_.path + ": "; }
+    const JobParser& parser_;
+    Value self_;
+    std::vector<std::pair<std::string, Value>> entries_;
+  };
+
+  // ---- job sections ---------------------------------------------------------------------------
+  Job parse(const YAML::Node& root, const std::string& path);
+
+ private:
+  void parse_mesh(const Value& v, Job& job) const;
+  MaterialSpec parse_material(const Value& v) const;
+  Selection parse_selection(const Value& v) const;
+  BoundarySpec parse_boundary(const Value& v) const;
+  void parse_loads(const Value& v, Job& job) const;
+  void parse_analysis(const Value& v, Job& job) const;
+  void parse_solver(const Value& v, Job& job) const;
+  void parse_output(const Value& v, Job& job) const;
+  [[nodiscard]] std::string resolve(const std::string& p) const {
+    const fs::path given(p);
+    return (given.is_absolute() ? given : fs::path(job_dir_) / given).lexically_normal().string();
+  }
+
+  std::string file_;
+  std::string job_dir_;
+};
+
+Job JobParser::parse(const YAML::Node& root, const std::string& path) {
+  Job job;
+  job.job_file = path;
+  job_dir_ = fs::absolute(fs::path(path)).lexically_normal().parent_path().string();
+  job.job_dir = job_dir_;
+
+  const Value top{root, "", 1};
+  if (!root.IsMap()) {
+    fail(line_of(root.Mark()), "expected a mapping with keys mesh, materials, boundary, loads, analysis, solver, "
+                               "output at the top level, got " +
+                                   (root.IsNull() ? std::string("an empty document") : describe(root)));
+  }
+  const Map map(*this, top, {"mesh", "materials", "boundary", "loads", "analysis", "solver", "output"});
+  parse_mesh(map.require("mesh"), job);
+
+  const Value& materials = map.require("materials");
+  const auto material_items = list(materials, "a non-empty list of materials");
+  if (material_items.empty()) expected(materials, "a non-empty list of materials");
+  for (const auto& item : material_items) {
+    job.materials.push_back(parse_material(item));
+    const auto& added = job.materials.back();
+    for (std::size_t i = 0; i + 1 < job.materials.size(); ++i) {
+      if (job.materials[i].region == added.region) {
+        const std::string which = added.region ? "region " + std::to_string(*added.region) : "every cell (no region)";
+        fail(item.line, item.path + ": a second material for " + which + " (first in " + materials.path + "[" +
+                            std::to_string(i) + "])");
+      }
+    }
+  }
+  if (const Value* boundary = map.get("boundary")) {
+    for (const auto& item : list(*boundary, "a list of boundary conditions")) job.boundary.push_back(parse_boundary(item));
+  }
+  if (const Value* loads = map.get("loads")) parse_loads(*loads, job);
+  if (const Value* analysis = map.get("analysis")) parse_analysis(*analysis, job);
+  if (const Value* solver = map.get("solver")) parse_solver(*solver, job);
+  job.output_directory = resolve("out/" + fs::path(path).stem().string());
+  if (const Value* output = map.get("output")) parse_output(*output, job);
+  return job;
+}
+
+void JobParser::parse_mesh(const Value& v, Job& job) const {
+  const Map mesh(*this, v, {"file", "generate"});
+  const Value* file = mesh.get("file");
+  const Value* generate = mesh.get("generate");
+  if ((file == nullptr) == (generate == nullptr)) {
+    fail(v.line, v.path + ": expected exactly one of 'file' or 'generate', got " + (file ? "both" : "neither"));
+  }
+  if (file) {
+    const std::string name = string(*file, "a file name");
+    if (name.empty()) expected(*file, "a file name");
+    const std::string resolved = resolve(name);
+    std::error_code ec;
+    const auto status = fs::status(resolved, ec);
+    if (!fs::exists(status)) {
+      fail(file->line, file->path + ": file '" + name + "' not found (resolved to " + resolved + ")");
+    }
+    if (fs::is_directory(status)) {
+      fail(file->line, file->path + ": '" + name + "' is a directory, expected a mesh file (resolved to " + resolved + ")");
+    }
+    job.mesh_file = resolved;
+    return;
+  }
+  const Map gen(*this, *generate, {"shape", "size", "cells"});
+  GenerateSpec spec;
+  const Value& shape = gen.require("shape");
+  spec.shape = string(shape, "one of: box, sheet");
+  if (spec.shape != "box" && spec.shape != "sheet") expected(shape, "one of: box, sheet");
+  const Value& size = gen.require("size");
+  const Value& cells = gen.require("cells");
+  auto positive = [](double x) { return x > 0.0; };
+  auto read_cells = [&](std::size_t n) {
+    const std::string what = "a list of " + std::to_string(n) + " integers >= 1";
+    if (!cells.node.IsSequence() || cells.node.size() != n) expected(cells, what);
+    const auto items = list(cells, what);
+    for (std::size_t d = 0; d < n; ++d) {
+      spec.cells[d] = int_value(items[d], "an integer >= 1", [](long long c) { return c >= 1; });
+    }
+  };
+  double n_cells = 0;
+  if (spec.shape == "box") {
+    spec.size = numbers<3>(size, "a list of 3 positive numbers", "a positive number", positive);
+    read_cells(3);
+    n_cells = 6.0 * spec.cells[0] * spec.cells[1] * static_cast<double>(spec.cells[2]);
+  } else {
+    const auto s = numbers<2>(size, "a list of 2 positive numbers", "a positive number", positive);
+    spec.size = {s[0], s[1], 1.0};
+    read_cells(2);
+    n_cells = 2.0 * spec.cells[0] * static_cast<double>(spec.cells[1]);
+  }
+  constexpr double limit = std::numeric_limits<std::int32_t>::max();
+  if (n_cells > limit) {
+    std::ostringstream s;
+    s << cells.path << ": " << n_cells << " " << (spec.shape == "box" ? "tetrahedra" : "triangles")
+      << " is more than a mesh can hold (limit " << std::numeric_limits<std::int32_t>::max() << ")";
+    fail(cells.line, s.str());
+  }
+  job.generate = spec;
+}
+
+MaterialSpec JobParser::parse_material(const Value& v) const {
+  const Map m(*this, v, {"region", "model", "young", "poisson", "density", "volumetric_penalty", "thickness"});
+  MaterialSpec spec;
+  if (const Value* region = m.get("region")) {
+    spec.region = int_value(*region, "a region tag (an integer >= 0)", [](long long r) { return r >= 0; });
+  }
+  if (const Value* model = m.get("model")) {
+    spec.model = string(*model, "one of: stvk, stvk-nsn, stvk-tl");
+    static const char* const reserved[] = {"trbs", "trqs", "springs", "linear-membrane"};
+    if (std::find(std::begin(reserved), std::end(reserved), spec.model) != std::end(reserved)) {
+      fail(model->line, model->path + ": model '" + spec.model +
+                            "' is not supported yet (supported: stvk, stvk-nsn, stvk-tl)");
+    }
+    if (spec.model != "stvk" && spec.model != "stvk-nsn" && spec.model != "stvk-tl") {
+      expected(*model, "one of: stvk, stvk-nsn, stvk-tl");
+    }
+  }
+  spec.young = number(m.require("young"), "a positive number", [](double e) { return e > 0.0; });
+  spec.poisson = number(m.require("poisson"), "a number with -1 < poisson < 0.5",
+                        [](double nu) { return nu > -1.0 && nu < 0.5; });
+  if (const Value* density = m.get("density")) {
+    spec.density = number(*density, "a positive number", [](double d) { return d > 0.0; });
+  }
+  if (const Value* penalty = m.get("volumetric_penalty")) spec.volumetric_penalty = boolean(*penalty);
+  if (const Value* thickness = m.get("thickness")) {
+    spec.thickness = number(*thickness, "a positive number", [](double t) { return t > 0.0; });
+  }
+  return spec;
+}
+
+Selection JobParser::parse_selection(const Value& v) const {
+  const Map m(*this, v, {"region", "box", "all"});
+  const Value* region = m.get("region");
+  const Value* box = m.get("box");
+  const Value* all = m.get("all");
+  const int given = (region != nullptr) + (box != nullptr) + (all != nullptr);
+  if (given != 1) {
+    fail(v.line, v.path + ": expected exactly one of 'region', 'box' or 'all', got " +
+                     (given == 0 ? std::string("none") : std::to_string(given)));
+  }
+  Selection s;
+  if (region) {
+    s.kind = Selection::Kind::region;
+    s.region = int_value(*region, "a region tag (an integer >= 0)", [](long long r) { return r >= 0; });
+  } else if (box) {
+    s.kind = Selection::Kind::box;
+    const std::string what = "two corners [[x0, y0, z0], [x1, y1, z1]]";
+    if (!box->node.IsSequence() || box->node.size() != 2) expected(*box, what);
+    const auto corners = list(*box, what);
+    s.lo = numbers<3>(corners[0], "a list of 3 numbers", "a number");
+    s.hi = numbers<3>(corners[1], "a list of 3 numbers", "a number");
+    for (int d = 0; d < 3; ++d) {
+      if (s.lo[d] > s.hi[d]) {
+        std::ostringstream msg;
+        msg << box->path << ": expected the first corner to be below the second in every component, got "
+            << "[" << s.lo[0] << ", " << s.lo[1] << ", " << s.lo[2] << "] and [" << s.hi[0] << ", " << s.hi[1]
+            << ", " << s.hi[2] << "]";
+        fail(box->line, msg.str());
+      }
+    }
+  } else {
+    s.kind = Selection::Kind::all;
+    if (!boolean(*all)) expected(*all, "true (to select every vertex)");
+  }
+  return s;
+}
+
+BoundarySpec JobParser::parse_boundary(const Value& v) const {
+  const Map m(*this, v, {"select", "fix", "displace"});
+  BoundarySpec spec;
+  spec.select = parse_selection(m.require("select"));
+  static const char* const axes[3] = {"x", "y", "z"};
+  const Value* fix = m.get("fix");
+  const Value* displace = m.get("displace");
+  if (fix) {
+    for (const auto& item : list(*fix, "a list of components from x, y, z")) {
+      const std::string c = item.node.IsScalar() ? item.node.Scalar() : std::string();
+      const auto at = std::find(std::begin(axes), std::end(axes), c) - std::begin(axes);
+      if (at == 3) expected(item, "one of: x, y, z");
+      if (spec.fix[static_cast<std::size_t>(at)]) fail(item.line, item.path + ": component '" + c + "' is listed twice");
+      spec.fix[static_cast<std::size_t>(at)] = true;
+    }
+  }
+  if (displace) {
+    const std::string what = "a list of 3 displacements [dx, dy, dz] (a number, or ~ for a free component)";
+    if (!displace->node.IsSequence() || displace->node.size() != 3) expected(*displace, what);
+    const auto items = list(*displace, what);
+    for (std::size_t d = 0; d < 3; ++d) {
+      if (items[d].node.IsNull()) continue;
+      spec.displace[d] = number(items[d], "a number or ~ (free)");
+      if (spec.fix[d]) {
+        fail(items[d].line, v.path + ": component '" + axes[d] +
+                                "' is both fixed and displaced (give it in 'fix' or in 'displace', not both)");
+      }
+    }
+  }
+  const bool constrains = std::any_of(spec.fix.begin(), spec.fix.end(), [](bool f) { return f; }) ||
+                          std::any_of(spec.displace.begin(), spec.displace.end(), [](const auto& d) { return d.has_value(); });
+  if (!constrains) {
+    fail(v.line, v.path + ": expected 'fix' or 'displace' constraining at least one of x, y, z");
+  }
+  return spec;
+}
+
+void JobParser::parse_loads(const Value& v, Job& job) const {
+  const Map m(*this, v, {"gravity", "tractions"});
+  if (const Value* gravity = m.get("gravity")) job.loads.gravity = numbers<3>(*gravity, "a list of 3 numbers", "a number");
+  if (const Value* tractions = m.get("tractions")) {
+    for (const auto& item : list(*tractions, "a list of tractions")) {
+      const Map t(*this, item, {"select", "traction"});
+      TractionSpec spec;
+      spec.select = parse_selection(t.require("select"));
+      spec.traction = numbers<3>(t.require("traction"), "a list of 3 numbers", "a number");
+      job.loads.tractions.push_back(spec);
+    }
+  }
+}
+
+void JobParser::parse_analysis(const Value& v, Job& job) const {
+  const Map m(*this, v, {"type", "steps", "dynamic"});
+  if (const Value* type = m.get("type")) {
+    job.analysis_type = string(*type, "one of: static, dynamic");
+    if (job.analysis_type == "dynamic") {
+      fail(type->line, type->path + ": analysis type 'dynamic' is not supported yet (supported: static)");
+    }
+    if (job.analysis_type != "static") expected(*type, "one of: static, dynamic");
+  }
+  if (const Value* dynamic = m.get("dynamic")) {
+    fail(dynamic->line, dynamic->path + ": dynamic analysis is not supported yet (supported: static)");
+  }
+  if (const Value* steps = m.get("steps")) {
+    job.steps = int_value(*steps, "an integer >= 1", [](long long s) { return s >= 1; });
+  }
+}
+
+void JobParser::parse_solver(const Value& v, Job& job) const {
+  const Map m(*this, v, {"newton", "petsc"});
+  if (const Value* newton = m.get("newton")) {
+    const Map n(*this, *newton, {"rtol", "atol", "max_it"});
+    auto non_negative = [](double x) { return x >= 0.0; };
+    if (const Value* rtol = n.get("rtol")) job.newton_rtol = number(*rtol, "a non-negative number", non_negative);
+    if (const Value* atol = n.get("atol")) job.newton_atol = number(*atol, "a non-negative number", non_negative);
+    if (const Value* max_it = n.get("max_it")) {
+      job.newton_max_it = int_value(*max_it, "an integer >= 1", [](long long i) { return i >= 1; });
+    }
+  }
+  if (const Value* petsc = m.get("petsc")) {
+    job.petsc_options = petsc->node.IsNull() ? std::string() : string(*petsc, "a string of PETSc options");
+  }
+}
+
+void JobParser::parse_output(const Value& v, Job& job) const {
+  const Map m(*this, v, {"directory", "every"});
+  if (const Value* directory = m.get("directory")) {
+    const std::string d = string(*directory, "a directory name");
+    if (d.empty()) expected(*directory, "a directory name");
+    job.output_directory = resolve(d);
+  }
+  if (const Value* every = m.get("every")) {
+    job.output_every = int_value(*every, "an integer >= 1", [](long long e) { return e >= 1; });
+  }
+}
+
+}  // namespace
+
+Job read_job(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open job file: " + std::strerror(errno));
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw InputError(path + ": cannot read job file: it is a directory");
+  std::ostringstream text;
+  text << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.str());
+  } catch (const YAML::Exception& e) {
+    throw InputError(path + ":" + std::to_string(line_of(e.mark)) + ": YAML syntax error: " + e.msg);
+  }
+  JobParser parser(path);
+  try {
+    return parser.parse(root, path);
+  } catch (const YAML::Exception& e) {  // defensive: yaml-cpp conversions we did not anticipate
+    throw InputError(path + ":" + std::to_string(line_of(e.mark)) + ": " + e.msg);
+  }
+}
+
+}  // namespace edgefem

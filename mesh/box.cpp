@@ -1,0 +1,222 @@
+/// \file box.cpp
+/// Structured generators: a box of Kuhn-split hexahedra (tets) and a rectangular sheet (triangles).
+#include "mesh/box.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "io/error.hpp"
+
+namespace edgefem {
+namespace {
+
+template <std::size_t N, class T>
+std::string format_list(const std::array<T, N>& values) {
+  std::ostringstream s;
+  s << '[';
+  for (std::size_t i = 0; i < N; ++i) s << (i ? ", " : "") << values[i];
+  s << ']';
+  return s.str();
+}
+
+/// Validates a generator request and returns the vertex count; throws InputError naming the generator.
+template <std::size_t N>
+std::int64_t check_request(const char* what, const std::array<double, N>& size, const std::array<int, N>& cells,
+                           std::int64_t cells_per_unit) {
+  for (std::size_t d = 0; d < N; ++d) {
+    if (cells[d] < 1) {
+      throw InputError(std::string(what) + ": cells must be integers >= 1, got " + format_list(cells));
+    }
+    if (!(size[d] > 0.0) || !std::isfinite(size[d])) {
+      throw InputError(std::string(what) + ": size must be positive finite numbers, got " + format_list(size));
+    }
+  }
+  // Products in double first: cells up to 2^31 each would overflow 64-bit integers in 3D.
+  double n_vertices = 1.0, n_cells = static_cast<double>(cells_per_unit);
+  for (std::size_t d = 0; d < N; ++d) {
+    n_vertices *= static_cast<double>(cells[d]) + 1.0;
+    n_cells *= static_cast<double>(cells[d]);
+  }
+  constexpr double limit = static_cast<double>(std::numeric_limits<LocalIndex>::max());
+  if (n_vertices > limit || n_cells > limit) {
+    throw InputError(std::string(what) + ": cells " + format_list(cells) +
+                     " give a mesh too large for 32-bit local indices (" + std::to_string(n_vertices) +
+                     " vertices, " + std::to_string(n_cells) + " cells; limit " +
+                     std::to_string(std::numeric_limits<LocalIndex>::max()) + ")");
+  }
+  return static_cast<std::int64_t>(n_vertices);
+}
+
+/// The six Kuhn tets of the unit cube as corner numbers (corner = bx + 2 by + 4 bz): for each permutation
+/// (a, b, c) of the axes the path 0 -> e_a -> e_a + e_b -> (1,1,1). All six share the diagonal 0-7, and
+/// every cube face is cut along the diagonal from its lowest to its highest corner, so neighbouring cubes
+/// conform. det[e_a, e_a+e_b, e_a+e_b+e_c] = sign(a b c); odd permutations swap the middle two vertices.
+struct KuhnTable {
+  int corner[6][4];
+  KuhnTable() {
+    static constexpr int perms[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, {1, 0, 2}};
+    for (int t = 0; t < 6; ++t) {
+      const int a = 1 << perms[t][0], b = 1 << perms[t][1];
+      const bool even = t < 3;
+      corner[t][0] = 0;
+      corner[t][1] = even ? a : a + b;
+      corner[t][2] = even ? a + b : a;
+      corner[t][3] = 7;
+    }
+  }
+};
+
+}  // namespace
+
+Mesh generate_box(const std::array<double, 3>& size, const std::array<int, 3>& cells) {
+  const std::int64_t n_vertices = check_request("generate box", size, cells, 6);
+  const std::int64_t nx = cells[0], ny = cells[1], nz = cells[2];
+  const std::int64_t sx = nx + 1, sy = ny + 1;  // vertex strides: x fastest
+  auto vertex = [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+    return static_cast<LocalIndex>(i + sx * (j + sy * k));
+  };
+
+  Mesh mesh;
+  mesh.coords.resize(3 * static_cast<std::size_t>(n_vertices));
+  for (std::int64_t k = 0; k <= nz; ++k) {
+    const double z = k == nz ? size[2] : size[2] * static_cast<double>(k) / static_cast<double>(nz);
+    for (std::int64_t j = 0; j <= ny; ++j) {
+      const double y = j == ny ? size[1] : size[1] * static_cast<double>(j) / static_cast<double>(ny);
+      double* x = &mesh.coords[3 * static_cast<std::size_t>(vertex(0, j, k))];
+      for (std::int64_t i = 0; i <= nx; ++i, x += 3) {
+        x[0] = i == nx ? size[0] : size[0] * static_cast<double>(i) / static_cast<double>(nx);
+        x[1] = y;
+        x[2] = z;
+      }
+    }
+  }
+
+  static const KuhnTable kuhn;
+  const LocalIndex corner_offset[8] = {0,
+                                       1,
+                                       static_cast<LocalIndex>(sx),
+                                       static_cast<LocalIndex>(sx + 1),
+                                       static_cast<LocalIndex>(sx * sy),
+                                       static_cast<LocalIndex>(sx * sy + 1),
+                                       static_cast<LocalIndex>(sx * sy + sx),
+                                       static_cast<LocalIndex>(sx * sy + sx + 1)};
+  const std::size_t n_tets = 6 * static_cast<std::size_t>(nx * ny * nz);
+  mesh.tets.resize(4 * n_tets);
+  mesh.tet_region.assign(n_tets, box_region::volume);
+  LocalIndex* out = mesh.tets.data();
+  for (std::int64_t k = 0; k < nz; ++k) {
+    for (std::int64_t j = 0; j < ny; ++j) {
+      for (std::int64_t i = 0; i < nx; ++i) {
+        // Mirror the Kuhn split in every other cell along each axis (corner c -> c ^ mirror), so the
+        // mesh has no preferred diagonal direction (a single diagonal makes a coarse beam twist and
+        // bend sideways). Shared faces still conform: their diagonal depends only on the two in-plane
+        // cell indices. An odd number of reflections reverses orientation: swap two vertices.
+        const int mirror = static_cast<int>((i & 1) | ((j & 1) << 1) | ((k & 1) << 2));
+        const bool reversed = (std::popcount(static_cast<unsigned>(mirror)) & 1) != 0;
+        const LocalIndex base = vertex(i, j, k);
+        for (const auto& tet : kuhn.corner) {
+          out[0] = base + corner_offset[tet[0] ^ mirror];
+          out[1] = base + corner_offset[tet[reversed ? 2 : 1] ^ mirror];
+          out[2] = base + corner_offset[tet[reversed ? 1 : 2] ^ mirror];
+          out[3] = base + corner_offset[tet[3] ^ mirror];
+          out += 4;
+        }
+      }
+    }
+  }
+
+  // Boundary triangles: face d = axis normal to the face, side 0 (min) or 1 (max). With in-plane axes
+  // p = d+1, q = d+2 (cyclic), e_p x e_q = e_d; quad corners A=(a,b), B=(a+1,b), C=(a+1,b+1), D=(a,b+1)
+  // in (p,q) are split along A-C when a+b is even, along B-D otherwise (matching the mirrored cells);
+  // (A,B,C) has normal +e_d.
+  const std::int64_t n[3] = {nx, ny, nz};
+  std::size_t n_boundary = 0;
+  for (int d = 0; d < 3; ++d) n_boundary += 4 * static_cast<std::size_t>(n[(d + 1) % 3] * n[(d + 2) % 3]);
+  mesh.triangles.reserve(3 * n_boundary);
+  mesh.triangle_region.reserve(n_boundary);
+  static constexpr int tags[3][2] = {{box_region::x_min, box_region::x_max},
+                                     {box_region::y_min, box_region::y_max},
+                                     {box_region::z_min, box_region::z_max}};
+  for (int d = 0; d < 3; ++d) {
+    const int p = (d + 1) % 3, q = (d + 2) % 3;
+    for (int side = 0; side < 2; ++side) {
+      for (std::int64_t b = 0; b < n[q]; ++b) {
+        for (std::int64_t a = 0; a < n[p]; ++a) {
+          auto at = [&](std::int64_t da, std::int64_t db) {
+            std::int64_t idx[3];
+            idx[d] = side ? n[d] : 0;
+            idx[p] = a + da;
+            idx[q] = b + db;
+            return vertex(idx[0], idx[1], idx[2]);
+          };
+          const LocalIndex A = at(0, 0), B = at(1, 0), C = at(1, 1), D = at(0, 1);
+          const bool along_ac = ((a + b) & 1) == 0;  // the mirrored cells' face diagonal
+          if (along_ac) {
+            if (side == 1) {
+              mesh.triangles.insert(mesh.triangles.end(), {A, B, C, A, C, D});
+            } else {
+              mesh.triangles.insert(mesh.triangles.end(), {A, C, B, A, D, C});
+            }
+          } else if (side == 1) {
+            mesh.triangles.insert(mesh.triangles.end(), {A, B, D, B, C, D});
+          } else {
+            mesh.triangles.insert(mesh.triangles.end(), {A, D, B, B, D, C});
+          }
+          mesh.triangle_region.insert(mesh.triangle_region.end(), 2, tags[d][side]);
+        }
+      }
+    }
+  }
+  return mesh;
+}
+
+Mesh generate_sheet(std::array<double, 2> size, std::array<int, 2> cells) {
+  const std::int64_t n_vertices = check_request("generate sheet", size, cells, 2);
+  const std::int64_t nx = cells[0], ny = cells[1], sx = nx + 1;
+  auto vertex = [&](std::int64_t i, std::int64_t j) { return static_cast<LocalIndex>(i + sx * j); };
+
+  Mesh mesh;
+  mesh.coords.resize(3 * static_cast<std::size_t>(n_vertices));
+  for (std::int64_t j = 0; j <= ny; ++j) {
+    const double y = j == ny ? size[1] : size[1] * static_cast<double>(j) / static_cast<double>(ny);
+    for (std::int64_t i = 0; i <= nx; ++i) {
+      double* x = &mesh.coords[3 * static_cast<std::size_t>(vertex(i, j))];
+      x[0] = i == nx ? size[0] : size[0] * static_cast<double>(i) / static_cast<double>(nx);
+      x[1] = y;
+      x[2] = 0.0;
+    }
+  }
+
+  const std::size_t n_triangles = 2 * static_cast<std::size_t>(nx * ny);
+  mesh.triangles.resize(3 * n_triangles);
+  mesh.triangle_region.assign(n_triangles, box_region::volume);
+  LocalIndex* out = mesh.triangles.data();
+  for (std::int64_t j = 0; j < ny; ++j) {
+    for (std::int64_t i = 0; i < nx; ++i) {
+      const LocalIndex A = vertex(i, j), B = vertex(i + 1, j), C = vertex(i + 1, j + 1), D = vertex(i, j + 1);
+      const LocalIndex two[6] = {A, B, C, A, C, D};
+      for (const LocalIndex v : two) *out++ = v;
+    }
+  }
+
+  // Boundary edges, counter-clockwise around the sheet (outward normal = edge direction x e_z).
+  const std::size_t n_lines = 2 * static_cast<std::size_t>(nx + ny);
+  mesh.lines.reserve(2 * n_lines);
+  mesh.line_region.reserve(n_lines);
+  auto add = [&](LocalIndex v0, LocalIndex v1, int tag) {
+    mesh.lines.push_back(v0);
+    mesh.lines.push_back(v1);
+    mesh.line_region.push_back(tag);
+  };
+  for (std::int64_t j = 0; j < ny; ++j) add(vertex(0, j + 1), vertex(0, j), box_region::x_min);
+  for (std::int64_t j = 0; j < ny; ++j) add(vertex(nx, j), vertex(nx, j + 1), box_region::x_max);
+  for (std::int64_t i = 0; i < nx; ++i) add(vertex(i, 0), vertex(i + 1, 0), box_region::y_min);
+  for (std::int64_t i = 0; i < nx; ++i) add(vertex(i + 1, ny), vertex(i, ny), box_region::y_max);
+  return mesh;
+}
+
+}  // namespace edgefem
