@@ -1,0 +1,48 @@
+/// \file strain_stress.cpp
+/// Per-tet Green strain and 2nd Piola-Kirchhoff stress for output (cell data `green_strain`, `stress`).
+#include "materials/formulation.hpp"
+#include "materials/tet_geometry.hpp"
+
+namespace edgefem {
+
+void tet_strain_stress(const double* x_ref, const double* x, const TetMaterial& material,
+                       std::array<double, 9>& green_strain, std::array<double, 9>& stress) {
+  const tetgeo::RefTet r = tetgeo::reference_tet(x_ref, 0);
+  // F = sum_{i=1..3} (x_i - x_0) alpha_i^T (row-major).
+  double F[9] = {};
+  for (int i = 1; i < 4; ++i)
+    for (int rr = 0; rr < 3; ++rr)
+      for (int c = 0; c < 3; ++c) F[3 * rr + c] += (x[3 * i + rr] - x[rr]) * r.alpha[i][c];
+  // E = (F^T F - I) / 2, S = lambda tr(E) I + 2 mu E.
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b)
+      green_strain[3 * a + b] =
+          0.5 * (F[a] * F[b] + F[3 + a] * F[3 + b] + F[6 + a] * F[6 + b] - (a == b ? 1.0 : 0.0));
+  const double tr = green_strain[0] + green_strain[4] + green_strain[8];
+  for (int q = 0; q < 9; ++q) stress[q] = 2.0 * material.mu * green_strain[q];
+  for (int a = 0; a < 3; ++a) stress[4 * a] += material.lambda * tr;
+  if (!material.volumetric) return;
+  // Volumetric penalty k psi(J - 1): S_vol = 2 d/dC = k psi'(J - 1) J C^-1, with J C^-1 = F^-1 cof(F) = adj(C) / J
+  // where C = F^T F. For an exactly flat tet (J = 0) the stress is not finite.
+  double cof[9];
+  cof[0] = F[4] * F[8] - F[5] * F[7];
+  cof[1] = F[5] * F[6] - F[3] * F[8];
+  cof[2] = F[3] * F[7] - F[4] * F[6];
+  cof[3] = F[2] * F[7] - F[1] * F[8];
+  cof[4] = F[0] * F[8] - F[2] * F[6];
+  cof[5] = F[1] * F[6] - F[0] * F[7];
+  cof[6] = F[1] * F[5] - F[2] * F[4];
+  cof[7] = F[2] * F[3] - F[0] * F[5];
+  cof[8] = F[0] * F[4] - F[1] * F[3];
+  const double J = F[0] * cof[0] + F[1] * cof[1] + F[2] * cof[2];
+  const tetgeo::Penalty pen = tetgeo::vol_penalty(J - 1.0);
+  if (pen.d1 == 0.0) return;
+  // J C^-1 = J F^-1 F^-T = cof(F)^T cof(F) / J  (F^-1 = cof(F)^T / J).
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) {
+      const double jcinv = (cof[a] * cof[b] + cof[3 + a] * cof[3 + b] + cof[6 + a] * cof[6 + b]) / J;
+      stress[3 * a + b] += material.k_vol * pen.d1 * jcinv;
+    }
+}
+
+}  // namespace edgefem

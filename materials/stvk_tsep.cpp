@@ -1,0 +1,496 @@
+/// \file stvk_tsep.cpp
+/// Edge/TSEP StVK of Kikuuwe et al. (eqs. 8-32, algF, algKE, algKV, volumetric algB) and, with the TSEP
+/// loops skipped, the nonlinear spring network (NSN).
+///
+/// Notation: for edge E = (v0, v1), v0 < v1, p(E) = x(v0) - x(v1), zeta(E) = |p(E)|^2 - H(E). Energy (eq. 24)
+///   W = sum_E L(E) zeta(E)^2 / 4 + sum_P L(P) zeta(a) zeta(b) / 2 + sum_T V0 k_vol psi(J_T - 1).
+/// Gradient w.r.t. an edge vector: dW/dp(E) = g(E) p(E), g(E) = L(E) zeta(E) + sum_{P ∋ E} L(P) zeta(other),
+/// so f(v) = sum_E t(v, E) g(E) p(E) (eq. 25). Hessian w.r.t. edge vectors:
+///   d(g_a p_a)/dp_b = delta_ab g_a I + 2 L(a, b) p_a p_b^T,
+/// and K(u, w) = sum_{a, b} t(u, a) t(w, b) d(g_a p_a)/dp_b. For the edge block K(E) = df(v0)/dx(v1) the
+/// a = b = E term gives -g I - 2 L p p^T; a TSEP P = (a, b) adds (-1)^(i+j) 2 L(P) p_a p_b^T to the block
+/// (V_e(a, i), V_e(b, j)) and its transpose to (V_e(b, j), V_e(a, i)) (eq. 31). Contributions landing on a
+/// diagonal block (type-1 TSEPs, i.e. V_e(a, i) == V_e(b, j)) are never formed: translation invariance gives
+/// sum_w K(v, w) = 0, hence K(v, v) = -sum of the off-diagonal blocks of row v (eq. 30, algKV), which already
+/// contains them, and also the volumetric part.
+///
+/// Parallelisation (OpenMP, race-free, no atomics): every scatter of the paper is turned into a gather over a
+/// CSR list built once: edge <- (other edge, L(P)) for g, edge <- (edge a, edge b, +-2 L(P)) for K(E) (the TSEP
+/// data are stored inline so the hot loops stream them instead of chasing TSEP ids), vertex <- (edge,
+/// orientation) for f and K(v), vertex/edge <- (volumetric tet, slot) for algB.
+///
+/// Scratch buffers are members (mutable): one object must not be evaluated from two threads at once; each
+/// call is itself OpenMP-parallel.
+#include <cstring>
+#include <stdexcept>
+
+#include "materials/formulation.hpp"
+#include "materials/tet_geometry.hpp"
+#include "mesh/topology.hpp"
+
+namespace edgefem {
+
+namespace {
+
+using tetgeo::Csr;
+using tetgeo::kEdgeLocal;
+using tetgeo::kEdgeOpp;
+
+/// One TSEP term of the g gather of an edge E: g(E) += coef * zeta(other), coef = L(P).
+struct GEntry {
+  double coef;
+  LocalIndex other;
+};
+
+/// One volumetric-tet term of the K(E) gather. code = vt << 5 | slot << 2 | transpose << 1 | negate: K(E) gets
+/// block (i, j) of tet vt's penalty Hessian, (i, j) = kEdgeLocal[slot] (swapped if transpose), whose cross-product
+/// part [(x_k - x_l) x] uses x_k - x_l = (negate ? -1 : 1) p(opposite), the edge opposite to E in the tet.
+struct VEntry {
+  std::uint32_t code;
+  LocalIndex opposite;
+};
+
+/// One TSEP term of the K(E) gather: K(E) += coef * p(a) p(b)^T, coef = (-1)^(i+j) 2 L(P), with (a, b) the TSEP's
+/// edges, swapped when the term is K_p^T.
+struct KEntry {
+  LocalIndex a, b;
+  double coef;
+};
+
+class StvkTsep final : public TetFormulation {
+ public:
+  StvkTsep(std::span<const double> coords, std::span<const LocalIndex> tets, std::span<const TetMaterial> materials,
+           bool nsn);
+
+  [[nodiscard]] std::string_view name() const override { return nsn_ ? "stvk-nsn" : "stvk"; }
+  [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
+  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return pattern_; }
+  [[nodiscard]] double energy(std::span<const double> x) const override;
+  void force(std::span<const double> x, std::span<double> f) const override;
+  void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
+  [[nodiscard]] std::size_t bytes() const override;
+
+ private:
+  void check_x(std::span<const double> x) const;
+  void edge_terms(const double* x) const;  ///< p, zeta (algF first loop), then g (TSEP gather)
+  /// Per volumetric tet: active flag and buffer [a1, a2 / a1^2, a1 dC/dx_0..3] (algB, first half).
+  /// Returns the number of active tets.
+  std::int64_t vol_terms(const double* x) const;
+  void evaluate(const double* x, double* f, double* blocks) const;
+
+  LocalIndex n_vertices_ = 0;
+  bool nsn_ = false;
+  std::int64_t n_edges_ = 0, n_touched_ = 0, n_vol_ = 0;
+
+  // Edges (structure of arrays).
+  std::vector<LocalIndex> ev0_, ev1_;
+  std::vector<double> H_, L_, L2_;
+  // TSEP terms, stored inline in per-edge gathers so the hot loops stream them (empty for NSN).
+  std::vector<std::int64_t> g_ptr_;  ///< edge -> g terms (g_other_, g_coef_)
+  std::vector<LocalIndex> g_other_;
+  std::vector<double> g_coef_;
+  Csr<KEntry> k_list_;  ///< edge -> K(E) terms
+  Csr<std::uint32_t> v_list_;   ///< vertex -> edge << 1 | (vertex is v1)
+  std::vector<LocalIndex> diag_slot_;  ///< block index of K(v, v), -1 for untouched vertices
+  // Volumetric tets (algB).
+  std::vector<std::array<LocalIndex, 4>> vt_verts_;
+  std::vector<double> vt_cini_, vt_kv_;   ///< signed C_ini, V0 k_vol
+  Csr<std::uint32_t> vv_list_;  ///< vertex -> vt << 2 | local vertex
+  Csr<VEntry> ve_list_;         ///< edge -> volumetric-tet terms
+  std::vector<std::array<LocalIndex, 2>> pattern_;
+
+  mutable std::vector<double> p_, zeta_, g_, vt_buf_;  ///< scratch: 3/edge, 1/edge, 1/edge, 14/vol tet
+  mutable std::vector<std::uint8_t> vt_active_;       ///< scratch: penalty active (J < 1) per vol tet
+};
+
+StvkTsep::StvkTsep(std::span<const double> coords, std::span<const LocalIndex> tets,
+                   std::span<const TetMaterial> materials, bool nsn)
+    : n_vertices_(static_cast<LocalIndex>(coords.size() / 3)), nsn_(nsn) {
+  tetgeo::check_inputs(coords.size(), tets.size(), materials.size(), "make_stvk_tsep");
+  const Topology topo = build_topology(n_vertices_, tets);
+  const std::int64_t nt = topo.n_tets(), np = static_cast<std::int64_t>(topo.tseps.size());
+  n_edges_ = topo.n_edges();
+  tetgeo::check_packable(n_edges_, 31, "edges");
+
+  ev0_.resize(n_edges_);
+  ev1_.resize(n_edges_);
+  H_.resize(n_edges_);
+  for (std::int64_t e = 0; e < n_edges_; ++e) {
+    const auto [a, b] = topo.edges[e];
+    ev0_[e] = a;
+    ev1_[e] = b;
+    double h = 0.0;
+    for (int c = 0; c < 3; ++c) h += (coords[3 * a + c] - coords[3 * b + c]) * (coords[3 * a + c] - coords[3 * b + c]);
+    H_[e] = h;  // eq. 16
+  }
+
+  // TSEP id of the local edge-slot pair (s1, s2) of tet t (layout contract of topology.hpp).
+  auto tsep_of = [&](std::int64_t t, int s1, int s2) -> std::int64_t {
+    if (s1 + s2 == 5) return topo.n_type1 + 3 * t + std::min(s1, s2);  // opposite edges: type 2
+    const int* a = kEdgeLocal[s1];
+    const int* b = kEdgeLocal[s2];
+    const int shared = (a[0] == b[0] || a[0] == b[1]) ? a[0] : a[1];
+    const int missing = 6 - (a[0] + a[1] + b[0] + b[1] - shared);  // local vertex off the common face
+    const LocalIndex f = topo.tet_faces[t][missing];
+    const LocalIndex g = tets[4 * t + shared];
+    const int k = topo.faces[f][0] == g ? 0 : (topo.faces[f][1] == g ? 1 : 2);
+    return 3 * std::int64_t{f} + k;
+  };
+
+  // L(E) = sum_T L_T(E, E), L(P) = sum_T L_T(a, b) (eq. 23); per-rank partial sums in a distributed run.
+  L_.assign(n_edges_, 0.0);
+  std::vector<double> LP;
+  if (!nsn_) LP.assign(np, 0.0);
+  std::vector<std::int64_t> vol_of_tet;
+  for (std::int64_t t = 0; t < nt; ++t) {
+    double X[12];
+    for (int i = 0; i < 4; ++i)
+      for (int c = 0; c < 3; ++c) X[3 * i + c] = coords[3 * tets[4 * t + i] + c];
+    const tetgeo::RefTet r = tetgeo::reference_tet(X, t);
+    double LT[6][6];
+    tetgeo::edge_coefficients(r, materials[t].lambda, materials[t].mu, LT);
+    for (int s = 0; s < 6; ++s) L_[topo.tet_edges[t][s]] += LT[s][s];
+    if (!nsn_)
+      for (int s1 = 0; s1 < 6; ++s1)
+        for (int s2 = s1 + 1; s2 < 6; ++s2) LP[tsep_of(t, s1, s2)] += LT[s1][s2];
+    if (materials[t].volumetric) {
+      vol_of_tet.push_back(t);
+      vt_verts_.push_back({tets[4 * t], tets[4 * t + 1], tets[4 * t + 2], tets[4 * t + 3]});
+      vt_cini_.push_back(r.c_ini);
+      vt_kv_.push_back(r.v0 * materials[t].k_vol);
+    }
+  }
+  L2_.resize(n_edges_);
+  for (std::int64_t e = 0; e < n_edges_; ++e) L2_[e] = 2.0 * L_[e];
+
+  if (!nsn_) {
+    const auto& tp = topo.tseps;
+    // g gather (eq. 28): each TSEP feeds both of its edges.
+    const auto g_list = tetgeo::build_csr<GEntry>(n_edges_, [&](auto&& sink) {
+      for (std::int64_t P = 0; P < np; ++P) {
+        sink(tp[P].edge0, GEntry{LP[P], tp[P].edge1});
+        sink(tp[P].edge1, GEntry{LP[P], tp[P].edge0});
+      }
+    });
+    g_ptr_ = g_list.ptr;
+    g_other_.resize(g_list.codes.size());
+    g_coef_.resize(g_list.codes.size());
+    for (std::size_t k = 0; k < g_list.codes.size(); ++k) {
+      g_other_[k] = g_list.codes[k].other;
+      g_coef_[k] = g_list.codes[k].coef;
+    }
+    // K(E) gather (eq. 31): for i, j in {0, 1} with A_i = V_e(a, i) != B_j = V_e(b, j), the edge E joining
+    // them receives (-1)^(i+j) K_p if A_i = v0(E), else (-1)^(i+j) K_p^T (K_p = 2 L(P) p_a p_b^T, eq. 32).
+    std::vector<std::int64_t> first_edge(static_cast<std::size_t>(n_vertices_) + 1, 0);  // edges sorted by v0
+    for (std::int64_t e = 0; e < n_edges_; ++e) ++first_edge[ev0_[e] + 1];
+    for (LocalIndex v = 0; v < n_vertices_; ++v) first_edge[v + 1] += first_edge[v];
+    auto edge_between = [&](LocalIndex u, LocalIndex w) {
+      const LocalIndex lo = std::min(u, w), hi = std::max(u, w);
+      const auto first = ev1_.begin() + first_edge[lo], last = ev1_.begin() + first_edge[lo + 1];
+      return static_cast<std::int64_t>(std::lower_bound(first, last, hi) - ev1_.begin());
+    };
+    std::vector<std::array<LocalIndex, 4>> cross(static_cast<std::size_t>(np));  // E_p2(P, i, j), -1: none
+#pragma omp parallel for schedule(static)
+    for (std::int64_t P = 0; P < np; ++P) {
+      const LocalIndex A[2] = {ev0_[tp[P].edge0], ev1_[tp[P].edge0]}, B[2] = {ev0_[tp[P].edge1], ev1_[tp[P].edge1]};
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j)  // A_i == B_j lands on K(v, v): covered by algKV
+          cross[P][2 * i + j] = A[i] == B[j] ? -1 : static_cast<LocalIndex>(edge_between(A[i], B[j]));
+    }
+    k_list_ = tetgeo::build_csr<KEntry>(n_edges_, [&](auto&& sink) {
+      for (std::int64_t P = 0; P < np; ++P) {
+        const LocalIndex a = tp[P].edge0, b = tp[P].edge1;
+        const LocalIndex A[2] = {ev0_[a], ev1_[a]}, B[2] = {ev0_[b], ev1_[b]};
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < 2; ++j) {
+            const LocalIndex E = cross[P][2 * i + j];
+            if (E < 0) continue;
+            const double coef = ((i + j) & 1 ? -2.0 : 2.0) * LP[P];
+            sink(E, A[i] < B[j] ? KEntry{a, b, coef} : KEntry{b, a, coef});  // A_i = v0(E): K_p, else K_p^T
+          }
+      }
+    });
+    // Sort each edge's terms by their first edge so the loop can factor sum_b coef p_a p_b^T = p_a (sum_b coef p_b)^T.
+#pragma omp parallel for schedule(dynamic, 4096)
+    for (std::int64_t e = 0; e < n_edges_; ++e)
+      std::sort(k_list_.codes.begin() + k_list_.ptr[e], k_list_.codes.begin() + k_list_.ptr[e + 1],
+                [](const KEntry& l, const KEntry& r) { return l.a != r.a ? l.a < r.a : l.b < r.b; });
+  }
+
+  // Vertex gather over incident edges (forces, algKV) and the block pattern.
+  v_list_ = tetgeo::build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
+    for (std::int64_t e = 0; e < n_edges_; ++e) {
+      sink(ev0_[e], static_cast<std::uint32_t>(e << 1));
+      sink(ev1_[e], static_cast<std::uint32_t>(e << 1 | 1));
+    }
+  });
+  diag_slot_.assign(n_vertices_, -1);
+  for (LocalIndex v = 0; v < n_vertices_; ++v)
+    if (v_list_.ptr[v + 1] > v_list_.ptr[v]) {
+      diag_slot_[v] = static_cast<LocalIndex>(pattern_.size());
+      pattern_.push_back({v, v});
+    }
+  n_touched_ = static_cast<std::int64_t>(pattern_.size());
+  pattern_.reserve(pattern_.size() + 2 * n_edges_);
+  for (std::int64_t e = 0; e < n_edges_; ++e) {
+    pattern_.push_back({ev0_[e], ev1_[e]});
+    pattern_.push_back({ev1_[e], ev0_[e]});
+  }
+
+  // Volumetric tets: gathers into vertices (forces) and edges (K(E)).
+  n_vol_ = static_cast<std::int64_t>(vt_verts_.size());
+  tetgeo::check_packable(n_vol_, 27, "volumetric tetrahedra");
+  vv_list_ = tetgeo::build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
+    for (std::int64_t k = 0; k < n_vol_; ++k)
+      for (int i = 0; i < 4; ++i) sink(vt_verts_[k][i], static_cast<std::uint32_t>(k << 2 | i));
+  });
+  ve_list_ = tetgeo::build_csr<VEntry>(n_edges_, [&](auto&& sink) {
+    for (std::int64_t k = 0; k < n_vol_; ++k) {
+      const auto& v = vt_verts_[k];
+      for (int s = 0; s < 6; ++s) {
+        const bool transpose = v[kEdgeLocal[s][0]] > v[kEdgeLocal[s][1]];
+        // After the transpose swap (k, l) -> (l, k); x_k - x_l = +p(opposite) iff x_k is its smaller vertex.
+        const int kk = kEdgeOpp[s][transpose ? 1 : 0], l = kEdgeOpp[s][transpose ? 0 : 1];
+        const bool negate = v[kk] > v[l];
+        const auto& te = topo.tet_edges[vol_of_tet[k]];
+        sink(te[s], VEntry{static_cast<std::uint32_t>(k << 5 | s << 2 | (transpose ? 2 : 0) | (negate ? 1 : 0)),
+                           te[5 - s]});
+      }
+    }
+  });
+
+  p_.resize(3 * n_edges_);
+  zeta_.resize(n_edges_);
+  g_.resize(n_edges_);
+  vt_buf_.resize(14 * n_vol_);
+  vt_active_.assign(n_vol_, 0);
+}
+
+void StvkTsep::check_x(std::span<const double> x) const {
+  if (x.size() != 3 * static_cast<std::size_t>(n_vertices_))
+    throw std::invalid_argument("stvk: x holds " + std::to_string(x.size()) + " values, expected " +
+                                std::to_string(3 * static_cast<std::size_t>(n_vertices_)));
+}
+
+void StvkTsep::edge_terms(const double* x) const {
+  const std::int64_t ne = n_edges_;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t e = 0; e < ne; ++e) {  // algF, first loop (eqs. 9, 15)
+    const double* a = x + 3 * std::int64_t{ev0_[e]};
+    const double* b = x + 3 * std::int64_t{ev1_[e]};
+    double* p = &p_[3 * e];
+    p[0] = a[0] - b[0];
+    p[1] = a[1] - b[1];
+    p[2] = a[2] - b[2];
+    zeta_[e] = p[0] * p[0] + p[1] * p[1] + p[2] * p[2] - H_[e];
+  }
+#pragma omp parallel for schedule(static)
+  for (std::int64_t e = 0; e < ne; ++e) {  // eq. 28 as a gather (the TSEP loop of algF)
+    double g = L_[e] * zeta_[e];
+    if (!nsn_)
+      for (std::int64_t k = g_ptr_[e]; k < g_ptr_[e + 1]; ++k) g += g_coef_[k] * zeta_[g_other_[k]];
+    g_[e] = g;
+  }
+}
+
+std::int64_t StvkTsep::vol_terms(const double* x) const {
+  // algB, per tet: C = (x1-x0).((x2-x0)x(x3-x0)), c_i = dC/dx_i, W = V0 k psi(C/C_ini - 1), so
+  // f_i = a1 c_i and K_ij = a2 c_i c_j^T + a1 d2C/dx_i dx_j with a1 = V0 k psi'/C_ini, a2 = V0 k psi''/C_ini^2
+  // (a1 != 0 whenever the penalty is active, J < 1).
+  const std::int64_t nvt = n_vol_;
+  std::int64_t n_active = 0;
+#pragma omp parallel for schedule(static) reduction(+ : n_active)
+  for (std::int64_t k = 0; k < nvt; ++k) {
+    const auto& v = vt_verts_[k];
+    const double* x0 = x + 3 * std::int64_t{v[0]};
+    double d[3][3];
+    for (int i = 0; i < 3; ++i)
+      for (int c = 0; c < 3; ++c) d[i][c] = x[3 * std::int64_t{v[i + 1]} + c] - x0[c];
+    double* buf = &vt_buf_[14 * k];
+    double* c = buf + 2;
+    tetgeo::cross(d[1], d[2], c + 3);
+    const double theta = tetgeo::dot(d[0], c + 3) / vt_cini_[k] - 1.0;
+    const bool active = theta < 0.0 && vt_kv_[k] != 0.0;
+    vt_active_[k] = active;
+    if (!active) continue;
+    ++n_active;
+    const tetgeo::Penalty pen = tetgeo::vol_penalty(theta);
+    const double a1 = vt_kv_[k] * pen.d1 / vt_cini_[k], a2 = vt_kv_[k] * pen.d2 / (vt_cini_[k] * vt_cini_[k]);
+    tetgeo::cross(d[2], d[0], c + 6);
+    tetgeo::cross(d[0], d[1], c + 9);
+    for (int cc = 0; cc < 3; ++cc) c[cc] = -(c[3 + cc] + c[6 + cc] + c[9 + cc]);
+    // Store f_i = a1 c_i (what the force gather reads) and a2 / a1^2, so a2 c_i c_j^T = (a2 / a1^2) f_i f_j^T.
+    for (int q = 0; q < 12; ++q) c[q] *= a1;
+    buf[0] = a1;
+    buf[1] = a2 / (a1 * a1);
+  }
+  return n_active;
+}
+
+double StvkTsep::energy(std::span<const double> x) const {
+  // Eq. 24 rewritten with g (eq. 28): sum_E L zeta^2/4 + sum_P L(P) zeta_a zeta_b/2 = sum_E zeta(E) g(E) / 4.
+  check_x(x);
+  const std::int64_t ne = n_edges_, nvt = n_vol_;
+  const double* xd = x.data();
+  double w_edge = 0.0, w_vol = 0.0;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t e = 0; e < ne; ++e) {
+    const double* a = xd + 3 * std::int64_t{ev0_[e]};
+    const double* b = xd + 3 * std::int64_t{ev1_[e]};
+    const double p[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+    zeta_[e] = p[0] * p[0] + p[1] * p[1] + p[2] * p[2] - H_[e];
+  }
+#pragma omp parallel for schedule(static) reduction(+ : w_edge)
+  for (std::int64_t e = 0; e < ne; ++e) {
+    double g = L_[e] * zeta_[e];
+    if (!nsn_)
+      for (std::int64_t k = g_ptr_[e]; k < g_ptr_[e + 1]; ++k) g += g_coef_[k] * zeta_[g_other_[k]];
+    w_edge += zeta_[e] * g;
+  }
+#pragma omp parallel for schedule(static) reduction(+ : w_vol)
+  for (std::int64_t k = 0; k < nvt; ++k) {
+    const auto& v = vt_verts_[k];
+    double d[3][3], c[3];
+    for (int i = 0; i < 3; ++i)
+      for (int cc = 0; cc < 3; ++cc) d[i][cc] = xd[3 * std::int64_t{v[i + 1]} + cc] - xd[3 * std::int64_t{v[0]} + cc];
+    tetgeo::cross(d[1], d[2], c);
+    w_vol += vt_kv_[k] * tetgeo::vol_penalty(tetgeo::dot(d[0], c) / vt_cini_[k] - 1.0).psi;
+  }
+  return 0.25 * w_edge + w_vol;  // eq. 24 + eq. 40
+}
+
+void StvkTsep::force(std::span<const double> x, std::span<double> f) const {
+  check_x(x);
+  if (f.size() != x.size()) throw std::invalid_argument("stvk: f has the wrong size");
+  evaluate(x.data(), f.data(), nullptr);
+}
+
+void StvkTsep::force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const {
+  check_x(x);
+  if (f.size() != x.size()) throw std::invalid_argument("stvk: f has the wrong size");
+  if (blocks.size() != 9 * pattern_.size())
+    throw std::invalid_argument("stvk: blocks holds " + std::to_string(blocks.size()) + " values, expected " +
+                                std::to_string(9 * pattern_.size()));
+  evaluate(x.data(), f.data(), blocks.data());
+}
+
+void StvkTsep::evaluate(const double* x, double* f, double* blocks) const {
+  edge_terms(x);
+  const bool any_vol = n_vol_ > 0 && vol_terms(x) > 0;  // skip the algB gathers when no tet is compressed
+  const std::int64_t ne = n_edges_, nv = n_vertices_;
+  double* kedge = blocks ? blocks + 9 * n_touched_ : nullptr;  // K(E) at 18 e, K(E)^T at 18 e + 9
+
+  if (blocks) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t e = 0; e < ne; ++e) {
+      // algKE: K(E) = -g I - 2 L p p^T + TSEP terms (eq. 31), then algB's edge terms.
+      const double* p = &p_[3 * e];
+      const double g = g_[e], l2 = L2_[e];
+      double K[9];
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) K[3 * r + c] = -l2 * p[r] * p[c];
+      K[0] -= g;
+      K[4] -= g;
+      K[8] -= g;
+      if (!nsn_ && k_list_.ptr[e + 1] > k_list_.ptr[e]) {
+        // Terms sorted by a: K += p_a q_a^T with q_a = sum_b coef p_b (3 flops per term instead of 9).
+        const std::int64_t k_end = k_list_.ptr[e + 1];
+        std::int64_t k = k_list_.ptr[e];
+        while (k < k_end) {
+          const LocalIndex a = k_list_.codes[k].a;
+          double q[3] = {0.0, 0.0, 0.0};
+          for (; k < k_end && k_list_.codes[k].a == a; ++k) {
+            const KEntry& t = k_list_.codes[k];
+            const double* pb = &p_[3 * std::int64_t{t.b}];
+            q[0] += t.coef * pb[0];
+            q[1] += t.coef * pb[1];
+            q[2] += t.coef * pb[2];
+          }
+          const double* pa = &p_[3 * std::int64_t{a}];
+          for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) K[3 * r + c] += pa[r] * q[c];
+        }
+      }
+      if (any_vol)
+        for (std::int64_t k = ve_list_.ptr[e]; k < ve_list_.ptr[e + 1]; ++k) {
+          const VEntry ve = ve_list_.codes[k];
+          const std::int64_t vt = ve.code >> 5;
+          if (!vt_active_[vt]) continue;
+          const double* buf = &vt_buf_[14 * vt];
+          const int slot = (ve.code >> 2) & 7;
+          int i = kEdgeLocal[slot][0], j = kEdgeLocal[slot][1];
+          if (ve.code & 2) std::swap(i, j);  // block (j, i) = a2 c_j c_i^T + a1 [(x_l - x_k) x]
+          const double* fi = buf + 2 + 3 * i;  // a1 c_i
+          const double* fj = buf + 2 + 3 * j;
+          const double* po = &p_[3 * std::int64_t{ve.opposite}];
+          const double a1 = (ve.code & 1) ? -buf[0] : buf[0], r2 = buf[1];
+          const double d[3] = {a1 * po[0], a1 * po[1], a1 * po[2]};  // a1 (x_k - x_l)
+          const double sci[3] = {r2 * fi[0], r2 * fi[1], r2 * fi[2]};  // a2 c_i c_j^T = r2 f_i f_j^T
+          for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) K[3 * r + c] += sci[r] * fj[c];
+          K[1] -= d[2];
+          K[2] += d[1];
+          K[3] += d[2];
+          K[5] -= d[0];
+          K[6] -= d[1];
+          K[7] += d[0];
+        }
+      double* out = kedge + 18 * e;
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+          out[3 * r + c] = K[3 * r + c];
+          out[9 + 3 * c + r] = K[3 * r + c];
+        }
+    }
+  }
+
+#pragma omp parallel for schedule(static)
+  for (std::int64_t v = 0; v < nv; ++v) {
+    // algF's last loop as a gather: f(v) = sum_E t(v, E) g(E) p(E); algKV: K(v, v) = -sum_w K(v, w).
+    double fv[3] = {0.0, 0.0, 0.0};
+    double D[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (std::int64_t k = v_list_.ptr[v]; k < v_list_.ptr[v + 1]; ++k) {
+      const std::uint32_t code = v_list_.codes[k];
+      const std::int64_t e = code >> 1;
+      const double s = (code & 1) ? -g_[e] : g_[e];
+      const double* p = &p_[3 * e];
+      fv[0] += s * p[0];
+      fv[1] += s * p[1];
+      fv[2] += s * p[2];
+      if (kedge) {
+        const double* B = kedge + 18 * e + 9 * (code & 1);  // block (v, other end of E)
+        for (int q = 0; q < 9; ++q) D[q] -= B[q];
+      }
+    }
+    if (any_vol)
+      for (std::int64_t k = vv_list_.ptr[v]; k < vv_list_.ptr[v + 1]; ++k) {  // algB forces: f(v) += a1 dC/dx(v)
+        const std::uint32_t code = vv_list_.codes[k];
+        if (!vt_active_[code >> 2]) continue;  // penalty inactive: buffer not filled
+        const double* fi = &vt_buf_[14 * std::int64_t{code >> 2} + 2 + 3 * (code & 3)];
+        fv[0] += fi[0];
+        fv[1] += fi[1];
+        fv[2] += fi[2];
+      }
+    f[3 * v] = fv[0];
+    f[3 * v + 1] = fv[1];
+    f[3 * v + 2] = fv[2];
+    if (kedge && diag_slot_[v] >= 0) std::memcpy(blocks + 9 * std::int64_t{diag_slot_[v]}, D, sizeof D);
+  }
+}
+
+std::size_t StvkTsep::bytes() const {
+  auto vb = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
+  return vb(ev0_) + vb(ev1_) + vb(H_) + vb(L_) + vb(L2_) + vb(g_ptr_) + vb(g_other_) + vb(g_coef_) +
+         k_list_.bytes() + v_list_.bytes() + vb(diag_slot_) + vb(vt_verts_) + vb(vt_cini_) +
+         vb(vt_kv_) + vv_list_.bytes() + ve_list_.bytes() + vb(pattern_) + vb(p_) + vb(zeta_) + vb(g_) +
+         vb(vt_buf_) + vb(vt_active_);
+}
+
+}  // namespace
+
+std::unique_ptr<TetFormulation> make_stvk_tsep(std::span<const double> coords, std::span<const LocalIndex> tets,
+                                               std::span<const TetMaterial> materials, bool nsn) {
+  return std::make_unique<StvkTsep>(coords, tets, materials, nsn);
+}
+
+}  // namespace edgefem

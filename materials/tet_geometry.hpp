@@ -1,0 +1,137 @@
+#pragma once
+/// \file tet_geometry.hpp
+/// Private helpers shared by the tetrahedral formulations (stvk_tsep.cpp, stvk_tl.cpp, strain_stress.cpp):
+/// reference shape-function gradients, Kikuuwe's edge coefficients L_T, the volumetric penalty, small
+/// 3-vector helpers and a two-pass CSR builder for the race-free gathers. Not part of the public API.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "mesh/mesh.hpp"
+
+namespace edgefem::tetgeo {
+
+/// Local vertex pairs of the six edges of a tet (same order as Topology::tet_edges).
+inline constexpr int kEdgeLocal[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+/// For edge slot s = (i, j): the other two local vertices (k, l), ordered so that (i, j, k, l) is an even
+/// permutation of (0, 1, 2, 3). Then C = (x_j - x_i) . ((x_k - x_i) x (x_l - x_i)) and the Hessian block of
+/// the six-fold volume is d2C / dx_i dx_j = [(x_k - x_l) x] (cross-product matrix).
+inline constexpr int kEdgeOpp[6][2] = {{2, 3}, {3, 1}, {1, 2}, {0, 3}, {2, 0}, {0, 1}};
+
+inline double dot(const double* a, const double* b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+inline void cross(const double* a, const double* b, double* c) {
+  c[0] = a[1] * b[2] - a[2] * b[1];
+  c[1] = a[2] * b[0] - a[0] * b[2];
+  c[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/// Reference geometry of one tet: shape-function gradients alpha_i (F = sum_i x_i alpha_i^T, Kikuuwe eq. 47),
+/// signed six-fold volume C_ini and volume V0 = |C_ini| / 6.
+struct RefTet {
+  double alpha[4][3];
+  double c_ini;
+  double v0;
+};
+
+/// Gradients from the reference positions X (12 doubles). With D = [X1-X0, X2-X0, X3-X0] the rows of D^-1
+/// are alpha_1..3 = (d2 x d3, d3 x d1, d1 x d2) / det D, and alpha_0 = -(alpha_1 + alpha_2 + alpha_3).
+/// Throws std::invalid_argument for a degenerate (zero-volume) tet; `which` names it in the message.
+inline RefTet reference_tet(const double* X, std::int64_t which) {
+  double d[3][3];
+  for (int i = 0; i < 3; ++i)
+    for (int c = 0; c < 3; ++c) d[i][c] = X[3 * (i + 1) + c] - X[c];
+  RefTet r{};
+  cross(d[1], d[2], r.alpha[1]);
+  cross(d[2], d[0], r.alpha[2]);
+  cross(d[0], d[1], r.alpha[3]);
+  r.c_ini = dot(d[0], r.alpha[1]);
+  const double scale = std::sqrt(std::max({dot(d[0], d[0]), dot(d[1], d[1]), dot(d[2], d[2])}));
+  if (!(std::abs(r.c_ini) > 1e-13 * scale * scale * scale))
+    throw std::invalid_argument("tetrahedron " + std::to_string(which) +
+                                " has zero reference volume (degenerate element)");
+  for (int i = 1; i < 4; ++i)
+    for (int c = 0; c < 3; ++c) r.alpha[i][c] /= r.c_ini;
+  for (int c = 0; c < 3; ++c) r.alpha[0][c] = -(r.alpha[1][c] + r.alpha[2][c] + r.alpha[3][c]);
+  r.v0 = std::abs(r.c_ini) / 6.0;
+  return r;
+}
+
+/// Kikuuwe's per-tet edge coefficients L_T (eq. 19), 6x6 symmetric, in kEdgeLocal order.
+///
+/// Closed form instead of (C_ini/12) Q^-T D Q^-1: since sum_i alpha_i = 0,
+///   F^T F = sum_ij (x_i . x_j) alpha_i alpha_j^T = -sum_{e=(i<j)} |x_i - x_j|^2 sym(alpha_i alpha_j^T),
+/// and likewise I with the reference lengths, so E = -1/2 sum_e zeta_e sym(alpha_i alpha_j^T). With the Gram
+/// matrix G_ab = alpha_a . alpha_b, tr E = -1/2 sum_e zeta_e G_ij and
+/// sym(a_i a_j^T) : sym(a_k a_l^T) = (G_ik G_jl + G_il G_jk) / 2, so W_T = V0 (lambda/2 tr(E)^2 + mu E:E)
+/// = 1/4 zeta^T L_T zeta with
+///   L_T(e=(i,j), f=(k,l)) = V0/2 [lambda G_ij G_kl + mu (G_ik G_jl + G_il G_jk)].
+/// (Equal to eq. 19 with eps = [Exx, Eyy, Ezz, 2Exy, 2Eyz, 2Ezx] and the D of eq. 7; checked in the tests.)
+inline void edge_coefficients(const RefTet& r, double lambda, double mu, double L[6][6]) {
+  double G[4][4];
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 4; ++b) G[a][b] = dot(r.alpha[a], r.alpha[b]);
+  for (int e = 0; e < 6; ++e) {
+    const int i = kEdgeLocal[e][0], j = kEdgeLocal[e][1];
+    for (int f = e; f < 6; ++f) {
+      const int k = kEdgeLocal[f][0], l = kEdgeLocal[f][1];
+      L[e][f] = L[f][e] = 0.5 * r.v0 * (lambda * G[i][j] * G[k][l] + mu * (G[i][k] * G[j][l] + G[i][l] * G[j][k]));
+    }
+  }
+}
+
+/// Unit-modulus volumetric penalty psi(theta) = |min(0, theta)|^3 / 3 (Kikuuwe §5) and its derivatives.
+/// W_vol = V0 k_vol psi(J - 1). C^2 at theta = 0.
+struct Penalty {
+  double psi = 0.0, d1 = 0.0, d2 = 0.0;
+};
+inline Penalty vol_penalty(double theta) {
+  if (theta >= 0.0) return {};
+  return {-theta * theta * theta / 3.0, -theta * theta, -2.0 * theta};
+}
+
+/// Compressed sparse rows built in two passes over the same items: emit(sink) calls sink(row, code) for
+/// every item; rows keep the emission order. Used for the race-free gathers (no atomics).
+template <class Code>
+struct Csr {
+  std::vector<std::int64_t> ptr;
+  std::vector<Code> codes;
+  [[nodiscard]] std::size_t bytes() const { return ptr.capacity() * sizeof(std::int64_t) + codes.capacity() * sizeof(Code); }
+};
+
+template <class Code, class Emit>
+Csr<Code> build_csr(std::int64_t n_rows, Emit&& emit) {
+  Csr<Code> csr;
+  csr.ptr.assign(static_cast<std::size_t>(n_rows) + 1, 0);
+  emit([&](std::int64_t row, Code) { ++csr.ptr[row + 1]; });
+  for (std::int64_t r = 0; r < n_rows; ++r) csr.ptr[r + 1] += csr.ptr[r];
+  csr.codes.resize(static_cast<std::size_t>(csr.ptr[n_rows]));
+  std::vector<std::int64_t> cursor(csr.ptr.begin(), csr.ptr.end() - 1);
+  emit([&](std::int64_t row, Code c) { csr.codes[cursor[row]++] = c; });
+  return csr;
+}
+
+/// Throws if `n` does not fit in `bits` bits (the packed gather codes).
+inline void check_packable(std::int64_t n, int bits, const char* what) {
+  if (n >= (std::int64_t{1} << bits))
+    throw std::invalid_argument(std::string("too many ") + what + " on one rank for the packed gather lists (" +
+                                std::to_string(n) + "); use more ranks");
+}
+
+/// Validate the common inputs of the formulation factories.
+inline void check_inputs(std::size_t n_coords, std::size_t n_tet_ids, std::size_t n_materials, const char* who) {
+  if (n_coords % 3 != 0)
+    throw std::invalid_argument(std::string(who) + ": coords holds " + std::to_string(n_coords) +
+                                " values, expected 3 per vertex");
+  if (n_tet_ids % 4 != 0)
+    throw std::invalid_argument(std::string(who) + ": tets holds " + std::to_string(n_tet_ids) +
+                                " ids, expected 4 per tetrahedron");
+  if (n_materials != n_tet_ids / 4)
+    throw std::invalid_argument(std::string(who) + ": " + std::to_string(n_materials) + " materials for " +
+                                std::to_string(n_tet_ids / 4) + " tetrahedra");
+}
+
+}  // namespace edgefem::tetgeo

@@ -1,0 +1,233 @@
+// Tests of the total-Lagrangian StVK (materials/stvk_tl.cpp) as the oracle of the edge formulation: identical
+// W, f, K to round-off; rigid-motion invariance of all formulations; rest stiffness = linear elasticity;
+// tet_strain_stress consistent with the forces.
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <random>
+#include <string>
+#include <tuple>
+
+#include "materials/formulation.hpp"
+#include "materials/formulation_testing.hpp"
+#include "materials/tet_geometry.hpp"
+
+namespace edgefem {
+namespace {
+
+using testing::TetMesh;
+
+std::unique_ptr<TetFormulation> make(const std::string& name, const TetMesh& m, std::span<const TetMaterial> mat) {
+  if (name == "stvk-tl") return make_stvk_tl(m.coords, m.tets, mat);
+  return make_stvk_tsep(m.coords, m.tets, mat, name == "stvk-nsn");
+}
+
+std::vector<TetMaterial> random_materials(LocalIndex n_tets, bool volumetric, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> young(1.0, 5.0), nu(0.2, 0.45);
+  std::vector<TetMaterial> mat;
+  for (LocalIndex t = 0; t < n_tets; ++t) {
+    const double E = young(rng), p = nu(rng);
+    mat.push_back(TetMaterial::from_young_poisson(E, p, volumetric && t % 4 != 1));
+  }
+  return mat;
+}
+
+/// x = A X + noise with A = scale * (I + strain noise); scale < 1 compresses (penalty active).
+std::vector<double> random_deformation(const TetMesh& m, double scale, double amplitude, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Eigen::Matrix3d A;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) A(r, c) = scale * ((r == c) + 0.2 * u(rng));
+  std::vector<double> x(m.coords.size());
+  for (LocalIndex v = 0; v < m.n_vertices(); ++v) {
+    const Eigen::Vector3d y = A * Eigen::Vector3d(m.coords[3 * v], m.coords[3 * v + 1], m.coords[3 * v + 2]);
+    for (int k = 0; k < 3; ++k) x[3 * v + k] = y[k] + amplitude * u(rng);
+  }
+  return x;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Edge/TSEP and TL give the same W, f, K (to round-off) on a heterogeneous multi-tet mesh.
+
+using SameParam = std::tuple<bool, double, unsigned>;  // volumetric, scale, seed
+
+class TlVsTsep : public ::testing::TestWithParam<SameParam> {};
+
+TEST_P(TlVsTsep, SameEnergyForceAndStiffness) {
+  const auto [volumetric, scale, seed] = GetParam();
+  const TetMesh m = testing::kuhn_box(3, 2, 2, 0.5, 0.12, seed);
+  const auto mat = random_materials(m.n_tets(), volumetric, seed + 100);
+  const auto tsep = make("stvk", m, mat), tl = make("stvk-tl", m, mat);
+  const auto x = random_deformation(m, scale, 0.08, seed);
+  const double w_tsep = tsep->energy(x), w_tl = tl->energy(x);
+  EXPECT_NEAR(w_tsep, w_tl, 1e-12 * std::abs(w_tl));
+  std::vector<double> f_tsep, f_tl;
+  const auto K_tsep = testing::dense_stiffness(*tsep, x, &f_tsep);
+  const auto K_tl = testing::dense_stiffness(*tl, x, &f_tl);
+  EXPECT_LT(testing::rel_max_diff(f_tsep, f_tl), 1e-12);
+  EXPECT_LT(testing::rel_max_diff(K_tsep, K_tl), 1e-12);
+  // The edge form writes far fewer blocks than TL's 16 per tet.
+  EXPECT_LT(tsep->block_pattern().size(), tl->block_pattern().size());
+}
+
+INSTANTIATE_TEST_SUITE_P(StvkTlDeformations, TlVsTsep,
+                         ::testing::Combine(::testing::Bool(), ::testing::Values(0.6, 1.0, 1.5),
+                                            ::testing::Values(1u, 2u, 3u)));
+
+// ---------------------------------------------------------------------------------------------------------
+// Rigid motions give zero energy and force (relative to the scale of a unit Green strain).
+
+class RigidMotion : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
+
+TEST_P(RigidMotion, ZeroEnergyAndForce) {
+  const auto& [name, volumetric] = GetParam();
+  const TetMesh m = testing::kuhn_box(2, 2, 2, 1.0, 0.1, 4);
+  const auto mat = random_materials(m.n_tets(), volumetric, 6);
+  const auto form = make(name, m, mat);
+  // Unit Green strain: x = sqrt(3) X gives E = I.
+  std::vector<double> x_unit(m.coords), f_unit(m.coords.size()), f(m.coords.size());
+  for (double& v : x_unit) v *= std::sqrt(3.0);
+  form->force(x_unit, f_unit);
+  const double w_scale = form->energy(x_unit);
+  double f_scale = 0.0;
+  for (double v : f_unit) f_scale = std::max(f_scale, std::abs(v));
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int trial = 0; trial < 5; ++trial) {
+    const Eigen::Vector3d axis = Eigen::Vector3d(u(rng), u(rng), u(rng)).normalized();
+    const Eigen::Matrix3d R = Eigen::AngleAxisd(3.0 * u(rng), axis).toRotationMatrix();
+    const Eigen::Vector3d t(10 * u(rng), 10 * u(rng), 10 * u(rng));
+    std::vector<double> x(m.coords.size());
+    for (LocalIndex v = 0; v < m.n_vertices(); ++v) {
+      const Eigen::Vector3d y = R * Eigen::Vector3d(m.coords[3 * v], m.coords[3 * v + 1], m.coords[3 * v + 2]) + t;
+      for (int k = 0; k < 3; ++k) x[3 * v + k] = y[k];
+    }
+    EXPECT_LT(std::abs(form->energy(x)), 1e-13 * w_scale);
+    form->force(x, f);
+    for (double v : f) ASSERT_LT(std::abs(v), 1e-12 * f_scale);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(StvkTlAllFormulations, RigidMotion,
+                         ::testing::Combine(::testing::Values("stvk", "stvk-nsn", "stvk-tl"), ::testing::Bool()),
+                         [](const auto& info) {
+                           std::string s = std::get<0>(info.param) + (std::get<1>(info.param) ? "_vol" : "");
+                           for (char& c : s)
+                             if (c == '-') c = '_';
+                           return s;
+                         });
+
+// ---------------------------------------------------------------------------------------------------------
+// At rest, K of stvk and stvk-tl is the linear-elasticity stiffness sum_T V0 B^T D B (Voigt, engineering
+// shear); NSN's is not (it is a spring network).
+
+TEST(StvkTl, RestStiffnessIsLinearElasticity) {
+  const TetMesh m = testing::kuhn_box(2, 1, 1, 1.0, 0.0, 1);
+  const auto mat = random_materials(m.n_tets(), true, 3);
+  const std::size_t n = m.coords.size();
+  Eigen::MatrixXd K_lin = Eigen::MatrixXd::Zero(n, n);
+  for (LocalIndex t = 0; t < m.n_tets(); ++t) {
+    double X[12];
+    for (int i = 0; i < 4; ++i)
+      for (int c = 0; c < 3; ++c) X[3 * i + c] = m.coords[3 * m.tets[4 * t + i] + c];
+    const auto r = tetgeo::reference_tet(X, t);
+    Eigen::Matrix<double, 6, 12> B = Eigen::Matrix<double, 6, 12>::Zero();
+    for (int a = 0; a < 4; ++a) {
+      const double* g = r.alpha[a];
+      B(0, 3 * a) = g[0], B(1, 3 * a + 1) = g[1], B(2, 3 * a + 2) = g[2];
+      B(3, 3 * a) = g[1], B(3, 3 * a + 1) = g[0];  // 2 eps_xy
+      B(4, 3 * a + 1) = g[2], B(4, 3 * a + 2) = g[1];  // 2 eps_yz
+      B(5, 3 * a) = g[2], B(5, 3 * a + 2) = g[0];  // 2 eps_zx
+    }
+    Eigen::Matrix<double, 6, 6> D = Eigen::Matrix<double, 6, 6>::Zero();
+    D.topLeftCorner<3, 3>().setConstant(mat[t].lambda);
+    for (int k = 0; k < 3; ++k) D(k, k) += 2 * mat[t].mu, D(3 + k, 3 + k) = mat[t].mu;
+    const Eigen::Matrix<double, 12, 12> Ke = r.v0 * B.transpose() * D * B;
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b)
+        K_lin.block<3, 3>(3 * m.tets[4 * t + a], 3 * m.tets[4 * t + b]) += Ke.block<3, 3>(3 * a, 3 * b);
+  }
+  const std::vector<double> ref(K_lin.data(), K_lin.data() + n * n);  // symmetric: layout irrelevant
+  for (const char* name : {"stvk", "stvk-tl"}) {
+    std::vector<double> f;
+    const auto K = testing::dense_stiffness(*make(name, m, mat), m.coords, &f);
+    EXPECT_LT(testing::rel_max_diff(K, ref), 1e-13) << name;
+    for (double v : f) EXPECT_EQ(v, 0.0) << name << ": no force at rest";
+  }
+  const auto K_nsn = testing::dense_stiffness(*make("stvk-nsn", m, mat), m.coords);
+  EXPECT_GT(testing::rel_max_diff(K_nsn, ref), 1e-3);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// tet_strain_stress: exact values under a uniform stretch, and V0 (F S) alpha_a reproduces the TL forces
+// of a single tet, volumetric penalty included.
+
+TEST(StvkTl, StrainStressOfUniformStretch) {
+  const double X[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+  const double s[3] = {1.2, 0.9, 1.1};
+  double x[12];
+  for (int i = 0; i < 4; ++i)
+    for (int c = 0; c < 3; ++c) x[3 * i + c] = s[c] * X[3 * i + c] + 0.5;
+  const auto mat = TetMaterial::from_young_poisson(3.0, 0.3, false);
+  std::array<double, 9> E, S;
+  tet_strain_stress(X, x, mat, E, S);
+  const double tr = (s[0] * s[0] + s[1] * s[1] + s[2] * s[2] - 3) / 2;
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) {
+      const double e = a == b ? (s[a] * s[a] - 1) / 2 : 0.0;
+      EXPECT_NEAR(E[3 * a + b], e, 1e-15);
+      EXPECT_NEAR(S[3 * a + b], 2 * mat.mu * e + (a == b ? mat.lambda * tr : 0.0), 1e-14);
+    }
+}
+
+class StrainStressForces : public ::testing::TestWithParam<double> {};  // scale (< 1: penalty active)
+
+TEST_P(StrainStressForces, ReproduceTlForces) {
+  TetMesh m;
+  m.coords = {0.1, -0.05, 0.02, 1.0, 0.1, -0.1, 0.2, 0.9, 0.05, -0.1, 0.15, 1.1};
+  m.tets = {0, 2, 1, 3};  // negatively oriented on purpose
+  const auto mat = TetMaterial::from_young_poisson(2.0, 0.4, true);
+  const auto x = random_deformation(m, GetParam(), 0.05, 17);
+  double X[12], xt[12];
+  for (int i = 0; i < 4; ++i)
+    for (int c = 0; c < 3; ++c) X[3 * i + c] = m.coords[3 * m.tets[i] + c], xt[3 * i + c] = x[3 * m.tets[i] + c];
+  std::array<double, 9> E, S;
+  tet_strain_stress(X, xt, mat, E, S);
+  const auto r = tetgeo::reference_tet(X, 0);
+  Eigen::Matrix3d F = Eigen::Matrix3d::Zero(), Sm;
+  for (int i = 0; i < 4; ++i) F += Eigen::Vector3d(xt[3 * i], xt[3 * i + 1], xt[3 * i + 2]) *
+                                    Eigen::Vector3d(r.alpha[i][0], r.alpha[i][1], r.alpha[i][2]).transpose();
+  for (int q = 0; q < 9; ++q) Sm(q / 3, q % 3) = S[q];
+  const auto tl = make("stvk-tl", m, std::vector<TetMaterial>{mat});
+  std::vector<double> f(12);
+  tl->force(x, f);
+  double fmax = 0.0, diff = 0.0;
+  for (int i = 0; i < 4; ++i) {
+    const Eigen::Vector3d fa = r.v0 * F * Sm * Eigen::Vector3d(r.alpha[i][0], r.alpha[i][1], r.alpha[i][2]);
+    for (int c = 0; c < 3; ++c) {
+      diff = std::max(diff, std::abs(fa[c] - f[3 * m.tets[i] + c]));
+      fmax = std::max(fmax, std::abs(f[3 * m.tets[i] + c]));
+    }
+  }
+  EXPECT_LT(diff, 1e-12 * fmax);
+}
+
+INSTANTIATE_TEST_SUITE_P(StvkTlScales, StrainStressForces, ::testing::Values(0.5, 0.8, 1.0, 1.3));
+
+TEST(StvkTl, BlockPatternIsSixteenPerTet) {
+  const TetMesh m = testing::kuhn_box(1, 1, 1);
+  const auto tl = make("stvk-tl", m, random_materials(m.n_tets(), false, 1));
+  const auto& pat = tl->block_pattern();
+  ASSERT_EQ(pat.size(), 16u * m.n_tets());
+  for (LocalIndex t = 0; t < m.n_tets(); ++t)
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b)
+        EXPECT_EQ(pat[16 * t + 4 * a + b], (std::array<LocalIndex, 2>{m.tets[4 * t + a], m.tets[4 * t + b]}));
+  EXPECT_EQ(tl->name(), "stvk-tl");
+}
+
+}  // namespace
+}  // namespace edgefem
