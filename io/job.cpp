@@ -307,6 +307,7 @@ void JobParser::parse_mesh(const Value& v, Job& job) const {
 MaterialSpec JobParser::parse_material(const Value& v) const {
   const Map m(*this, v, {"region", "model", "young", "poisson", "density", "volumetric_penalty", "thickness"});
   MaterialSpec spec;
+  spec.line = v.line;
   if (const Value* region = m.get("region")) {
     spec.region = int_value(*region, "a region tag (an integer >= 0)", [](long long r) { return r >= 0; });
   }
@@ -345,6 +346,7 @@ Selection JobParser::parse_selection(const Value& v) const {
                      (given == 0 ? std::string("none") : std::to_string(given)));
   }
   Selection s;
+  s.line = v.line;
   if (region) {
     s.kind = Selection::Kind::region;
     s.region = int_value(*region, "a region tag (an integer >= 0)", [](long long r) { return r >= 0; });

@@ -15,6 +15,7 @@ struct Selection {
   Kind kind = Kind::all;
   int region = 0;                       ///< Kind::region: Gmsh physical tag
   std::array<double, 3> lo{}, hi{};     ///< Kind::box: closed box [lo, hi]
+  int line = 0;                         ///< line of the selection in the job file (0 if not from a file)
 };
 
 struct MaterialSpec {
@@ -25,6 +26,7 @@ struct MaterialSpec {
   double density = 1.0;
   bool volumetric_penalty = true;       ///< Kikuuwe §4 term, psi = K_vol |min(0,theta)|^3 / 3
   double thickness = 1.0;               ///< membranes only
+  int line = 0;                         ///< line of the entry in the job file (0 if not from a file)
 };
 
 struct BoundarySpec {

@@ -11,7 +11,34 @@
 namespace edgefem {
 namespace {
 
-std::string where(const Job& job, const std::string& key) { return job.job_file + ": " + key + ": "; }
+/// "job.yaml:LINE: key: " (the line when the entry came from a file).
+std::string where(const Job& job, int line, const std::string& key) {
+  std::string text = job.job_file;
+  if (line > 0) text.append(":").append(std::to_string(line));
+  return text.append(": ").append(key).append(": ");
+}
+
+/// The region tags present anywhere in the distributed mesh, as "1, 11, 12" (collective).
+std::string mesh_regions(MPI_Comm comm, const LocalMesh& lm) {
+  std::vector<int> mine(lm.vertex_regions.begin(), lm.vertex_regions.end());
+  std::sort(mine.begin(), mine.end());
+  mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+  int size = 1, count = static_cast<int>(mine.size());
+  MPI_Comm_size(comm, &size);
+  std::vector<int> counts(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size) + 1, 0);
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  for (int r = 0; r < size; ++r) offsets[r + 1] = offsets[r] + counts[r];
+  std::vector<int> all(static_cast<std::size_t>(offsets[size]));
+  MPI_Allgatherv(mine.data(), count, MPI_INT, all.data(), counts.data(), offsets.data(), MPI_INT, comm);
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  std::string text;
+  for (int tag : all) {
+    if (!text.empty()) text += ", ";
+    text += std::to_string(tag);
+  }
+  return text.empty() ? "none" : text;
+}
 
 long long global_count(MPI_Comm comm, long long local) {
   long long total = 0;
@@ -53,7 +80,7 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
       if (spec.region && *spec.region != mesh.tet_region[t]) continue;
       if (spec_of[t] >= 0 && !local_error) {
         local_error = true;
-        error = where(job, "materials[" + std::to_string(m) + "]") + "region " +
+        error = where(job, spec.line, "materials[" + std::to_string(m) + "]") + "region " +
                 std::to_string(mesh.tet_region[t]) + " already has a material (materials[" +
                 std::to_string(spec_of[t]) + "]); each cell needs exactly one";
       }
@@ -62,15 +89,16 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
     }
     if (spec_of[t] < 0 && !local_error) {
       local_error = true;
-      error = where(job, "materials") + "no material for cells of region " + std::to_string(mesh.tet_region[t]) +
+      error = where(job, 0, "materials") + "no material for cells of region " + std::to_string(mesh.tet_region[t]) +
               " (add an entry with 'region: " + std::to_string(mesh.tet_region[t]) + "' or omit 'region')";
     }
   }
   if (agree_on_failure(comm, local_error, error)) throw InputError(error);
   for (std::size_t m = 0; m < job.materials.size(); ++m)
     if (global_count(comm, spec_hits[m]) == 0)
-      throw InputError(where(job, "materials[" + std::to_string(m) + "].region") + "region " +
-                       std::to_string(job.materials[m].region.value_or(0)) + " matches no cell of the mesh");
+      throw InputError(where(job, job.materials[m].line, "materials[" + std::to_string(m) + "].region") + "region " +
+                       std::to_string(job.materials[m].region.value_or(0)) +
+                       " matches no cell of the mesh (regions in the mesh: " + mesh_regions(comm, lm) + ")");
 
   model.cell_material.resize(static_cast<std::size_t>(n_tets));
   model.cell_density.resize(static_cast<std::size_t>(n_tets));
@@ -95,7 +123,7 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
     else if (name == "stvk-tl")
       model.formulations.push_back(make_stvk_tl(mesh.coords, tets, materials));
     else
-      throw InputError(where(job, "materials") + "model '" + name + "' is not supported for tetrahedra");
+      throw InputError(where(job, 0, "materials") + "model '" + name + "' is not supported for tetrahedra");
   }
 
   // Dirichlet conditions on owned vertices; later entries override earlier ones per component.
@@ -112,7 +140,12 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
       }
     }
     if (global_count(comm, hits) == 0)
-      throw InputError(where(job, "boundary[" + std::to_string(b) + "].select") + "selects no vertex of the mesh");
+      throw InputError(where(job, bc.select.line, "boundary[" + std::to_string(b) + "].select") +
+                       "selects no vertex of the mesh" +
+                       (bc.select.kind == Selection::Kind::region
+                            ? " (region " + std::to_string(bc.select.region) + "; regions in the mesh: " +
+                                  mesh_regions(comm, lm) + ")"
+                            : std::string()));
   }
   for (const auto& [dof, value] : prescribed) model.dirichlet.push_back({dof, value});
 
@@ -161,8 +194,12 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
           model.external_force[3 * static_cast<std::size_t>(v[k]) + d] += area / 3.0 * tr.traction[d];
     }
     if (global_count(comm, hits) == 0)
-      throw InputError(where(job, "loads.tractions[" + std::to_string(i) + "].select") +
-                       "selects no boundary face of the mesh");
+      throw InputError(where(job, tr.select.line, "loads.tractions[" + std::to_string(i) + "].select") +
+                       "selects no boundary face of the mesh" +
+                       (tr.select.kind == Selection::Kind::region
+                            ? " (region " + std::to_string(tr.select.region) + "; regions in the mesh: " +
+                                  mesh_regions(comm, lm) + ")"
+                            : std::string()));
   }
   return model;
 }

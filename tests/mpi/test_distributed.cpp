@@ -243,6 +243,16 @@ TEST(Distributed, SelectionMatchingNothingFailsOnEveryRank) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("boundary[0].select"), std::string::npos) << e.what();
   }
+  // A region that does not exist: the message lists the regions the mesh has.
+  job.boundary[0].select.kind = Selection::Kind::region;
+  job.boundary[0].select.region = 99;
+  try {
+    (void)build_model(MPI_COMM_WORLD, job, mesh);
+    ADD_FAILURE() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("region 99; regions in the mesh: 1, 11, 12, 13, 14, 15, 16"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
