@@ -17,6 +17,8 @@
 #include "mesh/topology.hpp"
 #include "partition/collective.hpp"
 #include "partition/partition.hpp"
+#include "solver/bench.hpp"
+#include "io/vtk_output.hpp"
 #include "solver/load_mesh.hpp"
 #include "solver/model.hpp"
 #include "solver/output.hpp"
@@ -34,6 +36,7 @@ constexpr const char* usage =
     "usage:\n"
     "  edgefem run JOB.yaml [--quiet] [--output DIR] [PETSc options, e.g. -ksp_type gmres -pc_type hypre -log_view]\n"
     "  edgefem info MESH.msh|JOB.yaml [--ranks N]\n"
+    "  edgefem bench JOB.yaml [--repeat N] [--json FILE] [PETSc options]\n"
     "  edgefem --help | --version\n";
 
 struct Arguments {
@@ -41,6 +44,8 @@ struct Arguments {
   bool quiet = false;
   std::string output;  // overrides the job's output.directory
   int ranks = 1;
+  int repeat = 5;
+  std::string json;  // bench: write the result here
   std::string petsc_options;  // the PETSc options given on the command line, to re-apply after the job's
 };
 
@@ -48,8 +53,8 @@ Arguments parse_arguments(int argc, char** argv) {
   Arguments a;
   if (argc < 2) throw InputError(std::string("missing command\n") + usage);
   a.command = argv[1];
-  if (a.command != "run" && a.command != "info")
-    throw InputError("unknown command '" + a.command + "' (expected run or info)\n" + usage);
+  if (a.command != "run" && a.command != "info" && a.command != "bench")
+    throw InputError("unknown command '" + a.command + "' (expected run, info or bench)\n" + usage);
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--quiet") {
@@ -57,8 +62,8 @@ Arguments parse_arguments(int argc, char** argv) {
     } else if (arg == "--output") {
       if (i + 1 >= argc) throw InputError("--output: missing directory");
       a.output = argv[++i];
-    } else if (arg == "--ranks") {
-      if (i + 1 >= argc) throw InputError("--ranks: missing value (expected a positive integer)");
+    } else if (arg == "--ranks" || arg == "--repeat") {
+      if (i + 1 >= argc) throw InputError(arg + ": missing value (expected a positive integer)");
       const std::string value = argv[++i];
       std::size_t used = 0;
       int n = 0;
@@ -67,9 +72,11 @@ Arguments parse_arguments(int argc, char** argv) {
       } catch (...) {
         used = 0;
       }
-      if (used != value.size() || n < 1)
-        throw InputError("--ranks: expected a positive integer, got '" + value + "'");
-      a.ranks = n;
+      if (used != value.size() || n < 1) throw InputError(arg + ": expected a positive integer, got '" + value + "'");
+      (arg == "--ranks" ? a.ranks : a.repeat) = n;
+    } else if (arg == "--json") {
+      if (i + 1 >= argc) throw InputError("--json: missing file name");
+      a.json = argv[++i];
     } else if (arg.rfind("--", 0) == 0) {
       throw InputError("unknown option '" + arg + "'\n" + usage);
     } else if (arg.size() > 1 && arg[0] == '-') {
@@ -81,11 +88,11 @@ Arguments parse_arguments(int argc, char** argv) {
       a.path = arg;
     } else {
       throw InputError("unexpected argument '" + arg + "' (only one " +
-                       (a.command == "run" ? "job file" : "mesh or job file") + " is taken)\n" + usage);
+                       (a.command == "info" ? "mesh or job file" : "job file") + " is taken)\n" + usage);
     }
   }
   if (a.path.empty())
-    throw InputError("edgefem " + a.command + ": missing " + (a.command == "run" ? "JOB.yaml" : "MESH or JOB.yaml") +
+    throw InputError("edgefem " + a.command + ": missing " + (a.command == "info" ? "MESH or JOB.yaml" : "JOB.yaml") +
                      "\n" + usage);
   return a;
 }
@@ -134,6 +141,33 @@ int command_info(const Arguments& args) {
     const long long local = static_cast<long long>(plan.part_vertices[p].size());
     std::printf("  %6d %12zu %12lld %12lld\n", p, plan.part_cells[p].size(), owned, local - owned);
   }
+  return 0;
+}
+
+int command_bench(const Arguments& args) {
+  MPI_Comm comm = PETSC_COMM_WORLD;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  Job job;
+  run_collectively(comm, [&] { job = read_job(args.path); });
+  const BenchResult r = run_bench(comm, job, args.repeat, args.petsc_options);
+  PetscPrintf(comm,
+              "bench %s: model %s, %d rank%s x %d thread%s, best of %d\n"
+              "  mesh: N_V = %lld, N_E = %lld, N_F = %lld, N_T = %lld, TSEPs = %lld\n"
+              "  f        %10.6f s  %8.3f Mtet/s  %8.1f FLOP/tet (formula)\n"
+              "  f + K    %10.6f s  %8.3f Mtet/s  %8.1f FLOP/tet (formula)\n"
+              "  solve    %10.6f s  (%d KSP iterations, %s)\n"
+              "  memory   %10.1f bytes/tet (kernel data %.1f, COO values %.1f, matrix %.1f)\n",
+              job.job_file.c_str(), r.model.c_str(), r.ranks, r.ranks == 1 ? "" : "s", r.threads,
+              r.threads == 1 ? "" : "s", r.repeat, static_cast<long long>(r.vertices), static_cast<long long>(r.edges),
+              static_cast<long long>(r.faces), static_cast<long long>(r.tets), static_cast<long long>(r.tseps),
+              r.seconds_f, r.tets / r.seconds_f / 1e6, r.flops_f, r.seconds_f_and_K, r.tets / r.seconds_f_and_K / 1e6,
+              r.flops_f_and_K, r.seconds_solve, r.ksp_iterations, r.ksp_reason.c_str(), r.bytes_per_tet(),
+              r.kernel_bytes / r.tets, r.coo_bytes / r.tets, r.matrix_bytes / r.tets);
+  if (!args.json.empty())
+    run_collectively(comm, [&] {
+      if (rank == 0) write_file_atomically(args.json, to_json(r) + "\n");
+    });
   return 0;
 }
 
@@ -241,7 +275,12 @@ int main(int argc, char** argv) {
   int code = 0;
   try {
     const Arguments args = parse_arguments(argc, argv);
-    code = args.command == "run" ? command_run(args) : command_info(args);
+    if (args.command == "run")
+      code = command_run(args);
+    else if (args.command == "bench")
+      code = command_bench(args);
+    else
+      code = command_info(args);
   } catch (const InputError& e) {  // thrown identically on every rank
     if (rank == 0) std::fprintf(stderr, "edgefem: error: %s\n", e.what());
     code = 1;

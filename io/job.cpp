@@ -305,30 +305,62 @@ void JobParser::parse_mesh(const Value& v, Job& job) const {
 }
 
 MaterialSpec JobParser::parse_material(const Value& v) const {
-  const Map m(*this, v, {"region", "model", "young", "poisson", "density", "volumetric_penalty", "thickness"});
+  const Map m(*this, v, {"region", "model", "young", "poisson", "anisotropy", "density", "volumetric_penalty",
+                         "volumetric", "thickness"});
   MaterialSpec spec;
   spec.line = v.line;
   if (const Value* region = m.get("region")) {
     spec.region = int_value(*region, "a region tag (an integer >= 0)", [](long long r) { return r >= 0; });
   }
+  static const char* const models = "one of: stvk, stvk-nsn, stvk-tl, linear";
   if (const Value* model = m.get("model")) {
-    spec.model = string(*model, "one of: stvk, stvk-nsn, stvk-tl");
+    spec.model = string(*model, models);
     static const char* const reserved[] = {"trbs", "trqs", "springs", "linear-membrane"};
     if (std::find(std::begin(reserved), std::end(reserved), spec.model) != std::end(reserved)) {
       fail(model->line, model->path + ": model '" + spec.model +
-                            "' is not supported yet (supported: stvk, stvk-nsn, stvk-tl)");
+                            "' is not supported yet (supported: stvk, stvk-nsn, stvk-tl, linear)");
     }
-    if (spec.model != "stvk" && spec.model != "stvk-nsn" && spec.model != "stvk-tl") {
-      expected(*model, "one of: stvk, stvk-nsn, stvk-tl");
+    if (spec.model != "stvk" && spec.model != "stvk-nsn" && spec.model != "stvk-tl" && spec.model != "linear") {
+      expected(*model, models);
     }
   }
-  spec.young = number(m.require("young"), "a positive number", [](double e) { return e > 0.0; });
-  spec.poisson = number(m.require("poisson"), "a number with -1 < poisson < 0.5",
-                        [](double nu) { return nu > -1.0 && nu < 0.5; });
+  if (const Value* aniso = m.get("anisotropy")) {
+    // Either isotropic constants or an anisotropy block, not both.
+    for (const char* key : {"young", "poisson"})
+      if (const Value* given = m.get(key))
+        fail(given->line, given->path + ": not used with 'anisotropy' (give the moduli inside the anisotropy block)");
+    const Map a(*this, *aniso, {"type", "fibre", "young_fibre", "young_transverse", "shear_fibre", "poisson_fibre",
+                                "poisson_transverse"});
+    const Value& type = a.require("type");
+    if (string(type, "transversely-isotropic") != "transversely-isotropic") expected(type, "transversely-isotropic");
+    TransverseIsotropySpec t;
+    const Value& fibre = a.require("fibre");
+    t.fibre = numbers<3>(fibre, "a list of 3 numbers (the fibre direction)", "a number");
+    const double length = std::sqrt(t.fibre[0] * t.fibre[0] + t.fibre[1] * t.fibre[1] + t.fibre[2] * t.fibre[2]);
+    if (!(length > 0.0)) fail(fibre.line, fibre.path + ": expected a non-zero direction, got [0, 0, 0]");
+    for (double& c : t.fibre) c /= length;
+    auto positive = [](double x) { return x > 0.0; };
+    t.young_fibre = number(a.require("young_fibre"), "a positive number", positive);
+    t.young_transverse = number(a.require("young_transverse"), "a positive number", positive);
+    t.shear_fibre = number(a.require("shear_fibre"), "a positive number", positive);
+    t.poisson_fibre = number(a.require("poisson_fibre"), "a number");
+    t.poisson_transverse = number(a.require("poisson_transverse"), "a number with -1 < poisson < 1",
+                                  [](double nu) { return nu > -1.0 && nu < 1.0; });
+    spec.anisotropy = t;
+  } else {
+    spec.young = number(m.require("young"), "a positive number", [](double e) { return e > 0.0; });
+    spec.poisson = number(m.require("poisson"), "a number with -1 < poisson < 0.5",
+                          [](double nu) { return nu > -1.0 && nu < 0.5; });
+  }
   if (const Value* density = m.get("density")) {
     spec.density = number(*density, "a positive number", [](double d) { return d > 0.0; });
   }
   if (const Value* penalty = m.get("volumetric_penalty")) spec.volumetric_penalty = boolean(*penalty);
+  if (const Value* volumetric = m.get("volumetric")) {
+    spec.volumetric = string(*volumetric, "one of: cubic, quadratic, none");
+    if (spec.volumetric != "cubic" && spec.volumetric != "quadratic" && spec.volumetric != "none")
+      expected(*volumetric, "one of: cubic, quadratic, none");
+  }
   if (const Value* thickness = m.get("thickness")) {
     spec.thickness = number(*thickness, "a positive number", [](double t) { return t > 0.0; });
   }

@@ -18,13 +18,27 @@ struct Selection {
   int line = 0;                         ///< line of the selection in the job file (0 if not from a file)
 };
 
+/// Transversely isotropic elasticity (fibre-reinforced): axis of symmetry = the fibre direction.
+struct TransverseIsotropySpec {
+  std::array<double, 3> fibre{1, 0, 0}; ///< fibre direction (normalised by the reader)
+  double young_fibre = 0.0;             ///< E_f: Young's modulus along the fibre
+  double young_transverse = 0.0;        ///< E_t: Young's modulus across the fibre
+  double shear_fibre = 0.0;             ///< G_ft: shear modulus in planes containing the fibre
+  double poisson_fibre = 0.0;           ///< nu_ft: transverse contraction / fibre extension under fibre load
+  double poisson_transverse = 0.0;      ///< nu_tt: Poisson ratio within the transverse plane
+};
+
 struct MaterialSpec {
   std::optional<int> region;            ///< empty = every cell
-  std::string model = "stvk";           ///< stvk | stvk-nsn | stvk-tl
-  double young = 0.0;
+  std::string model = "stvk";           ///< stvk | stvk-nsn | stvk-tl | linear
+  double young = 0.0;                   ///< isotropic (ignored when `anisotropy` is set)
   double poisson = 0.0;
+  std::optional<TransverseIsotropySpec> anisotropy;
   double density = 1.0;
-  bool volumetric_penalty = true;       ///< Kikuuwe §4 term, psi = K_vol |min(0,theta)|^3 / 3
+  bool volumetric_penalty = true;       ///< false = volumetric "none"; kept for the `volumetric_penalty` key
+  /// Volumetric penalty: "cubic" = Kikuuwe §4, psi = K_vol |min(0, J-1)|^3 / 3 (only under compression);
+  /// "quadratic" = K_vol (J-1)^2 / 2; "none". K_vol = 3/4 of the (Voigt) bulk modulus = E/(4(1-2nu)).
+  std::string volumetric = "cubic";
   double thickness = 1.0;               ///< membranes only
   int line = 0;                         ///< line of the entry in the job file (0 if not from a file)
 };

@@ -8,133 +8,24 @@
 #include <cmath>
 
 namespace edgefem {
-namespace {
-
-std::vector<PetscInt> to_petsc(const std::vector<GlobalIndex>& v, std::size_t begin) {
-  std::vector<PetscInt> out;
-  out.reserve(v.size() - begin);
-  for (std::size_t i = begin; i < v.size(); ++i) {
-    if (v[i] > static_cast<GlobalIndex>(PETSC_MAX_INT))
-      throw PetscFailure("global index " + std::to_string(v[i]) + " does not fit PetscInt: build against 64-bit PETSc");
-    out.push_back(static_cast<PetscInt>(v[i]));
-  }
-  return out;
-}
-
-/// RAII access to the local form (owned + ghost entries) of a ghosted vector.
-class LocalForm {
- public:
-  explicit LocalForm(Vec v, bool read_only) : global_(v), read_only_(read_only) {
-    EDGEFEM_PETSC(VecGhostGetLocalForm(global_, &local_));
-    if (read_only_) {
-      const PetscScalar* a = nullptr;
-      EDGEFEM_PETSC(VecGetArrayRead(local_, &a));
-      data_ = const_cast<PetscScalar*>(a);
-    } else {
-      EDGEFEM_PETSC(VecGetArray(local_, &data_));
-    }
-    EDGEFEM_PETSC(VecGetLocalSize(local_, &size_));
-  }
-  ~LocalForm() {
-    if (read_only_) {
-      const PetscScalar* a = data_;
-      VecRestoreArrayRead(local_, &a);
-    } else {
-      VecRestoreArray(local_, &data_);
-    }
-    VecGhostRestoreLocalForm(global_, &local_);
-  }
-  LocalForm(const LocalForm&) = delete;
-  LocalForm& operator=(const LocalForm&) = delete;
-  [[nodiscard]] std::span<double> span() { return {data_, static_cast<std::size_t>(size_)}; }
-
- private:
-  Vec global_, local_ = nullptr;
-  bool read_only_;
-  PetscScalar* data_ = nullptr;
-  PetscInt size_ = 0;
-};
-
-}  // namespace
 
 StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model,
                            const std::string& cli_petsc_options, bool quiet)
-    : comm_(comm), job_(job), mesh_(mesh), model_(std::move(model)), quiet_(quiet) {
+    : comm_(comm), job_(job), mesh_(mesh), model_(std::move(model)), assembler_(comm, mesh, model_), quiet_(quiet) {
   MPI_Comm_rank(comm_, &rank_);
   n_steps_ = job_.steps;
-  // PETSc log stages and events are process-wide: register them once.
-  static const std::array<int, 4> handles = [] {
+  // PETSc log stages are process-wide: register them once.
+  static const std::array<PetscLogStage, 2> stages = [] {
     PetscLogStage assembly = 0, solve = 0;
-    PetscLogEvent force = 0, stiffness = 0;
-    PetscClassId classid = 0;
     EDGEFEM_PETSC(PetscLogStageRegister("Assembly", &assembly));
     EDGEFEM_PETSC(PetscLogStageRegister("Solve", &solve));
-    EDGEFEM_PETSC(PetscClassIdRegister("edgefem", &classid));
-    EDGEFEM_PETSC(PetscLogEventRegister("EdgefemForce", classid, &force));
-    EDGEFEM_PETSC(PetscLogEventRegister("EdgefemForceK", classid, &stiffness));
-    return std::array<int, 4>{assembly, solve, force, stiffness};
+    return std::array<PetscLogStage, 2>{assembly, solve};
   }();
-  stage_assembly_ = handles[0];
-  stage_solve_ = handles[1];
-  event_force_ = handles[2];
-  event_stiffness_ = handles[3];
-
-  const LocalIndex n_owned = mesh_.n_owned, n_local = mesh_.n_local();
-  const std::vector<PetscInt> ghosts = to_petsc(mesh_.global_vertex, static_cast<std::size_t>(n_owned));
-  EDGEFEM_PETSC(VecCreateGhostBlock(comm_, 3, 3 * n_owned, PETSC_DECIDE, static_cast<PetscInt>(ghosts.size()),
-                                    ghosts.data(), x_ghost_.address()));
-  EDGEFEM_PETSC(VecDuplicate(x_ghost_, f_ghost_.address()));
-  EDGEFEM_PETSC(VecDuplicate(x_ghost_, f_ext_.address()));
-  EDGEFEM_PETSC(VecDuplicate(x_ghost_, reference_.address()));
-  EDGEFEM_PETSC(VecDuplicate(x_ghost_, x_.address()));
-  EDGEFEM_PETSC(VecDuplicate(x_ghost_, r_.address()));
-  {
-    LocalForm ref(reference_, false);
-    std::copy(mesh_.mesh.coords.begin(), mesh_.mesh.coords.end(), ref.span().begin());
-  }
-  {
-    LocalForm fe(f_ext_, false);
-    std::copy(model_.external_force.begin(), model_.external_force.end(), fe.span().begin());
-  }
-  EDGEFEM_PETSC(VecGhostUpdateBegin(f_ext_, ADD_VALUES, SCATTER_REVERSE));
-  EDGEFEM_PETSC(VecGhostUpdateEnd(f_ext_, ADD_VALUES, SCATTER_REVERSE));
-  EDGEFEM_PETSC(VecCopy(reference_, x_));
-
-  for (const auto& d : model_.dirichlet)
-    dirichlet_rows_.push_back(static_cast<PetscInt>(3 * mesh_.global_vertex[d.dof / 3] + d.dof % 3));
-
-  // COO pattern: 9 entries per 3x3 block, in the order the formulations write their blocks.
-  std::vector<PetscInt> coo_i, coo_j;
-  std::size_t n_blocks = 0;
-  for (const auto& f : model_.formulations) {
-    block_offset_.push_back(n_blocks);
-    n_blocks += f->block_pattern().size();
-  }
-  coo_i.reserve(9 * n_blocks);
-  coo_j.reserve(9 * n_blocks);
-  const std::vector<PetscInt> global = to_petsc(mesh_.global_vertex, 0);
-  for (const auto& f : model_.formulations)
-    for (const auto& [a, b] : f->block_pattern())
-      for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-          coo_i.push_back(3 * global[a] + i);
-          coo_j.push_back(3 * global[b] + j);
-        }
-  coo_values_.assign(9 * n_blocks, 0.0);
-  force_buffer_.assign(3 * static_cast<std::size_t>(n_local), 0.0);
-
-  EDGEFEM_PETSC(MatCreate(comm_, jacobian_.address()));
-  EDGEFEM_PETSC(MatSetSizes(jacobian_, 3 * n_owned, 3 * n_owned, PETSC_DETERMINE, PETSC_DETERMINE));
-  EDGEFEM_PETSC(MatSetType(jacobian_, MATAIJ));
-  EDGEFEM_PETSC(MatSetBlockSize(jacobian_, 3));
-  EDGEFEM_PETSC(MatSetPreallocationCOO(jacobian_, static_cast<PetscCount>(coo_i.size()), coo_i.data(), coo_j.data()));
-  EDGEFEM_PETSC(MatSetOption(jacobian_, MAT_KEEP_NONZERO_PATTERN, PETSC_TRUE));
-  {
-    MatNullSpace rigid = nullptr;
-    EDGEFEM_PETSC(MatNullSpaceCreateRigidBody(reference_, &rigid));
-    EDGEFEM_PETSC(MatSetNearNullSpace(jacobian_, rigid));
-    EDGEFEM_PETSC(MatNullSpaceDestroy(&rigid));
-  }
+  stage_assembly_ = stages[0];
+  stage_solve_ = stages[1];
+  x_ = assembler_.create_vector();
+  r_ = assembler_.create_vector();
+  EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_));
 
   EDGEFEM_PETSC(SNESCreate(comm_, snes_.address()));
   EDGEFEM_PETSC(SNESSetType(snes_, SNESNEWTONLS));
@@ -146,7 +37,7 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
     EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHCP));
   }
   EDGEFEM_PETSC(SNESSetFunction(snes_, r_, &StaticSolver::form_function, this));
-  EDGEFEM_PETSC(SNESSetJacobian(snes_, jacobian_, jacobian_, &StaticSolver::form_jacobian, this));
+  EDGEFEM_PETSC(SNESSetJacobian(snes_, assembler_.matrix(), assembler_.matrix(), &StaticSolver::form_jacobian, this));
   EDGEFEM_PETSC(SNESSetTolerances(snes_, job_.newton_atol, job_.newton_rtol, 1e-14, job_.newton_max_it, -1));
   EDGEFEM_PETSC(SNESMonitorSet(snes_, &StaticSolver::monitor, this, nullptr));
   KSP ksp = nullptr;
@@ -164,52 +55,6 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
 
 StaticSolver::~StaticSolver() = default;
 
-void StaticSolver::update_ghosts(Vec x) {
-  if (x != x_ghost_.get()) EDGEFEM_PETSC(VecCopy(x, x_ghost_));
-  EDGEFEM_PETSC(VecGhostUpdateBegin(x_ghost_, INSERT_VALUES, SCATTER_FORWARD));
-  EDGEFEM_PETSC(VecGhostUpdateEnd(x_ghost_, INSERT_VALUES, SCATTER_FORWARD));
-}
-
-void StaticSolver::assemble_internal_force(Vec out) {
-  EDGEFEM_PETSC(PetscLogEventBegin(event_force_, 0, 0, 0, 0));
-  {
-    LocalForm x(x_ghost_, true);
-    LocalForm f(f_ghost_, false);
-    std::span<double> fs = f.span();
-    std::fill(fs.begin(), fs.end(), 0.0);
-    for (const auto& form : model_.formulations) {
-      form->force(x.span(), force_buffer_);
-      for (std::size_t i = 0; i < fs.size(); ++i) fs[i] += force_buffer_[i];
-    }
-  }
-  EDGEFEM_PETSC(VecGhostUpdateBegin(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
-  EDGEFEM_PETSC(VecGhostUpdateEnd(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
-  if (out != f_ghost_.get()) EDGEFEM_PETSC(VecCopy(f_ghost_, out));
-  EDGEFEM_PETSC(PetscLogEventEnd(event_force_, 0, 0, 0, 0));
-}
-
-void StaticSolver::assemble_matrix(Mat P) {
-  EDGEFEM_PETSC(PetscLogEventBegin(event_stiffness_, 0, 0, 0, 0));
-  {
-    LocalForm x(x_ghost_, true);
-    for (std::size_t k = 0; k < model_.formulations.size(); ++k) {
-      const auto& form = model_.formulations[k];
-      std::span<double> blocks(coo_values_.data() + 9 * block_offset_[k], 9 * form->block_pattern().size());
-      form->force_and_stiffness(x.span(), force_buffer_, blocks);
-    }
-  }
-  EDGEFEM_PETSC(MatSetValuesCOO(P, coo_values_.data(), INSERT_VALUES));
-  PetscBool assembled = PETSC_FALSE;
-  EDGEFEM_PETSC(MatAssembled(P, &assembled));
-  if (!assembled) {
-    EDGEFEM_PETSC(MatAssemblyBegin(P, MAT_FINAL_ASSEMBLY));
-    EDGEFEM_PETSC(MatAssemblyEnd(P, MAT_FINAL_ASSEMBLY));
-  }
-  EDGEFEM_PETSC(MatZeroRowsColumns(P, static_cast<PetscInt>(dirichlet_rows_.size()), dirichlet_rows_.data(), 1.0,
-                                   nullptr, nullptr));
-  EDGEFEM_PETSC(PetscLogEventEnd(event_stiffness_, 0, 0, 0, 0));
-}
-
 void StaticSolver::set_prescribed(Vec x, double load_factor) {
   PetscScalar* xa = nullptr;
   EDGEFEM_PETSC(VecGetArray(x, &xa));
@@ -222,9 +67,9 @@ PetscErrorCode StaticSolver::form_function(SNES, Vec x, Vec r, void* ctx) {
   auto* self = static_cast<StaticSolver*>(ctx);
   try {
     PetscCall(PetscLogStagePush(self->stage_assembly_));
-    self->update_ghosts(x);
-    self->assemble_internal_force(r);
-    PetscCall(VecAXPY(r, -self->load_factor_, self->f_ext_));
+    self->assembler_.set_positions(x);
+    self->assembler_.internal_force(r);
+    PetscCall(VecAXPY(r, -self->load_factor_, self->assembler_.external_force()));
     const PetscScalar* xa = nullptr;
     PetscScalar* ra = nullptr;
     PetscCall(VecGetArrayRead(x, &xa));
@@ -245,8 +90,8 @@ PetscErrorCode StaticSolver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
   auto* self = static_cast<StaticSolver*>(ctx);
   try {
     PetscCall(PetscLogStagePush(self->stage_assembly_));
-    self->update_ghosts(x);
-    self->assemble_matrix(P);
+    self->assembler_.set_positions(x);
+    self->assembler_.stiffness(P);
     PetscCall(PetscLogStagePop());
   } catch (const std::exception& e) {
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
@@ -359,18 +204,13 @@ std::vector<StepReport> StaticSolver::run(const std::function<void(int, double)>
 }
 
 std::vector<double> StaticSolver::local_positions() {
-  update_ghosts(x_);
-  LocalForm x(x_ghost_, true);
-  return {x.span().begin(), x.span().end()};
+  assembler_.set_positions(x_);
+  return assembler_.local_positions();
 }
 
 std::vector<double> StaticSolver::local_internal_force() {
-  update_ghosts(x_);
-  assemble_internal_force(f_ghost_);
-  EDGEFEM_PETSC(VecGhostUpdateBegin(f_ghost_, INSERT_VALUES, SCATTER_FORWARD));
-  EDGEFEM_PETSC(VecGhostUpdateEnd(f_ghost_, INSERT_VALUES, SCATTER_FORWARD));
-  LocalForm f(f_ghost_, true);
-  return {f.span().begin(), f.span().end()};
+  assembler_.set_positions(x_);
+  return assembler_.local_internal_force();
 }
 
 }  // namespace edgefem

@@ -15,6 +15,7 @@
 
 #include "io/job.hpp"
 #include "partition/partition.hpp"
+#include "solver/assembly.hpp"
 #include "solver/model.hpp"
 #include "solver/petsc_util.hpp"
 
@@ -63,9 +64,6 @@ class StaticSolver {
   static PetscErrorCode form_function(SNES, Vec x, Vec r, void* ctx);
   static PetscErrorCode form_jacobian(SNES, Vec x, Mat J, Mat P, void* ctx);
   static PetscErrorCode monitor(SNES, PetscInt it, PetscReal norm, void* ctx);
-  void update_ghosts(Vec x);
-  void assemble_internal_force(Vec f);  ///< from the positions in x_ghost_
-  void assemble_matrix(Mat P);          ///< from the positions in x_ghost_
   void set_prescribed(Vec x, double load_factor);
   bool solve_increment(double from, double to, StepReport& report);
 
@@ -73,21 +71,16 @@ class StaticSolver {
   const Job& job_;
   const LocalMesh& mesh_;
   Model model_;
+  Assembler assembler_;  // after model_: it refers to it
   bool quiet_;
   int rank_ = 0;
 
-  PetscOwner<Vec, VecDestroy> x_, x_ghost_, f_ghost_, f_ext_, r_, reference_;
-  PetscOwner<Mat, MatDestroy> jacobian_;
+  PetscOwner<Vec, VecDestroy> x_, r_;
   PetscOwner<SNES, SNESDestroy> snes_;
-  std::vector<PetscInt> dirichlet_rows_;     ///< global rows of this rank's prescribed dofs
-  std::vector<double> coo_values_;
-  std::vector<double> force_buffer_;         ///< 3 * n_local per formulation
-  std::vector<std::size_t> block_offset_;    ///< per formulation: first block in coo_values_
   double load_factor_ = 0.0;
   int step_ = 0, n_steps_ = 1;
   int ksp_iterations_in_step_ = 0;
   PetscLogStage stage_assembly_ = 0, stage_solve_ = 0;
-  PetscLogEvent event_force_ = 0, event_stiffness_ = 0;
 };
 
 }  // namespace edgefem

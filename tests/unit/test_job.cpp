@@ -298,5 +298,60 @@ TEST_F(JobTest, UnreadableJobFile) {
   expect_error("- 1\n- 2\n", 1, {"expected a mapping", "got a list of 2 entries"});
 }
 
+TEST_F(JobTest, AnisotropyLinearModelAndVolumetricChoice) {
+  const std::string path = write(R"(mesh:
+  generate: {shape: box, size: [1, 1, 1], cells: [1, 1, 1]}
+materials:
+  - region: 1
+    model: linear
+    anisotropy:
+      type: transversely-isotropic
+      fibre: [0, 3, 4]
+      young_fibre: 5.0e4
+      young_transverse: 1.0e4
+      shear_fibre: 4.0e3
+      poisson_fibre: 0.3
+      poisson_transverse: 0.4
+    volumetric: quadratic
+  - region: 2
+    model: stvk
+    young: 10
+    poisson: 0.2
+)");
+  const Job job = read_job(path);
+  ASSERT_EQ(job.materials.size(), 2u);
+  const MaterialSpec& m = job.materials[0];
+  EXPECT_EQ(m.model, "linear");
+  EXPECT_EQ(m.volumetric, "quadratic");
+  ASSERT_TRUE(m.anisotropy.has_value());
+  EXPECT_DOUBLE_EQ(m.anisotropy->fibre[0], 0.0);
+  EXPECT_DOUBLE_EQ(m.anisotropy->fibre[1], 0.6);  // normalised
+  EXPECT_DOUBLE_EQ(m.anisotropy->fibre[2], 0.8);
+  EXPECT_DOUBLE_EQ(m.anisotropy->young_fibre, 5.0e4);
+  EXPECT_DOUBLE_EQ(m.anisotropy->young_transverse, 1.0e4);
+  EXPECT_DOUBLE_EQ(m.anisotropy->shear_fibre, 4.0e3);
+  EXPECT_DOUBLE_EQ(m.anisotropy->poisson_fibre, 0.3);
+  EXPECT_DOUBLE_EQ(m.anisotropy->poisson_transverse, 0.4);
+  EXPECT_EQ(m.line, 4);
+  EXPECT_FALSE(job.materials[1].anisotropy.has_value());
+  EXPECT_EQ(job.materials[1].volumetric, "cubic");  // the default
+}
+
+TEST_F(JobTest, AnisotropyErrors) {
+  const std::string head = "mesh:\n  generate: {shape: box, size: [1, 1, 1], cells: [1, 1, 1]}\nmaterials:\n";
+  expect_error(head + "  - young: 1\n    anisotropy: {type: transversely-isotropic, fibre: [1, 0, 0], young_fibre: 1,"
+                      " young_transverse: 1, shear_fibre: 1, poisson_fibre: 0, poisson_transverse: 0}\n",
+               5, {"materials[0].young", "not used with 'anisotropy'"});
+  expect_error(head + "  - anisotropy: {type: orthotropic}\n", 4, {"materials[0].anisotropy.type", "transversely-isotropic"});
+  expect_error(head + "  - anisotropy: {type: transversely-isotropic, fibre: [0, 0, 0], young_fibre: 1,"
+                      " young_transverse: 1, shear_fibre: 1, poisson_fibre: 0, poisson_transverse: 0}\n",
+               4, {"materials[0].anisotropy.fibre", "non-zero direction"});
+  expect_error(head + "  - anisotropy: {type: transversely-isotropic, fibre: [1, 0, 0], young_fibre: 1,"
+                      " young_transverse: 1, poisson_fibre: 0, poisson_transverse: 0}\n",
+               4, {"missing required key 'materials[0].anisotropy.shear_fibre'"});
+  expect_error(head + "  - young: 1\n    poisson: 0.3\n    volumetric: cubical\n", 6,
+               {"materials[0].volumetric", "cubic, quadratic, none", "cubical"});
+}
+
 }  // namespace
 }  // namespace edgefem

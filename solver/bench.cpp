@@ -1,0 +1,218 @@
+#include "solver/bench.hpp"
+
+#include <petscksp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "mesh/topology.hpp"
+#include "partition/collective.hpp"
+#include "partition/partition.hpp"
+#include "solver/assembly.hpp"
+#include "solver/load_mesh.hpp"
+#include "solver/model.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace edgefem {
+namespace {
+
+/// The homogeneous deformation the kernels are timed at: a mix of stretch, compression and shear with
+/// det = 0.97 < 1, so that the cubic volumetric penalty is active in every tet (its worst case).
+constexpr double deformation[3][3] = {{0.98, 0.04, 0.00}, {0.00, 1.01, 0.03}, {0.02, 0.00, 0.98}};
+
+double det3(const double (&a)[3][3]) {
+  return a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+         a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
+}
+
+/// Best (smallest) over repetitions of the slowest rank's time of op().
+template <class Op>
+double best_time(MPI_Comm comm, int repeat, Op&& op) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < repeat; ++r) {
+    MPI_Barrier(comm);
+    const auto t0 = std::chrono::steady_clock::now();
+    op();
+    double mine = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), slowest = 0;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+    best = std::min(best, slowest);
+  }
+  return best;
+}
+
+std::string number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return buf;
+}
+
+}  // namespace
+
+void flops_per_tet(const std::string& model, double n_v, double n_e, double n_f, double n_t, double& f,
+                   double& f_and_K) {
+  if (model == "stvk" || model == "stvk-nsn") {
+    const bool tseps = model == "stvk";
+    const double f_mult = 7 * n_e + (tseps ? 6 * n_f + 6 * n_t : 0);
+    const double f_add = 12 * n_e + (tseps ? 6 * n_f + 6 * n_t : 0);
+    const double k_mult = 9 * n_e + (tseps ? 36 * n_f + 36 * n_t : 0);
+    const double k_add = 15 * n_e + (tseps ? 81 * n_f + 108 * n_t : 0);
+    f = (f_mult + f_add) / n_t;
+    f_and_K = (f_mult + f_add + k_mult + k_add) / n_t;
+  } else if (model == "stvk-tl") {
+    f = 214 + 173;
+    f_and_K = 934 + 813;
+  } else if (model == "linear") {
+    f = (15 * n_v + 36 * n_e) / n_t;
+    f_and_K = f;
+  } else {
+    f = f_and_K = 0;
+  }
+}
+
+BenchResult run_bench(MPI_Comm comm, const Job& job, int repeat, const std::string& cli_petsc_options) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  BenchResult r;
+  r.ranks = size;
+  r.repeat = repeat;
+#ifdef _OPENMP
+  r.threads = omp_get_max_threads();
+#endif
+  std::set<std::string> models;
+  for (const auto& m : job.materials) models.insert(m.model);
+  for (const auto& m : models) r.model += (r.model.empty() ? "" : "+") + m;
+
+  // Whole-mesh statistics on rank 0, then the distributed set-up.
+  Mesh whole;
+  std::int64_t counts[5] = {0, 0, 0, 0, 0};
+  run_collectively(comm, [&] {
+    if (rank != 0) return;
+    whole = load_job_mesh(job);
+    if (whole.n_tets() == 0) throw InputError(job.job_file + ": mesh: bench needs a tetrahedral mesh");
+    const Topology topo = build_topology(whole.n_vertices(), whole.tets);
+    counts[0] = whole.n_vertices();
+    counts[1] = topo.n_edges();
+    counts[2] = topo.n_faces();
+    counts[3] = whole.n_tets();
+    counts[4] = topo.n_type1 + topo.n_type2;
+  });
+  MPI_Bcast(counts, 5, MPI_INT64_T, 0, comm);
+  r.vertices = counts[0], r.edges = counts[1], r.faces = counts[2], r.tets = counts[3], r.tseps = counts[4];
+  const LocalMesh mesh = distribute_mesh(comm, whole);
+  whole = Mesh{};
+  const Model model = build_model(comm, job, mesh);
+  Assembler assembler(comm, mesh, model);
+  r.deformation_jacobian = det3(deformation);
+
+  // Positions x = A X on the owned vertices.
+  PetscOwner<Vec, VecDestroy> x = assembler.create_vector(), f = assembler.create_vector();
+  {
+    PetscScalar* xa = nullptr;
+    EDGEFEM_PETSC(VecGetArray(x, &xa));
+    for (LocalIndex v = 0; v < mesh.n_owned; ++v)
+      for (int i = 0; i < 3; ++i) {
+        xa[3 * v + i] = 0;
+        for (int j = 0; j < 3; ++j) xa[3 * v + i] += deformation[i][j] * mesh.mesh.coords[3 * v + j];
+      }
+    EDGEFEM_PETSC(VecRestoreArray(x, &xa));
+  }
+  Mat K = assembler.matrix();
+  // Warm up (first touches of memory, PETSc's COO set-up), then time.
+  assembler.set_positions(x);
+  assembler.force_and_stiffness(f, K);
+  r.seconds_f = best_time(comm, repeat, [&] {
+    assembler.set_positions(x);
+    assembler.internal_force(f);
+  });
+  r.seconds_f_and_K = best_time(comm, repeat, [&] {
+    assembler.set_positions(x);
+    assembler.force_and_stiffness(f, K);
+  });
+
+  // One linear solve K dx = f with the solver's defaults (CG + GAMG + rigid-body near-null space), the
+  // job's PETSc options and the command line's; the preconditioner is set up anew each time.
+  PetscOwner<KSP, KSPDestroy> ksp;
+  PetscOwner<Vec, VecDestroy> dx = assembler.create_vector();
+  EDGEFEM_PETSC(KSPCreate(comm, ksp.address()));
+  EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
+  EDGEFEM_PETSC(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 2000));
+  PC pc = nullptr;
+  EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
+  EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
+  if (!job.petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, job.petsc_options.c_str()));
+  if (!cli_petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, cli_petsc_options.c_str()));
+  EDGEFEM_PETSC(KSPSetFromOptions(ksp));
+  {
+    // Right-hand side: the force with prescribed rows zeroed (consistent with the identity rows of K).
+    PetscScalar* fa = nullptr;
+    EDGEFEM_PETSC(VecGetArray(f, &fa));
+    for (const auto& d : model.dirichlet) fa[d.dof] = 0.0;
+    EDGEFEM_PETSC(VecRestoreArray(f, &fa));
+  }
+  double best = std::numeric_limits<double>::infinity();
+  for (int k = 0; k < repeat; ++k) {
+    assembler.stiffness(K);  // a new matrix state: the preconditioner is rebuilt (timed)
+    EDGEFEM_PETSC(KSPSetOperators(ksp, K, K));
+    EDGEFEM_PETSC(VecSet(dx, 0.0));
+    const double t = best_time(comm, 1, [&] { EDGEFEM_PETSC(KSPSolve(ksp, f, dx)); });
+    best = std::min(best, t);
+  }
+  r.seconds_solve = best;
+  PetscInt its = 0;
+  KSPConvergedReason reason;
+  EDGEFEM_PETSC(KSPGetIterationNumber(ksp, &its));
+  EDGEFEM_PETSC(KSPGetConvergedReason(ksp, &reason));
+  r.ksp_iterations = static_cast<int>(its);
+  r.ksp_reason = KSPConvergedReasons[reason];
+
+  // Memory: the kernels' precomputed data, the COO value array and the assembled CSR matrix.
+  double local[2] = {static_cast<double>(assembler.kernel_bytes()),
+                     static_cast<double>(assembler.coo_entries() * sizeof(double))};
+  double global[2] = {0, 0};
+  MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_SUM, comm);
+  r.kernel_bytes = global[0];
+  r.coo_bytes = global[1];
+  MatInfo info;
+  EDGEFEM_PETSC(MatGetInfo(K, MAT_GLOBAL_SUM, &info));
+  PetscInt rows = 0;
+  EDGEFEM_PETSC(MatGetSize(K, &rows, nullptr));
+  r.matrix_bytes = info.nz_used * (sizeof(PetscScalar) + sizeof(PetscInt)) + static_cast<double>(rows) * sizeof(PetscInt);
+
+  double ff = 0, fk = 0;
+  for (const auto& m : models) {
+    double a = 0, b = 0;
+    flops_per_tet(m, static_cast<double>(r.vertices), static_cast<double>(r.edges), static_cast<double>(r.faces),
+                  static_cast<double>(r.tets), a, b);
+    ff = std::max(ff, a);
+    fk = std::max(fk, b);
+  }
+  r.flops_f = ff;
+  r.flops_f_and_K = fk;
+  return r;
+}
+
+std::string to_json(const BenchResult& r) {
+  std::ostringstream o;
+  o << "{\"model\": \"" << r.model << "\", \"ranks\": " << r.ranks << ", \"threads\": " << r.threads
+    << ", \"repeat\": " << r.repeat << ", \"vertices\": " << r.vertices << ", \"edges\": " << r.edges
+    << ", \"faces\": " << r.faces << ", \"tets\": " << r.tets << ", \"tseps\": " << r.tseps
+    << ", \"seconds\": {\"f\": " << number(r.seconds_f) << ", \"f_and_K\": " << number(r.seconds_f_and_K)
+    << ", \"solve\": " << number(r.seconds_solve) << "}, \"ksp_iterations\": " << r.ksp_iterations
+    << ", \"ksp_reason\": \"" << r.ksp_reason << "\", \"bytes_per_tet\": " << number(r.bytes_per_tet())
+    << ", \"bytes\": {\"kernel\": " << number(r.kernel_bytes) << ", \"coo_values\": " << number(r.coo_bytes)
+    << ", \"matrix\": " << number(r.matrix_bytes) << "}, \"flops_per_tet\": {\"f\": " << number(r.flops_f)
+    << ", \"f_and_K\": " << number(r.flops_f_and_K) << "}, \"mtets_per_second\": {\"f\": "
+    << number(r.tets / r.seconds_f / 1e6) << ", \"f_and_K\": " << number(r.tets / r.seconds_f_and_K / 1e6)
+    << "}, \"deformation_jacobian\": " << number(r.deformation_jacobian) << "}";
+  return o.str();
+}
+
+}  // namespace edgefem

@@ -1,0 +1,41 @@
+#pragma once
+/// \file bench.hpp
+/// `edgefem bench JOB.yaml`: times the assembly of f and of f + K (kernels, the hand-over to PETSc and the
+/// finished VecGhost/Mat assembly) and one linear solve, for the job's own mesh and materials, on any number
+/// of ranks. Times are the best of N repetitions of the slowest rank.
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+
+#include "io/job.hpp"
+
+namespace edgefem {
+
+struct BenchResult {
+  std::string model;                 ///< the job's models, e.g. "stvk" or "stvk+stvk-tl"
+  int ranks = 1, threads = 1, repeat = 1;
+  std::int64_t vertices = 0, edges = 0, faces = 0, tets = 0, tseps = 0;
+  double seconds_f = 0, seconds_f_and_K = 0, seconds_solve = 0;
+  int ksp_iterations = 0;
+  std::string ksp_reason;
+  double kernel_bytes = 0, coo_bytes = 0, matrix_bytes = 0;  ///< summed over ranks
+  double flops_f = 0, flops_f_and_K = 0;                     ///< per tet, from the formulas (see flops_per_tet)
+  double deformation_jacobian = 1;                           ///< det of the homogeneous deformation benchmarked
+
+  [[nodiscard]] double bytes_per_tet() const { return (kernel_bytes + coo_bytes + matrix_bytes) / tets; }
+};
+
+/// FLOPs per tetrahedron (multiplications + additions) of f and of f + K, from Kikuuwe eq. (35)
+/// (stvk, stvk-nsn: the TSEP terms dropped), appendix B (stvk-tl: 387 and 1747) and section 3.6
+/// (linear: 15 N_V + 36 N_E for f = K u; K is constant). The volumetric term (algB) is not included.
+void flops_per_tet(const std::string& model, double n_v, double n_e, double n_f, double n_t, double& f,
+                   double& f_and_K);
+
+/// Collective. Runs the benchmark; every rank returns the same result.
+BenchResult run_bench(MPI_Comm comm, const Job& job, int repeat, const std::string& cli_petsc_options);
+
+/// The result as one JSON object (keys of issue 3 plus a few extras).
+std::string to_json(const BenchResult& r);
+
+}  // namespace edgefem
