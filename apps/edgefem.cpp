@@ -237,6 +237,32 @@ int command_run(const Arguments& args) {
   }
   MPI_Allreduce(&local_max, &global_max, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm);
   MPI_Bcast(where.data(), 6, MPI_DOUBLE, global_max.rank, comm);
+  // Volume (reference and deformed, from the signed tet volumes) and the deformed bounding box.
+  auto tet_volume = [&](const double* p, LocalIndex t) {
+    const LocalIndex* v = mesh.mesh.tets.data() + 4 * static_cast<std::size_t>(t);
+    double a[3], b[3], c[3];
+    for (int d = 0; d < 3; ++d) {
+      a[d] = p[3 * v[1] + d] - p[3 * v[0] + d];
+      b[d] = p[3 * v[2] + d] - p[3 * v[0] + d];
+      c[d] = p[3 * v[3] + d] - p[3 * v[0] + d];
+    }
+    return (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
+            a[2] * (b[0] * c[1] - b[1] * c[0])) / 6.0;
+  };
+  double volumes[2] = {0, 0}, volumes_sum[2] = {0, 0};
+  for (LocalIndex t = 0; t < mesh.mesh.n_tets(); ++t) {
+    volumes[0] += tet_volume(mesh.mesh.coords.data(), t);
+    volumes[1] += tet_volume(x.data(), t);
+  }
+  MPI_Allreduce(volumes, volumes_sum, 2, MPI_DOUBLE, MPI_SUM, comm);
+  double box_min[3] = {1e300, 1e300, 1e300}, box_max[3] = {-1e300, -1e300, -1e300}, gmin[3], gmax[3];
+  for (LocalIndex v = 0; v < mesh.n_owned; ++v)
+    for (int d = 0; d < 3; ++d) {
+      box_min[d] = std::min(box_min[d], x[3 * v + d]);
+      box_max[d] = std::max(box_max[d], x[3 * v + d]);
+    }
+  MPI_Allreduce(box_min, gmin, 3, MPI_DOUBLE, MPI_MIN, comm);
+  MPI_Allreduce(box_max, gmax, 3, MPI_DOUBLE, MPI_MAX, comm);
   double memory = peak_memory_mb(), memory_max = 0, memory_sum = 0;
   MPI_Allreduce(&memory, &memory_max, 1, MPI_DOUBLE, MPI_MAX, comm);
   MPI_Allreduce(&memory, &memory_sum, 1, MPI_DOUBLE, MPI_SUM, comm);
@@ -248,10 +274,13 @@ int command_run(const Arguments& args) {
               "summary: %zu load steps, %d Newton iterations, %d KSP iterations\n"
               "  time: total %.3f s, load steps %.3f s, output %.3f s\n"
               "  largest displacement |u| = %.9e at reference point (%.6g, %.6g, %.6g), u = (%.9e, %.9e, %.9e)\n"
+              "  volume: reference %.9g, deformed %.9g (change %+.4f %%)\n"
+              "  deformed bounding box: [%.6g, %.6g] x [%.6g, %.6g] x [%.6g, %.6g]\n"
               "  peak memory: %.1f MB on the largest rank, %.1f MB in all\n"
               "  output: %s\n",
               reports.size(), newton, ksp, total, solve_seconds, output_seconds, global_max.value, where[0], where[1],
-              where[2], where[3], where[4], where[5], memory_max, memory_sum, writer.pvd_path().c_str());
+              where[2], where[3], where[4], where[5], volumes_sum[0], volumes_sum[1],
+              100.0 * (volumes_sum[1] / volumes_sum[0] - 1.0), gmin[0], gmax[0], gmin[1], gmax[1], gmin[2], gmax[2], memory_max, memory_sum, writer.pvd_path().c_str());
   return 0;
 }
 

@@ -406,7 +406,7 @@ Selection JobParser::parse_selection(const Value& v) const {
 }
 
 BoundarySpec JobParser::parse_boundary(const Value& v) const {
-  const Map m(*this, v, {"select", "fix", "displace"});
+  const Map m(*this, v, {"select", "fix", "displace", "rotate"});
   BoundarySpec spec;
   spec.select = parse_selection(m.require("select"));
   static const char* const axes[3] = {"x", "y", "z"};
@@ -434,10 +434,37 @@ BoundarySpec JobParser::parse_boundary(const Value& v) const {
       }
     }
   }
+  if (const Value* rotate = m.get("rotate")) {
+    const Map r(*this, *rotate, {"axis", "center", "angle", "components"});
+    RotationSpec rot;
+    const Value& axis = r.require("axis");
+    rot.axis = numbers<3>(axis, "a list of 3 numbers (the rotation axis)", "a number");
+    const double length = std::sqrt(rot.axis[0] * rot.axis[0] + rot.axis[1] * rot.axis[1] + rot.axis[2] * rot.axis[2]);
+    if (!(length > 0.0)) fail(axis.line, axis.path + ": expected a non-zero axis, got [0, 0, 0]");
+    for (double& c : rot.axis) c /= length;
+    rot.center = numbers<3>(r.require("center"), "a list of 3 numbers (a point on the axis)", "a number");
+    rot.angle_degrees = number(r.require("angle"), "an angle in degrees");
+    if (const Value* components = r.get("components")) {
+      rot.components = {false, false, false};
+      for (const auto& item : list(*components, "a list of components from x, y, z")) {
+        const std::string c = item.node.IsScalar() ? item.node.Scalar() : std::string();
+        const auto at = std::find(std::begin(axes), std::end(axes), c) - std::begin(axes);
+        if (at == 3) expected(item, "one of: x, y, z");
+        rot.components[static_cast<std::size_t>(at)] = true;
+      }
+    }
+    for (std::size_t d = 0; d < 3; ++d)
+      if (rot.components[d] && (spec.fix[d] || spec.displace[d]))
+        fail(rotate->line, v.path + ": component '" + axes[d] +
+                               "' is prescribed twice (by 'rotate' and by 'fix' or 'displace')");
+    spec.rotate = rot;
+  }
   const bool constrains = std::any_of(spec.fix.begin(), spec.fix.end(), [](bool f) { return f; }) ||
-                          std::any_of(spec.displace.begin(), spec.displace.end(), [](const auto& d) { return d.has_value(); });
+                          std::any_of(spec.displace.begin(), spec.displace.end(), [](const auto& d) { return d.has_value(); }) ||
+                          (spec.rotate && std::any_of(spec.rotate->components.begin(), spec.rotate->components.end(),
+                                                      [](bool c) { return c; }));
   if (!constrains) {
-    fail(v.line, v.path + ": expected 'fix' or 'displace' constraining at least one of x, y, z");
+    fail(v.line, v.path + ": expected 'fix', 'displace' or 'rotate' constraining at least one of x, y, z");
   }
   return spec;
 }

@@ -43,10 +43,19 @@ struct MaterialSpec {
   int line = 0;                         ///< line of the entry in the job file (0 if not from a file)
 };
 
+/// A prescribed rigid rotation of the selected vertices: x = c + R(s * angle) (X - c) at load factor s.
+struct RotationSpec {
+  std::array<double, 3> axis{0, 0, 1};    ///< rotation axis (normalised by the reader), right-hand rule
+  std::array<double, 3> center{0, 0, 0};  ///< a point on the axis
+  double angle_degrees = 0.0;             ///< at load factor 1
+  std::array<bool, 3> components{true, true, true};  ///< the components it prescribes (others stay free)
+};
+
 struct BoundarySpec {
   Selection select;
   std::array<bool, 3> fix{false, false, false};          ///< components held at their initial value
   std::array<std::optional<double>, 3> displace{};       ///< prescribed displacement per component, ramped
+  std::optional<RotationSpec> rotate;                    ///< prescribed rotation, ramped by angle
 };
 
 struct TractionSpec {

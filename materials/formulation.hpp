@@ -8,6 +8,7 @@
 /// A formulation works on one rank's *own* tetrahedra only, in that rank's local vertex numbering.
 /// It never sees MPI or PETSc: the solver sums ranks' contributions (PETSc adds off-rank rows).
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -17,15 +18,38 @@
 
 namespace edgefem {
 
-/// Material constants of one tetrahedron (isotropic StVK + optional volumetric penalty of Kikuuwe §4:
-/// W_vol = V0 * k_vol * |min(0, J-1)|^3 / 3, k_vol = E / (4 (1 - 2 nu))).
-struct TetMaterial {
-  double lambda = 0.0;      ///< Lamé lambda = E nu / ((1+nu)(1-2nu))
-  double mu = 0.0;          ///< Lamé mu = E / (2 (1+nu))
-  double k_vol = 0.0;       ///< volumetric penalty modulus (only used when volumetric is true)
-  bool volumetric = false;
+/// Volumetric penalty W_vol = V0 k_vol psi(J - 1) added to the StVK energy of a tetrahedron (J = det F):
+/// - cubic (Kikuuwe §4): psi(t) = |min(0, t)|^3 / 3, active under compression only (C^2 at J = 1);
+/// - quadratic: psi(t) = t^2 / 2, active for every J (adds V0 k_vol dJ dJ^T to the rest stiffness);
+/// - none.
+enum class VolumetricPenalty : std::uint8_t { none, cubic, quadratic };
 
-  static TetMaterial from_young_poisson(double young, double poisson, bool volumetric);
+/// Material constants of one tetrahedron: a general (anisotropic) St. Venant-Kirchhoff law plus an optional
+/// volumetric penalty. Formulations take a small TABLE of these and a per-tet index into it.
+struct TetMaterial {
+  /// Elasticity matrix, 6x6 row-major, Voigt order for the strain eps = [Exx, Eyy, Ezz, 2Exy, 2Eyz, 2Ezx]:
+  /// w = eps^T D eps / 2, S_voigt = [Sxx, Syy, Szz, Sxy, Syz, Szx] = D eps. Symmetric positive definite.
+  std::array<double, 36> D{};
+  /// True when D is isotropic; lambda and mu are then valid and the kernels use closed forms.
+  bool isotropic = false;
+  double lambda = 0.0;  ///< Lame lambda = E nu / ((1+nu)(1-2nu)) (isotropic only, else 0)
+  double mu = 0.0;      ///< Lame mu = E / (2 (1+nu)) (isotropic only, else 0)
+  VolumetricPenalty volumetric = VolumetricPenalty::none;
+  /// Penalty modulus: 3/4 of the Voigt bulk modulus, (1/12) sum_{i,j<3} D_ij; E / (4 (1 - 2 nu)) if isotropic.
+  double k_vol = 0.0;
+
+  /// Isotropic StVK. Throws std::invalid_argument unless young > 0 and -1 < poisson < 0.5.
+  static TetMaterial isotropic_material(double young, double poisson, VolumetricPenalty volumetric);
+
+  /// Transversely isotropic StVK with symmetry axis `fibre` (normalised here). In the local frame (axis 1 =
+  /// fibre) the compliance is S11 = 1/Ef, S22 = S33 = 1/Et, S12 = S13 = -nu_ft/Ef, S23 = -nu_tt/Et,
+  /// S(2e12) = S(2e31) = 1/G_ft, S(2e23) = 2(1+nu_tt)/Et; D is S^-1 rotated to the global axes (independent of
+  /// how the frame is completed). Throws std::invalid_argument naming the violated condition when the fibre is
+  /// zero, a modulus is not positive, or D is not positive definite (-1 < nu_tt and
+  /// 1 - nu_tt - 2 nu_ft^2 Et/Ef > 0).
+  static TetMaterial transversely_isotropic(std::array<double, 3> fibre, double young_fibre, double young_transverse,
+                                            double shear_fibre, double poisson_fibre, double poisson_transverse,
+                                            VolumetricPenalty volumetric);
 };
 
 /// One tetrahedral formulation bound to a fixed set of tetrahedra and their reference positions.
@@ -56,17 +80,31 @@ class TetFormulation {
   [[nodiscard]] virtual std::size_t bytes() const = 0;
 };
 
-/// Edge/TSEP StVK (Kikuuwe eqs. 8-32, algF/algKE/algKV, volumetric algB). With nsn = true the TSEP
-/// loops are skipped (nonlinear spring network). coords: 3 per vertex (reference); tets: 4 per tet.
+// Factories. coords: 3 per vertex (reference positions); tets: 4 vertex ids per tet; `materials` is a table and
+// material_of_tet[t] the index of tet t's entry (a tet carries 4 bytes of material data, not a 6x6 matrix).
+// They throw std::invalid_argument on inconsistent sizes, out-of-range ids and degenerate tets.
+
+/// Edge/TSEP StVK (Kikuuwe eqs. 8-32, algF/algKE/algKV, volumetric algB); L_T = (C_ini/12) Q^-T D Q^-1 (eq. 19)
+/// for general D. With nsn = true the TSEP loops are skipped (nonlinear spring network), name "stvk-nsn".
 std::unique_ptr<TetFormulation> make_stvk_tsep(std::span<const double> coords, std::span<const LocalIndex> tets,
-                                               std::span<const TetMaterial> materials, bool nsn = false);
+                                               std::span<const TetMaterial> materials,
+                                               std::span<const std::int32_t> material_of_tet, bool nsn = false);
 
-/// Total-Lagrangian StVK (Kikuuwe appendix B), same energy as make_stvk_tsep (nsn = false).
+/// Total-Lagrangian StVK (Kikuuwe appendix B), same energy as make_stvk_tsep (nsn = false) and the same block
+/// pattern (vertex diagonal blocks, then both orientations of every edge).
 std::unique_ptr<TetFormulation> make_stvk_tl(std::span<const double> coords, std::span<const LocalIndex> tets,
-                                             std::span<const TetMaterial> materials);
+                                             std::span<const TetMaterial> materials,
+                                             std::span<const std::int32_t> material_of_tet);
 
-/// Green strain E and 2nd Piola-Kirchhoff stress S (StVK, row-major 3x3) of one tetrahedron, for output.
-/// x_ref and x: 12 doubles (4 vertices). The volumetric penalty's stress is included when active.
+/// Small-strain linear elasticity, name "linear": the constant stiffness K0 = the StVK tangent at the reference
+/// state (volumetric penalty's Hessian at rest included: 0 for cubic, V0 k_vol dJ dJ^T for quadratic),
+/// f = K0 (x - X), W = (x - X)^T K0 (x - X) / 2 (Kikuuwe's f = K (p - p_ini)). Same block pattern as stvk.
+std::unique_ptr<TetFormulation> make_linear(std::span<const double> coords, std::span<const LocalIndex> tets,
+                                            std::span<const TetMaterial> materials,
+                                            std::span<const std::int32_t> material_of_tet);
+
+/// Green strain E and 2nd Piola-Kirchhoff stress S = D:E (row-major 3x3) of one tetrahedron, for output.
+/// x_ref and x: 12 doubles (4 vertices). The volumetric penalty's stress k_vol psi'(J-1) J C^-1 is included.
 void tet_strain_stress(const double* x_ref, const double* x, const TetMaterial& material,
                        std::array<double, 9>& green_strain, std::array<double, 9>& stress);
 

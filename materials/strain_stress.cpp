@@ -13,15 +13,27 @@ void tet_strain_stress(const double* x_ref, const double* x, const TetMaterial& 
   for (int i = 1; i < 4; ++i)
     for (int rr = 0; rr < 3; ++rr)
       for (int c = 0; c < 3; ++c) F[3 * rr + c] += (x[3 * i + rr] - x[rr]) * r.alpha[i][c];
-  // E = (F^T F - I) / 2, S = lambda tr(E) I + 2 mu E.
+  // E = (F^T F - I) / 2, S = D:E (isotropic: lambda tr(E) I + 2 mu E).
   for (int a = 0; a < 3; ++a)
     for (int b = 0; b < 3; ++b)
       green_strain[3 * a + b] =
           0.5 * (F[a] * F[b] + F[3 + a] * F[3 + b] + F[6 + a] * F[6 + b] - (a == b ? 1.0 : 0.0));
-  const double tr = green_strain[0] + green_strain[4] + green_strain[8];
-  for (int q = 0; q < 9; ++q) stress[q] = 2.0 * material.mu * green_strain[q];
-  for (int a = 0; a < 3; ++a) stress[4 * a] += material.lambda * tr;
-  if (!material.volumetric) return;
+  if (material.isotropic) {
+    const double tr = green_strain[0] + green_strain[4] + green_strain[8];
+    for (int q = 0; q < 9; ++q) stress[q] = 2.0 * material.mu * green_strain[q];
+    for (int a = 0; a < 3; ++a) stress[4 * a] += material.lambda * tr;
+  } else {
+    // Voigt: eps = [Exx, Eyy, Ezz, 2Exy, 2Eyz, 2Ezx], [Sxx, Syy, Szz, Sxy, Syz, Szx] = D eps.
+    const double eps[6] = {green_strain[0],     green_strain[4],     green_strain[8],
+                           2 * green_strain[1], 2 * green_strain[5], 2 * green_strain[6]};
+    double s[6];
+    for (int p = 0; p < 6; ++p) {
+      s[p] = 0.0;
+      for (int q = 0; q < 6; ++q) s[p] += material.D[6 * p + q] * eps[q];
+    }
+    stress = {s[0], s[3], s[5], s[3], s[1], s[4], s[5], s[4], s[2]};
+  }
+  if (material.volumetric == VolumetricPenalty::none) return;
   // Volumetric penalty k psi(J - 1): S_vol = 2 d/dC = k psi'(J - 1) J C^-1, with J C^-1 = F^-1 cof(F) = adj(C) / J
   // where C = F^T F. For an exactly flat tet (J = 0) the stress is not finite.
   double cof[9];
@@ -35,7 +47,7 @@ void tet_strain_stress(const double* x_ref, const double* x, const TetMaterial& 
   cof[7] = F[2] * F[3] - F[0] * F[5];
   cof[8] = F[0] * F[4] - F[1] * F[3];
   const double J = F[0] * cof[0] + F[1] * cof[1] + F[2] * cof[2];
-  const tetgeo::Penalty pen = tetgeo::vol_penalty(J - 1.0);
+  const tetgeo::Penalty pen = tetgeo::vol_penalty(J - 1.0, material.volumetric);
   if (pen.d1 == 0.0) return;
   // J C^-1 = J F^-1 F^-T = cof(F)^T cof(F) / J  (F^-1 = cof(F)^T / J).
   for (int a = 0; a < 3; ++a)

@@ -2,6 +2,10 @@
 /// Edge/TSEP StVK of Kikuuwe et al. (eqs. 8-32, algF, algKE, algKV, volumetric algB) and, with the TSEP
 /// loops skipped, the nonlinear spring network (NSN).
 ///
+/// Materials only enter the precomputation: L(E), L(P) from L_T = (C_ini/12) Q^-T D Q^-1 (eq. 19) with the tet's D
+/// (isotropic tets: closed form in lambda, mu; see tet_geometry.hpp), so anisotropy costs nothing per iteration.
+/// The volumetric penalty (cubic: active for J < 1 only; quadratic: always) is algB per tet.
+///
 /// Notation: for edge E = (v0, v1), v0 < v1, p(E) = x(v0) - x(v1), zeta(E) = |p(E)|^2 - H(E). Energy (eq. 24)
 ///   W = sum_E L(E) zeta(E)^2 / 4 + sum_P L(P) zeta(a) zeta(b) / 2 + sum_T V0 k_vol psi(J_T - 1).
 /// Gradient w.r.t. an edge vector: dW/dp(E) = g(E) p(E), g(E) = L(E) zeta(E) + sum_{P ∋ E} L(P) zeta(other),
@@ -60,7 +64,7 @@ struct KEntry {
 class StvkTsep final : public TetFormulation {
  public:
   StvkTsep(std::span<const double> coords, std::span<const LocalIndex> tets, std::span<const TetMaterial> materials,
-           bool nsn);
+           std::span<const std::int32_t> material_of_tet, bool nsn);
 
   [[nodiscard]] std::string_view name() const override { return nsn_ ? "stvk-nsn" : "stvk"; }
   [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
@@ -73,7 +77,7 @@ class StvkTsep final : public TetFormulation {
  private:
   void check_x(std::span<const double> x) const;
   void edge_terms(const double* x) const;  ///< p, zeta (algF first loop), then g (TSEP gather)
-  /// Per volumetric tet: active flag and buffer [a1, a2 / a1^2, a1 dC/dx_0..3] (algB, first half).
+  /// Per volumetric tet: active flag and buffer [a1, a2, dC/dx_0..3] (algB, first half).
   /// Returns the number of active tets.
   std::int64_t vol_terms(const double* x) const;
   void evaluate(const double* x, double* f, double* blocks) const;
@@ -95,18 +99,19 @@ class StvkTsep final : public TetFormulation {
   // Volumetric tets (algB).
   std::vector<std::array<LocalIndex, 4>> vt_verts_;
   std::vector<double> vt_cini_, vt_kv_;   ///< signed C_ini, V0 k_vol
+  std::vector<VolumetricPenalty> vt_kind_;  ///< cubic or quadratic
   Csr<std::uint32_t> vv_list_;  ///< vertex -> vt << 2 | local vertex
   Csr<VEntry> ve_list_;         ///< edge -> volumetric-tet terms
   std::vector<std::array<LocalIndex, 2>> pattern_;
 
   mutable std::vector<double> p_, zeta_, g_, vt_buf_;  ///< scratch: 3/edge, 1/edge, 1/edge, 14/vol tet
-  mutable std::vector<std::uint8_t> vt_active_;       ///< scratch: penalty active (J < 1) per vol tet
+  mutable std::vector<std::uint8_t> vt_active_;       ///< scratch: penalty active per vol tet (cubic: J < 1)
 };
 
 StvkTsep::StvkTsep(std::span<const double> coords, std::span<const LocalIndex> tets,
-                   std::span<const TetMaterial> materials, bool nsn)
+                   std::span<const TetMaterial> materials, std::span<const std::int32_t> material_of_tet, bool nsn)
     : n_vertices_(static_cast<LocalIndex>(coords.size() / 3)), nsn_(nsn) {
-  tetgeo::check_inputs(coords.size(), tets.size(), materials.size(), "make_stvk_tsep");
+  tetgeo::check_inputs(coords.size(), tets, materials.size(), material_of_tet, nsn ? "make_stvk_tsep (nsn)" : "make_stvk_tsep");
   const Topology topo = build_topology(n_vertices_, tets);
   const std::int64_t nt = topo.n_tets(), np = static_cast<std::int64_t>(topo.tseps.size());
   n_edges_ = topo.n_edges();
@@ -147,17 +152,22 @@ StvkTsep::StvkTsep(std::span<const double> coords, std::span<const LocalIndex> t
     for (int i = 0; i < 4; ++i)
       for (int c = 0; c < 3; ++c) X[3 * i + c] = coords[3 * tets[4 * t + i] + c];
     const tetgeo::RefTet r = tetgeo::reference_tet(X, t);
+    const TetMaterial& mat = materials[material_of_tet[t]];
     double LT[6][6];
-    tetgeo::edge_coefficients(r, materials[t].lambda, materials[t].mu, LT);
+    if (mat.isotropic)
+      tetgeo::edge_coefficients(r, mat.lambda, mat.mu, LT);
+    else
+      tetgeo::edge_coefficients(r, mat.D.data(), LT);
     for (int s = 0; s < 6; ++s) L_[topo.tet_edges[t][s]] += LT[s][s];
     if (!nsn_)
       for (int s1 = 0; s1 < 6; ++s1)
         for (int s2 = s1 + 1; s2 < 6; ++s2) LP[tsep_of(t, s1, s2)] += LT[s1][s2];
-    if (materials[t].volumetric) {
+    if (mat.volumetric != VolumetricPenalty::none && mat.k_vol != 0.0) {
       vol_of_tet.push_back(t);
       vt_verts_.push_back({tets[4 * t], tets[4 * t + 1], tets[4 * t + 2], tets[4 * t + 3]});
       vt_cini_.push_back(r.c_ini);
-      vt_kv_.push_back(r.v0 * materials[t].k_vol);
+      vt_kv_.push_back(r.v0 * mat.k_vol);
+      vt_kind_.push_back(mat.volumetric);
     }
   }
   L2_.resize(n_edges_);
@@ -295,8 +305,8 @@ void StvkTsep::edge_terms(const double* x) const {
 
 std::int64_t StvkTsep::vol_terms(const double* x) const {
   // algB, per tet: C = (x1-x0).((x2-x0)x(x3-x0)), c_i = dC/dx_i, W = V0 k psi(C/C_ini - 1), so
-  // f_i = a1 c_i and K_ij = a2 c_i c_j^T + a1 d2C/dx_i dx_j with a1 = V0 k psi'/C_ini, a2 = V0 k psi''/C_ini^2
-  // (a1 != 0 whenever the penalty is active, J < 1).
+  // f_i = a1 c_i and K_ij = a2 c_i c_j^T + a1 d2C/dx_i dx_j with a1 = V0 k psi'/C_ini, a2 = V0 k psi''/C_ini^2.
+  // Cubic: active when J < 1 only; quadratic: always (a1 = 0 at J = 1 but a2 != 0).
   const std::int64_t nvt = n_vol_;
   std::int64_t n_active = 0;
 #pragma omp parallel for schedule(static) reduction(+ : n_active)
@@ -310,19 +320,17 @@ std::int64_t StvkTsep::vol_terms(const double* x) const {
     double* c = buf + 2;
     tetgeo::cross(d[1], d[2], c + 3);
     const double theta = tetgeo::dot(d[0], c + 3) / vt_cini_[k] - 1.0;
-    const bool active = theta < 0.0 && vt_kv_[k] != 0.0;
+    const VolumetricPenalty kind = vt_kind_[k];
+    const bool active = kind == VolumetricPenalty::quadratic || theta < 0.0;
     vt_active_[k] = active;
     if (!active) continue;
     ++n_active;
-    const tetgeo::Penalty pen = tetgeo::vol_penalty(theta);
-    const double a1 = vt_kv_[k] * pen.d1 / vt_cini_[k], a2 = vt_kv_[k] * pen.d2 / (vt_cini_[k] * vt_cini_[k]);
+    const tetgeo::Penalty pen = tetgeo::vol_penalty(theta, kind);
     tetgeo::cross(d[2], d[0], c + 6);
     tetgeo::cross(d[0], d[1], c + 9);
     for (int cc = 0; cc < 3; ++cc) c[cc] = -(c[3 + cc] + c[6 + cc] + c[9 + cc]);
-    // Store f_i = a1 c_i (what the force gather reads) and a2 / a1^2, so a2 c_i c_j^T = (a2 / a1^2) f_i f_j^T.
-    for (int q = 0; q < 12; ++q) c[q] *= a1;
-    buf[0] = a1;
-    buf[1] = a2 / (a1 * a1);
+    buf[0] = vt_kv_[k] * pen.d1 / vt_cini_[k];
+    buf[1] = vt_kv_[k] * pen.d2 / (vt_cini_[k] * vt_cini_[k]);
   }
   return n_active;
 }
@@ -354,7 +362,7 @@ double StvkTsep::energy(std::span<const double> x) const {
     for (int i = 0; i < 3; ++i)
       for (int cc = 0; cc < 3; ++cc) d[i][cc] = xd[3 * std::int64_t{v[i + 1]} + cc] - xd[3 * std::int64_t{v[0]} + cc];
     tetgeo::cross(d[1], d[2], c);
-    w_vol += vt_kv_[k] * tetgeo::vol_penalty(tetgeo::dot(d[0], c) / vt_cini_[k] - 1.0).psi;
+    w_vol += vt_kv_[k] * tetgeo::vol_penalty(tetgeo::dot(d[0], c) / vt_cini_[k] - 1.0, vt_kind_[k]).psi;
   }
   return 0.25 * w_edge + w_vol;  // eq. 24 + eq. 40
 }
@@ -420,14 +428,14 @@ void StvkTsep::evaluate(const double* x, double* f, double* blocks) const {
           const int slot = (ve.code >> 2) & 7;
           int i = kEdgeLocal[slot][0], j = kEdgeLocal[slot][1];
           if (ve.code & 2) std::swap(i, j);  // block (j, i) = a2 c_j c_i^T + a1 [(x_l - x_k) x]
-          const double* fi = buf + 2 + 3 * i;  // a1 c_i
-          const double* fj = buf + 2 + 3 * j;
+          const double* ci = buf + 2 + 3 * i;
+          const double* cj = buf + 2 + 3 * j;
           const double* po = &p_[3 * std::int64_t{ve.opposite}];
-          const double a1 = (ve.code & 1) ? -buf[0] : buf[0], r2 = buf[1];
+          const double a1 = (ve.code & 1) ? -buf[0] : buf[0], a2 = buf[1];
           const double d[3] = {a1 * po[0], a1 * po[1], a1 * po[2]};  // a1 (x_k - x_l)
-          const double sci[3] = {r2 * fi[0], r2 * fi[1], r2 * fi[2]};  // a2 c_i c_j^T = r2 f_i f_j^T
+          const double sci[3] = {a2 * ci[0], a2 * ci[1], a2 * ci[2]};  // a2 c_i c_j^T
           for (int r = 0; r < 3; ++r)
-            for (int c = 0; c < 3; ++c) K[3 * r + c] += sci[r] * fj[c];
+            for (int c = 0; c < 3; ++c) K[3 * r + c] += sci[r] * cj[c];
           K[1] -= d[2];
           K[2] += d[1];
           K[3] += d[2];
@@ -466,10 +474,11 @@ void StvkTsep::evaluate(const double* x, double* f, double* blocks) const {
       for (std::int64_t k = vv_list_.ptr[v]; k < vv_list_.ptr[v + 1]; ++k) {  // algB forces: f(v) += a1 dC/dx(v)
         const std::uint32_t code = vv_list_.codes[k];
         if (!vt_active_[code >> 2]) continue;  // penalty inactive: buffer not filled
-        const double* fi = &vt_buf_[14 * std::int64_t{code >> 2} + 2 + 3 * (code & 3)];
-        fv[0] += fi[0];
-        fv[1] += fi[1];
-        fv[2] += fi[2];
+        const double* buf = &vt_buf_[14 * std::int64_t{code >> 2}];
+        const double a1 = buf[0], *ci = buf + 2 + 3 * (code & 3);
+        fv[0] += a1 * ci[0];
+        fv[1] += a1 * ci[1];
+        fv[2] += a1 * ci[2];
       }
     f[3 * v] = fv[0];
     f[3 * v + 1] = fv[1];
@@ -482,15 +491,16 @@ std::size_t StvkTsep::bytes() const {
   auto vb = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
   return vb(ev0_) + vb(ev1_) + vb(H_) + vb(L_) + vb(L2_) + vb(g_ptr_) + vb(g_other_) + vb(g_coef_) +
          k_list_.bytes() + v_list_.bytes() + vb(diag_slot_) + vb(vt_verts_) + vb(vt_cini_) +
-         vb(vt_kv_) + vv_list_.bytes() + ve_list_.bytes() + vb(pattern_) + vb(p_) + vb(zeta_) + vb(g_) +
+         vb(vt_kv_) + vb(vt_kind_) + vv_list_.bytes() + ve_list_.bytes() + vb(pattern_) + vb(p_) + vb(zeta_) + vb(g_) +
          vb(vt_buf_) + vb(vt_active_);
 }
 
 }  // namespace
 
 std::unique_ptr<TetFormulation> make_stvk_tsep(std::span<const double> coords, std::span<const LocalIndex> tets,
-                                               std::span<const TetMaterial> materials, bool nsn) {
-  return std::make_unique<StvkTsep>(coords, tets, materials, nsn);
+                                               std::span<const TetMaterial> materials,
+                                               std::span<const std::int32_t> material_of_tet, bool nsn) {
+  return std::make_unique<StvkTsep>(coords, tets, materials, material_of_tet, nsn);
 }
 
 }  // namespace edgefem

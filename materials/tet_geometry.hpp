@@ -1,16 +1,19 @@
 #pragma once
 /// \file tet_geometry.hpp
-/// Private helpers shared by the tetrahedral formulations (stvk_tsep.cpp, stvk_tl.cpp, strain_stress.cpp):
-/// reference shape-function gradients, Kikuuwe's edge coefficients L_T, the volumetric penalty, small
-/// 3-vector helpers and a two-pass CSR builder for the race-free gathers. Not part of the public API.
+/// Private helpers shared by the tetrahedral formulations (stvk_tsep.cpp, stvk_tl.cpp, linear.cpp,
+/// strain_stress.cpp): reference shape-function gradients, Kikuuwe's edge coefficients L_T (isotropic and
+/// general D), the volumetric penalties, small 3-vector helpers, a two-pass CSR builder for the race-free gathers
+/// and the factories' input checks. Not part of the public API.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "materials/formulation.hpp"
 #include "mesh/mesh.hpp"
 
 namespace edgefem::tetgeo {
@@ -83,14 +86,50 @@ inline void edge_coefficients(const RefTet& r, double lambda, double mu, double 
   }
 }
 
-/// Unit-modulus volumetric penalty psi(theta) = |min(0, theta)|^3 / 3 (Kikuuwe §5) and its derivatives.
-/// W_vol = V0 k_vol psi(J - 1). C^2 at theta = 0.
+/// General (anisotropic) L_T: with b_e = Voigt(sym(alpha_i alpha_j^T)) (engineering shear), e = (i, j), the
+/// Green strain is eps = -1/2 sum_e zeta_e b_e, so W_T = V0/2 eps^T D eps = 1/4 zeta^T L_T zeta with
+///   L_T(e, f) = V0/2 b_e^T D b_f,
+/// which equals eq. 19, (C_ini/12) Q^-T D Q^-1, without inverting Q (checked in the tests).
+inline void edge_coefficients(const RefTet& r, const double* D, double L[6][6]) {
+  double b[6][6], Db[6][6];  // b[e] = Voigt vector of edge e; Db[e] = D b[e]
+  for (int e = 0; e < 6; ++e) {
+    const double* ai = r.alpha[kEdgeLocal[e][0]];
+    const double* aj = r.alpha[kEdgeLocal[e][1]];
+    b[e][0] = ai[0] * aj[0];
+    b[e][1] = ai[1] * aj[1];
+    b[e][2] = ai[2] * aj[2];
+    b[e][3] = ai[0] * aj[1] + ai[1] * aj[0];
+    b[e][4] = ai[1] * aj[2] + ai[2] * aj[1];
+    b[e][5] = ai[2] * aj[0] + ai[0] * aj[2];
+  }
+  for (int e = 0; e < 6; ++e)
+    for (int p = 0; p < 6; ++p) {
+      double s = 0.0;
+      for (int q = 0; q < 6; ++q) s += D[6 * p + q] * b[e][q];
+      Db[e][p] = s;
+    }
+  for (int e = 0; e < 6; ++e)
+    for (int f = e; f < 6; ++f) {
+      double s = 0.0;
+      for (int p = 0; p < 6; ++p) s += b[e][p] * Db[f][p];
+      L[e][f] = L[f][e] = 0.5 * r.v0 * s;
+    }
+}
+
+/// Unit-modulus volumetric penalty psi(theta), theta = J - 1, and its derivatives: W_vol = V0 k_vol psi(J - 1).
+/// cubic (Kikuuwe §4): |min(0, theta)|^3 / 3, C^2 at theta = 0; quadratic: theta^2 / 2; none: 0.
 struct Penalty {
   double psi = 0.0, d1 = 0.0, d2 = 0.0;
 };
-inline Penalty vol_penalty(double theta) {
-  if (theta >= 0.0) return {};
-  return {-theta * theta * theta / 3.0, -theta * theta, -2.0 * theta};
+inline Penalty vol_penalty(double theta, VolumetricPenalty kind) {
+  switch (kind) {
+    case VolumetricPenalty::cubic:
+      if (theta >= 0.0) return {};
+      return {-theta * theta * theta / 3.0, -theta * theta, -2.0 * theta};
+    case VolumetricPenalty::quadratic: return {0.5 * theta * theta, theta, 1.0};
+    case VolumetricPenalty::none: break;
+  }
+  return {};
 }
 
 /// Compressed sparse rows built in two passes over the same items: emit(sink) calls sink(row, code) for
@@ -121,17 +160,31 @@ inline void check_packable(std::int64_t n, int bits, const char* what) {
                                 std::to_string(n) + "); use more ranks");
 }
 
-/// Validate the common inputs of the formulation factories.
-inline void check_inputs(std::size_t n_coords, std::size_t n_tet_ids, std::size_t n_materials, const char* who) {
+/// Validate the common inputs of the formulation factories: sizes, vertex ids and material ids.
+inline void check_inputs(std::size_t n_coords, std::span<const LocalIndex> tets, std::size_t n_table,
+                         std::span<const std::int32_t> material_of_tet, const char* who) {
   if (n_coords % 3 != 0)
     throw std::invalid_argument(std::string(who) + ": coords holds " + std::to_string(n_coords) +
                                 " values, expected 3 per vertex");
-  if (n_tet_ids % 4 != 0)
-    throw std::invalid_argument(std::string(who) + ": tets holds " + std::to_string(n_tet_ids) +
+  if (tets.size() % 4 != 0)
+    throw std::invalid_argument(std::string(who) + ": tets holds " + std::to_string(tets.size()) +
                                 " ids, expected 4 per tetrahedron");
-  if (n_materials != n_tet_ids / 4)
-    throw std::invalid_argument(std::string(who) + ": " + std::to_string(n_materials) + " materials for " +
-                                std::to_string(n_tet_ids / 4) + " tetrahedra");
+  if (material_of_tet.size() != tets.size() / 4)
+    throw std::invalid_argument(std::string(who) + ": " + std::to_string(material_of_tet.size()) +
+                                " material ids for " + std::to_string(tets.size() / 4) + " tetrahedra");
+  const std::int64_t nv = static_cast<std::int64_t>(n_coords / 3);
+  for (std::size_t t = 0; t < material_of_tet.size(); ++t) {
+    if (material_of_tet[t] < 0 || static_cast<std::size_t>(material_of_tet[t]) >= n_table)
+      throw std::invalid_argument(std::string(who) + ": tet " + std::to_string(t) + " has material id " +
+                                  std::to_string(material_of_tet[t]) + ", expected 0.." +
+                                  std::to_string(static_cast<std::int64_t>(n_table) - 1));
+    for (int i = 0; i < 4; ++i) {
+      const LocalIndex v = tets[4 * t + i];
+      if (v < 0 || v >= nv)
+        throw std::invalid_argument(std::string(who) + ": tet " + std::to_string(t) + " has vertex id " +
+                                    std::to_string(v) + ", expected 0.." + std::to_string(nv - 1));
+    }
+  }
 }
 
 }  // namespace edgefem::tetgeo

@@ -73,7 +73,7 @@ void check_fits(std::int64_t n, const char* what) {
 
 }  // namespace
 
-Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets) {
+Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets, bool edges_only) {
   if (n_vertices < 0) throw std::invalid_argument("build_topology: negative vertex count");
   if (tets.size() % 4 != 0)
     throw std::invalid_argument("build_topology: tets holds " + std::to_string(tets.size()) +
@@ -123,6 +123,7 @@ Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets)
     const LocalIndex* v = tets.data() + 4 * t;
     for (int k = 0; k < 6; ++k) topo.tet_edges[t][k] = edge_id(v[kEdgeLocal[k][0]], v[kEdgeLocal[k][1]]);
   }
+  if (edges_only) return topo;
 
   // ---- Faces: bucket = smallest vertex, key = (middle, largest).
   auto sorted_face = [&](std::int64_t t, int k) {

@@ -39,8 +39,10 @@ struct Topology {
 };
 
 /// Build the topology of `tets` (4 vertex ids per tet, ids < n_vertices). O(n log n), sort-based.
+/// With edges_only, only `edges` and `tet_edges` are built (faces, tet_faces, tseps stay empty and the TSEP
+/// counts zero): what the per-tet formulations (stvk-tl, linear) need for their edge block pattern.
 /// Throws std::invalid_argument if tets.size() is not a multiple of 4, an id is out of range or a tet
 /// repeats a vertex.
-Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets);
+Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets, bool edges_only = false);
 
 }  // namespace edgefem

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <map>
+#include <stdexcept>
 #include <string>
 
 #include "io/error.hpp"
@@ -57,6 +59,21 @@ bool vertex_selected(const Selection& s, const LocalMesh& lm, LocalIndex v) {
 
 }  // namespace
 
+double prescribed_position(const Model& model, const DirichletDof& d, std::span<const double> reference, double s) {
+  if (d.rotation < 0) return reference[d.dof] + s * d.displacement;
+  // Rodrigues: R v = v cos(a) + (k x v) sin(a) + k (k . v) (1 - cos(a)).
+  const Rotation& r = model.rotations[d.rotation];
+  const std::size_t v0 = 3 * static_cast<std::size_t>(d.dof / 3);
+  const int c = d.dof % 3;
+  double p[3];
+  for (int i = 0; i < 3; ++i) p[i] = reference[v0 + i] - r.center[i];
+  const double a = s * r.angle, cs = std::cos(a), sn = std::sin(a);
+  const double kp = r.axis[0] * p[0] + r.axis[1] * p[1] + r.axis[2] * p[2];
+  const double kxp[3] = {r.axis[1] * p[2] - r.axis[2] * p[1], r.axis[2] * p[0] - r.axis[0] * p[2],
+                         r.axis[0] * p[1] - r.axis[1] * p[0]};
+  return r.center[c] + p[c] * cs + kxp[c] * sn + r.axis[c] * kp * (1.0 - cs);
+}
+
 bool in_box(const Selection& s, const double* x) {
   for (int d = 0; d < 3; ++d)
     if (x[d] < s.lo[d] || x[d] > s.hi[d]) return false;
@@ -100,43 +117,82 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
                        std::to_string(job.materials[m].region.value_or(0)) +
                        " matches no cell of the mesh (regions in the mesh: " + mesh_regions(comm, lm) + ")");
 
+  // One TetMaterial per job.materials entry (the same on every rank, so a bad entry fails everywhere alike),
+  // then per-tet indices into that table.
+  model.material_table.reserve(job.materials.size());
+  for (std::size_t m = 0; m < job.materials.size(); ++m) {
+    const auto& spec = job.materials[m];
+    const std::string key = "materials[" + std::to_string(m) + "]";
+    VolumetricPenalty penalty = VolumetricPenalty::none;
+    if (spec.volumetric_penalty) {
+      if (spec.volumetric == "cubic")
+        penalty = VolumetricPenalty::cubic;
+      else if (spec.volumetric == "quadratic")
+        penalty = VolumetricPenalty::quadratic;
+      else if (spec.volumetric != "none")
+        throw InputError(where(job, spec.line, key + ".volumetric") + "expected one of: cubic, quadratic, none; got '" +
+                         spec.volumetric + "'");
+    }
+    try {
+      if (spec.anisotropy) {
+        const auto& a = *spec.anisotropy;
+        model.material_table.push_back(TetMaterial::transversely_isotropic(
+            a.fibre, a.young_fibre, a.young_transverse, a.shear_fibre, a.poisson_fibre, a.poisson_transverse, penalty));
+      } else {
+        model.material_table.push_back(TetMaterial::isotropic_material(spec.young, spec.poisson, penalty));
+      }
+    } catch (const std::invalid_argument& e) {
+      throw InputError(where(job, spec.line, key + (spec.anisotropy ? ".anisotropy" : "")) + e.what());
+    }
+  }
   model.cell_material.resize(static_cast<std::size_t>(n_tets));
   model.cell_density.resize(static_cast<std::size_t>(n_tets));
   std::map<std::string, std::vector<LocalIndex>> tets_of_model;
   for (LocalIndex t = 0; t < n_tets; ++t) {
     const auto& spec = job.materials[spec_of[t]];
-    model.cell_material[t] = TetMaterial::from_young_poisson(spec.young, spec.poisson, spec.volumetric_penalty);
+    model.cell_material[t] = static_cast<std::int32_t>(spec_of[t]);
     model.cell_density[t] = spec.density;
     tets_of_model[spec.model].push_back(t);
   }
   for (const auto& [name, ids] : tets_of_model) {
     std::vector<LocalIndex> tets;
-    std::vector<TetMaterial> materials;
+    std::vector<std::int32_t> material_of_tet;
     tets.reserve(ids.size() * 4);
+    material_of_tet.reserve(ids.size());
     for (LocalIndex t : ids) {
       tets.insert(tets.end(), mesh.tets.begin() + 4 * static_cast<std::ptrdiff_t>(t),
                   mesh.tets.begin() + 4 * static_cast<std::ptrdiff_t>(t) + 4);
-      materials.push_back(model.cell_material[t]);
+      material_of_tet.push_back(model.cell_material[t]);
     }
+    const std::span<const TetMaterial> table = model.material_table;
     if (name == "stvk" || name == "stvk-nsn")
-      model.formulations.push_back(make_stvk_tsep(mesh.coords, tets, materials, name == "stvk-nsn"));
+      model.formulations.push_back(make_stvk_tsep(mesh.coords, tets, table, material_of_tet, name == "stvk-nsn"));
     else if (name == "stvk-tl")
-      model.formulations.push_back(make_stvk_tl(mesh.coords, tets, materials));
+      model.formulations.push_back(make_stvk_tl(mesh.coords, tets, table, material_of_tet));
+    else if (name == "linear")
+      model.formulations.push_back(make_linear(mesh.coords, tets, table, material_of_tet));
     else
       throw InputError(where(job, 0, "materials") + "model '" + name + "' is not supported for tetrahedra");
   }
 
   // Dirichlet conditions on owned vertices; later entries override earlier ones per component.
-  std::map<LocalIndex, double> prescribed;
+  std::map<LocalIndex, DirichletDof> prescribed;
   for (std::size_t b = 0; b < job.boundary.size(); ++b) {
     const auto& bc = job.boundary[b];
+    int rotation = -1;
+    if (bc.rotate) {
+      rotation = static_cast<int>(model.rotations.size());
+      model.rotations.push_back({bc.rotate->axis, bc.rotate->center, bc.rotate->angle_degrees * std::numbers::pi / 180.0});
+    }
     long long hits = 0;
     for (LocalIndex v = 0; v < lm.n_owned; ++v) {
       if (!vertex_selected(bc.select, lm, v)) continue;
       ++hits;
       for (int c = 0; c < 3; ++c) {
-        if (bc.fix[c]) prescribed[3 * v + c] = 0.0;
-        if (bc.displace[c]) prescribed[3 * v + c] = *bc.displace[c];
+        const LocalIndex dof = 3 * v + c;
+        if (bc.fix[c]) prescribed[dof] = {dof, 0.0, -1};
+        if (bc.displace[c]) prescribed[dof] = {dof, *bc.displace[c], -1};
+        if (bc.rotate && bc.rotate->components[c]) prescribed[dof] = {dof, 0.0, rotation};
       }
     }
     if (global_count(comm, hits) == 0)
@@ -147,7 +203,7 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
                                   mesh_regions(comm, lm) + ")"
                             : std::string()));
   }
-  for (const auto& [dof, value] : prescribed) model.dirichlet.push_back({dof, value});
+  for (const auto& [dof, d] : prescribed) model.dirichlet.push_back(d);
 
   // External forces at load factor 1: gravity (lumped: a quarter of each tet's weight per vertex) and
   // nominal tractions (a third of each boundary triangle's force per vertex).

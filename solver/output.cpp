@@ -106,7 +106,7 @@ void ResultWriter::write(int step, double time, std::span<const double> position
         x[3 * k + d] = positions[i];
       }
     std::array<double, 9> E{}, S{};
-    tet_strain_stress(X, x, model_.cell_material[t], E, S);
+    tet_strain_stress(X, x, model_.material_table[model_.cell_material[t]], E, S);
     deformation_gradient(X, x, F);
     std::copy(E.begin(), E.end(), strain.values.begin() + 9 * static_cast<std::ptrdiff_t>(t));
     std::copy(S.begin(), S.end(), stress.values.begin() + 9 * static_cast<std::ptrdiff_t>(t));

@@ -58,7 +58,7 @@ StaticSolver::~StaticSolver() = default;
 void StaticSolver::set_prescribed(Vec x, double load_factor) {
   PetscScalar* xa = nullptr;
   EDGEFEM_PETSC(VecGetArray(x, &xa));
-  for (const auto& d : model_.dirichlet) xa[d.dof] = mesh_.mesh.coords[d.dof] + load_factor * d.displacement;
+  for (const auto& d : model_.dirichlet) xa[d.dof] = prescribed_position(model_, d, mesh_.mesh.coords, load_factor);
   EDGEFEM_PETSC(VecRestoreArray(x, &xa));
 }
 
@@ -75,7 +75,7 @@ PetscErrorCode StaticSolver::form_function(SNES, Vec x, Vec r, void* ctx) {
     PetscCall(VecGetArrayRead(x, &xa));
     PetscCall(VecGetArray(r, &ra));
     for (const auto& d : self->model_.dirichlet)
-      ra[d.dof] = xa[d.dof] - (self->mesh_.mesh.coords[d.dof] + self->load_factor_ * d.displacement);
+      ra[d.dof] = xa[d.dof] - prescribed_position(self->model_, d, self->mesh_.mesh.coords, self->load_factor_);
     PetscCall(VecRestoreArray(r, &ra));
     PetscCall(VecRestoreArrayRead(x, &xa));
     PetscCall(PetscLogStagePop());

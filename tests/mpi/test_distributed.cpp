@@ -9,6 +9,7 @@
 #include <vtkUnstructuredGrid.h>
 #include <vtkXMLPUnstructuredGridReader.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -177,6 +178,87 @@ TEST_P(UniaxialTension, MatchesClosedFormStvk) {
 
 INSTANTIATE_TEST_SUITE_P(Models, UniaxialTension, ::testing::Values("stvk", "stvk-tl"),
                          [](const auto& info) { return info.param == "stvk" ? std::string("stvk") : std::string("stvk_tl"); });
+
+TEST(Distributed, TwoMaterialsTwoFormulationsEqualSerialSolve) {
+  // Gmsh binary 2.2 mesh, physical volumes 1 (isotropic, stvk) and 2 (fibre-reinforced, stvk-tl).
+  const Job job = read_job(source("jobs/examples/bimaterial.yaml"));
+  const Solution distributed = solve(MPI_COMM_WORLD, job);
+  double relative = 0;
+  if (world_rank() == 0) {
+    const Solution serial = solve(MPI_COMM_SELF, job);
+    double diff = 0;
+    for (std::size_t i = 0; i < serial.displacement.size(); ++i)
+      diff = std::max(diff, std::abs(serial.displacement[i] - distributed.displacement[i]));
+    relative = diff / max_abs(serial.displacement);
+    std::printf("bimaterial on %d ranks: max |u - u_serial| / max |u_serial| = %.3e\n", world_size(), relative);
+  }
+  MPI_Bcast(&relative, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  EXPECT_LT(relative, 1e-8);
+}
+
+/// Uniaxial nominal stress `stress` along x on the roller box with a transversely isotropic material whose
+/// fibre is `fibre`; returns the three homogeneous strains (displacement / length) measured at the far corner.
+std::array<double, 3> anisotropic_uniaxial(const std::string& model, std::array<double, 3> fibre, double stress) {
+  Job job = uniaxial_job(model, 1.0, 1.0, 0.3);
+  job.materials[0].anisotropy = TransverseIsotropySpec{fibre, 5.0e4, 1.0e4, 4.0e3, 0.3, 0.35};
+  job.loads.tractions[0].traction = {stress, 0, 0};
+  job.steps = 1;
+  const Solution s = solve(MPI_COMM_WORLD, job);
+  std::array<double, 3> strain{};
+  if (world_rank() == 0)
+    for (std::size_t v = 0; v < s.reference.size() / 3; ++v)
+      if (s.reference[3 * v] == 2.0 && s.reference[3 * v + 1] == 1.0 && s.reference[3 * v + 2] == 1.0)
+        strain = {s.displacement[3 * v] / 2.0, s.displacement[3 * v + 1], s.displacement[3 * v + 2]};
+  MPI_Bcast(strain.data(), 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return strain;
+}
+
+TEST(Distributed, TransverselyIsotropicUniaxialMatchesSmallStrainCompliance) {
+  const double Ef = 5.0e4, Et = 1.0e4, nu_ft = 0.3, nu_tt = 0.35;
+  // `linear` is exact at any load; stvk agrees to O(strain) at a strain of about 1e-6.
+  for (const std::string model : {"linear", "stvk"}) {
+    const double stress = model == "linear" ? 100.0 : 1e-6 * Et;
+    const double tol = model == "linear" ? 1e-7 : 1e-4;  // linear: the KSP tolerance (1e-8) limits it
+    // Along the fibre: eps_f = s/Ef, both transverse strains -nu_ft s/Ef.
+    const auto along = anisotropic_uniaxial(model, {1, 0, 0}, stress);
+    EXPECT_NEAR(along[0] / (stress / Ef), 1.0, tol) << model;
+    EXPECT_NEAR(along[1] / (-nu_ft * stress / Ef), 1.0, tol) << model;
+    EXPECT_NEAR(along[2] / (-nu_ft * stress / Ef), 1.0, tol) << model;
+    // Across (fibre along y): eps_x = s/Et, eps_y (fibre) = -nu_ft s/Ef, eps_z = -nu_tt s/Et.
+    const auto across = anisotropic_uniaxial(model, {0, 1, 0}, stress);
+    EXPECT_NEAR(across[0] / (stress / Et), 1.0, tol) << model;
+    EXPECT_NEAR(across[1] / (-nu_ft * stress / Ef), 1.0, tol) << model;
+    EXPECT_NEAR(across[2] / (-nu_tt * stress / Et), 1.0, tol) << model;
+  }
+}
+
+TEST(Distributed, TwistedCuboidTsepEqualsTotalLagrangianNsnDiffers) {
+  // Kikuuwe §5, Fig. 9 (jobs/examples/twist.yaml): a rotation prescribed on the top face.
+  Job job = read_job(source("jobs/examples/twist.yaml"));
+  job.steps = 3;
+  job.boundary[1].rotate->angle_degrees = 60;
+  std::vector<double> u[3];
+  const char* models[3] = {"stvk", "stvk-tl", "stvk-nsn"};
+  for (int k = 0; k < 3; ++k) {
+    job.materials[0].model = models[k];
+    u[k] = solve(MPI_COMM_WORLD, job).displacement;
+  }
+  double tl = 0, nsn = 0, scale = 0;
+  if (world_rank() == 0) {
+    for (std::size_t i = 0; i < u[0].size(); ++i) {
+      tl = std::max(tl, std::abs(u[1][i] - u[0][i]));
+      nsn = std::max(nsn, std::abs(u[2][i] - u[0][i]));
+      scale = std::max(scale, std::abs(u[0][i]));
+    }
+    std::printf("twist (%d ranks): max |u_tl - u_tsep| / max |u| = %.3e, nsn: %.3e\n", world_size(), tl / scale,
+                nsn / scale);
+  }
+  double r[3] = {tl, nsn, scale};
+  MPI_Bcast(r, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  EXPECT_LT(r[0] / r[2], 1e-9);  // analytically the same model
+  EXPECT_GT(r[1] / r[2], 1e-3);  // the spring network is a different model
+  EXPECT_GT(r[2], 0.3);          // corners of the top face move by about 0.4 at 60 degrees
+}
 
 TEST(Distributed, OutputReadsBackWithVtk) {
   const Job job = read_job(source("tests/data/cantilever_small.yaml"));

@@ -1,6 +1,7 @@
 // Tests of the total-Lagrangian StVK (materials/stvk_tl.cpp) as the oracle of the edge formulation: identical
-// W, f, K to round-off; rigid-motion invariance of all formulations; rest stiffness = linear elasticity;
-// tet_strain_stress consistent with the forces.
+// W, f, K to round-off (isotropic and transversely isotropic, every volumetric penalty, heterogeneous tables);
+// rigid-motion invariance of the nonlinear formulations; rest stiffness = linear elasticity (+ the quadratic
+// penalty's V0 k_vol dJ dJ^T); tet_strain_stress consistent with the forces.
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -19,19 +20,16 @@ namespace {
 using testing::TetMesh;
 
 std::unique_ptr<TetFormulation> make(const std::string& name, const TetMesh& m, std::span<const TetMaterial> mat) {
-  if (name == "stvk-tl") return make_stvk_tl(m.coords, m.tets, mat);
-  return make_stvk_tsep(m.coords, m.tets, mat, name == "stvk-nsn");
+  return testing::make_formulation(name, m, mat, testing::iota_ids(mat.size()));
 }
 
-std::vector<TetMaterial> random_materials(LocalIndex n_tets, bool volumetric, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> young(1.0, 5.0), nu(0.2, 0.45);
-  std::vector<TetMaterial> mat;
-  for (LocalIndex t = 0; t < n_tets; ++t) {
-    const double E = young(rng), p = nu(rng);
-    mat.push_back(TetMaterial::from_young_poisson(E, p, volumetric && t % 4 != 1));
-  }
-  return mat;
+std::vector<TetMaterial> random_materials(LocalIndex n_tets, VolumetricPenalty penalty, unsigned seed,
+                                          bool anisotropic = false) {
+  return testing::random_materials(n_tets, penalty, anisotropic, seed);
+}
+
+const char* penalty_name(VolumetricPenalty p) {
+  return p == VolumetricPenalty::none ? "none" : p == VolumetricPenalty::cubic ? "cubic" : "quadratic";
 }
 
 /// x = A X + noise with A = scale * (I + strain noise); scale < 1 compresses (penalty active).
@@ -52,14 +50,14 @@ std::vector<double> random_deformation(const TetMesh& m, double scale, double am
 // ---------------------------------------------------------------------------------------------------------
 // Edge/TSEP and TL give the same W, f, K (to round-off) on a heterogeneous multi-tet mesh.
 
-using SameParam = std::tuple<bool, double, unsigned>;  // volumetric, scale, seed
+using SameParam = std::tuple<VolumetricPenalty, bool, double, unsigned>;  // penalty, anisotropic, scale, seed
 
 class TlVsTsep : public ::testing::TestWithParam<SameParam> {};
 
 TEST_P(TlVsTsep, SameEnergyForceAndStiffness) {
-  const auto [volumetric, scale, seed] = GetParam();
+  const auto [penalty, aniso, scale, seed] = GetParam();
   const TetMesh m = testing::kuhn_box(3, 2, 2, 0.5, 0.12, seed);
-  const auto mat = random_materials(m.n_tets(), volumetric, seed + 100);
+  const auto mat = random_materials(m.n_tets(), penalty, seed + 100, aniso);
   const auto tsep = make("stvk", m, mat), tl = make("stvk-tl", m, mat);
   const auto x = random_deformation(m, scale, 0.08, seed);
   const double w_tsep = tsep->energy(x), w_tl = tl->energy(x);
@@ -69,23 +67,66 @@ TEST_P(TlVsTsep, SameEnergyForceAndStiffness) {
   const auto K_tl = testing::dense_stiffness(*tl, x, &f_tl);
   EXPECT_LT(testing::rel_max_diff(f_tsep, f_tl), 1e-12);
   EXPECT_LT(testing::rel_max_diff(K_tsep, K_tl), 1e-12);
-  // The edge form writes far fewer blocks than TL's 16 per tet.
-  EXPECT_LT(tsep->block_pattern().size(), tl->block_pattern().size());
+  EXPECT_EQ(tsep->block_pattern(), tl->block_pattern()) << "same COO path";
 }
 
 INSTANTIATE_TEST_SUITE_P(StvkTlDeformations, TlVsTsep,
-                         ::testing::Combine(::testing::Bool(), ::testing::Values(0.6, 1.0, 1.5),
-                                            ::testing::Values(1u, 2u, 3u)));
+                         ::testing::Combine(::testing::Values(VolumetricPenalty::none, VolumetricPenalty::cubic,
+                                                              VolumetricPenalty::quadratic),
+                                            ::testing::Bool(), ::testing::Values(0.6, 1.0, 1.5),
+                                            ::testing::Values(1u, 2u, 3u)),
+                         [](const auto& info) {
+                           return std::string(penalty_name(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) ? "_aniso" : "_iso") + "_scale" +
+                                  std::to_string(static_cast<int>(10 * std::get<2>(info.param))) + "_seed" +
+                                  std::to_string(std::get<3>(info.param));
+                         });
+
+TEST(StvkTl, SmallHeterogeneousTableSharedByManyTets) {
+  // A 4-entry table (isotropic cubic, isotropic quadratic, two fibre directions) indexed by t % 4 — the
+  // memory layout build_model uses — against the same materials given one entry per tet.
+  std::mt19937 rng(5);
+  const std::vector<TetMaterial> table = {
+      TetMaterial::isotropic_material(3.0, 0.3, VolumetricPenalty::cubic),
+      TetMaterial::isotropic_material(1.5, 0.45, VolumetricPenalty::quadratic),
+      testing::random_transverse(rng, {1, 0, 0}, VolumetricPenalty::cubic),
+      testing::random_transverse(rng, {0.3, -0.5, 0.8}, VolumetricPenalty::none)};
+  const TetMesh m = testing::kuhn_box(3, 3, 2, 0.4, 0.1, 8);
+  std::vector<std::int32_t> ids;
+  std::vector<TetMaterial> per_tet;
+  for (LocalIndex t = 0; t < m.n_tets(); ++t) {
+    ids.push_back(t % 4);
+    per_tet.push_back(table[t % 4]);
+  }
+  for (double scale : {0.7, 1.2}) {
+    const auto x = random_deformation(m, scale, 0.05, 3);
+    const auto tl = testing::make_formulation("stvk-tl", m, table, ids);
+    std::vector<double> f_tl;
+    const auto K_tl = testing::dense_stiffness(*tl, x, &f_tl);
+    for (const char* name : {"stvk", "stvk-tl"}) {
+      const auto a = testing::make_formulation(name, m, table, ids);
+      const auto b = make(name, m, per_tet);
+      std::vector<double> fa, fb;
+      const auto Ka = testing::dense_stiffness(*a, x, &fa), Kb = testing::dense_stiffness(*b, x, &fb);
+      EXPECT_EQ(a->energy(x), b->energy(x)) << name;
+      EXPECT_EQ(fa, fb) << name;
+      EXPECT_EQ(Ka, Kb) << name;
+      EXPECT_NEAR(a->energy(x), tl->energy(x), 1e-12 * std::abs(tl->energy(x))) << name;
+      EXPECT_LT(testing::rel_max_diff(fa, f_tl), 1e-12) << name;
+      EXPECT_LT(testing::rel_max_diff(Ka, K_tl), 1e-12) << name;
+    }
+  }
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // Rigid motions give zero energy and force (relative to the scale of a unit Green strain).
 
-class RigidMotion : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
+class RigidMotion : public ::testing::TestWithParam<std::tuple<std::string, VolumetricPenalty>> {};
 
 TEST_P(RigidMotion, ZeroEnergyAndForce) {
-  const auto& [name, volumetric] = GetParam();
+  const auto& [name, penalty] = GetParam();
   const TetMesh m = testing::kuhn_box(2, 2, 2, 1.0, 0.1, 4);
-  const auto mat = random_materials(m.n_tets(), volumetric, 6);
+  const auto mat = random_materials(m.n_tets(), penalty, 6, true);
   const auto form = make(name, m, mat);
   // Unit Green strain: x = sqrt(3) X gives E = I.
   std::vector<double> x_unit(m.coords), f_unit(m.coords.size()), f(m.coords.size());
@@ -112,21 +153,27 @@ TEST_P(RigidMotion, ZeroEnergyAndForce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(StvkTlAllFormulations, RigidMotion,
-                         ::testing::Combine(::testing::Values("stvk", "stvk-nsn", "stvk-tl"), ::testing::Bool()),
+                         ::testing::Combine(::testing::Values("stvk", "stvk-nsn", "stvk-tl"),
+                                            ::testing::Values(VolumetricPenalty::none, VolumetricPenalty::cubic,
+                                                              VolumetricPenalty::quadratic)),
                          [](const auto& info) {
-                           std::string s = std::get<0>(info.param) + (std::get<1>(info.param) ? "_vol" : "");
+                           std::string s = std::get<0>(info.param) + "_" + penalty_name(std::get<1>(info.param));
                            for (char& c : s)
                              if (c == '-') c = '_';
                            return s;
                          });
 
 // ---------------------------------------------------------------------------------------------------------
-// At rest, K of stvk and stvk-tl is the linear-elasticity stiffness sum_T V0 B^T D B (Voigt, engineering
-// shear); NSN's is not (it is a spring network).
+// At rest, K of stvk, stvk-tl and linear is the linear-elasticity stiffness sum_T V0 B^T D B (Voigt, engineering
+// shear), plus V0 k_vol dJ dJ^T (dJ/dx_a = alpha_a at rest) for the quadratic penalty; NSN's is not (it is a
+// spring network).
 
-TEST(StvkTl, RestStiffnessIsLinearElasticity) {
+class RestStiffness : public ::testing::TestWithParam<std::tuple<VolumetricPenalty, bool>> {};
+
+TEST_P(RestStiffness, IsLinearElasticity) {
+  const auto [penalty, aniso] = GetParam();
   const TetMesh m = testing::kuhn_box(2, 1, 1, 1.0, 0.0, 1);
-  const auto mat = random_materials(m.n_tets(), true, 3);
+  const auto mat = random_materials(m.n_tets(), penalty, 3, aniso);
   const std::size_t n = m.coords.size();
   Eigen::MatrixXd K_lin = Eigen::MatrixXd::Zero(n, n);
   for (LocalIndex t = 0; t < m.n_tets(); ++t) {
@@ -135,23 +182,26 @@ TEST(StvkTl, RestStiffnessIsLinearElasticity) {
       for (int c = 0; c < 3; ++c) X[3 * i + c] = m.coords[3 * m.tets[4 * t + i] + c];
     const auto r = tetgeo::reference_tet(X, t);
     Eigen::Matrix<double, 6, 12> B = Eigen::Matrix<double, 6, 12>::Zero();
+    Eigen::Matrix<double, 12, 1> dJ;
     for (int a = 0; a < 4; ++a) {
       const double* g = r.alpha[a];
       B(0, 3 * a) = g[0], B(1, 3 * a + 1) = g[1], B(2, 3 * a + 2) = g[2];
       B(3, 3 * a) = g[1], B(3, 3 * a + 1) = g[0];  // 2 eps_xy
       B(4, 3 * a + 1) = g[2], B(4, 3 * a + 2) = g[1];  // 2 eps_yz
       B(5, 3 * a) = g[2], B(5, 3 * a + 2) = g[0];  // 2 eps_zx
+      for (int c = 0; c < 3; ++c) dJ[3 * a + c] = g[c];
     }
-    Eigen::Matrix<double, 6, 6> D = Eigen::Matrix<double, 6, 6>::Zero();
-    D.topLeftCorner<3, 3>().setConstant(mat[t].lambda);
-    for (int k = 0; k < 3; ++k) D(k, k) += 2 * mat[t].mu, D(3 + k, 3 + k) = mat[t].mu;
-    const Eigen::Matrix<double, 12, 12> Ke = r.v0 * B.transpose() * D * B;
+    Eigen::Matrix<double, 6, 6> D;
+    for (int p = 0; p < 6; ++p)
+      for (int q = 0; q < 6; ++q) D(p, q) = mat[t].D[6 * p + q];
+    Eigen::Matrix<double, 12, 12> Ke = r.v0 * B.transpose() * D * B;
+    if (mat[t].volumetric == VolumetricPenalty::quadratic) Ke += r.v0 * mat[t].k_vol * dJ * dJ.transpose();
     for (int a = 0; a < 4; ++a)
       for (int b = 0; b < 4; ++b)
         K_lin.block<3, 3>(3 * m.tets[4 * t + a], 3 * m.tets[4 * t + b]) += Ke.block<3, 3>(3 * a, 3 * b);
   }
   const std::vector<double> ref(K_lin.data(), K_lin.data() + n * n);  // symmetric: layout irrelevant
-  for (const char* name : {"stvk", "stvk-tl"}) {
+  for (const char* name : {"stvk", "stvk-tl", "linear"}) {
     std::vector<double> f;
     const auto K = testing::dense_stiffness(*make(name, m, mat), m.coords, &f);
     EXPECT_LT(testing::rel_max_diff(K, ref), 1e-13) << name;
@@ -160,6 +210,15 @@ TEST(StvkTl, RestStiffnessIsLinearElasticity) {
   const auto K_nsn = testing::dense_stiffness(*make("stvk-nsn", m, mat), m.coords);
   EXPECT_GT(testing::rel_max_diff(K_nsn, ref), 1e-3);
 }
+
+INSTANTIATE_TEST_SUITE_P(StvkTl, RestStiffness,
+                         ::testing::Combine(::testing::Values(VolumetricPenalty::none, VolumetricPenalty::cubic,
+                                                              VolumetricPenalty::quadratic),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(penalty_name(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) ? "_aniso" : "_iso");
+                         });
 
 // ---------------------------------------------------------------------------------------------------------
 // tet_strain_stress: exact values under a uniform stretch, and V0 (F S) alpha_a reproduces the TL forces
@@ -171,7 +230,7 @@ TEST(StvkTl, StrainStressOfUniformStretch) {
   double x[12];
   for (int i = 0; i < 4; ++i)
     for (int c = 0; c < 3; ++c) x[3 * i + c] = s[c] * X[3 * i + c] + 0.5;
-  const auto mat = TetMaterial::from_young_poisson(3.0, 0.3, false);
+  const auto mat = TetMaterial::isotropic_material(3.0, 0.3, VolumetricPenalty::none);
   std::array<double, 9> E, S;
   tet_strain_stress(X, x, mat, E, S);
   const double tr = (s[0] * s[0] + s[1] * s[1] + s[2] * s[2] - 3) / 2;
@@ -183,14 +242,18 @@ TEST(StvkTl, StrainStressOfUniformStretch) {
     }
 }
 
-class StrainStressForces : public ::testing::TestWithParam<double> {};  // scale (< 1: penalty active)
+// scale (< 1: cubic penalty active), penalty, anisotropic
+class StrainStressForces : public ::testing::TestWithParam<std::tuple<double, VolumetricPenalty, bool>> {};
 
 TEST_P(StrainStressForces, ReproduceTlForces) {
+  const auto [scale, penalty, aniso] = GetParam();
   TetMesh m;
   m.coords = {0.1, -0.05, 0.02, 1.0, 0.1, -0.1, 0.2, 0.9, 0.05, -0.1, 0.15, 1.1};
   m.tets = {0, 2, 1, 3};  // negatively oriented on purpose
-  const auto mat = TetMaterial::from_young_poisson(2.0, 0.4, true);
-  const auto x = random_deformation(m, GetParam(), 0.05, 17);
+  std::mt19937 rng(4);
+  const auto mat = aniso ? testing::random_transverse(rng, {0.2, 0.9, -0.4}, penalty)
+                         : TetMaterial::isotropic_material(2.0, 0.4, penalty);
+  const auto x = random_deformation(m, scale, 0.05, 17);
   double X[12], xt[12];
   for (int i = 0; i < 4; ++i)
     for (int c = 0; c < 3; ++c) X[3 * i + c] = m.coords[3 * m.tets[i] + c], xt[3 * i + c] = x[3 * m.tets[i] + c];
@@ -201,6 +264,7 @@ TEST_P(StrainStressForces, ReproduceTlForces) {
   for (int i = 0; i < 4; ++i) F += Eigen::Vector3d(xt[3 * i], xt[3 * i + 1], xt[3 * i + 2]) *
                                     Eigen::Vector3d(r.alpha[i][0], r.alpha[i][1], r.alpha[i][2]).transpose();
   for (int q = 0; q < 9; ++q) Sm(q / 3, q % 3) = S[q];
+  EXPECT_LT((Sm - Sm.transpose()).cwiseAbs().maxCoeff(), 1e-14 * Sm.cwiseAbs().maxCoeff()) << "S symmetric";
   const auto tl = make("stvk-tl", m, std::vector<TetMaterial>{mat});
   std::vector<double> f(12);
   tl->force(x, f);
@@ -215,18 +279,36 @@ TEST_P(StrainStressForces, ReproduceTlForces) {
   EXPECT_LT(diff, 1e-12 * fmax);
 }
 
-INSTANTIATE_TEST_SUITE_P(StvkTlScales, StrainStressForces, ::testing::Values(0.5, 0.8, 1.0, 1.3));
+INSTANTIATE_TEST_SUITE_P(StvkTlScales, StrainStressForces,
+                         ::testing::Combine(::testing::Values(0.5, 0.8, 1.0, 1.3),
+                                            ::testing::Values(VolumetricPenalty::none, VolumetricPenalty::cubic,
+                                                              VolumetricPenalty::quadratic),
+                                            ::testing::Bool()));
 
-TEST(StvkTl, BlockPatternIsSixteenPerTet) {
-  const TetMesh m = testing::kuhn_box(1, 1, 1);
-  const auto tl = make("stvk-tl", m, random_materials(m.n_tets(), false, 1));
-  const auto& pat = tl->block_pattern();
-  ASSERT_EQ(pat.size(), 16u * m.n_tets());
-  for (LocalIndex t = 0; t < m.n_tets(); ++t)
-    for (int a = 0; a < 4; ++a)
-      for (int b = 0; b < 4; ++b)
-        EXPECT_EQ(pat[16 * t + 4 * a + b], (std::array<LocalIndex, 2>{m.tets[4 * t + a], m.tets[4 * t + b]}));
-  EXPECT_EQ(tl->name(), "stvk-tl");
+TEST(StvkTl, StrainStressIsDTimesGreenStrain) {
+  // Anisotropic S = D eps in Voigt form under a general homogeneous deformation (no penalty).
+  std::mt19937 rng(9);
+  const auto mat = testing::random_transverse(rng, {1.0, 2.0, -0.5}, VolumetricPenalty::none);
+  const double X[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+  const double A[9] = {1.1, 0.2, -0.1, 0.05, 0.9, 0.15, -0.2, 0.1, 1.2};
+  double x[12];
+  for (int i = 0; i < 4; ++i)
+    for (int r = 0; r < 3; ++r) x[3 * i + r] = A[3 * r] * X[3 * i] + A[3 * r + 1] * X[3 * i + 1] + A[3 * r + 2] * X[3 * i + 2];
+  std::array<double, 9> E, S;
+  tet_strain_stress(X, x, mat, E, S);
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) {
+      const double e = 0.5 * (A[a] * A[b] + A[3 + a] * A[3 + b] + A[6 + a] * A[6 + b] - (a == b));
+      EXPECT_NEAR(E[3 * a + b], e, 1e-15);
+    }
+  const double eps[6] = {E[0], E[4], E[8], 2 * E[1], 2 * E[5], 2 * E[6]};
+  const int row[3][3] = {{0, 3, 5}, {3, 1, 4}, {5, 4, 2}};
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) {
+      double s = 0.0;
+      for (int q = 0; q < 6; ++q) s += mat.D[6 * row[a][b] + q] * eps[q];
+      EXPECT_NEAR(S[3 * a + b], s, 1e-14 * 10);
+    }
 }
 
 }  // namespace

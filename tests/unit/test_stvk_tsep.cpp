@@ -1,11 +1,13 @@
 // Tests of the edge/TSEP StVK and NSN formulations (materials/stvk_tsep.cpp): finite-difference consistency of
-// f and K for all three tetrahedral formulations, Kikuuwe's eq. 19 against the closed-form coefficients, the
-// edge-sum structure of the energy (eq. 24), the block pattern and input checks.
+// f and K for all four tetrahedral formulations (stvk, stvk-nsn, stvk-tl, linear) with isotropic and transversely
+// isotropic materials and every volumetric penalty, Kikuuwe's eq. 19 against the closed-form coefficients
+// (isotropic and general D), the edge-sum structure of the energy (eq. 24), the block pattern and input checks.
 #include <gtest/gtest.h>
 
 #include <omp.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -22,20 +24,23 @@ namespace {
 using testing::TetMesh;
 
 std::unique_ptr<TetFormulation> make(const std::string& name, const TetMesh& m, std::span<const TetMaterial> mat) {
-  if (name == "stvk-tl") return make_stvk_tl(m.coords, m.tets, mat);
-  return make_stvk_tsep(m.coords, m.tets, mat, name == "stvk-nsn");
+  return testing::make_formulation(name, m, mat, testing::iota_ids(mat.size()));
 }
 
-/// Per-tet different materials; with `volumetric`, two thirds of the tets get the penalty.
-std::vector<TetMaterial> random_materials(LocalIndex n_tets, bool volumetric, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> young(1.0, 5.0), nu(0.2, 0.45);
-  std::vector<TetMaterial> mat;
-  for (LocalIndex t = 0; t < n_tets; ++t) {
-    const double E = young(rng), p = nu(rng);
-    mat.push_back(TetMaterial::from_young_poisson(E, p, volumetric && t % 3 != 2));
+/// Per-tet different materials (one table entry per tet); two thirds of the tets get `penalty`; with
+/// `anisotropic`, half of them are transversely isotropic.
+std::vector<TetMaterial> random_materials(LocalIndex n_tets, VolumetricPenalty penalty, unsigned seed,
+                                          bool anisotropic = false) {
+  return testing::random_materials(n_tets, penalty, anisotropic, seed);
+}
+
+const char* penalty_name(VolumetricPenalty p) {
+  switch (p) {
+    case VolumetricPenalty::none: return "none";
+    case VolumetricPenalty::cubic: return "cubic";
+    case VolumetricPenalty::quadratic: return "quadratic";
   }
-  return mat;
+  return "?";
 }
 
 TetMesh single_tet(bool negative) {
@@ -95,14 +100,15 @@ std::vector<double> deform(const TetMesh& m, const std::string& kind, unsigned s
 // ---------------------------------------------------------------------------------------------------------
 // 1. Finite differences: f = dW/dx and K = df/dx for every formulation, mesh, deformation, with/without penalty.
 
-using FdParam = std::tuple<std::string, std::string, std::string, bool>;  // formulation, mesh, deformation, vol
+// formulation, mesh, deformation, volumetric penalty, anisotropic materials
+using FdParam = std::tuple<std::string, std::string, std::string, VolumetricPenalty, bool>;
 
 class FormulationFd : public ::testing::TestWithParam<FdParam> {};
 
 TEST_P(FormulationFd, ForceAndStiffnessMatchFiniteDifferences) {
-  const auto& [form_name, mesh_name, def, volumetric] = GetParam();
+  const auto& [form_name, mesh_name, def, penalty, aniso] = GetParam();
   const TetMesh m = mesh_by_name(mesh_name);
-  const auto mat = random_materials(m.n_tets(), volumetric, 11);
+  const auto mat = random_materials(m.n_tets(), penalty, 11, aniso);
   const auto form = make(form_name, m, mat);
   EXPECT_EQ(form->name(), form_name);
   const auto x = deform(m, def, 5);
@@ -127,21 +133,28 @@ TEST_P(FormulationFd, ForceAndStiffnessMatchFiniteDifferences) {
       kmax = std::max(kmax, std::abs(K[i * n + j]));
     }
   EXPECT_LT(asym, 1e-13 * kmax) << "K symmetric";
-  if (volumetric && (def == "compressed" || def == "near_flat" || def == "inverted")) {
-    // The penalty must actually be active here: the energy differs from the one without it.
-    const auto plain = make(form_name, m, random_materials(m.n_tets(), false, 11));
+  // The penalty must actually be active here: the energy differs from the one without it (linear + cubic has
+  // no penalty term: its Hessian at rest is zero).
+  const bool compressed = def == "compressed" || def == "near_flat" || def == "inverted";
+  const bool active = penalty == VolumetricPenalty::quadratic ||
+                      (penalty == VolumetricPenalty::cubic && compressed && form_name != "linear");
+  if (active && def != "rotated" && def != "random") {
+    const auto plain = make(form_name, m, random_materials(m.n_tets(), VolumetricPenalty::none, 11, aniso));
     EXPECT_GT(form->energy(x), plain->energy(x) * (1 + 1e-3));
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     StvkTsepAllFormulations, FormulationFd,
-    ::testing::Combine(::testing::Values("stvk", "stvk-nsn", "stvk-tl"), ::testing::Values("tet", "tet_neg", "cube2"),
+    ::testing::Combine(::testing::Values("stvk", "stvk-nsn", "stvk-tl", "linear"),
+                       ::testing::Values("tet", "tet_neg", "cube2"),
                        ::testing::Values("random", "stretched", "compressed", "rotated", "near_flat", "inverted"),
+                       ::testing::Values(VolumetricPenalty::none, VolumetricPenalty::cubic,
+                                         VolumetricPenalty::quadratic),
                        ::testing::Bool()),
     [](const auto& info) {
-      std::string s = std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" + std::get<2>(info.param) +
-                      (std::get<3>(info.param) ? "_vol" : "");
+      std::string s = std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" + std::get<2>(info.param) + "_" +
+                      penalty_name(std::get<3>(info.param)) + (std::get<4>(info.param) ? "_aniso" : "");
       for (char& c : s)
         if (c == '-') c = '_';
       return s;
@@ -151,41 +164,54 @@ INSTANTIATE_TEST_SUITE_P(
 // 2. Kikuuwe eq. 19, L_T = (C_ini/12) Q^-T D Q^-1 with q = [x^2, y^2, z^2, xy, yz, zx] and
 //    eps = [Exx, Eyy, Ezz, 2Exy, 2Eyz, 2Ezx], against the closed form used by the code.
 
-Eigen::Matrix<double, 6, 6> eq19(const double* X, double lambda, double mu) {
-  Eigen::Matrix<double, 6, 6> Q, D = Eigen::Matrix<double, 6, 6>::Zero();
+Eigen::Matrix<double, 6, 6> eq19(const double* X, const std::array<double, 36>& Dv) {
+  Eigen::Matrix<double, 6, 6> Q, D;
   for (int e = 0; e < 6; ++e) {
     const int i = tetgeo::kEdgeLocal[e][0], j = tetgeo::kEdgeLocal[e][1];
     const double x = X[3 * i] - X[3 * j], y = X[3 * i + 1] - X[3 * j + 1], z = X[3 * i + 2] - X[3 * j + 2];
     Q.row(e) << x * x, y * y, z * z, x * y, y * z, z * x;
   }
-  D.topLeftCorner<3, 3>().setConstant(lambda);
-  for (int k = 0; k < 3; ++k) D(k, k) += 2 * mu, D(3 + k, 3 + k) = mu;
+  for (int r = 0; r < 6; ++r)
+    for (int c = 0; c < 6; ++c) D(r, c) = Dv[6 * r + c];
   const double C = std::abs(tetgeo::reference_tet(X, 0).c_ini);
   const Eigen::Matrix<double, 6, 6> Qi = Q.inverse();
   return C / 12.0 * Qi.transpose() * D * Qi;
 }
 
 TEST(StvkTsep, CoefficientsMatchEq19) {
+  // Isotropic closed form and the general-D form (isotropic and transversely isotropic D) against eq. 19.
   std::mt19937 rng(3);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   for (int trial = 0; trial < 20; ++trial) {
     double X[12];
     for (double& v : X) v = u(rng);
-    const double lambda = 1.0 + trial, mu = 0.5 + 0.3 * trial;
-    const auto ref = eq19(X, lambda, mu);
-    double L[6][6];
-    tetgeo::edge_coefficients(tetgeo::reference_tet(X, 0), lambda, mu, L);
+    const auto r = tetgeo::reference_tet(X, 0);
+    const auto iso = TetMaterial::isotropic_material(1.0 + trial, 0.1 + 0.015 * trial, VolumetricPenalty::none);
+    const auto ti = testing::random_transverse(rng, {u(rng), u(rng), u(rng) + 0.1}, VolumetricPenalty::none);
+    const auto ref_iso = eq19(X, iso.D), ref_ti = eq19(X, ti.D);
+    double L[6][6], Lg[6][6], Lti[6][6];
+    tetgeo::edge_coefficients(r, iso.lambda, iso.mu, L);
+    tetgeo::edge_coefficients(r, iso.D.data(), Lg);
+    tetgeo::edge_coefficients(r, ti.D.data(), Lti);
+    // Q is ill-conditioned for random tets: eq. 19 itself is only accurate to ~1e-8 relative.
+    const double s_iso = ref_iso.cwiseAbs().maxCoeff(), s_ti = ref_ti.cwiseAbs().maxCoeff();
     for (int a = 0; a < 6; ++a)
-      for (int b = 0; b < 6; ++b) EXPECT_NEAR(L[a][b], ref(a, b), 1e-8 * ref.cwiseAbs().maxCoeff()) << trial;
+      for (int b = 0; b < 6; ++b) {
+        EXPECT_NEAR(L[a][b], ref_iso(a, b), 1e-8 * s_iso) << trial;
+        EXPECT_NEAR(Lg[a][b], L[a][b], 1e-13 * s_iso) << trial << ": general D vs isotropic closed form";
+        EXPECT_NEAR(Lti[a][b], ref_ti(a, b), 1e-8 * s_ti) << trial;
+      }
   }
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // 3. Energy structure (eq. 24): stvk = sum_T zeta_T^T L_T zeta_T / 4, NSN = its diagonal part only.
 
-TEST(StvkTsep, EnergyIsEdgeSumOfEq19AndNsnIsItsDiagonal) {
+class EdgeSum : public ::testing::TestWithParam<bool> {};  // anisotropic
+
+TEST_P(EdgeSum, EnergyIsEdgeSumOfEq19AndNsnIsItsDiagonal) {
   const TetMesh m = testing::kuhn_box(2, 1, 2, 0.7, 0.1, 9);
-  const auto mat = random_materials(m.n_tets(), false, 4);
+  const auto mat = random_materials(m.n_tets(), VolumetricPenalty::none, 4, GetParam());
   const auto stvk = make("stvk", m, mat), nsn = make("stvk-nsn", m, mat);
   for (unsigned seed : {1u, 2u, 3u}) {
     const auto x = deform(m, "random", seed);
@@ -201,7 +227,7 @@ TEST(StvkTsep, EnergyIsEdgeSumOfEq19AndNsnIsItsDiagonal) {
         for (int c = 0; c < 3; ++c) p[c] = x[3 * a + c] - x[3 * b + c], P[c] = m.coords[3 * a + c] - m.coords[3 * b + c];
         zeta[e] = p.squaredNorm() - P.squaredNorm();
       }
-      const auto L = eq19(X, mat[t].lambda, mat[t].mu);
+      const auto L = eq19(X, mat[t].D);
       w_full += 0.25 * zeta.dot(L * zeta);
       w_diag += 0.25 * zeta.dot(L.diagonal().cwiseProduct(zeta));
     }
@@ -211,40 +237,54 @@ TEST(StvkTsep, EnergyIsEdgeSumOfEq19AndNsnIsItsDiagonal) {
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(StvkTsepMaterials, EdgeSum, ::testing::Bool());
+
 TEST(StvkTsep, UniformScalingGivesExactStvkEnergy) {
-  // x = s X: uniform Green strain e I, e = (s^2 - 1)/2, so W = sum_T V0 (9 lambda/2 + 3 mu) e^2 exactly.
+  // x = s X: uniform Green strain e I, eps = e [1,1,1,0,0,0], so W = sum_T V0 e^2/2 sum_{i,j<3} D_ij exactly
+  // (isotropic: V0 (9 lambda/2 + 3 mu) e^2). Heterogeneous isotropic and transversely isotropic tets.
   const TetMesh m = testing::kuhn_box(2, 2, 1, 1.0, 0.1, 2);
-  const auto mat = random_materials(m.n_tets(), false, 8);
-  const auto stvk = make("stvk", m, mat);
-  const double s = 1.2, e = (s * s - 1) / 2;
-  std::vector<double> x(m.coords);
-  for (double& v : x) v *= s;
-  double expected = 0.0;
-  for (LocalIndex t = 0; t < m.n_tets(); ++t) {
-    double X[12];
-    for (int i = 0; i < 4; ++i)
-      for (int c = 0; c < 3; ++c) X[3 * i + c] = m.coords[3 * m.tets[4 * t + i] + c];
-    expected += tetgeo::reference_tet(X, t).v0 * (4.5 * mat[t].lambda + 3 * mat[t].mu) * e * e;
+  for (bool aniso : {false, true}) {
+    const auto mat = random_materials(m.n_tets(), VolumetricPenalty::none, 8, aniso);
+    const double s = 1.2, e = (s * s - 1) / 2;
+    std::vector<double> x(m.coords);
+    for (double& v : x) v *= s;
+    double expected = 0.0;
+    for (LocalIndex t = 0; t < m.n_tets(); ++t) {
+      double X[12];
+      for (int i = 0; i < 4; ++i)
+        for (int c = 0; c < 3; ++c) X[3 * i + c] = m.coords[3 * m.tets[4 * t + i] + c];
+      double sumD = 0.0;
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) sumD += mat[t].D[6 * i + j];
+      if (mat[t].isotropic) {
+        EXPECT_NEAR(sumD, 9 * mat[t].lambda + 6 * mat[t].mu, 1e-13 * sumD);
+      }
+      expected += tetgeo::reference_tet(X, t).v0 * 0.5 * sumD * e * e;
+    }
+    for (const char* name : {"stvk", "stvk-tl"}) EXPECT_NEAR(make(name, m, mat)->energy(x), expected, 1e-12 * expected) << name;
   }
-  EXPECT_NEAR(stvk->energy(x), expected, 1e-12 * expected);
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // 4. Block pattern, untouched vertices, input checks.
 
 TEST(StvkTsep, BlockPatternAndUntouchedVertices) {
+  // Every formulation uses the same pattern: (v, v) per touched vertex, then both orientations of each edge.
   TetMesh m = single_tet(false);
   m.coords.insert(m.coords.end(), {5.0, 5.0, 5.0});  // vertex 4: no tet
-  const auto mat = random_materials(1, true, 1);
-  for (const char* name : {"stvk", "stvk-nsn"}) {
+  const auto mat = random_materials(1, VolumetricPenalty::cubic, 1);
+  for (const char* name : {"stvk", "stvk-nsn", "stvk-tl", "linear"}) {
     const auto form = make(name, m, mat);
     const auto& pat = form->block_pattern();
-    ASSERT_EQ(pat.size(), 4u + 2 * 6u);  // (v,v) per touched vertex, then both orientations of each edge
+    ASSERT_EQ(pat.size(), 4u + 2 * 6u) << name;
     for (LocalIndex v = 0; v < 4; ++v) EXPECT_EQ(pat[v], (std::array<LocalIndex, 2>{v, v}));
     for (std::size_t e = 0; e < 6; ++e) {
       EXPECT_LT(pat[4 + 2 * e][0], pat[4 + 2 * e][1]);
       EXPECT_EQ(pat[4 + 2 * e + 1][0], pat[4 + 2 * e][1]);
       EXPECT_EQ(pat[4 + 2 * e + 1][1], pat[4 + 2 * e][0]);
+      if (e > 0) {
+        EXPECT_LT(pat[4 + 2 * (e - 1)], pat[4 + 2 * e]) << "edges sorted";
+      }
     }
     std::vector<double> x = deform(m, "compressed", 2), f(x.size(), 7.0);
     form->force(x, f);
@@ -252,6 +292,11 @@ TEST(StvkTsep, BlockPatternAndUntouchedVertices) {
     EXPECT_EQ(f[14], 0.0);
     EXPECT_GT(form->bytes(), 0u);
   }
+  const TetMesh box = testing::kuhn_box(3, 2, 2, 0.5, 0.1, 5);
+  const auto box_mat = random_materials(box.n_tets(), VolumetricPenalty::none, 2);
+  const auto stvk = make("stvk", box, box_mat);
+  for (const char* name : {"stvk-nsn", "stvk-tl", "linear"})
+    EXPECT_EQ(make(name, box, box_mat)->block_pattern(), stvk->block_pattern()) << name;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -259,63 +304,105 @@ TEST(StvkTsep, BlockPatternAndUntouchedVertices) {
 //    partial L(E), L(P)) sum to the whole; and the race-free gathers give thread-count independent results.
 
 TEST(StvkTsep, SubsetsSumToWhole) {
+  // Each subset uses the WHOLE material table with its tets' ids (as build_model does per rank and model).
   const TetMesh m = testing::kuhn_box(3, 2, 2, 0.5, 0.1, 5);
-  const auto mat = random_materials(m.n_tets(), true, 21);
-  const auto x = deform(m, "compressed", 8);
-  for (const char* name : {"stvk", "stvk-nsn", "stvk-tl"}) {
-    std::vector<double> f_whole;
-    const auto K_whole = testing::dense_stiffness(*make(name, m, mat), x, &f_whole);
-    std::vector<double> f_sum(f_whole.size(), 0.0), K_sum(K_whole.size(), 0.0);
-    double w_sum = 0.0;
-    for (int part = 0; part < 3; ++part) {
-      TetMesh sub{m.coords, {}};
-      std::vector<TetMaterial> sub_mat;
-      for (LocalIndex t = 0; t < m.n_tets(); ++t)
-        if ((t * 7 + t / 5) % 3 == part) {
-          sub.tets.insert(sub.tets.end(), m.tets.begin() + 4 * t, m.tets.begin() + 4 * t + 4);
-          sub_mat.push_back(mat[t]);
-        }
-      const auto form = make(name, sub, sub_mat);
-      std::vector<double> f;
-      const auto K = testing::dense_stiffness(*form, x, &f);
-      for (std::size_t i = 0; i < f.size(); ++i) f_sum[i] += f[i];
-      for (std::size_t i = 0; i < K.size(); ++i) K_sum[i] += K[i];
-      w_sum += form->energy(x);
+  for (VolumetricPenalty pen : {VolumetricPenalty::cubic, VolumetricPenalty::quadratic}) {
+    const auto mat = random_materials(m.n_tets(), pen, 21, true);
+    const auto ids = testing::iota_ids(mat.size());
+    const auto x = deform(m, "compressed", 8);
+    for (const char* name : {"stvk", "stvk-nsn", "stvk-tl", "linear"}) {
+      std::vector<double> f_whole;
+      const auto whole = testing::make_formulation(name, m, mat, ids);
+      const auto K_whole = testing::dense_stiffness(*whole, x, &f_whole);
+      std::vector<double> f_sum(f_whole.size(), 0.0), K_sum(K_whole.size(), 0.0);
+      double w_sum = 0.0;
+      for (int part = 0; part < 3; ++part) {
+        TetMesh sub{m.coords, {}};
+        std::vector<std::int32_t> sub_ids;
+        for (LocalIndex t = 0; t < m.n_tets(); ++t)
+          if ((t * 7 + t / 5) % 3 == part) {
+            sub.tets.insert(sub.tets.end(), m.tets.begin() + 4 * t, m.tets.begin() + 4 * t + 4);
+            sub_ids.push_back(t);
+          }
+        const auto form = testing::make_formulation(name, sub, mat, sub_ids);
+        std::vector<double> f;
+        const auto K = testing::dense_stiffness(*form, x, &f);
+        for (std::size_t i = 0; i < f.size(); ++i) f_sum[i] += f[i];
+        for (std::size_t i = 0; i < K.size(); ++i) K_sum[i] += K[i];
+        w_sum += form->energy(x);
+      }
+      EXPECT_NEAR(w_sum, whole->energy(x), 1e-13 * std::abs(w_sum)) << name;
+      EXPECT_LT(testing::rel_max_diff(f_sum, f_whole), 1e-13) << name;
+      EXPECT_LT(testing::rel_max_diff(K_sum, K_whole), 1e-13) << name;
     }
-    EXPECT_NEAR(w_sum, make(name, m, mat)->energy(x), 1e-13 * std::abs(w_sum)) << name;
-    EXPECT_LT(testing::rel_max_diff(f_sum, f_whole), 1e-13) << name;
-    EXPECT_LT(testing::rel_max_diff(K_sum, K_whole), 1e-13) << name;
   }
 }
 
+/// The mesh with its vertices renumbered randomly (a large bandwidth: stresses the deferred passes of stvk-tl).
+TetMesh shuffled_vertices(const TetMesh& m, unsigned seed) {
+  std::vector<LocalIndex> perm(m.n_vertices());
+  for (LocalIndex v = 0; v < m.n_vertices(); ++v) perm[v] = v;
+  std::mt19937 rng(seed);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  TetMesh out{std::vector<double>(m.coords.size()), m.tets};
+  for (LocalIndex v = 0; v < m.n_vertices(); ++v)
+    for (int c = 0; c < 3; ++c) out.coords[3 * perm[v] + c] = m.coords[3 * v + c];
+  for (auto& v : out.tets) v = perm[v];
+  return out;
+}
+
 TEST(StvkTsep, ThreadCountDoesNotChangeForcesOrBlocks) {
-  const TetMesh m = testing::kuhn_box(6, 5, 4, 0.3, 0.1, 6);
-  const auto mat = random_materials(m.n_tets(), true, 2);
-  const auto x = deform(m, "compressed", 3);
   const int saved = omp_get_max_threads();
-  for (const char* name : {"stvk", "stvk-nsn", "stvk-tl"}) {
-    const auto form = make(name, m, mat);
-    std::vector<double> f1(x.size()), f2(x.size()), b1(9 * form->block_pattern().size()), b2(b1.size());
-    omp_set_num_threads(1);
-    form->force_and_stiffness(x, f1, b1);
-    omp_set_num_threads(3);
-    form->force_and_stiffness(x, f2, b2);
-    EXPECT_EQ(f1, f2) << name << ": gathers must be deterministic (bitwise)";
-    EXPECT_EQ(b1, b2) << name;
+  for (bool shuffled : {false, true}) {
+    const TetMesh box = testing::kuhn_box(6, 5, 4, 0.3, 0.1, 6);
+    const TetMesh m = shuffled ? shuffled_vertices(box, 3) : box;
+    const auto mat = random_materials(m.n_tets(), VolumetricPenalty::cubic, 2, true);
+    const auto x = deform(m, "compressed", 3);
+    std::vector<double> f_stvk, b_stvk;
+    for (const char* name : {"stvk", "stvk-nsn", "stvk-tl", "linear"}) {
+      const auto form = make(name, m, mat);
+      std::vector<double> f1(x.size()), f2(x.size()), b1(9 * form->block_pattern().size()), b2(b1.size());
+      omp_set_num_threads(1);
+      form->force_and_stiffness(x, f1, b1);
+      for (int threads : {2, 3, 7}) {
+        omp_set_num_threads(threads);
+        form->force_and_stiffness(x, f2, b2);
+        EXPECT_EQ(f1, f2) << name << ", " << threads << " threads: gathers must be deterministic (bitwise)";
+        EXPECT_EQ(b1, b2) << name << ", " << threads << " threads";
+        form->force(x, f2);
+        EXPECT_EQ(f1, f2) << name << ", " << threads << " threads, force()";
+      }
+      if (std::string(name) == "stvk") f_stvk = f1, b_stvk = b1;
+      if (std::string(name) == "stvk-tl") {  // same pattern: the blocks themselves agree
+        EXPECT_LT(testing::rel_max_diff(f1, f_stvk), 1e-12) << (shuffled ? "shuffled" : "");
+        EXPECT_LT(testing::rel_max_diff(b1, b_stvk), 1e-12) << (shuffled ? "shuffled" : "");
+      }
+    }
   }
   omp_set_num_threads(saved);
 }
 
 TEST(StvkTsep, RejectsBadInput) {
   const TetMesh m = single_tet(false);
-  const auto mat = random_materials(1, false, 1);
+  const auto mat = random_materials(1, VolumetricPenalty::none, 1);
+  const std::vector<std::int32_t> id0 = {0}, id1 = {1}, none;
   std::vector<double> flat = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0};  // zero volume
-  EXPECT_THROW(make_stvk_tsep(flat, m.tets, mat), std::invalid_argument);
-  EXPECT_THROW(make_stvk_tl(flat, m.tets, mat), std::invalid_argument);
-  EXPECT_THROW(make_stvk_tsep(m.coords, m.tets, {}), std::invalid_argument);
-  const auto form = make("stvk", m, mat);
-  std::vector<double> x(m.coords), f(3);
-  EXPECT_THROW(form->force(x, f), std::invalid_argument);
+  EXPECT_THROW(make_stvk_tsep(flat, m.tets, mat, id0), std::invalid_argument);
+  EXPECT_THROW(make_stvk_tl(flat, m.tets, mat, id0), std::invalid_argument);
+  EXPECT_THROW(make_linear(flat, m.tets, mat, id0), std::invalid_argument);
+  EXPECT_THROW(make_stvk_tsep(m.coords, m.tets, mat, none), std::invalid_argument);  // no id for the tet
+  EXPECT_THROW(make_stvk_tsep(m.coords, m.tets, {}, id0), std::invalid_argument);    // empty table
+  for (const char* name : {"stvk", "stvk-nsn", "stvk-tl", "linear"}) {
+    try {
+      testing::make_formulation(name, m, mat, id1);
+      ADD_FAILURE() << name << ": material id out of range accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("material id 1"), std::string::npos) << e.what();
+    }
+    const auto form = make(name, m, mat);
+    std::vector<double> x(m.coords), f(3);
+    EXPECT_THROW(form->force(x, f), std::invalid_argument) << name;
+  }
 }
 
 }  // namespace

@@ -157,6 +157,22 @@ TEST(Topology, UnusedVerticesAndEulerOfTwoBalls) {
   EXPECT_EQ(t.tseps.size(), 30u);
 }
 
+TEST(Topology, EdgesOnlyBuildsTheSameEdges) {
+  // edges_only (used by stvk-tl and linear): identical edges and tet_edges, no faces or TSEPs.
+  auto mesh = testing::kuhn_box(3, 2, 2, 1.0, 0.1, 2);
+  std::swap(mesh.tets[0], mesh.tets[3]);  // orientation is irrelevant to the topology
+  const Topology full = build_topology(mesh.n_vertices(), mesh.tets);
+  const Topology edges = build_topology(mesh.n_vertices(), mesh.tets, /*edges_only=*/true);
+  EXPECT_EQ(edges.n_vertices, full.n_vertices);
+  EXPECT_EQ(edges.edges, full.edges);
+  EXPECT_EQ(edges.tet_edges, full.tet_edges);
+  EXPECT_TRUE(edges.faces.empty());
+  EXPECT_TRUE(edges.tet_faces.empty());
+  EXPECT_TRUE(edges.tseps.empty());
+  EXPECT_EQ(edges.n_type1 + edges.n_type2, 0);
+  EXPECT_THROW(build_topology(4, std::vector<LocalIndex>{0, 1, 2, 1}, true), std::invalid_argument);
+}
+
 TEST(Topology, RejectsBadInput) {
   EXPECT_THROW(build_topology(4, std::vector<LocalIndex>{0, 1, 2}), std::invalid_argument);
   EXPECT_THROW(build_topology(4, std::vector<LocalIndex>{0, 1, 2, 4}), std::invalid_argument);
