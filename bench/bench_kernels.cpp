@@ -78,6 +78,11 @@ void run(benchmark::State& state, const std::string& model, bool with_stiffness)
   omp_set_num_threads(threads);
 #endif
   Case& c = get_case(cells, model);
+  // Warm-up outside the timing: first touches of the formulation's scratch memory and of the outputs.
+  if (with_stiffness)
+    c.formulation->force_and_stiffness(c.x, c.f, c.blocks);
+  else
+    c.formulation->force(c.x, c.f);
   for (auto _ : state) {
     if (with_stiffness)
       c.formulation->force_and_stiffness(c.x, c.f, c.blocks);

@@ -13,11 +13,13 @@ def main(path):
     with open(path) as f:
         data = json.load(f)
     rows = {}
-    for b in data["benchmarks"]:
-        if b.get("run_type", "iteration") != "iteration":
-            continue
+    # With --benchmark_repetitions, use the medians; otherwise the single runs.
+    medians = [b for b in data["benchmarks"] if b.get("aggregate_name") == "median"]
+    for b in medians or [b for b in data["benchmarks"] if b.get("run_type", "iteration") == "iteration"]:
         model, kind = b["name"].split("/")[:2]
-        key = (int(b["tets"]), kind, int(b["threads"]))
+        cells = int(b["name"].split("cells:")[1].split("/")[0])
+        threads = int(b["name"].split("threads:")[1].split("/")[0])
+        key = (6 * cells ** 3, kind, threads)
         rows.setdefault(key, {})[model] = b["real_time"] if b["time_unit"] == "ms" else b["real_time"] * 1e-6
     print(f"# {data['context'].get('host_name', '')}, {data['context'].get('num_cpus', '?')} CPUs")
     print("| tets | kernel | threads | model | ms | Mtet/s | speed-up vs stvk-tl | speed-up vs 1 thread |")
