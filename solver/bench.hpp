@@ -2,7 +2,8 @@
 /// \file bench.hpp
 /// `edgefem bench JOB.yaml`: times the assembly of f and of f + K (kernels, the hand-over to PETSc and the
 /// finished VecGhost/Mat assembly) and one linear solve, for the job's own mesh and materials, on any number
-/// of ranks. Times are the best of N repetitions of the slowest rank.
+/// of ranks. Assembly times are the best of N repetitions of the slowest rank; the solve (preconditioner
+/// set-up included) is timed once.
 #include <mpi.h>
 
 #include <cstdint>
