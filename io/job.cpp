@@ -192,6 +192,8 @@ class JobParser {
   MaterialSpec parse_material(const Value& v) const;
   Selection parse_selection(const Value& v) const;
   BoundarySpec parse_boundary(const Value& v) const;
+  /// A list of components from x, y, z (each at most once).
+  std::array<bool, 3> components(const Value& v) const;
   void parse_loads(const Value& v, Job& job) const;
   void parse_analysis(const Value& v, Job& job) const;
   void parse_solver(const Value& v, Job& job) const;
@@ -405,6 +407,19 @@ Selection JobParser::parse_selection(const Value& v) const {
   return s;
 }
 
+std::array<bool, 3> JobParser::components(const Value& v) const {
+  static const char* const axes[3] = {"x", "y", "z"};
+  std::array<bool, 3> out{false, false, false};
+  for (const auto& item : list(v, "a list of components from x, y, z")) {
+    const std::string c = item.node.IsScalar() ? item.node.Scalar() : std::string();
+    const auto at = std::find(std::begin(axes), std::end(axes), c) - std::begin(axes);
+    if (at == 3) expected(item, "one of: x, y, z");
+    if (out[static_cast<std::size_t>(at)]) fail(item.line, item.path + ": component '" + c + "' is listed twice");
+    out[static_cast<std::size_t>(at)] = true;
+  }
+  return out;
+}
+
 BoundarySpec JobParser::parse_boundary(const Value& v) const {
   const Map m(*this, v, {"select", "fix", "displace", "rotate"});
   BoundarySpec spec;
@@ -412,15 +427,7 @@ BoundarySpec JobParser::parse_boundary(const Value& v) const {
   static const char* const axes[3] = {"x", "y", "z"};
   const Value* fix = m.get("fix");
   const Value* displace = m.get("displace");
-  if (fix) {
-    for (const auto& item : list(*fix, "a list of components from x, y, z")) {
-      const std::string c = item.node.IsScalar() ? item.node.Scalar() : std::string();
-      const auto at = std::find(std::begin(axes), std::end(axes), c) - std::begin(axes);
-      if (at == 3) expected(item, "one of: x, y, z");
-      if (spec.fix[static_cast<std::size_t>(at)]) fail(item.line, item.path + ": component '" + c + "' is listed twice");
-      spec.fix[static_cast<std::size_t>(at)] = true;
-    }
-  }
+  if (fix) spec.fix = components(*fix);
   if (displace) {
     const std::string what = "a list of 3 displacements [dx, dy, dz] (a number, or ~ for a free component)";
     if (!displace->node.IsSequence() || displace->node.size() != 3) expected(*displace, what);
@@ -444,15 +451,7 @@ BoundarySpec JobParser::parse_boundary(const Value& v) const {
     for (double& c : rot.axis) c /= length;
     rot.center = numbers<3>(r.require("center"), "a list of 3 numbers (a point on the axis)", "a number");
     rot.angle_degrees = number(r.require("angle"), "an angle in degrees");
-    if (const Value* components = r.get("components")) {
-      rot.components = {false, false, false};
-      for (const auto& item : list(*components, "a list of components from x, y, z")) {
-        const std::string c = item.node.IsScalar() ? item.node.Scalar() : std::string();
-        const auto at = std::find(std::begin(axes), std::end(axes), c) - std::begin(axes);
-        if (at == 3) expected(item, "one of: x, y, z");
-        rot.components[static_cast<std::size_t>(at)] = true;
-      }
-    }
+    if (const Value* which = r.get("components")) rot.components = components(*which);
     for (std::size_t d = 0; d < 3; ++d)
       if (rot.components[d] && (spec.fix[d] || spec.displace[d]))
         fail(rotate->line, v.path + ": component '" + axes[d] +

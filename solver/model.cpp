@@ -42,6 +42,12 @@ std::string mesh_regions(MPI_Comm comm, const LocalMesh& lm) {
   return text.empty() ? "none" : text;
 }
 
+/// " (region R; regions in the mesh: ...)" for a region selection, "" otherwise (collective for regions).
+std::string region_hint(MPI_Comm comm, const LocalMesh& lm, const Selection& s) {
+  if (s.kind != Selection::Kind::region) return {};
+  return " (region " + std::to_string(s.region) + "; regions in the mesh: " + mesh_regions(comm, lm) + ")";
+}
+
 long long global_count(MPI_Comm comm, long long local) {
   long long total = 0;
   MPI_Allreduce(&local, &total, 1, MPI_LONG_LONG, MPI_SUM, comm);
@@ -197,11 +203,7 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
     }
     if (global_count(comm, hits) == 0)
       throw InputError(where(job, bc.select.line, "boundary[" + std::to_string(b) + "].select") +
-                       "selects no vertex of the mesh" +
-                       (bc.select.kind == Selection::Kind::region
-                            ? " (region " + std::to_string(bc.select.region) + "; regions in the mesh: " +
-                                  mesh_regions(comm, lm) + ")"
-                            : std::string()));
+                       "selects no vertex of the mesh" + region_hint(comm, lm, bc.select));
   }
   for (const auto& [dof, d] : prescribed) model.dirichlet.push_back(d);
 
@@ -251,11 +253,7 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
     }
     if (global_count(comm, hits) == 0)
       throw InputError(where(job, tr.select.line, "loads.tractions[" + std::to_string(i) + "].select") +
-                       "selects no boundary face of the mesh" +
-                       (tr.select.kind == Selection::Kind::region
-                            ? " (region " + std::to_string(tr.select.region) + "; regions in the mesh: " +
-                                  mesh_regions(comm, lm) + ")"
-                            : std::string()));
+                       "selects no boundary face of the mesh" + region_hint(comm, lm, tr.select));
   }
   return model;
 }
