@@ -37,16 +37,7 @@ void tet_strain_stress(const double* x_ref, const double* x, const TetMaterial& 
   // Volumetric penalty k psi(J - 1): S_vol = 2 d/dC = k psi'(J - 1) J C^-1, with J C^-1 = F^-1 cof(F) = adj(C) / J
   // where C = F^T F. For an exactly flat tet (J = 0) the stress is not finite.
   double cof[9];
-  cof[0] = F[4] * F[8] - F[5] * F[7];
-  cof[1] = F[5] * F[6] - F[3] * F[8];
-  cof[2] = F[3] * F[7] - F[4] * F[6];
-  cof[3] = F[2] * F[7] - F[1] * F[8];
-  cof[4] = F[0] * F[8] - F[2] * F[6];
-  cof[5] = F[1] * F[6] - F[0] * F[7];
-  cof[6] = F[1] * F[5] - F[2] * F[4];
-  cof[7] = F[2] * F[3] - F[0] * F[5];
-  cof[8] = F[0] * F[4] - F[1] * F[3];
-  const double J = F[0] * cof[0] + F[1] * cof[1] + F[2] * cof[2];
+  const double J = tetgeo::cofactor(F, cof);
   const tetgeo::Penalty pen = tetgeo::vol_penalty(J - 1.0, material.volumetric);
   if (pen.d1 == 0.0) return;
   // J C^-1 = J F^-1 F^-T = cof(F)^T cof(F) / J  (F^-1 = cof(F)^T / J).

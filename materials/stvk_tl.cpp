@@ -226,19 +226,6 @@ inline double stress(const TetMaterial& M, double v0, const double E[9], double 
   return 0.5 * w;  // V0 eps^T D eps / 2 = S:E / 2
 }
 
-/// Cofactor matrix cof(F) = J F^-T (row-major) and J = det F.
-inline double cofactor(const double F[9], double cof[9]) {
-  cof[0] = F[4] * F[8] - F[5] * F[7];
-  cof[1] = F[5] * F[6] - F[3] * F[8];
-  cof[2] = F[3] * F[7] - F[4] * F[6];
-  cof[3] = F[2] * F[7] - F[1] * F[8];
-  cof[4] = F[0] * F[8] - F[2] * F[6];
-  cof[5] = F[1] * F[6] - F[0] * F[7];
-  cof[6] = F[1] * F[5] - F[2] * F[4];
-  cof[7] = F[2] * F[3] - F[0] * F[5];
-  cof[8] = F[0] * F[4] - F[1] * F[3];
-  return F[0] * cof[0] + F[1] * cof[1] + F[2] * cof[2];
-}
 
 inline void mat_vec(const double M[9], const double* a, double* out) {
   out[0] = M[0] * a[0] + M[1] * a[1] + M[2] * a[2];
@@ -268,7 +255,7 @@ double StvkTl::energy(std::span<const double> x) const {
     w += stress(M, T.v0, E, S);
     if (M.volumetric != VolumetricPenalty::none) {
       double cof[9];
-      w += T.v0 * M.k_vol * tetgeo::vol_penalty(cofactor(F, cof) - 1.0, M.volumetric).psi;
+      w += T.v0 * M.k_vol * tetgeo::vol_penalty(tetgeo::cofactor(F, cof) - 1.0, M.volumetric).psi;
     }
   }
   return w;
@@ -305,7 +292,7 @@ void StvkTl::tet_terms(std::int64_t t, const double* x) const {
   double cv[3][3];  // dJ/dx_a = cof(F) alpha_a, a = 1..3 (only when the penalty is active)
   if (M.volumetric != VolumetricPenalty::none) {
     double cof[9];
-    pen = tetgeo::vol_penalty(cofactor(F, cof) - 1.0, M.volumetric);
+    pen = tetgeo::vol_penalty(tetgeo::cofactor(F, cof) - 1.0, M.volumetric);
     vol = pen.d1 != 0.0 || pen.d2 != 0.0;
     if (vol) {
       kv = T.v0 * M.k_vol;

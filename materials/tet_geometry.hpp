@@ -187,4 +187,18 @@ inline void check_inputs(std::size_t n_coords, std::span<const LocalIndex> tets,
   }
 }
 
+/// Cofactor matrix cof(F) = J F^-T (row-major) and J = det F.
+inline double cofactor(const double F[9], double cof[9]) {
+  cof[0] = F[4] * F[8] - F[5] * F[7];
+  cof[1] = F[5] * F[6] - F[3] * F[8];
+  cof[2] = F[3] * F[7] - F[4] * F[6];
+  cof[3] = F[2] * F[7] - F[1] * F[8];
+  cof[4] = F[0] * F[8] - F[2] * F[6];
+  cof[5] = F[1] * F[6] - F[0] * F[7];
+  cof[6] = F[1] * F[5] - F[2] * F[4];
+  cof[7] = F[2] * F[3] - F[0] * F[5];
+  cof[8] = F[0] * F[4] - F[1] * F[3];
+  return F[0] * cof[0] + F[1] * cof[1] + F[2] * cof[2];
+}
+
 }  // namespace edgefem::tetgeo

@@ -4,10 +4,7 @@
 # Results go to bench-results/ (JSON) and the ratio tables are printed. Takes about 10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./setup.sh
-source scripts/env.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$(nproc)"
+source scripts/build.sh
 mkdir -p bench-results
 threads=$(nproc)
 OMP_NUM_THREADS=$threads build/bench/edgefem_bench_kernels --benchmark_min_time=1 --benchmark_repetitions=3 \

@@ -3,10 +3,7 @@
 #   scripts/run_example.sh [JOB.yaml] [RANKS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./setup.sh
-source scripts/env.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$(nproc)"
+source scripts/build.sh
 job=${1:-jobs/examples/cantilever.yaml}
 ranks=${2:-2}
 threads=$(( $(nproc) / ranks )); [ "$threads" -lt 1 ] && threads=1

@@ -2,8 +2,5 @@
 # Install what is missing, build (Release) and run the whole test suite (unit + MPI tests on 1, 2, 3 ranks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./setup.sh
-source scripts/env.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$(nproc)"
+source scripts/build.sh
 ctest --test-dir build --output-on-failure -j 2 --timeout 900
