@@ -97,7 +97,37 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
           coo_i.push_back(3 * global[a] + i);
           coo_j.push_back(3 * global[b] + j);
         }
-  coo_values_.assign(9 * n_blocks, 0.0);
+  // Prescribed dofs of every rank, seen on this rank's local vertices (owned + ghosts).
+  std::vector<char> prescribed(3 * static_cast<std::size_t>(n_local), 0);
+  {
+    PetscOwner<Vec, VecDestroy> mark;
+    EDGEFEM_PETSC(VecDuplicate(x_ghost_, mark.address()));
+    EDGEFEM_PETSC(VecSet(mark, 0.0));
+    {
+      LocalForm m(mark, false);
+      for (const auto& d : model_.dirichlet) m.span()[static_cast<std::size_t>(d.dof)] = 1.0;
+    }
+    EDGEFEM_PETSC(VecGhostUpdateBegin(mark, INSERT_VALUES, SCATTER_FORWARD));
+    EDGEFEM_PETSC(VecGhostUpdateEnd(mark, INSERT_VALUES, SCATTER_FORWARD));
+    LocalForm m(mark, true);
+    for (std::size_t i = 0; i < prescribed.size(); ++i) prescribed[i] = m.span()[i] != 0.0;
+  }
+  {
+    std::size_t e = 0;
+    for (const auto& f : model_.formulations)
+      for (const auto& [a, b] : f->block_pattern())
+        for (int i = 0; i < 3; ++i)
+          for (int j = 0; j < 3; ++j, ++e)
+            if (prescribed[3 * static_cast<std::size_t>(a) + i] || prescribed[3 * static_cast<std::size_t>(b) + j])
+              coo_prescribed_.push_back(e);
+  }
+  n_kernel_entries_ = 9 * n_blocks;
+  for (const PetscInt row : dirichlet_rows_) {
+    coo_i.push_back(row);
+    coo_j.push_back(row);
+  }
+  coo_values_.assign(coo_i.size(), 0.0);
+  std::fill(coo_values_.begin() + static_cast<std::ptrdiff_t>(n_kernel_entries_), coo_values_.end(), 1.0);
   if (model_.formulations.size() > 1) force_buffer_.assign(3 * static_cast<std::size_t>(n_local), 0.0);
 
   EDGEFEM_PETSC(MatCreate(comm_, matrix_.address()));
@@ -179,6 +209,9 @@ void Assembler::evaluate_force_and_stiffness() {
 }
 
 void Assembler::hand_matrix_to_petsc(Mat P) {
+  const std::size_t n_prescribed = coo_prescribed_.size();
+#pragma omp parallel for schedule(static)
+  for (std::size_t k = 0; k < n_prescribed; ++k) coo_values_[coo_prescribed_[k]] = 0.0;
   EDGEFEM_PETSC(MatSetValuesCOO(P, coo_values_.data(), INSERT_VALUES));
   PetscBool assembled = PETSC_FALSE;
   EDGEFEM_PETSC(MatAssembled(P, &assembled));
@@ -186,8 +219,6 @@ void Assembler::hand_matrix_to_petsc(Mat P) {
     EDGEFEM_PETSC(MatAssemblyBegin(P, MAT_FINAL_ASSEMBLY));
     EDGEFEM_PETSC(MatAssemblyEnd(P, MAT_FINAL_ASSEMBLY));
   }
-  EDGEFEM_PETSC(MatZeroRowsColumns(P, static_cast<PetscInt>(dirichlet_rows_.size()), dirichlet_rows_.data(), 1.0,
-                                   nullptr, nullptr));
 }
 
 void Assembler::stiffness(Mat P) {

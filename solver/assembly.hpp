@@ -77,6 +77,12 @@ class Assembler {
   std::vector<double> coo_values_;
   std::vector<double> force_buffer_;        ///< 3 * n_local, for formulations after the first
   std::vector<std::size_t> block_offset_;   ///< per formulation: its first block in coo_values_
+  /// COO entries (indices into coo_values_) whose row or column is a prescribed dof on any rank: zeroed
+  /// after every evaluation. The last dirichlet_rows_.size() COO entries are the unit diagonals of this
+  /// rank's prescribed dofs, so the handed-over matrix is K with prescribed rows/columns set to identity
+  /// without a MatZeroRowsColumns (which costs a parallel column search on every assembly).
+  std::vector<std::size_t> coo_prescribed_;
+  std::size_t n_kernel_entries_ = 0;
   /// Run every formulation's force_and_stiffness into coo_values_ and the local form of f_ghost_ (summed).
   void evaluate_force_and_stiffness();
   void hand_matrix_to_petsc(Mat P);
