@@ -9,9 +9,13 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "io/checkpoint.hpp"
 #include "io/error.hpp"
 #include "io/job.hpp"
 #include "mesh/topology.hpp"
@@ -22,6 +26,7 @@
 #include "solver/load_mesh.hpp"
 #include "solver/model.hpp"
 #include "solver/output.hpp"
+#include "solver/dynamic_solver.hpp"
 #include "solver/static_solver.hpp"
 
 #ifdef _OPENMP
@@ -34,7 +39,8 @@ using namespace edgefem;
 
 constexpr const char* usage =
     "usage:\n"
-    "  edgefem run JOB.yaml [--quiet] [--output DIR] [PETSc options, e.g. -ksp_type gmres -pc_type hypre -log_view]\n"
+    "  edgefem run JOB.yaml [--quiet] [--output DIR] [--restart CHECKPOINT|DIR] [PETSc options, e.g. -ksp_type gmres\n"
+    "              -pc_type hypre -log_view]\n"
     "  edgefem info MESH.msh|JOB.yaml [--ranks N]\n"
     "  edgefem bench JOB.yaml [--repeat N] [--json FILE] [PETSc options]\n"
     "  edgefem --help | --version\n";
@@ -43,6 +49,7 @@ struct Arguments {
   std::string command, path;
   bool quiet = false;
   std::string output;  // overrides the job's output.directory
+  std::string restart;  // run: checkpoint file (or output directory: its newest checkpoint)
   int ranks = 1;
   int repeat = 5;
   std::string json;  // bench: write the result here
@@ -74,6 +81,9 @@ Arguments parse_arguments(int argc, char** argv) {
       }
       if (used != value.size() || n < 1) throw InputError(arg + ": expected a positive integer, got '" + value + "'");
       (arg == "--ranks" ? a.ranks : a.repeat) = n;
+    } else if (arg == "--restart") {
+      if (i + 1 >= argc) throw InputError("--restart: missing checkpoint file or output directory");
+      a.restart = argv[++i];
     } else if (arg == "--json") {
       if (i + 1 >= argc) throw InputError("--json: missing file name");
       a.json = argv[++i];
@@ -171,54 +181,10 @@ int command_bench(const Arguments& args) {
   return 0;
 }
 
-int command_run(const Arguments& args) {
-  MPI_Comm comm = PETSC_COMM_WORLD;
-  int rank = 0, size = 1;
+/// Largest displacement, volume change, deformed bounding box, peak memory (collective; rank 0 prints).
+void print_state_summary(MPI_Comm comm, const LocalMesh& mesh, const std::vector<double>& x) {
+  int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  const auto t_start = std::chrono::steady_clock::now();
-
-  Job job;
-  run_collectively(comm, [&] { job = read_job(args.path); });
-  if (!args.output.empty()) job.output_directory = args.output;
-  if (job.analysis_type != "static")
-    throw InputError(job.job_file + ": analysis.type: '" + job.analysis_type + "' is not supported yet (expected static)");
-
-  Mesh whole;
-  run_collectively(comm, [&] {
-    if (rank == 0) whole = load_job_mesh(job);
-  });
-  const LocalMesh mesh = distribute_mesh(comm, whole);
-  whole = Mesh{};
-  long long local_tets = mesh.mesh.n_tets(), any_tets = 0;
-  MPI_Allreduce(&local_tets, &any_tets, 1, MPI_LONG_LONG, MPI_SUM, comm);
-  if (any_tets == 0)
-    throw InputError(job.job_file + ": mesh: the mesh has no tetrahedra (membrane meshes are not supported yet)");
-
-  Model model = build_model(comm, job, mesh);
-  PetscPrintf(comm, "edgefem: %s\n  mesh: %lld vertices, %lld tetrahedra on %d rank%s x %d thread%s\n",
-              job.job_file.c_str(), static_cast<long long>(mesh.n_global_vertices),
-              static_cast<long long>(mesh.n_global_cells), size, size == 1 ? "" : "s", threads(),
-              threads() == 1 ? "" : "s");
-
-  StaticSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet);
-  ResultWriter writer(comm, job.output_directory, mesh, solver.model());
-  PetscLogStage stage_output = 0;
-  PetscLogStageRegister("Output", &stage_output);
-  double output_seconds = 0;
-  const auto reports = solver.run([&](int step, double load_factor) {
-    if (step % job.output_every != 0 && step != job.steps && step != 0) return;
-    const auto t0 = std::chrono::steady_clock::now();
-    PetscLogStagePush(stage_output);
-    const std::vector<double> x = solver.local_positions();
-    const std::vector<double> f = solver.local_internal_force();
-    writer.write(step, load_factor, x, f);
-    PetscLogStagePop();
-    output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  });
-
-  // Summary: iterations, times, largest displacement, memory.
-  const std::vector<double> x = solver.local_positions();
   struct {
     double value;
     int rank;
@@ -266,21 +232,237 @@ int command_run(const Arguments& args) {
   double memory = peak_memory_mb(), memory_max = 0, memory_sum = 0;
   MPI_Allreduce(&memory, &memory_max, 1, MPI_DOUBLE, MPI_MAX, comm);
   MPI_Allreduce(&memory, &memory_sum, 1, MPI_DOUBLE, MPI_SUM, comm);
+  PetscPrintf(comm,
+              "  largest displacement |u| = %.9e at reference point (%.6g, %.6g, %.6g), u = (%.9e, %.9e, %.9e)\n"
+              "  volume: reference %.9g, deformed %.9g (change %+.4f %%)\n"
+              "  deformed bounding box: [%.6g, %.6g] x [%.6g, %.6g] x [%.6g, %.6g]\n"
+              "  peak memory: %.1f MB on the largest rank, %.1f MB in all\n",
+              global_max.value, where[0], where[1], where[2], where[3], where[4], where[5], volumes_sum[0],
+              volumes_sum[1], 100.0 * (volumes_sum[1] / volumes_sum[0] - 1.0), gmin[0], gmax[0], gmin[1], gmax[1],
+              gmin[2], gmax[2], memory_max, memory_sum);
+}
+
+/// The checkpoint to restart from: `path` itself, or the newest DIR/checkpoint_NNNNNN.ckpt of a directory.
+std::string checkpoint_to_restart(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return path;
+  std::string best;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("checkpoint_", 0) == 0 && entry.path().extension() == ".ckpt" && name > fs::path(best).filename().string())
+      best = entry.path().string();
+  }
+  if (best.empty()) throw InputError("--restart: no checkpoint_*.ckpt in directory '" + path + "'");
+  return best;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Model model,
+                std::chrono::steady_clock::time_point t_start) {
+  namespace fs = std::filesystem;
+  MPI_Comm comm = PETSC_COMM_WORLD;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const DynamicSpec& spec = *job.dynamic;
+  DynamicSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet);
+  std::vector<std::int64_t> owned_original(mesh.original_vertex.begin(), mesh.original_vertex.begin() + mesh.n_owned);
+  const std::string job_text = read_text(job.job_file);
+
+  std::optional<double> resume_after;
+  if (!args.restart.empty()) {
+    std::string path;
+    run_collectively(comm, [&] { path = checkpoint_to_restart(args.restart); });
+    const CheckpointState state = read_checkpoint(comm, path, mesh.n_global_vertices, owned_original);
+    if (std::abs(state.dt - spec.dt) > 1e-12 * spec.dt)
+      throw InputError(job.job_file + ": analysis.dt = " + std::to_string(spec.dt) + " but " + path +
+                       " was written with dt = " + std::to_string(state.dt) + " (a restart keeps the time step)");
+    if (state.step > solver.n_steps())
+      throw InputError(path + ": the checkpoint is at step " + std::to_string(state.step) + " (t = " +
+                       std::to_string(state.time) + "), past the job's end_time (" + std::to_string(solver.n_steps()) +
+                       " steps)");
+    if (state.integrator != spec.integrator)
+      PetscPrintf(comm, "warning: %s was written by integrator %s; continuing with %s\n", path.c_str(),
+                  state.integrator.c_str(), spec.integrator.c_str());
+    if (state.job_text != job_text)
+      PetscPrintf(comm, "warning: %s differs from the job file that wrote %s\n", job.job_file.c_str(), path.c_str());
+    solver.restore(state);
+    resume_after = state.time;
+    PetscPrintf(comm, "restart from %s: step %lld, t = %.9g\n", path.c_str(), static_cast<long long>(state.step),
+                state.time);
+  }
+  ResultWriter writer(comm, job.output_directory, mesh, solver.model(), resume_after);
+
+  // energy.csv: one row per completed step (rank 0 appends; a restart drops the rows after its time).
+  const std::string energy_path = (fs::path(job.output_directory) / "energy.csv").string();
+  const char* energy_header = "step,time,kinetic,strain,attachment,external_work,total\n";
+  run_collectively(comm, [&] {
+    if (rank != 0) return;
+    std::string kept = energy_header;
+    if (resume_after) {
+      std::istringstream in(read_text(energy_path));
+      std::string line;
+      std::getline(in, line);  // header
+      while (std::getline(in, line)) {
+        long long step = -1;
+        if (std::sscanf(line.c_str(), "%lld,", &step) == 1 && step >= 0 && step <= solver.step() &&
+            std::count(line.begin(), line.end(), ',') == 6)
+          kept += line + "\n";
+      }
+    }
+    write_file_atomically(energy_path, kept);
+  });
+  std::FILE* energy_file = rank == 0 ? std::fopen(energy_path.c_str(), "a") : nullptr;
+
+  auto write_checkpoint_now = [&] {
+    char name[64];
+    std::snprintf(name, sizeof name, "checkpoint_%06lld.ckpt", solver.step());
+    CheckpointState state = solver.checkpoint_state();
+    state.job_text = job_text;
+    const std::string path = (fs::path(job.output_directory) / name).string();
+    write_checkpoint(comm, path, mesh.n_global_vertices, owned_original, state);
+    // Keep the two newest checkpoints.
+    if (rank == 0) {
+      std::vector<std::string> all;
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(job.output_directory, ec)) {
+        const std::string n = e.path().filename().string();
+        if (n.rfind("checkpoint_", 0) == 0 && e.path().extension() == ".ckpt") all.push_back(e.path().string());
+      }
+      std::sort(all.begin(), all.end());
+      for (std::size_t i = 0; i + 2 < all.size(); ++i) fs::remove(all[i], ec);
+    }
+    return path;
+  };
+
+  PetscLogStage stage_output = 0;
+  PetscLogStageRegister("Output", &stage_output);
+  double output_seconds = 0;
+  std::string last_checkpoint;
+  std::vector<TimeStepReport> reports;
+  EnergyReport first_energy;
+  bool have_first = false;
+  auto on_step = [&](long long step, double time) {
+    const auto t0 = std::chrono::steady_clock::now();
+    PetscLogStagePush(stage_output);
+    const EnergyReport e = solver.energy();
+    if (!have_first) first_energy = e, have_first = true;
+    if (energy_file) {
+      std::fprintf(energy_file, "%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", step, time, e.kinetic, e.strain,
+                   e.attachment, e.external_work, e.total());
+      std::fflush(energy_file);
+    }
+    if (step % job.output_every == 0 || step == solver.n_steps()) {
+      const std::vector<double> x = solver.local_positions();
+      const std::vector<double> v = solver.local_velocities();
+      const std::vector<double> f = solver.local_internal_force();
+      writer.write(step, time, x, f, v);
+    }
+    if (step > 0 && ((job.checkpoint_every > 0 && step % job.checkpoint_every == 0) || step == solver.n_steps()))
+      last_checkpoint = write_checkpoint_now();
+    PetscLogStagePop();
+    output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  try {
+    reports = solver.run(on_step);
+  } catch (const SolverError& e) {
+    // Keep what was computed: a checkpoint of the last completed step, then report the failure.
+    const std::string path = write_checkpoint_now();
+    if (energy_file) std::fclose(energy_file);
+    throw SolverError(std::string(e.what()) + "\n  the last completed step (" + std::to_string(solver.step()) +
+                      ", t = " + std::to_string(solver.time()) + ") is saved in " + path +
+                      " (edgefem run JOB --restart " + path + ")");
+  }
+  if (energy_file) std::fclose(energy_file);
+
+  int newton = 0, ksp = 0, cut_steps = 0;
+  double step_seconds = 0, max_drift = 0;
+  for (const auto& r : reports) {
+    newton += r.newton_iterations, ksp += r.ksp_iterations, step_seconds += r.seconds;
+    cut_steps += r.substeps > 1;
+    max_drift = std::max(max_drift, std::abs(r.energy.total() - first_energy.total()));
+  }
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  const double n = std::max<double>(1.0, static_cast<double>(reports.size()));
+  PetscPrintf(comm,
+              "summary: %zu time steps of %s (dt %.6g, t = %.6g), %d Newton iterations, %d KSP iterations, "
+              "%d steps cut\n"
+              "  time: total %.3f s, time steps %.3f s (%.4f s per step), output + checkpoints %.3f s\n"
+              "  energy: kinetic %.9e, strain %.9e, attachment %.9e, external work %.9e; total %.9e "
+              "(largest change from the first output %.3e)\n",
+              reports.size(), spec.integrator.c_str(), spec.dt, solver.time(), newton, ksp, cut_steps, total,
+              step_seconds, step_seconds / n, output_seconds, reports.empty() ? 0.0 : reports.back().energy.kinetic,
+              reports.empty() ? 0.0 : reports.back().energy.strain, reports.empty() ? 0.0 : reports.back().energy.attachment,
+              reports.empty() ? 0.0 : reports.back().energy.external_work,
+              reports.empty() ? 0.0 : reports.back().energy.total(), max_drift);
+  print_state_summary(comm, mesh, solver.local_positions());
+  PetscPrintf(comm, "  output: %s\n  checkpoint: %s\n", writer.pvd_path().c_str(), last_checkpoint.c_str());
+  return 0;
+}
+
+int command_run(const Arguments& args) {
+  MPI_Comm comm = PETSC_COMM_WORLD;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const auto t_start = std::chrono::steady_clock::now();
+
+  Job job;
+  run_collectively(comm, [&] { job = read_job(args.path); });
+  if (!args.output.empty()) job.output_directory = args.output;
+  if (!args.restart.empty() && job.analysis_type != "dynamic")
+    throw InputError("--restart: " + job.job_file + " is a static analysis; only dynamic analyses write checkpoints");
+
+  Mesh whole;
+  run_collectively(comm, [&] {
+    if (rank == 0) whole = load_job_mesh(job);
+  });
+  const LocalMesh mesh = distribute_mesh(comm, whole);
+  whole = Mesh{};
+  long long local_tets = mesh.mesh.n_tets(), any_tets = 0;
+  MPI_Allreduce(&local_tets, &any_tets, 1, MPI_LONG_LONG, MPI_SUM, comm);
+  if (any_tets == 0)
+    throw InputError(job.job_file + ": mesh: the mesh has no tetrahedra (membrane meshes are not supported yet)");
+
+  Model model = build_model(comm, job, mesh);
+  PetscPrintf(comm, "edgefem: %s\n  mesh: %lld vertices, %lld tetrahedra on %d rank%s x %d thread%s\n",
+              job.job_file.c_str(), static_cast<long long>(mesh.n_global_vertices),
+              static_cast<long long>(mesh.n_global_cells), size, size == 1 ? "" : "s", threads(),
+              threads() == 1 ? "" : "s");
+
+  if (job.analysis_type == "dynamic") return run_dynamic(args, job, mesh, std::move(model), t_start);
+  StaticSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet);
+  ResultWriter writer(comm, job.output_directory, mesh, solver.model());
+  PetscLogStage stage_output = 0;
+  PetscLogStageRegister("Output", &stage_output);
+  double output_seconds = 0;
+  const auto reports = solver.run([&](int step, double load_factor) {
+    if (step % job.output_every != 0 && step != job.steps && step != 0) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    PetscLogStagePush(stage_output);
+    const std::vector<double> x = solver.local_positions();
+    const std::vector<double> f = solver.local_internal_force();
+    writer.write(step, load_factor, x, f);
+    PetscLogStagePop();
+    output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
+
   int newton = 0, ksp = 0;
   double solve_seconds = 0;
   for (const auto& r : reports) newton += r.newton_iterations, ksp += r.ksp_iterations, solve_seconds += r.seconds;
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   PetscPrintf(comm,
               "summary: %zu load steps, %d Newton iterations, %d KSP iterations\n"
-              "  time: total %.3f s, load steps %.3f s, output %.3f s\n"
-              "  largest displacement |u| = %.9e at reference point (%.6g, %.6g, %.6g), u = (%.9e, %.9e, %.9e)\n"
-              "  volume: reference %.9g, deformed %.9g (change %+.4f %%)\n"
-              "  deformed bounding box: [%.6g, %.6g] x [%.6g, %.6g] x [%.6g, %.6g]\n"
-              "  peak memory: %.1f MB on the largest rank, %.1f MB in all\n"
-              "  output: %s\n",
-              reports.size(), newton, ksp, total, solve_seconds, output_seconds, global_max.value, where[0], where[1],
-              where[2], where[3], where[4], where[5], volumes_sum[0], volumes_sum[1],
-              100.0 * (volumes_sum[1] / volumes_sum[0] - 1.0), gmin[0], gmax[0], gmin[1], gmax[1], gmin[2], gmax[2], memory_max, memory_sum, writer.pvd_path().c_str());
+              "  time: total %.3f s, load steps %.3f s, output %.3f s\n",
+              reports.size(), newton, ksp, total, solve_seconds, output_seconds);
+  print_state_summary(comm, mesh, solver.local_positions());
+  PetscPrintf(comm, "  output: %s\n", writer.pvd_path().c_str());
   return 0;
 }
 

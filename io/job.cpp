@@ -192,12 +192,19 @@ class JobParser {
   MaterialSpec parse_material(const Value& v) const;
   Selection parse_selection(const Value& v) const;
   BoundarySpec parse_boundary(const Value& v) const;
+  Schedule parse_schedule(const Value& v) const;
+  AttachmentSpec parse_attachment(const Value& v) const;
+  /// Rows of N numbers whose first entry (a time) is strictly increasing; at least one row.
+  template <std::size_t N>
+  std::vector<std::array<double, N>> timed_rows(const Value& v, const std::string& list_what,
+                                                const std::string& row_what) const;
   /// A list of components from x, y, z (each at most once).
   std::array<bool, 3> components(const Value& v) const;
   void parse_loads(const Value& v, Job& job) const;
   void parse_analysis(const Value& v, Job& job) const;
   void parse_solver(const Value& v, Job& job) const;
-  void parse_output(const Value& v, Job& job) const;
+  /// Returns output.checkpoint_every if given (checked against the analysis type once every section is read).
+  std::optional<Value> parse_output(const Value& v, Job& job) const;
   [[nodiscard]] std::string resolve(const std::string& p) const {
     const fs::path given(p);
     return (given.is_absolute() ? given : fs::path(job_dir_) / given).lexically_normal().string();
@@ -215,11 +222,11 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
 
   const Value top{root, "", 1};
   if (!root.IsMap()) {
-    fail(line_of(root.Mark()), "expected a mapping with keys mesh, materials, boundary, loads, analysis, solver, "
-                               "output at the top level, got " +
+    fail(line_of(root.Mark()), "expected a mapping with keys mesh, materials, boundary, loads, attachments, analysis, "
+                               "solver, output at the top level, got " +
                                    (root.IsNull() ? std::string("an empty document") : describe(root)));
   }
-  const Map map(*this, top, {"mesh", "materials", "boundary", "loads", "analysis", "solver", "output"});
+  const Map map(*this, top, {"mesh", "materials", "boundary", "loads", "attachments", "analysis", "solver", "output"});
   parse_mesh(map.require("mesh"), job);
 
   const Value& materials = map.require("materials");
@@ -240,10 +247,19 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
     for (const auto& item : list(*boundary, "a list of boundary conditions")) job.boundary.push_back(parse_boundary(item));
   }
   if (const Value* loads = map.get("loads")) parse_loads(*loads, job);
+  if (const Value* attachments = map.get("attachments")) {
+    for (const auto& item : list(*attachments, "a list of attachments")) job.attachments.push_back(parse_attachment(item));
+  }
   if (const Value* analysis = map.get("analysis")) parse_analysis(*analysis, job);
   if (const Value* solver = map.get("solver")) parse_solver(*solver, job);
   job.output_directory = resolve("out/" + fs::path(path).stem().string());
-  if (const Value* output = map.get("output")) parse_output(*output, job);
+  std::optional<Value> checkpoint;
+  if (const Value* output = map.get("output")) checkpoint = parse_output(*output, job);
+  // Cross-section checks, after every section is read (independent of the order of the keys in the file).
+  if (checkpoint && job.checkpoint_every > 0 && job.analysis_type != "dynamic") {
+    fail(checkpoint->line, checkpoint->path + ": checkpoints are written by dynamic analyses only (analysis type is '" +
+                               job.analysis_type + "'; set it to 0 or remove it)");
+  }
   return job;
 }
 
@@ -421,7 +437,7 @@ std::array<bool, 3> JobParser::components(const Value& v) const {
 }
 
 BoundarySpec JobParser::parse_boundary(const Value& v) const {
-  const Map m(*this, v, {"select", "fix", "displace", "rotate"});
+  const Map m(*this, v, {"select", "fix", "displace", "rotate", "schedule"});
   BoundarySpec spec;
   spec.select = parse_selection(m.require("select"));
   static const char* const axes[3] = {"x", "y", "z"};
@@ -465,6 +481,16 @@ BoundarySpec JobParser::parse_boundary(const Value& v) const {
   if (!constrains) {
     fail(v.line, v.path + ": expected 'fix', 'displace' or 'rotate' constraining at least one of x, y, z");
   }
+  if (const Value* schedule = m.get("schedule")) {
+    const bool moves = std::any_of(spec.displace.begin(), spec.displace.end(), [](const auto& d) { return d.has_value(); }) ||
+                       (spec.rotate && std::any_of(spec.rotate->components.begin(), spec.rotate->components.end(),
+                                                   [](bool c) { return c; }));
+    if (!moves) {
+      fail(schedule->line, schedule->path + ": schedule has no effect on fixed components (it scales 'displace' and "
+                                            "'rotate', and this entry has neither)");
+    }
+    spec.schedule = parse_schedule(*schedule);
+  }
   return spec;
 }
 
@@ -473,30 +499,182 @@ void JobParser::parse_loads(const Value& v, Job& job) const {
   if (const Value* gravity = m.get("gravity")) job.loads.gravity = numbers<3>(*gravity, "a list of 3 numbers", "a number");
   if (const Value* tractions = m.get("tractions")) {
     for (const auto& item : list(*tractions, "a list of tractions")) {
-      const Map t(*this, item, {"select", "traction"});
+      const Map t(*this, item, {"select", "traction", "schedule"});
       TractionSpec spec;
       spec.select = parse_selection(t.require("select"));
       spec.traction = numbers<3>(t.require("traction"), "a list of 3 numbers", "a number");
+      if (const Value* schedule = t.get("schedule")) spec.schedule = parse_schedule(*schedule);
       job.loads.tractions.push_back(spec);
     }
   }
 }
 
-void JobParser::parse_analysis(const Value& v, Job& job) const {
-  const Map m(*this, v, {"type", "steps", "dynamic"});
-  if (const Value* type = m.get("type")) {
-    job.analysis_type = string(*type, "one of: static, dynamic");
-    if (job.analysis_type == "dynamic") {
-      fail(type->line, type->path + ": analysis type 'dynamic' is not supported yet (supported: static)");
+template <std::size_t N>
+std::vector<std::array<double, N>> JobParser::timed_rows(const Value& v, const std::string& list_what,
+                                                         const std::string& row_what) const {
+  const auto rows = list(v, list_what);
+  if (rows.empty()) expected(v, list_what);
+  std::vector<std::array<double, N>> out;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto row = numbers<N>(rows[i], row_what, "a number");
+    if (i > 0 && !(row[0] > out.back()[0])) {
+      std::ostringstream msg;
+      msg << rows[i].path << ": time " << row[0] << " is not after the time of row " << i - 1 << " (" << out.back()[0]
+          << "); times must be strictly increasing";
+      fail(rows[i].line, msg.str());
     }
-    if (job.analysis_type != "static") expected(*type, "one of: static, dynamic");
+    out.push_back(row);
   }
-  if (const Value* dynamic = m.get("dynamic")) {
-    fail(dynamic->line, dynamic->path + ": dynamic analysis is not supported yet (supported: static)");
+  return out;
+}
+
+Schedule JobParser::parse_schedule(const Value& v) const {
+  const Map m(*this, v, {"ramp", "table"});
+  const Value* ramp = m.get("ramp");
+  const Value* table = m.get("table");
+  if ((ramp == nullptr) == (table == nullptr)) {
+    fail(v.line, v.path + ": expected exactly one of 'ramp' or 'table', got " + (ramp ? "both" : "neither"));
+  }
+  Schedule schedule;
+  schedule.line = v.line;
+  if (ramp) {
+    const auto t = numbers<2>(*ramp, "a list of 2 times [t0, t1]", "a number");
+    if (!(t[1] > t[0])) {
+      std::ostringstream msg;
+      msg << ramp->path << ": expected a ramp [t0, t1] with t1 > t0, got [" << t[0] << ", " << t[1] << "]";
+      fail(ramp->line, msg.str());
+    }
+    schedule.points = {{t[0], 0.0}, {t[1], 1.0}};
+  } else {
+    schedule.points = timed_rows<2>(*table, "a non-empty list of rows [t, s]", "a row [t, s] of 2 numbers");
+  }
+  return schedule;
+}
+
+AttachmentSpec JobParser::parse_attachment(const Value& v) const {
+  const Map m(*this, v, {"select", "stiffness", "damping", "path", "velocity"});
+  AttachmentSpec spec;
+  spec.line = v.line;
+  spec.select = parse_selection(m.require("select"));
+  spec.stiffness = number(m.require("stiffness"), "a positive number", [](double k) { return k > 0.0; });
+  if (const Value* damping = m.get("damping")) {
+    spec.damping = number(*damping, "a non-negative number", [](double c) { return c >= 0.0; });
+  }
+  const Value* path = m.get("path");
+  const Value* velocity = m.get("velocity");
+  if (path && velocity) {
+    const Value& second = velocity->line >= path->line ? *velocity : *path;
+    const Value& first = velocity->line >= path->line ? *path : *velocity;
+    fail(second.line, second.path + ": not allowed together with '" + first.path +
+                          "' (the anchor follows either a path or a constant velocity)");
+  }
+  if (path) spec.path = timed_rows<4>(*path, "a non-empty list of rows [t, dx, dy, dz]", "a row [t, dx, dy, dz] of 4 numbers");
+  if (velocity) spec.velocity = numbers<3>(*velocity, "a list of 3 numbers [vx, vy, vz]", "a number");
+  return spec;
+}
+
+void JobParser::parse_analysis(const Value& v, Job& job) const {
+  // The dynamic keys, given directly under `analysis` or (older form) inside `analysis.dynamic`.
+  static const std::initializer_list<const char*> dynamic_keys = {
+      "dt", "end_time", "integrator", "damping", "mass", "max_step_cuts", "initial_velocity", "initial_state"};
+  const Map m(*this, v, {"type", "steps", "dynamic", "dt", "end_time", "integrator", "damping", "mass", "max_step_cuts",
+                         "initial_velocity", "initial_state"});
+  const Value* type = m.get("type");
+  if (type) {
+    job.analysis_type = string(*type, "one of: static, dynamic");
+    if (job.analysis_type != "static" && job.analysis_type != "dynamic") expected(*type, "one of: static, dynamic");
   }
   if (const Value* steps = m.get("steps")) {
     job.steps = int_value(*steps, "an integer >= 1", [](long long s) { return s >= 1; });
   }
+  const Value* nested_value = m.get("dynamic");
+  if (job.analysis_type != "dynamic") {
+    // Report the first dynamic-only key in the file.
+    const Value* first = nested_value;
+    for (const char* key : dynamic_keys) {
+      if (const Value* given = m.get(key); given && (!first || given->line < first->line)) first = given;
+    }
+    if (first) {
+      fail(first->line, first->path + ": only for analysis type dynamic (" +
+                            (type ? "analysis.type is 'static'" : std::string("analysis.type is not given, so static")) +
+                            ")");
+    }
+    return;
+  }
+
+  std::optional<Map> nested;
+  if (nested_value) nested.emplace(*this, *nested_value, dynamic_keys);
+  // A dynamic key from either place; giving it in both is an error.
+  auto get = [&](const char* key) -> const Value* {
+    const Value* flat = m.get(key);
+    const Value* inner = nested ? nested->get(key) : nullptr;
+    if (flat && inner) {
+      const Value& second = inner->line >= flat->line ? *inner : *flat;
+      fail(second.line, second.path + ": given twice, as '" + flat->path + "' and as '" + inner->path +
+                            "' (give it in one place)");
+    }
+    return flat ? flat : inner;
+  };
+  auto require = [&](const char* key) -> const Value& {
+    if (const Value* given = get(key)) return *given;
+    if (nested) return nested->require(key);  // names analysis.dynamic.<key>
+    return m.require(key);
+  };
+
+  DynamicSpec d;
+  auto positive = [](double x) { return x > 0.0; };
+  auto non_negative = [](double x) { return x >= 0.0; };
+  const Value& dt = require("dt");
+  const Value& end_time = require("end_time");
+  d.dt = number(dt, "a positive number", positive);
+  d.end_time = number(end_time, "a positive number", positive);
+  const double ratio = d.end_time / d.dt;
+  if (ratio < 1.0 - 1e-9) {
+    std::ostringstream msg;
+    msg << end_time.path << ": expected a number >= dt (" << d.dt << "), got '" << end_time.node.Scalar() << "'";
+    fail(end_time.line, msg.str());
+  }
+  const double nearest = std::round(ratio);
+  if (nearest > static_cast<double>(std::numeric_limits<int>::max())) {
+    std::ostringstream msg;
+    msg << end_time.path << ": end_time / dt = " << ratio << " steps is more than supported (limit "
+        << std::numeric_limits<int>::max() << ")";
+    fail(end_time.line, msg.str());
+  }
+  if (std::abs(ratio - nearest) > 1e-9 * ratio) {
+    std::ostringstream msg;
+    msg.precision(12);
+    msg << end_time.path << ": end_time / dt = " << ratio << " is not a whole number of steps (nearest: "
+        << static_cast<long long>(nearest) << (nearest == 1.0 ? " step" : " steps") << ", end_time = " << nearest * d.dt
+        << ")";
+    fail(end_time.line, msg.str());
+  }
+  if (const Value* integrator = get("integrator")) {
+    static const char* const integrators = "one of: backward-euler, linearized-euler, newmark";
+    d.integrator = string(*integrator, integrators);
+    if (d.integrator != "backward-euler" && d.integrator != "linearized-euler" && d.integrator != "newmark")
+      expected(*integrator, integrators);
+  }
+  if (const Value* damping = get("damping")) {
+    const Map r(*this, *damping, {"mass", "stiffness"});
+    if (const Value* alpha = r.get("mass")) d.damping_mass = number(*alpha, "a non-negative number", non_negative);
+    if (const Value* beta = r.get("stiffness")) d.damping_stiffness = number(*beta, "a non-negative number", non_negative);
+  }
+  if (const Value* mass = get("mass")) {
+    d.mass = string(*mass, "one of: lumped, consistent");
+    if (d.mass != "lumped" && d.mass != "consistent") expected(*mass, "one of: lumped, consistent");
+  }
+  if (const Value* cuts = get("max_step_cuts")) {
+    d.max_step_cuts = int_value(*cuts, "an integer >= 0", [](long long c) { return c >= 0; });
+  }
+  if (const Value* velocity = get("initial_velocity")) {
+    d.initial_velocity = numbers<3>(*velocity, "a list of 3 numbers [vx, vy, vz]", "a number");
+  }
+  if (const Value* state = get("initial_state")) {
+    d.initial_state = string(*state, "one of: rest, static");
+    if (d.initial_state != "rest" && d.initial_state != "static") expected(*state, "one of: rest, static");
+  }
+  job.dynamic = d;
 }
 
 void JobParser::parse_solver(const Value& v, Job& job) const {
@@ -515,8 +693,8 @@ void JobParser::parse_solver(const Value& v, Job& job) const {
   }
 }
 
-void JobParser::parse_output(const Value& v, Job& job) const {
-  const Map m(*this, v, {"directory", "every"});
+std::optional<Value> JobParser::parse_output(const Value& v, Job& job) const {
+  const Map m(*this, v, {"directory", "every", "checkpoint_every"});
   if (const Value* directory = m.get("directory")) {
     const std::string d = string(*directory, "a directory name");
     if (d.empty()) expected(*directory, "a directory name");
@@ -525,9 +703,60 @@ void JobParser::parse_output(const Value& v, Job& job) const {
   if (const Value* every = m.get("every")) {
     job.output_every = int_value(*every, "an integer >= 1", [](long long e) { return e >= 1; });
   }
+  if (const Value* checkpoint = m.get("checkpoint_every")) {
+    job.checkpoint_every = int_value(*checkpoint, "an integer >= 0", [](long long c) { return c >= 0; });
+    return *checkpoint;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
+
+double Schedule::operator()(double t) const {
+  if (points.empty()) return 1.0;  // no points: a neutral factor (the reader always gives at least one)
+  if (t <= points.front()[0]) return points.front()[1];
+  if (t >= points.back()[0]) return points.back()[1];
+  // First point after t; t lies in [points[k-1].t, points[k].t).
+  const auto next = std::upper_bound(points.begin(), points.end(), t,
+                                     [](double time, const std::array<double, 2>& p) { return time < p[0]; });
+  const auto& a = *(next - 1);
+  const auto& b = *next;
+  return a[1] + (b[1] - a[1]) * (t - a[0]) / (b[0] - a[0]);
+}
+
+namespace {
+/// The path segment [k, k+1] with path[k].t <= t < path[k+1].t, or path.size() if t is outside [first, last).
+std::size_t path_segment(const std::vector<std::array<double, 4>>& path, double t) {
+  if (path.size() < 2 || t < path.front()[0] || t >= path.back()[0]) return path.size();
+  const auto next = std::upper_bound(path.begin(), path.end(), t,
+                                     [](double time, const std::array<double, 4>& p) { return time < p[0]; });
+  return static_cast<std::size_t>(next - path.begin()) - 1;
+}
+}  // namespace
+
+std::array<double, 3> AttachmentSpec::displacement(double t) const {
+  if (velocity) return {(*velocity)[0] * t, (*velocity)[1] * t, (*velocity)[2] * t};
+  if (path.empty()) return {0.0, 0.0, 0.0};
+  const auto& first = path.front();
+  const auto& last = path.back();
+  if (t <= first[0]) return {first[1], first[2], first[3]};
+  if (t >= last[0]) return {last[1], last[2], last[3]};
+  const std::size_t k = path_segment(path, t);
+  const auto& a = path[k];
+  const auto& b = path[k + 1];
+  const double w = (t - a[0]) / (b[0] - a[0]);
+  return {a[1] + w * (b[1] - a[1]), a[2] + w * (b[2] - a[2]), a[3] + w * (b[3] - a[3])};
+}
+
+std::array<double, 3> AttachmentSpec::rate(double t) const {
+  if (velocity) return *velocity;
+  const std::size_t k = path_segment(path, t);
+  if (k >= path.size()) return {0.0, 0.0, 0.0};
+  const auto& a = path[k];
+  const auto& b = path[k + 1];
+  const double h = b[0] - a[0];
+  return {(b[1] - a[1]) / h, (b[2] - a[2]) / h, (b[3] - a[3]) / h};
+}
 
 Job read_job(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

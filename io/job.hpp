@@ -43,6 +43,16 @@ struct MaterialSpec {
   int line = 0;                         ///< line of the entry in the job file (0 if not from a file)
 };
 
+/// A scalar factor s(t), piecewise linear through `points` (time strictly increasing), constant before the
+/// first and after the last point. Job syntax: `schedule: {ramp: [t0, t1]}` (= points (t0, 0), (t1, 1)) or
+/// `schedule: {table: [[t, s], ...]}` (at least one point). A static analysis evaluates it at the load
+/// factor (its pseudo-time runs from 0 to 1 over the load steps).
+struct Schedule {
+  std::vector<std::array<double, 2>> points;  ///< (time, factor)
+  int line = 0;
+  [[nodiscard]] double operator()(double t) const;
+};
+
 /// A prescribed rigid rotation of the selected vertices: x = c + R(s * angle) (X - c) at load factor s.
 struct RotationSpec {
   std::array<double, 3> axis{0, 0, 1};    ///< rotation axis (normalised by the reader), right-hand rule
@@ -56,11 +66,32 @@ struct BoundarySpec {
   std::array<bool, 3> fix{false, false, false};          ///< components held at their initial value
   std::array<std::optional<double>, 3> displace{};       ///< prescribed displacement per component, ramped
   std::optional<RotationSpec> rotate;                    ///< prescribed rotation, ramped by angle
+  /// Factor on `displace` and `rotate` over time. Empty: the load factor (static), or a linear ramp from 0 at
+  /// t = 0 to 1 at end_time (dynamic).
+  std::optional<Schedule> schedule;
+};
+
+/// Penalty attachment (Kikuuwe §5.1): every selected vertex v is tied to its own anchor a_v(t) = X_v + d(t)
+/// by a spring and a damper: h_v = -stiffness (x_v - a_v) - damping (v_v - a_v'). The anchor displacement
+/// d(t) is zero (fixed anchor), piecewise linear through `path` rows (t, dx, dy, dz) (constant outside), or
+/// velocity * t. Static analyses evaluate d at the load factor and ignore the damper.
+struct AttachmentSpec {
+  Selection select;
+  double stiffness = 0.0;                               ///< force per unit length, per vertex (> 0)
+  double damping = 0.0;                                 ///< force per unit velocity, per vertex (>= 0)
+  std::vector<std::array<double, 4>> path;              ///< (t, dx, dy, dz), time strictly increasing
+  std::optional<std::array<double, 3>> velocity;        ///< constant anchor velocity (exclusive with path)
+  int line = 0;
+  /// Anchor displacement d(t) and its rate d'(t) (the slope of the path segment containing t).
+  [[nodiscard]] std::array<double, 3> displacement(double t) const;
+  [[nodiscard]] std::array<double, 3> rate(double t) const;
 };
 
 struct TractionSpec {
   Selection select;
   std::array<double, 3> traction{};     ///< nominal: force per unit reference area (or length)
+  /// Factor over time. Empty: the load factor (static), or 1 at every time (dynamic).
+  std::optional<Schedule> schedule;
 };
 
 struct LoadSpec {
@@ -74,6 +105,21 @@ struct GenerateSpec {
   std::array<int, 3> cells{1, 1, 1};
 };
 
+/// `analysis: {type: dynamic, dynamic: {...}}`.
+struct DynamicSpec {
+  double dt = 0.0;                      ///< time step (> 0)
+  double end_time = 0.0;                ///< > 0; the number of steps is round(end_time / dt)
+  std::string integrator = "backward-euler";  ///< backward-euler | linearized-euler | newmark
+  double damping_mass = 0.0;            ///< Rayleigh alpha (1/time): B = alpha M + beta K
+  double damping_stiffness = 0.0;       ///< Rayleigh beta (time)
+  std::string mass = "lumped";          ///< lumped | consistent
+  int max_step_cuts = 6;                ///< halvings of dt allowed within one step before giving up
+  std::array<double, 3> initial_velocity{};  ///< uniform initial velocity
+  /// "rest": start at the reference configuration; "static": start from the static equilibrium under the
+  /// loads and prescribed displacements at t = 0 (solved in `analysis.steps` load steps), at rest.
+  std::string initial_state = "rest";
+};
+
 struct Job {
   std::string job_file;                 ///< path of the YAML file itself
   std::string job_dir;                  ///< directory the relative paths were resolved against
@@ -82,14 +128,17 @@ struct Job {
   std::vector<MaterialSpec> materials;
   std::vector<BoundarySpec> boundary;
   LoadSpec loads;
-  std::string analysis_type = "static";
-  int steps = 1;                        ///< static load steps
+  std::vector<AttachmentSpec> attachments;
+  std::string analysis_type = "static"; ///< static | dynamic
+  int steps = 1;                        ///< static load steps (dynamic: load steps of initial_state static)
+  std::optional<DynamicSpec> dynamic;   ///< set when analysis_type == "dynamic"
   double newton_rtol = 1e-10;
   double newton_atol = 1e-12;
   int newton_max_it = 30;
   std::string petsc_options;            ///< extra PETSc options; the command line wins
   std::string output_directory;         ///< resolved
   int output_every = 1;
+  int checkpoint_every = 0;             ///< dynamic: checkpoint every N steps (0 = only at the end)
 };
 
 /// Parse and validate a job file. Throws InputError naming file, line and key on any problem:

@@ -11,14 +11,20 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string_view>
+#include <system_error>
 
 #include <vtkCellArray.h>
 #include <vtkCellData.h>
@@ -33,6 +39,8 @@
 #include <vtkSmartPointer.h>
 #include <vtkUnstructuredGrid.h>
 #include <vtkXMLUnstructuredGridWriter.h>
+
+#include "io/error.hpp"
 
 namespace edgefem {
 
@@ -228,6 +236,196 @@ void append_pdata(std::string& xml, const char* section, const std::vector<DataA
   xml += ">\n";
 }
 
+// ---- .pvd reading (PvdCollection::load) -------------------------------------------------------------
+
+/// One XML tag on a line of its own, as PvdCollection::write() produces them.
+struct XmlTag {
+  enum Kind { declaration, open, close, empty } kind = open;  // <?xml ...?>, <a>, </a>, <a/>
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> attributes;  // unescaped values
+
+  [[nodiscard]] const std::string* attribute(std::string_view key) const {
+    for (const auto& [k, v] : attributes) {
+      if (k == key) return &v;
+    }
+    return nullptr;
+  }
+};
+
+class PvdParser {
+ public:
+  explicit PvdParser(const std::string& path) : path_(path) {}
+
+  [[noreturn]] void fail(int line, const std::string& what) const {
+    throw InputError(path_ + ":" + std::to_string(line) + ": " + what);
+  }
+
+  /// Resolves &amp; &lt; &gt; &quot; &apos; &#N; &#xN; (what xml_escape writes, and a little more).
+  std::string unescape(std::string_view s, int line) const {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i] != '&') {
+        out += s[i];
+        continue;
+      }
+      const std::size_t semi = s.find(';', i);
+      if (semi == std::string_view::npos) fail(line, "unterminated character reference in '" + std::string(s) + "'");
+      const std::string_view ent = s.substr(i + 1, semi - i - 1);
+      if (ent == "amp") out += '&';
+      else if (ent == "lt") out += '<';
+      else if (ent == "gt") out += '>';
+      else if (ent == "quot") out += '"';
+      else if (ent == "apos") out += '\'';
+      else if (ent.size() >= 2 && ent[0] == '#') {
+        const bool hex = ent[1] == 'x' || ent[1] == 'X';
+        const std::string digits(ent.substr(hex ? 2 : 1));
+        char* end = nullptr;
+        const unsigned long code = std::strtoul(digits.c_str(), &end, hex ? 16 : 10);
+        if (digits.empty() || *end != '\0' || code == 0 || code > 0x7f) {
+          fail(line, "unsupported character reference '&" + std::string(ent) + ";' (only ASCII is supported)");
+        }
+        out += static_cast<char>(code);
+      } else {
+        fail(line, "unknown entity '&" + std::string(ent) + ";'");
+      }
+      i = semi;
+    }
+    return out;
+  }
+
+  /// Parses a whole (trimmed, non-empty) line as exactly one tag.
+  XmlTag parse_tag(std::string_view s, int line) const {
+    XmlTag tag;
+    if (s.size() < 3 || s.front() != '<' || s.back() != '>') {
+      fail(line, "expected one XML tag on the line, got '" + std::string(s) + "'");
+    }
+    if (s[1] == '?') {
+      if (s.substr(0, 5) != "<?xml" || s.substr(s.size() - 2) != "?>") fail(line, "malformed XML declaration");
+      tag.kind = XmlTag::declaration;
+      tag.name = "?xml";
+      return tag;
+    }
+    std::size_t i = 1;
+    if (s[1] == '/') {
+      tag.kind = XmlTag::close;
+      i = 2;
+    }
+    auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+    auto is_name_char = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == ':' || c == '.';
+    };
+    const std::size_t name_start = i;
+    while (i < s.size() && is_name_char(s[i])) ++i;
+    tag.name = std::string(s.substr(name_start, i - name_start));
+    if (tag.name.empty()) fail(line, "malformed tag '" + std::string(s) + "'");
+    for (;;) {
+      while (i < s.size() && is_space(s[i])) ++i;
+      if (i >= s.size()) fail(line, "malformed tag '" + std::string(s) + "'");
+      if (s[i] == '>' && i + 1 == s.size()) return tag;
+      if (s[i] == '/' && i + 2 == s.size() && s[i + 1] == '>' && tag.kind == XmlTag::open) {
+        tag.kind = XmlTag::empty;
+        return tag;
+      }
+      if (tag.kind == XmlTag::close) fail(line, "malformed closing tag '" + std::string(s) + "'");
+      const std::size_t key_start = i;
+      while (i < s.size() && is_name_char(s[i])) ++i;
+      const std::string key(s.substr(key_start, i - key_start));
+      if (key.empty() || i + 1 >= s.size() || s[i] != '=' || s[i + 1] != '"') {
+        fail(line, "malformed attribute in '" + std::string(s) + "' (expected name=\"value\")");
+      }
+      i += 2;
+      const std::size_t close = s.find('"', i);
+      if (close == std::string_view::npos) fail(line, "unterminated value of attribute '" + key + "'");
+      if (tag.attribute(key) != nullptr) fail(line, "attribute '" + key + "' given twice");
+      tag.attributes.emplace_back(key, unescape(s.substr(i, close - i), line));
+      i = close + 1;
+      if (i < s.size() && !is_space(s[i]) && s[i] != '>' && s[i] != '/') {
+        fail(line, "malformed tag '" + std::string(s) + "' (no space after attribute '" + key + "')");
+      }
+    }
+  }
+
+  /// The whole value must be a finite number (strtod: overflow gives inf and is rejected; underflow to a
+  /// subnormal is the exact value write() printed and is accepted).
+  double parse_time(const std::string& text, int line) const {
+    const char* begin = text.c_str();
+    char* end = nullptr;
+    const double t = std::strtod(begin, &end);
+    if (text.empty() || end != begin + text.size() || !std::isfinite(t)) {
+      fail(line, "timestep=\"" + text + "\" is not a finite number");
+    }
+    return t;
+  }
+
+  std::vector<std::pair<double, std::string>> parse(const std::string& text) const {
+    enum class Where { start, after_declaration, in_file, in_collection, after_collection, done };
+    Where where = Where::start;
+    std::vector<std::pair<double, std::string>> entries;
+    int line_no = 0;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      std::size_t eol = text.find('\n', pos);
+      if (eol == std::string::npos) eol = text.size();
+      std::string_view line(text.data() + pos, eol - pos);
+      pos = eol + 1;
+      ++line_no;
+      while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+      while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
+      if (line.empty()) continue;
+      if (where == Where::done) fail(line_no, "unexpected content after </VTKFile>");
+      const XmlTag tag = parse_tag(line, line_no);
+      switch (where) {
+        case Where::start:
+          if (tag.kind == XmlTag::declaration) {
+            where = Where::after_declaration;
+            break;
+          }
+          [[fallthrough]];
+        case Where::after_declaration: {
+          if (tag.kind != XmlTag::open || tag.name != "VTKFile") fail(line_no, "expected <VTKFile type=\"Collection\">");
+          const std::string* type = tag.attribute("type");
+          if (type == nullptr || *type != "Collection") {
+            fail(line_no, "not a VTK collection (.pvd): VTKFile type is '" + (type ? *type : std::string()) + "'");
+          }
+          where = Where::in_file;
+          break;
+        }
+        case Where::in_file:
+          if (tag.kind != XmlTag::open || tag.name != "Collection") fail(line_no, "expected <Collection>");
+          where = Where::in_collection;
+          break;
+        case Where::in_collection:
+          if (tag.kind == XmlTag::close && tag.name == "Collection") {
+            where = Where::after_collection;
+          } else if (tag.kind == XmlTag::empty && tag.name == "DataSet") {
+            const std::string* ts = tag.attribute("timestep");
+            const std::string* file = tag.attribute("file");
+            if (ts == nullptr) fail(line_no, "DataSet without a timestep attribute");
+            if (file == nullptr || file->empty()) fail(line_no, "DataSet without a file attribute");
+            entries.emplace_back(parse_time(*ts, line_no), *file);
+          } else {
+            fail(line_no, "expected <DataSet timestep=\"...\" file=\"...\"/> or </Collection>");
+          }
+          break;
+        case Where::after_collection:
+          if (tag.kind != XmlTag::close || tag.name != "VTKFile") fail(line_no, "expected </VTKFile>");
+          where = Where::done;
+          break;
+        case Where::done: break;
+      }
+    }
+    if (where != Where::done) {
+      fail(line_no + 1, text.empty() ? "empty file, expected a VTK collection (.pvd)"
+                                     : "unexpected end of file (the collection is not closed by </VTKFile>)");
+    }
+    return entries;
+  }
+
+ private:
+  const std::string& path_;
+};
+
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
@@ -331,6 +529,30 @@ void write_pvtu(const std::string& path, const std::vector<std::string>& piece_f
   xml += "  </PUnstructuredGrid>\n";
   xml += "</VTKFile>\n";
   write_file_atomically(path, xml);
+}
+
+PvdCollection PvdCollection::load(const std::string& path) {
+  PvdCollection pvd(path);
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found) return pvd;
+  if (ec) throw InputError(path + ": cannot access the collection: " + ec.message());
+  if (st.type() == fs::file_type::directory) throw InputError(path + ": is a directory, not a .pvd collection");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the collection: " + errno_text(errno));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw InputError(path + ": read error");
+  pvd.entries_ = PvdParser(path).parse(text);
+  return pvd;
+}
+
+void PvdCollection::truncate_after(double time) {
+  if (!std::isfinite(time)) {
+    throw std::invalid_argument("PvdCollection::truncate_after('" + path_ + "'): time " + format_double(time) +
+                                " is not finite");
+  }
+  const double limit = time + 1e-12 * std::fabs(time);
+  std::erase_if(entries_, [limit](const std::pair<double, std::string>& e) { return e.first > limit; });
 }
 
 void PvdCollection::write() const {

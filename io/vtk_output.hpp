@@ -39,12 +39,30 @@ void write_vtu_piece(const std::string& path, const VtuPiece& piece);
 void write_pvtu(const std::string& path, const std::vector<std::string>& piece_files, const VtuPiece& layout);
 
 /// The .pvd collection: (time, dataset file relative to the .pvd) pairs; write() rewrites it atomically.
+/// Times are written with 17 significant digits, so load() returns them bit for bit.
 class PvdCollection {
  public:
   explicit PvdCollection(std::string path) : path_(std::move(path)) {}
+
+  /// Reads a collection written by write() (entries in file order), for a restarted run to append to.
+  /// A missing file gives an empty collection with this path; a file that cannot be read or is not in
+  /// write()'s format (one element per line, DataSet elements with a finite `timestep` and a non-empty
+  /// `file`, closed by </VTKFile>) throws InputError "PATH:LINE: ...".
+  static PvdCollection load(const std::string& path);
+
   void add(double time, const std::string& relative_file) { entries_.emplace_back(time, relative_file); }
+
+  /// Drops every entry whose time is later than `time` (order of the others kept): on restart from a
+  /// checkpoint at `time`, the steps the killed run wrote after it are rewritten. An entry counts as later
+  /// when t > time + 1e-12 * |time|: the relative tolerance absorbs rounding when the two times were
+  /// accumulated differently (t += dt versus step * dt) and is far below any time step (consecutive
+  /// outputs would need 1e12 steps in between to come that close). Throws std::invalid_argument if
+  /// `time` is not finite.
+  void truncate_after(double time);
+
   void write() const;
   [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] const std::vector<std::pair<double, std::string>>& entries() const { return entries_; }
 
  private:
   std::string path_;

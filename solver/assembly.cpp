@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdint>
 #include <string>
+#include <unordered_map>
 
 namespace edgefem {
 namespace {
@@ -61,24 +64,44 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
   EDGEFEM_PETSC(VecCreateGhostBlock(comm_, 3, 3 * n_owned, PETSC_DECIDE, static_cast<PetscInt>(ghosts.size()),
                                     ghosts.data(), x_ghost_.address()));
   EDGEFEM_PETSC(VecDuplicate(x_ghost_, f_ghost_.address()));
-  EDGEFEM_PETSC(VecDuplicate(x_ghost_, f_ext_.address()));
   EDGEFEM_PETSC(VecDuplicate(x_ghost_, reference_.address()));
   {
     LocalForm ref(reference_, false);
     std::copy(mesh_.mesh.coords.begin(), mesh_.mesh.coords.end(), ref.span().begin());
   }
-  {
-    LocalForm fe(f_ext_, false);
-    std::copy(model_.external_force.begin(), model_.external_force.end(), fe.span().begin());
+  // A local partial (3 per local vertex) summed into its owners; returns the owned values.
+  auto sum_over_ranks = [&](Vec v, const std::vector<double>& local_partial) {
+    {
+      LocalForm form(v, false);
+      std::copy(local_partial.begin(), local_partial.end(), form.span().begin());
+    }
+    EDGEFEM_PETSC(VecGhostUpdateBegin(v, ADD_VALUES, SCATTER_REVERSE));
+    EDGEFEM_PETSC(VecGhostUpdateEnd(v, ADD_VALUES, SCATTER_REVERSE));
+  };
+  for (const auto& group : model_.loads) {
+    loads_.emplace_back();
+    EDGEFEM_PETSC(VecDuplicate(x_ghost_, loads_.back().address()));
+    sum_over_ranks(loads_.back(), group.force);
   }
-  EDGEFEM_PETSC(VecGhostUpdateBegin(f_ext_, ADD_VALUES, SCATTER_REVERSE));
-  EDGEFEM_PETSC(VecGhostUpdateEnd(f_ext_, ADD_VALUES, SCATTER_REVERSE));
+  {
+    std::vector<double> mass3(3 * static_cast<std::size_t>(n_local), 0.0);
+    for (std::size_t v = 0; v < model_.lumped_mass.size(); ++v)
+      for (int c = 0; c < 3; ++c) mass3[3 * v + c] = model_.lumped_mass[v];
+    sum_over_ranks(f_ghost_, mass3);
+    const PetscScalar* m = nullptr;
+    EDGEFEM_PETSC(VecGetArrayRead(f_ghost_, &m));
+    owned_mass_.assign(m, m + 3 * static_cast<std::size_t>(n_owned));
+    EDGEFEM_PETSC(VecRestoreArrayRead(f_ghost_, &m));
+  }
   EDGEFEM_PETSC(VecCopy(reference_, x_ghost_));
   EDGEFEM_PETSC(VecGhostUpdateBegin(x_ghost_, INSERT_VALUES, SCATTER_FORWARD));
   EDGEFEM_PETSC(VecGhostUpdateEnd(x_ghost_, INSERT_VALUES, SCATTER_FORWARD));
 
-  for (const auto& d : model_.dirichlet)
+  owned_prescribed_.assign(3 * static_cast<std::size_t>(n_owned), 0);
+  for (const auto& d : model_.dirichlet) {
     dirichlet_rows_.push_back(static_cast<PetscInt>(3 * mesh_.global_vertex[d.dof / 3] + d.dof % 3));
+    owned_prescribed_[static_cast<std::size_t>(d.dof)] = 1;
+  }
 
   // COO pattern: 9 entries per 3x3 block, in the order the formulations write their blocks.
   std::size_t n_blocks = 0;
@@ -87,8 +110,8 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
     n_blocks += f->block_pattern().size();
   }
   std::vector<PetscInt> coo_i, coo_j;
-  coo_i.reserve(9 * n_blocks);
-  coo_j.reserve(9 * n_blocks);
+  coo_i.reserve(9 * n_blocks + 3 * static_cast<std::size_t>(n_owned));
+  coo_j.reserve(9 * n_blocks + 3 * static_cast<std::size_t>(n_owned));
   const std::vector<PetscInt> global = to_petsc(mesh_.global_vertex, 0);
   for (const auto& f : model_.formulations)
     for (const auto& [a, b] : f->block_pattern())
@@ -118,17 +141,59 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
       for (const auto& [a, b] : f->block_pattern())
         for (int i = 0; i < 3; ++i)
           for (int j = 0; j < 3; ++j, ++e)
-            if (prescribed[3 * static_cast<std::size_t>(a) + i] || prescribed[3 * static_cast<std::size_t>(b) + j])
-              coo_prescribed_.push_back(e);
+          {
+            const std::size_t row = 3 * static_cast<std::size_t>(a) + i, col = 3 * static_cast<std::size_t>(b) + j;
+            if (prescribed[row] || prescribed[col]) coo_prescribed_.push_back(e);
+            if (!prescribed[row] && prescribed[col]) coo_lift_.push_back({e, row, col});
+          }
   }
   n_kernel_entries_ = 9 * n_blocks;
-  for (const PetscInt row : dirichlet_rows_) {
-    coo_i.push_back(row);
-    coo_j.push_back(row);
-  }
+  for (LocalIndex v = 0; v < n_owned; ++v)
+    for (int c = 0; c < 3; ++c) {
+      coo_i.push_back(3 * global[v] + c);
+      coo_j.push_back(3 * global[v] + c);
+    }
   coo_values_.assign(coo_i.size(), 0.0);
-  std::fill(coo_values_.begin() + static_cast<std::ptrdiff_t>(n_kernel_entries_), coo_values_.end(), 1.0);
   if (model_.formulations.size() > 1) force_buffer_.assign(3 * static_cast<std::size_t>(n_local), 0.0);
+
+  if (model_.consistent_mass) {
+    // P1 consistent mass: rho V / 20 (1 + delta_ij) I per vertex pair of every tet, on the blocks of the
+    // formulation the tet belongs to (its vertex diagonal and edge blocks are in the pattern).
+    mass_values_.assign(n_kernel_entries_, 0.0);
+    const Mesh& m = mesh_.mesh;
+    for (std::size_t k = 0; k < model_.formulations.size(); ++k) {
+      std::unordered_map<std::uint64_t, std::size_t> block_of;
+      const auto& pattern = model_.formulations[k]->block_pattern();
+      for (std::size_t blk = 0; blk < pattern.size(); ++blk)
+        block_of.try_emplace((static_cast<std::uint64_t>(pattern[blk][0]) << 32) | static_cast<std::uint32_t>(pattern[blk][1]),
+                             block_offset_[k] + blk);
+      for (const LocalIndex t : model_.formulation_cells[k]) {
+        const LocalIndex* v = m.tets.data() + 4 * static_cast<std::size_t>(t);
+        const auto p0 = m.vertex(v[0]), p1 = m.vertex(v[1]), p2 = m.vertex(v[2]), p3 = m.vertex(v[3]);
+        double a[3], b[3], c[3];
+        for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d], b[d] = p2[d] - p0[d], c[d] = p3[d] - p0[d];
+        const double vol = std::abs(a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
+                                    a[2] * (b[0] * c[1] - b[1] * c[0])) / 6.0;
+        const double share = model_.cell_density[static_cast<std::size_t>(t)] * vol / 20.0;
+        for (int i = 0; i < 4; ++i)
+          for (int j = 0; j < 4; ++j) {
+            const auto it = block_of.find((static_cast<std::uint64_t>(v[i]) << 32) | static_cast<std::uint32_t>(v[j]));
+            if (it == block_of.end()) throw PetscFailure("consistent mass: a tet's vertex pair is not in the block pattern");
+            for (int d = 0; d < 3; ++d) mass_values_[9 * it->second + 4 * d] += share * (i == j ? 2.0 : 1.0);
+          }
+      }
+    }
+    EDGEFEM_PETSC(MatCreate(comm_, mass_matrix_.address()));
+    EDGEFEM_PETSC(MatSetSizes(mass_matrix_, 3 * n_owned, 3 * n_owned, PETSC_DETERMINE, PETSC_DETERMINE));
+    EDGEFEM_PETSC(MatSetType(mass_matrix_, MATAIJ));
+    EDGEFEM_PETSC(MatSetBlockSize(mass_matrix_, 3));
+    EDGEFEM_PETSC(MatSetPreallocationCOO(mass_matrix_, static_cast<PetscCount>(coo_i.size()), coo_i.data(), coo_j.data()));
+    std::vector<double> values(coo_i.size(), 0.0);
+    std::copy(mass_values_.begin(), mass_values_.end(), values.begin());
+    EDGEFEM_PETSC(MatSetValuesCOO(mass_matrix_, values.data(), INSERT_VALUES));
+    EDGEFEM_PETSC(MatAssemblyBegin(mass_matrix_, MAT_FINAL_ASSEMBLY));
+    EDGEFEM_PETSC(MatAssemblyEnd(mass_matrix_, MAT_FINAL_ASSEMBLY));
+  }
 
   EDGEFEM_PETSC(MatCreate(comm_, matrix_.address()));
   EDGEFEM_PETSC(MatSetSizes(matrix_, 3 * n_owned, 3 * n_owned, PETSC_DETERMINE, PETSC_DETERMINE));
@@ -146,6 +211,11 @@ PetscOwner<Vec, VecDestroy> Assembler::create_vector() const {
   PetscOwner<Vec, VecDestroy> v;
   EDGEFEM_PETSC(VecDuplicate(x_ghost_, v.address()));
   return v;
+}
+
+void Assembler::update_ghosts(Vec v) {
+  EDGEFEM_PETSC(VecGhostUpdateBegin(v, INSERT_VALUES, SCATTER_FORWARD));
+  EDGEFEM_PETSC(VecGhostUpdateEnd(v, INSERT_VALUES, SCATTER_FORWARD));
 }
 
 void Assembler::set_positions(Vec x) {
@@ -208,10 +278,38 @@ void Assembler::evaluate_force_and_stiffness() {
   if (model_.formulations.empty()) std::fill(fs.begin(), fs.end(), 0.0);
 }
 
-void Assembler::hand_matrix_to_petsc(Mat P) {
+void Assembler::hand_matrix_to_petsc(Mat P, const MatrixCoefficients& c) {
+  const std::size_t n_kernel = n_kernel_entries_;
+  double* values = coo_values_.data();
+  if (!mass_values_.empty() && c.mass != 0.0) {
+    const double* mass = mass_values_.data();
+#pragma omp parallel for schedule(static)
+    for (std::size_t e = 0; e < n_kernel; ++e) values[e] = c.stiffness * values[e] + c.mass * mass[e];
+  } else if (c.stiffness != 1.0) {
+#pragma omp parallel for schedule(static)
+    for (std::size_t e = 0; e < n_kernel; ++e) values[e] *= c.stiffness;
+  }
+  if (c.lift_in != nullptr && c.lift_out != nullptr) {
+    update_ghosts(c.lift_in);
+    {
+      LocalForm in(c.lift_in, true);
+      LocalForm out(c.lift_out, false);
+      std::span<double> o = out.span();
+      std::fill(o.begin(), o.end(), 0.0);
+      for (const auto& [e, row, col] : coo_lift_) o[row] += values[e] * in.span()[col];
+    }
+    EDGEFEM_PETSC(VecGhostUpdateBegin(c.lift_out, ADD_VALUES, SCATTER_REVERSE));
+    EDGEFEM_PETSC(VecGhostUpdateEnd(c.lift_out, ADD_VALUES, SCATTER_REVERSE));
+  }
   const std::size_t n_prescribed = coo_prescribed_.size();
 #pragma omp parallel for schedule(static)
-  for (std::size_t k = 0; k < n_prescribed; ++k) coo_values_[coo_prescribed_[k]] = 0.0;
+  for (std::size_t k = 0; k < n_prescribed; ++k) values[coo_prescribed_[k]] = 0.0;
+  const bool lumped = mass_values_.empty();
+  for (std::size_t i = 0; i < owned_prescribed_.size(); ++i) {
+    double d = lumped ? c.mass * owned_mass_[i] : 0.0;
+    if (!c.diagonal.empty()) d += c.diagonal[i];
+    values[n_kernel + i] = owned_prescribed_[i] ? 1.0 : d;
+  }
   EDGEFEM_PETSC(MatSetValuesCOO(P, coo_values_.data(), INSERT_VALUES));
   PetscBool assembled = PETSC_FALSE;
   EDGEFEM_PETSC(MatAssembled(P, &assembled));
@@ -221,21 +319,54 @@ void Assembler::hand_matrix_to_petsc(Mat P) {
   }
 }
 
-void Assembler::stiffness(Mat P) {
+void Assembler::stiffness(Mat P, const MatrixCoefficients& c) {
   EDGEFEM_PETSC(PetscLogEventBegin(event_stiffness_, 0, 0, 0, 0));
   evaluate_force_and_stiffness();  // the forces come with K; stiffness() does not hand them over
-  hand_matrix_to_petsc(P);
+  hand_matrix_to_petsc(P, c);
   EDGEFEM_PETSC(PetscLogEventEnd(event_stiffness_, 0, 0, 0, 0));
 }
 
-void Assembler::force_and_stiffness(Vec f, Mat P) {
+void Assembler::force_and_stiffness(Vec f, Mat P, const MatrixCoefficients& c) {
   EDGEFEM_PETSC(PetscLogEventBegin(event_stiffness_, 0, 0, 0, 0));
   evaluate_force_and_stiffness();
   EDGEFEM_PETSC(VecGhostUpdateBegin(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
-  hand_matrix_to_petsc(P);
+  hand_matrix_to_petsc(P, c);
   EDGEFEM_PETSC(VecGhostUpdateEnd(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
   if (f != f_ghost_.get()) EDGEFEM_PETSC(VecCopy(f_ghost_, f));
   EDGEFEM_PETSC(PetscLogEventEnd(event_stiffness_, 0, 0, 0, 0));
+}
+
+void Assembler::external_force(double t, Vec out) const {
+  EDGEFEM_PETSC(VecSet(out, 0.0));
+  for (std::size_t g = 0; g < loads_.size(); ++g) {
+    const double s = model_.schedules[static_cast<std::size_t>(model_.loads[g].schedule)](t);
+    if (s != 0.0) EDGEFEM_PETSC(VecAXPY(out, s, loads_[g]));
+  }
+}
+
+void Assembler::mass_multiply(Vec x, Vec y) const {
+  if (mass_matrix_) {
+    EDGEFEM_PETSC(MatMult(mass_matrix_, x, y));
+    return;
+  }
+  const PetscScalar* xa = nullptr;
+  PetscScalar* ya = nullptr;
+  EDGEFEM_PETSC(VecGetArrayRead(x, &xa));
+  EDGEFEM_PETSC(VecGetArray(y, &ya));
+  for (std::size_t i = 0; i < owned_mass_.size(); ++i) ya[i] = owned_mass_[i] * xa[i];
+  EDGEFEM_PETSC(VecRestoreArray(y, &ya));
+  EDGEFEM_PETSC(VecRestoreArrayRead(x, &xa));
+}
+
+double Assembler::energy() {
+  double local = 0.0;
+  {
+    LocalForm x(x_ghost_, true);
+    for (const auto& f : model_.formulations) local += f->energy(x.span());
+  }
+  double total = 0.0;
+  MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, comm_);
+  return total;
 }
 
 std::size_t Assembler::kernel_bytes() const {

@@ -12,6 +12,7 @@
 #include <mpi.h>
 #include <petscmat.h>
 
+#include <array>
 #include <span>
 #include <vector>
 
@@ -37,6 +38,19 @@ class LocalForm {
   PetscInt size_ = 0;
 };
 
+/// The matrix handed to PETSc: stiffness * K + mass * M + diag(diagonal), with prescribed rows and columns
+/// replaced by the identity. `diagonal` (optional) holds 3 values per owned vertex.
+struct MatrixCoefficients {
+  double stiffness = 1.0;
+  double mass = 0.0;
+  std::span<const double> diagonal{};
+  /// Optional lifting of prescribed values: lift_out := A_fc u_c on free rows (0 on prescribed rows), where
+  /// A = stiffness K + mass M before the prescribed rows/columns are replaced and u_c are lift_in's values at
+  /// the prescribed dofs. Both are vectors of this layout; lift_in's ghosts need not be up to date.
+  Vec lift_in = nullptr;
+  Vec lift_out = nullptr;
+};
+
 class Assembler {
  public:
   /// Collective. `model` must outlive the assembler.
@@ -45,7 +59,14 @@ class Assembler {
   /// A new ghosted vector with this layout (3 dofs per owned vertex); the caller owns it.
   [[nodiscard]] PetscOwner<Vec, VecDestroy> create_vector() const;
   [[nodiscard]] Vec reference() const { return reference_; }       ///< reference positions
-  [[nodiscard]] Vec external_force() const { return f_ext_; }      ///< at load factor 1, summed over ranks
+  /// out := the external force (gravity, tractions) at time t (static: the load factor), summed over ranks.
+  void external_force(double t, Vec out) const;
+  /// y := M x (lumped: the summed vertex masses; consistent: the P1 mass matrix). Collective.
+  void mass_multiply(Vec x, Vec y) const;
+  /// The summed lumped mass of each owned dof (3 per owned vertex; the same value thrice).
+  [[nodiscard]] const std::vector<double>& lumped_mass() const { return owned_mass_; }
+  /// The consistent mass matrix (no prescribed-row treatment), or nullptr with lumped mass.
+  [[nodiscard]] Mat mass_matrix() const { return mass_matrix_; }
   [[nodiscard]] Mat matrix() const { return matrix_; }             ///< the COO-preallocated stiffness matrix
   [[nodiscard]] const std::vector<PetscInt>& dirichlet_rows() const { return dirichlet_rows_; }
 
@@ -57,10 +78,13 @@ class Assembler {
   void internal_force(Vec out);
   /// The internal force with ghosts up to date (for output). Collective.
   [[nodiscard]] std::vector<double> local_internal_force();
-  /// P := K(positions) with prescribed rows and columns replaced by the identity. Collective.
-  void stiffness(Mat P);
-  /// Both at once, from one kernel pass: f := f_int(positions) (summed over ranks) and P := K as stiffness().
-  void force_and_stiffness(Vec f, Mat P);
+  /// P := c.stiffness K(positions) + c.mass M + diag(c.diagonal), prescribed rows and columns replaced by the
+  /// identity. Collective.
+  void stiffness(Mat P, const MatrixCoefficients& c = {});
+  /// Both at once, from one kernel pass: f := f_int(positions) (summed over ranks) and P as stiffness().
+  void force_and_stiffness(Vec f, Mat P, const MatrixCoefficients& c = {});
+  /// Strain energy W(positions), summed over ranks. Collective.
+  [[nodiscard]] double energy();
 
   /// Bytes of the formulations' precomputed data on this rank.
   [[nodiscard]] std::size_t kernel_bytes() const;
@@ -71,21 +95,29 @@ class Assembler {
   MPI_Comm comm_;
   const LocalMesh& mesh_;
   const Model& model_;
-  PetscOwner<Vec, VecDestroy> x_ghost_, f_ghost_, f_ext_, reference_;
-  PetscOwner<Mat, MatDestroy> matrix_;
+  PetscOwner<Vec, VecDestroy> x_ghost_, f_ghost_, reference_;
+  std::vector<PetscOwner<Vec, VecDestroy>> loads_;  ///< per Model::loads group, summed over ranks
+  PetscOwner<Mat, MatDestroy> matrix_, mass_matrix_;  ///< mass_matrix_: consistent mass only
+  std::vector<double> owned_mass_;                    ///< 3 per owned vertex
+  std::vector<double> mass_values_;                   ///< consistent mass: one per kernel COO entry
+  std::vector<char> owned_prescribed_;                ///< 3 per owned vertex
   std::vector<PetscInt> dirichlet_rows_;
   std::vector<double> coo_values_;
   std::vector<double> force_buffer_;        ///< 3 * n_local, for formulations after the first
   std::vector<std::size_t> block_offset_;   ///< per formulation: its first block in coo_values_
   /// COO entries (indices into coo_values_) whose row or column is a prescribed dof on any rank: zeroed
-  /// after every evaluation. The last dirichlet_rows_.size() COO entries are the unit diagonals of this
-  /// rank's prescribed dofs, so the handed-over matrix is K with prescribed rows/columns set to identity
-  /// without a MatZeroRowsColumns (which costs a parallel column search on every assembly).
+  /// after every evaluation. The last 3 * n_owned COO entries are the diagonals of this rank's owned dofs
+  /// (lumped mass, attachment springs; 1 at prescribed dofs), so the handed-over matrix has prescribed
+  /// rows/columns set to the identity without a MatZeroRowsColumns (a parallel column search per assembly).
   std::vector<std::size_t> coo_prescribed_;
+  /// For the coo_prescribed_ entries with a free row and a prescribed column: (entry, local row dof, local column dof).
+  std::vector<std::array<std::size_t, 3>> coo_lift_;
   std::size_t n_kernel_entries_ = 0;
   /// Run every formulation's force_and_stiffness into coo_values_ and the local form of f_ghost_ (summed).
   void evaluate_force_and_stiffness();
-  void hand_matrix_to_petsc(Mat P);
+  void hand_matrix_to_petsc(Mat P, const MatrixCoefficients& c);
+  /// Forward ghost update of any vector of this layout.
+  static void update_ghosts(Vec v);
   PetscLogEvent event_force_ = 0, event_stiffness_ = 0;
 };
 

@@ -65,7 +65,8 @@ bool vertex_selected(const Selection& s, const LocalMesh& lm, LocalIndex v) {
 
 }  // namespace
 
-double prescribed_position(const Model& model, const DirichletDof& d, std::span<const double> reference, double s) {
+double prescribed_position(const Model& model, const DirichletDof& d, std::span<const double> reference, double t) {
+  const double s = model.schedules[static_cast<std::size_t>(d.schedule)](t);
   if (d.rotation < 0) return reference[d.dof] + s * d.displacement;
   // Rodrigues: R v = v cos(a) + (k x v) sin(a) + k (k . v) (1 - cos(a)).
   const Rotation& r = model.rotations[d.rotation];
@@ -78,6 +79,38 @@ double prescribed_position(const Model& model, const DirichletDof& d, std::span<
   const double kxp[3] = {r.axis[1] * p[2] - r.axis[2] * p[1], r.axis[2] * p[0] - r.axis[0] * p[2],
                          r.axis[0] * p[1] - r.axis[1] * p[0]};
   return r.center[c] + p[c] * cs + kxp[c] * sn + r.axis[c] * kp * (1.0 - cs);
+}
+
+void add_attachment_terms(const Model& model, std::span<const double> reference, double t, std::span<const double> x,
+                          std::span<const double> v, double dv_dx, std::span<double> r, std::span<double> diag) {
+  for (const auto& a : model.attachments) {
+    const auto d = a.spec.displacement(t);
+    const auto rate = a.spec.rate(t);
+    const double k = a.spec.stiffness, c = v.empty() ? 0.0 : a.spec.damping;
+    for (const LocalIndex vertex : a.vertices)
+      for (int i = 0; i < 3; ++i) {
+        const std::size_t dof = 3 * static_cast<std::size_t>(vertex) + i;
+        if (!r.empty()) {
+          r[dof] += k * (x[dof] - reference[dof] - d[i]);
+          if (c != 0.0) r[dof] += c * (v[dof] - rate[i]);
+        }
+        if (!diag.empty()) diag[dof] += k + c * dv_dx;
+      }
+  }
+}
+
+double attachment_energy(const Model& model, std::span<const double> reference, double t, std::span<const double> x) {
+  double e = 0.0;
+  for (const auto& a : model.attachments) {
+    const auto d = a.spec.displacement(t);
+    for (const LocalIndex vertex : a.vertices)
+      for (int i = 0; i < 3; ++i) {
+        const std::size_t dof = 3 * static_cast<std::size_t>(vertex) + i;
+        const double s = x[dof] - reference[dof] - d[i];
+        e += 0.5 * a.spec.stiffness * s * s;
+      }
+  }
+  return e;
 }
 
 bool in_box(const Selection& s, const double* x) {
@@ -161,6 +194,7 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
     tets_of_model[spec.model].push_back(t);
   }
   for (const auto& [name, ids] : tets_of_model) {
+    model.formulation_cells.push_back(ids);
     std::vector<LocalIndex> tets;
     std::vector<std::int32_t> material_of_tet;
     tets.reserve(ids.size() * 4);
@@ -181,10 +215,22 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
       throw InputError(where(job, 0, "materials") + "model '" + name + "' is not supported for tetrahedra");
   }
 
+  // Schedules: [0] prescribed displacements without their own (static: the load factor; dynamic: a ramp over
+  // the run), [1] loads without their own (static: the load factor; dynamic: constant 1).
+  const bool dynamic = job.analysis_type == "dynamic" && job.dynamic;
+  model.consistent_mass = dynamic && job.dynamic->mass == "consistent";
+  model.schedules.push_back(Schedule{{{0.0, 0.0}, {dynamic ? job.dynamic->end_time : 1.0, 1.0}}, 0});
+  model.schedules.push_back(dynamic ? Schedule{{{0.0, 1.0}}, 0} : Schedule{{{0.0, 0.0}, {1.0, 1.0}}, 0});
+
   // Dirichlet conditions on owned vertices; later entries override earlier ones per component.
   std::map<LocalIndex, DirichletDof> prescribed;
   for (std::size_t b = 0; b < job.boundary.size(); ++b) {
     const auto& bc = job.boundary[b];
+    int schedule = 0;
+    if (bc.schedule) {
+      schedule = static_cast<int>(model.schedules.size());
+      model.schedules.push_back(*bc.schedule);
+    }
     int rotation = -1;
     if (bc.rotate) {
       rotation = static_cast<int>(model.rotations.size());
@@ -196,9 +242,9 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
       ++hits;
       for (int c = 0; c < 3; ++c) {
         const LocalIndex dof = 3 * v + c;
-        if (bc.fix[c]) prescribed[dof] = {dof, 0.0, -1};
-        if (bc.displace[c]) prescribed[dof] = {dof, *bc.displace[c], -1};
-        if (bc.rotate && bc.rotate->components[c]) prescribed[dof] = {dof, 0.0, rotation};
+        if (bc.fix[c]) prescribed[dof] = {dof, 0.0, -1, 0};
+        if (bc.displace[c]) prescribed[dof] = {dof, *bc.displace[c], -1, schedule};
+        if (bc.rotate && bc.rotate->components[c]) prescribed[dof] = {dof, 0.0, rotation, schedule};
       }
     }
     if (global_count(comm, hits) == 0)
@@ -207,11 +253,13 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
   }
   for (const auto& [dof, d] : prescribed) model.dirichlet.push_back(d);
 
-  // External forces at load factor 1: gravity (lumped: a quarter of each tet's weight per vertex) and
-  // nominal tractions (a third of each boundary triangle's force per vertex).
-  model.external_force.assign(3 * static_cast<std::size_t>(n_local), 0.0);
+  // Lumped mass and gravity: a quarter of each tet's mass (weight) per vertex. Tractions: a third of each
+  // boundary triangle's nominal force per vertex. Load group 0 follows the default load schedule.
+  model.loads.push_back({1, std::vector<double>(3 * static_cast<std::size_t>(n_local), 0.0)});
+  std::vector<double>& external_force = model.loads[0].force;
+  model.lumped_mass.assign(static_cast<std::size_t>(n_local), 0.0);
   const auto& g = job.loads.gravity;
-  if (g[0] != 0.0 || g[1] != 0.0 || g[2] != 0.0) {
+  {
     for (LocalIndex t = 0; t < n_tets; ++t) {
       const LocalIndex* v = mesh.tets.data() + 4 * static_cast<std::size_t>(t);
       const auto p0 = mesh.vertex(v[0]), p1 = mesh.vertex(v[1]), p2 = mesh.vertex(v[2]), p3 = mesh.vertex(v[3]);
@@ -220,13 +268,22 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
       const double vol = std::abs(a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
                                   a[2] * (b[0] * c[1] - b[1] * c[0])) / 6.0;
       const double w = model.cell_density[t] * vol / 4.0;
-      for (int k = 0; k < 4; ++k)
-        for (int d = 0; d < 3; ++d) model.external_force[3 * static_cast<std::size_t>(v[k]) + d] += w * g[d];
+      for (int k = 0; k < 4; ++k) {
+        model.lumped_mass[static_cast<std::size_t>(v[k])] += w;
+        for (int d = 0; d < 3; ++d) external_force[3 * static_cast<std::size_t>(v[k]) + d] += w * g[d];
+      }
     }
   }
   const LocalIndex n_facets = mesh.n_triangles();
   for (std::size_t i = 0; i < job.loads.tractions.size(); ++i) {
     const auto& tr = job.loads.tractions[i];
+    std::vector<double>* target = &model.loads[0].force;
+    if (tr.schedule) {
+      model.schedules.push_back(*tr.schedule);
+      model.loads.push_back({static_cast<int>(model.schedules.size()) - 1,
+                             std::vector<double>(3 * static_cast<std::size_t>(n_local), 0.0)});
+      target = &model.loads.back().force;
+    }
     long long hits = 0;
     for (LocalIndex f = 0; f < n_facets; ++f) {
       const LocalIndex* v = mesh.triangles.data() + 3 * static_cast<std::size_t>(f);
@@ -249,11 +306,21 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
       const double area = 0.5 * std::sqrt(cx * cx + cy * cy + cz * cz);
       for (int k = 0; k < 3; ++k)
         for (int d = 0; d < 3; ++d)
-          model.external_force[3 * static_cast<std::size_t>(v[k]) + d] += area / 3.0 * tr.traction[d];
+          (*target)[3 * static_cast<std::size_t>(v[k]) + d] += area / 3.0 * tr.traction[d];
     }
     if (global_count(comm, hits) == 0)
       throw InputError(where(job, tr.select.line, "loads.tractions[" + std::to_string(i) + "].select") +
                        "selects no boundary face of the mesh" + region_hint(comm, lm, tr.select));
+  }
+
+  for (std::size_t i = 0; i < job.attachments.size(); ++i) {
+    Attachment a{job.attachments[i], {}};
+    for (LocalIndex v = 0; v < lm.n_owned; ++v)
+      if (vertex_selected(a.spec.select, lm, v)) a.vertices.push_back(v);
+    if (global_count(comm, static_cast<long long>(a.vertices.size())) == 0)
+      throw InputError(where(job, a.spec.select.line, "attachments[" + std::to_string(i) + "].select") +
+                       "selects no vertex of the mesh" + region_hint(comm, lm, a.spec.select));
+    model.attachments.push_back(std::move(a));
   }
   return model;
 }

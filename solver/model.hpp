@@ -17,20 +17,32 @@
 
 namespace edgefem {
 
-/// A prescribed component: local dof 3*v+c of an owned vertex, x = X + load_factor * displacement.
-/// A prescribed component: local dof 3*v+c of an owned vertex. Its position at load factor s is
-/// X + s * displacement, or (rotation >= 0) the component of the rotated reference position
-/// center + R(s * angle) (X - center).
+/// A prescribed component: local dof 3*v+c of an owned vertex. At time t (the load factor in a static
+/// analysis) its factor is s = Model::schedules[schedule](t) and its position X + s * displacement, or
+/// (rotation >= 0) the component of the rotated reference position center + R(s * angle) (X - center).
 struct DirichletDof {
   LocalIndex dof = 0;
   double displacement = 0.0;
   int rotation = -1;  ///< index into Model::rotations, or -1
+  int schedule = 0;   ///< index into Model::schedules
 };
 
 /// A rigid rotation about the axis through `center` (unit `axis`), by `angle` radians at load factor 1.
 struct Rotation {
   std::array<double, 3> axis{}, center{};
   double angle = 0.0;
+};
+
+/// External forces that follow one schedule: force(t) = schedules[schedule](t) * force.
+struct LoadGroup {
+  int schedule = 0;
+  std::vector<double> force;  ///< 3 per local vertex, this rank's cells only (unsummed partial)
+};
+
+/// The owned vertices of one job.attachments entry (penalty springs and dampers to moving anchors).
+struct Attachment {
+  AttachmentSpec spec;
+  std::vector<LocalIndex> vertices;  ///< owned local vertices
 };
 
 struct Model {
@@ -40,15 +52,31 @@ struct Model {
   std::vector<double> cell_density;                           ///< per local tet
   std::vector<DirichletDof> dirichlet;                        ///< sorted by dof, each dof once
   std::vector<Rotation> rotations;                            ///< referred to by DirichletDof::rotation
-  std::vector<double> external_force;                         ///< 3 per local vertex, at load factor 1 (unsummed partial)
+  std::vector<Schedule> schedules;                            ///< [0] = default for Dirichlet, [1] = default for loads
+  std::vector<LoadGroup> loads;                               ///< gravity + tractions, grouped by schedule
+  std::vector<Attachment> attachments;
+  std::vector<std::vector<LocalIndex>> formulation_cells;     ///< per formulation: its local tets
+  std::vector<double> lumped_mass;                            ///< per local vertex: rho V / 4 of own tets (unsummed)
+  bool consistent_mass = false;                               ///< job: analysis.mass = consistent
 };
 
-/// The prescribed position of dof d at load factor s; reference = 3 reference coordinates per local vertex.
-double prescribed_position(const Model& model, const DirichletDof& d, std::span<const double> reference, double s);
+/// The prescribed position of dof d at time t (static: the load factor); reference = 3 reference coordinates
+/// per local vertex.
+double prescribed_position(const Model& model, const DirichletDof& d, std::span<const double> reference, double t);
 
 /// Build the model for this rank. Collective (selections that match nothing anywhere are errors).
 /// Throws InputError naming the job key (e.g. "boundary[1].select") on inconsistent input.
 Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& mesh);
+
+/// Penalty attachments at time t (static: the load factor) on this rank's owned vertices. x and v: 3 per owned
+/// vertex (v empty = no damper, as in a static analysis). Adds k (x - a(t)) + c (v - a'(t)) (the negative of
+/// their force) to r when r is not empty, and k + c * dv_dx (the derivative of that term with respect to x,
+/// when dv/dx = dv_dx I) to diag when diag is not empty. reference: 3 per local vertex.
+void add_attachment_terms(const Model& model, std::span<const double> reference, double t, std::span<const double> x,
+                          std::span<const double> v, double dv_dx, std::span<double> r, std::span<double> diag);
+
+/// Spring energy sum k |x - a(t)|^2 / 2 of the attachments on this rank's owned vertices (not summed).
+double attachment_energy(const Model& model, std::span<const double> reference, double t, std::span<const double> x);
 
 /// True when the point lies in the closed box [lo, hi] of the selection (Kind::box only).
 bool in_box(const Selection& s, const double* x);

@@ -9,7 +9,7 @@
 namespace edgefem {
 namespace {
 
-std::string numbered(const char* pattern, int n) {
+std::string numbered(const char* pattern, long long n) {
   char buf[64];
   std::snprintf(buf, sizeof buf, pattern, n);
   return buf;
@@ -56,7 +56,8 @@ void deformation_gradient(const double* X, const double* x, double* F) {
 
 }  // namespace
 
-ResultWriter::ResultWriter(MPI_Comm comm, std::string directory, const LocalMesh& mesh, const Model& model)
+ResultWriter::ResultWriter(MPI_Comm comm, std::string directory, const LocalMesh& mesh, const Model& model,
+                           std::optional<double> resume_after)
     : comm_(comm), directory_(std::move(directory)), mesh_(mesh), model_(model),
       pvd_((std::filesystem::path(directory_) / "solution.pvd").string()) {
   MPI_Comm_rank(comm_, &rank_);
@@ -66,11 +67,18 @@ ResultWriter::ResultWriter(MPI_Comm comm, std::string directory, const LocalMesh
     std::error_code ec;
     std::filesystem::create_directories(directory_, ec);
     if (ec) throw InputError("output.directory: cannot create '" + directory_ + "': " + ec.message());
+    if (resume_after) {
+      // A restart: keep the steps written up to the checkpoint, drop the later ones (they are recomputed).
+      pvd_ = PvdCollection::load(pvd_.path());
+      pvd_.truncate_after(*resume_after);
+      pvd_.write();
+    }
   });
 }
 
-void ResultWriter::write(int step, double time, std::span<const double> positions, std::span<const double> force) {
-  const std::string step_name = numbered("step_%06d", step);
+void ResultWriter::write(long long step, double time, std::span<const double> positions, std::span<const double> force,
+                         std::span<const double> velocity) {
+  const std::string step_name = numbered("step_%06lld", step);
   const std::string step_dir = (std::filesystem::path(directory_) / step_name).string();
   run_collectively(comm_, [&] {
     if (rank_ != 0) return;
@@ -89,6 +97,7 @@ void ResultWriter::write(int step, double time, std::span<const double> position
   for (std::size_t i = 0; i < m.coords.size(); ++i) displacement.values[i] = positions[i] - m.coords[i];
   DataArray force_array{"force", 3, {force.begin(), force.end()}, {}, false};
   piece.point_data = {std::move(displacement), std::move(force_array)};
+  if (!velocity.empty()) piece.point_data.push_back(DataArray{"velocity", 3, {velocity.begin(), velocity.end()}, {}, false});
 
   const LocalIndex n_tets = m.n_tets();
   DataArray strain{"green_strain", 9, std::vector<double>(9 * static_cast<std::size_t>(n_tets)), {}, false};
@@ -114,12 +123,12 @@ void ResultWriter::write(int step, double time, std::span<const double> position
   }
   piece.cell_data = {std::move(strain), std::move(stress), std::move(mises), std::move(rank_array), std::move(region)};
 
-  const std::string piece_name = numbered("piece_%05d.vtu", rank_);
+  const std::string piece_name = numbered("piece_%05lld.vtu", rank_);
   run_collectively(comm_, [&] { write_vtu_piece((std::filesystem::path(step_dir) / piece_name).string(), piece); });
   run_collectively(comm_, [&] {
     if (rank_ != 0) return;
     std::vector<std::string> pieces;
-    for (int r = 0; r < size_; ++r) pieces.push_back(step_name + "/" + numbered("piece_%05d.vtu", r));
+    for (int r = 0; r < size_; ++r) pieces.push_back(step_name + "/" + numbered("piece_%05lld.vtu", r));
     const std::string pvtu = step_name + ".pvtu";
     write_pvtu((std::filesystem::path(directory_) / pvtu).string(), pieces, piece);
     pvd_.add(time, pvtu);

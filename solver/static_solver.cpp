@@ -27,30 +27,41 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
   r_ = assembler_.create_vector();
   EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_));
 
+  f_ext_ = assembler_.create_vector();
+  attachment_diagonal_.assign(3 * static_cast<std::size_t>(mesh_.n_owned), 0.0);
   EDGEFEM_PETSC(SNESCreate(comm_, snes_.address()));
-  EDGEFEM_PETSC(SNESSetType(snes_, SNESNEWTONLS));
+  EDGEFEM_PETSC(SNESSetFunction(snes_, r_, &StaticSolver::form_function, this));
+  EDGEFEM_PETSC(SNESSetJacobian(snes_, assembler_.matrix(), assembler_.matrix(), &StaticSolver::form_jacobian, this));
+  EDGEFEM_PETSC(SNESMonitorSet(snes_, &StaticSolver::monitor, this, nullptr));
+  configure_newton(snes_, job_, cli_petsc_options);
+}
+
+void configure_newton(SNES snes, const Job& job, const std::string& cli_petsc_options) {
+  EDGEFEM_PETSC(SNESSetType(snes, SNESNEWTONLS));
   {
     SNESLineSearch line_search = nullptr;
-    EDGEFEM_PETSC(SNESGetLineSearch(snes_, &line_search));
+    EDGEFEM_PETSC(SNESGetLineSearch(snes, &line_search));
     // Critical-point line search: the residual is the gradient of the energy, and norm-based
     // backtracking stalls on bending-dominated problems (first Newton step from rest).
     EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHCP));
   }
-  EDGEFEM_PETSC(SNESSetFunction(snes_, r_, &StaticSolver::form_function, this));
-  EDGEFEM_PETSC(SNESSetJacobian(snes_, assembler_.matrix(), assembler_.matrix(), &StaticSolver::form_jacobian, this));
-  EDGEFEM_PETSC(SNESSetTolerances(snes_, job_.newton_atol, job_.newton_rtol, 1e-14, job_.newton_max_it, -1));
-  EDGEFEM_PETSC(SNESMonitorSet(snes_, &StaticSolver::monitor, this, nullptr));
+  EDGEFEM_PETSC(SNESSetTolerances(snes, job.newton_atol, job.newton_rtol, 1e-14, job.newton_max_it, -1));
   KSP ksp = nullptr;
+  EDGEFEM_PETSC(SNESGetKSP(snes, &ksp));
+  configure_linear_solver(ksp, job, cli_petsc_options);
+  EDGEFEM_PETSC(SNESSetFromOptions(snes));
+}
+
+void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options) {
   PC pc = nullptr;
-  EDGEFEM_PETSC(SNESGetKSP(snes_, &ksp));
   EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
   EDGEFEM_PETSC(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 2000));
   EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
   EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
   // Our defaults, then the job's options, then the command line's (which win).
-  if (!job_.petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, job_.petsc_options.c_str()));
+  if (!job.petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, job.petsc_options.c_str()));
   if (!cli_petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, cli_petsc_options.c_str()));
-  EDGEFEM_PETSC(SNESSetFromOptions(snes_));
+  EDGEFEM_PETSC(KSPSetFromOptions(ksp));
 }
 
 StaticSolver::~StaticSolver() = default;
@@ -69,11 +80,15 @@ PetscErrorCode StaticSolver::form_function(SNES, Vec x, Vec r, void* ctx) {
     PetscCall(PetscLogStagePush(self->stage_assembly_));
     self->assembler_.set_positions(x);
     self->assembler_.internal_force(r);
-    PetscCall(VecAXPY(r, -self->load_factor_, self->assembler_.external_force()));
+    self->assembler_.external_force(self->load_factor_, self->f_ext_);
+    PetscCall(VecAXPY(r, -1.0, self->f_ext_));
     const PetscScalar* xa = nullptr;
     PetscScalar* ra = nullptr;
     PetscCall(VecGetArrayRead(x, &xa));
     PetscCall(VecGetArray(r, &ra));
+    add_attachment_terms(self->model_, self->mesh_.mesh.coords, self->load_factor_,
+                         {xa, 3 * static_cast<std::size_t>(self->mesh_.n_owned)}, {}, 0.0,
+                         {ra, 3 * static_cast<std::size_t>(self->mesh_.n_owned)}, {});
     for (const auto& d : self->model_.dirichlet)
       ra[d.dof] = xa[d.dof] - prescribed_position(self->model_, d, self->mesh_.mesh.coords, self->load_factor_);
     PetscCall(VecRestoreArray(r, &ra));
@@ -91,7 +106,14 @@ PetscErrorCode StaticSolver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
   try {
     PetscCall(PetscLogStagePush(self->stage_assembly_));
     self->assembler_.set_positions(x);
-    self->assembler_.stiffness(P);
+    MatrixCoefficients c;
+    if (!self->model_.attachments.empty()) {
+      std::fill(self->attachment_diagonal_.begin(), self->attachment_diagonal_.end(), 0.0);
+      add_attachment_terms(self->model_, self->mesh_.mesh.coords, self->load_factor_, {}, {}, 0.0, {},
+                           self->attachment_diagonal_);
+      c.diagonal = self->attachment_diagonal_;
+    }
+    self->assembler_.stiffness(P, c);
     PetscCall(PetscLogStagePop());
   } catch (const std::exception& e) {
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());

@@ -36,6 +36,12 @@ struct SolverError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Our Newton defaults on `snes` (newtonls + critical-point line search, the job's tolerances) and
+/// configure_linear_solver() on its KSP, then SNESSetFromOptions.
+void configure_newton(SNES snes, const Job& job, const std::string& cli_petsc_options);
+/// CG + GAMG (rtol 1e-8), then the job's PETSc options, then the command line's (which win); KSPSetFromOptions.
+void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options);
+
 class StaticSolver {
  public:
   /// Sets up vectors, the COO pattern and SNES/KSP with our defaults (CG + GAMG + rigid-body near-null
@@ -75,7 +81,8 @@ class StaticSolver {
   bool quiet_;
   int rank_ = 0;
 
-  PetscOwner<Vec, VecDestroy> x_, r_;
+  PetscOwner<Vec, VecDestroy> x_, r_, f_ext_;
+  std::vector<double> attachment_diagonal_;
   PetscOwner<SNES, SNESDestroy> snes_;
   double load_factor_ = 0.0;
   int step_ = 0, n_steps_ = 1;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -212,7 +213,7 @@ TEST_F(JobTest, UnknownAndDuplicateKeysAreErrors) {
   expect_error("mesh:\n  fiel: beam.msh\nmaterials: []\n", 2,
                {"unknown key 'mesh.fiel' (expected one of: file, generate)"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nsolvr: {}\n", 3,
-               {"unknown key 'solvr' (expected one of: mesh, materials, boundary, loads, analysis, solver, output)"});
+               {"unknown key 'solvr' (expected one of: mesh, materials, boundary, loads, attachments, analysis, solver, output)"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - young: 1\n    poisson: 0.1\n    yung: 3\n", 5,
                {"unknown key 'materials[0].yung'"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nsolver:\n  newton: {rtol: 1, maxit: 3}\n",
@@ -256,13 +257,11 @@ TEST_F(JobTest, MissingAndConflictingKeys) {
                4, {"materials[1]: a second material for region 1"});
 }
 
-TEST_F(JobTest, ReservedModelsAndDynamicAreNotSupportedYet) {
+TEST_F(JobTest, ReservedModelsAreNotSupportedYet) {
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - young: 1\n    poisson: 0.1\n    model: trbs\n", 5,
                {"materials[0].model: model 'trbs' is not supported yet (supported: stvk, stvk-nsn, stvk-tl, linear)"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: neo-hooke, young: 1, poisson: 0.1}\n", 3,
                {"materials[0].model: expected one of: stvk, stvk-nsn, stvk-tl, linear, got 'neo-hooke'"});
-  expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nanalysis:\n  type: dynamic\n", 4,
-               {"analysis.type: analysis type 'dynamic' is not supported yet"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nanalysis:\n  type: modal\n", 4,
                {"analysis.type: expected one of: static, dynamic, got 'modal'"});
 }
@@ -294,7 +293,7 @@ TEST_F(JobTest, UnreadableJobFile) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("nope.yaml: cannot open job file"), std::string::npos) << e.what();
   }
-  expect_error("", 1, {"expected a mapping", "empty document"});
+  expect_error("", 1, {"expected a mapping", "empty document", "attachments"});
   expect_error("- 1\n- 2\n", 1, {"expected a mapping", "got a list of 2 entries"});
 }
 
@@ -353,5 +352,434 @@ TEST_F(JobTest, AnisotropyErrors) {
                {"materials[0].volumetric", "cubic, quadratic, none", "cubical"});
 }
 
+// ---- implicit dynamics: analysis.dynamic, schedules, attachments, checkpoints ----------------------------
+
+void expect_vec(const std::array<double, 3>& got, const std::array<double, 3>& want, const std::string& what) {
+  for (std::size_t d = 0; d < 3; ++d) EXPECT_DOUBLE_EQ(got[d], want[d]) << what << " component " << d;
+}
+
+const char* const dynamic_job = R"(mesh:
+  file: meshes/beam.msh
+materials:
+  - {young: 1.0e4, poisson: 0.3, density: 2}
+boundary:
+  - select: {region: 11}
+    fix: [x, y, z]
+  - select: {region: 12}
+    displace: [0, ~, -0.5]
+    schedule: {ramp: [0.25, 0.75]}
+  - select: {all: true}
+    rotate: {axis: [0, 0, 1], center: [0, 0, 0], angle: 90, components: [x, y]}
+    schedule:
+      table:
+        - [0, 0]
+        - [0.5, 1]
+        - [1, 0.25]
+loads:
+  tractions:
+    - select: {region: 13}
+      traction: [0, 1, 0]
+      schedule: {table: [[0.1, 2]]}
+    - select: {region: 14}
+      traction: [1, 0, 0]
+attachments:
+  - select: {box: [[0, 0, 0], [1, 1, 1]]}
+    stiffness: 1.0e3
+    damping: 2.5
+    path: [[0, 0, 0, 0], [0.5, 0.1, 0, -0.2]]
+  - select: {region: 15}
+    stiffness: 50
+    velocity: [0, 0, -1]
+  - select: {all: true}
+    stiffness: 7
+analysis:
+  type: dynamic
+  steps: 3
+  dt: 0.01
+  end_time: 1.5
+  integrator: newmark
+  damping: {mass: 0.5, stiffness: 0.1}
+  mass: consistent
+  max_step_cuts: 0
+  initial_velocity: [1, -2, 0.5]
+  initial_state: static
+output:
+  directory: out/dyn
+  every: 10
+  checkpoint_every: 25
+)";
+
+TEST_F(JobTest, DynamicJobParsesEveryValue) {
+  const Job job = read_job(write(dynamic_job));
+  EXPECT_EQ(job.analysis_type, "dynamic");
+  EXPECT_EQ(job.steps, 3);
+  ASSERT_TRUE(job.dynamic.has_value());
+  const DynamicSpec& d = *job.dynamic;
+  EXPECT_DOUBLE_EQ(d.dt, 0.01);
+  EXPECT_DOUBLE_EQ(d.end_time, 1.5);
+  EXPECT_EQ(d.integrator, "newmark");
+  EXPECT_DOUBLE_EQ(d.damping_mass, 0.5);
+  EXPECT_DOUBLE_EQ(d.damping_stiffness, 0.1);
+  EXPECT_EQ(d.mass, "consistent");
+  EXPECT_EQ(d.max_step_cuts, 0);
+  EXPECT_EQ(d.initial_velocity, (std::array<double, 3>{1, -2, 0.5}));
+  EXPECT_EQ(d.initial_state, "static");
+  EXPECT_EQ(job.output_directory, (dir_ / "out" / "dyn").string());
+  EXPECT_EQ(job.output_every, 10);
+  EXPECT_EQ(job.checkpoint_every, 25);
+
+  ASSERT_EQ(job.boundary.size(), 3u);
+  EXPECT_FALSE(job.boundary[0].schedule.has_value());
+  ASSERT_TRUE(job.boundary[1].schedule.has_value());
+  EXPECT_EQ(job.boundary[1].schedule->points, (std::vector<std::array<double, 2>>{{0.25, 0.0}, {0.75, 1.0}}));
+  EXPECT_EQ(job.boundary[1].schedule->line, 10);
+  EXPECT_EQ(job.boundary[1].displace[2], -0.5);
+  ASSERT_TRUE(job.boundary[2].schedule.has_value());
+  EXPECT_EQ(job.boundary[2].schedule->points, (std::vector<std::array<double, 2>>{{0, 0}, {0.5, 1}, {1, 0.25}}));
+  EXPECT_EQ(job.boundary[2].schedule->line, 14);
+  ASSERT_TRUE(job.boundary[2].rotate.has_value());
+  EXPECT_DOUBLE_EQ(job.boundary[2].rotate->angle_degrees, 90.0);
+
+  ASSERT_EQ(job.loads.tractions.size(), 2u);
+  ASSERT_TRUE(job.loads.tractions[0].schedule.has_value());
+  EXPECT_EQ(job.loads.tractions[0].schedule->points, (std::vector<std::array<double, 2>>{{0.1, 2.0}}));
+  EXPECT_EQ(job.loads.tractions[0].schedule->line, 22);
+  EXPECT_EQ(job.loads.tractions[0].traction, (std::array<double, 3>{0, 1, 0}));
+  EXPECT_FALSE(job.loads.tractions[1].schedule.has_value());
+
+  ASSERT_EQ(job.attachments.size(), 3u);
+  const AttachmentSpec& a0 = job.attachments[0];
+  EXPECT_EQ(a0.select.kind, Selection::Kind::box);
+  EXPECT_EQ(a0.select.hi, (std::array<double, 3>{1, 1, 1}));
+  EXPECT_DOUBLE_EQ(a0.stiffness, 1.0e3);
+  EXPECT_DOUBLE_EQ(a0.damping, 2.5);
+  EXPECT_EQ(a0.path, (std::vector<std::array<double, 4>>{{0, 0, 0, 0}, {0.5, 0.1, 0, -0.2}}));
+  EXPECT_FALSE(a0.velocity.has_value());
+  EXPECT_EQ(a0.line, 26);
+  const AttachmentSpec& a1 = job.attachments[1];
+  EXPECT_EQ(a1.select.kind, Selection::Kind::region);
+  EXPECT_EQ(a1.select.region, 15);
+  EXPECT_DOUBLE_EQ(a1.stiffness, 50);
+  EXPECT_DOUBLE_EQ(a1.damping, 0.0);
+  EXPECT_TRUE(a1.path.empty());
+  ASSERT_TRUE(a1.velocity.has_value());
+  EXPECT_EQ(*a1.velocity, (std::array<double, 3>{0, 0, -1}));
+  EXPECT_EQ(a1.line, 30);
+  const AttachmentSpec& a2 = job.attachments[2];
+  EXPECT_EQ(a2.select.kind, Selection::Kind::all);
+  EXPECT_DOUBLE_EQ(a2.stiffness, 7);
+  EXPECT_TRUE(a2.path.empty());
+  EXPECT_FALSE(a2.velocity.has_value());
+  EXPECT_EQ(a2.line, 33);
+}
+
+TEST_F(JobTest, DynamicDefaultsAndStaticHasNoDynamic) {
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\n";
+  const Job job = read_job(write(head + "analysis: {type: dynamic, dt: 0.25, end_time: 1}\n"));
+  EXPECT_EQ(job.analysis_type, "dynamic");
+  EXPECT_EQ(job.steps, 1);
+  ASSERT_TRUE(job.dynamic.has_value());
+  EXPECT_DOUBLE_EQ(job.dynamic->dt, 0.25);
+  EXPECT_DOUBLE_EQ(job.dynamic->end_time, 1.0);
+  EXPECT_EQ(job.dynamic->integrator, "backward-euler");
+  EXPECT_EQ(job.dynamic->damping_mass, 0.0);
+  EXPECT_EQ(job.dynamic->damping_stiffness, 0.0);
+  EXPECT_EQ(job.dynamic->mass, "lumped");
+  EXPECT_EQ(job.dynamic->max_step_cuts, 6);
+  EXPECT_EQ(job.dynamic->initial_velocity, (std::array<double, 3>{0, 0, 0}));
+  EXPECT_EQ(job.dynamic->initial_state, "rest");
+  EXPECT_EQ(job.checkpoint_every, 0);
+  EXPECT_TRUE(job.attachments.empty());
+
+  // end_time / dt within rounding of an integer (0.3 / 0.1 = 2.9999999999999996) is accepted.
+  const Job rounded = read_job(write(head + "analysis: {type: dynamic, dt: 0.1, end_time: 0.3}\n"));
+  ASSERT_TRUE(rounded.dynamic.has_value());
+  EXPECT_DOUBLE_EQ(rounded.dynamic->end_time, 0.3);
+  // A single step: end_time == dt.
+  EXPECT_TRUE(read_job(write(head + "analysis: {type: dynamic, dt: 0.5, end_time: 0.5}\n")).dynamic.has_value());
+
+  // Each damping coefficient alone; the other stays 0.
+  const Job beta = read_job(write(head + "analysis: {type: dynamic, dt: 1, end_time: 2, damping: {stiffness: 0.3}}\n"));
+  ASSERT_TRUE(beta.dynamic.has_value());
+  EXPECT_EQ(beta.dynamic->damping_mass, 0.0);
+  EXPECT_DOUBLE_EQ(beta.dynamic->damping_stiffness, 0.3);
+  for (const char* integrator : {"backward-euler", "linearized-euler", "newmark"}) {
+    const Job j = read_job(write(head + "analysis: {type: dynamic, dt: 1, end_time: 2, integrator: " + integrator + "}\n"));
+    ASSERT_TRUE(j.dynamic.has_value());
+    EXPECT_EQ(j.dynamic->integrator, integrator);
+  }
+
+  // Static: no DynamicSpec; checkpoint_every 0 is allowed.
+  const Job stat = read_job(write(head + "analysis: {type: static, steps: 2}\noutput: {checkpoint_every: 0}\n"));
+  EXPECT_EQ(stat.analysis_type, "static");
+  EXPECT_FALSE(stat.dynamic.has_value());
+  EXPECT_EQ(stat.checkpoint_every, 0);
+  EXPECT_FALSE(read_job(write(head)).dynamic.has_value());
+}
+
+TEST_F(JobTest, DynamicNestedFormMatchesFlatForm) {
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\n";
+  const Job nested = read_job(write(head + R"(analysis:
+  type: dynamic
+  steps: 2
+  dynamic:
+    dt: 0.1
+    end_time: 0.3
+    integrator: linearized-euler
+    damping: {mass: 0.25, stiffness: 0.02}
+    mass: consistent
+    max_step_cuts: 3
+    initial_velocity: [0, 4, 0]
+    initial_state: static
+)"));
+  EXPECT_EQ(nested.analysis_type, "dynamic");
+  EXPECT_EQ(nested.steps, 2);
+  ASSERT_TRUE(nested.dynamic.has_value());
+  const DynamicSpec& d = *nested.dynamic;
+  EXPECT_DOUBLE_EQ(d.dt, 0.1);
+  EXPECT_DOUBLE_EQ(d.end_time, 0.3);
+  EXPECT_EQ(d.integrator, "linearized-euler");
+  EXPECT_DOUBLE_EQ(d.damping_mass, 0.25);
+  EXPECT_DOUBLE_EQ(d.damping_stiffness, 0.02);
+  EXPECT_EQ(d.mass, "consistent");
+  EXPECT_EQ(d.max_step_cuts, 3);
+  EXPECT_EQ(d.initial_velocity, (std::array<double, 3>{0, 4, 0}));
+  EXPECT_EQ(d.initial_state, "static");
+
+  // Different keys may come from both places.
+  const Job mixed = read_job(write(head + "analysis:\n  type: dynamic\n  dt: 0.5\n  dynamic: {end_time: 2, mass: consistent}\n"));
+  ASSERT_TRUE(mixed.dynamic.has_value());
+  EXPECT_DOUBLE_EQ(mixed.dynamic->dt, 0.5);
+  EXPECT_DOUBLE_EQ(mixed.dynamic->end_time, 2.0);
+  EXPECT_EQ(mixed.dynamic->mass, "consistent");
+}
+
+TEST_F(JobTest, DynamicFixtureFileParses) {
+  const Job job = read_job(std::string(EDGEFEM_SOURCE_DIR) + "/tests/data/dyn_cantilever_small.yaml");
+  EXPECT_EQ(job.analysis_type, "dynamic");
+  ASSERT_TRUE(job.dynamic.has_value());
+  EXPECT_DOUBLE_EQ(job.dynamic->dt, 0.05);
+  EXPECT_DOUBLE_EQ(job.dynamic->end_time, 2.0);
+  EXPECT_EQ(job.dynamic->integrator, "newmark");
+  EXPECT_EQ(job.checkpoint_every, 10);
+  ASSERT_EQ(job.attachments.size(), 1u);
+  EXPECT_EQ(job.attachments[0].path.size(), 3u);
+  ASSERT_EQ(job.loads.tractions.size(), 1u);
+  ASSERT_TRUE(job.loads.tractions[0].schedule.has_value());
+  EXPECT_DOUBLE_EQ((*job.loads.tractions[0].schedule)(0.25), 0.5);
+}
+
+TEST_F(JobTest, DynamicAnalysisErrors) {
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nanalysis:\n";
+  // Dynamic-only keys without type dynamic (the first such key in the file is named).
+  expect_error(head + "  type: static\n  dt: 0.1\n", 5,
+               {"analysis.dt: only for analysis type dynamic", "analysis.type is 'static'"});
+  expect_error(head + "  steps: 2\n  dynamic: {dt: 0.1, end_time: 1}\n", 5,
+               {"analysis.dynamic: only for analysis type dynamic", "not given"});
+  expect_error(head + "  integrator: newmark\n  type: static\n  damping: {mass: 1}\n", 4,
+               {"analysis.integrator: only for analysis type dynamic"});
+  for (const char* key : {"end_time: 1", "damping: {mass: 1}", "mass: lumped", "max_step_cuts: 2",
+                          "initial_velocity: [0, 0, 0]", "initial_state: rest"}) {
+    const std::string name = std::string(key).substr(0, std::string(key).find(':'));
+    expect_error(head + "  type: static\n  " + key + "\n", 5, {"analysis." + name + ": only for analysis type dynamic"});
+  }
+  expect_error(head + "  type: modal\n", 4, {"analysis.type: expected one of: static, dynamic, got 'modal'"});
+  // Required keys.
+  expect_error(head + "  type: dynamic\n  end_time: 1\n", 4, {"missing required key 'analysis.dt'"});
+  expect_error(head + "  type: dynamic\n  dt: 0.1\n", 4, {"missing required key 'analysis.end_time'"});
+  expect_error(head + "  type: dynamic\n  dynamic:\n    dt: 0.1\n", 6, {"missing required key 'analysis.dynamic.end_time'"});
+  // Ranges.
+  expect_error(head + "  type: dynamic\n  dt: 0\n  end_time: 1\n", 5, {"analysis.dt: expected a positive number, got '0'"});
+  expect_error(head + "  type: dynamic\n  dt: 0.1\n  end_time: -1\n", 6,
+               {"analysis.end_time: expected a positive number, got '-1'"});
+  expect_error(head + "  type: dynamic\n  dt: 0.5\n  end_time: 0.25\n", 6,
+               {"analysis.end_time: expected a number >= dt (0.5), got '0.25'"});
+  expect_error(head + "  type: dynamic\n  dt: 0.3\n  end_time: 1\n", 6,
+               {"analysis.end_time: end_time / dt = 3.33333", "not a whole number of steps",
+                "nearest: 3 steps"});
+  expect_error(head + "  type: dynamic\n  dt: 0.1\n  end_time: 0.36\n", 6, {"analysis.end_time", "nearest: 4 steps"});
+  expect_error(head + "  type: dynamic\n  dt: 1\n  end_time: 1.0000001\n", 6, {"analysis.end_time", "nearest: 1 step, end_time = 1)"});
+  expect_error(head + "  type: dynamic\n  dt: 1.0e-300\n  end_time: 1\n", 6, {"analysis.end_time", "more than supported"});
+  // Flat and nested at once.
+  expect_error(head + "  type: dynamic\n  dt: 0.1\n  dynamic:\n    dt: 0.2\n    end_time: 1\n", 7,
+               {"analysis.dynamic.dt: given twice, as 'analysis.dt' and as 'analysis.dynamic.dt'"});
+  expect_error(head + "  type: dynamic\n  dynamic: {dt: 0.1, end_time: 1}\n  end_time: 1\n", 6,
+               {"analysis.end_time: given twice, as 'analysis.end_time' and as 'analysis.dynamic.end_time'"});
+  expect_error(head + "  type: dynamic\n  dynamic: {dt: 0.1, end_time: 1, steps: 3}\n", 5,
+               {"unknown key 'analysis.dynamic.steps' (expected one of: dt, end_time, integrator, damping, mass, "
+                "max_step_cuts, initial_velocity, initial_state)"});
+  expect_error(head + "  type: dynamic\n  dynamic: [0.1]\n", 5, {"analysis.dynamic: expected a mapping with keys dt, "});
+  // Choices and values.
+  const std::string dyn = head + "  type: dynamic\n  dt: 0.1\n  end_time: 1\n";
+  expect_error(dyn + "  integrator: rk4\n", 7,
+               {"analysis.integrator: expected one of: backward-euler, linearized-euler, newmark, got 'rk4'"});
+  expect_error(dyn + "  damping: {mass: 0.1, stiffness: -0.1}\n", 7,
+               {"analysis.damping.stiffness: expected a non-negative number, got '-0.1'"});
+  expect_error(dyn + "  damping: {mass: -1}\n", 7, {"analysis.damping.mass: expected a non-negative number, got '-1'"});
+  expect_error(dyn + "  damping: {alpha: 1}\n", 7, {"unknown key 'analysis.damping.alpha' (expected one of: mass, stiffness)"});
+  expect_error(dyn + "  mass: diagonal\n", 7, {"analysis.mass: expected one of: lumped, consistent, got 'diagonal'"});
+  expect_error(dyn + "  max_step_cuts: -1\n", 7, {"analysis.max_step_cuts: expected an integer >= 0, got '-1'"});
+  expect_error(dyn + "  max_step_cuts: 1.5\n", 7, {"analysis.max_step_cuts: expected an integer >= 0, got '1.5'"});
+  expect_error(dyn + "  initial_velocity: [1, 2]\n", 7,
+               {"analysis.initial_velocity: expected a list of 3 numbers [vx, vy, vz], got a list of 2 entries"});
+  expect_error(dyn + "  initial_state: moving\n", 7, {"analysis.initial_state: expected one of: rest, static, got 'moving'"});
+  expect_error(head + "  type: dynamic\n  dynamic:\n    dt: 0.1\n    end_time: 1\n    mass: diagonal\n", 8,
+               {"analysis.dynamic.mass: expected one of: lumped, consistent, got 'diagonal'"});
+}
+
+TEST_F(JobTest, ScheduleErrors) {
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\n";
+  const std::string bc = head + "boundary:\n  - select: {region: 11}\n";
+  expect_error(bc + "    fix: [x]\n    schedule: {ramp: [0, 1]}\n", 6,
+               {"boundary[0].schedule: schedule has no effect on fixed components"});
+  expect_error(bc + "    fix: [x]\n    displace: [~, ~, ~]\n    schedule: {ramp: [0, 1]}\n", 7,
+               {"boundary[0].schedule: schedule has no effect on fixed components"});
+  expect_error(bc + "    displace: [1, ~, ~]\n    schedule: {ramp: [1, 1]}\n", 6,
+               {"boundary[0].schedule.ramp: expected a ramp [t0, t1] with t1 > t0, got [1, 1]"});
+  expect_error(bc + "    displace: [1, ~, ~]\n    schedule: {ramp: [2, 1]}\n", 6, {"boundary[0].schedule.ramp", "got [2, 1]"});
+  expect_error(bc + "    displace: [1, ~, ~]\n    schedule: {ramp: [0, 1, 2]}\n", 6,
+               {"boundary[0].schedule.ramp: expected a list of 2 times [t0, t1], got a list of 3 entries"});
+  expect_error(bc + "    displace: [1, ~, ~]\n    schedule: {ramp: [0, x]}\n", 6,
+               {"boundary[0].schedule.ramp[1]: expected a number, got 'x'"});
+  expect_error(bc + "    displace: [1, ~, ~]\n    schedule: {ramp: [0, 1], table: [[0, 1]]}\n", 6,
+               {"boundary[0].schedule: expected exactly one of 'ramp' or 'table', got both"});
+  expect_error(bc + "    displace: [1, ~, ~]\n    schedule: {}\n", 6,
+               {"boundary[0].schedule: expected exactly one of 'ramp' or 'table', got neither"});
+  expect_error(bc + "    displace: [1, ~, ~]\n    schedule: {steps: 3}\n", 6,
+               {"unknown key 'boundary[0].schedule.steps' (expected one of: ramp, table)"});
+  expect_error(bc + "    displace: [1, ~, ~]\n    schedule: [0, 1]\n", 6,
+               {"boundary[0].schedule: expected a mapping with keys ramp, table, got a list of 2 entries"});
+  const std::string tr = head + "loads:\n  tractions:\n    - select: {region: 12}\n      traction: [0, 0, 1]\n";
+  expect_error(tr + "      schedule: {table: []}\n", 7,
+               {"loads.tractions[0].schedule.table: expected a non-empty list of rows [t, s], got a list of 0 entries"});
+  expect_error(tr + "      schedule: {table: 3}\n", 7,
+               {"loads.tractions[0].schedule.table: expected a non-empty list of rows [t, s], got '3'"});
+  expect_error(tr + "      schedule: {table: [[0, 0], [1, 2, 3]]}\n", 7,
+               {"loads.tractions[0].schedule.table[1]: expected a row [t, s] of 2 numbers, got a list of 3 entries"});
+  expect_error(tr + "      schedule:\n        table:\n          - [0, 0]\n          - [1, 0.5]\n          - [1, 1]\n", 11,
+               {"loads.tractions[0].schedule.table[2]: time 1 is not after the time of row 1 (1); times must be "
+                "strictly increasing"});
+  expect_error(tr + "      schedule:\n        table:\n          - [2, 0]\n          - [1, 0.5]\n", 10,
+               {"loads.tractions[0].schedule.table[1]: time 1 is not after the time of row 0 (2)"});
+  expect_error(tr + "      schedul: {ramp: [0, 1]}\n", 7,
+               {"unknown key 'loads.tractions[0].schedul' (expected one of: select, traction, schedule)"});
+}
+
+TEST_F(JobTest, AttachmentErrors) {
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nattachments:\n";
+  expect_error(head + "  select: {all: true}\n", 4, {"attachments: expected a list of attachments, got a mapping"});
+  expect_error(head + "  - select: {all: true}\n", 4, {"missing required key 'attachments[0].stiffness'"});
+  expect_error(head + "  - stiffness: 1\n", 4, {"missing required key 'attachments[0].select'"});
+  expect_error(head + "  - select: {all: true, region: 2}\n    stiffness: 1\n", 4,
+               {"attachments[0].select: expected exactly one of 'region', 'box' or 'all', got 2"});
+  expect_error(head + "  - select: {all: true}\n    stiffness: 0\n", 5,
+               {"attachments[0].stiffness: expected a positive number, got '0'"});
+  expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    damping: -2\n", 6,
+               {"attachments[0].damping: expected a non-negative number, got '-2'"});
+  expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    spring: 2\n", 6,
+               {"unknown key 'attachments[0].spring' (expected one of: select, stiffness, damping, path, velocity)"});
+  expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    path: [[0, 0, 0, 0]]\n    velocity: [1, 0, 0]\n", 7,
+               {"attachments[0].velocity: not allowed together with 'attachments[0].path'"});
+  expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    velocity: [1, 0, 0]\n    path: [[0, 0, 0, 0]]\n", 7,
+               {"attachments[0].path: not allowed together with 'attachments[0].velocity'"});
+  expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    path: []\n", 6,
+               {"attachments[0].path: expected a non-empty list of rows [t, dx, dy, dz], got a list of 0 entries"});
+  expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    path: [[0, 0, 0]]\n", 6,
+               {"attachments[0].path[0]: expected a row [t, dx, dy, dz] of 4 numbers, got a list of 3 entries"});
+  expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    path:\n      - [0, 0, 0, 0]\n      - [0.5, 1, 1, 1]\n"
+                      "      - [0.25, 1, 1, 1]\n",
+               9, {"attachments[0].path[2]: time 0.25 is not after the time of row 1 (0.5)"});
+  expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    velocity: [1, 0]\n", 6,
+               {"attachments[0].velocity: expected a list of 3 numbers [vx, vy, vz], got a list of 2 entries"});
+  expect_error(head + "  - {select: {all: true}, stiffness: 1}\n  - {select: {region: 3}, stiffness: x}\n", 5,
+               {"attachments[1].stiffness: expected a positive number, got 'x'"});
+}
+
+TEST_F(JobTest, CheckpointEveryNeedsDynamicWhateverTheKeyOrder) {
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\n";
+  const std::string only = "output.checkpoint_every: checkpoints are written by dynamic analyses only";
+  expect_error(head + "analysis: {type: static}\noutput:\n  checkpoint_every: 5\n", 5, {only});
+  expect_error(head + "output:\n  checkpoint_every: 5\nanalysis: {type: static}\n", 4, {only});
+  expect_error(head + "output:\n  every: 2\n  checkpoint_every: 1\n", 5, {only});
+  expect_error(head + "output:\n  checkpoint_every: -1\n", 4, {"output.checkpoint_every: expected an integer >= 0, got '-1'"});
+  const Job job = read_job(write(head + "output:\n  checkpoint_every: 5\nanalysis: {type: dynamic, dt: 1, end_time: 10}\n"));
+  EXPECT_EQ(job.checkpoint_every, 5);
+}
+
+TEST_F(JobTest, ScheduleEvaluation) {
+  Schedule ramp;
+  ramp.points = {{0.5, 0.0}, {1.5, 1.0}};
+  EXPECT_DOUBLE_EQ(ramp(-1.0), 0.0);
+  EXPECT_DOUBLE_EQ(ramp(0.5), 0.0);
+  EXPECT_DOUBLE_EQ(ramp(0.75), 0.25);
+  EXPECT_DOUBLE_EQ(ramp(1.0), 0.5);
+  EXPECT_DOUBLE_EQ(ramp(1.5), 1.0);
+  EXPECT_DOUBLE_EQ(ramp(3.0), 1.0);
+
+  Schedule table;
+  table.points = {{0.0, 1.0}, {1.0, 3.0}, {3.0, -1.0}};
+  EXPECT_DOUBLE_EQ(table(-0.5), 1.0);  // constant before the first point
+  EXPECT_DOUBLE_EQ(table(0.0), 1.0);
+  EXPECT_DOUBLE_EQ(table(0.5), 2.0);
+  EXPECT_DOUBLE_EQ(table(1.0), 3.0);   // at an interior knot
+  EXPECT_DOUBLE_EQ(table(1.5), 2.0);
+  EXPECT_DOUBLE_EQ(table(2.5), 0.0);
+  EXPECT_DOUBLE_EQ(table(3.0), -1.0);
+  EXPECT_DOUBLE_EQ(table(10.0), -1.0); // constant after the last point
+
+  Schedule single;
+  single.points = {{2.0, 0.7}};
+  EXPECT_DOUBLE_EQ(single(0.0), 0.7);
+  EXPECT_DOUBLE_EQ(single(2.0), 0.7);
+  EXPECT_DOUBLE_EQ(single(5.0), 0.7);
+
+  // A parsed ramp evaluates the same way.
+  const Job job = read_job(write("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nboundary:\n"
+                                 "  - select: {all: true}\n    displace: [1, ~, ~]\n    schedule: {ramp: [1, 3]}\n"));
+  ASSERT_EQ(job.boundary.size(), 1u);
+  ASSERT_TRUE(job.boundary[0].schedule.has_value());
+  const Schedule& parsed = *job.boundary[0].schedule;
+  EXPECT_EQ(parsed.line, 6);
+  EXPECT_DOUBLE_EQ(parsed(0.0), 0.0);
+  EXPECT_DOUBLE_EQ(parsed(2.5), 0.75);
+  EXPECT_DOUBLE_EQ(parsed(4.0), 1.0);
+}
+
+TEST_F(JobTest, AttachmentAnchorEvaluation) {
+  AttachmentSpec fixed;
+  expect_vec(fixed.displacement(0.0), {0, 0, 0}, "fixed d(0)");
+  expect_vec(fixed.displacement(7.0), {0, 0, 0}, "fixed d(7)");
+  expect_vec(fixed.rate(7.0), {0, 0, 0}, "fixed d'(7)");
+
+  AttachmentSpec moving;
+  moving.velocity = std::array<double, 3>{1.0, -2.0, 0.5};
+  expect_vec(moving.displacement(0.0), {0, 0, 0}, "velocity d(0)");
+  expect_vec(moving.displacement(2.0), {2.0, -4.0, 1.0}, "velocity d(2)");
+  expect_vec(moving.rate(0.0), {1.0, -2.0, 0.5}, "velocity d'(0)");
+  expect_vec(moving.rate(3.0), {1.0, -2.0, 0.5}, "velocity d'(3)");
+
+  AttachmentSpec path;
+  path.path = {{1.0, 0.5, 0.0, 0.0}, {2.0, 1.5, 2.0, -1.0}, {4.0, 1.5, 6.0, 3.0}};
+  expect_vec(path.displacement(0.0), {0.5, 0.0, 0.0}, "path d(0), before the first row");
+  expect_vec(path.displacement(1.0), {0.5, 0.0, 0.0}, "path d(1)");
+  expect_vec(path.displacement(1.5), {1.0, 1.0, -0.5}, "path d(1.5)");
+  expect_vec(path.displacement(2.0), {1.5, 2.0, -1.0}, "path d(2)");
+  expect_vec(path.displacement(3.0), {1.5, 4.0, 1.0}, "path d(3)");
+  expect_vec(path.displacement(4.0), {1.5, 6.0, 3.0}, "path d(4)");
+  expect_vec(path.displacement(9.0), {1.5, 6.0, 3.0}, "path d(9), after the last row");
+  expect_vec(path.rate(0.5), {0, 0, 0}, "path d'(0.5), before the path");
+  expect_vec(path.rate(1.0), {1.0, 2.0, -1.0}, "path d'(1), first knot: the first segment");
+  expect_vec(path.rate(1.5), {1.0, 2.0, -1.0}, "path d'(1.5)");
+  expect_vec(path.rate(2.0), {0.0, 2.0, 2.0}, "path d'(2), interior knot: the segment starting there");
+  expect_vec(path.rate(3.5), {0.0, 2.0, 2.0}, "path d'(3.5)");
+  expect_vec(path.rate(4.0), {0, 0, 0}, "path d'(4), the last knot");
+  expect_vec(path.rate(5.0), {0, 0, 0}, "path d'(5), after the path");
+
+  AttachmentSpec one;
+  one.path = {{1.0, 0.25, -0.5, 2.0}};
+  expect_vec(one.displacement(0.0), {0.25, -0.5, 2.0}, "one-row d(0)");
+  expect_vec(one.displacement(3.0), {0.25, -0.5, 2.0}, "one-row d(3)");
+  expect_vec(one.rate(1.0), {0, 0, 0}, "one-row d'(1)");
+}
 }  // namespace
 }  // namespace edgefem

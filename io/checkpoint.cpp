@@ -1,0 +1,622 @@
+/// \file checkpoint.cpp
+/// Partition-independent restart files (format and guarantees in checkpoint.hpp).
+///
+/// Implementation notes:
+///  - The header values (step, time, dt, integrator, job text, field names) are taken from rank 0; the
+///    other ranks only supply their owned vertices' field values (their field_names may be empty).
+///  - Each field is one collective MPI-IO access through a file view: the owned vertices sorted by
+///    original index become an hindexed type (a block of 3 doubles per vertex at byte displacement
+///    24 * original, runs of consecutive vertices merged into one block), resized to the field's extent
+///    (N * 24 bytes). A rank that owns no vertex uses a plain MPI_DOUBLE view and accesses 0 values.
+///    Values are permuted into / out of that sorted order in a buffer (no copy if already sorted).
+///  - Every failure is collective: a rank that meets an error remembers it and still takes part in the
+///    remaining collective calls of the current phase; at the end of each phase the ranks agree
+///    (agree_on_failure) and all throw the lowest failing rank's message. Read errors about the file are
+///    InputError on every rank; wrong arguments and write failures are CollectiveError.
+///  - Writing goes to PATH.tmp (created or truncated to 0 bytes), MPI_File_sync, close, agreement (an
+///    MPI_Allreduce: every rank has closed), then rank 0 checks the size, renames onto PATH and fsyncs the
+///    directory. Validation happens before PATH.tmp is touched; any later failure removes PATH.tmp.
+#include "io/checkpoint.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "io/error.hpp"
+#include "partition/collective.hpp"
+
+namespace edgefem {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The file is little-endian and is written and read with the "native" MPI data representation, so the
+// host must be little-endian (every platform edgefem targets is).
+static_assert(std::endian::native == std::endian::little, "checkpoint files are little-endian: big-endian hosts are not supported");
+static_assert(sizeof(double) == 8 && sizeof(MPI_Offset) == 8 && sizeof(MPI_Aint) == 8);
+
+constexpr std::size_t header_bytes = 512;
+constexpr std::size_t name_bytes = 32;
+constexpr std::size_t max_name_length = name_bytes - 1;
+constexpr std::size_t max_fields = 8;
+constexpr std::uint32_t format_version = 1;
+constexpr std::size_t vertex_bytes = 3 * sizeof(double);
+constexpr char magic[16] = "EDGEFEM-CKPT";    // zero-padded to 16 bytes
+constexpr char trailer[16] = "EDGEFEM-END";    // zero-padded to 16 bytes
+/// Bounds that keep every offset far from int64 overflow (and rank 0's header + job text write in one
+/// int-counted call); a header beyond them is corrupt.
+constexpr std::int64_t max_vertices = std::int64_t{1} << 50;
+constexpr std::uint64_t max_job_bytes = std::uint64_t{1} << 28;  // 256 MiB of YAML
+
+// Header byte offsets.
+constexpr std::size_t off_version = 16, off_n_fields = 20, off_n_vertices = 24, off_step = 32, off_time = 40,
+                      off_dt = 48, off_job_bytes = 56, off_integrator = 64, off_names = 96;
+static_assert(off_names + max_fields * name_bytes <= header_bytes);
+
+std::uint64_t padded8(std::uint64_t n) { return (n + 7) / 8 * 8; }
+
+/// Where everything is in a file with these sizes.
+struct Layout {
+  std::int64_t n_vertices = 0;
+  std::uint64_t n_fields = 0;
+  std::uint64_t job_bytes = 0;
+
+  [[nodiscard]] MPI_Offset field_bytes() const { return static_cast<MPI_Offset>(n_vertices) * MPI_Offset{vertex_bytes}; }
+  [[nodiscard]] MPI_Offset field_offset(std::size_t f) const {
+    return static_cast<MPI_Offset>(header_bytes + padded8(job_bytes)) + static_cast<MPI_Offset>(f) * field_bytes();
+  }
+  [[nodiscard]] MPI_Offset trailer_offset() const { return field_offset(n_fields); }
+  [[nodiscard]] MPI_Offset total_bytes() const { return trailer_offset() + MPI_Offset{sizeof trailer}; }
+};
+
+template <class T>
+void put(std::vector<char>& buf, std::size_t offset, T value) {
+  std::memcpy(buf.data() + offset, &value, sizeof value);
+}
+template <class T>
+T get(const std::vector<char>& buf, std::size_t offset) {
+  T value;
+  std::memcpy(&value, buf.data() + offset, sizeof value);
+  return value;
+}
+void put_name(std::vector<char>& buf, std::size_t offset, const std::string& name) {
+  std::memcpy(buf.data() + offset, name.data(), std::min(name.size(), name_bytes));
+}
+std::string get_name(const std::vector<char>& buf, std::size_t offset) {
+  const char* p = buf.data() + offset;
+  return std::string(p, ::strnlen(p, name_bytes));
+}
+
+std::string mpi_error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+/// The first error this rank met during a phase of collective calls.
+struct Failure {
+  std::string message;  ///< empty: none
+  bool input = false;   ///< InputError (a problem with the file) rather than CollectiveError
+
+  void set(std::string text, bool is_input = false) {
+    if (!message.empty()) return;
+    message = std::move(text);
+    input = is_input;
+  }
+  /// Records a failed MPI call ("PATH: WHAT: <MPI error string>"); returns rc == MPI_SUCCESS.
+  bool check_mpi(int rc, const std::string& path, const std::string& what, bool is_input = false) {
+    if (rc != MPI_SUCCESS) set(path + ": " + what + ": " + mpi_error_text(rc), is_input);
+    return rc == MPI_SUCCESS;
+  }
+};
+
+/// Collective: true on every rank if any rank failed; `failure` then holds the lowest failing rank's
+/// message and kind on every rank.
+bool any_failed(MPI_Comm comm, Failure& failure) {
+  std::string message;
+  if (!failure.message.empty()) message = (failure.input ? 'I' : 'C') + failure.message;
+  if (!agree_on_failure(comm, !failure.message.empty(), message)) return false;
+  failure.input = !message.empty() && message.front() == 'I';
+  failure.message = message.empty() ? std::string("checkpoint: unknown failure") : message.substr(1);
+  return true;
+}
+
+[[noreturn]] void raise(const Failure& failure) {
+  if (failure.input) throw InputError(failure.message);
+  throw CollectiveError(failure.message);
+}
+
+/// Runs the local step f (which throws std::exception on failure) on every rank, then agrees.
+template <class F>
+void local_step(MPI_Comm comm, F&& f) {
+  Failure failure;
+  try {
+    f();
+  } catch (const InputError& e) {
+    failure.set(e.what(), true);
+  } catch (const std::exception& e) {
+    failure.set(e.what());
+  }
+  if (any_failed(comm, failure)) raise(failure);
+}
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) { throw std::runtime_error(path + ": " + what); }
+
+/// Checks `owned` (indices in [0, n_vertices), no repeats, at most INT_MAX / 3 of them) and returns the
+/// positions of `owned` sorted by original index.
+std::vector<std::size_t> sorted_positions(const std::string& path, std::int64_t n_vertices,
+                                          std::span<const std::int64_t> owned, int rank) {
+  if (owned.size() > static_cast<std::size_t>(INT_MAX / 3)) {
+    fail(path, "rank " + std::to_string(rank) + " owns " + std::to_string(owned.size()) +
+                   " vertices, more than one MPI-IO call can transfer (" + std::to_string(INT_MAX / 3) + ")");
+  }
+  for (std::size_t i = 0; i < owned.size(); ++i) {
+    if (owned[i] < 0 || owned[i] >= n_vertices) {
+      fail(path, "rank " + std::to_string(rank) + ": owned vertex " + std::to_string(i) + " has original index " +
+                     std::to_string(owned[i]) + ", outside [0, " + std::to_string(n_vertices) + ")");
+    }
+  }
+  std::vector<std::size_t> order(owned.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  if (!std::is_sorted(owned.begin(), owned.end())) {
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return owned[a] < owned[b]; });
+  }
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    if (owned[order[k]] == owned[order[k - 1]]) {
+      fail(path, "rank " + std::to_string(rank) + " lists vertex " + std::to_string(owned[order[k]]) +
+                     " twice among its owned vertices");
+    }
+  }
+  return order;
+}
+
+/// The file type selecting this rank's vertices (in `order`) inside one field: one block per run of
+/// consecutive original indices (a partition of a mesh numbered along one direction owns long runs; the
+/// fewer the blocks, the faster the collective I/O), extent one field. MPI_DOUBLE if it owns no vertex.
+class FieldView {
+ public:
+  FieldView(std::span<const std::int64_t> owned, const std::vector<std::size_t>& order, std::int64_t n_vertices) {
+    if (order.empty()) return;
+    std::vector<MPI_Aint> displacements;
+    std::vector<int> lengths;  // in doubles
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const std::int64_t v = owned[order[k]];
+      if (k > 0 && v == owned[order[k - 1]] + 1) {
+        lengths.back() += 3;
+      } else {
+        displacements.push_back(static_cast<MPI_Aint>(v) * static_cast<MPI_Aint>(vertex_bytes));
+        lengths.push_back(3);
+      }
+    }
+    MPI_Datatype blocks = MPI_DATATYPE_NULL;
+    MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displacements.data(), MPI_DOUBLE,
+                             &blocks);
+    MPI_Type_create_resized(blocks, 0, static_cast<MPI_Aint>(n_vertices) * static_cast<MPI_Aint>(vertex_bytes),
+                            &type_);
+    MPI_Type_free(&blocks);
+    MPI_Type_commit(&type_);
+    owns_type_ = true;
+  }
+  FieldView(const FieldView&) = delete;
+  FieldView& operator=(const FieldView&) = delete;
+  ~FieldView() {
+    if (owns_type_) MPI_Type_free(&type_);
+  }
+  [[nodiscard]] MPI_Datatype type() const { return type_; }
+
+ private:
+  MPI_Datatype type_ = MPI_DOUBLE;
+  bool owns_type_ = false;
+};
+
+/// The directory holding `path` ("." for a bare name).
+fs::path parent_directory(const std::string& path) {
+  fs::path dir = fs::path(path).parent_path();
+  return dir.empty() ? fs::path(".") : dir;
+}
+
+/// fsync a directory so a rename in it is durable; filesystems that cannot (EINVAL, EROFS) are tolerated.
+void fsync_directory(const std::string& path, const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) fail(path, "cannot open directory '" + dir.string() + "' for fsync: " + std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0 && err != EINVAL && err != EROFS) {
+    fail(path, "fsync of directory '" + dir.string() + "' failed: " + std::strerror(err));
+  }
+}
+
+int comm_rank(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
+int comm_size(MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return size;
+}
+
+/// Collective, after every rank checked its own indices and the owned counts add up to n_vertices: checks
+/// that no vertex is owned twice (hence none is unowned). Rank r gathers the indices in its block
+/// [r*B, (r+1)*B) of the vertex range (B = ceil(N / P)) and marks them: O(N / P) memory per rank.
+void check_exclusive_ownership(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
+                               std::span<const std::int64_t> owned) {
+  const int size = comm_size(comm);
+  const int rank = comm_rank(comm);
+  if (size == 1) return;  // no local repeats + count == N already prove it
+  const std::int64_t block = std::max<std::int64_t>(1, (n_vertices + size - 1) / size);
+  std::vector<int> send_counts(static_cast<std::size_t>(size), 0), recv_counts(static_cast<std::size_t>(size), 0);
+  for (const std::int64_t g : owned) ++send_counts[static_cast<std::size_t>(g / block)];
+  MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm);
+  std::vector<int> send_offsets(static_cast<std::size_t>(size) + 1, 0), recv_offsets(static_cast<std::size_t>(size) + 1, 0);
+  for (int p = 0; p < size; ++p) {
+    send_offsets[p + 1] = send_offsets[p] + send_counts[p];
+    recv_offsets[p + 1] = recv_offsets[p] + recv_counts[p];  // <= block values in total when ownership is exclusive
+  }
+  std::vector<std::int64_t> send(owned.size());
+  {
+    std::vector<int> next(send_offsets.begin(), send_offsets.end() - 1);
+    for (const std::int64_t g : owned) send[static_cast<std::size_t>(next[static_cast<std::size_t>(g / block)]++)] = g;
+  }
+  std::vector<std::int64_t> received(static_cast<std::size_t>(recv_offsets[size]));
+  MPI_Alltoallv(send.data(), send_counts.data(), send_offsets.data(), MPI_INT64_T, received.data(),
+                recv_counts.data(), recv_offsets.data(), MPI_INT64_T, comm);
+  local_step(comm, [&] {
+    const std::int64_t begin = std::min(n_vertices, static_cast<std::int64_t>(rank) * block);
+    const std::int64_t end = std::min(n_vertices, begin + block);
+    std::vector<unsigned char> seen(static_cast<std::size_t>(end - begin), 0);
+    for (const std::int64_t g : received) {
+      unsigned char& s = seen[static_cast<std::size_t>(g - begin)];
+      if (s != 0) fail(path, "vertex " + std::to_string(g) + " is owned by more than one rank");
+      s = 1;
+    }
+    // Unreachable when the counts add up, kept as a guard.
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      if (seen[i] == 0) fail(path, "vertex " + std::to_string(begin + static_cast<std::int64_t>(i)) + " is owned by no rank");
+    }
+  });
+}
+
+}  // namespace
+
+void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
+                      std::span<const std::int64_t> owned_original, const CheckpointState& state) {
+  const int rank = comm_rank(comm);
+
+  // Rank 0's sizes and path define the file; every rank must agree with them.
+  std::array<std::int64_t, 4> root{n_vertices, static_cast<std::int64_t>(state.field_names.size()),
+                                   static_cast<std::int64_t>(state.job_text.size()),
+                                   static_cast<std::int64_t>(path.size())};
+  MPI_Bcast(root.data(), 4, MPI_INT64_T, 0, comm);
+  std::string root_path = path;
+  root_path.resize(static_cast<std::size_t>(root[3]));
+  MPI_Bcast(root_path.data(), static_cast<int>(root[3]), MPI_CHAR, 0, comm);
+  const Layout layout{root[0], static_cast<std::uint64_t>(root[1]), static_cast<std::uint64_t>(root[2])};
+
+  // Phase 1: arguments, each rank its own.
+  std::vector<std::size_t> order;
+  local_step(comm, [&] {
+    if (root_path.empty()) fail("write_checkpoint", "empty file name");
+    if (path != root_path) {
+      fail(root_path, "write_checkpoint called with a different path on rank " + std::to_string(rank) + " ('" + path + "')");
+    }
+    if (n_vertices != layout.n_vertices) {
+      fail(path, "rank " + std::to_string(rank) + " passes n_vertices = " + std::to_string(n_vertices) +
+                     ", rank 0 passes " + std::to_string(layout.n_vertices));
+    }
+    if (n_vertices < 0 || n_vertices > max_vertices) fail(path, "invalid vertex count " + std::to_string(n_vertices));
+    if (rank == 0) {
+      const fs::path dir = parent_directory(path);
+      std::error_code ec;
+      if (!fs::is_directory(dir, ec)) fail(path, "directory '" + dir.string() + "' does not exist");
+      if (state.field_names.size() > max_fields) {
+        fail(path, std::to_string(state.field_names.size()) + " fields, a checkpoint holds at most " +
+                       std::to_string(max_fields));
+      }
+      if (state.fields.size() != state.field_names.size()) {
+        fail(path, std::to_string(state.field_names.size()) + " field names but " + std::to_string(state.fields.size()) +
+                       " fields");
+      }
+      auto check_name = [&](const std::string& name, const std::string& what) {
+        if (name.size() > max_name_length) {
+          fail(path, what + " '" + name + "' is longer than " + std::to_string(max_name_length) + " characters");
+        }
+        if (name.find('\0') != std::string::npos) fail(path, what + " contains a NUL character");
+      };
+      check_name(state.integrator, "integrator name");
+      for (std::size_t f = 0; f < state.field_names.size(); ++f) {
+        if (state.field_names[f].empty()) fail(path, "field " + std::to_string(f) + " has an empty name");
+        check_name(state.field_names[f], "field name");
+        for (std::size_t g = 0; g < f; ++g) {
+          if (state.field_names[g] == state.field_names[f]) fail(path, "field name '" + state.field_names[f] + "' given twice");
+        }
+      }
+      if (state.job_text.size() > max_job_bytes) {
+        fail(path, "job text of " + std::to_string(state.job_text.size()) + " bytes (at most " +
+                       std::to_string(max_job_bytes) + ")");
+      }
+    }
+    if (state.fields.size() != layout.n_fields) {
+      fail(path, "rank " + std::to_string(rank) + " passes " + std::to_string(state.fields.size()) +
+                     " fields, rank 0 names " + std::to_string(layout.n_fields));
+    }
+    for (std::size_t f = 0; f < state.fields.size(); ++f) {
+      if (state.fields[f].size() != 3 * owned_original.size()) {
+        const std::string name = f < state.field_names.size() ? "'" + state.field_names[f] + "'" : std::to_string(f);
+        fail(path, "field " + name + " on rank " + std::to_string(rank) + " has " + std::to_string(state.fields[f].size()) +
+                       " values, expected 3 x " + std::to_string(owned_original.size()) + " owned vertices");
+      }
+    }
+    order = sorted_positions(path, n_vertices, owned_original, rank);
+  });
+
+  // Phase 2: every vertex owned by exactly one rank.
+  std::int64_t mine = static_cast<std::int64_t>(owned_original.size()), total = 0;
+  MPI_Allreduce(&mine, &total, 1, MPI_INT64_T, MPI_SUM, comm);
+  if (total != n_vertices) {
+    throw CollectiveError(path + ": the ranks own " + std::to_string(total) + " vertices in total, the mesh has " +
+                          std::to_string(n_vertices));
+  }
+  check_exclusive_ownership(comm, path, n_vertices, owned_original);
+
+  // Phase 3: write PATH.tmp.
+  const std::string tmp = path + ".tmp";
+  Failure failure;
+  MPI_File fh = MPI_FILE_NULL;
+  failure.check_mpi(MPI_File_open(comm, tmp.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh), path,
+                    "cannot create '" + tmp + "'");
+  if (any_failed(comm, failure)) {
+    if (fh != MPI_FILE_NULL) MPI_File_close(&fh);
+    raise(failure);
+  }
+  MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+  failure.check_mpi(MPI_File_set_size(fh, 0), path, "cannot truncate '" + tmp + "'");
+  MPI_Barrier(comm);  // no rank writes before every rank's truncation of a stale PATH.tmp is done
+
+  if (rank == 0) {
+    std::vector<char> head(header_bytes + padded8(state.job_text.size()), 0);
+    std::memcpy(head.data(), magic, sizeof magic);
+    put<std::uint32_t>(head, off_version, format_version);
+    put<std::uint32_t>(head, off_n_fields, static_cast<std::uint32_t>(layout.n_fields));
+    put<std::int64_t>(head, off_n_vertices, layout.n_vertices);
+    put<std::int64_t>(head, off_step, state.step);
+    put<double>(head, off_time, state.time);
+    put<double>(head, off_dt, state.dt);
+    put<std::uint64_t>(head, off_job_bytes, layout.job_bytes);
+    put_name(head, off_integrator, state.integrator);
+    for (std::size_t f = 0; f < state.field_names.size(); ++f) put_name(head, off_names + f * name_bytes, state.field_names[f]);
+    std::memcpy(head.data() + header_bytes, state.job_text.data(), state.job_text.size());
+    MPI_Status status;
+    failure.check_mpi(MPI_File_write_at(fh, 0, head.data(), static_cast<int>(head.size()), MPI_BYTE, &status), path,
+                      "writing the header to '" + tmp + "'");
+    failure.check_mpi(MPI_File_write_at(fh, layout.trailer_offset(), trailer, sizeof trailer, MPI_BYTE, &status),
+                      path, "writing the end marker to '" + tmp + "'");
+  }
+
+  {
+    const FieldView view(owned_original, order, n_vertices);
+    const bool identity = std::is_sorted(owned_original.begin(), owned_original.end());
+    std::vector<double> buffer(identity ? 0 : 3 * order.size());
+    const int count = static_cast<int>(3 * order.size());
+    for (std::size_t f = 0; f < layout.n_fields; ++f) {
+      const std::vector<double>& values = state.fields[f];
+      if (!identity) {
+        for (std::size_t k = 0; k < order.size(); ++k) {
+          for (std::size_t d = 0; d < 3; ++d) buffer[3 * k + d] = values[3 * order[k] + d];
+        }
+      }
+      const double* data = identity ? values.data() : buffer.data();
+      const std::string what = "writing field " + std::to_string(f) + " to '" + tmp + "'";
+      failure.check_mpi(MPI_File_set_view(fh, layout.field_offset(f), MPI_DOUBLE, view.type(), "native", MPI_INFO_NULL),
+                        path, what);
+      MPI_Status status;
+      if (failure.check_mpi(MPI_File_write_all(fh, data, count, MPI_DOUBLE, &status), path, what)) {
+        int written = 0;
+        MPI_Get_count(&status, MPI_DOUBLE, &written);
+        if (written != count) {
+          failure.set(path + ": " + what + ": wrote " + std::to_string(written) + " of " + std::to_string(count) + " values");
+        }
+      }
+    }
+  }
+  failure.check_mpi(MPI_File_sync(fh), path, "syncing '" + tmp + "'");
+  failure.check_mpi(MPI_File_close(&fh), path, "closing '" + tmp + "'");
+
+  // Phase 4: every rank has closed (the agreement is an all-reduce); rank 0 commits.
+  auto remove_tmp = [&] {
+    if (rank == 0) ::unlink(tmp.c_str());
+  };
+  if (any_failed(comm, failure)) {
+    remove_tmp();
+    raise(failure);
+  }
+  if (rank == 0) {
+    try {
+      std::error_code ec;
+      const auto size = fs::file_size(tmp, ec);
+      if (ec) fail(path, "cannot stat '" + tmp + "': " + ec.message());
+      if (size != static_cast<std::uintmax_t>(layout.total_bytes())) {
+        fail(path, "'" + tmp + "' has " + std::to_string(size) + " bytes after writing, expected " +
+                       std::to_string(layout.total_bytes()));
+      }
+      if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        fail(path, "cannot rename '" + tmp + "' into place: " + std::strerror(errno));
+      }
+      fsync_directory(path, parent_directory(path));
+    } catch (const std::exception& e) {
+      failure.set(e.what());
+      ::unlink(tmp.c_str());  // if the rename failed (ENOENT otherwise: harmless)
+    }
+  }
+  if (any_failed(comm, failure)) raise(failure);
+}
+
+CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
+                                std::span<const std::int64_t> owned_original) {
+  const int rank = comm_rank(comm);
+
+  // Phase 1: arguments.
+  std::vector<std::size_t> order;
+  local_step(comm, [&] {
+    if (n_vertices < 0) fail(path, "invalid vertex count " + std::to_string(n_vertices));
+    order = sorted_positions(path, n_vertices, owned_original, rank);
+  });
+
+  // Phase 2: open (rank 0 first looks for the file, for a plain message in the common case).
+  Failure failure;
+  if (rank == 0) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (st.type() == fs::file_type::not_found) failure.set(path + ": cannot open the checkpoint: no such file", true);
+    else if (st.type() == fs::file_type::directory) failure.set(path + ": cannot open the checkpoint: it is a directory", true);
+  }
+  if (any_failed(comm, failure)) raise(failure);
+  MPI_File fh = MPI_FILE_NULL;
+  failure.check_mpi(MPI_File_open(comm, path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh), path,
+                    "cannot open the checkpoint", true);
+  if (any_failed(comm, failure)) {
+    if (fh != MPI_FILE_NULL) MPI_File_close(&fh);
+    raise(failure);
+  }
+  MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+  auto close_and_raise = [&] {
+    MPI_File_close(&fh);
+    raise(failure);
+  };
+
+  // Phase 3: rank 0 reads and validates header, job text and trailer, then broadcasts header and job text.
+  std::vector<char> head(header_bytes, 0);
+  std::string job_text;
+  if (rank == 0) {
+    try {
+      auto bad = [&](const std::string& what) { throw InputError(path + ": " + what); };
+      MPI_Offset size = 0;
+      Failure io;
+      if (!io.check_mpi(MPI_File_get_size(fh, &size), path, "cannot get the file size", true)) throw InputError(io.message);
+      auto read_at = [&](MPI_Offset offset, char* data, std::size_t bytes, const char* what) {
+        MPI_Status status;
+        if (!io.check_mpi(MPI_File_read_at(fh, offset, data, static_cast<int>(bytes), MPI_BYTE, &status), path,
+                          std::string("reading the ") + what, true)) {
+          throw InputError(io.message);
+        }
+        int got = 0;
+        MPI_Get_count(&status, MPI_BYTE, &got);
+        if (got != static_cast<int>(bytes)) bad(std::string("short read of the ") + what);
+      };
+      const std::size_t head_read = static_cast<std::size_t>(std::min<MPI_Offset>(size, header_bytes));
+      read_at(0, head.data(), head_read, "header");
+      if (size == 0) bad("truncated checkpoint: the file is empty");
+      // A file shorter than the magic number must at least start like one to count as truncated.
+      if (std::memcmp(head.data(), magic, std::min(head_read, sizeof magic)) != 0) {
+        bad("not an edgefem checkpoint (wrong magic number)");
+      }
+      if (head_read < header_bytes) {
+        bad("truncated checkpoint: the file has " + std::to_string(size) + " bytes, less than the " +
+            std::to_string(header_bytes) + "-byte header");
+      }
+      const auto version = get<std::uint32_t>(head, off_version);
+      if (version != format_version) {
+        bad("checkpoint format version " + std::to_string(version) + ", this edgefem reads version " +
+            std::to_string(format_version));
+      }
+      Layout layout;
+      layout.n_fields = get<std::uint32_t>(head, off_n_fields);
+      layout.n_vertices = get<std::int64_t>(head, off_n_vertices);
+      layout.job_bytes = get<std::uint64_t>(head, off_job_bytes);
+      if (layout.n_fields > max_fields) {
+        bad("corrupt checkpoint header: " + std::to_string(layout.n_fields) + " fields (at most " +
+            std::to_string(max_fields) + ")");
+      }
+      if (layout.n_vertices < 0 || layout.n_vertices > max_vertices) {
+        bad("corrupt checkpoint header: vertex count " + std::to_string(layout.n_vertices));
+      }
+      if (layout.job_bytes > max_job_bytes) {
+        bad("corrupt checkpoint header: job text of " + std::to_string(layout.job_bytes) + " bytes");
+      }
+      if (size != layout.total_bytes()) {
+        bad(std::string(size < layout.total_bytes() ? "truncated" : "corrupt") + " checkpoint: the header announces " +
+            std::to_string(layout.total_bytes()) + " bytes, the file has " + std::to_string(size));
+      }
+      char end[sizeof trailer];
+      read_at(layout.trailer_offset(), end, sizeof end, "end marker");
+      if (std::memcmp(end, trailer, sizeof trailer) != 0) {
+        bad("truncated or corrupt checkpoint: the end marker 'EDGEFEM-END' is missing");
+      }
+      job_text.resize(static_cast<std::size_t>(layout.job_bytes));
+      if (!job_text.empty()) read_at(header_bytes, job_text.data(), job_text.size(), "job text");
+    } catch (const InputError& e) {
+      failure.set(e.what(), true);
+    }
+  }
+  if (any_failed(comm, failure)) close_and_raise();
+  MPI_Bcast(head.data(), static_cast<int>(header_bytes), MPI_CHAR, 0, comm);
+  std::int64_t job_bytes = static_cast<std::int64_t>(job_text.size());
+  MPI_Bcast(&job_bytes, 1, MPI_INT64_T, 0, comm);
+  job_text.resize(static_cast<std::size_t>(job_bytes));
+  MPI_Bcast(job_text.data(), static_cast<int>(job_bytes), MPI_CHAR, 0, comm);
+
+  const Layout layout{get<std::int64_t>(head, off_n_vertices), get<std::uint32_t>(head, off_n_fields),
+                      static_cast<std::uint64_t>(job_bytes)};
+  if (layout.n_vertices != n_vertices) {
+    failure.set(path + ": checkpoint has " + std::to_string(layout.n_vertices) + " vertices, the job's mesh has " +
+                    std::to_string(n_vertices),
+                true);
+  }
+  if (any_failed(comm, failure)) close_and_raise();
+
+  CheckpointState state;
+  state.step = get<std::int64_t>(head, off_step);
+  state.time = get<double>(head, off_time);
+  state.dt = get<double>(head, off_dt);
+  state.integrator = get_name(head, off_integrator);
+  state.job_text = std::move(job_text);
+  for (std::size_t f = 0; f < layout.n_fields; ++f) state.field_names.push_back(get_name(head, off_names + f * name_bytes));
+
+  // Phase 4: every rank reads its owned vertices of every field.
+  {
+    const FieldView view(owned_original, order, n_vertices);
+    std::vector<double> buffer(3 * order.size());
+    const int count = static_cast<int>(buffer.size());
+    state.fields.resize(layout.n_fields);
+    for (std::size_t f = 0; f < layout.n_fields; ++f) {
+      const std::string what = "reading field '" + state.field_names[f] + "'";
+      failure.check_mpi(MPI_File_set_view(fh, layout.field_offset(f), MPI_DOUBLE, view.type(), "native", MPI_INFO_NULL),
+                        path, what, true);
+      MPI_Status status;
+      if (failure.check_mpi(MPI_File_read_all(fh, buffer.data(), count, MPI_DOUBLE, &status), path, what, true)) {
+        int got = 0;
+        MPI_Get_count(&status, MPI_DOUBLE, &got);
+        if (got != count) {
+          failure.set(path + ": " + what + ": read " + std::to_string(got) + " of " + std::to_string(count) + " values",
+                      true);
+        }
+      }
+      std::vector<double>& values = state.fields[f];
+      values.resize(buffer.size());
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        for (std::size_t d = 0; d < 3; ++d) values[3 * order[k] + d] = buffer[3 * k + d];
+      }
+    }
+  }
+  failure.check_mpi(MPI_File_close(&fh), path, "closing the checkpoint", true);
+  if (any_failed(comm, failure)) raise(failure);
+  return state;
+}
+
+}  // namespace edgefem

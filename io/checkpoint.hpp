@@ -1,0 +1,59 @@
+#pragma once
+/// \file checkpoint.hpp
+/// Restart files of a dynamic run, independent of the partition: every per-vertex field is stored in the
+/// order of the input mesh's vertices (LocalMesh::original_vertex), so a run checkpointed on R ranks can
+/// restart on any number of ranks. Written with MPI-IO (each rank writes its owned vertices in place, one
+/// collective write per field), to a temporary name, synced, then renamed by rank 0: a killed job leaves
+/// either the previous complete checkpoint or the new complete one, never a truncated file.
+///
+/// File format (little-endian, documented in README "Checkpoints"):
+///   header, 512 bytes:
+///     char[16]  magic "EDGEFEM-CKPT\0\0\0\0"
+///     uint32    format version (1)
+///     uint32    number of fields F (<= 8)
+///     int64     number of vertices N
+///     int64     step (completed time steps)
+///     float64   time
+///     float64   dt (the nominal step)
+///     uint64    byte length L of the job text
+///     char[32]  integrator name, NUL-padded
+///     F x char[32] field names, NUL-padded (e.g. "position", "velocity")
+///     zero padding to 512 bytes
+///   job text: L bytes (the YAML of the job that wrote the checkpoint), zero-padded to a multiple of 8
+///   F fields, each N x 3 float64 (vertex-major: x, y, z of vertex 0, then vertex 1, ...)
+///   trailer: char[16] "EDGEFEM-END\0\0\0\0\0"
+#include <mpi.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace edgefem {
+
+struct CheckpointState {
+  std::int64_t step = 0;
+  double time = 0.0;
+  double dt = 0.0;
+  std::string integrator;
+  std::string job_text;
+  std::vector<std::string> field_names;       ///< at most 8, each at most 31 characters
+  /// Per field: 3 values per vertex of `owned_original` (in that order) on this rank.
+  std::vector<std::vector<double>> fields;
+};
+
+/// Collective. `owned_original[i]` is the input-mesh index of this rank's i-th owned vertex; every vertex
+/// in [0, n_vertices) must be owned by exactly one rank. Writes `path` atomically (temp + sync + rename).
+/// Throws on every rank (CollectiveError / InputError) if any rank fails; an existing file at `path` is then
+/// left untouched.
+void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
+                      std::span<const std::int64_t> owned_original, const CheckpointState& state);
+
+/// Collective. Reads the header on every rank and each rank's owned vertices of every field. Throws
+/// InputError on every rank naming the file and the problem: cannot open, not a checkpoint (magic), other
+/// version, truncated (size differs from what the header announces, or the trailer is missing), or a vertex
+/// count different from `n_vertices` ("checkpoint has N vertices, the job's mesh has M").
+CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
+                                std::span<const std::int64_t> owned_original);
+
+}  // namespace edgefem

@@ -1,0 +1,622 @@
+#include "solver/dynamic_solver.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+namespace edgefem {
+namespace {
+
+/// RAII read-only / writable array of a (global, owned-part) vector.
+class Owned {
+ public:
+  Owned(Vec v, bool read_only) : v_(v), read_only_(read_only) {
+    if (read_only_) {
+      const PetscScalar* a = nullptr;
+      EDGEFEM_PETSC(VecGetArrayRead(v_, &a));
+      data_ = const_cast<PetscScalar*>(a);
+    } else {
+      EDGEFEM_PETSC(VecGetArray(v_, &data_));
+    }
+    EDGEFEM_PETSC(VecGetLocalSize(v_, &n_));
+  }
+  ~Owned() {
+    if (read_only_) {
+      const PetscScalar* a = data_;
+      VecRestoreArrayRead(v_, &a);
+    } else {
+      VecRestoreArray(v_, &data_);
+    }
+  }
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  [[nodiscard]] std::span<double> span() const { return {data_, static_cast<std::size_t>(n_)}; }
+
+ private:
+  Vec v_;
+  bool read_only_;
+  PetscScalar* data_ = nullptr;
+  PetscInt n_ = 0;
+};
+
+const char* const field_names[] = {"position", "velocity", "acceleration", "force_rate", "external_work"};
+
+}  // namespace
+
+DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model,
+                             const std::string& cli_petsc_options, bool quiet)
+    : comm_(comm),
+      job_(job),
+      spec_(job.dynamic.value()),
+      mesh_(mesh),
+      model_(std::move(model)),
+      assembler_(comm, mesh, model_),
+      quiet_(quiet),
+      cli_petsc_options_(cli_petsc_options) {
+  MPI_Comm_rank(comm_, &rank_);
+  static const std::array<PetscLogStage, 2> stages = [] {
+    PetscLogStage assembly = 0, solve = 0;
+    EDGEFEM_PETSC(PetscLogStageRegister("DynAssembly", &assembly));
+    EDGEFEM_PETSC(PetscLogStageRegister("DynSolve", &solve));
+    return std::array<PetscLogStage, 2>{assembly, solve};
+  }();
+  stage_assembly_ = stages[0];
+  stage_solve_ = stages[1];
+  n_steps_ = std::llround(spec_.end_time / spec_.dt);
+  for (auto* v : {&x_, &v_, &a_, &g_, &f_n_, &x_n_, &r_, &work_, &work2_, &h_, &w_}) *v = assembler_.create_vector();
+  EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_));
+  for (auto* v : {&v_, &a_, &g_, &f_n_, &h_, &w_}) EDGEFEM_PETSC(VecSet(*v, 0.0));
+  {
+    Owned vel(v_, false);
+    for (std::size_t i = 0; i < vel.span().size(); ++i) vel.span()[i] = spec_.initial_velocity[i % 3];
+    for (const auto& d : model_.dirichlet) vel.span()[static_cast<std::size_t>(d.dof)] = 0.0;
+  }
+  diagonal_.assign(3 * static_cast<std::size_t>(mesh_.n_owned), 0.0);
+
+  if (spec_.integrator == "linearized-euler") {
+    EDGEFEM_PETSC(KSPCreate(comm_, ksp_.address()));
+    EDGEFEM_PETSC(KSPSetOperators(ksp_, assembler_.matrix(), assembler_.matrix()));
+    EDGEFEM_PETSC(KSPSetInitialGuessNonzero(ksp_, PETSC_TRUE));
+    configure_linear_solver(ksp_, job_, cli_petsc_options_);
+  }
+  // SNES also for linearized-euler: the optional static initial state is solved by Newton.
+  EDGEFEM_PETSC(SNESCreate(comm_, snes_.address()));
+  EDGEFEM_PETSC(SNESSetFunction(snes_, r_, &DynamicSolver::form_function, this));
+  EDGEFEM_PETSC(SNESSetJacobian(snes_, assembler_.matrix(), assembler_.matrix(), &DynamicSolver::form_jacobian, this));
+  EDGEFEM_PETSC(SNESMonitorSet(snes_, &DynamicSolver::monitor, this, nullptr));
+  configure_newton(snes_, job_, cli_petsc_options_);
+}
+
+DynamicSolver::~DynamicSolver() = default;
+
+std::vector<double> DynamicSolver::owned(Vec v) const {
+  Owned a(v, true);
+  return {a.span().begin(), a.span().end()};
+}
+
+void DynamicSolver::set_prescribed(Vec x, double t) {
+  Owned xa(x, false);
+  for (const auto& d : model_.dirichlet) {
+    const double target = prescribed_position(model_, d, mesh_.mesh.coords, t);
+    const double ref = mesh_.mesh.coords[static_cast<std::size_t>(d.dof)];
+    // Static initial phase: the prescribed displacement at t = 0 ramped by the load factor.
+    xa.span()[static_cast<std::size_t>(d.dof)] = phase_ == Phase::static_initial ? ref + load_factor_ * (target - ref) : target;
+  }
+}
+
+MatrixCoefficients DynamicSolver::coefficients() {
+  MatrixCoefficients c;
+  const double h = h_step_, alpha = spec_.damping_mass, beta = spec_.damping_stiffness;
+  double dv_dx = 0.0;
+  if (phase_ == Phase::static_initial) {
+    c.stiffness = 1.0;
+    c.mass = 0.0;
+  } else if (spec_.integrator == "newmark") {
+    c.stiffness = 1.0 + 2.0 * beta / h;
+    c.mass = 4.0 / (h * h) + 2.0 * alpha / h;
+    dv_dx = 2.0 / h;
+  } else {  // backward-euler
+    c.stiffness = 1.0 + beta / h;
+    c.mass = 1.0 / (h * h) + alpha / h;
+    dv_dx = 1.0 / h;
+  }
+  if (!model_.attachments.empty()) {
+    std::fill(diagonal_.begin(), diagonal_.end(), 0.0);
+    for (const auto& a : model_.attachments) {
+      const double d = a.spec.stiffness + (phase_ == Phase::static_initial ? 0.0 : a.spec.damping * dv_dx);
+      for (const LocalIndex v : a.vertices)
+        for (int i = 0; i < 3; ++i) diagonal_[3 * static_cast<std::size_t>(v) + i] += d;
+    }
+    c.diagonal = diagonal_;
+  }
+  return c;
+}
+
+void DynamicSolver::residual(Vec x, Vec r) {
+  const double h = h_step_, alpha = spec_.damping_mass, beta = spec_.damping_stiffness;
+  assembler_.set_positions(x);
+  assembler_.internal_force(r);
+  assembler_.external_force(t_new_, work2_);
+  const bool is_static = phase_ == Phase::static_initial;
+  const bool newmark = spec_.integrator == "newmark";
+  EDGEFEM_PETSC(VecAXPY(r, is_static ? -load_factor_ : -1.0, work2_));
+  // u = x - x_n; velocity of the attachment dampers.
+  EDGEFEM_PETSC(VecWAXPY(work_, -1.0, x_n_, x));
+  std::vector<double> velocity;
+  if (!is_static) {
+    // Damping by the rate of the internal force: beta/h (f - f_n) (BE) or beta (2 (f - f_n)/h - g_n) (Newmark).
+    if (beta != 0.0) {
+      // r = f - h_ext  ->  (1 + k) f - h_ext - k f_n (- beta g_n for Newmark), k = beta/h (BE) or 2 beta/h.
+      const double k = newmark ? 2.0 * beta / h : beta / h;
+      EDGEFEM_PETSC(VecScale(r, 1.0 + k));
+      EDGEFEM_PETSC(VecAXPY(r, k, work2_));
+      EDGEFEM_PETSC(VecAXPY(r, -k, f_n_));
+      if (newmark) EDGEFEM_PETSC(VecAXPY(r, -beta, g_));
+    }
+    // Inertia and mass damping: M w with w = (c2) u - (c1) v_n - (a_n).
+    {
+      Owned u(work_, false);
+      Owned vn(v_, true);
+      Owned an(a_, true);
+      std::span<double> us = u.span();
+      velocity.resize(us.size());
+      for (std::size_t i = 0; i < us.size(); ++i) {
+        if (newmark) {
+          velocity[i] = 2.0 * us[i] / h - vn.span()[i];
+          us[i] = (4.0 / (h * h) + 2.0 * alpha / h) * us[i] - (4.0 / h + alpha) * vn.span()[i] - an.span()[i];
+        } else {
+          velocity[i] = us[i] / h;
+          us[i] = (1.0 / (h * h) + alpha / h) * us[i] - vn.span()[i] / h;
+        }
+      }
+    }
+    assembler_.mass_multiply(work_, work2_);
+    EDGEFEM_PETSC(VecAXPY(r, 1.0, work2_));
+  }
+  Owned xa(x, true);
+  Owned ra(r, false);
+  if (!model_.attachments.empty())
+    add_attachment_terms(model_, mesh_.mesh.coords, t_new_, xa.span(), velocity, 0.0, ra.span(), {});
+  for (const auto& d : model_.dirichlet) {
+    const auto i = static_cast<std::size_t>(d.dof);
+    const double target = prescribed_position(model_, d, mesh_.mesh.coords, t_new_);
+    const double ref = mesh_.mesh.coords[i];
+    ra.span()[i] = xa.span()[i] - (is_static ? ref + load_factor_ * (target - ref) : target);
+  }
+}
+
+PetscErrorCode DynamicSolver::form_function(SNES, Vec x, Vec r, void* ctx) {
+  PetscFunctionBeginUser;
+  auto* self = static_cast<DynamicSolver*>(ctx);
+  try {
+    PetscCall(PetscLogStagePush(self->stage_assembly_));
+    self->residual(x, r);
+    PetscCall(PetscLogStagePop());
+  } catch (const std::exception& e) {
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode DynamicSolver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
+  PetscFunctionBeginUser;
+  auto* self = static_cast<DynamicSolver*>(ctx);
+  try {
+    PetscCall(PetscLogStagePush(self->stage_assembly_));
+    self->assembler_.set_positions(x);
+    self->assembler_.stiffness(P, self->coefficients());
+    PetscCall(PetscLogStagePop());
+  } catch (const std::exception& e) {
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode DynamicSolver::monitor(SNES snes, PetscInt it, PetscReal norm, void* ctx) {
+  PetscFunctionBeginUser;
+  auto* self = static_cast<DynamicSolver*>(ctx);
+  KSP ksp = nullptr;
+  PetscCall(SNESGetKSP(snes, &ksp));
+  PetscInt ksp_its = 0;
+  KSPConvergedReason reason = KSP_CONVERGED_ITERATING;
+  if (it > 0) {
+    PetscCall(KSPGetIterationNumber(ksp, &ksp_its));
+    PetscCall(KSPGetConvergedReason(ksp, &reason));
+    self->ksp_iterations_ += static_cast<int>(ksp_its);
+  }
+  if (!self->quiet_) {
+    const std::string what = self->phase_ == Phase::static_initial
+                                 ? "  initial state  load " + std::to_string(self->load_factor_)
+                                 : "  step " + std::to_string(self->step_ + 1) + "/" + std::to_string(self->n_steps_);
+    if (it == 0)
+      PetscCall(PetscPrintf(self->comm_, "%s  t %.6g  newton %2d  |R| = %.6e\n", what.c_str(), self->t_new_,
+                            static_cast<int>(it), static_cast<double>(norm)));
+    else
+      PetscCall(PetscPrintf(self->comm_, "%s  t %.6g  newton %2d  |R| = %.6e  ksp %4d %s\n", what.c_str(), self->t_new_,
+                            static_cast<int>(it), static_cast<double>(norm), static_cast<int>(ksp_its),
+                            KSPConvergedReasons[reason]));
+  }
+  PetscFunctionReturn(0);
+}
+
+bool DynamicSolver::attempt_newton(double h, TimeStepReport& report, std::string& why) {
+  const bool newmark = spec_.integrator == "newmark";
+  // Predictor: x_n + h v_n (+ h^2/2 a_n for Newmark), prescribed dofs at their new values.
+  EDGEFEM_PETSC(VecWAXPY(x_, h, v_, x_n_));
+  if (newmark) EDGEFEM_PETSC(VecAXPY(x_, 0.5 * h * h, a_));
+  set_prescribed(x_, t_new_);
+  for (;;) {
+    EDGEFEM_PETSC(PetscLogStagePush(stage_solve_));
+    EDGEFEM_PETSC(SNESSolve(snes_, nullptr, x_));
+    EDGEFEM_PETSC(PetscLogStagePop());
+    SNESConvergedReason reason;
+    PetscInt its = 0;
+    EDGEFEM_PETSC(SNESGetConvergedReason(snes_, &reason));
+    EDGEFEM_PETSC(SNESGetIterationNumber(snes_, &its));
+    report.newton_iterations += static_cast<int>(its);
+    if (reason > 0) return true;
+    KSP ksp = nullptr;
+    KSPConvergedReason kreason;
+    EDGEFEM_PETSC(SNESGetKSP(snes_, &ksp));
+    EDGEFEM_PETSC(KSPGetConvergedReason(ksp, &kreason));
+    PetscBool is_cg = PETSC_FALSE;
+    EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(ksp), KSPCG, &is_cg));
+    if (is_cg && (kreason == KSP_DIVERGED_INDEFINITE_PC || kreason == KSP_DIVERGED_INDEFINITE_MAT)) {
+      EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: CG met an indefinite matrix (%s); switching to GMRES\n",
+                                KSPConvergedReasons[kreason]));
+      EDGEFEM_PETSC(KSPSetType(ksp, KSPGMRES));
+      EDGEFEM_PETSC(VecWAXPY(x_, h, v_, x_n_));
+      if (newmark) EDGEFEM_PETSC(VecAXPY(x_, 0.5 * h * h, a_));
+      set_prescribed(x_, t_new_);
+      continue;
+    }
+    why = std::string("Newton: ") + SNESConvergedReasons[reason] + ", last linear solve: " + KSPConvergedReasons[kreason];
+    return false;
+  }
+}
+
+bool DynamicSolver::attempt_linearized(double h, TimeStepReport& report, std::string& why) {
+  const double alpha = spec_.damping_mass, beta = spec_.damping_stiffness;
+  // Matrix (T + beta) K(x_n) + (1/T + alpha) M + (T k + c) I_att, forces f(x_n), and the lifting of the
+  // prescribed velocities (x_D(t_new) - x_n)/T.
+  MatrixCoefficients c;
+  c.stiffness = h + beta;
+  c.mass = 1.0 / h + alpha;
+  if (!model_.attachments.empty()) {
+    std::fill(diagonal_.begin(), diagonal_.end(), 0.0);
+    for (const auto& a : model_.attachments)
+      for (const LocalIndex v : a.vertices)
+        for (int i = 0; i < 3; ++i) diagonal_[3 * static_cast<std::size_t>(v) + i] += h * a.spec.stiffness + a.spec.damping;
+    c.diagonal = diagonal_;
+  }
+  // work_ = the velocity guess: v_n on free dofs, the prescribed velocity on prescribed dofs.
+  EDGEFEM_PETSC(VecCopy(v_, work_));
+  {
+    Owned xn(x_n_, true);
+    Owned vg(work_, false);
+    for (const auto& d : model_.dirichlet) {
+      const auto i = static_cast<std::size_t>(d.dof);
+      vg.span()[i] = (prescribed_position(model_, d, mesh_.mesh.coords, t_new_) - xn.span()[i]) / h;
+    }
+  }
+  c.lift_in = work_;
+  c.lift_out = work2_;
+  EDGEFEM_PETSC(PetscLogStagePush(stage_assembly_));
+  assembler_.set_positions(x_n_);
+  assembler_.force_and_stiffness(f_n_, assembler_.matrix(), c);
+  // b = h(t_new) - f(x_n) + M v_n / T - k (x_n - a) + c a' - lift, prescribed rows: the prescribed velocity.
+  assembler_.external_force(t_new_, r_);
+  EDGEFEM_PETSC(VecAXPY(r_, -1.0, f_n_));
+  EDGEFEM_PETSC(VecAXPY(r_, -1.0, work2_));
+  assembler_.mass_multiply(v_, work2_);
+  EDGEFEM_PETSC(VecAXPY(r_, 1.0 / h, work2_));
+  {
+    Owned xn(x_n_, true);
+    Owned b(r_, false);
+    Owned vg(work_, true);
+    if (!model_.attachments.empty()) {
+      std::vector<double> terms(b.span().size(), 0.0);
+      const std::vector<double> zero(terms.size(), 0.0);
+      add_attachment_terms(model_, mesh_.mesh.coords, t_new_, xn.span(), zero, 0.0, terms, {});
+      for (std::size_t i = 0; i < terms.size(); ++i) b.span()[i] -= terms[i];
+    }
+    for (const auto& d : model_.dirichlet) b.span()[static_cast<std::size_t>(d.dof)] = vg.span()[static_cast<std::size_t>(d.dof)];
+  }
+  EDGEFEM_PETSC(PetscLogStagePop());
+  // Solve into h_-free storage: the new velocity goes to work2_ (initial guess: the velocity guess).
+  EDGEFEM_PETSC(VecCopy(work_, work2_));
+  for (;;) {
+    EDGEFEM_PETSC(PetscLogStagePush(stage_solve_));
+    EDGEFEM_PETSC(KSPSolve(ksp_, r_, work2_));
+    EDGEFEM_PETSC(PetscLogStagePop());
+    KSPConvergedReason reason;
+    PetscInt its = 0;
+    EDGEFEM_PETSC(KSPGetConvergedReason(ksp_, &reason));
+    EDGEFEM_PETSC(KSPGetIterationNumber(ksp_, &its));
+    ksp_iterations_ += static_cast<int>(its);
+    report.newton_iterations += 1;
+    if (reason > 0) break;
+    PetscBool is_cg = PETSC_FALSE;
+    EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(ksp_.get()), KSPCG, &is_cg));
+    if (is_cg && (reason == KSP_DIVERGED_INDEFINITE_PC || reason == KSP_DIVERGED_INDEFINITE_MAT)) {
+      EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: CG met an indefinite matrix (%s); switching to GMRES\n",
+                                KSPConvergedReasons[reason]));
+      EDGEFEM_PETSC(KSPSetType(ksp_, KSPGMRES));
+      EDGEFEM_PETSC(VecCopy(work_, work2_));
+      continue;
+    }
+    why = std::string("linear solve: ") + KSPConvergedReasons[reason];
+    return false;
+  }
+  if (!quiet_)
+    EDGEFEM_PETSC(PetscPrintf(comm_, "  step %lld/%lld  t %.6g  linear solve: ksp %d\n", step_ + 1, n_steps_, t_new_,
+                              ksp_iterations_));
+  // x = x_n + h v (the new velocity is in work2_; it replaces v_ in attempt()).
+  EDGEFEM_PETSC(VecWAXPY(x_, h, work2_, x_n_));
+  set_prescribed(x_, t_new_);
+  return true;
+}
+
+bool DynamicSolver::attempt(double h, TimeStepReport& report, std::string& why) {
+  const bool newmark = spec_.integrator == "newmark";
+  const bool linearized = spec_.integrator == "linearized-euler";
+  const double beta = spec_.damping_stiffness;
+  h_step_ = h;
+  EDGEFEM_PETSC(VecCopy(x_, x_n_));
+  // h_ holds the external loads at t_n (for the work), f_n_ the internal force at x_n (stiffness damping).
+  if (!linearized && beta != 0.0) {
+    assembler_.set_positions(x_n_);
+    assembler_.internal_force(f_n_);
+  }
+  const bool ok = linearized ? attempt_linearized(h, report, why) : attempt_newton(h, report, why);
+  if (!ok) {
+    EDGEFEM_PETSC(VecCopy(x_n_, x_));
+    return false;
+  }
+  // Accept: update v (and a, g for Newmark), the external work, then the time.
+  if (linearized) {
+    EDGEFEM_PETSC(VecCopy(work2_, v_));
+  } else {
+    EDGEFEM_PETSC(VecWAXPY(work_, -1.0, x_n_, x_));  // u
+    Owned u(work_, true);
+    Owned v(v_, false);
+    Owned a(a_, false);
+    for (std::size_t i = 0; i < u.span().size(); ++i) {
+      if (newmark) {
+        const double a_new = 4.0 * (u.span()[i] - h * v.span()[i]) / (h * h) - a.span()[i];
+        v.span()[i] = 2.0 * u.span()[i] / h - v.span()[i];
+        a.span()[i] = a_new;
+      } else {
+        v.span()[i] = u.span()[i] / h;
+      }
+    }
+  }
+  if (newmark && beta != 0.0) {
+    assembler_.set_positions(x_);
+    assembler_.internal_force(work2_);
+    EDGEFEM_PETSC(VecAXPY(work2_, -1.0, f_n_));         // f - f_n
+    EDGEFEM_PETSC(VecAXPBY(g_, 2.0 / h, -1.0, work2_));  // g = 2 (f - f_n)/h - g_n
+  }
+  // External work, per dof: (h(t_n) + h(t_new))/2 . (x_new - x_n).
+  assembler_.external_force(t_new_, work2_);
+  {
+    Owned hn(h_, false);
+    Owned hnew(work2_, true);
+    Owned xn(x_n_, true);
+    Owned x(x_, true);
+    Owned w(w_, false);
+    for (std::size_t i = 0; i < w.span().size(); ++i) {
+      w.span()[i] += 0.5 * (hn.span()[i] + hnew.span()[i]) * (x.span()[i] - xn.span()[i]);
+      hn.span()[i] = hnew.span()[i];
+    }
+  }
+  time_ = t_new_;
+  return true;
+}
+
+void DynamicSolver::solve_initial_static() {
+  phase_ = Phase::static_initial;
+  t_new_ = 0.0;
+  const int n = std::max(1, job_.steps);
+  EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_n_));
+  for (int k = 1; k <= n; ++k) {
+    load_factor_ = static_cast<double>(k) / n;
+    set_prescribed(x_, 0.0);
+    EDGEFEM_PETSC(SNESSolve(snes_, nullptr, x_));
+    SNESConvergedReason reason;
+    EDGEFEM_PETSC(SNESGetConvergedReason(snes_, &reason));
+    if (reason <= 0)
+      throw SolverError("initial_state static: load step " + std::to_string(k) + " of " + std::to_string(n) +
+                        " did not converge (" + SNESConvergedReasons[reason] +
+                        "); try more load steps ('analysis.steps') or other PETSc options");
+  }
+  set_prescribed(x_, 0.0);
+  phase_ = Phase::dynamic;
+  load_factor_ = 1.0;
+}
+
+void DynamicSolver::initial_acceleration() {
+  // M a_0 = h(0) - f(x_0) - alpha M v_0 - beta g_0 + h_att(x_0, v_0, 0), a_0 = 0 at prescribed dofs, and the
+  // internal-force rate g_0 = K(x_0) v_0 (the prescribed columns through the lifting).
+  const double alpha = spec_.damping_mass, beta = spec_.damping_stiffness;
+  assembler_.set_positions(x_);
+  if (beta != 0.0) {
+    MatrixCoefficients c;
+    EDGEFEM_PETSC(VecCopy(v_, work_));
+    c.lift_in = work_;
+    c.lift_out = work2_;
+    assembler_.stiffness(assembler_.matrix(), c);
+    {
+      Owned vf(work_, false);
+      for (const auto& d : model_.dirichlet) vf.span()[static_cast<std::size_t>(d.dof)] = 0.0;
+    }
+    EDGEFEM_PETSC(MatMult(assembler_.matrix(), work_, g_));
+    EDGEFEM_PETSC(VecAXPY(g_, 1.0, work2_));
+  }
+  assembler_.internal_force(f_n_);
+  assembler_.external_force(0.0, r_);
+  EDGEFEM_PETSC(VecAXPY(r_, -1.0, f_n_));
+  EDGEFEM_PETSC(VecAXPY(r_, -beta, g_));
+  assembler_.mass_multiply(v_, work2_);
+  EDGEFEM_PETSC(VecAXPY(r_, -alpha, work2_));
+  {
+    Owned x(x_, true);
+    Owned v(v_, true);
+    Owned b(r_, false);
+    std::vector<double> terms(b.span().size(), 0.0);
+    add_attachment_terms(model_, mesh_.mesh.coords, 0.0, x.span(), v.span(), 0.0, terms, {});
+    for (std::size_t i = 0; i < terms.size(); ++i) b.span()[i] -= terms[i];
+    for (const auto& d : model_.dirichlet) b.span()[static_cast<std::size_t>(d.dof)] = 0.0;
+  }
+  if (Mat mass = assembler_.mass_matrix()) {
+    PetscOwner<Mat, MatDestroy> m;
+    EDGEFEM_PETSC(MatDuplicate(mass, MAT_COPY_VALUES, m.address()));
+    EDGEFEM_PETSC(MatZeroRowsColumns(m, static_cast<PetscInt>(assembler_.dirichlet_rows().size()),
+                                     assembler_.dirichlet_rows().data(), 1.0, nullptr, nullptr));
+    PetscOwner<KSP, KSPDestroy> ksp;
+    PC pc = nullptr;
+    EDGEFEM_PETSC(KSPCreate(comm_, ksp.address()));
+    EDGEFEM_PETSC(KSPSetOperators(ksp, m, m));
+    EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
+    EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
+    EDGEFEM_PETSC(PCSetType(pc, PCJACOBI));
+    EDGEFEM_PETSC(KSPSetTolerances(ksp, 1e-14, 1e-300, PETSC_DEFAULT, 1000));
+    EDGEFEM_PETSC(KSPSolve(ksp, r_, a_));
+  } else {
+    Owned b(r_, true);
+    Owned a(a_, false);
+    const auto& m = assembler_.lumped_mass();
+    for (std::size_t i = 0; i < m.size(); ++i) a.span()[i] = m[i] > 0.0 ? b.span()[i] / m[i] : 0.0;
+  }
+}
+
+std::vector<TimeStepReport> DynamicSolver::run(const std::function<void(long long, double)>& on_step) {
+  std::vector<TimeStepReport> reports;
+  if (!restarted_) {
+    if (spec_.initial_state == "static") solve_initial_static();
+    if (spec_.integrator == "newmark") initial_acceleration();
+    assembler_.external_force(0.0, h_);
+    if (on_step) on_step(step_, time_);
+  }
+  const auto run_start = std::chrono::steady_clock::now();
+  const long long first_step = step_;
+  while (step_ < n_steps_) {
+    TimeStepReport report;
+    report.step = step_ + 1;
+    ksp_iterations_ = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    const double target = static_cast<double>(step_ + 1) * spec_.dt;
+    double increment = target - time_;
+    int cuts = 0, substeps = 0;
+    while (time_ < target) {
+      const double h = (target - time_ <= increment * (1 + 1e-9)) ? target - time_ : increment;
+      t_new_ = (target - time_ <= increment * (1 + 1e-9)) ? target : time_ + h;
+      std::string why;
+      if (attempt(h, report, why)) {
+        ++substeps;
+        continue;
+      }
+      if (++cuts > spec_.max_step_cuts)
+        throw SolverError("time step " + std::to_string(step_ + 1) + " (t = " + std::to_string(time_) + " -> " +
+                          std::to_string(target) + ") failed even after halving the step " +
+                          std::to_string(spec_.max_step_cuts) + " times (" + why +
+                          "); try a smaller 'analysis.dt', more damping, or other PETSc options");
+      increment = h / 2;
+      EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: step %lld at t = %.6g: %s; halving the time step to %.6g\n",
+                                step_ + 1, time_, why.c_str(), increment));
+    }
+    time_ = target;
+    ++step_;
+    report.time = time_;
+    report.substeps = substeps;
+    report.ksp_iterations = ksp_iterations_;
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    report.energy = energy();
+    reports.push_back(report);
+    if (!quiet_) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+      const double left = elapsed / static_cast<double>(step_ - first_step) * static_cast<double>(n_steps_ - step_);
+      EDGEFEM_PETSC(PetscPrintf(comm_,
+                                "step %lld/%lld  t = %.6g  newton its %d  ksp its %d%s  wall %.3f s  est. left %.1f s  "
+                                "energy %.9e\n",
+                                step_, n_steps_, time_, report.newton_iterations, report.ksp_iterations,
+                                substeps > 1 ? ("  substeps " + std::to_string(substeps)).c_str() : "",
+                                report.seconds, left, report.energy.total()));
+    }
+    if (on_step) on_step(step_, time_);
+  }
+  return reports;
+}
+
+EnergyReport DynamicSolver::energy() {
+  EnergyReport e;
+  assembler_.set_positions(x_);
+  e.strain = assembler_.energy();
+  assembler_.mass_multiply(v_, work2_);
+  PetscScalar vmv = 0.0, work = 0.0;
+  EDGEFEM_PETSC(VecDot(v_, work2_, &vmv));
+  e.kinetic = 0.5 * vmv;
+  EDGEFEM_PETSC(VecSum(w_, &work));
+  e.external_work = work;
+  double local = 0.0;
+  {
+    Owned x(x_, true);
+    local = attachment_energy(model_, mesh_.mesh.coords, time_, x.span());
+  }
+  MPI_Allreduce(&local, &e.attachment, 1, MPI_DOUBLE, MPI_SUM, comm_);
+  return e;
+}
+
+CheckpointState DynamicSolver::checkpoint_state() const {
+  CheckpointState s;
+  s.step = step_;
+  s.time = time_;
+  s.dt = spec_.dt;
+  s.integrator = spec_.integrator;
+  for (const char* name : field_names) s.field_names.emplace_back(name);
+  s.fields = {owned(x_), owned(v_), owned(a_), owned(g_), owned(w_)};
+  return s;
+}
+
+void DynamicSolver::restore(const CheckpointState& s) {
+  const auto find = [&](const std::string& name) -> const std::vector<double>* {
+    for (std::size_t i = 0; i < s.field_names.size(); ++i)
+      if (s.field_names[i] == name) return &s.fields[i];
+    return nullptr;
+  };
+  const std::array<Vec, 5> targets = {x_, v_, a_, g_, w_};
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    const std::vector<double>* field = find(field_names[k]);
+    if (field == nullptr) throw std::runtime_error(std::string("checkpoint has no field '") + field_names[k] + "'");
+    Owned t(targets[k], false);
+    if (field->size() != t.span().size()) throw std::runtime_error("checkpoint field size mismatch");
+    std::copy(field->begin(), field->end(), t.span().begin());
+  }
+  step_ = s.step;
+  time_ = s.time;
+  restarted_ = true;
+  // The loads at t_n for the work integral.
+  assembler_.external_force(time_, h_);
+}
+
+std::vector<double> DynamicSolver::local_positions() {
+  assembler_.set_positions(x_);
+  return assembler_.local_positions();
+}
+
+std::vector<double> DynamicSolver::local_velocities() {
+  EDGEFEM_PETSC(VecCopy(v_, work_));
+  EDGEFEM_PETSC(VecGhostUpdateBegin(work_, INSERT_VALUES, SCATTER_FORWARD));
+  EDGEFEM_PETSC(VecGhostUpdateEnd(work_, INSERT_VALUES, SCATTER_FORWARD));
+  LocalForm f(work_, true);
+  return {f.span().begin(), f.span().end()};
+}
+
+std::vector<double> DynamicSolver::local_internal_force() {
+  assembler_.set_positions(x_);
+  return assembler_.local_internal_force();
+}
+
+}  // namespace edgefem

@@ -1,0 +1,424 @@
+// Checkpoint files (io/checkpoint): written on the ranks of MPI_COMM_WORLD with one ownership of the
+// vertices, read back with another, every value compared bit for bit; damaged files and failed writes.
+// Run under mpiexec with 1, 2 and 3 ranks (CTest: mpi.checkpoint.npN); every assertion holds on every rank.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/checkpoint.hpp"
+#include "io/error.hpp"
+#include "partition/collective.hpp"
+
+namespace edgefem {
+namespace {
+
+namespace fs = std::filesystem;
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+constexpr std::int64_t n_vertices = 1001;
+
+/// Deterministic values, distinct per field, vertex and component, with a few special ones (signed zero,
+/// subnormal, infinity, NaN with a payload) that only a bit-exact round trip preserves.
+double value(std::size_t field, std::int64_t vertex, int comp, double salt = 0.0) {
+  if (vertex == 3 && comp == 0) return -0.0;
+  if (vertex == 5 && comp == 1) return std::numeric_limits<double>::denorm_min() * static_cast<double>(field + 1);
+  if (vertex == 7 && comp == 2) return -std::numeric_limits<double>::infinity();
+  if (vertex == 11 && comp == 0) return std::bit_cast<double>(std::uint64_t{0x7ff8000000000000} + 12345 + field);
+  return salt + 1000.0 * static_cast<double>(field + 1) + static_cast<double>(vertex) / 7.0 + comp * 1e-9 -
+         1.0 / 3.0;
+}
+
+/// This rank's owned vertices: scheme 0 gives vertex i to rank (7 i) % P and shuffles each rank's list;
+/// scheme 1 gives the lower half to the last rank, the upper half to rank 0 (rank 1 of 3 owns nothing),
+/// in descending order; scheme 2 gives rank r the ascending block [r N / P, (r + 1) N / P).
+std::vector<std::int64_t> ownership(int scheme, std::int64_t n = n_vertices) {
+  const int rank = world_rank(), size = world_size();
+  std::vector<std::int64_t> owned;
+  for (std::int64_t i = 0; i < n; ++i) {
+    int owner = 0;
+    if (scheme == 0) owner = static_cast<int>((i * 7) % size);
+    else if (scheme == 1) owner = i < n / 2 ? size - 1 : 0;
+    else owner = static_cast<int>(i * size / n);
+    if (owner == rank) owned.push_back(i);
+  }
+  if (scheme == 0) {
+    std::mt19937 rng(static_cast<unsigned>(12345 + rank));
+    std::shuffle(owned.begin(), owned.end(), rng);
+  } else if (scheme == 1) {
+    std::reverse(owned.begin(), owned.end());
+  }
+  return owned;
+}
+
+CheckpointState make_state(const std::vector<std::int64_t>& owned, double salt = 0.0) {
+  CheckpointState s;
+  s.step = 123456789012;
+  s.time = 0.1 * 3;
+  s.dt = 1e-7 / 3;
+  s.integrator = "newmark-average-acceleration";  // 28 characters
+  s.job_text = "analysis:\n  type: dynamic\n  steps: 10\n# no trailing newline, length not a multiple of 8";
+  s.field_names = {"position", "velocity", "acceleration_name_of_31_chars__"};
+  for (std::size_t f = 0; f < s.field_names.size(); ++f) {
+    std::vector<double> values;
+    for (const std::int64_t v : owned) {
+      for (int c = 0; c < 3; ++c) values.push_back(value(f, v, c, salt));
+    }
+    s.fields.push_back(std::move(values));
+  }
+  return s;
+}
+
+std::uint64_t bits(double x) { return std::bit_cast<std::uint64_t>(x); }
+
+/// Every value of every field of `read` (for `owned`) equals the generator, bit for bit.
+void expect_values(const CheckpointState& read, const std::vector<std::int64_t>& owned, std::size_t n_fields,
+                   double salt = 0.0) {
+  ASSERT_EQ(read.fields.size(), n_fields);
+  for (std::size_t f = 0; f < n_fields; ++f) {
+    ASSERT_EQ(read.fields[f].size(), 3 * owned.size());
+    int mismatches = 0;
+    for (std::size_t k = 0; k < owned.size(); ++k) {
+      for (int c = 0; c < 3; ++c) {
+        const double expected = value(f, owned[k], c, salt);
+        if (bits(read.fields[f][3 * k + c]) != bits(expected) && ++mismatches <= 5) {
+          ADD_FAILURE() << "field " << f << " vertex " << owned[k] << " component " << c << ": "
+                        << read.fields[f][3 * k + c] << " != " << expected;
+        }
+      }
+    }
+    EXPECT_EQ(mismatches, 0) << "field " << f;
+  }
+}
+
+void expect_header(const CheckpointState& read, const CheckpointState& written) {
+  EXPECT_EQ(read.step, written.step);
+  EXPECT_EQ(bits(read.time), bits(written.time));
+  EXPECT_EQ(bits(read.dt), bits(written.dt));
+  EXPECT_EQ(read.integrator, written.integrator);
+  EXPECT_EQ(read.job_text, written.job_text);
+  EXPECT_EQ(read.field_names, written.field_names);
+}
+
+/// Runs f on every rank; every rank must throw E with a message containing `needle`.
+template <class E, class F>
+void expect_throw_everywhere(F&& f, const std::string& needle) {
+  bool right = false;
+  std::string message = "no exception";
+  try {
+    f();
+  } catch (const E& e) {
+    message = e.what();
+    right = message.find(needle) != std::string::npos;
+  } catch (const std::exception& e) {
+    message = std::string("exception of another type: ") + e.what();
+  }
+  EXPECT_TRUE(right) << "rank " << world_rank() << ": expected '" << needle << "', got: " << message;
+  if (!right && world_rank() != 0) {  // GoogleTest prints on rank 0 only
+    std::fprintf(stderr, "rank %d: expected '%s', got: %s\n", world_rank(), needle.c_str(), message.c_str());
+  }
+  int all = right ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  EXPECT_EQ(all, 1) << "not every rank threw the expected error";
+}
+
+std::uint64_t expected_file_size(const CheckpointState& s) {
+  return 512 + (s.job_text.size() + 7) / 8 * 8 + s.fields.size() * static_cast<std::uint64_t>(n_vertices) * 24 + 16;
+}
+
+/// A directory shared by all ranks (created by rank 0, name broadcast), removed after the test.
+class Checkpoint : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string name;
+    if (world_rank() == 0) {
+      const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+      const fs::path dir = fs::temp_directory_path() / ("edgefem_ckpt_" + std::to_string(::getpid()) + "_" +
+                                                        std::to_string(world_size()) + "_" + info->name());
+      fs::remove_all(dir);
+      fs::create_directories(dir);
+      name = dir.string();
+    }
+    int length = static_cast<int>(name.size());
+    MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    name.resize(static_cast<std::size_t>(length));
+    MPI_Bcast(name.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+    dir_ = name;
+    file_ = (dir_ / "run.ckpt").string();
+  }
+  void TearDown() override {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0) {
+      std::error_code ec;
+      fs::remove_all(dir_, ec);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+
+  /// Rank 0 modifies the file once every rank is done with it (e.g. has taken its size); every rank
+  /// then waits for the modification.
+  template <class F>
+  void on_rank0(F&& f) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0) f();
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  void patch(std::uint64_t offset, const std::string& bytes) {
+    on_rank0([&] {
+      std::fstream io(file_, std::ios::in | std::ios::out | std::ios::binary);
+      io.seekp(static_cast<std::streamoff>(offset));
+      io.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    });
+  }
+  void write_good() {
+    const auto owned = ownership(0);
+    write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, make_state(owned));
+  }
+  CheckpointState read_scheme(int scheme, std::int64_t n = n_vertices) {
+    const auto owned = ownership(scheme, std::min(n, n_vertices));
+    return read_checkpoint(MPI_COMM_WORLD, file_, n, owned);
+  }
+
+  fs::path dir_;
+  std::string file_;
+};
+
+TEST_F(Checkpoint, RoundTripAcrossDifferentOwnerships) {
+  for (const int write_scheme : {0, 2}) {
+    const auto written_owned = ownership(write_scheme);
+    const CheckpointState written = make_state(written_owned, write_scheme);
+    write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, written_owned, written);
+
+    EXPECT_EQ(fs::file_size(file_), expected_file_size(written));
+    EXPECT_FALSE(fs::exists(file_ + ".tmp"));
+
+    for (const int scheme : {1, 0, 2}) {
+      SCOPED_TRACE("written with ownership scheme " + std::to_string(write_scheme) + ", read with scheme " +
+                   std::to_string(scheme));
+      const auto owned = ownership(scheme);
+      const CheckpointState read = read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned);
+      expect_header(read, written);
+      expect_values(read, owned, written.fields.size(), write_scheme);
+    }
+  }
+}
+
+TEST_F(Checkpoint, RankOwningNothingWritesAndAllOfTheFileIsInVertexOrder) {
+  const auto owned = ownership(1);  // on 3 ranks rank 1 owns no vertex
+  if (world_size() == 3 && world_rank() == 1) {
+    EXPECT_TRUE(owned.empty());
+  }
+  const CheckpointState written = make_state(owned, 0.5);
+  write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, written);
+
+  // The file itself: vertex-major fields in original order, right after the padded job text.
+  if (world_rank() == 0) {
+    std::ifstream in(file_, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_EQ(bytes.size(), expected_file_size(written));
+    EXPECT_EQ(std::string(bytes.data(), 16), std::string("EDGEFEM-CKPT\0\0\0\0", 16));
+    EXPECT_EQ(std::string(bytes.data() + bytes.size() - 16, 16), std::string("EDGEFEM-END\0\0\0\0\0", 16));
+    const std::size_t data = 512 + (written.job_text.size() + 7) / 8 * 8;
+    EXPECT_EQ(std::string(bytes.data() + 512, written.job_text.size()), written.job_text);
+    for (std::size_t f = 0; f < 3; ++f) {
+      for (std::int64_t v : {std::int64_t{0}, std::int64_t{3}, std::int64_t{500}, n_vertices - 1}) {
+        for (int c = 0; c < 3; ++c) {
+          double x = 0;
+          std::memcpy(&x, bytes.data() + data + (f * n_vertices + v) * 24 + c * 8, 8);
+          EXPECT_EQ(bits(x), bits(value(f, v, c, 0.5))) << f << " " << v << " " << c;
+        }
+      }
+    }
+  }
+  const auto read_owned = ownership(0);
+  const CheckpointState read = read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, read_owned);
+  expect_header(read, written);
+  expect_values(read, read_owned, 3, 0.5);
+}
+
+TEST_F(Checkpoint, NoFieldsAndEmptyStrings) {
+  const auto owned = ownership(0);
+  CheckpointState s;
+  s.step = -1;
+  s.time = -0.0;
+  write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s);
+  EXPECT_EQ(fs::file_size(file_), 512u + 16u);
+  const CheckpointState read = read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, ownership(1));
+  expect_header(read, s);
+  EXPECT_TRUE(read.fields.empty());
+}
+
+TEST_F(Checkpoint, OverwritesAndIgnoresAStaleTemporary) {
+  write_good();
+  // A killed writer left a longer PATH.tmp behind: it must not leak into the next checkpoint.
+  on_rank0([&] {
+    std::ofstream junk(file_ + ".tmp", std::ios::binary);
+    junk << std::string(200000, 'x');
+  });
+  const auto owned = ownership(1);
+  CheckpointState second = make_state(owned, 2.0);
+  second.step = 7;
+  second.field_names.pop_back();
+  second.fields.pop_back();
+  write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, second);
+  EXPECT_EQ(fs::file_size(file_), expected_file_size(second));
+  EXPECT_FALSE(fs::exists(file_ + ".tmp"));
+  const auto read_owned = ownership(0);
+  const CheckpointState read = read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, read_owned);
+  expect_header(read, second);
+  expect_values(read, read_owned, 2, 2.0);
+}
+
+TEST_F(Checkpoint, TruncatedFileFailsOnEveryRank) {
+  write_good();
+  const auto full = fs::file_size(file_);
+  on_rank0([&] { fs::resize_file(file_, full - 3); });
+  expect_throw_everywhere<InputError>([&] { read_scheme(0); },
+                                      file_ + ": truncated checkpoint: the header announces " + std::to_string(full) +
+                                          " bytes, the file has " + std::to_string(full - 3));
+  on_rank0([&] { fs::resize_file(file_, 100); });
+  expect_throw_everywhere<InputError>([&] { read_scheme(1); },
+                                      file_ + ": truncated checkpoint: the file has 100 bytes, less than the 512-byte header");
+  on_rank0([&] { fs::resize_file(file_, 0); });
+  expect_throw_everywhere<InputError>([&] { read_scheme(0); }, file_ + ": truncated checkpoint: the file is empty");
+}
+
+TEST_F(Checkpoint, LongerFileOrDamagedEndMarkerFails) {
+  write_good();
+  const auto full = fs::file_size(file_);
+  on_rank0([&] { fs::resize_file(file_, full + 8); });
+  expect_throw_everywhere<InputError>([&] { read_scheme(0); },
+                                      file_ + ": corrupt checkpoint: the header announces " + std::to_string(full) +
+                                          " bytes, the file has " + std::to_string(full + 8));
+  on_rank0([&] { fs::resize_file(file_, full); });
+  patch(full - 16, "EDGEFEM-XYZ");
+  expect_throw_everywhere<InputError>([&] { read_scheme(0); }, file_ + ": truncated or corrupt checkpoint: the end marker");
+}
+
+TEST_F(Checkpoint, WrongMagicAndVersionFail) {
+  write_good();
+  patch(3, "X");
+  expect_throw_everywhere<InputError>([&] { read_scheme(0); }, file_ + ": not an edgefem checkpoint (wrong magic number)");
+  patch(3, "E");
+  patch(16, std::string("\x02\0\0\0", 4));
+  expect_throw_everywhere<InputError>([&] { read_scheme(0); },
+                                      file_ + ": checkpoint format version 2, this edgefem reads version 1");
+  // A short file that is not a checkpoint is "not a checkpoint", not "truncated".
+  on_rank0([&] {
+    std::ofstream out(file_, std::ios::binary | std::ios::trunc);
+    out << "mesh";
+  });
+  expect_throw_everywhere<InputError>([&] { read_scheme(0); }, file_ + ": not an edgefem checkpoint");
+}
+
+TEST_F(Checkpoint, WrongVertexCountFails) {
+  write_good();
+  expect_throw_everywhere<InputError>([&] { read_scheme(0, n_vertices + 1); },
+                                      file_ + ": checkpoint has 1001 vertices, the job's mesh has 1002");
+  expect_throw_everywhere<InputError>([&] { read_scheme(1, 500); },
+                                      file_ + ": checkpoint has 1001 vertices, the job's mesh has 500");
+}
+
+TEST_F(Checkpoint, MissingFileFails) {
+  expect_throw_everywhere<InputError>([&] { read_scheme(0); }, file_ + ": cannot open the checkpoint: no such file");
+}
+
+TEST_F(Checkpoint, FailedWriteLeavesThePreviousCheckpoint) {
+  write_good();
+  const auto size_before = fs::file_size(file_);
+  const int last = world_size() - 1;
+
+  // The last rank passes a field one value short.
+  {
+    const auto owned = ownership(1);
+    CheckpointState s = make_state(owned, 9.0);
+    if (world_rank() == last) s.fields[1].push_back(1.0);
+    expect_throw_everywhere<CollectiveError>(
+        [&] { write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s); },
+        file_ + ": field 'velocity' on rank " + std::to_string(last) + " has ");
+  }
+  // The last rank misses a vertex (the counts do not add up).
+  {
+    auto owned = ownership(0);
+    if (world_rank() == last && !owned.empty()) owned.pop_back();
+    const CheckpointState s = make_state(owned, 9.0);
+    expect_throw_everywhere<CollectiveError>([&] { write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s); },
+                                             file_ + ": the ranks own 1000 vertices in total, the mesh has 1001");
+  }
+  // An index out of range, and a vertex listed twice on one rank.
+  {
+    auto owned = ownership(0);
+    if (world_rank() == last) owned.back() = n_vertices;
+    const CheckpointState s = make_state(ownership(0), 9.0);
+    expect_throw_everywhere<CollectiveError>([&] { write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s); },
+                                             "has original index 1001, outside [0, 1001)");
+    owned = ownership(0);
+    if (world_rank() == last) owned.back() = owned.front();
+    expect_throw_everywhere<CollectiveError>([&] { write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s); },
+                                             "rank " + std::to_string(last) + " lists vertex");
+  }
+  // Two ranks own the same vertex (and so another vertex is owned by none).
+  if (world_size() > 1) {
+    auto owned = ownership(0);
+    if (world_rank() == 1) owned.back() = 0;  // vertex 0 belongs to rank 0
+    const CheckpointState s = make_state(owned, 9.0);
+    expect_throw_everywhere<CollectiveError>([&] { write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s); },
+                                             "is owned by more than one rank");
+  }
+  // Bad header values on rank 0.
+  {
+    const auto owned = ownership(0);
+    CheckpointState s = make_state(owned, 9.0);
+    s.field_names[0] = std::string(32, 'p');
+    expect_throw_everywhere<CollectiveError>([&] { write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s); },
+                                             "is longer than 31 characters");
+    s = make_state(owned, 9.0);
+    for (int k = 0; k < 6; ++k) {
+      s.field_names.push_back("extra" + std::to_string(k));
+      s.fields.push_back(s.fields[0]);
+    }
+    expect_throw_everywhere<CollectiveError>([&] { write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s); },
+                                             file_ + ": 9 fields, a checkpoint holds at most 8");
+  }
+  // The directory of the target does not exist.
+  {
+    const auto owned = ownership(0);
+    const std::string elsewhere = (dir_ / "missing" / "x.ckpt").string();
+    expect_throw_everywhere<CollectiveError>(
+        [&] { write_checkpoint(MPI_COMM_WORLD, elsewhere, n_vertices, owned, make_state(owned)); }, "does not exist");
+  }
+
+  // The first checkpoint is intact and no temporary is left behind.
+  EXPECT_FALSE(fs::exists(file_ + ".tmp"));
+  EXPECT_EQ(fs::file_size(file_), size_before);
+  const auto owned = ownership(1);
+  const CheckpointState read = read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned);
+  expect_header(read, make_state(ownership(0)));
+  expect_values(read, owned, 3);
+}
+
+}  // namespace
+}  // namespace edgefem
