@@ -45,7 +45,8 @@ namespace fs = std::filesystem;
 
 // The file is little-endian and is written and read with the "native" MPI data representation, so the
 // host must be little-endian (every platform edgefem targets is).
-static_assert(std::endian::native == std::endian::little, "checkpoint files are little-endian: big-endian hosts are not supported");
+static_assert(std::endian::native == std::endian::little,
+              "checkpoint files are little-endian: big-endian hosts are not supported");
 static_assert(sizeof(double) == 8 && sizeof(MPI_Offset) == 8 && sizeof(MPI_Aint) == 8);
 
 constexpr std::size_t header_bytes = 512;
@@ -54,8 +55,8 @@ constexpr std::size_t max_name_length = name_bytes - 1;
 constexpr std::size_t max_fields = 8;
 constexpr std::uint32_t format_version = 1;
 constexpr std::size_t vertex_bytes = 3 * sizeof(double);
-constexpr char magic[16] = "EDGEFEM-CKPT";    // zero-padded to 16 bytes
-constexpr char trailer[16] = "EDGEFEM-END";    // zero-padded to 16 bytes
+constexpr char magic[16] = "EDGEFEM-CKPT";   // zero-padded to 16 bytes
+constexpr char trailer[16] = "EDGEFEM-END";  // zero-padded to 16 bytes
 /// Bounds that keep every offset far from int64 overflow (and rank 0's header + job text write in one
 /// int-counted call); a header beyond them is corrupt.
 constexpr std::int64_t max_vertices = std::int64_t{1} << 50;
@@ -74,7 +75,9 @@ struct Layout {
   std::uint64_t n_fields = 0;
   std::uint64_t job_bytes = 0;
 
-  [[nodiscard]] MPI_Offset field_bytes() const { return static_cast<MPI_Offset>(n_vertices) * MPI_Offset{vertex_bytes}; }
+  [[nodiscard]] MPI_Offset field_bytes() const {
+    return static_cast<MPI_Offset>(n_vertices) * MPI_Offset{vertex_bytes};
+  }
   [[nodiscard]] MPI_Offset field_offset(std::size_t f) const {
     return static_cast<MPI_Offset>(header_bytes + padded8(job_bytes)) + static_cast<MPI_Offset>(f) * field_bytes();
   }
@@ -154,7 +157,9 @@ void local_step(MPI_Comm comm, F&& f) {
   if (any_failed(comm, failure)) raise(failure);
 }
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) { throw std::runtime_error(path + ": " + what); }
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw std::runtime_error(path + ": " + what);
+}
 
 /// Checks `owned` (indices in [0, n_vertices), no repeats, at most INT_MAX / 3 of them) and returns the
 /// positions of `owned` sorted by original index.
@@ -205,8 +210,7 @@ class FieldView {
     MPI_Datatype blocks = MPI_DATATYPE_NULL;
     MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displacements.data(), MPI_DOUBLE,
                              &blocks);
-    MPI_Type_create_resized(blocks, 0, static_cast<MPI_Aint>(n_vertices) * static_cast<MPI_Aint>(vertex_bytes),
-                            &type_);
+    MPI_Type_create_resized(blocks, 0, static_cast<MPI_Aint>(n_vertices) * static_cast<MPI_Aint>(vertex_bytes), &type_);
     MPI_Type_free(&blocks);
     MPI_Type_commit(&type_);
     owns_type_ = true;
@@ -264,7 +268,8 @@ void check_exclusive_ownership(MPI_Comm comm, const std::string& path, std::int6
   std::vector<int> send_counts(static_cast<std::size_t>(size), 0), recv_counts(static_cast<std::size_t>(size), 0);
   for (const std::int64_t g : owned) ++send_counts[static_cast<std::size_t>(g / block)];
   MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm);
-  std::vector<int> send_offsets(static_cast<std::size_t>(size) + 1, 0), recv_offsets(static_cast<std::size_t>(size) + 1, 0);
+  std::vector<int> send_offsets(static_cast<std::size_t>(size) + 1, 0),
+      recv_offsets(static_cast<std::size_t>(size) + 1, 0);
   for (int p = 0; p < size; ++p) {
     send_offsets[p + 1] = send_offsets[p] + send_counts[p];
     recv_offsets[p + 1] = recv_offsets[p] + recv_counts[p];  // <= block values in total when ownership is exclusive
@@ -275,8 +280,8 @@ void check_exclusive_ownership(MPI_Comm comm, const std::string& path, std::int6
     for (const std::int64_t g : owned) send[static_cast<std::size_t>(next[static_cast<std::size_t>(g / block)]++)] = g;
   }
   std::vector<std::int64_t> received(static_cast<std::size_t>(recv_offsets[size]));
-  MPI_Alltoallv(send.data(), send_counts.data(), send_offsets.data(), MPI_INT64_T, received.data(),
-                recv_counts.data(), recv_offsets.data(), MPI_INT64_T, comm);
+  MPI_Alltoallv(send.data(), send_counts.data(), send_offsets.data(), MPI_INT64_T, received.data(), recv_counts.data(),
+                recv_offsets.data(), MPI_INT64_T, comm);
   local_step(comm, [&] {
     const std::int64_t begin = std::min(n_vertices, static_cast<std::int64_t>(rank) * block);
     const std::int64_t end = std::min(n_vertices, begin + block);
@@ -288,7 +293,9 @@ void check_exclusive_ownership(MPI_Comm comm, const std::string& path, std::int6
     }
     // Unreachable when the counts add up, kept as a guard.
     for (std::size_t i = 0; i < seen.size(); ++i) {
-      if (seen[i] == 0) fail(path, "vertex " + std::to_string(begin + static_cast<std::int64_t>(i)) + " is owned by no rank");
+      if (seen[i] == 0) {
+        fail(path, "vertex " + std::to_string(begin + static_cast<std::int64_t>(i)) + " is owned by no rank");
+      }
     }
   });
 }
@@ -314,7 +321,8 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_ver
   local_step(comm, [&] {
     if (root_path.empty()) fail("write_checkpoint", "empty file name");
     if (path != root_path) {
-      fail(root_path, "write_checkpoint called with a different path on rank " + std::to_string(rank) + " ('" + path + "')");
+      fail(root_path,
+           "write_checkpoint called with a different path on rank " + std::to_string(rank) + " ('" + path + "')");
     }
     if (n_vertices != layout.n_vertices) {
       fail(path, "rank " + std::to_string(rank) + " passes n_vertices = " + std::to_string(n_vertices) +
@@ -330,8 +338,8 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_ver
                        std::to_string(max_fields));
       }
       if (state.fields.size() != state.field_names.size()) {
-        fail(path, std::to_string(state.field_names.size()) + " field names but " + std::to_string(state.fields.size()) +
-                       " fields");
+        fail(path, std::to_string(state.field_names.size()) + " field names but " +
+                       std::to_string(state.fields.size()) + " fields");
       }
       auto check_name = [&](const std::string& name, const std::string& what) {
         if (name.size() > max_name_length) {
@@ -344,7 +352,9 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_ver
         if (state.field_names[f].empty()) fail(path, "field " + std::to_string(f) + " has an empty name");
         check_name(state.field_names[f], "field name");
         for (std::size_t g = 0; g < f; ++g) {
-          if (state.field_names[g] == state.field_names[f]) fail(path, "field name '" + state.field_names[f] + "' given twice");
+          if (state.field_names[g] == state.field_names[f]) {
+            fail(path, "field name '" + state.field_names[f] + "' given twice");
+          }
         }
       }
       if (state.job_text.size() > max_job_bytes) {
@@ -359,8 +369,9 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_ver
     for (std::size_t f = 0; f < state.fields.size(); ++f) {
       if (state.fields[f].size() != 3 * owned_original.size()) {
         const std::string name = f < state.field_names.size() ? "'" + state.field_names[f] + "'" : std::to_string(f);
-        fail(path, "field " + name + " on rank " + std::to_string(rank) + " has " + std::to_string(state.fields[f].size()) +
-                       " values, expected 3 x " + std::to_string(owned_original.size()) + " owned vertices");
+        fail(path, "field " + name + " on rank " + std::to_string(rank) + " has " +
+                       std::to_string(state.fields[f].size()) + " values, expected 3 x " +
+                       std::to_string(owned_original.size()) + " owned vertices");
       }
     }
     order = sorted_positions(path, n_vertices, owned_original, rank);
@@ -400,13 +411,14 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_ver
     put<double>(head, off_dt, state.dt);
     put<std::uint64_t>(head, off_job_bytes, layout.job_bytes);
     put_name(head, off_integrator, state.integrator);
-    for (std::size_t f = 0; f < state.field_names.size(); ++f) put_name(head, off_names + f * name_bytes, state.field_names[f]);
+    for (std::size_t f = 0; f < state.field_names.size(); ++f)
+      put_name(head, off_names + f * name_bytes, state.field_names[f]);
     std::memcpy(head.data() + header_bytes, state.job_text.data(), state.job_text.size());
     MPI_Status status;
     failure.check_mpi(MPI_File_write_at(fh, 0, head.data(), static_cast<int>(head.size()), MPI_BYTE, &status), path,
                       "writing the header to '" + tmp + "'");
-    failure.check_mpi(MPI_File_write_at(fh, layout.trailer_offset(), trailer, sizeof trailer, MPI_BYTE, &status),
-                      path, "writing the end marker to '" + tmp + "'");
+    failure.check_mpi(MPI_File_write_at(fh, layout.trailer_offset(), trailer, sizeof trailer, MPI_BYTE, &status), path,
+                      "writing the end marker to '" + tmp + "'");
   }
 
   {
@@ -427,10 +439,11 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_ver
                         path, what);
       MPI_Status status;
       if (failure.check_mpi(MPI_File_write_all(fh, data, count, MPI_DOUBLE, &status), path, what)) {
-        int written = 0;
-        MPI_Get_count(&status, MPI_DOUBLE, &written);
+        int written = count;  // (ROMIO leaves the status of a 0-count access unset)
+        if (count > 0) MPI_Get_count(&status, MPI_DOUBLE, &written);
         if (written != count) {
-          failure.set(path + ": " + what + ": wrote " + std::to_string(written) + " of " + std::to_string(count) + " values");
+          failure.set(path + ": " + what + ": wrote " + std::to_string(written) + " of " + std::to_string(count) +
+                      " values");
         }
       }
     }
@@ -483,8 +496,10 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
   if (rank == 0) {
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
-    if (st.type() == fs::file_type::not_found) failure.set(path + ": cannot open the checkpoint: no such file", true);
-    else if (st.type() == fs::file_type::directory) failure.set(path + ": cannot open the checkpoint: it is a directory", true);
+    if (st.type() == fs::file_type::not_found)
+      failure.set(path + ": cannot open the checkpoint: no such file", true);
+    else if (st.type() == fs::file_type::directory)
+      failure.set(path + ": cannot open the checkpoint: it is a directory", true);
   }
   if (any_failed(comm, failure)) raise(failure);
   MPI_File fh = MPI_FILE_NULL;
@@ -508,7 +523,8 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
       auto bad = [&](const std::string& what) { throw InputError(path + ": " + what); };
       MPI_Offset size = 0;
       Failure io;
-      if (!io.check_mpi(MPI_File_get_size(fh, &size), path, "cannot get the file size", true)) throw InputError(io.message);
+      if (!io.check_mpi(MPI_File_get_size(fh, &size), path, "cannot get the file size", true))
+        throw InputError(io.message);
       auto read_at = [&](MPI_Offset offset, char* data, std::size_t bytes, const char* what) {
         MPI_Status status;
         if (!io.check_mpi(MPI_File_read_at(fh, offset, data, static_cast<int>(bytes), MPI_BYTE, &status), path,
@@ -519,9 +535,9 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
         MPI_Get_count(&status, MPI_BYTE, &got);
         if (got != static_cast<int>(bytes)) bad(std::string("short read of the ") + what);
       };
+      if (size == 0) bad("truncated checkpoint: the file is empty");
       const std::size_t head_read = static_cast<std::size_t>(std::min<MPI_Offset>(size, header_bytes));
       read_at(0, head.data(), head_read, "header");
-      if (size == 0) bad("truncated checkpoint: the file is empty");
       // A file shorter than the magic number must at least start like one to count as truncated.
       if (std::memcmp(head.data(), magic, std::min(head_read, sizeof magic)) != 0) {
         bad("not an edgefem checkpoint (wrong magic number)");
@@ -586,7 +602,8 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
   state.dt = get<double>(head, off_dt);
   state.integrator = get_name(head, off_integrator);
   state.job_text = std::move(job_text);
-  for (std::size_t f = 0; f < layout.n_fields; ++f) state.field_names.push_back(get_name(head, off_names + f * name_bytes));
+  for (std::size_t f = 0; f < layout.n_fields; ++f)
+    state.field_names.push_back(get_name(head, off_names + f * name_bytes));
 
   // Phase 4: every rank reads its owned vertices of every field.
   {
@@ -600,8 +617,8 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
                         path, what, true);
       MPI_Status status;
       if (failure.check_mpi(MPI_File_read_all(fh, buffer.data(), count, MPI_DOUBLE, &status), path, what, true)) {
-        int got = 0;
-        MPI_Get_count(&status, MPI_DOUBLE, &got);
+        int got = count;  // (ROMIO leaves the status of a 0-count access unset)
+        if (count > 0) MPI_Get_count(&status, MPI_DOUBLE, &got);
         if (got != count) {
           failure.set(path + ": " + what + ": read " + std::to_string(got) + " of " + std::to_string(count) + " values",
                       true);

@@ -383,7 +383,9 @@ class PvdParser {
           }
           [[fallthrough]];
         case Where::after_declaration: {
-          if (tag.kind != XmlTag::open || tag.name != "VTKFile") fail(line_no, "expected <VTKFile type=\"Collection\">");
+          if (tag.kind != XmlTag::open || tag.name != "VTKFile") {
+            fail(line_no, "expected <VTKFile type=\"Collection\">");
+          }
           const std::string* type = tag.attribute("type");
           if (type == nullptr || *type != "Collection") {
             fail(line_no, "not a VTK collection (.pvd): VTKFile type is '" + (type ? *type : std::string()) + "'");

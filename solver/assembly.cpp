@@ -329,8 +329,11 @@ void Assembler::stiffness(Mat P, const MatrixCoefficients& c) {
 void Assembler::force_and_stiffness(Vec f, Mat P, const MatrixCoefficients& c) {
   EDGEFEM_PETSC(PetscLogEventBegin(event_stiffness_, 0, 0, 0, 0));
   evaluate_force_and_stiffness();
-  EDGEFEM_PETSC(VecGhostUpdateBegin(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
+  // Ghosted duplicates share one scatter context: the lifting's scatters cannot overlap the force's.
+  const bool overlap = c.lift_in == nullptr;
+  if (overlap) EDGEFEM_PETSC(VecGhostUpdateBegin(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
   hand_matrix_to_petsc(P, c);
+  if (!overlap) EDGEFEM_PETSC(VecGhostUpdateBegin(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
   EDGEFEM_PETSC(VecGhostUpdateEnd(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
   if (f != f_ghost_.get()) EDGEFEM_PETSC(VecCopy(f_ghost_, f));
   EDGEFEM_PETSC(PetscLogEventEnd(event_stiffness_, 0, 0, 0, 0));

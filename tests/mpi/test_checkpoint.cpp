@@ -48,8 +48,7 @@ double value(std::size_t field, std::int64_t vertex, int comp, double salt = 0.0
   if (vertex == 5 && comp == 1) return std::numeric_limits<double>::denorm_min() * static_cast<double>(field + 1);
   if (vertex == 7 && comp == 2) return -std::numeric_limits<double>::infinity();
   if (vertex == 11 && comp == 0) return std::bit_cast<double>(std::uint64_t{0x7ff8000000000000} + 12345 + field);
-  return salt + 1000.0 * static_cast<double>(field + 1) + static_cast<double>(vertex) / 7.0 + comp * 1e-9 -
-         1.0 / 3.0;
+  return salt + 1000.0 * static_cast<double>(field + 1) + static_cast<double>(vertex) / 7.0 + comp * 1e-9 - 1.0 / 3.0;
 }
 
 /// This rank's owned vertices: scheme 0 gives vertex i to rank (7 i) % P and shuffles each rank's list;
@@ -60,9 +59,13 @@ std::vector<std::int64_t> ownership(int scheme, std::int64_t n = n_vertices) {
   std::vector<std::int64_t> owned;
   for (std::int64_t i = 0; i < n; ++i) {
     int owner = 0;
-    if (scheme == 0) owner = static_cast<int>((i * 7) % size);
-    else if (scheme == 1) owner = i < n / 2 ? size - 1 : 0;
-    else owner = static_cast<int>(i * size / n);
+    if (scheme == 0) {
+      owner = static_cast<int>((i * 7) % size);
+    } else if (scheme == 1) {
+      owner = i < n / 2 ? size - 1 : 0;
+    } else {
+      owner = static_cast<int>(i * size / n);
+    }
     if (owner == rank) owned.push_back(i);
   }
   if (scheme == 0) {
@@ -296,12 +299,12 @@ TEST_F(Checkpoint, TruncatedFileFailsOnEveryRank) {
   write_good();
   const auto full = fs::file_size(file_);
   on_rank0([&] { fs::resize_file(file_, full - 3); });
-  expect_throw_everywhere<InputError>([&] { read_scheme(0); },
-                                      file_ + ": truncated checkpoint: the header announces " + std::to_string(full) +
-                                          " bytes, the file has " + std::to_string(full - 3));
+  expect_throw_everywhere<InputError>([&] { read_scheme(0); }, file_ + ": truncated checkpoint: the header announces " +
+                                                                   std::to_string(full) + " bytes, the file has " +
+                                                                   std::to_string(full - 3));
   on_rank0([&] { fs::resize_file(file_, 100); });
-  expect_throw_everywhere<InputError>([&] { read_scheme(1); },
-                                      file_ + ": truncated checkpoint: the file has 100 bytes, less than the 512-byte header");
+  expect_throw_everywhere<InputError>(
+      [&] { read_scheme(1); }, file_ + ": truncated checkpoint: the file has 100 bytes, less than the 512-byte header");
   on_rank0([&] { fs::resize_file(file_, 0); });
   expect_throw_everywhere<InputError>([&] { read_scheme(0); }, file_ + ": truncated checkpoint: the file is empty");
 }
@@ -310,18 +313,20 @@ TEST_F(Checkpoint, LongerFileOrDamagedEndMarkerFails) {
   write_good();
   const auto full = fs::file_size(file_);
   on_rank0([&] { fs::resize_file(file_, full + 8); });
-  expect_throw_everywhere<InputError>([&] { read_scheme(0); },
-                                      file_ + ": corrupt checkpoint: the header announces " + std::to_string(full) +
-                                          " bytes, the file has " + std::to_string(full + 8));
+  expect_throw_everywhere<InputError>([&] { read_scheme(0); }, file_ + ": corrupt checkpoint: the header announces " +
+                                                                   std::to_string(full) + " bytes, the file has " +
+                                                                   std::to_string(full + 8));
   on_rank0([&] { fs::resize_file(file_, full); });
   patch(full - 16, "EDGEFEM-XYZ");
-  expect_throw_everywhere<InputError>([&] { read_scheme(0); }, file_ + ": truncated or corrupt checkpoint: the end marker");
+  expect_throw_everywhere<InputError>([&] { read_scheme(0); },
+                                      file_ + ": truncated or corrupt checkpoint: the end marker");
 }
 
 TEST_F(Checkpoint, WrongMagicAndVersionFail) {
   write_good();
   patch(3, "X");
-  expect_throw_everywhere<InputError>([&] { read_scheme(0); }, file_ + ": not an edgefem checkpoint (wrong magic number)");
+  expect_throw_everywhere<InputError>([&] { read_scheme(0); },
+                                      file_ + ": not an edgefem checkpoint (wrong magic number)");
   patch(3, "E");
   patch(16, std::string("\x02\0\0\0", 4));
   expect_throw_everywhere<InputError>([&] { read_scheme(0); },
@@ -356,9 +361,8 @@ TEST_F(Checkpoint, FailedWriteLeavesThePreviousCheckpoint) {
     const auto owned = ownership(1);
     CheckpointState s = make_state(owned, 9.0);
     if (world_rank() == last) s.fields[1].push_back(1.0);
-    expect_throw_everywhere<CollectiveError>(
-        [&] { write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s); },
-        file_ + ": field 'velocity' on rank " + std::to_string(last) + " has ");
+    expect_throw_everywhere<CollectiveError>([&] { write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s); },
+                                             file_ + ": field 'velocity' on rank " + std::to_string(last) + " has ");
   }
   // The last rank misses a vertex (the counts do not add up).
   {
