@@ -29,6 +29,16 @@ struct Mesh {
   [[nodiscard]] std::array<double, 3> vertex(LocalIndex v) const {
     return {coords[3 * v], coords[3 * v + 1], coords[3 * v + 2]};
   }
+  /// Unsigned reference volume of tetrahedron t.
+  [[nodiscard]] double tet_volume(LocalIndex t) const {
+    const LocalIndex* v = tets.data() + 4 * static_cast<std::size_t>(t);
+    const auto p0 = vertex(v[0]), p1 = vertex(v[1]), p2 = vertex(v[2]), p3 = vertex(v[3]);
+    double a[3], b[3], c[3];
+    for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d], b[d] = p2[d] - p0[d], c[d] = p3[d] - p0[d];
+    const double det = a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
+                       a[2] * (b[0] * c[1] - b[1] * c[0]);
+    return (det < 0 ? -det : det) / 6.0;
+  }
 };
 
 }  // namespace edgefem

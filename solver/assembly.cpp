@@ -24,25 +24,13 @@ std::vector<PetscInt> to_petsc(const std::vector<GlobalIndex>& v, std::size_t be
 
 }  // namespace
 
-LocalForm::LocalForm(Vec v, bool read_only) : global_(v), read_only_(read_only) {
+LocalForm::LocalForm(Vec v, bool read_only) : global_(v) {
   EDGEFEM_PETSC(VecGhostGetLocalForm(global_, &local_));
-  if (read_only_) {
-    const PetscScalar* a = nullptr;
-    EDGEFEM_PETSC(VecGetArrayRead(local_, &a));
-    data_ = const_cast<PetscScalar*>(a);
-  } else {
-    EDGEFEM_PETSC(VecGetArray(local_, &data_));
-  }
-  EDGEFEM_PETSC(VecGetLocalSize(local_, &size_));
+  array_.emplace(local_, read_only);
 }
 
 LocalForm::~LocalForm() {
-  if (read_only_) {
-    const PetscScalar* a = data_;
-    VecRestoreArrayRead(local_, &a);
-  } else {
-    VecRestoreArray(local_, &data_);
-  }
+  array_.reset();
   VecGhostRestoreLocalForm(global_, &local_);
 }
 
@@ -169,11 +157,7 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
                              block_offset_[k] + blk);
       for (const LocalIndex t : model_.formulation_cells[k]) {
         const LocalIndex* v = m.tets.data() + 4 * static_cast<std::size_t>(t);
-        const auto p0 = m.vertex(v[0]), p1 = m.vertex(v[1]), p2 = m.vertex(v[2]), p3 = m.vertex(v[3]);
-        double a[3], b[3], c[3];
-        for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d], b[d] = p2[d] - p0[d], c[d] = p3[d] - p0[d];
-        const double vol = std::abs(a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
-                                    a[2] * (b[0] * c[1] - b[1] * c[0])) / 6.0;
+        const double vol = m.tet_volume(t);
         const double share = model_.cell_density[static_cast<std::size_t>(t)] * vol / 20.0;
         for (int i = 0; i < 4; ++i)
           for (int j = 0; j < 4; ++j) {

@@ -13,6 +13,7 @@
 #include <petscmat.h>
 
 #include <array>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -29,13 +30,11 @@ class LocalForm {
   ~LocalForm();
   LocalForm(const LocalForm&) = delete;
   LocalForm& operator=(const LocalForm&) = delete;
-  [[nodiscard]] std::span<double> span() { return {data_, static_cast<std::size_t>(size_)}; }
+  [[nodiscard]] std::span<double> span() { return array_->span(); }
 
  private:
   Vec global_, local_ = nullptr;
-  bool read_only_;
-  PetscScalar* data_ = nullptr;
-  PetscInt size_ = 0;
+  std::optional<VecArray> array_;
 };
 
 /// The matrix handed to PETSc: stiffness * K + mass * M + diag(diagonal), with prescribed rows and columns

@@ -9,37 +9,7 @@
 namespace edgefem {
 namespace {
 
-/// RAII read-only / writable array of a (global, owned-part) vector.
-class Owned {
- public:
-  Owned(Vec v, bool read_only) : v_(v), read_only_(read_only) {
-    if (read_only_) {
-      const PetscScalar* a = nullptr;
-      EDGEFEM_PETSC(VecGetArrayRead(v_, &a));
-      data_ = const_cast<PetscScalar*>(a);
-    } else {
-      EDGEFEM_PETSC(VecGetArray(v_, &data_));
-    }
-    EDGEFEM_PETSC(VecGetLocalSize(v_, &n_));
-  }
-  ~Owned() {
-    if (read_only_) {
-      const PetscScalar* a = data_;
-      VecRestoreArrayRead(v_, &a);
-    } else {
-      VecRestoreArray(v_, &data_);
-    }
-  }
-  Owned(const Owned&) = delete;
-  Owned& operator=(const Owned&) = delete;
-  [[nodiscard]] std::span<double> span() const { return {data_, static_cast<std::size_t>(n_)}; }
-
- private:
-  Vec v_;
-  bool read_only_;
-  PetscScalar* data_ = nullptr;
-  PetscInt n_ = 0;
-};
+using Owned = VecArray;  ///< the owned entries of a (ghosted) global vector
 
 const char* const field_names[] = {"position", "velocity", "acceleration", "force_rate", "external_work"};
 
@@ -188,30 +158,16 @@ void DynamicSolver::residual(Vec x, Vec r) {
 }
 
 PetscErrorCode DynamicSolver::form_function(SNES, Vec x, Vec r, void* ctx) {
-  PetscFunctionBeginUser;
   auto* self = static_cast<DynamicSolver*>(ctx);
-  try {
-    PetscCall(PetscLogStagePush(self->stage_assembly_));
-    self->residual(x, r);
-    PetscCall(PetscLogStagePop());
-  } catch (const std::exception& e) {
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
-  }
-  PetscFunctionReturn(0);
+  return petsc_callback(self->stage_assembly_, [&] { self->residual(x, r); });
 }
 
 PetscErrorCode DynamicSolver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
-  PetscFunctionBeginUser;
   auto* self = static_cast<DynamicSolver*>(ctx);
-  try {
-    PetscCall(PetscLogStagePush(self->stage_assembly_));
+  return petsc_callback(self->stage_assembly_, [&] {
     self->assembler_.set_positions(x);
     self->assembler_.stiffness(P, self->coefficients());
-    PetscCall(PetscLogStagePop());
-  } catch (const std::exception& e) {
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
-  }
-  PetscFunctionReturn(0);
+  });
 }
 
 PetscErrorCode DynamicSolver::monitor(SNES snes, PetscInt it, PetscReal norm, void* ctx) {
@@ -261,12 +217,7 @@ bool DynamicSolver::attempt_newton(double h, TimeStepReport& report, std::string
     KSPConvergedReason kreason;
     EDGEFEM_PETSC(SNESGetKSP(snes_, &ksp));
     EDGEFEM_PETSC(KSPGetConvergedReason(ksp, &kreason));
-    PetscBool is_cg = PETSC_FALSE;
-    EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(ksp), KSPCG, &is_cg));
-    if (is_cg && (kreason == KSP_DIVERGED_INDEFINITE_PC || kreason == KSP_DIVERGED_INDEFINITE_MAT)) {
-      EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: CG met an indefinite matrix (%s); switching to GMRES\n",
-                                KSPConvergedReasons[kreason]));
-      EDGEFEM_PETSC(KSPSetType(ksp, KSPGMRES));
+    if (switch_to_gmres_if_indefinite(comm_, ksp)) {
       EDGEFEM_PETSC(VecWAXPY(x_, h, v_, x_n_));
       if (newmark) EDGEFEM_PETSC(VecAXPY(x_, 0.5 * h * h, a_));
       set_prescribed(x_, t_new_);
@@ -338,12 +289,7 @@ bool DynamicSolver::attempt_linearized(double h, TimeStepReport& report, std::st
     ksp_iterations_ += static_cast<int>(its);
     report.newton_iterations += 1;
     if (reason > 0) break;
-    PetscBool is_cg = PETSC_FALSE;
-    EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(ksp_.get()), KSPCG, &is_cg));
-    if (is_cg && (reason == KSP_DIVERGED_INDEFINITE_PC || reason == KSP_DIVERGED_INDEFINITE_MAT)) {
-      EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: CG met an indefinite matrix (%s); switching to GMRES\n",
-                                KSPConvergedReasons[reason]));
-      EDGEFEM_PETSC(KSPSetType(ksp_, KSPGMRES));
+    if (switch_to_gmres_if_indefinite(comm_, ksp_)) {
       EDGEFEM_PETSC(VecCopy(work_, work2_));
       continue;
     }

@@ -262,11 +262,7 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
   {
     for (LocalIndex t = 0; t < n_tets; ++t) {
       const LocalIndex* v = mesh.tets.data() + 4 * static_cast<std::size_t>(t);
-      const auto p0 = mesh.vertex(v[0]), p1 = mesh.vertex(v[1]), p2 = mesh.vertex(v[2]), p3 = mesh.vertex(v[3]);
-      double a[3], b[3], c[3];
-      for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d], b[d] = p2[d] - p0[d], c[d] = p3[d] - p0[d];
-      const double vol = std::abs(a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
-                                  a[2] * (b[0] * c[1] - b[1] * c[0])) / 6.0;
+      const double vol = mesh.tet_volume(t);
       const double w = model.cell_density[t] * vol / 4.0;
       for (int k = 0; k < 4; ++k) {
         model.lumped_mass[static_cast<std::size_t>(v[k])] += w;

@@ -2,6 +2,9 @@
 /// \file petsc_util.hpp
 /// Checked PETSc calls from C++ code and thin move-only owners of PETSc objects.
 #include <petscsys.h>
+#include <petscvec.h>
+
+#include <span>
 
 #include <stdexcept>
 #include <string>
@@ -53,5 +56,52 @@ class PetscOwner {
  private:
   Handle handle_ = nullptr;
 };
+
+/// RAII access to the entries of a vector on this process (VecGetArray / VecGetArrayRead).
+class VecArray {
+ public:
+  VecArray(Vec v, bool read_only) : v_(v), read_only_(read_only) {
+    if (read_only_) {
+      const PetscScalar* a = nullptr;
+      EDGEFEM_PETSC(VecGetArrayRead(v_, &a));
+      data_ = const_cast<PetscScalar*>(a);
+    } else {
+      EDGEFEM_PETSC(VecGetArray(v_, &data_));
+    }
+    EDGEFEM_PETSC(VecGetLocalSize(v_, &size_));
+  }
+  ~VecArray() {
+    if (read_only_) {
+      const PetscScalar* a = data_;
+      VecRestoreArrayRead(v_, &a);
+    } else {
+      VecRestoreArray(v_, &data_);
+    }
+  }
+  VecArray(const VecArray&) = delete;
+  VecArray& operator=(const VecArray&) = delete;
+  [[nodiscard]] std::span<double> span() const { return {data_, static_cast<std::size_t>(size_)}; }
+
+ private:
+  Vec v_;
+  bool read_only_;
+  PetscScalar* data_ = nullptr;
+  PetscInt size_ = 0;
+};
+
+/// Run a PETSc callback body: push `stage`, run f, pop; a C++ exception becomes a PETSc error (for SNES
+/// callbacks, which must not throw through C code).
+template <class F>
+PetscErrorCode petsc_callback(PetscLogStage stage, F&& f) {
+  PetscCall(PetscLogStagePush(stage));
+  try {
+    f();
+  } catch (const std::exception& e) {
+    PetscLogStagePop();
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
+  }
+  PetscCall(PetscLogStagePop());
+  return 0;
+}
 
 }  // namespace edgefem

@@ -52,6 +52,18 @@ void configure_newton(SNES snes, const Job& job, const std::string& cli_petsc_op
   EDGEFEM_PETSC(SNESSetFromOptions(snes));
 }
 
+bool switch_to_gmres_if_indefinite(MPI_Comm comm, KSP ksp) {
+  KSPConvergedReason reason;
+  PetscBool is_cg = PETSC_FALSE;
+  EDGEFEM_PETSC(KSPGetConvergedReason(ksp, &reason));
+  EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(ksp), KSPCG, &is_cg));
+  if (!is_cg || (reason != KSP_DIVERGED_INDEFINITE_PC && reason != KSP_DIVERGED_INDEFINITE_MAT)) return false;
+  EDGEFEM_PETSC(PetscPrintf(comm, "  warning: CG met an indefinite matrix (%s); switching to GMRES\n",
+                            KSPConvergedReasons[reason]));
+  EDGEFEM_PETSC(KSPSetType(ksp, KSPGMRES));
+  return true;
+}
+
 void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options) {
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
@@ -74,37 +86,22 @@ void StaticSolver::set_prescribed(Vec x, double load_factor) {
 }
 
 PetscErrorCode StaticSolver::form_function(SNES, Vec x, Vec r, void* ctx) {
-  PetscFunctionBeginUser;
   auto* self = static_cast<StaticSolver*>(ctx);
-  try {
-    PetscCall(PetscLogStagePush(self->stage_assembly_));
+  return petsc_callback(self->stage_assembly_, [&] {
     self->assembler_.set_positions(x);
     self->assembler_.internal_force(r);
     self->assembler_.external_force(self->load_factor_, self->f_ext_);
-    PetscCall(VecAXPY(r, -1.0, self->f_ext_));
-    const PetscScalar* xa = nullptr;
-    PetscScalar* ra = nullptr;
-    PetscCall(VecGetArrayRead(x, &xa));
-    PetscCall(VecGetArray(r, &ra));
-    add_attachment_terms(self->model_, self->mesh_.mesh.coords, self->load_factor_,
-                         {xa, 3 * static_cast<std::size_t>(self->mesh_.n_owned)}, {}, 0.0,
-                         {ra, 3 * static_cast<std::size_t>(self->mesh_.n_owned)}, {});
+    EDGEFEM_PETSC(VecAXPY(r, -1.0, self->f_ext_));
+    VecArray xa(x, true), ra(r, false);
+    add_attachment_terms(self->model_, self->mesh_.mesh.coords, self->load_factor_, xa.span(), {}, 0.0, ra.span(), {});
     for (const auto& d : self->model_.dirichlet)
-      ra[d.dof] = xa[d.dof] - prescribed_position(self->model_, d, self->mesh_.mesh.coords, self->load_factor_);
-    PetscCall(VecRestoreArray(r, &ra));
-    PetscCall(VecRestoreArrayRead(x, &xa));
-    PetscCall(PetscLogStagePop());
-  } catch (const std::exception& e) {
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
-  }
-  PetscFunctionReturn(0);
+      ra.span()[d.dof] = xa.span()[d.dof] - prescribed_position(self->model_, d, self->mesh_.mesh.coords, self->load_factor_);
+  });
 }
 
 PetscErrorCode StaticSolver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
-  PetscFunctionBeginUser;
   auto* self = static_cast<StaticSolver*>(ctx);
-  try {
-    PetscCall(PetscLogStagePush(self->stage_assembly_));
+  return petsc_callback(self->stage_assembly_, [&] {
     self->assembler_.set_positions(x);
     MatrixCoefficients c;
     if (!self->model_.attachments.empty()) {
@@ -114,11 +111,7 @@ PetscErrorCode StaticSolver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
       c.diagonal = self->attachment_diagonal_;
     }
     self->assembler_.stiffness(P, c);
-    PetscCall(PetscLogStagePop());
-  } catch (const std::exception& e) {
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
-  }
-  PetscFunctionReturn(0);
+  });
 }
 
 PetscErrorCode StaticSolver::monitor(SNES snes, PetscInt it, PetscReal norm, void* ctx) {
@@ -175,14 +168,7 @@ bool StaticSolver::solve_increment(double from, double to, StepReport& report) {
     EDGEFEM_PETSC(SNESGetKSP(snes_, &ksp));
     EDGEFEM_PETSC(KSPGetConvergedReason(ksp, &kreason));
     EDGEFEM_PETSC(VecCopy(saved, x_));
-    PetscBool is_cg = PETSC_FALSE;
-    EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(ksp), KSPCG, &is_cg));
-    if (is_cg && (kreason == KSP_DIVERGED_INDEFINITE_PC || kreason == KSP_DIVERGED_INDEFINITE_MAT)) {
-      EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: step %d: CG met an indefinite tangent (%s); switching to GMRES\n",
-                                step_, KSPConvergedReasons[kreason]));
-      EDGEFEM_PETSC(KSPSetType(ksp, KSPGMRES));
-      continue;
-    }
+    if (switch_to_gmres_if_indefinite(comm_, ksp)) continue;
     if (++cuts > max_cuts) return false;
     increment = (target - done) / 2;
     EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: step %d: Newton failed (%s, last linear solve %s); cutting the load increment to %.4g\n",

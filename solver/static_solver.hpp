@@ -42,6 +42,10 @@ void configure_newton(SNES snes, const Job& job, const std::string& cli_petsc_op
 /// CG + GAMG (rtol 1e-8), then the job's PETSc options, then the command line's (which win); KSPSetFromOptions.
 void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options);
 
+/// When `ksp` is CG and its last solve stopped on an indefinite matrix or preconditioner, switch it to GMRES,
+/// print a warning on `comm` and return true (the caller retries); otherwise false.
+bool switch_to_gmres_if_indefinite(MPI_Comm comm, KSP ksp);
+
 class StaticSolver {
  public:
   /// Sets up vectors, the COO pattern and SNES/KSP with our defaults (CG + GAMG + rigid-body near-null

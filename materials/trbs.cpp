@@ -1,0 +1,641 @@
+/// \file trbs.cpp
+/// Delingette's triangular springs in edge form: "trbs" (biquadratic, = plane-stress StVK membrane), "trqs"
+/// (quadratic) and "springs" (tensile part of trqs); "linear-membrane" (the trbs tangent at rest, at the end);
+/// the spring-constant functions and make_membrane.
+///
+/// Energy (membrane.hpp for the spring constants), written with an elongation phi per edge E = (v0, v1), v0 < v1,
+/// p(E) = x(v0) - x(v1):  trbs phi = |p|^2 - L^2,  trqs/springs phi = |p| - L, and internal constants
+///   W = 1/2 sum_E a_E phi_E^2 + sum_T sum_{vertex k of T} b_{T,k} phi_i phi_j      (i, j the edges of T at k)
+/// with a_E = sum_{T ∋ E} tensile/2 (trbs) or tensile (trqs), b = angular/2 (trbs) or angular (trqs).
+/// With s_E = dW/dphi_E = a_E phi_E + sum_{T ∋ E} (b at the two vertices of E times phi of T's other edge at that
+/// vertex) and gamma_E = dphi/dp (trbs 2p, trqs p/|p|):
+///   f(v0) += s_E gamma_E, f(v1) -= s_E gamma_E, W = 1/2 sum_E phi_E s_E,
+///   K(v0, v1) = -(a_E gamma_E gamma_E^T + s_E d2phi/dp2) + sum_{T ∋ E} K_ang(T, E),
+/// d2phi/dp2 = 2 I (trbs), (I - n n^T)/|p| (trqs). For T = (k, u = v0, w = v1) with local edge vectors
+/// d0 = x(u) - x(w), d1 = x(w) - x(k), d2 = x(k) - x(u) (gamma_i the gradients of phi at d_i) and b_k, b_u, b_w:
+///   K_ang = b_w g0 g1^T + b_u g2 g0^T - b_k g2 g1^T = g0 (b_w g1)^T + g2 (b_u g0 - b_k g1)^T,
+/// the sum over the pairs (edge at u, edge at w) of T of b_pair t(u, .) t(w, .) gamma gamma^T. This is the full
+/// tangent: the s_E d2phi/dp2 term carries the geometric part of both tensile and angular springs.
+/// K(v, v) = -sum_w K(v, w) (translation invariance).
+///
+/// Construction (per-triangle loop) accumulates a_E into the edges and writes each triangle's angular constants
+/// inline into per-edge CSR lists (one entry per (triangle, edge), oriented for (v0, v1)); evaluation is three
+/// race-free gathers (OpenMP, no atomics, bitwise independent of the thread count):
+///   edges: phi (and |p| for trqs);  edges: s_E and K(E) from the edge's entries;  vertices: f(v), K(v, v).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "materials/membrane.hpp"
+#include "materials/tet_geometry.hpp"
+
+namespace edgefem {
+
+namespace {
+
+/// Sizes and vertex ids of a triangle list (3 ids per triangle, distinct, < n_coords / 3).
+void check_triangles(std::size_t n_coords, std::span<const LocalIndex> triangles, const char* who) {
+  if (n_coords % 3 != 0)
+    throw std::invalid_argument(std::string(who) + ": coords holds " + std::to_string(n_coords) +
+                                " values, expected 3 per vertex");
+  if (triangles.size() % 3 != 0)
+    throw std::invalid_argument(std::string(who) + ": triangles holds " + std::to_string(triangles.size()) +
+                                " ids, expected 3 per triangle");
+  const std::int64_t nv = static_cast<std::int64_t>(n_coords / 3);
+  for (std::size_t t = 0; t < triangles.size() / 3; ++t) {
+    const LocalIndex* v = triangles.data() + 3 * t;
+    for (int i = 0; i < 3; ++i)
+      if (v[i] < 0 || v[i] >= nv)
+        throw std::invalid_argument(std::string(who) + ": triangle " + std::to_string(t) + " has vertex id " +
+                                    std::to_string(v[i]) + ", expected 0.." + std::to_string(nv - 1));
+    if (v[0] == v[1] || v[1] == v[2] || v[2] == v[0])
+      throw std::invalid_argument(std::string(who) + ": triangle " + std::to_string(t) + " repeats a vertex");
+  }
+}
+
+/// check_triangles plus the material table and ids.
+void check_triangle_materials(std::size_t n_coords, std::span<const LocalIndex> triangles,
+                              std::span<const MembraneMaterial> materials,
+                              std::span<const std::int32_t> material_of_triangle, const char* who) {
+  check_triangles(n_coords, triangles, who);
+  if (material_of_triangle.size() != triangles.size() / 3)
+    throw std::invalid_argument(std::string(who) + ": " + std::to_string(material_of_triangle.size()) +
+                                " material ids for " + std::to_string(triangles.size() / 3) + " triangles");
+  for (std::size_t t = 0; t < material_of_triangle.size(); ++t)
+    if (material_of_triangle[t] < 0 || static_cast<std::size_t>(material_of_triangle[t]) >= materials.size())
+      throw std::invalid_argument(std::string(who) + ": triangle " + std::to_string(t) + " has material id " +
+                                  std::to_string(material_of_triangle[t]) + ", expected 0.." +
+                                  std::to_string(static_cast<std::int64_t>(materials.size()) - 1));
+  for (std::size_t k = 0; k < materials.size(); ++k) {
+    try {
+      check_membrane_material(materials[k]);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string(who) + ": material " + std::to_string(k) + ": " + e.what());
+    }
+  }
+}
+
+/// Unique edges (v0 < v1, sorted lexicographically) of a triangle list and each triangle's edge ids:
+/// tri_edges[3 t + m] is the edge opposite local vertex m.
+struct TriangleEdges {
+  std::vector<std::array<LocalIndex, 2>> edges;
+  std::vector<LocalIndex> tri_edges;
+};
+
+TriangleEdges triangle_edges(std::span<const LocalIndex> triangles) {
+  const std::size_t nt = triangles.size() / 3;
+  std::vector<std::uint64_t> keys(3 * nt);
+  auto key = [&](std::size_t t, int m) {
+    const auto a = static_cast<std::uint32_t>(triangles[3 * t + (m + 1) % 3]);
+    const auto b = static_cast<std::uint32_t>(triangles[3 * t + (m + 2) % 3]);
+    return a < b ? std::uint64_t{a} << 32 | b : std::uint64_t{b} << 32 | a;
+  };
+  for (std::size_t t = 0; t < nt; ++t)
+    for (int m = 0; m < 3; ++m) keys[3 * t + m] = key(t, m);
+  std::vector<std::uint64_t> sorted = keys;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  TriangleEdges te;
+  te.edges.resize(sorted.size());
+  for (std::size_t e = 0; e < sorted.size(); ++e)
+    te.edges[e] = {static_cast<LocalIndex>(sorted[e] >> 32), static_cast<LocalIndex>(sorted[e] & 0xffffffffu)};
+  te.tri_edges.resize(3 * nt);
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    te.tri_edges[k] = static_cast<LocalIndex>(std::lower_bound(sorted.begin(), sorted.end(), keys[k]) - sorted.begin());
+  return te;
+}
+
+/// Block pattern of formulation.hpp: touched vertices' (v, v) in ascending order, then (v0, v1), (v1, v0) per edge.
+void edge_pattern(LocalIndex n_vertices, const std::vector<LocalIndex>& ev0, const std::vector<LocalIndex>& ev1,
+                  const tetgeo::Csr<std::uint32_t>& v_list, std::vector<LocalIndex>& diag_slot,
+                  std::vector<std::array<LocalIndex, 2>>& pattern, std::int64_t& n_touched) {
+  diag_slot.assign(n_vertices, -1);
+  pattern.clear();
+  for (LocalIndex v = 0; v < n_vertices; ++v)
+    if (v_list.ptr[v + 1] > v_list.ptr[v]) {
+      diag_slot[v] = static_cast<LocalIndex>(pattern.size());
+      pattern.push_back({v, v});
+    }
+  n_touched = static_cast<std::int64_t>(pattern.size());
+  pattern.reserve(pattern.size() + 2 * ev0.size());
+  for (std::size_t e = 0; e < ev0.size(); ++e) {
+    pattern.push_back({ev0[e], ev1[e]});
+    pattern.push_back({ev1[e], ev0[e]});
+  }
+}
+
+/// sum_{i < n} term(i) in fixed chunks, OpenMP-parallel, bitwise independent of the thread count.
+template <class Term>
+double ordered_sum(std::int64_t n, Term&& term) {
+  constexpr std::int64_t kChunk = 2048;
+  const std::int64_t nc = (n + kChunk - 1) / kChunk;
+  std::vector<double> part(static_cast<std::size_t>(nc));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < nc; ++c) {
+    double s = 0.0;
+    for (std::int64_t i = c * kChunk, end = std::min(n, (c + 1) * kChunk); i < end; ++i) s += term(i);
+    part[c] = s;
+  }
+  double s = 0.0;
+  for (double p : part) s += p;
+  return s;
+}
+
+}  // namespace
+
+void check_membrane_material(const MembraneMaterial& m) {
+  if (!(m.young > 0.0) || !std::isfinite(m.young))
+    throw std::invalid_argument("membrane material: Young's modulus must be positive, got " + std::to_string(m.young));
+  if (!(m.poisson > -1.0 && m.poisson < 1.0))
+    throw std::invalid_argument("membrane material: plane-stress Poisson ratio must be in (-1, 1), got " +
+                                std::to_string(m.poisson));
+  if (!(m.thickness > 0.0) || !std::isfinite(m.thickness))
+    throw std::invalid_argument("membrane material: thickness must be positive, got " + std::to_string(m.thickness));
+}
+
+TriangleSprings trbs_springs(std::span<const double, 9> X, const MembraneMaterial& m) {
+  check_membrane_material(m);
+  double e[3][3];  // e[i] = X(i+2) - X(i+1): the edge opposite vertex i
+  for (int i = 0; i < 3; ++i)
+    for (int c = 0; c < 3; ++c) e[i][c] = X[3 * ((i + 2) % 3) + c] - X[3 * ((i + 1) % 3) + c];
+  double n[3];
+  tetgeo::cross(e[2], e[1], n);  // (X1 - X0) x (X0 - X2) = (X1 - X0) x -(X2 - X0): |n| = 2A
+  const double two_a = std::sqrt(tetgeo::dot(n, n));
+  const double lmax = std::max({tetgeo::dot(e[0], e[0]), tetgeo::dot(e[1], e[1]), tetgeo::dot(e[2], e[2])});
+  if (!(two_a > 1e-13 * lmax))
+    throw std::invalid_argument("triangle has zero reference area (degenerate element)");
+  // cot a_i = (X(i+1) - X(i)) . (X(i+2) - X(i)) / 2A = -e(i+2) . e(i+1) / 2A
+  double cot[3];
+  for (int i = 0; i < 3; ++i) cot[i] = -tetgeo::dot(e[(i + 2) % 3], e[(i + 1) % 3]) / two_a;
+  const double nu = m.poisson;
+  const double lp2m = m.young / (1.0 - nu * nu);      // lambda + 2 mu, lambda = E nu / (1 - nu^2)
+  const double mu = m.young / (2.0 * (1.0 + nu));     // mu = E / (2 (1 + nu))
+  const double s = m.thickness / (4.0 * two_a);        // h / (8 A)
+  TriangleSprings r;
+  for (int i = 0; i < 3; ++i) {
+    const int j = (i + 1) % 3, k = (i + 2) % 3;
+    r.tensile[i] = s * (lp2m * cot[i] * cot[i] + mu);
+    r.angular[k] = s * (lp2m * cot[i] * cot[j] - mu);  // the angular spring at k couples edges i and j
+  }
+  return r;
+}
+
+TriangleSprings trqs_springs(std::span<const double, 9> X, const MembraneMaterial& m) {
+  TriangleSprings r = trbs_springs(X, m);
+  double len[3];
+  for (int i = 0; i < 3; ++i) {
+    double q = 0.0;
+    for (int c = 0; c < 3; ++c) {
+      const double d = X[3 * ((i + 2) % 3) + c] - X[3 * ((i + 1) % 3) + c];
+      q += d * d;
+    }
+    len[i] = std::sqrt(q);
+  }
+  for (int i = 0; i < 3; ++i) {
+    const int j = (i + 1) % 3, k = (i + 2) % 3;
+    r.tensile[i] *= 2.0 * len[i] * len[i];     // kappa_i = 2 L_i^2 k_i
+    r.angular[k] *= 2.0 * len[i] * len[j];     // gamma_k = 2 L_i L_j c_k
+  }
+  return r;
+}
+
+namespace {
+
+using tetgeo::Csr;
+
+/// One triangle's angular terms on edge E = (u = v0(E), w = v1(E)); k is the triangle's third vertex.
+struct AngEntry {
+  LocalIndex k;
+  LocalIndex e1;  ///< edge (w, k)
+  LocalIndex e2;  ///< edge (k, u)
+  double bk, bu, bw;  ///< internal pair constants at k, u, w
+};
+
+template <SpringStrain kStrain>
+class TriangleSpringForm final : public TetFormulation {
+  static constexpr bool kSq = kStrain == SpringStrain::squared_length;
+
+ public:
+  TriangleSpringForm(std::string name, std::span<const double> coords, std::span<const LocalIndex> triangles,
+                     std::span<const TriangleSprings> springs, bool angular);
+
+  [[nodiscard]] std::string_view name() const override { return name_; }
+  [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
+  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return pattern_; }
+  [[nodiscard]] double energy(std::span<const double> x) const override;
+  void force(std::span<const double> x, std::span<double> f) const override;
+  void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
+  [[nodiscard]] std::size_t bytes() const override {
+    auto vb = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
+    return vb(ev0_) + vb(ev1_) + vb(rest_) + vb(a_) + ang_.bytes() + v_list_.bytes() + vb(diag_slot_) +
+           vb(pattern_) + vb(phi_) + vb(len_) + vb(s_);
+  }
+
+ private:
+  void check_x(std::span<const double> x) const;
+  void elongations(const double* x) const;  ///< phi_ (and len_)
+  void edge_terms(const double* x, double* kedge) const;  ///< s_ and (kedge) K(E), K(E)^T
+  void vertex_terms(const double* x, double* f, double* blocks, const double* kedge) const;
+
+  std::string name_;
+  LocalIndex n_vertices_ = 0;
+  std::int64_t n_edges_ = 0, n_touched_ = 0;
+  std::vector<LocalIndex> ev0_, ev1_;
+  std::vector<double> rest_;  ///< L^2 (trbs) or L (trqs)
+  std::vector<double> a_;     ///< internal tensile constant a_E
+  Csr<AngEntry> ang_;         ///< edge -> angular entries
+  Csr<std::uint32_t> v_list_;  ///< vertex -> edge << 1 | (vertex is v1)
+  std::vector<LocalIndex> diag_slot_;
+  std::vector<std::array<LocalIndex, 2>> pattern_;
+  mutable std::vector<double> phi_, len_, s_;  ///< scratch per edge
+};
+
+template <SpringStrain kStrain>
+TriangleSpringForm<kStrain>::TriangleSpringForm(std::string name, std::span<const double> coords,
+                                                std::span<const LocalIndex> triangles,
+                                                std::span<const TriangleSprings> springs, bool angular)
+    : name_(std::move(name)), n_vertices_(static_cast<LocalIndex>(coords.size() / 3)) {
+  check_triangles(coords.size(), triangles, "make_triangle_springs");
+  const std::int64_t nt = static_cast<std::int64_t>(triangles.size() / 3);
+  if (static_cast<std::int64_t>(springs.size()) != nt)
+    throw std::invalid_argument("make_triangle_springs: " + std::to_string(springs.size()) + " spring sets for " +
+                                std::to_string(nt) + " triangles");
+  const TriangleEdges te = triangle_edges(triangles);
+  n_edges_ = static_cast<std::int64_t>(te.edges.size());
+  tetgeo::check_packable(n_edges_, 31, "edges");
+  ev0_.resize(n_edges_);
+  ev1_.resize(n_edges_);
+  rest_.resize(n_edges_);
+  for (std::int64_t e = 0; e < n_edges_; ++e) {
+    ev0_[e] = te.edges[e][0];
+    ev1_[e] = te.edges[e][1];
+    const double* a = coords.data() + 3 * std::int64_t{ev0_[e]};
+    const double* b = coords.data() + 3 * std::int64_t{ev1_[e]};
+    const double p[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};  // as elongations() forms it: phi = 0 at rest
+    const double q = p[0] * p[0] + p[1] * p[1] + p[2] * p[2];
+    rest_[e] = kSq ? q : std::sqrt(q);
+  }
+  // Per-triangle loop: tensile constants accumulated on the edges (triangle order: deterministic).
+  const double scale = kSq ? 0.5 : 1.0;  // internal a, b = tensile/2, angular/2 (trbs) or tensile, angular
+  a_.assign(n_edges_, 0.0);
+  for (std::int64_t t = 0; t < nt; ++t)
+    for (int m = 0; m < 3; ++m) a_[te.tri_edges[3 * t + m]] += scale * springs[t].tensile[m];
+  if (angular) {
+    ang_ = tetgeo::build_csr<AngEntry>(n_edges_, [&](auto&& sink) {
+      for (std::int64_t t = 0; t < nt; ++t)
+        for (int m = 0; m < 3; ++m) {
+          int iu = (m + 1) % 3, iw = (m + 2) % 3;  // local vertices of edge m
+          if (triangles[3 * t + iu] > triangles[3 * t + iw]) std::swap(iu, iw);
+          const auto& sp = springs[t].angular;
+          // edge (w, k) is opposite u, edge (k, u) is opposite w
+          sink(te.tri_edges[3 * t + m],
+               AngEntry{triangles[3 * t + m], te.tri_edges[3 * t + iu], te.tri_edges[3 * t + iw], scale * sp[m],
+                        scale * sp[iu], scale * sp[iw]});
+        }
+    });
+  } else {
+    ang_.ptr.assign(static_cast<std::size_t>(n_edges_) + 1, 0);
+  }
+  v_list_ = tetgeo::build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
+    for (std::int64_t e = 0; e < n_edges_; ++e) {
+      sink(ev0_[e], static_cast<std::uint32_t>(e << 1));
+      sink(ev1_[e], static_cast<std::uint32_t>(e << 1 | 1));
+    }
+  });
+  edge_pattern(n_vertices_, ev0_, ev1_, v_list_, diag_slot_, pattern_, n_touched_);
+  phi_.resize(n_edges_);
+  if (!kSq) len_.resize(n_edges_);
+  s_.resize(n_edges_);
+}
+
+template <SpringStrain kStrain>
+void TriangleSpringForm<kStrain>::check_x(std::span<const double> x) const {
+  if (x.size() != 3 * static_cast<std::size_t>(n_vertices_))
+    throw std::invalid_argument(name_ + ": x holds " + std::to_string(x.size()) + " values, expected " +
+                                std::to_string(3 * static_cast<std::size_t>(n_vertices_)));
+}
+
+template <SpringStrain kStrain>
+void TriangleSpringForm<kStrain>::elongations(const double* x) const {
+  const std::int64_t ne = n_edges_;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t e = 0; e < ne; ++e) {
+    const double* a = x + 3 * std::int64_t{ev0_[e]};
+    const double* b = x + 3 * std::int64_t{ev1_[e]};
+    const double p[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+    const double q = p[0] * p[0] + p[1] * p[1] + p[2] * p[2];
+    if constexpr (kSq) {
+      phi_[e] = q - rest_[e];
+    } else {
+      const double l = std::sqrt(q);
+      len_[e] = l;
+      phi_[e] = l - rest_[e];
+    }
+  }
+}
+
+template <SpringStrain kStrain>
+void TriangleSpringForm<kStrain>::edge_terms(const double* x, double* kedge) const {
+  const std::int64_t ne = n_edges_;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t e = 0; e < ne; ++e) {
+    const std::int64_t k0 = ang_.ptr[e], k1 = ang_.ptr[e + 1];
+    double s = a_[e] * phi_[e];
+    for (std::int64_t k = k0; k < k1; ++k) {
+      const AngEntry& en = ang_.codes[k];
+      s += en.bu * phi_[en.e2] + en.bw * phi_[en.e1];
+    }
+    s_[e] = s;
+    if (!kedge) continue;
+    const double* xu = x + 3 * std::int64_t{ev0_[e]};
+    const double* xw = x + 3 * std::int64_t{ev1_[e]};
+    double g0[3] = {xu[0] - xw[0], xu[1] - xw[1], xu[2] - xw[2]};  // gamma_E
+    double K[9];
+    if constexpr (kSq) {
+      for (double& c : g0) c *= 2.0;
+      const double a = a_[e];
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) K[3 * r + c] = -a * g0[r] * g0[c];
+      K[0] -= 2.0 * s;
+      K[4] -= 2.0 * s;
+      K[8] -= 2.0 * s;
+    } else {
+      const double il = 1.0 / len_[e];
+      for (double& c : g0) c *= il;
+      const double a = a_[e], sl = s * il;  // -(a n n^T + s/l (I - n n^T))
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) K[3 * r + c] = (sl - a) * g0[r] * g0[c];
+      K[0] -= sl;
+      K[4] -= sl;
+      K[8] -= sl;
+    }
+    for (std::int64_t k = k0; k < k1; ++k) {
+      const AngEntry& en = ang_.codes[k];
+      const double* xk = x + 3 * std::int64_t{en.k};
+      double g1[3] = {xw[0] - xk[0], xw[1] - xk[1], xw[2] - xk[2]};
+      double g2[3] = {xk[0] - xu[0], xk[1] - xu[1], xk[2] - xu[2]};
+      if constexpr (kSq) {
+        for (int c = 0; c < 3; ++c) g1[c] *= 2.0, g2[c] *= 2.0;
+      } else {
+        const double i1 = 1.0 / len_[en.e1], i2 = 1.0 / len_[en.e2];
+        for (int c = 0; c < 3; ++c) g1[c] *= i1, g2[c] *= i2;
+      }
+      const double q1[3] = {en.bw * g1[0], en.bw * g1[1], en.bw * g1[2]};
+      const double q2[3] = {en.bu * g0[0] - en.bk * g1[0], en.bu * g0[1] - en.bk * g1[1],
+                            en.bu * g0[2] - en.bk * g1[2]};
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) K[3 * r + c] += g0[r] * q1[c] + g2[r] * q2[c];
+    }
+    double* out = kedge + 18 * e;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) {
+        out[3 * r + c] = K[3 * r + c];
+        out[9 + 3 * c + r] = K[3 * r + c];
+      }
+  }
+}
+
+template <SpringStrain kStrain>
+void TriangleSpringForm<kStrain>::vertex_terms(const double* x, double* f, double* blocks, const double* kedge) const {
+  const std::int64_t nv = n_vertices_;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t v = 0; v < nv; ++v) {
+    double fv[3] = {0.0, 0.0, 0.0};
+    double D[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (std::int64_t k = v_list_.ptr[v]; k < v_list_.ptr[v + 1]; ++k) {
+      const std::uint32_t code = v_list_.codes[k];
+      const std::int64_t e = code >> 1;
+      const double* a = x + 3 * std::int64_t{ev0_[e]};
+      const double* b = x + 3 * std::int64_t{ev1_[e]};
+      double c = (code & 1) ? -s_[e] : s_[e];
+      if constexpr (kSq)
+        c *= 2.0;
+      else
+        c /= len_[e];
+      fv[0] += c * (a[0] - b[0]);
+      fv[1] += c * (a[1] - b[1]);
+      fv[2] += c * (a[2] - b[2]);
+      if (kedge) {
+        const double* B = kedge + 18 * e + 9 * (code & 1);  // block (v, other end of e)
+        for (int q = 0; q < 9; ++q) D[q] -= B[q];
+      }
+    }
+    f[3 * v] = fv[0];
+    f[3 * v + 1] = fv[1];
+    f[3 * v + 2] = fv[2];
+    if (kedge && diag_slot_[v] >= 0) std::memcpy(blocks + 9 * std::int64_t{diag_slot_[v]}, D, sizeof D);
+  }
+}
+
+template <SpringStrain kStrain>
+double TriangleSpringForm<kStrain>::energy(std::span<const double> x) const {
+  check_x(x);
+  elongations(x.data());
+  edge_terms(x.data(), nullptr);
+  return 0.5 * ordered_sum(n_edges_, [&](std::int64_t e) { return phi_[e] * s_[e]; });
+}
+
+template <SpringStrain kStrain>
+void TriangleSpringForm<kStrain>::force(std::span<const double> x, std::span<double> f) const {
+  check_x(x);
+  if (f.size() != x.size()) throw std::invalid_argument(name_ + ": f has the wrong size");
+  elongations(x.data());
+  edge_terms(x.data(), nullptr);
+  vertex_terms(x.data(), f.data(), nullptr, nullptr);
+}
+
+template <SpringStrain kStrain>
+void TriangleSpringForm<kStrain>::force_and_stiffness(std::span<const double> x, std::span<double> f,
+                                                      std::span<double> blocks) const {
+  check_x(x);
+  if (f.size() != x.size()) throw std::invalid_argument(name_ + ": f has the wrong size");
+  if (blocks.size() != 9 * pattern_.size())
+    throw std::invalid_argument(name_ + ": blocks holds " + std::to_string(blocks.size()) + " values, expected " +
+                                std::to_string(9 * pattern_.size()));
+  double* kedge = blocks.data() + 9 * n_touched_;  // K(E) at 18 e, K(E)^T at 18 e + 9
+  elongations(x.data());
+  edge_terms(x.data(), kedge);
+  vertex_terms(x.data(), f.data(), blocks.data(), kedge);
+}
+
+std::vector<TriangleSprings> springs_of(std::string_view model, std::span<const double> coords,
+                                        std::span<const LocalIndex> triangles,
+                                        std::span<const MembraneMaterial> materials,
+                                        std::span<const std::int32_t> material_of_triangle) {
+  check_triangle_materials(coords.size(), triangles, materials, material_of_triangle, "make_membrane");
+  const std::size_t nt = triangles.size() / 3;
+  std::vector<TriangleSprings> out(nt);
+  for (std::size_t t = 0; t < nt; ++t) {
+    double X[9];
+    for (int i = 0; i < 3; ++i)
+      for (int c = 0; c < 3; ++c) X[3 * i + c] = coords[3 * std::size_t(triangles[3 * t + i]) + c];
+    const MembraneMaterial& mat = materials[material_of_triangle[t]];
+    try {
+      out[t] = model == "trbs" ? trbs_springs(X, mat) : trqs_springs(X, mat);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("make_membrane: triangle " + std::to_string(t) + ": " + e.what());
+    }
+  }
+  return out;
+}
+
+/// "linear-membrane": K0 = the trbs tangent at the reference positions, stored as one 3x3 block per touched vertex
+/// and one per edge ((v0, v1); (v1, v0) is its transpose), as linear.cpp does for tetrahedra. f = K0 (x - X) is a
+/// race-free block SpMV gathered per vertex; W = u^T K0 u / 2 with an ordered (thread-count independent) sum.
+class LinearMembrane final : public TetFormulation {
+ public:
+  LinearMembrane(std::span<const double> coords, std::span<const LocalIndex> triangles,
+                 std::span<const MembraneMaterial> materials, std::span<const std::int32_t> material_of_triangle)
+      : n_vertices_(static_cast<LocalIndex>(coords.size() / 3)), X_(coords.begin(), coords.end()) {
+    const auto trbs = make_membrane("trbs", coords, triangles, materials, material_of_triangle);
+    pattern_ = trbs->block_pattern();
+    std::vector<double> f(coords.size()), blocks(9 * pattern_.size());
+    trbs->force_and_stiffness(coords, f, blocks);
+    while (n_touched_ < static_cast<std::int64_t>(pattern_.size()) &&
+           pattern_[n_touched_][0] == pattern_[n_touched_][1])
+      ++n_touched_;
+    n_edges_ = (static_cast<std::int64_t>(pattern_.size()) - n_touched_) / 2;
+    kdiag_.assign(blocks.begin(), blocks.begin() + 9 * n_touched_);
+    kedge_.resize(9 * n_edges_);
+    ev0_.resize(n_edges_);
+    ev1_.resize(n_edges_);
+    diag_slot_.assign(n_vertices_, -1);
+    for (std::int64_t s = 0; s < n_touched_; ++s) diag_slot_[pattern_[s][0]] = static_cast<LocalIndex>(s);
+    for (std::int64_t e = 0; e < n_edges_; ++e) {
+      ev0_[e] = pattern_[n_touched_ + 2 * e][0];
+      ev1_[e] = pattern_[n_touched_ + 2 * e][1];
+      std::memcpy(&kedge_[9 * e], &blocks[9 * (n_touched_ + 2 * e)], 9 * sizeof(double));
+    }
+    v_list_ = tetgeo::build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
+      for (std::int64_t e = 0; e < n_edges_; ++e) {
+        sink(ev0_[e], static_cast<std::uint32_t>(e << 1));
+        sink(ev1_[e], static_cast<std::uint32_t>(e << 1 | 1));
+      }
+    });
+  }
+
+  [[nodiscard]] std::string_view name() const override { return "linear-membrane"; }
+  [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
+  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return pattern_; }
+  [[nodiscard]] double energy(std::span<const double> x) const override {
+    check(x, x.size());
+    std::vector<double> f(x.size());
+    apply(x.data(), f.data());
+    const double* X = X_.data();
+    return 0.5 * ordered_sum(3 * std::int64_t{n_vertices_}, [&](std::int64_t i) { return (x[i] - X[i]) * f[i]; });
+  }
+  void force(std::span<const double> x, std::span<double> f) const override {
+    check(x, f.size());
+    apply(x.data(), f.data());
+  }
+  void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override {
+    check(x, f.size());
+    if (blocks.size() != 9 * pattern_.size())
+      throw std::invalid_argument("linear-membrane: blocks holds " + std::to_string(blocks.size()) +
+                                  " values, expected " + std::to_string(9 * pattern_.size()));
+    apply(x.data(), f.data());
+    double* out = blocks.data();
+    const std::int64_t nd = n_touched_, ne = n_edges_;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t s = 0; s < nd; ++s) std::memcpy(out + 9 * s, &kdiag_[9 * s], 9 * sizeof(double));
+    double* kedge = out + 9 * nd;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t e = 0; e < ne; ++e) {
+      const double* K = &kedge_[9 * e];
+      double* o = kedge + 18 * e;
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+          o[3 * r + c] = K[3 * r + c];
+          o[9 + 3 * c + r] = K[3 * r + c];
+        }
+    }
+  }
+  [[nodiscard]] std::size_t bytes() const override {
+    auto vb = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
+    return vb(X_) + vb(kdiag_) + vb(kedge_) + vb(ev0_) + vb(ev1_) + vb(diag_slot_) + v_list_.bytes() + vb(pattern_);
+  }
+
+ private:
+  void check(std::span<const double> x, std::size_t nf) const {
+    if (x.size() != 3 * static_cast<std::size_t>(n_vertices_) || nf != x.size())
+      throw std::invalid_argument("linear-membrane: x/f hold " + std::to_string(x.size()) + "/" + std::to_string(nf) +
+                                  " values, expected " + std::to_string(3 * static_cast<std::size_t>(n_vertices_)));
+  }
+  void apply(const double* x, double* f) const {  // f := K0 (x - X)
+    const std::int64_t nv = n_vertices_;
+    const double* X = X_.data();
+#pragma omp parallel for schedule(static)
+    for (std::int64_t v = 0; v < nv; ++v) {
+      double* fv = f + 3 * v;
+      if (diag_slot_[v] < 0) {
+        fv[0] = fv[1] = fv[2] = 0.0;
+        continue;
+      }
+      const double u[3] = {x[3 * v] - X[3 * v], x[3 * v + 1] - X[3 * v + 1], x[3 * v + 2] - X[3 * v + 2]};
+      const double* Kd = &kdiag_[9 * std::int64_t{diag_slot_[v]}];
+      double r[3];
+      for (int i = 0; i < 3; ++i) r[i] = Kd[3 * i] * u[0] + Kd[3 * i + 1] * u[1] + Kd[3 * i + 2] * u[2];
+      for (std::int64_t k = v_list_.ptr[v]; k < v_list_.ptr[v + 1]; ++k) {
+        const std::uint32_t code = v_list_.codes[k];
+        const std::int64_t e = code >> 1;
+        const double* K = &kedge_[9 * e];
+        const std::int64_t w = (code & 1) ? ev0_[e] : ev1_[e];
+        const double uw[3] = {x[3 * w] - X[3 * w], x[3 * w + 1] - X[3 * w + 1], x[3 * w + 2] - X[3 * w + 2]};
+        if (code & 1) {  // v = v1: block (v1, v0) = K(E)^T
+          for (int i = 0; i < 3; ++i) r[i] += K[i] * uw[0] + K[3 + i] * uw[1] + K[6 + i] * uw[2];
+        } else {
+          for (int i = 0; i < 3; ++i) r[i] += K[3 * i] * uw[0] + K[3 * i + 1] * uw[1] + K[3 * i + 2] * uw[2];
+        }
+      }
+      fv[0] = r[0];
+      fv[1] = r[1];
+      fv[2] = r[2];
+    }
+  }
+
+  LocalIndex n_vertices_ = 0;
+  std::int64_t n_edges_ = 0, n_touched_ = 0;
+  std::vector<double> X_, kdiag_, kedge_;
+  std::vector<LocalIndex> ev0_, ev1_, diag_slot_;
+  tetgeo::Csr<std::uint32_t> v_list_;
+  std::vector<std::array<LocalIndex, 2>> pattern_;
+};
+
+}  // namespace
+
+std::unique_ptr<TetFormulation> make_linear_membrane(std::span<const double> coords,
+                                                     std::span<const LocalIndex> triangles,
+                                                     std::span<const MembraneMaterial> materials,
+                                                     std::span<const std::int32_t> material_of_triangle) {
+  return std::make_unique<LinearMembrane>(coords, triangles, materials, material_of_triangle);
+}
+
+std::unique_ptr<TetFormulation> make_triangle_springs(std::string name, SpringStrain strain,
+                                                      std::span<const double> coords,
+                                                      std::span<const LocalIndex> triangles,
+                                                      std::span<const TriangleSprings> springs, bool angular) {
+  if (strain == SpringStrain::squared_length)
+    return std::make_unique<TriangleSpringForm<SpringStrain::squared_length>>(std::move(name), coords, triangles,
+                                                                              springs, angular);
+  return std::make_unique<TriangleSpringForm<SpringStrain::length>>(std::move(name), coords, triangles, springs,
+                                                                    angular);
+}
+
+std::unique_ptr<TetFormulation> make_membrane(std::string_view model, std::span<const double> coords,
+                                              std::span<const LocalIndex> triangles,
+                                              std::span<const MembraneMaterial> materials,
+                                              std::span<const std::int32_t> material_of_triangle) {
+  if (model == "linear-membrane") return make_linear_membrane(coords, triangles, materials, material_of_triangle);
+  if (model != "trbs" && model != "trqs" && model != "springs")
+    throw std::invalid_argument("make_membrane: unknown membrane model '" + std::string(model) +
+                                "' (expected trbs, trqs, springs or linear-membrane)");
+  const auto springs = springs_of(model == "trbs" ? "trbs" : "trqs", coords, triangles, materials, material_of_triangle);
+  return make_triangle_springs(std::string(model),
+                               model == "trbs" ? SpringStrain::squared_length : SpringStrain::length, coords,
+                               triangles, springs, model != "springs");
+}
+
+}  // namespace edgefem

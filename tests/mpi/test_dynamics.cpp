@@ -1,0 +1,629 @@
+// Implicit dynamics (solver/dynamic_solver): closed-form and discrete-exact answers, energy conservation and
+// dissipation, Rayleigh damping rates, serial == distributed, and restart from checkpoints (same and other
+// rank counts). Run under mpiexec with 1, 2 and 3 ranks (CTest: mpi.dynamics.npN); every assertion holds on
+// every rank. The measured values are printed by rank 0 (one line per check, prefixed "dynamics:").
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <numbers>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/checkpoint.hpp"
+#include "io/job.hpp"
+#include "partition/partition.hpp"
+#include "solver/dynamic_solver.hpp"
+#include "solver/load_mesh.hpp"
+#include "solver/model.hpp"
+
+namespace edgefem {
+namespace {
+
+namespace fs = std::filesystem;
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+/// Per-executable scratch directory (the np1/np2/np3 tests may run concurrently).
+std::string scratch() {
+  return std::string(EDGEFEM_BINARY_DIR) + "/test-out/dynamics_np" + std::to_string(world_size());
+}
+
+/// Write `yaml` to the scratch directory (rank 0) and read it on every rank of MPI_COMM_WORLD.
+Job job_from_yaml(const std::string& name, const std::string& yaml) {
+  const std::string path = scratch() + "/" + name + ".yaml";
+  if (world_rank() == 0) {
+    fs::create_directories(scratch());
+    std::ofstream(path) << yaml;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return read_job(path);
+}
+
+/// Tight tolerances shared by every job of this executable (PETSc options go to the global options
+/// database, so all jobs here use the same string).
+constexpr const char* tight_solver =
+    "solver:\n"
+    "  newton: {rtol: 1.0e-12, atol: 1.0e-13, max_it: 30}\n"
+    "  petsc: \"-ksp_rtol 1e-12 -ksp_atol 1e-50\"\n";
+
+struct Probe {
+  std::array<double, 3> point{};  ///< reference position of a vertex
+  int component = 2;
+};
+
+struct RunSpec {
+  std::optional<Probe> probe;
+  std::string restart_from;        ///< checkpoint file to restore before running
+  long long checkpoint_at = -1;    ///< write a checkpoint after this step ...
+  std::string checkpoint_path;     ///< ... to this file
+  /// Called on every rank after the initial state and every step (collective calls allowed).
+  std::function<void(DynamicSolver&, const LocalMesh&, long long, double)> on_step;
+};
+
+struct RunResult {
+  bool participated = false;
+  std::vector<double> reference, position, velocity;  ///< 3 per original vertex, on every rank of the comm
+  std::vector<long long> steps;                        ///< steps seen by on_step
+  std::vector<double> times;
+  std::vector<EnergyReport> energy;                    ///< per entry of `steps`
+  std::vector<double> probe;                           ///< displacement of the probe, per entry of `steps`
+  std::vector<TimeStepReport> reports;
+  double seconds = 0;
+};
+
+/// Run `job` on `comm` (MPI_COMM_NULL: this rank does not take part).
+RunResult simulate(MPI_Comm comm, const Job& job, const RunSpec& spec = {}) {
+  RunResult out;
+  if (comm == MPI_COMM_NULL) return out;
+  out.participated = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  Mesh whole;
+  if (rank == 0) whole = load_job_mesh(job);
+  const LocalMesh mesh = distribute_mesh(comm, whole);
+  DynamicSolver solver(comm, job, mesh, build_model(comm, job, mesh), "", true);
+  const std::vector<std::int64_t> owned_original(mesh.original_vertex.begin(),
+                                                 mesh.original_vertex.begin() + mesh.n_owned);
+  if (!spec.restart_from.empty())
+    solver.restore(read_checkpoint(comm, spec.restart_from, mesh.n_global_vertices, owned_original));
+
+  LocalIndex probe_vertex = -1;
+  if (spec.probe)
+    for (LocalIndex v = 0; v < mesh.n_owned; ++v) {
+      double d = 0;
+      for (int c = 0; c < 3; ++c) d = std::max(d, std::abs(mesh.mesh.coords[3 * v + c] - spec.probe->point[c]));
+      if (d < 1e-9) probe_vertex = v;
+    }
+  out.reports = solver.run([&](long long step, double time) {
+    out.steps.push_back(step);
+    out.times.push_back(time);
+    out.energy.push_back(solver.energy());
+    if (spec.probe) {
+      const std::vector<double> x = solver.local_positions();
+      double local[2] = {0, 0}, global[2] = {0, 0};
+      if (probe_vertex >= 0) {
+        const auto i = 3 * static_cast<std::size_t>(probe_vertex) + static_cast<std::size_t>(spec.probe->component);
+        local[0] = x[i] - mesh.mesh.coords[i];
+        local[1] = 1;
+      }
+      MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_SUM, comm);
+      if (global[1] != 1) throw std::runtime_error("probe point is not a vertex of the mesh");
+      out.probe.push_back(global[0]);
+    }
+    if (spec.checkpoint_at == step) {
+      CheckpointState state = solver.checkpoint_state();
+      state.job_text = "test";
+      write_checkpoint(comm, spec.checkpoint_path, mesh.n_global_vertices, owned_original, state);
+    }
+    if (spec.on_step) spec.on_step(solver, mesh, step, time);
+  });
+
+  // Gather (original id, X, x, v) of the owned vertices on rank 0 of comm, then broadcast.
+  const std::vector<double> x = solver.local_positions();
+  const std::vector<double> v = solver.local_velocities();
+  std::vector<double> mine;
+  for (LocalIndex k = 0; k < mesh.n_owned; ++k) {
+    mine.push_back(static_cast<double>(mesh.original_vertex[k]));
+    for (int d = 0; d < 3; ++d) mine.push_back(mesh.mesh.coords[3 * k + d]);
+    for (int d = 0; d < 3; ++d) mine.push_back(x[3 * k + d]);
+    for (int d = 0; d < 3; ++d) mine.push_back(v[3 * k + d]);
+  }
+  int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size) + 1, 0);
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  for (int r = 0; r < size; ++r) offsets[r + 1] = offsets[r] + counts[r];
+  std::vector<double> all(static_cast<std::size_t>(offsets[size]));
+  MPI_Allgatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(), MPI_DOUBLE, comm);
+  const std::size_t n = all.size() / 10;
+  out.reference.resize(3 * n);
+  out.position.resize(3 * n);
+  out.velocity.resize(3 * n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto id = static_cast<std::size_t>(all[10 * k]);
+    for (int d = 0; d < 3; ++d) {
+      out.reference[3 * id + d] = all[10 * k + 1 + d];
+      out.position[3 * id + d] = all[10 * k + 4 + d];
+      out.velocity[3 * id + d] = all[10 * k + 7 + d];
+    }
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+/// Largest |a - b| over the largest |ref_scale| (both by original vertex).
+double relative_difference(const std::vector<double>& a, const std::vector<double>& b, double scale) {
+  if (a.size() != b.size()) return 1e300;
+  double d = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) d = std::max(d, std::abs(a[i] - b[i]));
+  return d / scale;
+}
+
+double max_displacement(const RunResult& r) {
+  double m = 0;
+  for (std::size_t i = 0; i < r.position.size(); ++i) m = std::max(m, std::abs(r.position[i] - r.reference[i]));
+  return m;
+}
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double a : v) m = std::max(m, std::abs(a));
+  return m;
+}
+
+/// Rank 0's value on every rank.
+double from_rank0(double value) {
+  MPI_Bcast(&value, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 1. Free fall: exact discrete solutions.
+
+class FreeFall : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FreeFall, MatchesExactDiscreteSolution) {
+  const std::string integrator = GetParam();
+  const std::array<double, 3> g{0.3, -0.2, -1.0};
+  const double dt = 0.1, density = 2.0;
+  const int n_steps = 10;
+  const Job job = job_from_yaml("free_fall_" + integrator,
+                                "mesh:\n"
+                                "  generate: {shape: box, size: [1, 1, 1], cells: [2, 2, 2]}\n"
+                                "materials:\n"
+                                "  - {model: stvk, young: 100, poisson: 0.3, density: 2.0}\n"
+                                "loads:\n"
+                                "  gravity: [0.3, -0.2, -1.0]\n"
+                                "analysis:\n"
+                                "  type: dynamic\n"
+                                "  dt: 0.1\n"
+                                "  end_time: 1.0\n"
+                                "  integrator: " + integrator + "\n" + tight_solver);
+  // Backward Euler: v_n = n dt g, x_n = X + g dt^2 n (n + 1) / 2. Linearized Euler: the same (K(x_n) times a
+  // uniform velocity is zero). Newmark (average acceleration): exact for constant acceleration.
+  const bool newmark = integrator == "newmark";
+  auto expected_displacement = [&](long long n) {
+    return newmark ? 0.5 * dt * dt * static_cast<double>(n * n) : 0.5 * dt * dt * static_cast<double>(n * (n + 1));
+  };
+  double worst_x = 0, worst_v = 0, worst_kinetic = 0, worst_energy = 0;
+  long long checked = 0;
+  RunSpec spec;
+  spec.on_step = [&](DynamicSolver& solver, const LocalMesh& mesh, long long step, double) {
+    const std::vector<double> x = solver.local_positions();
+    const std::vector<double> v = solver.local_velocities();
+    const double s = expected_displacement(step);
+    const double gnorm = std::hypot(g[0], g[1], g[2]);
+    double ex = 0, ev = 0;
+    for (LocalIndex k = 0; k < mesh.n_owned; ++k)
+      for (int d = 0; d < 3; ++d) {
+        const double X = mesh.mesh.coords[3 * k + d];
+        ex = std::max(ex, std::abs(x[3 * k + d] - X - s * g[d]));
+        ev = std::max(ev, std::abs(v[3 * k + d] - static_cast<double>(step) * dt * g[d]));
+      }
+    double local[2] = {ex, ev}, global[2];
+    MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (step > 0) {
+      worst_x = std::max(worst_x, global[0] / (s * gnorm));
+      worst_v = std::max(worst_v, global[1] / (static_cast<double>(step) * dt * gnorm));
+      // Kinetic energy of the whole body (mass = density * volume = 2): m |v|^2 / 2.
+      const EnergyReport e = solver.energy();
+      const double vn = static_cast<double>(step) * dt * gnorm;
+      const double kinetic = 0.5 * density * vn * vn;
+      worst_kinetic = std::max(worst_kinetic, std::abs(e.kinetic - kinetic) / kinetic);
+      worst_energy = std::max(worst_energy, std::abs(e.total()) / kinetic);
+    }
+    ++checked;
+  };
+  const RunResult r = simulate(MPI_COMM_WORLD, job, spec);
+  if (world_rank() == 0)
+    std::printf("dynamics: free fall %-16s (%d ranks, %lld states): max |x - x_exact| / |u| = %.2e, "
+                "max |v - v_exact| / |v| = %.2e, kinetic energy rel. error %.2e, |total energy| / kinetic %.2e "
+                "(%.2f s)\n",
+                integrator.c_str(), world_size(), checked, worst_x, worst_v, worst_kinetic, worst_energy, r.seconds);
+  EXPECT_EQ(checked, n_steps + 1);
+  EXPECT_LT(worst_x, 1e-10) << integrator;
+  EXPECT_LT(worst_v, 1e-10) << integrator;
+  EXPECT_LT(worst_kinetic, 1e-10) << integrator;
+  // Newmark conserves kinetic + strain - work of gravity exactly here (trapezoidal work of a constant force
+  // is exact); the Euler schemes lose m |g dt|^2 / 2 per step (their numerical dissipation).
+  if (newmark) {
+    EXPECT_LT(worst_energy, 1e-10);
+  } else {
+    EXPECT_GT(worst_energy, 1e-3);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Integrators, FreeFall,
+                         ::testing::Values("backward-euler", "linearized-euler", "newmark"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return s;
+                         });
+
+// ---------------------------------------------------------------------------------------------------------
+// 2 and 3. The vibrating cantilever 6 x 1 x 1, clamped at x = 0, released from a static tip deflection.
+
+std::string cantilever_yaml(const std::string& integrator, double end_time, double alpha, double beta,
+                            double traction) {
+  char buffer[2048];
+  std::snprintf(buffer, sizeof buffer,
+                "mesh:\n"
+                "  generate: {shape: box, size: [6, 1, 1], cells: [12, 2, 2]}\n"
+                "materials:\n"
+                "  - {model: stvk, young: 1.0e4, poisson: 0.3, density: 1.0}\n"
+                "boundary:\n"
+                "  - select: {region: 11}\n"
+                "    fix: [x, y, z]\n"
+                "loads:\n"
+                "  tractions:\n"
+                "    - select: {region: 12}\n"
+                "      traction: [0, 0, %.17g]\n"
+                "      schedule: {table: [[0, 1], [1.0e-9, 0]]}\n"
+                "analysis:\n"
+                "  type: dynamic\n"
+                "  steps: 1\n"
+                "  dt: 0.05\n"
+                "  end_time: %.17g\n"
+                "  integrator: %s\n"
+                "  damping: {mass: %.17g, stiffness: %.17g}\n"
+                "  initial_state: static\n",
+                -traction, end_time, integrator.c_str(), alpha, beta);
+  return std::string(buffer) + tight_solver;
+}
+
+const Probe tip_probe{{6.0, 0.5, 0.5}, 2};
+
+/// Extrema of a sampled signal (interior local maxima of |u| with a sign change between them), refined by
+/// the parabola through the three samples around each: (time, value).
+std::vector<std::array<double, 2>> peaks(const std::vector<double>& t, const std::vector<double>& u) {
+  std::vector<std::array<double, 2>> out;
+  for (std::size_t i = 1; i + 1 < u.size(); ++i) {
+    const bool is_max = u[i] > u[i - 1] && u[i] >= u[i + 1];
+    const bool is_min = u[i] < u[i - 1] && u[i] <= u[i + 1];
+    if (!is_max && !is_min) continue;
+    const double c = u[i - 1] - 2 * u[i] + u[i + 1];
+    const double h = t[i + 1] - t[i];
+    const double s = c == 0 ? 0.0 : 0.5 * (u[i - 1] - u[i + 1]) / c;  // offset in steps, in [-1/2, 1/2]
+    const double value = u[i] - 0.25 * (u[i - 1] - u[i + 1]) * s;
+    // Keep only alternating extrema (a genuine half period), not wiggles of higher modes.
+    if (!out.empty() && (value > 0) == (out.back()[1] > 0)) {
+      if (std::abs(value) > std::abs(out.back()[1])) out.back() = {t[i] + s * h, value};
+      continue;
+    }
+    out.push_back({t[i] + s * h, value});
+  }
+  return out;
+}
+
+/// Least-squares slope of log|value| against time over peaks[first..].
+double log_decay_rate(const std::vector<std::array<double, 2>>& p, std::size_t first) {
+  double st = 0, sy = 0, stt = 0, sty = 0, n = 0;
+  for (std::size_t k = first; k < p.size(); ++k) {
+    const double y = std::log(std::abs(p[k][1]));
+    st += p[k][0], sy += y, stt += p[k][0] * p[k][0], sty += p[k][0] * y, n += 1;
+  }
+  return -(n * sty - st * sy) / (n * stt - st * st);
+}
+
+TEST(Dynamics, NewmarkConservesEnergyBackwardEulerDissipates) {
+  const int n_steps = 200;
+  const double end_time = 0.05 * n_steps;
+  RunSpec spec;
+  spec.probe = tip_probe;
+  const RunResult nm = simulate(MPI_COMM_WORLD, job_from_yaml("energy_newmark", cantilever_yaml("newmark", end_time, 0, 0, 1.0)), spec);
+  const RunResult be =
+      simulate(MPI_COMM_WORLD, job_from_yaml("energy_be", cantilever_yaml("backward-euler", end_time, 0, 0, 1.0)), spec);
+  ASSERT_EQ(nm.energy.size(), static_cast<std::size_t>(n_steps + 1));
+  ASSERT_EQ(be.energy.size(), static_cast<std::size_t>(n_steps + 1));
+
+  // The initial state: static equilibrium under the tip load, at rest; the load is gone for t > 1e-9.
+  const double e0 = nm.energy[0].strain;
+  const double tip0 = nm.probe[0];
+  EXPECT_GT(e0, 0.0);
+  EXPECT_EQ(nm.energy[0].kinetic, 0.0);
+  EXPECT_LT(tip0, -0.02);  // a visible but small (near-linear) deflection
+  EXPECT_GT(tip0, -0.2);
+  EXPECT_NEAR(be.energy[0].strain, e0, 1e-12 * e0);
+
+  // Newmark: kinetic + strain - external work constant. The external work is the trapezoidal work of the
+  // load, which is exactly what average acceleration balances (for a linear system the discrete energy is
+  // conserved to the Newton tolerance; StVK at this amplitude adds an O(dt^2 * (u/L)^2) wobble).
+  double drift = 0, max_kinetic = 0, tip_min = 0, tip_max = 0;
+  for (std::size_t n = 0; n < nm.energy.size(); ++n) {
+    drift = std::max(drift, std::abs(nm.energy[n].total() - nm.energy[0].total()));
+    max_kinetic = std::max(max_kinetic, nm.energy[n].kinetic);
+    tip_min = std::min(tip_min, nm.probe[n]);
+    tip_max = std::max(tip_max, nm.probe[n]);
+  }
+  drift /= e0;
+  // Backward Euler: the mechanical energy (no load acts after t = 0) falls every step; the reported total
+  // also falls from step 1 on (step 1 carries the trapezoidal work of the released load, see the report).
+  double min_mech_drop = 1e300, min_total_drop = 1e300;
+  for (std::size_t n = 1; n < be.energy.size(); ++n) {
+    const double mech_before = be.energy[n - 1].kinetic + be.energy[n - 1].strain;
+    const double mech = be.energy[n].kinetic + be.energy[n].strain;
+    min_mech_drop = std::min(min_mech_drop, (mech_before - mech) / mech_before);
+    if (n >= 2) min_total_drop = std::min(min_total_drop, (be.energy[n - 1].total() - be.energy[n].total()) / mech_before);
+  }
+  const double be_final = (be.energy.back().kinetic + be.energy.back().strain) / e0;
+  const double be_step1 = (be.energy[1].total() - be.energy[0].total()) / e0;
+  if (world_rank() == 0)
+    std::printf("dynamics: cantilever (%d ranks): E0 = %.6e, tip deflection %.5f, Newmark over %d steps: tip in "
+                "[%.5f, %.5f], max kinetic / E0 = %.4f, max |total - total_0| / E0 = %.3e (%.2f s); backward Euler: "
+                "smallest relative drop per step of kinetic+strain %.3e, of the total (steps >= 2) %.3e, total "
+                "change in step 1 %.3e E0, final (kinetic+strain)/E0 = %.4e (%.2f s)\n",
+                world_size(), e0, tip0, n_steps, tip_min, tip_max, max_kinetic / e0, drift, nm.seconds, min_mech_drop,
+                min_total_drop, be_step1, be_final, be.seconds);
+  // It really oscillates: most of the energy becomes kinetic, the tip swings through to the other side.
+  EXPECT_GT(max_kinetic, 0.9 * e0);
+  EXPECT_GT(tip_max, -0.9 * tip0);
+  EXPECT_LT(drift, 1e-5);
+  EXPECT_GT(min_mech_drop, 1e-4);
+  EXPECT_GT(min_total_drop, 1e-4);
+  EXPECT_LT(be_final, 0.05);
+}
+
+TEST(Dynamics, MassProportionalDampingDecaysAtHalfAlpha) {
+  // Every mode of M a + alpha M v + K u = 0 decays like exp(-alpha t / 2): the tip amplitude envelope does.
+  const double alpha = 0.3, end_time = 8.0;
+  RunSpec spec;
+  spec.probe = tip_probe;
+  const RunResult damped =
+      simulate(MPI_COMM_WORLD, job_from_yaml("alpha", cantilever_yaml("newmark", end_time, alpha, 0, 1.0)), spec);
+  const RunResult free =
+      simulate(MPI_COMM_WORLD, job_from_yaml("alpha_free", cantilever_yaml("newmark", end_time, 0, 0, 1.0)), spec);
+  const auto p = peaks(damped.times, damped.probe);
+  const auto q = peaks(free.times, free.probe);
+  ASSERT_GE(p.size(), 4u);
+  ASSERT_GE(q.size(), 4u);
+  const double rate = log_decay_rate(p, 0);
+  const double rate_free = log_decay_rate(q, 0);
+  // The energy at the displacement peaks (kinetic energy ~ 0 there) follows exp(-alpha t).
+  double worst_energy = 0;
+  for (const auto& peak : p) {
+    const std::size_t n = static_cast<std::size_t>(std::lround(peak[0] / 0.05));
+    const EnergyReport& e = damped.energy[n];
+    const double ratio = (e.kinetic + e.strain) / damped.energy[0].strain;
+    worst_energy = std::max(worst_energy, std::abs(std::log(ratio) / (-alpha * damped.times[n]) - 1.0));
+  }
+  if (world_rank() == 0) {
+    std::printf("dynamics: mass damping alpha = %.3f (%d ranks): %zu peaks, envelope decay rate %.5f (expected "
+                "alpha/2 = %.5f, error %+.2f %%), undamped run %.2e; energy at the peaks vs exp(-alpha t): worst "
+                "rate error %.2f %%; period %.4f\n",
+                alpha, world_size(), p.size(), rate, alpha / 2, 100 * (rate / (alpha / 2) - 1), rate_free,
+                100 * worst_energy, 2 * (p.back()[0] - p.front()[0]) / static_cast<double>(p.size() - 1));
+  }
+  EXPECT_NEAR(rate / (alpha / 2), 1.0, 0.03);
+  EXPECT_LT(std::abs(rate_free), 0.01 * alpha / 2);  // Newmark alone adds no damping
+  EXPECT_LT(worst_energy, 0.05);
+}
+
+TEST(Dynamics, StiffnessProportionalDampingMatchesBetaOmegaOverTwo) {
+  // zeta = beta omega / 2 for the mode of frequency omega. Released from the static tip deflection the beam
+  // swings mostly in its first bending mode (the higher modes die out faster, zeta grows with omega).
+  const double beta = 0.01, end_time = 10.0;
+  RunSpec spec;
+  spec.probe = tip_probe;
+  const RunResult r =
+      simulate(MPI_COMM_WORLD, job_from_yaml("beta", cantilever_yaml("newmark", end_time, 0, beta, 1.0)), spec);
+  const auto p = peaks(r.times, r.probe);
+  ASSERT_GE(p.size(), 6u);
+  // Skip the first half period (higher-mode transient); period from the first to the last retained peak.
+  const std::size_t first = 1;
+  const double half_period = (p.back()[0] - p[first][0]) / static_cast<double>(p.size() - 1 - first);
+  const double period = 2 * half_period;
+  const double omega_d = 2 * std::numbers::pi / period;
+  const double rate = log_decay_rate(p, first);            // zeta omega, measured
+  // zeta omega = beta omega^2 / 2 with omega^2 = omega_d^2 + (zeta omega)^2.
+  const double expected = beta * (omega_d * omega_d + rate * rate) / 2;
+  // The peak ratio over one period: measured (geometric mean over the run) vs exp(-zeta omega T).
+  const double measured_ratio = std::exp(-rate * period);
+  const double expected_ratio = std::exp(-expected * period);
+  if (world_rank() == 0)
+    std::printf("dynamics: stiffness damping beta = %.4f (%d ranks): %zu peaks, period %.4f (omega %.4f), zeta "
+                "%.5f; decay rate zeta*omega measured %.5f, expected beta*omega^2/2 = %.5f (error %+.2f %%); peak "
+                "ratio per period %.4f vs exp(-zeta omega T) = %.4f\n",
+                beta, world_size(), p.size(), period, omega_d, rate / omega_d, rate, expected,
+                100 * (rate / expected - 1), measured_ratio, expected_ratio);
+  EXPECT_NEAR(rate / expected, 1.0, 0.07);
+  EXPECT_NEAR(measured_ratio / expected_ratio, 1.0, 0.05);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 4 and 5. Serial == distributed, and restarts.
+
+/// Gravity, Rayleigh damping, a clamped end, a prescribed displacement of the middle section that follows a
+/// ramp schedule, and a damped attachment at the tip whose anchor follows a path.
+std::string loaded_yaml(const std::string& integrator, int steps) {
+  char buffer[2048];
+  std::snprintf(buffer, sizeof buffer,
+                "mesh:\n"
+                "  generate: {shape: box, size: [6, 1, 1], cells: [12, 2, 2]}\n"
+                "materials:\n"
+                "  - {model: stvk, young: 1.0e4, poisson: 0.3, density: 1.0}\n"
+                "boundary:\n"
+                "  - select: {region: 11}\n"
+                "    fix: [x, y, z]\n"
+                "  - select: {box: [[2.99, -0.01, -0.01], [3.01, 1.01, 1.01]]}\n"
+                "    displace: [~, 0.05, 0.02]\n"
+                "    schedule: {ramp: [0, 0.4]}\n"
+                "loads:\n"
+                "  gravity: [0, 0, -2.0]\n"
+                "attachments:\n"
+                "  - select: {box: [[5.99, -0.01, -0.01], [6.01, 1.01, 1.01]]}\n"
+                "    stiffness: 40\n"
+                "    damping: 0.8\n"
+                "    path: [[0, 0, 0, 0], [0.5, 0, -0.05, 0.1], [1, 0, -0.05, 0.1]]\n"
+                "analysis:\n"
+                "  type: dynamic\n"
+                "  dt: 0.05\n"
+                "  end_time: %.17g\n"
+                "  integrator: %s\n"
+                "  damping: {mass: 0.05, stiffness: 0.002}\n",
+                0.05 * steps, integrator.c_str());
+  return std::string(buffer) + tight_solver;
+}
+
+class Distributed : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Distributed, SerialEqualsDistributed) {
+  const std::string integrator = GetParam();
+  const Job job = job_from_yaml("distributed_" + integrator, loaded_yaml(integrator, 20));
+  const RunResult all = simulate(MPI_COMM_WORLD, job);
+  double dx = 0, dv = 0, u = 0, vmax = 0, seconds_serial = 0;
+  if (world_rank() == 0) {
+    const RunResult serial = simulate(MPI_COMM_SELF, job);
+    u = max_displacement(serial);
+    vmax = max_abs(serial.velocity);
+    dx = relative_difference(all.position, serial.position, u);
+    dv = relative_difference(all.velocity, serial.velocity, vmax);
+    seconds_serial = serial.seconds;
+    std::printf("dynamics: %-16s 20 steps on %d ranks vs 1: max |dx| / max |u| = %.2e, max |dv| / max |v| = %.2e "
+                "(max |u| = %.4f, max |v| = %.4f; %.2f s on %d ranks, %.2f s serial)\n",
+                integrator.c_str(), world_size(), dx, dv, u, vmax, all.seconds, world_size(), seconds_serial);
+  }
+  EXPECT_LT(from_rank0(dx), 1e-8);
+  EXPECT_LT(from_rank0(dv), 1e-8);
+  EXPECT_GT(from_rank0(u), 0.05);  // the loads act (the anchor path and the prescribed section move by 0.1)
+  EXPECT_EQ(all.reports.size(), 20u);
+}
+
+TEST_P(Distributed, RestartFromCheckpointEqualsUninterruptedRun) {
+  const std::string integrator = GetParam();
+  const int steps = 20, half = 10;
+  const Job job = job_from_yaml("restart_" + integrator, loaded_yaml(integrator, steps));
+  const int P = world_size();
+  auto checkpoint = [&](int ranks) { return scratch() + "/restart_" + integrator + "_" + std::to_string(ranks) + ".ckpt"; };
+  struct Comparison {
+    std::string what;
+    double dx, dv, tolerance;
+  };
+  std::vector<Comparison> results;
+
+  // (a) Written and restarted on all ranks of WORLD: the same arithmetic, equal to round-off.
+  RunSpec write;
+  write.checkpoint_at = half;
+  write.checkpoint_path = checkpoint(P);
+  const RunResult full = simulate(MPI_COMM_WORLD, job, write);
+  RunSpec restart;
+  restart.restart_from = checkpoint(P);
+  const RunResult resumed = simulate(MPI_COMM_WORLD, job, restart);
+  EXPECT_EQ(resumed.reports.size(), static_cast<std::size_t>(steps - half));
+  EXPECT_EQ(resumed.steps.front(), half + 1);
+  const double u = max_displacement(full), vmax = max_abs(full.velocity);
+  results.push_back({"written on " + std::to_string(P) + ", restarted on " + std::to_string(P),
+                     relative_difference(resumed.position, full.position, u),
+                     relative_difference(resumed.velocity, full.velocity, vmax), 1e-12});
+  // The energies after the restart continue the uninterrupted run's (kinetic, strain, attachment, work).
+  double energy = 0;
+  for (std::size_t k = 0; k < resumed.energy.size(); ++k) {
+    const EnergyReport& a = resumed.energy[k];
+    const EnergyReport& b = full.energy[static_cast<std::size_t>(resumed.steps[k])];
+    const double scale = std::abs(b.kinetic) + std::abs(b.strain) + std::abs(b.attachment) + std::abs(b.external_work);
+    energy = std::max(energy, (std::abs(a.kinetic - b.kinetic) + std::abs(a.strain - b.strain) +
+                               std::abs(a.attachment - b.attachment) + std::abs(a.external_work - b.external_work)) /
+                                  scale);
+  }
+  EXPECT_LT(energy, 1e-12);
+
+  // (b) Restarted on one rank (rank 0 alone) from the checkpoint written on P ranks.
+  if (P > 1) {
+    double dx = 0, dv = 0;
+    if (world_rank() == 0) {
+      const RunResult one = simulate(MPI_COMM_SELF, job, restart);
+      dx = relative_difference(one.position, full.position, u);
+      dv = relative_difference(one.velocity, full.velocity, vmax);
+    }
+    results.push_back({"written on " + std::to_string(P) + ", restarted on 1", from_rank0(dx), from_rank0(dv), 1e-8});
+  }
+  // (c) With 3 ranks: written on 2 (ranks 0 and 1), restarted on 2, on 3 and on 1.
+  if (P == 3) {
+    MPI_Comm two = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank() < 2 ? 0 : MPI_UNDEFINED, world_rank(), &two);
+    RunSpec write2 = write;
+    write2.checkpoint_path = checkpoint(2);
+    const RunResult full2 = simulate(two, job, write2);
+    RunSpec restart2;
+    restart2.restart_from = checkpoint(2);
+    const RunResult resumed2 = simulate(two, job, restart2);
+    const RunResult three = simulate(MPI_COMM_WORLD, job, restart2);
+    double d[6] = {0, 0, 0, 0, 0, 0};
+    if (world_rank() == 0) {
+      const RunResult one = simulate(MPI_COMM_SELF, job, restart2);
+      const double u2 = max_displacement(full2), v2 = max_abs(full2.velocity);
+      d[0] = relative_difference(resumed2.position, full2.position, u2);
+      d[1] = relative_difference(resumed2.velocity, full2.velocity, v2);
+      d[2] = relative_difference(three.position, full2.position, u2);
+      d[3] = relative_difference(three.velocity, full2.velocity, v2);
+      d[4] = relative_difference(one.position, full2.position, u2);
+      d[5] = relative_difference(one.velocity, full2.velocity, v2);
+    }
+    MPI_Bcast(d, 6, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    results.push_back({"written on 2, restarted on 2", d[0], d[1], 1e-12});
+    results.push_back({"written on 2, restarted on 3", d[2], d[3], 1e-8});
+    results.push_back({"written on 2, restarted on 1", d[4], d[5], 1e-8});
+    if (two != MPI_COMM_NULL) MPI_Comm_free(&two);
+  }
+  for (const auto& c : results) {
+    if (world_rank() == 0)
+      std::printf("dynamics: restart %-16s at step %d of %d, %-30s: max |dx| / max |u| = %.2e, max |dv| / max |v| "
+                  "= %.2e (tolerance %.0e)\n",
+                  integrator.c_str(), half, steps, c.what.c_str(), c.dx, c.dv, c.tolerance);
+    EXPECT_LT(c.dx, c.tolerance) << c.what;
+    EXPECT_LT(c.dv, c.tolerance) << c.what;
+  }
+  if (world_rank() == 0)
+    std::printf("dynamics: restart %-16s energies after the restart vs uninterrupted: %.2e relative\n",
+                integrator.c_str(), energy);
+}
+
+INSTANTIATE_TEST_SUITE_P(Integrators, Distributed,
+                         ::testing::Values("backward-euler", "linearized-euler", "newmark"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace edgefem
