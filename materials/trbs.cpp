@@ -12,16 +12,16 @@
 ///   f(v0) += s_E gamma_E, f(v1) -= s_E gamma_E, W = 1/2 sum_E phi_E s_E,
 ///   K(v0, v1) = -(a_E gamma_E gamma_E^T + s_E d2phi/dp2) + sum_{T ∋ E} K_ang(T, E),
 /// d2phi/dp2 = 2 I (trbs), (I - n n^T)/|p| (trqs). For T = (k, u = v0, w = v1) with local edge vectors
-/// d0 = x(u) - x(w), d1 = x(w) - x(k), d2 = x(k) - x(u) (gamma_i the gradients of phi at d_i) and b_k, b_u, b_w:
+/// d0 = x(u) - x(w), d1 = x(w) - x(k), d2 = x(k) - x(u) (g_i = gamma at d_i) and b_k, b_u, b_w:
 ///   K_ang = b_w g0 g1^T + b_u g2 g0^T - b_k g2 g1^T = g0 (b_w g1)^T + g2 (b_u g0 - b_k g1)^T,
 /// the sum over the pairs (edge at u, edge at w) of T of b_pair t(u, .) t(w, .) gamma gamma^T. This is the full
 /// tangent: the s_E d2phi/dp2 term carries the geometric part of both tensile and angular springs.
-/// K(v, v) = -sum_w K(v, w) (translation invariance).
+/// K(v, v) = -sum_w K(v, w) (translation invariance), symmetrised: the assembled K is exactly symmetric.
 ///
 /// Construction (per-triangle loop) accumulates a_E into the edges and writes each triangle's angular constants
 /// inline into per-edge CSR lists (one entry per (triangle, edge), oriented for (v0, v1)); evaluation is three
 /// race-free gathers (OpenMP, no atomics, bitwise independent of the thread count):
-///   edges: phi (and |p| for trqs);  edges: s_E and K(E) from the edge's entries;  vertices: f(v), K(v, v).
+///   edges: phi (and 1/|p| for trqs);  edges: s_E and K(E) from the edge's entries;  vertices: f(v), K(v, v).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -231,12 +231,12 @@ class TriangleSpringForm final : public TetFormulation {
   [[nodiscard]] std::size_t bytes() const override {
     auto vb = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
     return vb(ev0_) + vb(ev1_) + vb(rest_) + vb(a_) + ang_.bytes() + v_list_.bytes() + vb(diag_slot_) +
-           vb(pattern_) + vb(phi_) + vb(len_) + vb(s_);
+           vb(pattern_) + vb(phi_) + vb(inv_len_) + vb(s_);
   }
 
  private:
   void check_x(std::span<const double> x) const;
-  void elongations(const double* x) const;  ///< phi_ (and len_)
+  void elongations(const double* x) const;  ///< phi_ (and inv_len_)
   void edge_terms(const double* x, double* kedge) const;  ///< s_ and (kedge) K(E), K(E)^T
   void vertex_terms(const double* x, double* f, double* blocks, const double* kedge) const;
 
@@ -250,7 +250,7 @@ class TriangleSpringForm final : public TetFormulation {
   Csr<std::uint32_t> v_list_;  ///< vertex -> edge << 1 | (vertex is v1)
   std::vector<LocalIndex> diag_slot_;
   std::vector<std::array<LocalIndex, 2>> pattern_;
-  mutable std::vector<double> phi_, len_, s_;  ///< scratch per edge
+  mutable std::vector<double> phi_, inv_len_, s_;  ///< scratch per edge: phi, 1/|p| (trqs), s
 };
 
 template <SpringStrain kStrain>
@@ -307,7 +307,7 @@ TriangleSpringForm<kStrain>::TriangleSpringForm(std::string name, std::span<cons
   });
   edge_pattern(n_vertices_, ev0_, ev1_, v_list_, diag_slot_, pattern_, n_touched_);
   phi_.resize(n_edges_);
-  if (!kSq) len_.resize(n_edges_);
+  if (!kSq) inv_len_.resize(n_edges_);
   s_.resize(n_edges_);
 }
 
@@ -331,7 +331,7 @@ void TriangleSpringForm<kStrain>::elongations(const double* x) const {
       phi_[e] = q - rest_[e];
     } else {
       const double l = std::sqrt(q);
-      len_[e] = l;
+      inv_len_[e] = 1.0 / l;
       phi_[e] = l - rest_[e];
     }
   }
@@ -363,7 +363,7 @@ void TriangleSpringForm<kStrain>::edge_terms(const double* x, double* kedge) con
       K[4] -= 2.0 * s;
       K[8] -= 2.0 * s;
     } else {
-      const double il = 1.0 / len_[e];
+      const double il = inv_len_[e];
       for (double& c : g0) c *= il;
       const double a = a_[e], sl = s * il;  // -(a n n^T + s/l (I - n n^T))
       for (int r = 0; r < 3; ++r)
@@ -380,7 +380,7 @@ void TriangleSpringForm<kStrain>::edge_terms(const double* x, double* kedge) con
       if constexpr (kSq) {
         for (int c = 0; c < 3; ++c) g1[c] *= 2.0, g2[c] *= 2.0;
       } else {
-        const double i1 = 1.0 / len_[en.e1], i2 = 1.0 / len_[en.e2];
+        const double i1 = inv_len_[en.e1], i2 = inv_len_[en.e2];
         for (int c = 0; c < 3; ++c) g1[c] *= i1, g2[c] *= i2;
       }
       const double q1[3] = {en.bw * g1[0], en.bw * g1[1], en.bw * g1[2]};
@@ -414,7 +414,7 @@ void TriangleSpringForm<kStrain>::vertex_terms(const double* x, double* f, doubl
       if constexpr (kSq)
         c *= 2.0;
       else
-        c /= len_[e];
+        c *= inv_len_[e];
       fv[0] += c * (a[0] - b[0]);
       fv[1] += c * (a[1] - b[1]);
       fv[2] += c * (a[2] - b[2]);
@@ -426,7 +426,12 @@ void TriangleSpringForm<kStrain>::vertex_terms(const double* x, double* f, doubl
     f[3 * v] = fv[0];
     f[3 * v + 1] = fv[1];
     f[3 * v + 2] = fv[2];
-    if (kedge && diag_slot_[v] >= 0) std::memcpy(blocks + 9 * std::int64_t{diag_slot_[v]}, D, sizeof D);
+    if (kedge && diag_slot_[v] >= 0) {
+      // -sum of non-symmetric edge blocks: symmetric up to round-off; made exactly symmetric (K = K^T exactly).
+      for (int r = 0; r < 3; ++r)
+        for (int c = r + 1; c < 3; ++c) D[3 * r + c] = D[3 * c + r] = 0.5 * (D[3 * r + c] + D[3 * c + r]);
+      std::memcpy(blocks + 9 * std::int64_t{diag_slot_[v]}, D, sizeof D);
+    }
   }
 }
 
