@@ -9,12 +9,14 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <numbers>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -57,12 +59,13 @@ Job job_from_yaml(const std::string& name, const std::string& yaml) {
   return read_job(path);
 }
 
-/// Tight tolerances shared by every job of this executable (PETSc options go to the global options
-/// database, so all jobs here use the same string).
-constexpr const char* tight_solver =
-    "solver:\n"
-    "  newton: {rtol: 1.0e-12, atol: 1.0e-13, max_it: 30}\n"
-    "  petsc: \"-ksp_rtol 1e-12 -ksp_atol 1e-50\"\n";
+/// Tight tolerances for every job of this executable. PETSc options go to the process-wide options database
+/// and stay there, so every job names all the options it relies on, the preconditioner included.
+std::string tight_solver(const std::string& pc = "gamg") {
+  return "solver:\n"
+         "  newton: {rtol: 1.0e-12, atol: 1.0e-13, max_it: 30}\n"
+         "  petsc: \"-ksp_type cg -pc_type " + pc + " -ksp_rtol 1e-12 -ksp_atol 1e-50\"\n";
+}
 
 struct Probe {
   std::array<double, 3> point{};  ///< reference position of a vertex
@@ -217,7 +220,7 @@ TEST_P(FreeFall, MatchesExactDiscreteSolution) {
                                 "  type: dynamic\n"
                                 "  dt: 0.1\n"
                                 "  end_time: 1.0\n"
-                                "  integrator: " + integrator + "\n" + tight_solver);
+                                "  integrator: " + integrator + "\n" + tight_solver());
   // Backward Euler: v_n = n dt g, x_n = X + g dt^2 n (n + 1) / 2. Linearized Euler: the same (K(x_n) times a
   // uniform velocity is zero). Newmark (average acceleration): exact for constant acceleration.
   const bool newmark = integrator == "newmark";
@@ -284,13 +287,13 @@ INSTANTIATE_TEST_SUITE_P(Integrators, FreeFall,
 // 2 and 3. The vibrating cantilever 6 x 1 x 1, clamped at x = 0, released from a static tip deflection.
 
 std::string cantilever_yaml(const std::string& integrator, double end_time, double alpha, double beta,
-                            double traction) {
+                            double traction, const std::string& model = "stvk") {
   char buffer[2048];
   std::snprintf(buffer, sizeof buffer,
                 "mesh:\n"
                 "  generate: {shape: box, size: [6, 1, 1], cells: [12, 2, 2]}\n"
                 "materials:\n"
-                "  - {model: stvk, young: 1.0e4, poisson: 0.3, density: 1.0}\n"
+                "  - {model: %s, young: 1.0e4, poisson: 0.3, density: 1.0}\n"
                 "boundary:\n"
                 "  - select: {region: 11}\n"
                 "    fix: [x, y, z]\n"
@@ -307,8 +310,8 @@ std::string cantilever_yaml(const std::string& integrator, double end_time, doub
                 "  integrator: %s\n"
                 "  damping: {mass: %.17g, stiffness: %.17g}\n"
                 "  initial_state: static\n",
-                -traction, end_time, integrator.c_str(), alpha, beta);
-  return std::string(buffer) + tight_solver;
+                model.c_str(), -traction, end_time, integrator.c_str(), alpha, beta);
+  return std::string(buffer) + tight_solver();
 }
 
 const Probe tip_probe{{6.0, 0.5, 0.5}, 2};
@@ -345,97 +348,121 @@ double log_decay_rate(const std::vector<std::array<double, 2>>& p, std::size_t f
   return -(n * sty - st * sy) / (n * stt - st * st);
 }
 
-TEST(Dynamics, NewmarkConservesEnergyBackwardEulerDissipates) {
-  const int n_steps = 200;
-  const double end_time = 0.05 * n_steps;
+struct EnergyHistory {
+  RunResult run;
+  double e0 = 0;            ///< strain energy of the initial (static) state
+  double drift = 0;         ///< max |total - total_0| / e0
+  double max_kinetic = 0;   ///< / e0
+  double tip0 = 0, tip_max = 0;
+};
+
+EnergyHistory energy_history(const std::string& name, const std::string& integrator, int n_steps, double traction,
+                             const std::string& model) {
   RunSpec spec;
   spec.probe = tip_probe;
-  const RunResult nm = simulate(MPI_COMM_WORLD, job_from_yaml("energy_newmark", cantilever_yaml("newmark", end_time, 0, 0, 1.0)), spec);
-  const RunResult be =
-      simulate(MPI_COMM_WORLD, job_from_yaml("energy_be", cantilever_yaml("backward-euler", end_time, 0, 0, 1.0)), spec);
-  ASSERT_EQ(nm.energy.size(), static_cast<std::size_t>(n_steps + 1));
-  ASSERT_EQ(be.energy.size(), static_cast<std::size_t>(n_steps + 1));
+  EnergyHistory h;
+  h.run = simulate(MPI_COMM_WORLD, job_from_yaml(name, cantilever_yaml(integrator, 0.05 * n_steps, 0, 0, traction, model)),
+                   spec);
+  const auto& e = h.run.energy;
+  if (e.size() != static_cast<std::size_t>(n_steps + 1)) throw std::runtime_error(name + ": wrong number of states");
+  h.e0 = e[0].strain;
+  h.tip0 = h.run.probe[0];
+  for (std::size_t n = 0; n < e.size(); ++n) {
+    h.drift = std::max(h.drift, std::abs(e[n].total() - e[0].total()));
+    h.max_kinetic = std::max(h.max_kinetic, e[n].kinetic);
+    h.tip_max = std::max(h.tip_max, h.run.probe[n]);
+  }
+  h.drift /= h.e0;
+  h.max_kinetic /= h.e0;
+  return h;
+}
+
+TEST(Dynamics, NewmarkConservesEnergyBackwardEulerDissipates) {
+  const int n_steps = 200;
+  // Newmark (average acceleration) conserves kinetic + strain - external work exactly for a linear system (the
+  // external work is the trapezoidal work of the load, which is what the scheme balances); what is left is
+  // the Newton/KSP residual (rtol 1e-12, atol 1e-13) times the displacement per step, summed over 200 steps:
+  // measured 6e-13 to 8e-13 of E0, asserted 1e-9. StVK is not linear, and average acceleration conserves its
+  // energy only approximately, with an error that grows like the square of the amplitude: measured 7.7e-6 of
+  // E0 at this amplitude (tip 0.053, asserted 2e-5) and a quarter of that (1.8e-6) at half the amplitude.
+  const EnergyHistory linear = energy_history("energy_newmark_linear", "newmark", n_steps, 1.0, "linear");
+  const EnergyHistory stvk = energy_history("energy_newmark", "newmark", n_steps, 1.0, "stvk");
+  const EnergyHistory stvk_half = energy_history("energy_newmark_half", "newmark", n_steps, 0.5, "stvk");
+  const EnergyHistory be = energy_history("energy_be", "backward-euler", n_steps, 1.0, "stvk");
 
   // The initial state: static equilibrium under the tip load, at rest; the load is gone for t > 1e-9.
-  const double e0 = nm.energy[0].strain;
-  const double tip0 = nm.probe[0];
-  EXPECT_GT(e0, 0.0);
-  EXPECT_EQ(nm.energy[0].kinetic, 0.0);
-  EXPECT_LT(tip0, -0.02);  // a visible but small (near-linear) deflection
-  EXPECT_GT(tip0, -0.2);
-  EXPECT_NEAR(be.energy[0].strain, e0, 1e-12 * e0);
-
-  // Newmark: kinetic + strain - external work constant. The external work is the trapezoidal work of the
-  // load, which is exactly what average acceleration balances (for a linear system the discrete energy is
-  // conserved to the Newton tolerance; StVK at this amplitude adds an O(dt^2 * (u/L)^2) wobble).
-  double drift = 0, max_kinetic = 0, tip_min = 0, tip_max = 0;
-  for (std::size_t n = 0; n < nm.energy.size(); ++n) {
-    drift = std::max(drift, std::abs(nm.energy[n].total() - nm.energy[0].total()));
-    max_kinetic = std::max(max_kinetic, nm.energy[n].kinetic);
-    tip_min = std::min(tip_min, nm.probe[n]);
-    tip_max = std::max(tip_max, nm.probe[n]);
-  }
-  drift /= e0;
+  EXPECT_GT(stvk.e0, 0.0);
+  EXPECT_EQ(stvk.run.energy[0].kinetic, 0.0);
+  EXPECT_LT(stvk.tip0, -0.02);  // a visible but small (near-linear) deflection
+  EXPECT_GT(stvk.tip0, -0.2);
+  EXPECT_NEAR(be.e0, stvk.e0, 1e-12 * stvk.e0);
+  EXPECT_NEAR(linear.tip0, stvk.tip0, 0.01 * std::abs(stvk.tip0));  // the same beam
   // Backward Euler: the mechanical energy (no load acts after t = 0) falls every step; the reported total
-  // also falls from step 1 on (step 1 carries the trapezoidal work of the released load, see the report).
+  // falls from step 2 on. In step 1 the trapezoidal work of the released load, (u1 - u0).T/2, equals the
+  // step's dissipation (exactly for a linear system: the BE equation gives (u1 - u0).M v1 = -(u1 - u0).K u1
+  // dt), so the total stays put there (measured +2.6e-7 E0, StVK).
   double min_mech_drop = 1e300, min_total_drop = 1e300;
-  for (std::size_t n = 1; n < be.energy.size(); ++n) {
-    const double mech_before = be.energy[n - 1].kinetic + be.energy[n - 1].strain;
-    const double mech = be.energy[n].kinetic + be.energy[n].strain;
-    min_mech_drop = std::min(min_mech_drop, (mech_before - mech) / mech_before);
-    if (n >= 2) min_total_drop = std::min(min_total_drop, (be.energy[n - 1].total() - be.energy[n].total()) / mech_before);
+  for (std::size_t n = 1; n < be.run.energy.size(); ++n) {
+    const EnergyReport& a = be.run.energy[n - 1];
+    const EnergyReport& b = be.run.energy[n];
+    min_mech_drop = std::min(min_mech_drop, (a.kinetic + a.strain - b.kinetic - b.strain) / (a.kinetic + a.strain));
+    if (n >= 2) min_total_drop = std::min(min_total_drop, (a.total() - b.total()) / (a.kinetic + a.strain));
   }
-  const double be_final = (be.energy.back().kinetic + be.energy.back().strain) / e0;
-  const double be_step1 = (be.energy[1].total() - be.energy[0].total()) / e0;
-  if (world_rank() == 0)
-    std::printf("dynamics: cantilever (%d ranks): E0 = %.6e, tip deflection %.5f, Newmark over %d steps: tip in "
-                "[%.5f, %.5f], max kinetic / E0 = %.4f, max |total - total_0| / E0 = %.3e (%.2f s); backward Euler: "
-                "smallest relative drop per step of kinetic+strain %.3e, of the total (steps >= 2) %.3e, total "
-                "change in step 1 %.3e E0, final (kinetic+strain)/E0 = %.4e (%.2f s)\n",
-                world_size(), e0, tip0, n_steps, tip_min, tip_max, max_kinetic / e0, drift, nm.seconds, min_mech_drop,
-                min_total_drop, be_step1, be_final, be.seconds);
-  // It really oscillates: most of the energy becomes kinetic, the tip swings through to the other side.
-  EXPECT_GT(max_kinetic, 0.9 * e0);
-  EXPECT_GT(tip_max, -0.9 * tip0);
-  EXPECT_LT(drift, 1e-5);
-  EXPECT_GT(min_mech_drop, 1e-4);
-  EXPECT_GT(min_total_drop, 1e-4);
-  EXPECT_LT(be_final, 0.05);
+  const EnergyReport& last = be.run.energy.back();
+  const double be_final = (last.kinetic + last.strain) / be.e0;
+  const double be_step1 = (be.run.energy[1].total() - be.run.energy[0].total()) / be.e0;
+  if (world_rank() == 0) {
+    for (const auto* h : {&linear, &stvk, &stvk_half})
+      std::printf("dynamics: cantilever newmark %-6s (%d ranks): E0 = %.6e, tip %.5f, %d steps: tip max %.5f, max "
+                  "kinetic / E0 = %.4f, max |total - total_0| / E0 = %.3e (%.2f s)\n",
+                  h == &linear ? "linear" : "stvk", world_size(), h->e0, h->tip0, n_steps, h->tip_max, h->max_kinetic,
+                  h->drift, h->run.seconds);
+    std::printf("dynamics: cantilever backward-euler (%d ranks): smallest relative drop per step of kinetic+strain "
+                "%.3e, of the total (steps >= 2) %.3e; total change in step 1 %+.3e E0; final (kinetic+strain)/E0 = "
+                "%.4e (%.2f s)\n",
+                world_size(), min_mech_drop, min_total_drop, be_step1, be_final, be.run.seconds);
+  }
+  for (const auto* h : {&linear, &stvk, &stvk_half}) {
+    // It really oscillates: most of the energy becomes kinetic, the tip swings through to the other side.
+    EXPECT_GT(h->max_kinetic, 0.9);
+    EXPECT_GT(h->tip_max, -0.9 * h->tip0);
+  }
+  EXPECT_LT(linear.drift, 1e-9);
+  EXPECT_LT(stvk.drift, 2e-5);
+  EXPECT_LT(stvk_half.drift, 0.4 * stvk.drift);  // a nonlinear effect, not a numerical leak
+  EXPECT_GT(min_mech_drop, 1e-3);
+  EXPECT_GT(min_total_drop, 1e-3);
+  EXPECT_LT(be_final, 0.02);
 }
 
 TEST(Dynamics, MassProportionalDampingDecaysAtHalfAlpha) {
   // Every mode of M a + alpha M v + K u = 0 decays like exp(-alpha t / 2): the tip amplitude envelope does.
+  // Newmark adds no numerical damping of its own (NewmarkConservesEnergy...), so all of it is alpha's.
   const double alpha = 0.3, end_time = 8.0;
   RunSpec spec;
   spec.probe = tip_probe;
   const RunResult damped =
       simulate(MPI_COMM_WORLD, job_from_yaml("alpha", cantilever_yaml("newmark", end_time, alpha, 0, 1.0)), spec);
-  const RunResult free =
-      simulate(MPI_COMM_WORLD, job_from_yaml("alpha_free", cantilever_yaml("newmark", end_time, 0, 0, 1.0)), spec);
   const auto p = peaks(damped.times, damped.probe);
-  const auto q = peaks(free.times, free.probe);
   ASSERT_GE(p.size(), 4u);
-  ASSERT_GE(q.size(), 4u);
   const double rate = log_decay_rate(p, 0);
-  const double rate_free = log_decay_rate(q, 0);
   // The energy at the displacement peaks (kinetic energy ~ 0 there) follows exp(-alpha t).
   double worst_energy = 0;
   for (const auto& peak : p) {
     const std::size_t n = static_cast<std::size_t>(std::lround(peak[0] / 0.05));
     const EnergyReport& e = damped.energy[n];
     const double ratio = (e.kinetic + e.strain) / damped.energy[0].strain;
-    worst_energy = std::max(worst_energy, std::abs(std::log(ratio) / (-alpha * damped.times[n]) - 1.0));
+    worst_energy = std::max(worst_energy, std::abs(ratio / std::exp(-alpha * damped.times[n]) - 1.0));
   }
   if (world_rank() == 0) {
     std::printf("dynamics: mass damping alpha = %.3f (%d ranks): %zu peaks, envelope decay rate %.5f (expected "
-                "alpha/2 = %.5f, error %+.2f %%), undamped run %.2e; energy at the peaks vs exp(-alpha t): worst "
-                "rate error %.2f %%; period %.4f\n",
-                alpha, world_size(), p.size(), rate, alpha / 2, 100 * (rate / (alpha / 2) - 1), rate_free,
+                "alpha/2 = %.5f, error %+.2f %%); (kinetic+strain)/E0 at the peaks vs exp(-alpha t): worst ratio "
+                "error %.2f %%; period %.4f\n",
+                alpha, world_size(), p.size(), rate, alpha / 2, 100 * (rate / (alpha / 2) - 1),
                 100 * worst_energy, 2 * (p.back()[0] - p.front()[0]) / static_cast<double>(p.size() - 1));
   }
   EXPECT_NEAR(rate / (alpha / 2), 1.0, 0.03);
-  EXPECT_LT(std::abs(rate_free), 0.01 * alpha / 2);  // Newmark alone adds no damping
-  EXPECT_LT(worst_energy, 0.05);
+  EXPECT_LT(worst_energy, 0.03);
 }
 
 TEST(Dynamics, StiffnessProportionalDampingMatchesBetaOmegaOverTwo) {
@@ -459,14 +486,19 @@ TEST(Dynamics, StiffnessProportionalDampingMatchesBetaOmegaOverTwo) {
   // The peak ratio over one period: measured (geometric mean over the run) vs exp(-zeta omega T).
   const double measured_ratio = std::exp(-rate * period);
   const double expected_ratio = std::exp(-expected * period);
+  // And peak by peak: |u| one period later over |u| now, for every pair of retained peaks.
+  double worst_pair = 0;
+  for (std::size_t k = first; k + 2 < p.size(); ++k)
+    worst_pair = std::max(worst_pair, std::abs(std::abs(p[k + 2][1] / p[k][1]) / expected_ratio - 1));
   if (world_rank() == 0)
     std::printf("dynamics: stiffness damping beta = %.4f (%d ranks): %zu peaks, period %.4f (omega %.4f), zeta "
                 "%.5f; decay rate zeta*omega measured %.5f, expected beta*omega^2/2 = %.5f (error %+.2f %%); peak "
-                "ratio per period %.4f vs exp(-zeta omega T) = %.4f\n",
+                "ratio per period %.4f vs exp(-zeta omega T) = %.4f, worst single pair of peaks off by %.2f %%\n",
                 beta, world_size(), p.size(), period, omega_d, rate / omega_d, rate, expected,
-                100 * (rate / expected - 1), measured_ratio, expected_ratio);
-  EXPECT_NEAR(rate / expected, 1.0, 0.07);
+                100 * (rate / expected - 1), measured_ratio, expected_ratio, 100 * worst_pair);
+  EXPECT_NEAR(rate / expected, 1.0, 0.05);
   EXPECT_NEAR(measured_ratio / expected_ratio, 1.0, 0.05);
+  EXPECT_LT(worst_pair, 0.05);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -474,7 +506,7 @@ TEST(Dynamics, StiffnessProportionalDampingMatchesBetaOmegaOverTwo) {
 
 /// Gravity, Rayleigh damping, a clamped end, a prescribed displacement of the middle section that follows a
 /// ramp schedule, and a damped attachment at the tip whose anchor follows a path.
-std::string loaded_yaml(const std::string& integrator, int steps) {
+std::string loaded_yaml(const std::string& integrator, int steps, const std::string& pc = "gamg") {
   char buffer[2048];
   std::snprintf(buffer, sizeof buffer,
                 "mesh:\n"
@@ -501,7 +533,7 @@ std::string loaded_yaml(const std::string& integrator, int steps) {
                 "  integrator: %s\n"
                 "  damping: {mass: 0.05, stiffness: 0.002}\n",
                 0.05 * steps, integrator.c_str());
-  return std::string(buffer) + tight_solver;
+  return std::string(buffer) + tight_solver(pc);
 }
 
 class Distributed : public ::testing::TestWithParam<std::string> {};
@@ -531,7 +563,10 @@ TEST_P(Distributed, SerialEqualsDistributed) {
 TEST_P(Distributed, RestartFromCheckpointEqualsUninterruptedRun) {
   const std::string integrator = GetParam();
   const int steps = 20, half = 10;
-  const Job job = job_from_yaml("restart_" + integrator, loaded_yaml(integrator, steps));
+  // CG + Jacobi: the restarted run must repeat the uninterrupted one's arithmetic exactly. (With GAMG it
+  // cannot: GAMG's set-up depends on the preconditioner's history in the process (its random state), so a
+  // fresh solver differs at the KSP tolerance; that case is (d) below.)
+  const Job job = job_from_yaml("restart_" + integrator, loaded_yaml(integrator, steps, "jacobi"));
   const int P = world_size();
   auto checkpoint = [&](int ranks) { return scratch() + "/restart_" + integrator + "_" + std::to_string(ranks) + ".ckpt"; };
   struct Comparison {
@@ -603,6 +638,24 @@ TEST_P(Distributed, RestartFromCheckpointEqualsUninterruptedRun) {
     results.push_back({"written on 2, restarted on 3", d[2], d[3], 1e-8});
     results.push_back({"written on 2, restarted on 1", d[4], d[5], 1e-8});
     if (two != MPI_COMM_NULL) MPI_Comm_free(&two);
+  }
+  // (d) The default preconditioner (GAMG), written and restarted on P ranks: equal to the solver tolerance.
+  {
+    const Job gamg = job_from_yaml("restart_gamg_" + integrator, loaded_yaml(integrator, steps));
+    RunSpec w = write;
+    w.checkpoint_path = scratch() + "/restart_gamg_" + integrator + ".ckpt";
+    const RunResult a = simulate(MPI_COMM_WORLD, gamg, w);
+    RunSpec r;
+    r.restart_from = w.checkpoint_path;
+    const RunResult b = simulate(MPI_COMM_WORLD, gamg, r);
+    const double dx = relative_difference(b.position, a.position, max_displacement(a));
+    const double dv = relative_difference(b.velocity, a.velocity, max_abs(a.velocity));
+    if (world_rank() == 0)
+      std::printf("dynamics: restart %-16s with GAMG, written and restarted on %d: max |dx| / max |u| = %.2e, "
+                  "max |dv| / max |v| = %.2e (tolerances 1e-12, 1e-9)\n",
+                  integrator.c_str(), P, dx, dv);
+    EXPECT_LT(dx, 1e-12);
+    EXPECT_LT(dv, 1e-9);
   }
   for (const auto& c : results) {
     if (world_rank() == 0)
