@@ -375,8 +375,8 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
     // Keep what was computed: a checkpoint of the last completed step, then report the failure.
     const std::string path = write_checkpoint_now();
     if (energy_file) std::fclose(energy_file);
-    throw SolverError(std::string(e.what()) + "\n  the last completed step (" + std::to_string(solver.step()) +
-                      ", t = " + std::to_string(solver.time()) + ") is saved in " + path +
+    throw SolverError(std::string(e.what()) + "\n  the last converged state (t = " + std::to_string(solver.time()) +
+                      ", after " + std::to_string(solver.step()) + " complete steps) is saved in " + path +
                       " (edgefem run JOB --restart " + path + ")");
   }
   if (energy_file) std::fclose(energy_file);

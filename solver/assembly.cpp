@@ -171,7 +171,9 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
     EDGEFEM_PETSC(MatSetSizes(mass_matrix_, 3 * n_owned, 3 * n_owned, PETSC_DETERMINE, PETSC_DETERMINE));
     EDGEFEM_PETSC(MatSetType(mass_matrix_, MATAIJ));
     EDGEFEM_PETSC(MatSetBlockSize(mass_matrix_, 3));
-    EDGEFEM_PETSC(MatSetPreallocationCOO(mass_matrix_, static_cast<PetscCount>(coo_i.size()), coo_i.data(), coo_j.data()));
+    // MatSetPreallocationCOO may modify the index arrays it is given: hand it copies.
+    std::vector<PetscInt> mass_i(coo_i), mass_j(coo_j);
+    EDGEFEM_PETSC(MatSetPreallocationCOO(mass_matrix_, static_cast<PetscCount>(mass_i.size()), mass_i.data(), mass_j.data()));
     std::vector<double> values(coo_i.size(), 0.0);
     std::copy(mass_values_.begin(), mass_values_.end(), values.begin());
     EDGEFEM_PETSC(MatSetValuesCOO(mass_matrix_, values.data(), INSERT_VALUES));
