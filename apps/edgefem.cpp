@@ -341,8 +341,7 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
     return path;
   };
 
-  PetscLogStage stage_output = 0;
-  PetscLogStageRegister("Output", &stage_output);
+  const PetscLogStage stage_output = log_stage("Output");
   double output_seconds = 0;
   std::string last_checkpoint;
   std::vector<TimeStepReport> reports;
@@ -439,8 +438,7 @@ int command_run(const Arguments& args) {
   if (job.analysis_type == "dynamic") return run_dynamic(args, job, mesh, std::move(model), t_start);
   StaticSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet);
   ResultWriter writer(comm, job.output_directory, mesh, solver.model());
-  PetscLogStage stage_output = 0;
-  PetscLogStageRegister("Output", &stage_output);
+  const PetscLogStage stage_output = log_stage("Output");
   double output_seconds = 0;
   const auto reports = solver.run([&](int step, double load_factor) {
     if (step % job.output_every != 0 && step != job.steps && step != 0) return;

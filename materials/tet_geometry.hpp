@@ -201,4 +201,21 @@ inline double cofactor(const double F[9], double cof[9]) {
   return F[0] * cof[0] + F[1] * cof[1] + F[2] * cof[2];
 }
 
+/// sum_{i < n} term(i) in fixed chunks, OpenMP-parallel, bitwise independent of the thread count.
+template <class Term>
+double ordered_sum(std::int64_t n, Term&& term) {
+  constexpr std::int64_t kChunk = 2048;
+  const std::int64_t nc = (n + kChunk - 1) / kChunk;
+  std::vector<double> part(static_cast<std::size_t>(nc));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < nc; ++c) {
+    double s = 0.0;
+    for (std::int64_t i = c * kChunk, end = std::min(n, (c + 1) * kChunk); i < end; ++i) s += term(i);
+    part[c] = s;
+  }
+  double s = 0.0;
+  for (double p : part) s += p;
+  return s;
+}
+
 }  // namespace edgefem::tetgeo

@@ -29,6 +29,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "materials/constant_stiffness.hpp"
 #include "materials/membrane.hpp"
 #include "materials/tet_geometry.hpp"
 
@@ -127,22 +128,6 @@ void edge_pattern(LocalIndex n_vertices, const std::vector<LocalIndex>& ev0, con
   }
 }
 
-/// sum_{i < n} term(i) in fixed chunks, OpenMP-parallel, bitwise independent of the thread count.
-template <class Term>
-double ordered_sum(std::int64_t n, Term&& term) {
-  constexpr std::int64_t kChunk = 2048;
-  const std::int64_t nc = (n + kChunk - 1) / kChunk;
-  std::vector<double> part(static_cast<std::size_t>(nc));
-#pragma omp parallel for schedule(static)
-  for (std::int64_t c = 0; c < nc; ++c) {
-    double s = 0.0;
-    for (std::int64_t i = c * kChunk, end = std::min(n, (c + 1) * kChunk); i < end; ++i) s += term(i);
-    part[c] = s;
-  }
-  double s = 0.0;
-  for (double p : part) s += p;
-  return s;
-}
 
 }  // namespace
 
@@ -440,7 +425,7 @@ double TriangleSpringForm<kStrain>::energy(std::span<const double> x) const {
   check_x(x);
   elongations(x.data());
   edge_terms(x.data(), nullptr);
-  return 0.5 * ordered_sum(n_edges_, [&](std::int64_t e) { return phi_[e] * s_[e]; });
+  return 0.5 * tetgeo::ordered_sum(n_edges_, [&](std::int64_t e) { return phi_[e] * s_[e]; });
 }
 
 template <SpringStrain kStrain>
@@ -487,127 +472,6 @@ std::vector<TriangleSprings> springs_of(std::string_view model, std::span<const 
   return out;
 }
 
-/// "linear-membrane": K0 = the trbs tangent at the reference positions, stored as one 3x3 block per touched vertex
-/// and one per edge ((v0, v1); (v1, v0) is its transpose), as linear.cpp does for tetrahedra. f = K0 (x - X) is a
-/// race-free block SpMV gathered per vertex; W = u^T K0 u / 2 with an ordered (thread-count independent) sum.
-class LinearMembrane final : public TetFormulation {
- public:
-  LinearMembrane(std::span<const double> coords, std::span<const LocalIndex> triangles,
-                 std::span<const MembraneMaterial> materials, std::span<const std::int32_t> material_of_triangle)
-      : n_vertices_(static_cast<LocalIndex>(coords.size() / 3)), X_(coords.begin(), coords.end()) {
-    const auto trbs = make_membrane("trbs", coords, triangles, materials, material_of_triangle);
-    pattern_ = trbs->block_pattern();
-    std::vector<double> f(coords.size()), blocks(9 * pattern_.size());
-    trbs->force_and_stiffness(coords, f, blocks);
-    while (n_touched_ < static_cast<std::int64_t>(pattern_.size()) &&
-           pattern_[n_touched_][0] == pattern_[n_touched_][1])
-      ++n_touched_;
-    n_edges_ = (static_cast<std::int64_t>(pattern_.size()) - n_touched_) / 2;
-    kdiag_.assign(blocks.begin(), blocks.begin() + 9 * n_touched_);
-    kedge_.resize(9 * n_edges_);
-    ev0_.resize(n_edges_);
-    ev1_.resize(n_edges_);
-    diag_slot_.assign(n_vertices_, -1);
-    for (std::int64_t s = 0; s < n_touched_; ++s) diag_slot_[pattern_[s][0]] = static_cast<LocalIndex>(s);
-    for (std::int64_t e = 0; e < n_edges_; ++e) {
-      ev0_[e] = pattern_[n_touched_ + 2 * e][0];
-      ev1_[e] = pattern_[n_touched_ + 2 * e][1];
-      std::memcpy(&kedge_[9 * e], &blocks[9 * (n_touched_ + 2 * e)], 9 * sizeof(double));
-    }
-    v_list_ = tetgeo::build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
-      for (std::int64_t e = 0; e < n_edges_; ++e) {
-        sink(ev0_[e], static_cast<std::uint32_t>(e << 1));
-        sink(ev1_[e], static_cast<std::uint32_t>(e << 1 | 1));
-      }
-    });
-  }
-
-  [[nodiscard]] std::string_view name() const override { return "linear-membrane"; }
-  [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return pattern_; }
-  [[nodiscard]] double energy(std::span<const double> x) const override {
-    check(x, x.size());
-    std::vector<double> f(x.size());
-    apply(x.data(), f.data());
-    const double* X = X_.data();
-    return 0.5 * ordered_sum(3 * std::int64_t{n_vertices_}, [&](std::int64_t i) { return (x[i] - X[i]) * f[i]; });
-  }
-  void force(std::span<const double> x, std::span<double> f) const override {
-    check(x, f.size());
-    apply(x.data(), f.data());
-  }
-  void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override {
-    check(x, f.size());
-    if (blocks.size() != 9 * pattern_.size())
-      throw std::invalid_argument("linear-membrane: blocks holds " + std::to_string(blocks.size()) +
-                                  " values, expected " + std::to_string(9 * pattern_.size()));
-    apply(x.data(), f.data());
-    double* out = blocks.data();
-    const std::int64_t nd = n_touched_, ne = n_edges_;
-#pragma omp parallel for schedule(static)
-    for (std::int64_t s = 0; s < nd; ++s) std::memcpy(out + 9 * s, &kdiag_[9 * s], 9 * sizeof(double));
-    double* kedge = out + 9 * nd;
-#pragma omp parallel for schedule(static)
-    for (std::int64_t e = 0; e < ne; ++e) {
-      const double* K = &kedge_[9 * e];
-      double* o = kedge + 18 * e;
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) {
-          o[3 * r + c] = K[3 * r + c];
-          o[9 + 3 * c + r] = K[3 * r + c];
-        }
-    }
-  }
-  [[nodiscard]] std::size_t bytes() const override {
-    auto vb = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
-    return vb(X_) + vb(kdiag_) + vb(kedge_) + vb(ev0_) + vb(ev1_) + vb(diag_slot_) + v_list_.bytes() + vb(pattern_);
-  }
-
- private:
-  void check(std::span<const double> x, std::size_t nf) const {
-    if (x.size() != 3 * static_cast<std::size_t>(n_vertices_) || nf != x.size())
-      throw std::invalid_argument("linear-membrane: x/f hold " + std::to_string(x.size()) + "/" + std::to_string(nf) +
-                                  " values, expected " + std::to_string(3 * static_cast<std::size_t>(n_vertices_)));
-  }
-  void apply(const double* x, double* f) const {  // f := K0 (x - X)
-    const std::int64_t nv = n_vertices_;
-    const double* X = X_.data();
-#pragma omp parallel for schedule(static)
-    for (std::int64_t v = 0; v < nv; ++v) {
-      double* fv = f + 3 * v;
-      if (diag_slot_[v] < 0) {
-        fv[0] = fv[1] = fv[2] = 0.0;
-        continue;
-      }
-      const double u[3] = {x[3 * v] - X[3 * v], x[3 * v + 1] - X[3 * v + 1], x[3 * v + 2] - X[3 * v + 2]};
-      const double* Kd = &kdiag_[9 * std::int64_t{diag_slot_[v]}];
-      double r[3];
-      for (int i = 0; i < 3; ++i) r[i] = Kd[3 * i] * u[0] + Kd[3 * i + 1] * u[1] + Kd[3 * i + 2] * u[2];
-      for (std::int64_t k = v_list_.ptr[v]; k < v_list_.ptr[v + 1]; ++k) {
-        const std::uint32_t code = v_list_.codes[k];
-        const std::int64_t e = code >> 1;
-        const double* K = &kedge_[9 * e];
-        const std::int64_t w = (code & 1) ? ev0_[e] : ev1_[e];
-        const double uw[3] = {x[3 * w] - X[3 * w], x[3 * w + 1] - X[3 * w + 1], x[3 * w + 2] - X[3 * w + 2]};
-        if (code & 1) {  // v = v1: block (v1, v0) = K(E)^T
-          for (int i = 0; i < 3; ++i) r[i] += K[i] * uw[0] + K[3 + i] * uw[1] + K[6 + i] * uw[2];
-        } else {
-          for (int i = 0; i < 3; ++i) r[i] += K[3 * i] * uw[0] + K[3 * i + 1] * uw[1] + K[3 * i + 2] * uw[2];
-        }
-      }
-      fv[0] = r[0];
-      fv[1] = r[1];
-      fv[2] = r[2];
-    }
-  }
-
-  LocalIndex n_vertices_ = 0;
-  std::int64_t n_edges_ = 0, n_touched_ = 0;
-  std::vector<double> X_, kdiag_, kedge_;
-  std::vector<LocalIndex> ev0_, ev1_, diag_slot_;
-  tetgeo::Csr<std::uint32_t> v_list_;
-  std::vector<std::array<LocalIndex, 2>> pattern_;
-};
 
 }  // namespace
 
@@ -615,7 +479,9 @@ std::unique_ptr<TetFormulation> make_linear_membrane(std::span<const double> coo
                                                      std::span<const LocalIndex> triangles,
                                                      std::span<const MembraneMaterial> materials,
                                                      std::span<const std::int32_t> material_of_triangle) {
-  return std::make_unique<LinearMembrane>(coords, triangles, materials, material_of_triangle);
+  // K0 = the trbs tangent at rest (no out-of-plane stiffness, as a membrane should be).
+  return make_constant_stiffness("linear-membrane", coords,
+                                 *make_membrane("trbs", coords, triangles, materials, material_of_triangle));
 }
 
 std::unique_ptr<TetFormulation> make_triangle_springs(std::string name, SpringStrain strain,

@@ -26,15 +26,12 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
       quiet_(quiet),
       cli_petsc_options_(cli_petsc_options) {
   MPI_Comm_rank(comm_, &rank_);
-  static const std::array<PetscLogStage, 2> stages = [] {
-    PetscLogStage assembly = 0, solve = 0;
-    EDGEFEM_PETSC(PetscLogStageRegister("DynAssembly", &assembly));
-    EDGEFEM_PETSC(PetscLogStageRegister("DynSolve", &solve));
-    return std::array<PetscLogStage, 2>{assembly, solve};
-  }();
-  stage_assembly_ = stages[0];
-  stage_solve_ = stages[1];
+  stage_assembly_ = log_stage("Assembly");
+  stage_solve_ = log_stage("Solve");
   n_steps_ = std::llround(spec_.end_time / spec_.dt);
+  integrator_ = spec_.integrator == "newmark"            ? Integrator::newmark
+                : spec_.integrator == "linearized-euler" ? Integrator::linearized_euler
+                                                         : Integrator::backward_euler;
   for (auto* v : {&x_, &v_, &a_, &g_, &f_n_, &x_n_, &r_, &work_, &work2_, &h_, &w_}) *v = assembler_.create_vector();
   EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_));
   for (auto* v : {&v_, &a_, &g_, &f_n_, &h_, &w_}) EDGEFEM_PETSC(VecSet(*v, 0.0));
@@ -45,7 +42,7 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
   }
   diagonal_.assign(3 * static_cast<std::size_t>(mesh_.n_owned), 0.0);
 
-  if (spec_.integrator == "linearized-euler") {
+  if (integrator_ == Integrator::linearized_euler) {
     EDGEFEM_PETSC(KSPCreate(comm_, ksp_.address()));
     EDGEFEM_PETSC(KSPSetOperators(ksp_, assembler_.matrix(), assembler_.matrix()));
     EDGEFEM_PETSC(KSPSetInitialGuessNonzero(ksp_, PETSC_TRUE));
@@ -77,25 +74,15 @@ void DynamicSolver::set_prescribed(Vec x, double t) {
 }
 
 MatrixCoefficients DynamicSolver::coefficients() {
+  // d/dx of  M (a + alpha v) + f + beta g + h_att(v):  a = rate(rate(u)), so da/du = dv_du^2.
   MatrixCoefficients c;
-  const double h = h_step_, alpha = spec_.damping_mass, beta = spec_.damping_stiffness;
-  double dv_dx = 0.0;
-  if (phase_ == Phase::static_initial) {
-    c.stiffness = 1.0;
-    c.mass = 0.0;
-  } else if (spec_.integrator == "newmark") {
-    c.stiffness = 1.0 + 2.0 * beta / h;
-    c.mass = 4.0 / (h * h) + 2.0 * alpha / h;
-    dv_dx = 2.0 / h;
-  } else {  // backward-euler
-    c.stiffness = 1.0 + beta / h;
-    c.mass = 1.0 / (h * h) + alpha / h;
-    dv_dx = 1.0 / h;
-  }
+  const double dv_dx = phase_ == Phase::static_initial ? 0.0 : dv_du();
+  c.stiffness = 1.0 + spec_.damping_stiffness * dv_dx;
+  c.mass = dv_dx * dv_dx + spec_.damping_mass * dv_dx;
   if (!model_.attachments.empty()) {
     std::fill(diagonal_.begin(), diagonal_.end(), 0.0);
     for (const auto& a : model_.attachments) {
-      const double d = a.spec.stiffness + (phase_ == Phase::static_initial ? 0.0 : a.spec.damping * dv_dx);
+      const double d = a.spec.stiffness + a.spec.damping * dv_dx;
       for (const LocalIndex v : a.vertices)
         for (int i = 0; i < 3; ++i) diagonal_[3 * static_cast<std::size_t>(v) + i] += d;
     }
@@ -105,42 +92,36 @@ MatrixCoefficients DynamicSolver::coefficients() {
 }
 
 void DynamicSolver::residual(Vec x, Vec r) {
-  const double h = h_step_, alpha = spec_.damping_mass, beta = spec_.damping_stiffness;
+  const double alpha = spec_.damping_mass, beta = spec_.damping_stiffness;
   assembler_.set_positions(x);
   assembler_.internal_force(r);
   assembler_.external_force(t_new_, work2_);
   const bool is_static = phase_ == Phase::static_initial;
-  const bool newmark = spec_.integrator == "newmark";
   EDGEFEM_PETSC(VecAXPY(r, is_static ? -load_factor_ : -1.0, work2_));
-  // u = x - x_n; velocity of the attachment dampers.
-  EDGEFEM_PETSC(VecWAXPY(work_, -1.0, x_n_, x));
-  std::vector<double> velocity;
+  EDGEFEM_PETSC(VecWAXPY(work_, -1.0, x_n_, x));  // u = x - x_n
+  std::span<const double> velocity;  // at the new time, for the attachment dampers
   if (!is_static) {
-    // Damping by the rate of the internal force: beta/h (f - f_n) (BE) or beta (2 (f - f_n)/h - g_n) (Newmark).
     if (beta != 0.0) {
-      // r = f - h_ext  ->  (1 + k) f - h_ext - k f_n (- beta g_n for Newmark), k = beta/h (BE) or 2 beta/h.
-      const double k = newmark ? 2.0 * beta / h : beta / h;
+      // Stiffness damping beta g, g = rate(f - f_n, g_n): r = f - h_ext becomes (1 + k) f - h_ext - k f_n
+      // (- beta g_n for Newmark) with k = beta dv_du.
+      const double k = beta * dv_du();
       EDGEFEM_PETSC(VecScale(r, 1.0 + k));
       EDGEFEM_PETSC(VecAXPY(r, k, work2_));
       EDGEFEM_PETSC(VecAXPY(r, -k, f_n_));
-      if (newmark) EDGEFEM_PETSC(VecAXPY(r, -beta, g_));
+      if (integrator_ == Integrator::newmark) EDGEFEM_PETSC(VecAXPY(r, -beta, g_));
     }
-    // Inertia and mass damping: M w with w = (c2) u - (c1) v_n - (a_n).
+    // Inertia and mass damping: M (a + alpha v) with v = rate(u, v_n), a = rate(v - v_n, a_n).
     {
       Owned u(work_, false);
       Owned vn(v_, true);
       Owned an(a_, true);
       std::span<double> us = u.span();
-      velocity.resize(us.size());
+      velocity_.resize(us.size());
       for (std::size_t i = 0; i < us.size(); ++i) {
-        if (newmark) {
-          velocity[i] = 2.0 * us[i] / h - vn.span()[i];
-          us[i] = (4.0 / (h * h) + 2.0 * alpha / h) * us[i] - (4.0 / h + alpha) * vn.span()[i] - an.span()[i];
-        } else {
-          velocity[i] = us[i] / h;
-          us[i] = (1.0 / (h * h) + alpha / h) * us[i] - vn.span()[i] / h;
-        }
+        velocity_[i] = rate(us[i], vn.span()[i]);
+        us[i] = rate(velocity_[i] - vn.span()[i], an.span()[i]) + alpha * velocity_[i];
       }
+      velocity = velocity_;
     }
     assembler_.mass_multiply(work_, work2_);
     EDGEFEM_PETSC(VecAXPY(r, 1.0, work2_));
@@ -198,11 +179,13 @@ PetscErrorCode DynamicSolver::monitor(SNES snes, PetscInt it, PetscReal norm, vo
 }
 
 bool DynamicSolver::attempt_newton(double h, TimeStepReport& report, std::string& why) {
-  const bool newmark = spec_.integrator == "newmark";
   // Predictor: x_n + h v_n (+ h^2/2 a_n for Newmark), prescribed dofs at their new values.
-  EDGEFEM_PETSC(VecWAXPY(x_, h, v_, x_n_));
-  if (newmark) EDGEFEM_PETSC(VecAXPY(x_, 0.5 * h * h, a_));
-  set_prescribed(x_, t_new_);
+  auto predict = [&] {
+    EDGEFEM_PETSC(VecWAXPY(x_, h, v_, x_n_));
+    if (integrator_ == Integrator::newmark) EDGEFEM_PETSC(VecAXPY(x_, 0.5 * h * h, a_));
+    set_prescribed(x_, t_new_);
+  };
+  predict();
   for (;;) {
     EDGEFEM_PETSC(PetscLogStagePush(stage_solve_));
     EDGEFEM_PETSC(SNESSolve(snes_, nullptr, x_));
@@ -218,9 +201,7 @@ bool DynamicSolver::attempt_newton(double h, TimeStepReport& report, std::string
     EDGEFEM_PETSC(SNESGetKSP(snes_, &ksp));
     EDGEFEM_PETSC(KSPGetConvergedReason(ksp, &kreason));
     if (switch_to_gmres_if_indefinite(comm_, ksp)) {
-      EDGEFEM_PETSC(VecWAXPY(x_, h, v_, x_n_));
-      if (newmark) EDGEFEM_PETSC(VecAXPY(x_, 0.5 * h * h, a_));
-      set_prescribed(x_, t_new_);
+      predict();
       continue;
     }
     why = std::string("Newton: ") + SNESConvergedReasons[reason] + ", last linear solve: " + KSPConvergedReasons[kreason];
@@ -306,8 +287,8 @@ bool DynamicSolver::attempt_linearized(double h, TimeStepReport& report, std::st
 }
 
 bool DynamicSolver::attempt(double h, TimeStepReport& report, std::string& why) {
-  const bool newmark = spec_.integrator == "newmark";
-  const bool linearized = spec_.integrator == "linearized-euler";
+  const bool newmark = integrator_ == Integrator::newmark;
+  const bool linearized = integrator_ == Integrator::linearized_euler;
   const double beta = spec_.damping_stiffness;
   h_step_ = h;
   EDGEFEM_PETSC(VecCopy(x_, x_n_));
@@ -321,7 +302,8 @@ bool DynamicSolver::attempt(double h, TimeStepReport& report, std::string& why) 
     EDGEFEM_PETSC(VecCopy(x_n_, x_));
     return false;
   }
-  // Accept: update v (and a, g for Newmark), the external work, then the time.
+  // Accept: v = rate(u, v_n) (and a = rate(v - v_n, a_n), g = rate(f - f_n, g_n) for Newmark), the external
+  // work, then the time. Linearized Euler solved for v directly.
   if (linearized) {
     EDGEFEM_PETSC(VecCopy(work2_, v_));
   } else {
@@ -330,20 +312,16 @@ bool DynamicSolver::attempt(double h, TimeStepReport& report, std::string& why) 
     Owned v(v_, false);
     Owned a(a_, false);
     for (std::size_t i = 0; i < u.span().size(); ++i) {
-      if (newmark) {
-        const double a_new = 4.0 * (u.span()[i] - h * v.span()[i]) / (h * h) - a.span()[i];
-        v.span()[i] = 2.0 * u.span()[i] / h - v.span()[i];
-        a.span()[i] = a_new;
-      } else {
-        v.span()[i] = u.span()[i] / h;
-      }
+      const double v_new = rate(u.span()[i], v.span()[i]);
+      if (newmark) a.span()[i] = rate(v_new - v.span()[i], a.span()[i]);
+      v.span()[i] = v_new;
     }
   }
   if (newmark && beta != 0.0) {
     assembler_.set_positions(x_);
     assembler_.internal_force(work2_);
-    EDGEFEM_PETSC(VecAXPY(work2_, -1.0, f_n_));         // f - f_n
-    EDGEFEM_PETSC(VecAXPBY(g_, 2.0 / h, -1.0, work2_));  // g = 2 (f - f_n)/h - g_n
+    EDGEFEM_PETSC(VecAXPY(work2_, -1.0, f_n_));          // f - f_n
+    EDGEFEM_PETSC(VecAXPBY(g_, dv_du(), -1.0, work2_));  // g = rate(f - f_n, g_n)
   }
   // External work, per dof: (h(t_n) + h(t_new))/2 . (x_new - x_n).
   assembler_.external_force(t_new_, work2_);
@@ -442,7 +420,7 @@ std::vector<TimeStepReport> DynamicSolver::run(const std::function<void(long lon
   std::vector<TimeStepReport> reports;
   if (!restarted_) {
     if (spec_.initial_state == "static") solve_initial_static();
-    if (spec_.integrator == "newmark") initial_acceleration();
+    if (integrator_ == Integrator::newmark) initial_acceleration();
     assembler_.external_force(0.0, h_);
     if (on_step) on_step(step_, time_);
   }

@@ -95,6 +95,14 @@ class DynamicSolver {
 
  private:
   enum class Phase { static_initial, dynamic };
+  enum class Integrator { backward_euler, linearized_euler, newmark };
+  /// Both Newton schemes update every rate the same way over a step h: new = dv_du * (change) - old for
+  /// Newmark (trapezoidal rule), new = dv_du * (change) for backward Euler, with dv_du = 2/h or 1/h. It gives
+  /// v from u = x - x_n, a from v - v_n and the internal-force rate g from f - f_n.
+  [[nodiscard]] double dv_du() const { return (integrator_ == Integrator::newmark ? 2.0 : 1.0) / h_step_; }
+  [[nodiscard]] double rate(double change, double old) const {
+    return dv_du() * change - (integrator_ == Integrator::newmark ? old : 0.0);
+  }
   static PetscErrorCode form_function(SNES, Vec x, Vec r, void* ctx);
   static PetscErrorCode form_jacobian(SNES, Vec x, Mat J, Mat P, void* ctx);
   static PetscErrorCode monitor(SNES, PetscInt it, PetscReal norm, void* ctx);
@@ -117,6 +125,7 @@ class DynamicSolver {
   bool quiet_;
   int rank_ = 0;
   std::string cli_petsc_options_;
+  Integrator integrator_ = Integrator::backward_euler;
 
   // State at t_n and work vectors (all ghosted, layout of the assembler).
   PetscOwner<Vec, VecDestroy> x_, v_, a_, g_, f_n_, x_n_, r_, work_, work2_, h_;
@@ -124,6 +133,7 @@ class DynamicSolver {
   PetscOwner<SNES, SNESDestroy> snes_;
   PetscOwner<KSP, KSPDestroy> ksp_;
   std::vector<double> diagonal_;  ///< attachment terms on the matrix diagonal, 3 per owned vertex
+  std::vector<double> velocity_;  ///< residual(): the velocity at the new time, 3 per owned vertex
   Phase phase_ = Phase::dynamic;
   double h_step_ = 0.0;           ///< the (sub)step being solved
   double time_ = 0.0, t_new_ = 0.0, load_factor_ = 1.0;

@@ -89,6 +89,14 @@ class VecArray {
   PetscInt size_ = 0;
 };
 
+/// The PETSc log stage called `name`, registered on first use (stages are process-wide).
+inline PetscLogStage log_stage(const char* name) {
+  PetscLogStage stage = -1;
+  EDGEFEM_PETSC(PetscLogStageGetId(name, &stage));
+  if (stage < 0) EDGEFEM_PETSC(PetscLogStageRegister(name, &stage));
+  return stage;
+}
+
 /// Run a PETSc callback body: push `stage`, run f, pop; a C++ exception becomes a PETSc error (for SNES
 /// callbacks, which must not throw through C code).
 template <class F>

@@ -14,15 +14,8 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
     : comm_(comm), job_(job), mesh_(mesh), model_(std::move(model)), assembler_(comm, mesh, model_), quiet_(quiet) {
   MPI_Comm_rank(comm_, &rank_);
   n_steps_ = job_.steps;
-  // PETSc log stages are process-wide: register them once.
-  static const std::array<PetscLogStage, 2> stages = [] {
-    PetscLogStage assembly = 0, solve = 0;
-    EDGEFEM_PETSC(PetscLogStageRegister("Assembly", &assembly));
-    EDGEFEM_PETSC(PetscLogStageRegister("Solve", &solve));
-    return std::array<PetscLogStage, 2>{assembly, solve};
-  }();
-  stage_assembly_ = stages[0];
-  stage_solve_ = stages[1];
+  stage_assembly_ = log_stage("Assembly");
+  stage_solve_ = log_stage("Solve");
   x_ = assembler_.create_vector();
   r_ = assembler_.create_vector();
   EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_));
