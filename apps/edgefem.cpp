@@ -131,7 +131,18 @@ int command_info(const Arguments& args) {
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
   if (rank != 0) return 0;
   const Mesh mesh = is_job_file(args.path) ? load_job_mesh(read_job(args.path)) : load_mesh_file(args.path);
-  if (mesh.n_tets() == 0) throw InputError(args.path + ": the mesh has no tetrahedra (membrane meshes come later)");
+  if (mesh.n_tets() == 0) {
+    std::vector<std::pair<LocalIndex, LocalIndex>> edges;
+    for (LocalIndex t = 0; t < mesh.n_triangles(); ++t)
+      for (int k = 0; k < 3; ++k) {
+        const LocalIndex a = mesh.triangles[3 * t + k], b = mesh.triangles[3 * t + (k + 1) % 3];
+        edges.emplace_back(std::min(a, b), std::max(a, b));
+      }
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+    std::printf("mesh %s (membrane)\n  N_V = %d   N_E = %zu   N_T (triangles) = %d   boundary edges = %d\n",
+                args.path.c_str(), mesh.n_vertices(), edges.size(), mesh.n_triangles(), mesh.n_lines());
+  } else {
   const Topology topo = build_topology(mesh.n_vertices(), mesh.tets);
   const double nt = static_cast<double>(mesh.n_tets());
   std::printf("mesh %s\n", args.path.c_str());
@@ -143,6 +154,7 @@ int command_info(const Arguments& args) {
               static_cast<long long>(topo.n_type1), 3 * static_cast<long long>(topo.n_faces()),
               static_cast<long long>(topo.n_type2), 3 * static_cast<long long>(mesh.n_tets()));
   std::printf("  boundary triangles = %d, lines = %d\n", mesh.n_triangles(), mesh.n_lines());
+  }
   const PartitionPlan plan = plan_partition(mesh, args.ranks);
   std::printf("partition into %d rank%s (METIS, dual graph)\n", args.ranks, args.ranks == 1 ? "" : "s");
   std::printf("  %6s %12s %12s %12s\n", "rank", "cells", "owned", "ghost");
@@ -203,22 +215,25 @@ void print_state_summary(MPI_Comm comm, const LocalMesh& mesh, const std::vector
   }
   MPI_Allreduce(&local_max, &global_max, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm);
   MPI_Bcast(where.data(), 6, MPI_DOUBLE, global_max.rank, comm);
-  // Volume (reference and deformed, from the signed tet volumes) and the deformed bounding box.
-  auto tet_volume = [&](const double* p, LocalIndex t) {
-    const LocalIndex* v = mesh.mesh.tets.data() + 4 * static_cast<std::size_t>(t);
-    double a[3], b[3], c[3];
+  // Volume (reference and deformed, from the signed tet volumes) or, for a membrane, area; and the deformed
+  // bounding box.
+  const bool solid = mesh.mesh.n_tets() > 0 || mesh.mesh.n_triangles() == 0;
+  auto measure = [&](const double* p, LocalIndex t) {
+    const LocalIndex* v = (solid ? mesh.mesh.tets.data() + 4 * static_cast<std::size_t>(t)
+                                 : mesh.mesh.triangles.data() + 3 * static_cast<std::size_t>(t));
+    double a[3], b[3], c[3] = {0, 0, 0};
     for (int d = 0; d < 3; ++d) {
       a[d] = p[3 * v[1] + d] - p[3 * v[0] + d];
       b[d] = p[3 * v[2] + d] - p[3 * v[0] + d];
-      c[d] = p[3 * v[3] + d] - p[3 * v[0] + d];
+      if (solid) c[d] = p[3 * v[3] + d] - p[3 * v[0] + d];
     }
-    return (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
-            a[2] * (b[0] * c[1] - b[1] * c[0])) / 6.0;
+    const double n[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+    return solid ? (n[0] * c[0] + n[1] * c[1] + n[2] * c[2]) / 6.0 : 0.5 * std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
   };
   double volumes[2] = {0, 0}, volumes_sum[2] = {0, 0};
-  for (LocalIndex t = 0; t < mesh.mesh.n_tets(); ++t) {
-    volumes[0] += tet_volume(mesh.mesh.coords.data(), t);
-    volumes[1] += tet_volume(x.data(), t);
+  for (LocalIndex t = 0; t < (solid ? mesh.mesh.n_tets() : mesh.mesh.n_triangles()); ++t) {
+    volumes[0] += measure(mesh.mesh.coords.data(), t);
+    volumes[1] += measure(x.data(), t);
   }
   MPI_Allreduce(volumes, volumes_sum, 2, MPI_DOUBLE, MPI_SUM, comm);
   double box_min[3] = {1e300, 1e300, 1e300}, box_max[3] = {-1e300, -1e300, -1e300}, gmin[3], gmax[3];
@@ -234,10 +249,11 @@ void print_state_summary(MPI_Comm comm, const LocalMesh& mesh, const std::vector
   MPI_Allreduce(&memory, &memory_sum, 1, MPI_DOUBLE, MPI_SUM, comm);
   PetscPrintf(comm,
               "  largest displacement |u| = %.9e at reference point (%.6g, %.6g, %.6g), u = (%.9e, %.9e, %.9e)\n"
-              "  volume: reference %.9g, deformed %.9g (change %+.4f %%)\n"
+              "  %s: reference %.9g, deformed %.9g (change %+.4f %%)\n"
               "  deformed bounding box: [%.6g, %.6g] x [%.6g, %.6g] x [%.6g, %.6g]\n"
               "  peak memory: %.1f MB on the largest rank, %.1f MB in all\n",
-              global_max.value, where[0], where[1], where[2], where[3], where[4], where[5], volumes_sum[0],
+              global_max.value, where[0], where[1], where[2], where[3], where[4], where[5], solid ? "volume" : "area",
+              volumes_sum[0],
               volumes_sum[1], 100.0 * (volumes_sum[1] / volumes_sum[0] - 1.0), gmin[0], gmax[0], gmin[1], gmax[1],
               gmin[2], gmax[2], memory_max, memory_sum);
 }
@@ -424,15 +440,10 @@ int command_run(const Arguments& args) {
   });
   const LocalMesh mesh = distribute_mesh(comm, whole);
   whole = Mesh{};
-  long long local_tets = mesh.mesh.n_tets(), any_tets = 0;
-  MPI_Allreduce(&local_tets, &any_tets, 1, MPI_LONG_LONG, MPI_SUM, comm);
-  if (any_tets == 0)
-    throw InputError(job.job_file + ": mesh: the mesh has no tetrahedra (membrane meshes are not supported yet)");
-
   Model model = build_model(comm, job, mesh);
-  PetscPrintf(comm, "edgefem: %s\n  mesh: %lld vertices, %lld tetrahedra on %d rank%s x %d thread%s\n",
+  PetscPrintf(comm, "edgefem: %s\n  mesh: %lld vertices, %lld %s on %d rank%s x %d thread%s\n",
               job.job_file.c_str(), static_cast<long long>(mesh.n_global_vertices),
-              static_cast<long long>(mesh.n_global_cells), size, size == 1 ? "" : "s", threads(),
+              static_cast<long long>(mesh.n_global_cells), model.nodes_per_cell == 4 ? "tetrahedra" : "triangles", size, size == 1 ? "" : "s", threads(),
               threads() == 1 ? "" : "s");
 
   if (job.analysis_type == "dynamic") return run_dynamic(args, job, mesh, std::move(model), t_start);

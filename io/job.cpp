@@ -330,18 +330,18 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
   if (const Value* region = m.get("region")) {
     spec.region = int_value(*region, "a region tag (an integer >= 0)", [](long long r) { return r >= 0; });
   }
-  static const char* const models = "one of: stvk, stvk-nsn, stvk-tl, linear";
+  static const char* const models = "one of: stvk, stvk-nsn, stvk-tl, linear (tetrahedra), trbs, trqs, springs, "
+                                    "linear-membrane (triangles)";
+  static const char* const known[] = {"stvk", "stvk-nsn", "stvk-tl", "linear", "trbs", "trqs", "springs",
+                                      "linear-membrane"};
   if (const Value* model = m.get("model")) {
     spec.model = string(*model, models);
-    static const char* const reserved[] = {"trbs", "trqs", "springs", "linear-membrane"};
-    if (std::find(std::begin(reserved), std::end(reserved), spec.model) != std::end(reserved)) {
-      fail(model->line, model->path + ": model '" + spec.model +
-                            "' is not supported yet (supported: stvk, stvk-nsn, stvk-tl, linear)");
-    }
-    if (spec.model != "stvk" && spec.model != "stvk-nsn" && spec.model != "stvk-tl" && spec.model != "linear") {
-      expected(*model, models);
-    }
+    if (std::find(std::begin(known), std::end(known), spec.model) == std::end(known)) expected(*model, models);
   }
+  const bool membrane = is_membrane_model(spec.model);
+  if (membrane)
+    if (const Value* aniso = m.get("anisotropy"))
+      fail(aniso->line, aniso->path + ": membrane model '" + spec.model + "' takes isotropic young and poisson");
   if (const Value* aniso = m.get("anisotropy")) {
     // Either isotropic constants or an anisotropy block, not both.
     for (const char* key : {"young", "poisson"})
@@ -367,8 +367,13 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
     spec.anisotropy = t;
   } else {
     spec.young = number(m.require("young"), "a positive number", [](double e) { return e > 0.0; });
-    spec.poisson = number(m.require("poisson"), "a number with -1 < poisson < 0.5",
-                          [](double nu) { return nu > -1.0 && nu < 0.5; });
+    // Plane stress (membranes) allows Poisson ratios up to 1; a solid needs less than 1/2.
+    if (membrane)
+      spec.poisson = number(m.require("poisson"), "a number with -1 < poisson < 1 (membrane, plane stress)",
+                            [](double nu) { return nu > -1.0 && nu < 1.0; });
+    else
+      spec.poisson = number(m.require("poisson"), "a number with -1 < poisson < 0.5",
+                            [](double nu) { return nu > -1.0 && nu < 0.5; });
   }
   if (const Value* density = m.get("density")) {
     spec.density = number(*density, "a positive number", [](double d) { return d > 0.0; });
@@ -756,6 +761,10 @@ std::array<double, 3> AttachmentSpec::rate(double t) const {
   const auto& b = path[k + 1];
   const double h = b[0] - a[0];
   return {(b[1] - a[1]) / h, (b[2] - a[2]) / h, (b[3] - a[3]) / h};
+}
+
+bool is_membrane_model(const std::string& model) {
+  return model == "trbs" || model == "trqs" || model == "springs" || model == "linear-membrane";
 }
 
 Job read_job(const std::string& path) {

@@ -30,7 +30,7 @@ struct TransverseIsotropySpec {
 
 struct MaterialSpec {
   std::optional<int> region;            ///< empty = every cell
-  std::string model = "stvk";           ///< stvk | stvk-nsn | stvk-tl | linear
+  std::string model = "stvk";           ///< stvk | stvk-nsn | stvk-tl | linear; membranes: trbs | trqs | springs | linear-membrane
   double young = 0.0;                   ///< isotropic (ignored when `anisotropy` is set)
   double poisson = 0.0;
   std::optional<TransverseIsotropySpec> anisotropy;
@@ -140,6 +140,9 @@ struct Job {
   int output_every = 1;
   int checkpoint_every = 0;             ///< dynamic: checkpoint every N steps (0 = only at the end)
 };
+
+/// True for the triangle (membrane) models: trbs, trqs, springs, linear-membrane.
+bool is_membrane_model(const std::string& model);
 
 /// Parse and validate a job file. Throws InputError naming file, line and key on any problem:
 /// unknown key, wrong type, missing required key, out-of-range value, mesh file that does not exist.

@@ -5,6 +5,7 @@
 /// Numbering: inside a Mesh every vertex index is *local* to that Mesh (0 .. n_vertices()-1),
 /// 32-bit. A whole mesh read on rank 0 and a rank's local piece use the same type.
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,15 @@ struct Mesh {
   [[nodiscard]] LocalIndex n_lines() const { return static_cast<LocalIndex>(lines.size() / 2); }
   [[nodiscard]] std::array<double, 3> vertex(LocalIndex v) const {
     return {coords[3 * v], coords[3 * v + 1], coords[3 * v + 2]};
+  }
+  /// Reference area of triangle t.
+  [[nodiscard]] double triangle_area(LocalIndex t) const {
+    const LocalIndex* v = triangles.data() + 3 * static_cast<std::size_t>(t);
+    const auto p0 = vertex(v[0]), p1 = vertex(v[1]), p2 = vertex(v[2]);
+    double a[3], b[3];
+    for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d], b[d] = p2[d] - p0[d];
+    const double cx = a[1] * b[2] - a[2] * b[1], cy = a[2] * b[0] - a[0] * b[2], cz = a[0] * b[1] - a[1] * b[0];
+    return 0.5 * std::sqrt(cx * cx + cy * cy + cz * cz);
   }
   /// Unsigned reference volume of tetrahedron t.
   [[nodiscard]] double tet_volume(LocalIndex t) const {

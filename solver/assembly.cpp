@@ -145,10 +145,12 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
   if (model_.formulations.size() > 1) force_buffer_.assign(3 * static_cast<std::size_t>(n_local), 0.0);
 
   if (model_.consistent_mass) {
-    // P1 consistent mass: rho V / 20 (1 + delta_ij) I per vertex pair of every tet, on the blocks of the
-    // formulation the tet belongs to (its vertex diagonal and edge blocks are in the pattern).
+    // P1 consistent mass: m / (n (n + 1)) (1 + delta_ij) I per vertex pair of every cell of n vertices and mass
+    // m (m/20 for tets, m/12 for triangles), on the blocks of the formulation the cell belongs to (its vertex
+    // diagonal and edge blocks are in the pattern).
     mass_values_.assign(n_kernel_entries_, 0.0);
-    const Mesh& m = mesh_.mesh;
+    const int n = model_.nodes_per_cell;
+    const std::vector<LocalIndex>& cells = n == 4 ? mesh_.mesh.tets : mesh_.mesh.triangles;
     for (std::size_t k = 0; k < model_.formulations.size(); ++k) {
       std::unordered_map<std::uint64_t, std::size_t> block_of;
       const auto& pattern = model_.formulations[k]->block_pattern();
@@ -156,13 +158,12 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
         block_of.try_emplace((static_cast<std::uint64_t>(pattern[blk][0]) << 32) | static_cast<std::uint32_t>(pattern[blk][1]),
                              block_offset_[k] + blk);
       for (const LocalIndex t : model_.formulation_cells[k]) {
-        const LocalIndex* v = m.tets.data() + 4 * static_cast<std::size_t>(t);
-        const double vol = m.tet_volume(t);
-        const double share = model_.cell_density[static_cast<std::size_t>(t)] * vol / 20.0;
-        for (int i = 0; i < 4; ++i)
-          for (int j = 0; j < 4; ++j) {
+        const LocalIndex* v = cells.data() + n * static_cast<std::size_t>(t);
+        const double share = model_.cell_mass[static_cast<std::size_t>(t)] / (n * (n + 1));
+        for (int i = 0; i < n; ++i)
+          for (int j = 0; j < n; ++j) {
             const auto it = block_of.find((static_cast<std::uint64_t>(v[i]) << 32) | static_cast<std::uint32_t>(v[j]));
-            if (it == block_of.end()) throw PetscFailure("consistent mass: a tet's vertex pair is not in the block pattern");
+            if (it == block_of.end()) throw PetscFailure("consistent mass: a cell's vertex pair is not in the block pattern");
             for (int d = 0; d < 3; ++d) mass_values_[9 * it->second + 4 * d] += share * (i == j ? 2.0 : 1.0);
           }
       }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "io/error.hpp"
+#include "materials/membrane.hpp"
 #include "partition/collective.hpp"
 
 namespace edgefem {
@@ -61,6 +62,50 @@ bool vertex_selected(const Selection& s, const LocalMesh& lm, LocalIndex v) {
     case Selection::Kind::box: return in_box(s, lm.mesh.coords.data() + 3 * static_cast<std::size_t>(v));
   }
   return false;
+}
+
+/// A flat membrane has no out-of-plane stiffness at rest: a static solve needs the normal component prescribed on
+/// every vertex (the plane must then be normal to x, y or z). Throws InputError on every rank otherwise.
+void check_flat_membrane_is_held(MPI_Comm comm, const Job& job, const LocalMesh& lm,
+                                 const std::map<LocalIndex, DirichletDof>& prescribed) {
+  const Mesh& m = lm.mesh;
+  // The plane of rank 0's first triangle (every rank has cells).
+  double plane[6] = {0, 0, 0, 0, 0, 0};  // point, unit normal
+  if (m.n_triangles() > 0) {
+    const auto p0 = m.vertex(m.triangles[0]), p1 = m.vertex(m.triangles[1]), p2 = m.vertex(m.triangles[2]);
+    double a[3], b[3];
+    for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d], b[d] = p2[d] - p0[d], plane[d] = p0[d];
+    const double n[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+    const double ln = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    for (int d = 0; d < 3; ++d) plane[3 + d] = n[d] / ln;
+  }
+  MPI_Bcast(plane, 6, MPI_DOUBLE, 0, comm);
+  double extent = 0.0, off_plane = 0.0;
+  for (LocalIndex v = 0; v < lm.n_local(); ++v) {
+    const auto p = m.vertex(v);
+    double dist = 0.0;
+    for (int d = 0; d < 3; ++d) {
+      dist += (p[d] - plane[d]) * plane[3 + d];
+      extent = std::max(extent, std::abs(p[d] - plane[d]));
+    }
+    off_plane = std::max(off_plane, std::abs(dist));
+  }
+  double local[2] = {extent, off_plane}, global[2];
+  MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, comm);
+  if (global[1] > 1e-10 * global[0]) return;  // curved: in-plane stiffness carries normal loads
+  int axis = -1;
+  for (int d = 0; d < 3; ++d)
+    if (std::abs(plane[3 + d]) > 1.0 - 1e-12) axis = d;
+  long long free_vertices = 0;
+  for (LocalIndex v = 0; v < lm.n_owned; ++v)
+    if (axis < 0 || !prescribed.contains(3 * v + axis)) ++free_vertices;
+  if (global_count(comm, free_vertices) == 0) return;
+  const char* name = axis == 0 ? "x" : axis == 1 ? "y" : "z";
+  throw InputError(where(job, 0, "analysis") +
+                   "a flat membrane has no out-of-plane stiffness at rest, so this static solve would be singular: " +
+                   (axis < 0 ? std::string("use analysis type dynamic (the membrane's plane is not normal to x, y or z)")
+                             : std::string("fix the normal component on every vertex (boundary: - select: {all: true}, "
+                                           "fix: [") + name + "]) or use analysis type dynamic"));
 }
 
 }  // namespace
@@ -122,22 +167,28 @@ bool in_box(const Selection& s, const double* x) {
 Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
   Model model;
   const Mesh& mesh = lm.mesh;
-  const LocalIndex n_tets = mesh.n_tets();
   const LocalIndex n_local = mesh.n_vertices();
+  // Cells: tetrahedra, or triangles (membranes) when the whole mesh has no tetrahedra.
+  const bool solid = global_count(comm, mesh.n_tets()) > 0;
+  model.nodes_per_cell = solid ? 4 : 3;
+  const LocalIndex n_cells = solid ? mesh.n_tets() : mesh.n_triangles();
+  const std::vector<LocalIndex>& cells = solid ? mesh.tets : mesh.triangles;
+  const std::vector<int>& cell_region = solid ? mesh.tet_region : mesh.triangle_region;
+  const int nodes = model.nodes_per_cell;
 
-  // Materials: every tet gets exactly one material entry.
-  std::vector<int> spec_of(static_cast<std::size_t>(n_tets), -1);
+  // Materials: every cell gets exactly one material entry.
+  std::vector<int> spec_of(static_cast<std::size_t>(n_cells), -1);
   std::vector<long long> spec_hits(job.materials.size(), 0);
   bool local_error = false;
   std::string error;
-  for (LocalIndex t = 0; t < n_tets; ++t) {
+  for (LocalIndex t = 0; t < n_cells; ++t) {
     for (std::size_t m = 0; m < job.materials.size(); ++m) {
       const auto& spec = job.materials[m];
-      if (spec.region && *spec.region != mesh.tet_region[t]) continue;
+      if (spec.region && *spec.region != cell_region[t]) continue;
       if (spec_of[t] >= 0 && !local_error) {
         local_error = true;
         error = where(job, spec.line, "materials[" + std::to_string(m) + "]") + "region " +
-                std::to_string(mesh.tet_region[t]) + " already has a material (materials[" +
+                std::to_string(cell_region[t]) + " already has a material (materials[" +
                 std::to_string(spec_of[t]) + "]); each cell needs exactly one";
       }
       spec_of[t] = static_cast<int>(m);
@@ -145,8 +196,8 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
     }
     if (spec_of[t] < 0 && !local_error) {
       local_error = true;
-      error = where(job, 0, "materials") + "no material for cells of region " + std::to_string(mesh.tet_region[t]) +
-              " (add an entry with 'region: " + std::to_string(mesh.tet_region[t]) + "' or omit 'region')";
+      error = where(job, 0, "materials") + "no material for cells of region " + std::to_string(cell_region[t]) +
+              " (add an entry with 'region: " + std::to_string(cell_region[t]) + "' or omit 'region')";
     }
   }
   if (agree_on_failure(comm, local_error, error)) throw InputError(error);
@@ -156,12 +207,26 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
                        std::to_string(job.materials[m].region.value_or(0)) +
                        " matches no cell of the mesh (regions in the mesh: " + mesh_regions(comm, lm) + ")");
 
-  // One TetMaterial per job.materials entry (the same on every rank, so a bad entry fails everywhere alike),
-  // then per-tet indices into that table.
-  model.material_table.reserve(job.materials.size());
+  // One TetMaterial (solids) or MembraneMaterial per job.materials entry (the same on every rank, so a bad entry
+  // fails everywhere alike), then per-cell indices into that table.
   for (std::size_t m = 0; m < job.materials.size(); ++m) {
     const auto& spec = job.materials[m];
     const std::string key = "materials[" + std::to_string(m) + "]";
+    if (is_membrane_model(spec.model) == solid)
+      throw InputError(where(job, spec.line, key + ".model") + "'" + spec.model + "' " +
+                       (solid ? "is a membrane model, but the mesh has tetrahedra (use stvk, stvk-nsn, stvk-tl or linear)"
+                              : "needs tetrahedra, but the mesh has only triangles (use trbs, trqs, springs or "
+                                "linear-membrane)"));
+    if (!solid) {
+      const MembraneMaterial material{spec.young, spec.poisson, spec.thickness};
+      try {
+        check_membrane_material(material);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(where(job, spec.line, key) + e.what());
+      }
+      model.membrane_table.push_back(material);
+      continue;
+    }
     VolumetricPenalty penalty = VolumetricPenalty::none;
     if (spec.volumetric_penalty) {
       if (spec.volumetric == "cubic")
@@ -184,35 +249,35 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
       throw InputError(where(job, spec.line, key + (spec.anisotropy ? ".anisotropy" : "")) + e.what());
     }
   }
-  model.cell_material.resize(static_cast<std::size_t>(n_tets));
-  model.cell_density.resize(static_cast<std::size_t>(n_tets));
-  std::map<std::string, std::vector<LocalIndex>> tets_of_model;
-  for (LocalIndex t = 0; t < n_tets; ++t) {
+  model.cell_material.resize(static_cast<std::size_t>(n_cells));
+  model.cell_mass.resize(static_cast<std::size_t>(n_cells));
+  std::map<std::string, std::vector<LocalIndex>> cells_of_model;
+  for (LocalIndex t = 0; t < n_cells; ++t) {
     const auto& spec = job.materials[spec_of[t]];
     model.cell_material[t] = static_cast<std::int32_t>(spec_of[t]);
-    model.cell_density[t] = spec.density;
-    tets_of_model[spec.model].push_back(t);
+    model.cell_mass[t] = spec.density * (solid ? mesh.tet_volume(t) : spec.thickness * mesh.triangle_area(t));
+    cells_of_model[spec.model].push_back(t);
   }
-  for (const auto& [name, ids] : tets_of_model) {
+  for (const auto& [name, ids] : cells_of_model) {
     model.formulation_cells.push_back(ids);
-    std::vector<LocalIndex> tets;
-    std::vector<std::int32_t> material_of_tet;
-    tets.reserve(ids.size() * 4);
-    material_of_tet.reserve(ids.size());
+    std::vector<LocalIndex> own;
+    std::vector<std::int32_t> material_of_cell;
+    own.reserve(ids.size() * static_cast<std::size_t>(nodes));
+    material_of_cell.reserve(ids.size());
     for (LocalIndex t : ids) {
-      tets.insert(tets.end(), mesh.tets.begin() + 4 * static_cast<std::ptrdiff_t>(t),
-                  mesh.tets.begin() + 4 * static_cast<std::ptrdiff_t>(t) + 4);
-      material_of_tet.push_back(model.cell_material[t]);
+      own.insert(own.end(), cells.begin() + nodes * static_cast<std::ptrdiff_t>(t),
+                 cells.begin() + nodes * static_cast<std::ptrdiff_t>(t) + nodes);
+      material_of_cell.push_back(model.cell_material[t]);
     }
     const std::span<const TetMaterial> table = model.material_table;
-    if (name == "stvk" || name == "stvk-nsn")
-      model.formulations.push_back(make_stvk_tsep(mesh.coords, tets, table, material_of_tet, name == "stvk-nsn"));
+    if (!solid)
+      model.formulations.push_back(make_membrane(name, mesh.coords, own, model.membrane_table, material_of_cell));
+    else if (name == "stvk" || name == "stvk-nsn")
+      model.formulations.push_back(make_stvk_tsep(mesh.coords, own, table, material_of_cell, name == "stvk-nsn"));
     else if (name == "stvk-tl")
-      model.formulations.push_back(make_stvk_tl(mesh.coords, tets, table, material_of_tet));
-    else if (name == "linear")
-      model.formulations.push_back(make_linear(mesh.coords, tets, table, material_of_tet));
+      model.formulations.push_back(make_stvk_tl(mesh.coords, own, table, material_of_cell));
     else
-      throw InputError(where(job, 0, "materials") + "model '" + name + "' is not supported for tetrahedra");
+      model.formulations.push_back(make_linear(mesh.coords, own, table, material_of_cell));
   }
 
   // Schedules: [0] prescribed displacements without their own (static: the load factor; dynamic: a ramp over
@@ -252,25 +317,27 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
                        "selects no vertex of the mesh" + region_hint(comm, lm, bc.select));
   }
   for (const auto& [dof, d] : prescribed) model.dirichlet.push_back(d);
+  if (!solid && !dynamic) check_flat_membrane_is_held(comm, job, lm, prescribed);
 
-  // Lumped mass and gravity: a quarter of each tet's mass (weight) per vertex. Tractions: a third of each
-  // boundary triangle's nominal force per vertex. Load group 0 follows the default load schedule.
+  // Lumped mass and gravity: an equal share of each cell's mass (weight) per vertex. Tractions: an equal share of
+  // each boundary facet's nominal force (triangles of a solid, per unit area; edges of a membrane, per unit
+  // length) per vertex. Load group 0 follows the default load schedule.
   model.loads.push_back({1, std::vector<double>(3 * static_cast<std::size_t>(n_local), 0.0)});
   std::vector<double>& external_force = model.loads[0].force;
   model.lumped_mass.assign(static_cast<std::size_t>(n_local), 0.0);
   const auto& g = job.loads.gravity;
-  {
-    for (LocalIndex t = 0; t < n_tets; ++t) {
-      const LocalIndex* v = mesh.tets.data() + 4 * static_cast<std::size_t>(t);
-      const double vol = mesh.tet_volume(t);
-      const double w = model.cell_density[t] * vol / 4.0;
-      for (int k = 0; k < 4; ++k) {
-        model.lumped_mass[static_cast<std::size_t>(v[k])] += w;
-        for (int d = 0; d < 3; ++d) external_force[3 * static_cast<std::size_t>(v[k]) + d] += w * g[d];
-      }
+  for (LocalIndex t = 0; t < n_cells; ++t) {
+    const LocalIndex* v = cells.data() + nodes * static_cast<std::size_t>(t);
+    const double w = model.cell_mass[t] / nodes;
+    for (int k = 0; k < nodes; ++k) {
+      model.lumped_mass[static_cast<std::size_t>(v[k])] += w;
+      for (int d = 0; d < 3; ++d) external_force[3 * static_cast<std::size_t>(v[k]) + d] += w * g[d];
     }
   }
-  const LocalIndex n_facets = mesh.n_triangles();
+  const int facet_nodes = solid ? 3 : 2;
+  const std::vector<LocalIndex>& facets = solid ? mesh.triangles : mesh.lines;
+  const std::vector<int>& facet_region = solid ? mesh.triangle_region : mesh.line_region;
+  const LocalIndex n_facets = static_cast<LocalIndex>(facets.size() / facet_nodes);
   for (std::size_t i = 0; i < job.loads.tractions.size(); ++i) {
     const auto& tr = job.loads.tractions[i];
     std::vector<double>* target = &model.loads[0].force;
@@ -282,31 +349,39 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
     }
     long long hits = 0;
     for (LocalIndex f = 0; f < n_facets; ++f) {
-      const LocalIndex* v = mesh.triangles.data() + 3 * static_cast<std::size_t>(f);
+      const LocalIndex* v = facets.data() + facet_nodes * static_cast<std::size_t>(f);
       bool take = false;
       switch (tr.select.kind) {
         case Selection::Kind::all: take = true; break;
-        case Selection::Kind::region: take = mesh.triangle_region[f] == tr.select.region; break;
+        case Selection::Kind::region: take = facet_region[f] == tr.select.region; break;
         case Selection::Kind::box:
-          take = in_box(tr.select, mesh.coords.data() + 3 * static_cast<std::size_t>(v[0])) &&
-                 in_box(tr.select, mesh.coords.data() + 3 * static_cast<std::size_t>(v[1])) &&
-                 in_box(tr.select, mesh.coords.data() + 3 * static_cast<std::size_t>(v[2]));
+          take = true;
+          for (int k = 0; k < facet_nodes; ++k)
+            take = take && in_box(tr.select, mesh.coords.data() + 3 * static_cast<std::size_t>(v[k]));
           break;
       }
       if (!take) continue;
       ++hits;
-      const auto p0 = mesh.vertex(v[0]), p1 = mesh.vertex(v[1]), p2 = mesh.vertex(v[2]);
-      double a[3], b[3];
-      for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d], b[d] = p2[d] - p0[d];
-      const double cx = a[1] * b[2] - a[2] * b[1], cy = a[2] * b[0] - a[0] * b[2], cz = a[0] * b[1] - a[1] * b[0];
-      const double area = 0.5 * std::sqrt(cx * cx + cy * cy + cz * cz);
-      for (int k = 0; k < 3; ++k)
+      const auto p0 = mesh.vertex(v[0]), p1 = mesh.vertex(v[1]);
+      double a[3], measure = 0.0;
+      for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d];
+      if (solid) {
+        const auto p2 = mesh.vertex(v[2]);
+        double b[3];
+        for (int d = 0; d < 3; ++d) b[d] = p2[d] - p0[d];
+        const double cx = a[1] * b[2] - a[2] * b[1], cy = a[2] * b[0] - a[0] * b[2], cz = a[0] * b[1] - a[1] * b[0];
+        measure = 0.5 * std::sqrt(cx * cx + cy * cy + cz * cz);
+      } else {
+        measure = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+      }
+      for (int k = 0; k < facet_nodes; ++k)
         for (int d = 0; d < 3; ++d)
-          (*target)[3 * static_cast<std::size_t>(v[k]) + d] += area / 3.0 * tr.traction[d];
+          (*target)[3 * static_cast<std::size_t>(v[k]) + d] += measure / facet_nodes * tr.traction[d];
     }
     if (global_count(comm, hits) == 0)
       throw InputError(where(job, tr.select.line, "loads.tractions[" + std::to_string(i) + "].select") +
-                       "selects no boundary face of the mesh" + region_hint(comm, lm, tr.select));
+                       (solid ? "selects no boundary face of the mesh" : "selects no boundary edge of the mesh") +
+                       region_hint(comm, lm, tr.select));
   }
 
   for (std::size_t i = 0; i < job.attachments.size(); ++i) {

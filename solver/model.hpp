@@ -13,6 +13,7 @@
 
 #include "io/job.hpp"
 #include "materials/formulation.hpp"
+#include "materials/membrane.hpp"
 #include "partition/partition.hpp"
 
 namespace edgefem {
@@ -47,16 +48,18 @@ struct Attachment {
 
 struct Model {
   std::vector<std::unique_ptr<TetFormulation>> formulations;  ///< one per model present on this rank
-  std::vector<TetMaterial> material_table;                    ///< one per job.materials entry
-  std::vector<std::int32_t> cell_material;                    ///< per local tet: index into material_table
-  std::vector<double> cell_density;                           ///< per local tet
+  int nodes_per_cell = 4;                                     ///< 4: tetrahedra, 3: triangles (membranes)
+  std::vector<TetMaterial> material_table;                    ///< solids: one per job.materials entry
+  std::vector<MembraneMaterial> membrane_table;               ///< membranes: one per job.materials entry
+  std::vector<std::int32_t> cell_material;                    ///< per local cell: index into the material table
+  std::vector<double> cell_mass;                              ///< per local cell: density * volume (* thickness)
   std::vector<DirichletDof> dirichlet;                        ///< sorted by dof, each dof once
   std::vector<Rotation> rotations;                            ///< referred to by DirichletDof::rotation
   std::vector<Schedule> schedules;                            ///< [0] = default for Dirichlet, [1] = default for loads
   std::vector<LoadGroup> loads;                               ///< gravity + tractions, grouped by schedule
   std::vector<Attachment> attachments;
-  std::vector<std::vector<LocalIndex>> formulation_cells;     ///< per formulation: its local tets
-  std::vector<double> lumped_mass;                            ///< per local vertex: rho V / 4 of own tets (unsummed)
+  std::vector<std::vector<LocalIndex>> formulation_cells;     ///< per formulation: its local cells
+  std::vector<double> lumped_mass;                            ///< per local vertex: share of own cells' mass (unsummed)
   bool consistent_mass = false;                               ///< job: analysis.mass = consistent
 };
 

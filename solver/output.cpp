@@ -15,6 +15,13 @@ std::string numbered(const char* pattern, long long n) {
   return buf;
 }
 
+/// von Mises equivalent of a (symmetric, row-major) stress.
+double von_mises_of(const double* sigma) {
+  const double dxy = sigma[0] - sigma[4], dyz = sigma[4] - sigma[8], dzx = sigma[8] - sigma[0];
+  return std::sqrt(0.5 * (dxy * dxy + dyz * dyz + dzx * dzx) +
+                   3.0 * (sigma[1] * sigma[1] + sigma[5] * sigma[5] + sigma[2] * sigma[2]));
+}
+
 /// von Mises equivalent of the Cauchy stress sigma = F S F^T / J.
 double von_mises(const double* F, const std::array<double, 9>& S) {
   double FS[9] = {}, sigma[9] = {};
@@ -26,10 +33,59 @@ double von_mises(const double* F, const std::array<double, 9>& S) {
       for (int k = 0; k < 3; ++k) sigma[3 * i + j] += FS[3 * i + k] * F[3 * j + k];
   const double J = F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) +
                    F[2] * (F[3] * F[7] - F[4] * F[6]);
-  for (double& s : sigma) s /= J;
-  const double dxy = sigma[0] - sigma[4], dyz = sigma[4] - sigma[8], dzx = sigma[8] - sigma[0];
-  return std::sqrt(0.5 * (dxy * dxy + dyz * dyz + dzx * dzx) +
-                   3.0 * (sigma[1] * sigma[1] + sigma[5] * sigma[5] + sigma[2] * sigma[2]));
+  for (double& x : sigma) x /= J;
+  return von_mises_of(sigma);
+}
+
+/// Membrane triangle (X, x: 9 doubles): Green strain and plane-stress StVK 2nd Piola-Kirchhoff stress of the
+/// in-plane deformation, as 3x3 tensors in the reference basis (zero normal components), and the von Mises
+/// value of the Cauchy stress F S F^T / J with J the area ratio (the thickness change is not modelled).
+double membrane_strain_stress(const double* X, const double* x, const MembraneMaterial& m, double* E3, double* S3) {
+  double e1[3], e2[3], d1[3], d2[3], n[3];
+  for (int k = 0; k < 3; ++k) e1[k] = X[3 + k] - X[k], e2[k] = X[6 + k] - X[k], d1[k] = x[3 + k] - x[k], d2[k] = x[6 + k] - x[k];
+  n[0] = e1[1] * e2[2] - e1[2] * e2[1], n[1] = e1[2] * e2[0] - e1[0] * e2[2], n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+  const double l1 = std::sqrt(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2]);
+  const double ln = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+  double t1[3], t2[3];
+  for (int k = 0; k < 3; ++k) t1[k] = e1[k] / l1, n[k] /= ln;
+  t2[0] = n[1] * t1[2] - n[2] * t1[1], t2[1] = n[2] * t1[0] - n[0] * t1[2], t2[2] = n[0] * t1[1] - n[1] * t1[0];
+  auto dot = [](const double* a, const double* b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; };
+  // D = [e1 e2] in the (t1, t2) basis; F = [d1 d2] D^-1 (3 x 2).
+  const double D[4] = {dot(t1, e1), dot(t1, e2), dot(t2, e1), dot(t2, e2)};
+  const double det = D[0] * D[3] - D[1] * D[2];
+  const double Di[4] = {D[3] / det, -D[1] / det, -D[2] / det, D[0] / det};
+  double F[3][2];
+  for (int k = 0; k < 3; ++k)
+    for (int j = 0; j < 2; ++j) F[k][j] = d1[k] * Di[j] + d2[k] * Di[2 + j];
+  double E[2][2], S[2][2];
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) E[i][j] = 0.5 * (F[0][i] * F[0][j] + F[1][i] * F[1][j] + F[2][i] * F[2][j] - (i == j));
+  const double lambda = m.young * m.poisson / (1.0 - m.poisson * m.poisson), mu = m.young / (2.0 * (1.0 + m.poisson));
+  const double trace = E[0][0] + E[1][1];
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) S[i][j] = lambda * trace * (i == j) + 2.0 * mu * E[i][j];
+  const double* T[2] = {t1, t2};
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) {
+      E3[3 * a + b] = S3[3 * a + b] = 0.0;
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+          E3[3 * a + b] += T[i][a] * E[i][j] * T[j][b];
+          S3[3 * a + b] += T[i][a] * S[i][j] * T[j][b];
+        }
+    }
+  const double c[3] = {F[1][0] * F[2][1] - F[2][0] * F[1][1], F[2][0] * F[0][1] - F[0][0] * F[2][1],
+                       F[0][0] * F[1][1] - F[1][0] * F[0][1]};
+  const double J = std::sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+  double sigma[9];
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) {
+      sigma[3 * a + b] = 0.0;
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) sigma[3 * a + b] += F[a][i] * S[i][j] * F[b][j];
+      sigma[3 * a + b] /= J;
+    }
+  return von_mises_of(sigma);
 }
 
 /// Deformation gradient of a tet from reference and current vertex positions (12 doubles each).
@@ -90,8 +146,9 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
   const Mesh& m = mesh_.mesh;
   VtuPiece piece;
   piece.points = m.coords;
-  piece.connectivity = m.tets;
-  piece.nodes_per_cell = 4;
+  const bool solid = model_.nodes_per_cell == 4;
+  piece.connectivity = solid ? m.tets : m.triangles;
+  piece.nodes_per_cell = model_.nodes_per_cell;
   DataArray displacement{"displacement", 3, {}, {}, false};
   displacement.values.resize(m.coords.size());
   for (std::size_t i = 0; i < m.coords.size(); ++i) displacement.values[i] = positions[i] - m.coords[i];
@@ -99,27 +156,35 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
   piece.point_data = {std::move(displacement), std::move(force_array)};
   if (!velocity.empty()) piece.point_data.push_back(DataArray{"velocity", 3, {velocity.begin(), velocity.end()}, {}, false});
 
-  const LocalIndex n_tets = m.n_tets();
-  DataArray strain{"green_strain", 9, std::vector<double>(9 * static_cast<std::size_t>(n_tets)), {}, false};
-  DataArray stress{"stress", 9, std::vector<double>(9 * static_cast<std::size_t>(n_tets)), {}, false};
-  DataArray mises{"von_mises", 1, std::vector<double>(static_cast<std::size_t>(n_tets)), {}, false};
-  DataArray rank_array{"rank", 1, {}, std::vector<std::int32_t>(static_cast<std::size_t>(n_tets), rank_), true};
-  DataArray region{"region", 1, {}, std::vector<std::int32_t>(m.tet_region.begin(), m.tet_region.end()), true};
+  const LocalIndex n_cells = solid ? m.n_tets() : m.n_triangles();
+  const int n = model_.nodes_per_cell;
+  DataArray strain{"green_strain", 9, std::vector<double>(9 * static_cast<std::size_t>(n_cells)), {}, false};
+  DataArray stress{"stress", 9, std::vector<double>(9 * static_cast<std::size_t>(n_cells)), {}, false};
+  DataArray mises{"von_mises", 1, std::vector<double>(static_cast<std::size_t>(n_cells)), {}, false};
+  DataArray rank_array{"rank", 1, {}, std::vector<std::int32_t>(static_cast<std::size_t>(n_cells), rank_), true};
+  const std::vector<int>& cell_region = solid ? m.tet_region : m.triangle_region;
+  DataArray region{"region", 1, {}, std::vector<std::int32_t>(cell_region.begin(), cell_region.end()), true};
 #pragma omp parallel for schedule(static)
-  for (LocalIndex t = 0; t < n_tets; ++t) {
+  for (LocalIndex t = 0; t < n_cells; ++t) {
     double X[12], x[12], F[9];
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < n; ++k)
       for (int d = 0; d < 3; ++d) {
-        const std::size_t i = 3 * static_cast<std::size_t>(m.tets[4 * static_cast<std::size_t>(t) + k]) + d;
+        const std::size_t i = 3 * static_cast<std::size_t>(piece.connectivity[n * static_cast<std::size_t>(t) + k]) + d;
         X[3 * k + d] = m.coords[i];
         x[3 * k + d] = positions[i];
       }
-    std::array<double, 9> E{}, S{};
-    tet_strain_stress(X, x, model_.material_table[model_.cell_material[t]], E, S);
+    double* E = strain.values.data() + 9 * static_cast<std::ptrdiff_t>(t);
+    double* S = stress.values.data() + 9 * static_cast<std::ptrdiff_t>(t);
+    if (!solid) {
+      mises.values[t] = membrane_strain_stress(X, x, model_.membrane_table[model_.cell_material[t]], E, S);
+      continue;
+    }
+    std::array<double, 9> Et{}, St{};
+    tet_strain_stress(X, x, model_.material_table[model_.cell_material[t]], Et, St);
     deformation_gradient(X, x, F);
-    std::copy(E.begin(), E.end(), strain.values.begin() + 9 * static_cast<std::ptrdiff_t>(t));
-    std::copy(S.begin(), S.end(), stress.values.begin() + 9 * static_cast<std::ptrdiff_t>(t));
-    mises.values[t] = von_mises(F, S);
+    std::copy(Et.begin(), Et.end(), E);
+    std::copy(St.begin(), St.end(), S);
+    mises.values[t] = von_mises(F, St);
   }
   piece.cell_data = {std::move(strain), std::move(stress), std::move(mises), std::move(rank_array), std::move(region)};
 

@@ -257,13 +257,24 @@ TEST_F(JobTest, MissingAndConflictingKeys) {
                4, {"materials[1]: a second material for region 1"});
 }
 
-TEST_F(JobTest, ReservedModelsAreNotSupportedYet) {
-  expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - young: 1\n    poisson: 0.1\n    model: trbs\n", 5,
-               {"materials[0].model: model 'trbs' is not supported yet (supported: stvk, stvk-nsn, stvk-tl, linear)"});
+TEST_F(JobTest, ModelNamesAndMembranePoissonRange) {
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: neo-hooke, young: 1, poisson: 0.1}\n", 3,
-               {"materials[0].model: expected one of: stvk, stvk-nsn, stvk-tl, linear, got 'neo-hooke'"});
+               {"materials[0].model: expected one of: stvk, stvk-nsn, stvk-tl, linear (tetrahedra), trbs, trqs, springs, "
+                "linear-membrane (triangles), got 'neo-hooke'"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nanalysis:\n  type: modal\n", 4,
                {"analysis.type: expected one of: static, dynamic, got 'modal'"});
+  // Plane stress: a membrane takes 0.5 <= poisson < 1, a solid does not.
+  expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: stvk, young: 1, poisson: 0.6}\n", 3,
+               {"materials[0].poisson: expected a number with -1 < poisson < 0.5, got '0.6'"});
+  expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: trbs, young: 1, poisson: 1.0}\n", 3,
+               {"materials[0].poisson: expected a number with -1 < poisson < 1 (membrane, plane stress), got '1.0'"});
+  const Job job = read_job(write("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: trqs, young: 2, "
+                                 "poisson: 0.6, thickness: 0.01}\n"));
+  EXPECT_EQ(job.materials[0].model, "trqs");
+  EXPECT_DOUBLE_EQ(job.materials[0].poisson, 0.6);
+  EXPECT_DOUBLE_EQ(job.materials[0].thickness, 0.01);
+  EXPECT_TRUE(is_membrane_model("linear-membrane"));
+  EXPECT_FALSE(is_membrane_model("linear"));
 }
 
 TEST_F(JobTest, BoundaryConditionErrors) {

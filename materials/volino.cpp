@@ -1,0 +1,667 @@
+/// \file volino.cpp
+/// Volino's weft/warp triangle membrane (formulas in volino.hpp): the laws, the reference frame, the per-triangle
+/// kernel and the formulation.
+///
+/// Evaluation: one OpenMP loop over triangles writes each triangle's f (9 doubles) and, for the tangent, its six
+/// distinct 3x3 blocks (diagonal (i, i), then (0, 1), (0, 2), (1, 2): block (j, i) = df_j/dx_i) into per-triangle
+/// scratch; then two race-free gathers through CSR lists built at construction (triangle order, so the sums are
+/// bitwise independent of the thread count): per vertex f(v) and K(v, v), per edge K(v0, v1) (its transpose is
+/// written for (v1, v0), so the assembled K is exactly symmetric; diagonal element blocks are symmetrised).
+#include "materials/volino.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "materials/tet_geometry.hpp"
+
+namespace edgefem {
+
+namespace {
+
+std::string num(double v) {
+  std::ostringstream s;
+  s.precision(12);
+  s << v;
+  return s.str();
+}
+
+std::string vec3(const std::array<double, 3>& a) { return "(" + num(a[0]) + ", " + num(a[1]) + ", " + num(a[2]) + ")"; }
+
+}  // namespace
+
+VolinoStabilization parse_volino_stabilization(std::string_view name) {
+  for (std::size_t i = 0; i < kVolinoStabilizations.size(); ++i)
+    if (name == kVolinoStabilizations[i]) return static_cast<VolinoStabilization>(i);
+  throw std::invalid_argument("unknown Volino stabilization '" + std::string(name) +
+                              "' (expected none, clamp or eigen-clamp)");
+}
+
+std::string_view to_string(VolinoStabilization s) { return kVolinoStabilizations[static_cast<std::size_t>(s)]; }
+
+// ---------------------------------------------------------------------------------------------------------
+// Laws
+
+VolinoLaw::VolinoLaw() = default;
+
+VolinoLaw VolinoLaw::isotropic(double young, double poisson) {
+  if (!(young > 0.0) || !std::isfinite(young))
+    throw std::invalid_argument("isotropic Volino law: Young's modulus must be positive, got " + num(young));
+  if (!(poisson > -1.0 && poisson < 1.0))
+    throw std::invalid_argument("isotropic Volino law: plane-stress Poisson ratio must be in (-1, 1), got " +
+                                num(poisson));
+  VolinoLaw law;
+  const double s = young / (1.0 - poisson * poisson);
+  law.E_ = {s, s * poisson, 0.0, s * poisson, s, 0.0, 0.0, 0.0, young / (2.0 * (1.0 + poisson))};
+  return law;
+}
+
+VolinoLaw VolinoLaw::orthotropic(double young_weft, double young_warp, double shear_modulus,
+                                 double poisson_weft_warp) {
+  const std::string who = "orthotropic Volino law: ";
+  if (!(young_weft > 0.0) || !std::isfinite(young_weft))
+    throw std::invalid_argument(who + "weft modulus must be positive, got " + num(young_weft));
+  if (!(young_warp > 0.0) || !std::isfinite(young_warp))
+    throw std::invalid_argument(who + "warp modulus must be positive, got " + num(young_warp));
+  if (!(shear_modulus > 0.0) || !std::isfinite(shear_modulus))
+    throw std::invalid_argument(who + "shear modulus must be positive, got " + num(shear_modulus));
+  const double nu = poisson_weft_warp;
+  const double q = 1.0 - nu * nu * young_warp / young_weft;
+  if (!std::isfinite(nu) || !(q > 0.0))
+    throw std::invalid_argument(who + "not positive definite: the weft-warp Poisson ratio must satisfy nu^2 < "
+                                      "E_weft / E_warp, got nu = " + num(nu) + ", E_weft / E_warp = " +
+                                num(young_weft / young_warp));
+  VolinoLaw law;
+  const double c = nu * young_warp / q;
+  law.E_ = {young_weft / q, c, 0.0, c, young_warp / q, 0.0, 0.0, 0.0, shear_modulus};
+  return law;
+}
+
+VolinoLaw VolinoLaw::linear(const std::array<double, 9>& E) {
+  double scale = 0.0;
+  for (double v : E) {
+    if (!std::isfinite(v)) throw std::invalid_argument("linear Volino law: matrix entry " + num(v) + " is not finite");
+    scale = std::max(scale, std::abs(v));
+  }
+  for (int r = 0; r < 3; ++r)
+    for (int c = r + 1; c < 3; ++c)
+      if (std::abs(E[3 * r + c] - E[3 * c + r]) > 1e-12 * scale)
+        throw std::invalid_argument("linear Volino law: the 3x3 matrix is not symmetric (entries (" +
+                                    std::to_string(r) + ", " + std::to_string(c) + ") = " + num(E[3 * r + c]) +
+                                    " and (" + std::to_string(c) + ", " + std::to_string(r) + ") = " +
+                                    num(E[3 * c + r]) + ")");
+  const double m1 = E[0], m2 = E[0] * E[4] - E[1] * E[3];
+  const double m3 = E[0] * (E[4] * E[8] - E[5] * E[7]) - E[1] * (E[3] * E[8] - E[5] * E[6]) +
+                    E[2] * (E[3] * E[7] - E[4] * E[6]);
+  if (!(m1 > 0.0 && m2 > 0.0 && m3 > 0.0))
+    throw std::invalid_argument("linear Volino law: the 3x3 matrix is not positive definite (leading minors " +
+                                num(m1) + ", " + num(m2) + ", " + num(m3) + ")");
+  VolinoLaw law;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) law.E_[3 * r + c] = 0.5 * (E[3 * r + c] + E[3 * c + r]);
+  return law;
+}
+
+VolinoLaw VolinoLaw::curves(StressCurve weft, StressCurve warp, StressCurve shear) {
+  VolinoLaw law;
+  law.kind_ = Kind::curves;
+  law.curves_ = {std::move(weft), std::move(warp), std::move(shear)};
+  return law;
+}
+
+double VolinoLaw::evaluate(const double eps[3], double sigma[3], double C[9]) const {
+  if (kind_ == Kind::linear) {
+    const double* E = E_.data();
+    for (int r = 0; r < 3; ++r) sigma[r] = E[3 * r] * eps[0] + E[3 * r + 1] * eps[1] + E[3 * r + 2] * eps[2];
+    if (C) std::memcpy(C, E, 9 * sizeof(double));
+    return 0.5 * (eps[0] * sigma[0] + eps[1] * sigma[1] + eps[2] * sigma[2]);
+  }
+  double w = 0.0;
+  if (C) std::fill(C, C + 9, 0.0);
+  for (int m = 0; m < 3; ++m) {
+    const CurveValue v = curves_[m].evaluate(eps[m]);
+    sigma[m] = v.stress;
+    if (C) C[4 * m] = v.slope;
+    w += v.energy;
+  }
+  return w;
+}
+
+void check_volino_material(const VolinoMaterial& m) {
+  if (!(m.thickness > 0.0) || !std::isfinite(m.thickness))
+    throw std::invalid_argument("Volino material: thickness must be positive, got " + num(m.thickness));
+  const auto& E = m.viscosity;
+  double scale = 0.0;
+  for (double v : E) {
+    if (!std::isfinite(v)) throw std::invalid_argument("Volino material: viscosity entry " + num(v) + " is not finite");
+    scale = std::max(scale, std::abs(v));
+  }
+  if (scale == 0.0) return;
+  for (int r = 0; r < 3; ++r)
+    for (int c = r + 1; c < 3; ++c)
+      if (std::abs(E[3 * r + c] - E[3 * c + r]) > 1e-12 * scale)
+        throw std::invalid_argument("Volino material: the viscosity matrix is not symmetric");
+  // Positive semidefinite: every principal minor >= 0 (to round-off).
+  const double tol = 1e-12;
+  bool psd = E[0] >= 0.0 && E[4] >= 0.0 && E[8] >= 0.0;
+  psd = psd && E[0] * E[4] - E[1] * E[3] >= -tol * scale * scale;
+  psd = psd && E[0] * E[8] - E[2] * E[6] >= -tol * scale * scale;
+  psd = psd && E[4] * E[8] - E[5] * E[7] >= -tol * scale * scale;
+  const double det = E[0] * (E[4] * E[8] - E[5] * E[7]) - E[1] * (E[3] * E[8] - E[5] * E[6]) +
+                     E[2] * (E[3] * E[7] - E[4] * E[6]);
+  psd = psd && det >= -tol * scale * scale * scale;
+  if (!psd) throw std::invalid_argument("Volino material: the viscosity matrix is not positive semidefinite");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Reference frame and the per-triangle kernel
+
+VolinoTriangle volino_reference(std::span<const double, 9> X, const WarpDirection& warp) {
+  using tetgeo::cross;
+  using tetgeo::dot;
+  const double e1[3] = {X[3] - X[0], X[4] - X[1], X[5] - X[2]};
+  const double e2[3] = {X[6] - X[0], X[7] - X[1], X[8] - X[2]};
+  const double e3[3] = {X[6] - X[3], X[7] - X[4], X[8] - X[5]};
+  double n[3];
+  cross(e1, e2, n);
+  const double two_a = std::sqrt(dot(n, n));
+  const double lmax = std::max({dot(e1, e1), dot(e2, e2), dot(e3, e3)});
+  if (!(two_a > 1e-13 * lmax)) throw std::invalid_argument("triangle has zero reference area (degenerate element)");
+  for (double& c : n) c /= two_a;
+  if (dot(n, warp.up.data()) < 0.0)
+    for (double& c : n) c = -c;
+  const double* d = warp.direction.data();
+  const double dn = dot(d, n), dd = std::sqrt(dot(d, d));
+  double p[3] = {d[0] - dn * n[0], d[1] - dn * n[1], d[2] - dn * n[2]};
+  const double pl = std::sqrt(dot(p, p));
+  if (!std::isfinite(dd) || !(pl > 1e-6 * dd))
+    throw std::invalid_argument("warp direction " + vec3(warp.direction) +
+                                " is normal to the triangle (no projection into its plane, normal " +
+                                vec3({n[0], n[1], n[2]}) + ")");
+  for (double& c : p) c /= pl;
+  double np[3];
+  cross(n, p, np);
+  const double ca = std::cos(warp.angle), sa = std::sin(warp.angle);
+  VolinoTriangle r;
+  for (int c = 0; c < 3; ++c) {
+    r.warp[c] = ca * p[c] + sa * np[c];
+    r.normal[c] = n[c];
+  }
+  cross(r.warp.data(), n, r.weft.data());
+  const double u1 = dot(e1, r.weft.data()), v1 = dot(e1, r.warp.data());
+  const double u2 = dot(e2, r.weft.data()), v2 = dot(e2, r.warp.data());
+  const double det = u1 * v2 - u2 * v1;  // eq. (6) with u_0 = v_0 = 0
+  r.ru = {(v1 - v2) / det, v2 / det, -v1 / det};
+  r.rv = {(u2 - u1) / det, -u2 / det, u1 / det};
+  r.area = 0.5 * std::abs(det);
+  return r;
+}
+
+std::array<double, 3> volino_geometric_stress(const std::array<double, 3>& s, VolinoStabilization stab) {
+  switch (stab) {
+    case VolinoStabilization::none: return s;
+    case VolinoStabilization::clamp: return {std::max(s[0], 0.0), std::max(s[1], 0.0), s[2]};
+    case VolinoStabilization::eigen_clamp: {
+      // S = [[a, c], [c, b]], eigenvalues m +- r. Both >= 0: S; both <= 0: 0; else lambda_1 e_1 e_1^T with
+      // e_1 e_1^T = (S - lambda_2 I) / (2 r) = [[q + r, c], [c, r - q]] / (2 r), q = (a - b) / 2.
+      const double a = s[0], b = s[1], c = s[2];
+      const double m = 0.5 * (a + b), q = 0.5 * (a - b), r = std::hypot(q, c);
+      const double l1 = m + r, l2 = m - r;
+      if (l2 >= 0.0) return s;
+      if (l1 <= 0.0) return {0.0, 0.0, 0.0};
+      const double k = l1 / (2.0 * r);
+      return {k * (q + r), k * (r - q), k * c};
+    }
+  }
+  return s;
+}
+
+namespace {
+
+/// Local vertex pairs (j, i), j < i, of the three off-diagonal element blocks.
+constexpr int kOff[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+
+/// U, V (or U', V' from velocities) = sum_i r_i p_i.
+inline void weft_warp(const double* ru, const double* rv, const double* p0, const double* p1, const double* p2,
+                      double* U, double* V) {
+  for (int c = 0; c < 3; ++c) {
+    U[c] = ru[0] * p0[c] + ru[1] * p1[c] + ru[2] * p2[c];
+    V[c] = rv[0] * p0[c] + rv[1] * p1[c] + rv[2] * p2[c];
+  }
+}
+
+/// f_j = ah (a_j U + b_j V), a_j = s_uu r_uj + s_uv r_vj, b_j = s_uv r_uj + s_vv r_vj.
+inline void element_forces(const double* ru, const double* rv, double ah, const double* U, const double* V,
+                           const double* s, double* f) {
+  for (int j = 0; j < 3; ++j) {
+    const double a = ah * (s[0] * ru[j] + s[2] * rv[j]), b = ah * (s[2] * ru[j] + s[1] * rv[j]);
+    for (int c = 0; c < 3; ++c) f[3 * j + c] = a * U[c] + b * V[c];
+  }
+}
+
+/// The six distinct blocks (diagonal 0..2, then kOff) of ah [B_j^T C B_i + (D_j^T S~ D_i) I] (sg = S~, null: no
+/// geometric part). Diagonal blocks are exactly symmetric.
+inline void element_blocks(const double* ru, const double* rv, double ah, const double* U, const double* V,
+                           const double* C, const double* sg, double* K) {
+  double Ca[3][3], Cb[3][3];  // C alpha_i, C beta_i; alpha_i = (ru_i, 0, rv_i), beta_i = (0, rv_i, ru_i)
+  for (int i = 0; i < 3; ++i)
+    for (int r = 0; r < 3; ++r) {
+      Ca[i][r] = C[3 * r] * ru[i] + C[3 * r + 2] * rv[i];
+      Cb[i][r] = C[3 * r + 1] * rv[i] + C[3 * r + 2] * ru[i];
+    }
+  auto block = [&](int j, int i, double* B, bool diag) {
+    const double cuu = ah * (ru[j] * Ca[i][0] + rv[j] * Ca[i][2]);
+    const double cuv = ah * (ru[j] * Cb[i][0] + rv[j] * Cb[i][2]);
+    const double cvu = ah * (rv[j] * Ca[i][1] + ru[j] * Ca[i][2]);
+    const double cvv = ah * (rv[j] * Cb[i][1] + ru[j] * Cb[i][2]);
+    const double g = sg ? ah * (ru[j] * ru[i] * sg[0] + rv[j] * rv[i] * sg[1] + (ru[j] * rv[i] + rv[j] * ru[i]) * sg[2])
+                        : 0.0;
+    double P[3], Q[3];  // row r of the block: U_r P + V_r Q
+    for (int c = 0; c < 3; ++c) {
+      P[c] = cuu * U[c] + cuv * V[c];
+      Q[c] = cvu * U[c] + cvv * V[c];
+    }
+    for (int r = 0; r < 3; ++r)
+      for (int c = diag ? r : 0; c < 3; ++c) B[3 * r + c] = U[r] * P[c] + V[r] * Q[c];
+    if (diag) {
+      B[3] = B[1];
+      B[6] = B[2];
+      B[7] = B[5];
+    }
+    B[0] += g;
+    B[4] += g;
+    B[8] += g;
+  };
+  for (int i = 0; i < 3; ++i) block(i, i, K + 9 * i, true);
+  for (int s = 0; s < 3; ++s) block(kOff[s][0], kOff[s][1], K + 27 + 9 * s, false);
+}
+
+/// Strain (8)-(9) from U, V.
+inline void green_strain(const double* U, const double* V, double* eps) {
+  eps[0] = 0.5 * (tetgeo::dot(U, U) - 1.0);
+  eps[1] = 0.5 * (tetgeo::dot(V, V) - 1.0);
+  eps[2] = tetgeo::dot(U, V);
+}
+
+/// One triangle: energy (returned), eps, sigma, f (9, may be null), blocks (54, may be null).
+inline double triangle_kernel(const double* ru, const double* rv, double ah, const VolinoLaw& law,
+                              VolinoStabilization stab, const double* p0, const double* p1, const double* p2,
+                              double* eps, double* sig, double* f, double* K) {
+  double U[3], V[3], C[9];
+  weft_warp(ru, rv, p0, p1, p2, U, V);
+  green_strain(U, V, eps);
+  const double w = law.evaluate(eps, sig, K ? C : nullptr);
+  if (f) element_forces(ru, rv, ah, U, V, sig, f);
+  if (K) {
+    const auto sg = volino_geometric_stress({sig[0], sig[1], sig[2]}, stab);
+    element_blocks(ru, rv, ah, U, V, C, sg.data(), K);
+  }
+  return ah * w;
+}
+
+/// Viscous force (eps' = (U.U', V.V', U.V' + V.U'), sigma' = E' eps') and damping blocks of one triangle.
+inline void viscous_kernel(const double* ru, const double* rv, double ah, const double* Ev, const double* p0,
+                           const double* p1, const double* p2, const double* q0, const double* q1, const double* q2,
+                           double* f, double* K) {
+  double U[3], V[3], Ud[3], Vd[3];
+  weft_warp(ru, rv, p0, p1, p2, U, V);
+  weft_warp(ru, rv, q0, q1, q2, Ud, Vd);
+  const double er[3] = {tetgeo::dot(U, Ud), tetgeo::dot(V, Vd), tetgeo::dot(U, Vd) + tetgeo::dot(V, Ud)};
+  double s[3];
+  for (int r = 0; r < 3; ++r) s[r] = Ev[3 * r] * er[0] + Ev[3 * r + 1] * er[1] + Ev[3 * r + 2] * er[2];
+  element_forces(ru, rv, ah, U, V, s, f);
+  if (K) element_blocks(ru, rv, ah, U, V, Ev, nullptr, K);
+}
+
+/// The 9 x 9 element matrix from the six blocks.
+void expand_blocks(const double* K6, std::array<double, 81>& K) {
+  auto put = [&](int j, int i, const double* B, bool transpose) {
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) K[9 * (3 * j + r) + 3 * i + c] = transpose ? B[3 * c + r] : B[3 * r + c];
+  };
+  for (int i = 0; i < 3; ++i) put(i, i, K6 + 9 * i, false);
+  for (int s = 0; s < 3; ++s) {
+    put(kOff[s][0], kOff[s][1], K6 + 27 + 9 * s, false);
+    put(kOff[s][1], kOff[s][0], K6 + 27 + 9 * s, true);
+  }
+}
+
+}  // namespace
+
+void volino_element(const VolinoTriangle& ref, const VolinoMaterial& material, std::span<const double, 9> x,
+                    VolinoStabilization stab, bool stiffness, VolinoElement& out) {
+  double K6[54];
+  const double ah = ref.area * material.thickness;
+  out.energy = triangle_kernel(ref.ru.data(), ref.rv.data(), ah, material.law, stab, x.data(), x.data() + 3,
+                               x.data() + 6, out.strain.data(), out.stress.data(), out.f.data(),
+                               stiffness ? K6 : nullptr);
+  if (stiffness) expand_blocks(K6, out.K);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The formulation
+
+namespace {
+
+class VolinoForm final : public VolinoMembrane {
+ public:
+  VolinoForm(std::span<const double> coords, std::span<const LocalIndex> triangles,
+             std::span<const VolinoMaterial> materials, std::span<const std::int32_t> material_of_triangle,
+             VolinoStabilization stab);
+
+  [[nodiscard]] std::string_view name() const override { return "volino"; }
+  [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
+  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return pattern_; }
+  [[nodiscard]] double energy(std::span<const double> x) const override;
+  void force(std::span<const double> x, std::span<double> f) const override;
+  void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
+  [[nodiscard]] std::size_t bytes() const override;
+
+  [[nodiscard]] VolinoStabilization stabilization() const override { return stab_; }
+  [[nodiscard]] std::size_t n_triangles() const override { return static_cast<std::size_t>(nt_); }
+  void strain_stress(std::span<const double> x, std::span<double> strain, std::span<double> stress) const override;
+  [[nodiscard]] const VolinoTriangle& reference(std::size_t t) const override { return refs_.at(t); }
+  [[nodiscard]] bool viscous() const override { return viscous_; }
+  void viscous_force_and_damping(std::span<const double> x, std::span<const double> v, std::span<double> f,
+                                 std::span<double> blocks) const override;
+
+ private:
+  struct Geo {
+    double ru[3], rv[3], ah;
+  };
+  void check_x(std::span<const double> x, const char* what = "x") const;
+  void check_out(std::span<const double> f, std::span<const double> blocks, bool want_blocks) const;
+  /// f(v), K(v, v) and K(edges) from the per-triangle scratch (kt may be null).
+  void gather(double* f, double* blocks, const double* ft, const double* kt) const;
+  [[nodiscard]] const double* pos(const double* x, std::int64_t t, int i) const {
+    return x + 3 * std::int64_t{tri_[3 * t + i]};
+  }
+
+  LocalIndex n_vertices_ = 0;
+  std::int64_t nt_ = 0, n_edges_ = 0, n_touched_ = 0;
+  VolinoStabilization stab_;
+  bool viscous_ = false;
+  std::vector<LocalIndex> tri_;
+  std::vector<std::int32_t> mat_;
+  std::vector<VolinoMaterial> materials_;
+  std::vector<Geo> geo_;
+  std::vector<VolinoTriangle> refs_;
+  tetgeo::Csr<std::int64_t> v_list_;  ///< vertex -> t << 2 | local index
+  tetgeo::Csr<std::int64_t> e_list_;  ///< edge -> t << 3 | off-slot << 1 | transpose
+  std::vector<LocalIndex> diag_slot_;
+  std::vector<std::array<LocalIndex, 2>> pattern_;
+  mutable std::vector<double> ft_, kt_;  ///< scratch: 9 / 54 per triangle
+};
+
+VolinoForm::VolinoForm(std::span<const double> coords, std::span<const LocalIndex> triangles,
+                       std::span<const VolinoMaterial> materials, std::span<const std::int32_t> material_of_triangle,
+                       VolinoStabilization stab)
+    : n_vertices_(static_cast<LocalIndex>(coords.size() / 3)), stab_(stab) {
+  const std::string who = "make_volino: ";
+  if (coords.size() % 3 != 0)
+    throw std::invalid_argument(who + "coords holds " + std::to_string(coords.size()) +
+                                " values, expected 3 per vertex");
+  if (triangles.size() % 3 != 0)
+    throw std::invalid_argument(who + "triangles holds " + std::to_string(triangles.size()) +
+                                " ids, expected 3 per triangle");
+  nt_ = static_cast<std::int64_t>(triangles.size() / 3);
+  if (static_cast<std::int64_t>(material_of_triangle.size()) != nt_)
+    throw std::invalid_argument(who + std::to_string(material_of_triangle.size()) + " material ids for " +
+                                std::to_string(nt_) + " triangles");
+  if (static_cast<int>(stab) > 2) throw std::invalid_argument(who + "invalid stabilization");
+  for (std::size_t k = 0; k < materials.size(); ++k) {
+    try {
+      check_volino_material(materials[k]);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(who + "material " + std::to_string(k) + ": " + e.what());
+    }
+    for (double v : materials[k].viscosity) viscous_ = viscous_ || v != 0.0;
+  }
+  materials_.assign(materials.begin(), materials.end());
+  for (auto& m : materials_)  // exactly symmetric E' (checked to 1e-12 above): exactly symmetric damping blocks
+    for (int r = 0; r < 3; ++r)
+      for (int c = r + 1; c < 3; ++c)
+        m.viscosity[3 * r + c] = m.viscosity[3 * c + r] = 0.5 * (m.viscosity[3 * r + c] + m.viscosity[3 * c + r]);
+  tri_.assign(triangles.begin(), triangles.end());
+  mat_.assign(material_of_triangle.begin(), material_of_triangle.end());
+  geo_.resize(nt_);
+  refs_.resize(nt_);
+  const std::int64_t nv = n_vertices_;
+  for (std::int64_t t = 0; t < nt_; ++t) {
+    const LocalIndex* v = tri_.data() + 3 * t;
+    for (int i = 0; i < 3; ++i)
+      if (v[i] < 0 || v[i] >= nv)
+        throw std::invalid_argument(who + "triangle " + std::to_string(t) + " has vertex id " + std::to_string(v[i]) +
+                                    ", expected 0.." + std::to_string(nv - 1));
+    if (v[0] == v[1] || v[1] == v[2] || v[2] == v[0])
+      throw std::invalid_argument(who + "triangle " + std::to_string(t) + " repeats a vertex");
+    const std::int32_t m = mat_[t];
+    if (m < 0 || static_cast<std::size_t>(m) >= materials_.size())
+      throw std::invalid_argument(who + "triangle " + std::to_string(t) + " has material id " + std::to_string(m) +
+                                  ", expected 0.." + std::to_string(static_cast<std::int64_t>(materials_.size()) - 1));
+    std::array<double, 9> X;
+    for (int i = 0; i < 3; ++i)
+      for (int c = 0; c < 3; ++c) X[3 * i + c] = coords[3 * std::size_t(v[i]) + c];
+    try {
+      refs_[t] = volino_reference(X, materials_[m].warp);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(who + "triangle " + std::to_string(t) + " (material " + std::to_string(m) +
+                                  "): " + e.what());
+    }
+    Geo& g = geo_[t];
+    for (int i = 0; i < 3; ++i) g.ru[i] = refs_[t].ru[i], g.rv[i] = refs_[t].rv[i];
+    g.ah = refs_[t].area * materials_[m].thickness;
+  }
+  // Unique edges (v0 < v1, sorted) and each triangle's off-diagonal slots.
+  auto key = [](LocalIndex a, LocalIndex b) {
+    const auto lo = static_cast<std::uint32_t>(std::min(a, b)), hi = static_cast<std::uint32_t>(std::max(a, b));
+    return std::uint64_t{lo} << 32 | hi;
+  };
+  std::vector<std::uint64_t> keys(3 * nt_);
+  for (std::int64_t t = 0; t < nt_; ++t)
+    for (int s = 0; s < 3; ++s) keys[3 * t + s] = key(tri_[3 * t + kOff[s][0]], tri_[3 * t + kOff[s][1]]);
+  std::vector<std::uint64_t> sorted = keys;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  n_edges_ = static_cast<std::int64_t>(sorted.size());
+  std::vector<std::int64_t> edge_of(3 * nt_);
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    edge_of[k] = std::lower_bound(sorted.begin(), sorted.end(), keys[k]) - sorted.begin();
+  v_list_ = tetgeo::build_csr<std::int64_t>(nv, [&](auto&& sink) {
+    for (std::int64_t t = 0; t < nt_; ++t)
+      for (int i = 0; i < 3; ++i) sink(tri_[3 * t + i], t << 2 | i);
+  });
+  e_list_ = tetgeo::build_csr<std::int64_t>(n_edges_, [&](auto&& sink) {
+    for (std::int64_t t = 0; t < nt_; ++t)
+      for (int s = 0; s < 3; ++s) {
+        const bool transpose = tri_[3 * t + kOff[s][0]] > tri_[3 * t + kOff[s][1]];
+        sink(edge_of[3 * t + s], t << 3 | s << 1 | (transpose ? 1 : 0));
+      }
+  });
+  diag_slot_.assign(n_vertices_, -1);
+  for (LocalIndex v = 0; v < n_vertices_; ++v)
+    if (v_list_.ptr[v + 1] > v_list_.ptr[v]) {
+      diag_slot_[v] = static_cast<LocalIndex>(pattern_.size());
+      pattern_.push_back({v, v});
+    }
+  n_touched_ = static_cast<std::int64_t>(pattern_.size());
+  pattern_.reserve(pattern_.size() + 2 * sorted.size());
+  for (std::uint64_t k : sorted) {
+    const auto a = static_cast<LocalIndex>(k >> 32), b = static_cast<LocalIndex>(k & 0xffffffffu);
+    pattern_.push_back({a, b});
+    pattern_.push_back({b, a});
+  }
+}
+
+std::size_t VolinoForm::bytes() const {
+  auto vb = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
+  std::size_t curves = 0;
+  for (const auto& m : materials_)
+    for (const auto& c : m.law.curve_set()) curves += c.bytes();
+  return vb(tri_) + vb(mat_) + vb(materials_) + curves + vb(geo_) + vb(refs_) + v_list_.bytes() + e_list_.bytes() +
+         vb(diag_slot_) + vb(pattern_) + vb(ft_) + vb(kt_);
+}
+
+void VolinoForm::check_x(std::span<const double> x, const char* what) const {
+  if (x.size() != 3 * static_cast<std::size_t>(n_vertices_))
+    throw std::invalid_argument(std::string("volino: ") + what + " holds " + std::to_string(x.size()) +
+                                " values, expected " + std::to_string(3 * static_cast<std::size_t>(n_vertices_)));
+}
+
+void VolinoForm::check_out(std::span<const double> f, std::span<const double> blocks, bool want_blocks) const {
+  if (f.size() != 3 * static_cast<std::size_t>(n_vertices_))
+    throw std::invalid_argument("volino: f holds " + std::to_string(f.size()) + " values, expected " +
+                                std::to_string(3 * static_cast<std::size_t>(n_vertices_)));
+  if (want_blocks && blocks.size() != 9 * pattern_.size())
+    throw std::invalid_argument("volino: blocks holds " + std::to_string(blocks.size()) + " values, expected " +
+                                std::to_string(9 * pattern_.size()));
+}
+
+double VolinoForm::energy(std::span<const double> x) const {
+  check_x(x);
+  const double* xp = x.data();
+  return tetgeo::ordered_sum(nt_, [&](std::int64_t t) {
+    const Geo& g = geo_[t];
+    double U[3], V[3], eps[3], sig[3];
+    weft_warp(g.ru, g.rv, pos(xp, t, 0), pos(xp, t, 1), pos(xp, t, 2), U, V);
+    green_strain(U, V, eps);
+    return g.ah * materials_[mat_[t]].law.evaluate(eps, sig, nullptr);
+  });
+}
+
+void VolinoForm::gather(double* f, double* blocks, const double* ft, const double* kt) const {
+  const std::int64_t nv = n_vertices_;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t v = 0; v < nv; ++v) {
+    double fv[3] = {0.0, 0.0, 0.0};
+    double D[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (std::int64_t k = v_list_.ptr[v]; k < v_list_.ptr[v + 1]; ++k) {
+      const std::int64_t code = v_list_.codes[k], t = code >> 2;
+      const int i = static_cast<int>(code & 3);
+      const double* fi = ft + 9 * t + 3 * i;
+      fv[0] += fi[0];
+      fv[1] += fi[1];
+      fv[2] += fi[2];
+      if (kt) {
+        const double* B = kt + 54 * t + 9 * i;
+        for (int q = 0; q < 9; ++q) D[q] += B[q];
+      }
+    }
+    f[3 * v] = fv[0];
+    f[3 * v + 1] = fv[1];
+    f[3 * v + 2] = fv[2];
+    if (kt && diag_slot_[v] >= 0) std::memcpy(blocks + 9 * std::int64_t{diag_slot_[v]}, D, sizeof D);
+  }
+  if (!kt) return;
+  double* kedge = blocks + 9 * n_touched_;
+  const std::int64_t ne = n_edges_;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t e = 0; e < ne; ++e) {
+    double K[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (std::int64_t k = e_list_.ptr[e]; k < e_list_.ptr[e + 1]; ++k) {
+      const std::int64_t code = e_list_.codes[k], t = code >> 3;
+      const double* B = kt + 54 * t + 27 + 9 * ((code >> 1) & 3);
+      if (code & 1) {
+        for (int r = 0; r < 3; ++r)
+          for (int c = 0; c < 3; ++c) K[3 * r + c] += B[3 * c + r];
+      } else {
+        for (int q = 0; q < 9; ++q) K[q] += B[q];
+      }
+    }
+    double* out = kedge + 18 * e;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) {
+        out[3 * r + c] = K[3 * r + c];
+        out[9 + 3 * c + r] = K[3 * r + c];
+      }
+  }
+}
+
+void VolinoForm::force(std::span<const double> x, std::span<double> f) const {
+  check_x(x);
+  check_out(f, {}, false);
+  ft_.resize(9 * static_cast<std::size_t>(nt_));
+  const double* xp = x.data();
+  double* ft = ft_.data();
+  const std::int64_t nt = nt_;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t t = 0; t < nt; ++t) {
+    const Geo& g = geo_[t];
+    double eps[3], sig[3];
+    triangle_kernel(g.ru, g.rv, g.ah, materials_[mat_[t]].law, stab_, pos(xp, t, 0), pos(xp, t, 1), pos(xp, t, 2),
+                    eps, sig, ft + 9 * t, nullptr);
+  }
+  gather(f.data(), nullptr, ft, nullptr);
+}
+
+void VolinoForm::force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const {
+  check_x(x);
+  check_out(f, blocks, true);
+  ft_.resize(9 * static_cast<std::size_t>(nt_));
+  kt_.resize(54 * static_cast<std::size_t>(nt_));
+  const double* xp = x.data();
+  double* ft = ft_.data();
+  double* kt = kt_.data();
+  const std::int64_t nt = nt_;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t t = 0; t < nt; ++t) {
+    const Geo& g = geo_[t];
+    double eps[3], sig[3];
+    triangle_kernel(g.ru, g.rv, g.ah, materials_[mat_[t]].law, stab_, pos(xp, t, 0), pos(xp, t, 1), pos(xp, t, 2),
+                    eps, sig, ft + 9 * t, kt + 54 * t);
+  }
+  gather(f.data(), blocks.data(), ft, kt);
+}
+
+void VolinoForm::strain_stress(std::span<const double> x, std::span<double> strain, std::span<double> stress) const {
+  check_x(x);
+  if (strain.size() != 3 * static_cast<std::size_t>(nt_) || stress.size() != strain.size())
+    throw std::invalid_argument("volino: strain and stress need 3 values per triangle (" +
+                                std::to_string(3 * nt_) + ")");
+  const double* xp = x.data();
+  const std::int64_t nt = nt_;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t t = 0; t < nt; ++t) {
+    const Geo& g = geo_[t];
+    double U[3], V[3];
+    weft_warp(g.ru, g.rv, pos(xp, t, 0), pos(xp, t, 1), pos(xp, t, 2), U, V);
+    green_strain(U, V, strain.data() + 3 * t);
+    materials_[mat_[t]].law.evaluate(strain.data() + 3 * t, stress.data() + 3 * t, nullptr);
+  }
+}
+
+void VolinoForm::viscous_force_and_damping(std::span<const double> x, std::span<const double> v, std::span<double> f,
+                                           std::span<double> blocks) const {
+  check_x(x);
+  check_x(v, "v");
+  const bool want = !blocks.empty();
+  check_out(f, blocks, want);
+  ft_.resize(9 * static_cast<std::size_t>(nt_));
+  if (want) kt_.resize(54 * static_cast<std::size_t>(nt_));
+  const double* xp = x.data();
+  const double* vp = v.data();
+  double* ft = ft_.data();
+  double* kt = want ? kt_.data() : nullptr;
+  const std::int64_t nt = nt_;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t t = 0; t < nt; ++t) {
+    const Geo& g = geo_[t];
+    viscous_kernel(g.ru, g.rv, g.ah, materials_[mat_[t]].viscosity.data(), pos(xp, t, 0), pos(xp, t, 1),
+                   pos(xp, t, 2), pos(vp, t, 0), pos(vp, t, 1), pos(vp, t, 2), ft + 9 * t, kt ? kt + 54 * t : nullptr);
+  }
+  gather(f.data(), want ? blocks.data() : nullptr, ft, kt);
+}
+
+}  // namespace
+
+std::unique_ptr<VolinoMembrane> make_volino(std::span<const double> coords, std::span<const LocalIndex> triangles,
+                                            std::span<const VolinoMaterial> materials,
+                                            std::span<const std::int32_t> material_of_triangle,
+                                            VolinoStabilization stab) {
+  return std::make_unique<VolinoForm>(coords, triangles, materials, material_of_triangle, stab);
+}
+
+}  // namespace edgefem
