@@ -258,6 +258,13 @@ void print_state_summary(MPI_Comm comm, const LocalMesh& mesh, const std::vector
               gmin[2], gmax[2], memory_max, memory_sum);
 }
 
+/// The force on each boundary entry's vertices at the last recorded step (the reaction in a static equilibrium).
+void print_reactions(MPI_Comm comm, const ReactionLog& reactions) {
+  const auto& r = reactions.last();
+  for (std::size_t b = 0; 3 * b < r.size(); ++b)
+    PetscPrintf(comm, "  force on boundary[%zu]: (%.9e, %.9e, %.9e)\n", b, r[3 * b], r[3 * b + 1], r[3 * b + 2]);
+}
+
 /// The checkpoint to restart from: `path` itself, or the newest DIR/checkpoint_NNNNNN.ckpt of a directory.
 std::string checkpoint_to_restart(const std::string& path) {
   namespace fs = std::filesystem;
@@ -315,26 +322,11 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
   }
   ResultWriter writer(comm, job.output_directory, mesh, solver.model(), resume_after);
 
-  // energy.csv: one row per completed step (rank 0 appends; a restart drops the rows after its time).
-  const std::string energy_path = (fs::path(job.output_directory) / "energy.csv").string();
-  const char* energy_header = "step,time,kinetic,strain,attachment,external_work,total\n";
-  run_collectively(comm, [&] {
-    if (rank != 0) return;
-    std::string kept = energy_header;
-    if (resume_after) {
-      std::istringstream in(read_text(energy_path));
-      std::string line;
-      std::getline(in, line);  // header
-      while (std::getline(in, line)) {
-        long long step = -1;
-        if (std::sscanf(line.c_str(), "%lld,", &step) == 1 && step >= 0 && step <= solver.step() &&
-            std::count(line.begin(), line.end(), ',') == 6)
-          kept += line + "\n";
-      }
-    }
-    write_file_atomically(energy_path, kept);
-  });
-  std::FILE* energy_file = rank == 0 ? std::fopen(energy_path.c_str(), "a") : nullptr;
+  // energy.csv and reactions.csv: one row per completed step (a restart drops the rows after its step).
+  const std::optional<long long> keep = resume_after ? std::optional<long long>(solver.step()) : std::nullopt;
+  CsvLog energy_log(comm, (fs::path(job.output_directory) / "energy.csv").string(),
+                    "step,time,kinetic,strain,attachment,external_work,total", keep);
+  ReactionLog reactions(comm, job.output_directory, solver.model(), keep);
 
   auto write_checkpoint_now = [&] {
     char name[64];
@@ -368,15 +360,15 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
     PetscLogStagePush(stage_output);
     const EnergyReport e = solver.energy();
     if (!have_first) first_energy = e, have_first = true;
-    if (energy_file) {
-      std::fprintf(energy_file, "%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", step, time, e.kinetic, e.strain,
-                   e.attachment, e.external_work, e.total());
-      std::fflush(energy_file);
-    }
+    char line[256];
+    std::snprintf(line, sizeof line, "%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g", step, time, e.kinetic, e.strain,
+                  e.attachment, e.external_work, e.total());
+    energy_log.row(line);
+    const std::vector<double> f = solver.local_internal_force();
+    reactions.record(step, time, f);
     if (step % job.output_every == 0 || step == solver.n_steps()) {
       const std::vector<double> x = solver.local_positions();
       const std::vector<double> v = solver.local_velocities();
-      const std::vector<double> f = solver.local_internal_force();
       writer.write(step, time, x, f, v);
     }
     if (step > 0 && ((job.checkpoint_every > 0 && step % job.checkpoint_every == 0) || step == solver.n_steps()))
@@ -389,12 +381,10 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
   } catch (const SolverError& e) {
     // Keep what was computed: a checkpoint of the last completed step, then report the failure.
     const std::string path = write_checkpoint_now();
-    if (energy_file) std::fclose(energy_file);
     throw SolverError(std::string(e.what()) + "\n  the last converged state (t = " + std::to_string(solver.time()) +
                       ", after " + std::to_string(solver.step()) + " complete steps) is saved in " + path +
                       " (edgefem run JOB --restart " + path + ")");
   }
-  if (energy_file) std::fclose(energy_file);
 
   int newton = 0, ksp = 0, cut_steps = 0;
   double step_seconds = 0, max_drift = 0;
@@ -417,6 +407,7 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
               reports.empty() ? 0.0 : reports.back().energy.external_work,
               reports.empty() ? 0.0 : reports.back().energy.total(), max_drift);
   print_state_summary(comm, mesh, solver.local_positions());
+  print_reactions(comm, reactions);
   PetscPrintf(comm, "  output: %s\n  checkpoint: %s\n", writer.pvd_path().c_str(), last_checkpoint.c_str());
   return 0;
 }
@@ -451,13 +442,16 @@ int command_run(const Arguments& args) {
   ResultWriter writer(comm, job.output_directory, mesh, solver.model());
   const PetscLogStage stage_output = log_stage("Output");
   double output_seconds = 0;
+  ReactionLog reactions(comm, job.output_directory, solver.model());
   const auto reports = solver.run([&](int step, double load_factor) {
-    if (step % job.output_every != 0 && step != job.steps && step != 0) return;
     const auto t0 = std::chrono::steady_clock::now();
     PetscLogStagePush(stage_output);
-    const std::vector<double> x = solver.local_positions();
     const std::vector<double> f = solver.local_internal_force();
-    writer.write(step, load_factor, x, f);
+    reactions.record(step, load_factor, f);
+    if (step % job.output_every == 0 || step == job.steps || step == 0) {
+      const std::vector<double> x = solver.local_positions();
+      writer.write(step, load_factor, x, f);
+    }
     PetscLogStagePop();
     output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   });
@@ -471,6 +465,7 @@ int command_run(const Arguments& args) {
               "  time: total %.3f s, load steps %.3f s, output %.3f s\n",
               reports.size(), newton, ksp, total, solve_seconds, output_seconds);
   print_state_summary(comm, mesh, solver.local_positions());
+  print_reactions(comm, reactions);
   PetscPrintf(comm, "  output: %s\n", writer.pvd_path().c_str());
   return 0;
 }

@@ -302,9 +302,11 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
       model.rotations.push_back({bc.rotate->axis, bc.rotate->center, bc.rotate->angle_degrees * std::numbers::pi / 180.0});
     }
     long long hits = 0;
+    auto& selected = model.boundary_vertices.emplace_back();
     for (LocalIndex v = 0; v < lm.n_owned; ++v) {
       if (!vertex_selected(bc.select, lm, v)) continue;
       ++hits;
+      selected.push_back(v);
       for (int c = 0; c < 3; ++c) {
         const LocalIndex dof = 3 * v + c;
         if (bc.fix[c]) prescribed[dof] = {dof, 0.0, -1, 0};

@@ -55,6 +55,7 @@ struct Model {
   std::vector<double> cell_mass;                              ///< per local cell: density * volume (* thickness)
   std::vector<DirichletDof> dirichlet;                        ///< sorted by dof, each dof once
   std::vector<Rotation> rotations;                            ///< referred to by DirichletDof::rotation
+  std::vector<std::vector<LocalIndex>> boundary_vertices;     ///< per job.boundary entry: its owned vertices
   std::vector<Schedule> schedules;                            ///< [0] = default for Dirichlet, [1] = default for loads
   std::vector<LoadGroup> loads;                               ///< gravity + tractions, grouped by schedule
   std::vector<Attachment> attachments;

@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "partition/collective.hpp"
 
@@ -199,6 +201,64 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
     pvd_.add(time, pvtu);
     pvd_.write();
   });
+}
+
+CsvLog::CsvLog(MPI_Comm comm, std::string path, const std::string& header, std::optional<long long> keep_until_step)
+    : path_(std::move(path)) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  run_collectively(comm, [&] {
+    if (rank != 0) return;
+    std::string kept = header + "\n";
+    if (keep_until_step) {
+      std::ifstream in(path_, std::ios::binary);
+      std::string line;
+      std::getline(in, line);  // the old header
+      const auto columns = std::count(header.begin(), header.end(), ',');
+      while (std::getline(in, line)) {
+        long long step = -1;
+        if (std::sscanf(line.c_str(), "%lld,", &step) == 1 && step >= 0 && step <= *keep_until_step &&
+            std::count(line.begin(), line.end(), ',') == columns)
+          kept += line + "\n";
+      }
+    }
+    write_file_atomically(path_, kept);
+    file_ = std::fopen(path_.c_str(), "a");
+    if (!file_) throw std::runtime_error("cannot append to '" + path_ + "'");
+  });
+}
+
+CsvLog::~CsvLog() {
+  if (file_) std::fclose(file_);
+}
+
+void CsvLog::row(const std::string& line) {
+  if (!file_) return;
+  std::fputs(line.c_str(), file_);
+  std::fputc('\n', file_);
+  std::fflush(file_);
+}
+
+ReactionLog::ReactionLog(MPI_Comm comm, const std::string& directory, const Model& model,
+                         std::optional<long long> keep_until_step)
+    : comm_(comm),
+      model_(model),
+      csv_(comm, (std::filesystem::path(directory) / "reactions.csv").string(), "step,time,boundary,fx,fy,fz",
+           keep_until_step),
+      last_(3 * model.boundary_vertices.size(), 0.0) {}
+
+void ReactionLog::record(long long step, double time, std::span<const double> force) {
+  std::vector<double> local(last_.size(), 0.0);
+  for (std::size_t b = 0; b < model_.boundary_vertices.size(); ++b)
+    for (const LocalIndex v : model_.boundary_vertices[b])
+      for (int d = 0; d < 3; ++d) local[3 * b + d] += force[3 * static_cast<std::size_t>(v) + d];
+  MPI_Allreduce(local.data(), last_.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM, comm_);
+  for (std::size_t b = 0; b < model_.boundary_vertices.size(); ++b) {
+    char line[256];
+    std::snprintf(line, sizeof line, "%lld,%.17g,%zu,%.17g,%.17g,%.17g", step, time, b, last_[3 * b], last_[3 * b + 1],
+                  last_[3 * b + 2]);
+    csv_.row(line);
+  }
 }
 
 }  // namespace edgefem

@@ -8,7 +8,9 @@
 #include <mpi.h>
 
 #include <optional>
+#include <cstdio>
 #include <span>
+#include <vector>
 #include <string>
 
 #include "io/vtk_output.hpp"
@@ -37,6 +39,44 @@ class ResultWriter {
   const LocalMesh& mesh_;
   const Model& model_;
   PvdCollection pvd_;
+};
+
+/// A CSV file that rank 0 appends one row at a time to (flushed after each row). It starts with `header`; with
+/// `keep_until_step` (a restart) the rows of an existing file whose first column (the step) is at most that step
+/// and that have the header's number of columns are kept, the rest dropped; otherwise the file is replaced.
+/// Collective construction.
+class CsvLog {
+ public:
+  CsvLog(MPI_Comm comm, std::string path, const std::string& header, std::optional<long long> keep_until_step);
+  ~CsvLog();
+  CsvLog(const CsvLog&) = delete;
+  CsvLog& operator=(const CsvLog&) = delete;
+  /// Rank 0 appends `line` (no newline needed); other ranks ignore it.
+  void row(const std::string& line);
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+};
+
+/// Per boundary entry (job.boundary[b]), the total internal force on its selected vertices, summed over ranks:
+/// the reaction force in a static equilibrium (e.g. the force of a tensile test). Appended to DIR/reactions.csv
+/// (`step,time,boundary,fx,fy,fz`) at every recorded step.
+class ReactionLog {
+ public:
+  ReactionLog(MPI_Comm comm, const std::string& directory, const Model& model,
+              std::optional<long long> keep_until_step = std::nullopt);
+  /// Collective. force: the internal force of every local vertex (ghosts up to date or not; owned are used).
+  void record(long long step, double time, std::span<const double> force);
+  /// The sums of the last record(), 3 per boundary entry.
+  [[nodiscard]] const std::vector<double>& last() const { return last_; }
+
+ private:
+  MPI_Comm comm_;
+  const Model& model_;
+  CsvLog csv_;
+  std::vector<double> last_;
 };
 
 }  // namespace edgefem
