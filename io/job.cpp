@@ -190,14 +190,15 @@ class JobParser {
  private:
   void parse_mesh(const Value& v, Job& job) const;
   MaterialSpec parse_material(const Value& v) const;
+  VolinoSpec parse_volino(const Map& m) const;
   Selection parse_selection(const Value& v) const;
   BoundarySpec parse_boundary(const Value& v) const;
   Schedule parse_schedule(const Value& v) const;
   AttachmentSpec parse_attachment(const Value& v) const;
-  /// Rows of N numbers whose first entry (a time) is strictly increasing; at least one row.
+  /// Rows of N numbers whose first entry (`key`: a time, a strain) is strictly increasing; at least one row.
   template <std::size_t N>
   std::vector<std::array<double, N>> timed_rows(const Value& v, const std::string& list_what,
-                                                const std::string& row_what) const;
+                                                const std::string& row_what, const char* key = "time") const;
   /// A list of components from x, y, z (each at most once).
   std::array<bool, 3> components(const Value& v) const;
   void parse_loads(const Value& v, Job& job) const;
@@ -324,16 +325,16 @@ void JobParser::parse_mesh(const Value& v, Job& job) const {
 
 MaterialSpec JobParser::parse_material(const Value& v) const {
   const Map m(*this, v, {"region", "model", "young", "poisson", "anisotropy", "density", "volumetric_penalty",
-                         "volumetric", "thickness"});
+                         "volumetric", "thickness", "warp", "orthotropic", "curves", "stabilization"});
   MaterialSpec spec;
   spec.line = v.line;
   if (const Value* region = m.get("region")) {
     spec.region = int_value(*region, "a region tag (an integer >= 0)", [](long long r) { return r >= 0; });
   }
   static const char* const models = "one of: stvk, stvk-nsn, stvk-tl, linear (tetrahedra), trbs, trqs, springs, "
-                                    "linear-membrane (triangles)";
+                                    "linear-membrane, volino (triangles)";
   static const char* const known[] = {"stvk", "stvk-nsn", "stvk-tl", "linear", "trbs", "trqs", "springs",
-                                      "linear-membrane"};
+                                      "linear-membrane", "volino"};
   if (const Value* model = m.get("model")) {
     spec.model = string(*model, models);
     if (std::find(std::begin(known), std::end(known), spec.model) == std::end(known)) expected(*model, models);
@@ -365,6 +366,10 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
     t.poisson_transverse = number(a.require("poisson_transverse"), "a number with -1 < poisson < 1",
                                   [](double nu) { return nu > -1.0 && nu < 1.0; });
     spec.anisotropy = t;
+  } else if (spec.model == "volino" && (m.get("orthotropic") || m.get("curves"))) {
+    for (const char* key : {"young", "poisson"})
+      if (const Value* given = m.get(key))
+        fail(given->line, given->path + ": not used with 'orthotropic' or 'curves' (they define the law)");
   } else {
     spec.young = number(m.require("young"), "a positive number", [](double e) { return e > 0.0; });
     // Plane stress (membranes) allows Poisson ratios up to 1; a solid needs less than 1/2.
@@ -387,7 +392,63 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
   if (const Value* thickness = m.get("thickness")) {
     spec.thickness = number(*thickness, "a positive number", [](double t) { return t > 0.0; });
   }
+  if (spec.model == "volino") {
+    spec.volino = parse_volino(m);
+  } else {
+    for (const char* key : {"warp", "orthotropic", "curves", "stabilization"})
+      if (const Value* given = m.get(key)) fail(given->line, given->path + ": only for model volino");
+  }
   return spec;
+}
+
+VolinoSpec JobParser::parse_volino(const Map& m) const {
+  VolinoSpec s;
+  if (const Value* warp = m.get("warp")) {
+    const Map w(*this, *warp, {"direction", "angle"});
+    if (const Value* direction = w.get("direction")) {
+      s.warp_direction = numbers<3>(*direction, "a list of 3 numbers (a direction)", "a number");
+      if (s.warp_direction == std::array<double, 3>{0, 0, 0})
+        fail(direction->line, direction->path + ": expected a non-zero direction, got [0, 0, 0]");
+    }
+    if (const Value* angle = w.get("angle")) s.warp_angle_degrees = number(*angle, "an angle in degrees");
+  }
+  const Value* orthotropic = m.get("orthotropic");
+  const Value* curves = m.get("curves");
+  if (orthotropic && curves)
+    fail(curves->line, curves->path + ": give either 'orthotropic' or 'curves', not both (" + orthotropic->path + ")");
+  auto positive = [](double x) { return x > 0.0; };
+  if (orthotropic) {
+    const Map o(*this, *orthotropic, {"weft", "warp", "shear", "poisson"});
+    s.orthotropic = std::array<double, 4>{number(o.require("weft"), "a positive number", positive),
+                                          number(o.require("warp"), "a positive number", positive),
+                                          number(o.require("shear"), "a positive number", positive),
+                                          o.get("poisson") ? number(*o.get("poisson"), "a number") : 0.0};
+  }
+  if (curves) {
+    const Map c(*this, *curves, {"weft", "warp", "shear"});
+    std::array<CurveSpec, 3> out;
+    const char* const modes[] = {"weft", "warp", "shear"};
+    for (int k = 0; k < 3; ++k) {
+      const Value& curve = c.require(modes[k]);
+      out[k].line = curve.line;
+      if (curve.node.IsScalar()) {
+        const std::string name = string(curve, "a CSV file name or a list of [strain, stress] rows");
+        out[k].file = resolve(name);
+        if (!fs::exists(out[k].file))
+          fail(curve.line, curve.path + ": curve file '" + out[k].file + "' does not exist");
+      } else {
+        out[k].points = timed_rows<2>(curve, "a non-empty list of [strain, stress] rows", "a row [strain, stress]",
+                                      "strain");
+      }
+    }
+    s.curves = out;
+  }
+  if (const Value* stab = m.get("stabilization")) {
+    s.stabilization = string(*stab, "one of: none, clamp, eigen-clamp");
+    if (s.stabilization != "none" && s.stabilization != "clamp" && s.stabilization != "eigen-clamp")
+      expected(*stab, "one of: none, clamp, eigen-clamp");
+  }
+  return s;
 }
 
 Selection JobParser::parse_selection(const Value& v) const {
@@ -516,7 +577,7 @@ void JobParser::parse_loads(const Value& v, Job& job) const {
 
 template <std::size_t N>
 std::vector<std::array<double, N>> JobParser::timed_rows(const Value& v, const std::string& list_what,
-                                                         const std::string& row_what) const {
+                                                         const std::string& row_what, const char* key) const {
   const auto rows = list(v, list_what);
   if (rows.empty()) expected(v, list_what);
   std::vector<std::array<double, N>> out;
@@ -524,8 +585,8 @@ std::vector<std::array<double, N>> JobParser::timed_rows(const Value& v, const s
     const auto row = numbers<N>(rows[i], row_what, "a number");
     if (i > 0 && !(row[0] > out.back()[0])) {
       std::ostringstream msg;
-      msg << rows[i].path << ": time " << row[0] << " is not after the time of row " << i - 1 << " (" << out.back()[0]
-          << "); times must be strictly increasing";
+      msg << rows[i].path << ": " << key << " " << row[0] << " is not after the " << key << " of row " << i - 1 << " ("
+          << out.back()[0] << "); " << key << "s must be strictly increasing";
       fail(rows[i].line, msg.str());
     }
     out.push_back(row);
@@ -764,7 +825,7 @@ std::array<double, 3> AttachmentSpec::rate(double t) const {
 }
 
 bool is_membrane_model(const std::string& model) {
-  return model == "trbs" || model == "trqs" || model == "springs" || model == "linear-membrane";
+  return model == "trbs" || model == "trqs" || model == "springs" || model == "linear-membrane" || model == "volino";
 }
 
 Job read_job(const std::string& path) {

@@ -28,6 +28,24 @@ struct TransverseIsotropySpec {
   double poisson_transverse = 0.0;      ///< nu_tt: Poisson ratio within the transverse plane
 };
 
+/// A strain-stress curve of Volino's model: (strain, stress) rows from the job or a CSV file (read when the
+/// model is built).
+struct CurveSpec {
+  std::vector<std::array<double, 2>> points;  ///< when given in the job
+  std::string file;                           ///< resolved path, when given as a file name
+  int line = 0;
+};
+
+/// `model: volino` (Volino et al. 2009): warp direction, and a law (isotropic young/poisson, orthotropic, or
+/// nonlinear curves per mode).
+struct VolinoSpec {
+  std::array<double, 3> warp_direction{0, 1, 0};  ///< projected into each triangle's plane
+  double warp_angle_degrees = 0.0;                ///< then turned about the normal (counter-clockwise about +z)
+  std::optional<std::array<double, 4>> orthotropic;  ///< E_weft, E_warp, G (shear), nu (weft-warp coupling)
+  std::optional<std::array<CurveSpec, 3>> curves;    ///< weft, warp, shear
+  std::string stabilization = "none";                ///< none | clamp | eigen-clamp (geometric tangent term)
+};
+
 struct MaterialSpec {
   std::optional<int> region;            ///< empty = every cell
   std::string model = "stvk";           ///< stvk | stvk-nsn | stvk-tl | linear; membranes: trbs | trqs | springs | linear-membrane
@@ -40,6 +58,7 @@ struct MaterialSpec {
   /// "quadratic" = K_vol (J-1)^2 / 2; "none". K_vol = 3/4 of the (Voigt) bulk modulus = E/(4(1-2nu)).
   std::string volumetric = "cubic";
   double thickness = 1.0;               ///< membranes only
+  std::optional<VolinoSpec> volino;     ///< model volino only
   int line = 0;                         ///< line of the entry in the job file (0 if not from a file)
 };
 

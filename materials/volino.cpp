@@ -2,11 +2,12 @@
 /// Volino's weft/warp triangle membrane (formulas in volino.hpp): the laws, the reference frame, the per-triangle
 /// kernel and the formulation.
 ///
-/// Evaluation: one OpenMP loop over triangles writes each triangle's f (9 doubles) and, for the tangent, its six
-/// distinct 3x3 blocks (diagonal (i, i), then (0, 1), (0, 2), (1, 2): block (j, i) = df_j/dx_i) into per-triangle
-/// scratch; then two race-free gathers through CSR lists built at construction (triangle order, so the sums are
-/// bitwise independent of the thread count): per vertex f(v) and K(v, v), per edge K(v0, v1) (its transpose is
-/// written for (v1, v0), so the assembled K is exactly symmetric; diagonal element blocks are symmetrised).
+/// Evaluation: one OpenMP loop over triangles writes each triangle's State (U, V, sigma, S~, C: 18 doubles; for
+/// force() only its 9 force components); then race-free gathers through CSR lists built at construction (triangle
+/// order, so the sums are bitwise independent of the thread count): per vertex f(v) and K(v, v) (the element blocks
+/// (i, i), computed from the State), per edge K(v0, v1) (element block (j, i), j < i local, or its transpose). The
+/// transpose of K(v0, v1) is written for (v1, v0) and diagonal blocks are symmetrised, so K is exactly symmetric.
+/// Writing the 54 distinct element-block entries to scratch instead was memory-bound (about 2x slower).
 #include "materials/volino.hpp"
 
 #include <algorithm>
@@ -208,7 +209,7 @@ std::array<double, 3> volino_geometric_stress(const std::array<double, 3>& s, Vo
       // S = [[a, c], [c, b]], eigenvalues m +- r. Both >= 0: S; both <= 0: 0; else lambda_1 e_1 e_1^T with
       // e_1 e_1^T = (S - lambda_2 I) / (2 r) = [[q + r, c], [c, r - q]] / (2 r), q = (a - b) / 2.
       const double a = s[0], b = s[1], c = s[2];
-      const double m = 0.5 * (a + b), q = 0.5 * (a - b), r = std::hypot(q, c);
+      const double m = 0.5 * (a + b), q = 0.5 * (a - b), r = std::sqrt(q * q + c * c);
       const double l1 = m + r, l2 = m - r;
       if (l2 >= 0.0) return s;
       if (l1 <= 0.0) return {0.0, 0.0, 0.0};
@@ -224,6 +225,18 @@ namespace {
 /// Local vertex pairs (j, i), j < i, of the three off-diagonal element blocks.
 constexpr int kOff[3][2] = {{0, 1}, {0, 2}, {1, 2}};
 
+/// Reference data the kernels read per triangle: eq. (6) and h A.
+struct Geo {
+  double ru[3], rv[3], ah;
+};
+
+/// A triangle's state at the current positions, all the force and tangent blocks need (18 doubles): U, V, the
+/// stress s of the forces, the stress g of the geometric part (S~, or 0 for the damping), and the symmetric
+/// C = dsigma/deps as (C00, C11, C22, C01, C02, C12).
+struct State {
+  double U[3], V[3], s[3], g[3], C[6];
+};
+
 /// U, V (or U', V' from velocities) = sum_i r_i p_i.
 inline void weft_warp(const double* ru, const double* rv, const double* p0, const double* p1, const double* p2,
                       double* U, double* V) {
@@ -233,52 +246,6 @@ inline void weft_warp(const double* ru, const double* rv, const double* p0, cons
   }
 }
 
-/// f_j = ah (a_j U + b_j V), a_j = s_uu r_uj + s_uv r_vj, b_j = s_uv r_uj + s_vv r_vj.
-inline void element_forces(const double* ru, const double* rv, double ah, const double* U, const double* V,
-                           const double* s, double* f) {
-  for (int j = 0; j < 3; ++j) {
-    const double a = ah * (s[0] * ru[j] + s[2] * rv[j]), b = ah * (s[2] * ru[j] + s[1] * rv[j]);
-    for (int c = 0; c < 3; ++c) f[3 * j + c] = a * U[c] + b * V[c];
-  }
-}
-
-/// The six distinct blocks (diagonal 0..2, then kOff) of ah [B_j^T C B_i + (D_j^T S~ D_i) I] (sg = S~, null: no
-/// geometric part). Diagonal blocks are exactly symmetric.
-inline void element_blocks(const double* ru, const double* rv, double ah, const double* U, const double* V,
-                           const double* C, const double* sg, double* K) {
-  double Ca[3][3], Cb[3][3];  // C alpha_i, C beta_i; alpha_i = (ru_i, 0, rv_i), beta_i = (0, rv_i, ru_i)
-  for (int i = 0; i < 3; ++i)
-    for (int r = 0; r < 3; ++r) {
-      Ca[i][r] = C[3 * r] * ru[i] + C[3 * r + 2] * rv[i];
-      Cb[i][r] = C[3 * r + 1] * rv[i] + C[3 * r + 2] * ru[i];
-    }
-  auto block = [&](int j, int i, double* B, bool diag) {
-    const double cuu = ah * (ru[j] * Ca[i][0] + rv[j] * Ca[i][2]);
-    const double cuv = ah * (ru[j] * Cb[i][0] + rv[j] * Cb[i][2]);
-    const double cvu = ah * (rv[j] * Ca[i][1] + ru[j] * Ca[i][2]);
-    const double cvv = ah * (rv[j] * Cb[i][1] + ru[j] * Cb[i][2]);
-    const double g = sg ? ah * (ru[j] * ru[i] * sg[0] + rv[j] * rv[i] * sg[1] + (ru[j] * rv[i] + rv[j] * ru[i]) * sg[2])
-                        : 0.0;
-    double P[3], Q[3];  // row r of the block: U_r P + V_r Q
-    for (int c = 0; c < 3; ++c) {
-      P[c] = cuu * U[c] + cuv * V[c];
-      Q[c] = cvu * U[c] + cvv * V[c];
-    }
-    for (int r = 0; r < 3; ++r)
-      for (int c = diag ? r : 0; c < 3; ++c) B[3 * r + c] = U[r] * P[c] + V[r] * Q[c];
-    if (diag) {
-      B[3] = B[1];
-      B[6] = B[2];
-      B[7] = B[5];
-    }
-    B[0] += g;
-    B[4] += g;
-    B[8] += g;
-  };
-  for (int i = 0; i < 3; ++i) block(i, i, K + 9 * i, true);
-  for (int s = 0; s < 3; ++s) block(kOff[s][0], kOff[s][1], K + 27 + 9 * s, false);
-}
-
 /// Strain (8)-(9) from U, V.
 inline void green_strain(const double* U, const double* V, double* eps) {
   eps[0] = 0.5 * (tetgeo::dot(U, U) - 1.0);
@@ -286,59 +253,110 @@ inline void green_strain(const double* U, const double* V, double* eps) {
   eps[2] = tetgeo::dot(U, V);
 }
 
-/// One triangle: energy (returned), eps, sigma, f (9, may be null), blocks (54, may be null).
-inline double triangle_kernel(const double* ru, const double* rv, double ah, const VolinoLaw& law,
-                              VolinoStabilization stab, const double* p0, const double* p1, const double* p2,
-                              double* eps, double* sig, double* f, double* K) {
-  double U[3], V[3], C[9];
-  weft_warp(ru, rv, p0, p1, p2, U, V);
-  green_strain(U, V, eps);
-  const double w = law.evaluate(eps, sig, K ? C : nullptr);
-  if (f) element_forces(ru, rv, ah, U, V, sig, f);
-  if (K) {
-    const auto sg = volino_geometric_stress({sig[0], sig[1], sig[2]}, stab);
-    element_blocks(ru, rv, ah, U, V, C, sg.data(), K);
+/// Elastic state of one triangle; returns the energy h A w. With tangent = false, g and C are not set.
+inline double elastic_state(const Geo& geo, const VolinoLaw& law, VolinoStabilization stab, const double* p0,
+                            const double* p1, const double* p2, bool tangent, State& st, double* eps_out = nullptr) {
+  double eps[3], C[9];
+  weft_warp(geo.ru, geo.rv, p0, p1, p2, st.U, st.V);
+  green_strain(st.U, st.V, eps);
+  const double w = law.evaluate(eps, st.s, tangent ? C : nullptr);
+  if (eps_out) std::copy(eps, eps + 3, eps_out);
+  if (tangent) {
+    const auto g = volino_geometric_stress({st.s[0], st.s[1], st.s[2]}, stab);
+    st.g[0] = g[0], st.g[1] = g[1], st.g[2] = g[2];
+    st.C[0] = C[0], st.C[1] = C[4], st.C[2] = C[8], st.C[3] = C[1], st.C[4] = C[2], st.C[5] = C[5];
   }
-  return ah * w;
+  return geo.ah * w;
 }
 
-/// Viscous force (eps' = (U.U', V.V', U.V' + V.U'), sigma' = E' eps') and damping blocks of one triangle.
-inline void viscous_kernel(const double* ru, const double* rv, double ah, const double* Ev, const double* p0,
-                           const double* p1, const double* p2, const double* q0, const double* q1, const double* q2,
-                           double* f, double* K) {
-  double U[3], V[3], Ud[3], Vd[3];
-  weft_warp(ru, rv, p0, p1, p2, U, V);
-  weft_warp(ru, rv, q0, q1, q2, Ud, Vd);
-  const double er[3] = {tetgeo::dot(U, Ud), tetgeo::dot(V, Vd), tetgeo::dot(U, Vd) + tetgeo::dot(V, Ud)};
-  double s[3];
-  for (int r = 0; r < 3; ++r) s[r] = Ev[3 * r] * er[0] + Ev[3 * r + 1] * er[1] + Ev[3 * r + 2] * er[2];
-  element_forces(ru, rv, ah, U, V, s, f);
-  if (K) element_blocks(ru, rv, ah, U, V, Ev, nullptr, K);
+/// Viscous state: eps' = (U.U', V.V', U.V' + V.U'), s = E' eps', C = E', no geometric part.
+inline void viscous_state(const Geo& geo, const double* Ev, const double* p0, const double* p1, const double* p2,
+                          const double* q0, const double* q1, const double* q2, State& st) {
+  double Ud[3], Vd[3];
+  weft_warp(geo.ru, geo.rv, p0, p1, p2, st.U, st.V);
+  weft_warp(geo.ru, geo.rv, q0, q1, q2, Ud, Vd);
+  const double er[3] = {tetgeo::dot(st.U, Ud), tetgeo::dot(st.V, Vd), tetgeo::dot(st.U, Vd) + tetgeo::dot(st.V, Ud)};
+  for (int r = 0; r < 3; ++r) st.s[r] = Ev[3 * r] * er[0] + Ev[3 * r + 1] * er[1] + Ev[3 * r + 2] * er[2];
+  st.g[0] = st.g[1] = st.g[2] = 0.0;
+  st.C[0] = Ev[0], st.C[1] = Ev[4], st.C[2] = Ev[8], st.C[3] = Ev[1], st.C[4] = Ev[2], st.C[5] = Ev[5];
 }
 
-/// The 9 x 9 element matrix from the six blocks.
-void expand_blocks(const double* K6, std::array<double, 81>& K) {
+/// f_j = ah (a_j U + b_j V), a_j = s_uu r_uj + s_uv r_vj, b_j = s_uv r_uj + s_vv r_vj.
+inline void state_force(const Geo& geo, const State& st, int j, double* f) {
+  const double* s = st.s;
+  const double a = geo.ah * (s[0] * geo.ru[j] + s[2] * geo.rv[j]), b = geo.ah * (s[2] * geo.ru[j] + s[1] * geo.rv[j]);
+  for (int c = 0; c < 3; ++c) f[c] = a * st.U[c] + b * st.V[c];
+}
+
+/// Block (j, i) = ah [B_j^T C B_i + (D_j^T g D_i) I] (row-major 3x3); exactly symmetric when i == j.
+/// With alpha_i = (ru_i, 0, rv_i), beta_i = (0, rv_i, ru_i): B_j^T C B_i = c_UU U U^T + c_UV U V^T + c_VU V U^T +
+/// c_VV V V^T, c_UU = alpha_j.C alpha_i, c_UV = alpha_j.C beta_i, c_VU = beta_j.C alpha_i, c_VV = beta_j.C beta_i.
+inline void state_block(const Geo& geo, const State& st, int j, int i, double* B) {
+  const double *ru = geo.ru, *rv = geo.rv, *C = st.C, *U = st.U, *V = st.V, *g = st.g;
+  // C alpha_i and C beta_i (C symmetric: rows (C00, C01, C02), (C01, C11, C12), (C02, C12, C22)).
+  const double ca0 = C[0] * ru[i] + C[4] * rv[i], ca1 = C[3] * ru[i] + C[5] * rv[i], ca2 = C[4] * ru[i] + C[2] * rv[i];
+  const double cb0 = C[3] * rv[i] + C[4] * ru[i], cb1 = C[1] * rv[i] + C[5] * ru[i], cb2 = C[5] * rv[i] + C[2] * ru[i];
+  const double ah = geo.ah;
+  const double cuu = ah * (ru[j] * ca0 + rv[j] * ca2), cuv = ah * (ru[j] * cb0 + rv[j] * cb2);
+  const double cvu = ah * (rv[j] * ca1 + ru[j] * ca2), cvv = ah * (rv[j] * cb1 + ru[j] * cb2);
+  const double gg = ah * (ru[j] * ru[i] * g[0] + rv[j] * rv[i] * g[1] + (ru[j] * rv[i] + rv[j] * ru[i]) * g[2]);
+  double P[3], Q[3];  // row r of the block: U_r P + V_r Q
+  for (int c = 0; c < 3; ++c) {
+    P[c] = cuu * U[c] + cuv * V[c];
+    Q[c] = cvu * U[c] + cvv * V[c];
+  }
+  if (i == j) {
+    for (int r = 0; r < 3; ++r)
+      for (int c = r; c < 3; ++c) B[3 * r + c] = U[r] * P[c] + V[r] * Q[c];
+    B[3] = B[1];
+    B[6] = B[2];
+    B[7] = B[5];
+  } else {
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) B[3 * r + c] = U[r] * P[c] + V[r] * Q[c];
+  }
+  B[0] += gg;
+  B[4] += gg;
+  B[8] += gg;
+}
+
+/// The 9 x 9 element matrix (K[3j+a][3i+b]) and forces of a state.
+void expand(const Geo& geo, const State& st, double* f, std::array<double, 81>* K) {
+  for (int j = 0; j < 3; ++j) state_force(geo, st, j, f + 3 * j);
+  if (!K) return;
   auto put = [&](int j, int i, const double* B, bool transpose) {
     for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) K[9 * (3 * j + r) + 3 * i + c] = transpose ? B[3 * c + r] : B[3 * r + c];
+      for (int c = 0; c < 3; ++c) (*K)[9 * (3 * j + r) + 3 * i + c] = transpose ? B[3 * c + r] : B[3 * r + c];
   };
-  for (int i = 0; i < 3; ++i) put(i, i, K6 + 9 * i, false);
-  for (int s = 0; s < 3; ++s) {
-    put(kOff[s][0], kOff[s][1], K6 + 27 + 9 * s, false);
-    put(kOff[s][1], kOff[s][0], K6 + 27 + 9 * s, true);
+  double B[9];
+  for (int i = 0; i < 3; ++i) {
+    state_block(geo, st, i, i, B);
+    put(i, i, B, false);
   }
+  for (const auto& p : kOff) {
+    state_block(geo, st, p[0], p[1], B);
+    put(p[0], p[1], B, false);
+    put(p[1], p[0], B, true);
+  }
+}
+
+Geo geo_of(const VolinoTriangle& ref, double thickness) {
+  Geo g;
+  for (int i = 0; i < 3; ++i) g.ru[i] = ref.ru[i], g.rv[i] = ref.rv[i];
+  g.ah = ref.area * thickness;
+  return g;
 }
 
 }  // namespace
 
 void volino_element(const VolinoTriangle& ref, const VolinoMaterial& material, std::span<const double, 9> x,
                     VolinoStabilization stab, bool stiffness, VolinoElement& out) {
-  double K6[54];
-  const double ah = ref.area * material.thickness;
-  out.energy = triangle_kernel(ref.ru.data(), ref.rv.data(), ah, material.law, stab, x.data(), x.data() + 3,
-                               x.data() + 6, out.strain.data(), out.stress.data(), out.f.data(),
-                               stiffness ? K6 : nullptr);
-  if (stiffness) expand_blocks(K6, out.K);
+  const Geo geo = geo_of(ref, material.thickness);
+  State st;
+  out.energy = elastic_state(geo, material.law, stab, x.data(), x.data() + 3, x.data() + 6, stiffness, st,
+                             out.strain.data());
+  std::copy(st.s, st.s + 3, out.stress.begin());
+  expand(geo, st, out.f.data(), stiffness ? &out.K : nullptr);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -369,13 +387,10 @@ class VolinoForm final : public VolinoMembrane {
                                  std::span<double> blocks) const override;
 
  private:
-  struct Geo {
-    double ru[3], rv[3], ah;
-  };
   void check_x(std::span<const double> x, const char* what = "x") const;
   void check_out(std::span<const double> f, std::span<const double> blocks, bool want_blocks) const;
-  /// f(v), K(v, v) and K(edges) from the per-triangle scratch (kt may be null).
-  void gather(double* f, double* blocks, const double* ft, const double* kt) const;
+  /// f(v), K(v, v) and K(edges) from the per-triangle states st_ (blocks may be null: forces only).
+  void gather(double* f, double* blocks) const;
   [[nodiscard]] const double* pos(const double* x, std::int64_t t, int i) const {
     return x + 3 * std::int64_t{tri_[3 * t + i]};
   }
@@ -393,7 +408,8 @@ class VolinoForm final : public VolinoMembrane {
   tetgeo::Csr<std::int64_t> e_list_;  ///< edge -> t << 3 | off-slot << 1 | transpose
   std::vector<LocalIndex> diag_slot_;
   std::vector<std::array<LocalIndex, 2>> pattern_;
-  mutable std::vector<double> ft_, kt_;  ///< scratch: 9 / 54 per triangle
+  mutable std::vector<State> st_;   ///< scratch: per-triangle state (tangent and damping)
+  mutable std::vector<double> ft_;  ///< scratch: per-triangle forces, 9 each (force() only)
 };
 
 VolinoForm::VolinoForm(std::span<const double> coords, std::span<const LocalIndex> triangles,
@@ -451,9 +467,7 @@ VolinoForm::VolinoForm(std::span<const double> coords, std::span<const LocalInde
       throw std::invalid_argument(who + "triangle " + std::to_string(t) + " (material " + std::to_string(m) +
                                   "): " + e.what());
     }
-    Geo& g = geo_[t];
-    for (int i = 0; i < 3; ++i) g.ru[i] = refs_[t].ru[i], g.rv[i] = refs_[t].rv[i];
-    g.ah = refs_[t].area * materials_[m].thickness;
+    geo_[t] = geo_of(refs_[t], materials_[m].thickness);
   }
   // Unique edges (v0 < v1, sorted) and each triangle's off-diagonal slots.
   auto key = [](LocalIndex a, LocalIndex b) {
@@ -502,7 +516,7 @@ std::size_t VolinoForm::bytes() const {
   for (const auto& m : materials_)
     for (const auto& c : m.law.curve_set()) curves += c.bytes();
   return vb(tri_) + vb(mat_) + vb(materials_) + curves + vb(geo_) + vb(refs_) + v_list_.bytes() + e_list_.bytes() +
-         vb(diag_slot_) + vb(pattern_) + vb(ft_) + vb(kt_);
+         vb(diag_slot_) + vb(pattern_) + vb(st_) + vb(ft_);
 }
 
 void VolinoForm::check_x(std::span<const double> x, const char* what) const {
@@ -532,7 +546,8 @@ double VolinoForm::energy(std::span<const double> x) const {
   });
 }
 
-void VolinoForm::gather(double* f, double* blocks, const double* ft, const double* kt) const {
+void VolinoForm::gather(double* f, double* blocks) const {
+  const State* st = st_.data();
   const std::int64_t nv = n_vertices_;
 #pragma omp parallel for schedule(static)
   for (std::int64_t v = 0; v < nv; ++v) {
@@ -541,21 +556,23 @@ void VolinoForm::gather(double* f, double* blocks, const double* ft, const doubl
     for (std::int64_t k = v_list_.ptr[v]; k < v_list_.ptr[v + 1]; ++k) {
       const std::int64_t code = v_list_.codes[k], t = code >> 2;
       const int i = static_cast<int>(code & 3);
-      const double* fi = ft + 9 * t + 3 * i;
+      double fi[3];
+      state_force(geo_[t], st[t], i, fi);
       fv[0] += fi[0];
       fv[1] += fi[1];
       fv[2] += fi[2];
-      if (kt) {
-        const double* B = kt + 54 * t + 9 * i;
+      if (blocks) {
+        double B[9];
+        state_block(geo_[t], st[t], i, i, B);
         for (int q = 0; q < 9; ++q) D[q] += B[q];
       }
     }
     f[3 * v] = fv[0];
     f[3 * v + 1] = fv[1];
     f[3 * v + 2] = fv[2];
-    if (kt && diag_slot_[v] >= 0) std::memcpy(blocks + 9 * std::int64_t{diag_slot_[v]}, D, sizeof D);
+    if (blocks && diag_slot_[v] >= 0) std::memcpy(blocks + 9 * std::int64_t{diag_slot_[v]}, D, sizeof D);
   }
-  if (!kt) return;
+  if (!blocks) return;
   double* kedge = blocks + 9 * n_touched_;
   const std::int64_t ne = n_edges_;
 #pragma omp parallel for schedule(static)
@@ -563,7 +580,9 @@ void VolinoForm::gather(double* f, double* blocks, const double* ft, const doubl
     double K[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     for (std::int64_t k = e_list_.ptr[e]; k < e_list_.ptr[e + 1]; ++k) {
       const std::int64_t code = e_list_.codes[k], t = code >> 3;
-      const double* B = kt + 54 * t + 27 + 9 * ((code >> 1) & 3);
+      const int slot = static_cast<int>((code >> 1) & 3);
+      double B[9];
+      state_block(geo_[t], st[t], kOff[slot][0], kOff[slot][1], B);
       if (code & 1) {
         for (int r = 0; r < 3; ++r)
           for (int c = 0; c < 3; ++c) K[3 * r + c] += B[3 * c + r];
@@ -583,37 +602,46 @@ void VolinoForm::gather(double* f, double* blocks, const double* ft, const doubl
 void VolinoForm::force(std::span<const double> x, std::span<double> f) const {
   check_x(x);
   check_out(f, {}, false);
+  // Forces only: each triangle's 9 force components, then a per-vertex gather (half the scratch of a State).
   ft_.resize(9 * static_cast<std::size_t>(nt_));
   const double* xp = x.data();
   double* ft = ft_.data();
   const std::int64_t nt = nt_;
 #pragma omp parallel for schedule(static)
   for (std::int64_t t = 0; t < nt; ++t) {
-    const Geo& g = geo_[t];
-    double eps[3], sig[3];
-    triangle_kernel(g.ru, g.rv, g.ah, materials_[mat_[t]].law, stab_, pos(xp, t, 0), pos(xp, t, 1), pos(xp, t, 2),
-                    eps, sig, ft + 9 * t, nullptr);
+    State s;
+    elastic_state(geo_[t], materials_[mat_[t]].law, stab_, pos(xp, t, 0), pos(xp, t, 1), pos(xp, t, 2), false, s);
+    for (int j = 0; j < 3; ++j) state_force(geo_[t], s, j, ft + 9 * t + 3 * j);
   }
-  gather(f.data(), nullptr, ft, nullptr);
+  const std::int64_t nv = n_vertices_;
+  double* fp = f.data();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t v = 0; v < nv; ++v) {
+    double fv[3] = {0.0, 0.0, 0.0};
+    for (std::int64_t k = v_list_.ptr[v]; k < v_list_.ptr[v + 1]; ++k) {
+      const std::int64_t code = v_list_.codes[k];
+      const double* fi = ft + 9 * (code >> 2) + 3 * (code & 3);
+      fv[0] += fi[0];
+      fv[1] += fi[1];
+      fv[2] += fi[2];
+    }
+    fp[3 * v] = fv[0];
+    fp[3 * v + 1] = fv[1];
+    fp[3 * v + 2] = fv[2];
+  }
 }
 
 void VolinoForm::force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const {
   check_x(x);
   check_out(f, blocks, true);
-  ft_.resize(9 * static_cast<std::size_t>(nt_));
-  kt_.resize(54 * static_cast<std::size_t>(nt_));
+  st_.resize(static_cast<std::size_t>(nt_));
   const double* xp = x.data();
-  double* ft = ft_.data();
-  double* kt = kt_.data();
+  State* st = st_.data();
   const std::int64_t nt = nt_;
 #pragma omp parallel for schedule(static)
-  for (std::int64_t t = 0; t < nt; ++t) {
-    const Geo& g = geo_[t];
-    double eps[3], sig[3];
-    triangle_kernel(g.ru, g.rv, g.ah, materials_[mat_[t]].law, stab_, pos(xp, t, 0), pos(xp, t, 1), pos(xp, t, 2),
-                    eps, sig, ft + 9 * t, kt + 54 * t);
-  }
-  gather(f.data(), blocks.data(), ft, kt);
+  for (std::int64_t t = 0; t < nt; ++t)
+    elastic_state(geo_[t], materials_[mat_[t]].law, stab_, pos(xp, t, 0), pos(xp, t, 1), pos(xp, t, 2), true, st[t]);
+  gather(f.data(), blocks.data());
 }
 
 void VolinoForm::strain_stress(std::span<const double> x, std::span<double> strain, std::span<double> stress) const {
@@ -625,11 +653,10 @@ void VolinoForm::strain_stress(std::span<const double> x, std::span<double> stra
   const std::int64_t nt = nt_;
 #pragma omp parallel for schedule(static)
   for (std::int64_t t = 0; t < nt; ++t) {
-    const Geo& g = geo_[t];
-    double U[3], V[3];
-    weft_warp(g.ru, g.rv, pos(xp, t, 0), pos(xp, t, 1), pos(xp, t, 2), U, V);
-    green_strain(U, V, strain.data() + 3 * t);
-    materials_[mat_[t]].law.evaluate(strain.data() + 3 * t, stress.data() + 3 * t, nullptr);
+    State s;
+    elastic_state(geo_[t], materials_[mat_[t]].law, stab_, pos(xp, t, 0), pos(xp, t, 1), pos(xp, t, 2), false, s,
+                  strain.data() + 3 * t);
+    std::copy(s.s, s.s + 3, stress.data() + 3 * t);
   }
 }
 
@@ -639,20 +666,16 @@ void VolinoForm::viscous_force_and_damping(std::span<const double> x, std::span<
   check_x(v, "v");
   const bool want = !blocks.empty();
   check_out(f, blocks, want);
-  ft_.resize(9 * static_cast<std::size_t>(nt_));
-  if (want) kt_.resize(54 * static_cast<std::size_t>(nt_));
+  st_.resize(static_cast<std::size_t>(nt_));
   const double* xp = x.data();
   const double* vp = v.data();
-  double* ft = ft_.data();
-  double* kt = want ? kt_.data() : nullptr;
+  State* st = st_.data();
   const std::int64_t nt = nt_;
 #pragma omp parallel for schedule(static)
-  for (std::int64_t t = 0; t < nt; ++t) {
-    const Geo& g = geo_[t];
-    viscous_kernel(g.ru, g.rv, g.ah, materials_[mat_[t]].viscosity.data(), pos(xp, t, 0), pos(xp, t, 1),
-                   pos(xp, t, 2), pos(vp, t, 0), pos(vp, t, 1), pos(vp, t, 2), ft + 9 * t, kt ? kt + 54 * t : nullptr);
-  }
-  gather(f.data(), want ? blocks.data() : nullptr, ft, kt);
+  for (std::int64_t t = 0; t < nt; ++t)
+    viscous_state(geo_[t], materials_[mat_[t]].viscosity.data(), pos(xp, t, 0), pos(xp, t, 1), pos(xp, t, 2),
+                  pos(vp, t, 0), pos(vp, t, 1), pos(vp, t, 2), st[t]);
+  gather(f.data(), want ? blocks.data() : nullptr);
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 #include <string>
 
 #include "io/error.hpp"
+#include "materials/curve.hpp"
 #include "materials/membrane.hpp"
+#include "materials/volino.hpp"
 #include "partition/collective.hpp"
 
 namespace edgefem {
@@ -106,6 +108,59 @@ void check_flat_membrane_is_held(MPI_Comm comm, const Job& job, const LocalMesh&
                    (axis < 0 ? std::string("use analysis type dynamic (the membrane's plane is not normal to x, y or z)")
                              : std::string("fix the normal component on every vertex (boundary: - select: {all: true}, "
                                            "fix: [") + name + "]) or use analysis type dynamic"));
+}
+
+/// The VolinoMaterial of a `model: volino` entry; curve files are read here. Throws InputError naming the key.
+VolinoMaterial volino_material(const Job& job, const MaterialSpec& spec, const std::string& key) {
+  const VolinoSpec& v = *spec.volino;
+  VolinoMaterial m;
+  m.thickness = spec.thickness;
+  m.warp.direction = v.warp_direction;
+  m.warp.angle = v.warp_angle_degrees * std::numbers::pi / 180.0;
+  try {
+    if (v.orthotropic) {
+      const auto& o = *v.orthotropic;
+      m.law = VolinoLaw::orthotropic(o[0], o[1], o[2], o[3]);
+    } else if (v.curves) {
+      std::array<StressCurve, 3> curves;
+      const char* const modes[] = {"weft", "warp", "shear"};
+      for (int k = 0; k < 3; ++k) {
+        const CurveSpec& c = (*v.curves)[k];
+        std::vector<CurvePoint> points;
+        try {
+          if (!c.file.empty())
+            points = read_curve_csv(c.file);
+          else
+            for (const auto& p : c.points) points.push_back({p[0], p[1]});
+          curves[k] = StressCurve(std::move(points), std::string(modes[k]) + " curve");
+        } catch (const std::invalid_argument& e) {
+          throw InputError(where(job, c.line, key + ".curves." + modes[k]) + e.what());
+        }
+      }
+      m.law = VolinoLaw::curves(curves[0], curves[1], curves[2]);
+    } else {
+      m.law = VolinoLaw::isotropic(spec.young, spec.poisson);
+    }
+    check_volino_material(m);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(where(job, spec.line, key) + e.what());
+  }
+  return m;
+}
+
+/// The geometric-term stabilisation of the volino materials (one for all of them).
+VolinoStabilization volino_stabilization(const Job& job) {
+  const MaterialSpec* first = nullptr;
+  for (std::size_t m = 0; m < job.materials.size(); ++m) {
+    const auto& spec = job.materials[m];
+    if (!spec.volino) continue;
+    if (first && first->volino->stabilization != spec.volino->stabilization)
+      throw InputError(where(job, spec.line, "materials[" + std::to_string(m) + "].stabilization") +
+                       "all volino materials need the same stabilization ('" + first->volino->stabilization +
+                       "' before, '" + spec.volino->stabilization + "' here)");
+    if (!first) first = &spec;
+  }
+  return parse_volino_stabilization(first ? first->volino->stabilization : "none");
 }
 
 }  // namespace
@@ -212,19 +267,23 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
   for (std::size_t m = 0; m < job.materials.size(); ++m) {
     const auto& spec = job.materials[m];
     const std::string key = "materials[" + std::to_string(m) + "]";
+    model.material_model.push_back(spec.model);
     if (is_membrane_model(spec.model) == solid)
       throw InputError(where(job, spec.line, key + ".model") + "'" + spec.model + "' " +
                        (solid ? "is a membrane model, but the mesh has tetrahedra (use stvk, stvk-nsn, stvk-tl or linear)"
                               : "needs tetrahedra, but the mesh has only triangles (use trbs, trqs, springs or "
                                 "linear-membrane)"));
     if (!solid) {
+      // Both membrane tables get an entry per job.materials entry, so that cell_material indexes either.
       const MembraneMaterial material{spec.young, spec.poisson, spec.thickness};
+      model.membrane_table.push_back(material);
+      model.volino_table.push_back(spec.volino ? volino_material(job, spec, key) : VolinoMaterial{});
+      if (spec.volino) continue;
       try {
         check_membrane_material(material);
       } catch (const std::invalid_argument& e) {
         throw InputError(where(job, spec.line, key) + e.what());
       }
-      model.membrane_table.push_back(material);
       continue;
     }
     VolumetricPenalty penalty = VolumetricPenalty::none;
@@ -270,7 +329,10 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
       material_of_cell.push_back(model.cell_material[t]);
     }
     const std::span<const TetMaterial> table = model.material_table;
-    if (!solid)
+    if (name == "volino")
+      model.formulations.push_back(make_volino(mesh.coords, own, model.volino_table, material_of_cell,
+                                               volino_stabilization(job)));
+    else if (!solid)
       model.formulations.push_back(make_membrane(name, mesh.coords, own, model.membrane_table, material_of_cell));
     else if (name == "stvk" || name == "stvk-nsn")
       model.formulations.push_back(make_stvk_tsep(mesh.coords, own, table, material_of_cell, name == "stvk-nsn"));

@@ -9,11 +9,13 @@
 #include <array>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "io/job.hpp"
 #include "materials/formulation.hpp"
 #include "materials/membrane.hpp"
+#include "materials/volino.hpp"
 #include "partition/partition.hpp"
 
 namespace edgefem {
@@ -51,6 +53,8 @@ struct Model {
   int nodes_per_cell = 4;                                     ///< 4: tetrahedra, 3: triangles (membranes)
   std::vector<TetMaterial> material_table;                    ///< solids: one per job.materials entry
   std::vector<MembraneMaterial> membrane_table;               ///< membranes: one per job.materials entry
+  std::vector<VolinoMaterial> volino_table;                   ///< membranes: one per entry (used by volino)
+  std::vector<std::string> material_model;                    ///< per job.materials entry: its model name
   std::vector<std::int32_t> cell_material;                    ///< per local cell: index into the material table
   std::vector<double> cell_mass;                              ///< per local cell: density * volume (* thickness)
   std::vector<DirichletDof> dirichlet;                        ///< sorted by dof, each dof once

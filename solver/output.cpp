@@ -112,6 +112,23 @@ void deformation_gradient(const double* X, const double* x, double* F) {
     }
 }
 
+/// Volino triangle: strain (8) and stress sigma(eps) in the weft/warp frame, as 3x3 tensors in the reference
+/// basis (engineering shear halved for the tensor); returns the von Mises value of that in-plane stress.
+double volino_strain_stress(const double* X, const double* x, const VolinoMaterial& m, double* E3, double* S3) {
+  const VolinoTriangle ref = volino_reference(std::span<const double, 9>(X, 9), m.warp);
+  VolinoElement element;
+  volino_element(ref, m, std::span<const double, 9>(x, 9), VolinoStabilization::none, false, element);
+  const auto& u = ref.weft;
+  const auto& w = ref.warp;
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) {
+      const double uu = u[a] * u[b], ww = w[a] * w[b], uw = u[a] * w[b] + w[a] * u[b];
+      E3[3 * a + b] = element.strain[0] * uu + element.strain[1] * ww + 0.5 * element.strain[2] * uw;
+      S3[3 * a + b] = element.stress[0] * uu + element.stress[1] * ww + element.stress[2] * uw;
+    }
+  return von_mises_of(S3);
+}
+
 }  // namespace
 
 ResultWriter::ResultWriter(MPI_Comm comm, std::string directory, const LocalMesh& mesh, const Model& model,
@@ -178,7 +195,10 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
     double* E = strain.values.data() + 9 * static_cast<std::ptrdiff_t>(t);
     double* S = stress.values.data() + 9 * static_cast<std::ptrdiff_t>(t);
     if (!solid) {
-      mises.values[t] = membrane_strain_stress(X, x, model_.membrane_table[model_.cell_material[t]], E, S);
+      const auto material = static_cast<std::size_t>(model_.cell_material[t]);
+      mises.values[t] = model_.material_model[material] == "volino"
+                            ? volino_strain_stress(X, x, model_.volino_table[material], E, S)
+                            : membrane_strain_stress(X, x, model_.membrane_table[material], E, S);
       continue;
     }
     std::array<double, 9> Et{}, St{};

@@ -260,7 +260,7 @@ TEST_F(JobTest, MissingAndConflictingKeys) {
 TEST_F(JobTest, ModelNamesAndMembranePoissonRange) {
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: neo-hooke, young: 1, poisson: 0.1}\n", 3,
                {"materials[0].model: expected one of: stvk, stvk-nsn, stvk-tl, linear (tetrahedra), trbs, trqs, springs, "
-                "linear-membrane (triangles), got 'neo-hooke'"});
+                "linear-membrane, volino (triangles), got 'neo-hooke'"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nanalysis:\n  type: modal\n", 4,
                {"analysis.type: expected one of: static, dynamic, got 'modal'"});
   // Plane stress: a membrane takes 0.5 <= poisson < 1, a solid does not.
@@ -275,6 +275,34 @@ TEST_F(JobTest, ModelNamesAndMembranePoissonRange) {
   EXPECT_DOUBLE_EQ(job.materials[0].thickness, 0.01);
   EXPECT_TRUE(is_membrane_model("linear-membrane"));
   EXPECT_FALSE(is_membrane_model("linear"));
+}
+
+TEST_F(JobTest, VolinoMaterials) {
+  std::ofstream(dir_ / "warp.csv") << "strain,stress\n0,0\n0.01,20\n";
+  const Job job = read_job(write("mesh: {file: meshes/beam.msh}\nmaterials:\n"
+                                 "  - model: volino\n    thickness: 2\n    warp: {direction: [1, 0, 0], angle: 30}\n"
+                                 "    curves: {weft: [[0, 0], [0.1, 10]], warp: warp.csv, shear: [[0, 0], [1, 1]]}\n"
+                                 "    stabilization: eigen-clamp\n"
+                                 "  - {region: 2, model: volino, orthotropic: {weft: 10, warp: 20, shear: 3, poisson: 0.2}}\n"));
+  const VolinoSpec& v = job.materials[0].volino.value();
+  EXPECT_EQ(v.warp_direction, (std::array<double, 3>{1, 0, 0}));
+  EXPECT_DOUBLE_EQ(v.warp_angle_degrees, 30.0);
+  EXPECT_EQ(v.stabilization, "eigen-clamp");
+  ASSERT_TRUE(v.curves);
+  EXPECT_EQ((*v.curves)[0].points.size(), 2u);
+  EXPECT_EQ((*v.curves)[1].file, (dir_ / "warp.csv").string());
+  EXPECT_EQ((*job.materials[1].volino->orthotropic), (std::array<double, 4>{10, 20, 3, 0.2}));
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials:\n";
+  expect_error(head + "  - {model: trbs, young: 1, poisson: 0.1, warp: {angle: 10}}\n", 3,
+               {"materials[0].warp: only for model volino"});
+  expect_error(head + "  - {model: volino, young: 1, poisson: 0.1, orthotropic: {weft: 1, warp: 1, shear: 1}}\n", 3,
+               {"materials[0].young: not used with 'orthotropic' or 'curves'"});
+  expect_error(head + "  - model: volino\n    curves: {weft: [[0, 0], [0.2, 1], [0.1, 2]], warp: [[0, 0]], shear: [[0, 0]]}\n",
+               4, {"materials[0].curves.weft[2]: strain 0.1 is not after the strain of row 1 (0.2)"});
+  expect_error(head + "  - model: volino\n    curves: {weft: missing.csv, warp: [[0, 0]], shear: [[0, 0]]}\n", 4,
+               {"materials[0].curves.weft: curve file", "missing.csv' does not exist"});
+  expect_error(head + "  - {model: volino, young: 1, poisson: 0.1, stabilization: hard}\n", 3,
+               {"materials[0].stabilization: expected one of: none, clamp, eigen-clamp, got 'hard'"});
 }
 
 TEST_F(JobTest, BoundaryConditionErrors) {
