@@ -325,7 +325,8 @@ void JobParser::parse_mesh(const Value& v, Job& job) const {
 
 MaterialSpec JobParser::parse_material(const Value& v) const {
   const Map m(*this, v, {"region", "model", "young", "poisson", "anisotropy", "density", "volumetric_penalty",
-                         "volumetric", "thickness", "warp", "orthotropic", "curves", "stabilization"});
+                         "volumetric", "thickness", "warp", "orthotropic", "curves", "stabilization",
+                         "spring_damping", "viscosity"});
   MaterialSpec spec;
   spec.line = v.line;
   if (const Value* region = m.get("region")) {
@@ -395,8 +396,13 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
   if (spec.model == "volino") {
     spec.volino = parse_volino(m);
   } else {
-    for (const char* key : {"warp", "orthotropic", "curves", "stabilization"})
+    for (const char* key : {"warp", "orthotropic", "curves", "stabilization", "viscosity"})
       if (const Value* given = m.get(key)) fail(given->line, given->path + ": only for model volino");
+  }
+  if (const Value* damping = m.get("spring_damping")) {
+    if (spec.model != "trbs" && spec.model != "trqs" && spec.model != "springs")
+      fail(damping->line, damping->path + ": only for models trbs, trqs and springs");
+    spec.spring_damping = number(*damping, "a non-negative number (time)", [](double z) { return z >= 0.0; });
   }
   return spec;
 }
@@ -442,6 +448,10 @@ VolinoSpec JobParser::parse_volino(const Map& m) const {
       }
     }
     s.curves = out;
+  }
+  if (const Value* viscosity = m.get("viscosity")) {
+    s.viscosity = numbers<3>(*viscosity, "a list of 3 non-negative numbers [weft, warp, shear]", "a non-negative number",
+                             [](double e) { return e >= 0.0; });
   }
   if (const Value* stab = m.get("stabilization")) {
     s.stabilization = string(*stab, "one of: none, clamp, eigen-clamp");

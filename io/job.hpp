@@ -44,6 +44,7 @@ struct VolinoSpec {
   std::optional<std::array<double, 4>> orthotropic;  ///< E_weft, E_warp, G (shear), nu (weft-warp coupling)
   std::optional<std::array<CurveSpec, 3>> curves;    ///< weft, warp, shear
   std::string stabilization = "none";                ///< none | clamp | eigen-clamp (geometric tangent term)
+  std::array<double, 3> viscosity{};                 ///< diagonal of E' (weft, warp, shear): sigma' = E' d(eps)/dt
 };
 
 struct MaterialSpec {
@@ -59,6 +60,8 @@ struct MaterialSpec {
   std::string volumetric = "cubic";
   double thickness = 1.0;               ///< membranes only
   std::optional<VolinoSpec> volino;     ///< model volino only
+  /// Delingette's damped springs (trbs, trqs, springs; dynamics): zeta (time) in the damped elongations.
+  double spring_damping = 0.0;
   int line = 0;                         ///< line of the entry in the job file (0 if not from a file)
 };
 

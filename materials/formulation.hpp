@@ -7,6 +7,7 @@
 ///
 /// A formulation works on one rank's *own* tetrahedra only, in that rank's local vertex numbering.
 /// It never sees MPI or PETSc: the solver sums ranks' contributions (PETSc adds off-rank rows).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -78,6 +79,17 @@ class TetFormulation {
 
   /// Bytes of precomputed per-primitive data this formulation holds (for reports).
   [[nodiscard]] virtual std::size_t bytes() const = 0;
+
+  /// Velocity-dependent (viscous) internal forces, for formulations that have them (Delingette's damped springs,
+  /// Volino's viscosity): f_v(x, v) (added to f = dW/dx by the solver) and the damping blocks D = d f_v / d v
+  /// (block_pattern() layout; `blocks` may be empty to skip them). Both are overwritten. Default: none.
+  [[nodiscard]] virtual bool viscous() const { return false; }
+  virtual void viscous_force_and_damping(std::span<const double> x, std::span<const double> v, std::span<double> f,
+                                         std::span<double> blocks) const {
+    (void)x, (void)v;
+    std::fill(f.begin(), f.end(), 0.0);
+    std::fill(blocks.begin(), blocks.end(), 0.0);
+  }
 };
 
 // Factories. coords: 3 per vertex (reference positions); tets: 4 vertex ids per tet; `materials` is a table and

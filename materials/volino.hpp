@@ -157,13 +157,8 @@ class VolinoMembrane : public TetFormulation {
   virtual void strain_stress(std::span<const double> x, std::span<double> strain, std::span<double> stress) const = 0;
   /// Reference frame of triangle t.
   [[nodiscard]] virtual const VolinoTriangle& reference(std::size_t t) const = 0;
-  /// True when some material has a nonzero viscosity matrix.
-  [[nodiscard]] virtual bool viscous() const = 0;
-  /// Viscous force f' = dR/dv (R = sum h A eps'^T E' eps' / 2, the Rayleigh dissipation) at positions x and
-  /// velocities v, and the damping blocks D = df'/dv (block_pattern() layout, PSD). f' and blocks are
-  /// overwritten (blocks may be empty to skip them). Zero everywhere when no material is viscous.
-  virtual void viscous_force_and_damping(std::span<const double> x, std::span<const double> v, std::span<double> f,
-                                         std::span<double> blocks) const = 0;
+  // viscous() / viscous_force_and_damping() (TetFormulation): true when some material has a nonzero viscosity
+  // matrix; f' = dR/dv (R = sum h A eps'^T E' eps' / 2, the Rayleigh dissipation) and D = df'/dv (PSD).
 };
 
 /// Volino's membrane on `triangles` (3 vertex ids each) with reference positions `coords` (3 per vertex);

@@ -144,6 +144,14 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
   coo_values_.assign(coo_i.size(), 0.0);
   if (model_.formulations.size() > 1) force_buffer_.assign(3 * static_cast<std::size_t>(n_local), 0.0);
 
+  {
+    int local = 0, any = 0;
+    for (const auto& f : model_.formulations) local |= f->viscous() ? 1 : 0;
+    MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_LOR, comm_);
+    viscous_ = any != 0;
+    if (viscous_) EDGEFEM_PETSC(VecDuplicate(x_ghost_, velocity_ghost_.address()));
+  }
+
   if (model_.consistent_mass) {
     // P1 consistent mass: m / (n (n + 1)) (1 + delta_ij) I per vertex pair of every cell of n vertices and mass
     // m (m/20 for tets, m/12 for triangles), on the blocks of the formulation the cell belongs to (its vertex
@@ -288,6 +296,22 @@ void Assembler::hand_matrix_to_petsc(Mat P, const MatrixCoefficients& c) {
     EDGEFEM_PETSC(VecGhostUpdateBegin(c.lift_out, ADD_VALUES, SCATTER_REVERSE));
     EDGEFEM_PETSC(VecGhostUpdateEnd(c.lift_out, ADD_VALUES, SCATTER_REVERSE));
   }
+  if (viscous_ && c.damping != 0.0 && c.velocity != nullptr) {
+    EDGEFEM_PETSC(VecCopy(c.velocity, velocity_ghost_));
+    update_ghosts(velocity_ghost_);
+    damping_values_.resize(n_kernel);
+    LocalForm x(x_ghost_, true);
+    LocalForm v(velocity_ghost_, true);
+    force_buffer_.resize(x.span().size());
+    for (std::size_t k = 0; k < model_.formulations.size(); ++k) {
+      const auto& form = model_.formulations[k];
+      if (!form->viscous()) continue;
+      const std::size_t begin = 9 * block_offset_[k], size = 9 * form->block_pattern().size();
+      form->viscous_force_and_damping(x.span(), v.span(), force_buffer_, {damping_values_.data() + begin, size});
+#pragma omp parallel for schedule(static)
+      for (std::size_t e = begin; e < begin + size; ++e) values[e] += c.damping * damping_values_[e];
+    }
+  }
   const std::size_t n_prescribed = coo_prescribed_.size();
 #pragma omp parallel for schedule(static)
   for (std::size_t k = 0; k < n_prescribed; ++k) values[coo_prescribed_[k]] = 0.0;
@@ -316,8 +340,9 @@ void Assembler::stiffness(Mat P, const MatrixCoefficients& c) {
 void Assembler::force_and_stiffness(Vec f, Mat P, const MatrixCoefficients& c) {
   EDGEFEM_PETSC(PetscLogEventBegin(event_stiffness_, 0, 0, 0, 0));
   evaluate_force_and_stiffness();
-  // Ghosted duplicates share one scatter context: the lifting's scatters cannot overlap the force's.
-  const bool overlap = c.lift_in == nullptr;
+  // Ghosted duplicates share one scatter context: the lifting's and the viscous velocity's scatters cannot overlap
+  // the force's.
+  const bool overlap = c.lift_in == nullptr && c.damping == 0.0;
   if (overlap) EDGEFEM_PETSC(VecGhostUpdateBegin(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
   hand_matrix_to_petsc(P, c);
   if (!overlap) EDGEFEM_PETSC(VecGhostUpdateBegin(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
@@ -346,6 +371,28 @@ void Assembler::mass_multiply(Vec x, Vec y) const {
   for (std::size_t i = 0; i < owned_mass_.size(); ++i) ya[i] = owned_mass_[i] * xa[i];
   EDGEFEM_PETSC(VecRestoreArray(y, &ya));
   EDGEFEM_PETSC(VecRestoreArrayRead(x, &xa));
+}
+
+void Assembler::viscous_force(Vec velocity, Vec out) {
+  EDGEFEM_PETSC(VecCopy(velocity, velocity_ghost_));
+  update_ghosts(velocity_ghost_);
+  {
+    LocalForm x(x_ghost_, true);
+    LocalForm v(velocity_ghost_, true);
+    LocalForm f(f_ghost_, false);
+    std::span<double> fs = f.span();
+    std::fill(fs.begin(), fs.end(), 0.0);
+    force_buffer_.resize(fs.size());
+    for (const auto& form : model_.formulations) {
+      if (!form->viscous()) continue;
+      form->viscous_force_and_damping(x.span(), v.span(), force_buffer_, {});
+#pragma omp parallel for schedule(static)
+      for (std::size_t i = 0; i < fs.size(); ++i) fs[i] += force_buffer_[i];
+    }
+  }
+  EDGEFEM_PETSC(VecGhostUpdateBegin(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
+  EDGEFEM_PETSC(VecGhostUpdateEnd(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
+  EDGEFEM_PETSC(VecCopy(f_ghost_, out));
 }
 
 double Assembler::energy() {

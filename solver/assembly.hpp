@@ -48,6 +48,10 @@ struct MatrixCoefficients {
   /// the prescribed dofs. Both are vectors of this layout; lift_in's ghosts need not be up to date.
   Vec lift_in = nullptr;
   Vec lift_out = nullptr;
+  /// Viscous formulations: add damping * D(positions, velocity), D = d f_v / d v (velocity: a vector of this
+  /// layout; its ghosts need not be up to date).
+  double damping = 0.0;
+  Vec velocity = nullptr;
 };
 
 class Assembler {
@@ -84,6 +88,10 @@ class Assembler {
   void force_and_stiffness(Vec f, Mat P, const MatrixCoefficients& c = {});
   /// Strain energy W(positions), summed over ranks. Collective.
   [[nodiscard]] double energy();
+  /// True when some formulation on some rank has viscous forces (the same on every rank).
+  [[nodiscard]] bool viscous() const { return viscous_; }
+  /// out := f_v(positions, velocity) summed over ranks (velocity: any vector of this layout). Collective.
+  void viscous_force(Vec velocity, Vec out);
 
   /// Bytes of the formulations' precomputed data on this rank.
   [[nodiscard]] std::size_t kernel_bytes() const;
@@ -100,6 +108,9 @@ class Assembler {
   std::vector<double> owned_mass_;                    ///< 3 per owned vertex
   std::vector<double> mass_values_;                   ///< consistent mass: one per kernel COO entry
   std::vector<char> owned_prescribed_;                ///< 3 per owned vertex
+  bool viscous_ = false;
+  PetscOwner<Vec, VecDestroy> velocity_ghost_;          ///< viscous: the velocity with its ghosts
+  std::vector<double> damping_values_;                ///< viscous: D blocks, one per kernel COO entry
   std::vector<PetscInt> dirichlet_rows_;
   std::vector<double> coo_values_;
   std::vector<double> force_buffer_;        ///< 3 * n_local, for formulations after the first

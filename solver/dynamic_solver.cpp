@@ -32,7 +32,8 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
   integrator_ = spec_.integrator == "newmark"            ? Integrator::newmark
                 : spec_.integrator == "linearized-euler" ? Integrator::linearized_euler
                                                          : Integrator::backward_euler;
-  for (auto* v : {&x_, &v_, &a_, &g_, &f_n_, &x_n_, &r_, &work_, &work2_, &h_, &w_}) *v = assembler_.create_vector();
+  for (auto* v : {&x_, &v_, &a_, &g_, &f_n_, &x_n_, &r_, &work_, &work2_, &h_, &w_, &vel_, &fv_})
+    *v = assembler_.create_vector();
   EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_));
   for (auto* v : {&v_, &a_, &g_, &f_n_, &h_, &w_}) EDGEFEM_PETSC(VecSet(*v, 0.0));
   {
@@ -79,6 +80,10 @@ MatrixCoefficients DynamicSolver::coefficients() {
   const double dv_dx = phase_ == Phase::static_initial ? 0.0 : dv_du();
   c.stiffness = 1.0 + spec_.damping_stiffness * dv_dx;
   c.mass = dv_dx * dv_dx + spec_.damping_mass * dv_dx;
+  if (assembler_.viscous() && dv_dx != 0.0) {  // d f_v / dx through v (the dependence of D on x is left out)
+    c.damping = dv_dx;
+    c.velocity = vel_;
+  }
   if (!model_.attachments.empty()) {
     std::fill(diagonal_.begin(), diagonal_.end(), 0.0);
     for (const auto& a : model_.attachments) {
@@ -122,6 +127,14 @@ void DynamicSolver::residual(Vec x, Vec r) {
         us[i] = rate(velocity_[i] - vn.span()[i], an.span()[i]) + alpha * velocity_[i];
       }
       velocity = velocity_;
+    }
+    if (assembler_.viscous()) {  // + f_v(x, v_new): Delingette's damped springs, Volino's viscosity
+      {
+        Owned vel(vel_, false);
+        std::copy(velocity_.begin(), velocity_.end(), vel.span().begin());
+      }
+      assembler_.viscous_force(vel_, fv_);
+      EDGEFEM_PETSC(VecAXPY(r, 1.0, fv_));
     }
     assembler_.mass_multiply(work_, work2_);
     EDGEFEM_PETSC(VecAXPY(r, 1.0, work2_));
@@ -216,6 +229,10 @@ bool DynamicSolver::attempt_linearized(double h, TimeStepReport& report, std::st
   MatrixCoefficients c;
   c.stiffness = h + beta;
   c.mass = 1.0 / h + alpha;
+  if (assembler_.viscous()) {  // f_v(x_n, v) = D(x_n) v, taken implicitly
+    c.damping = 1.0;
+    c.velocity = v_;
+  }
   if (!model_.attachments.empty()) {
     std::fill(diagonal_.begin(), diagonal_.end(), 0.0);
     for (const auto& a : model_.attachments)

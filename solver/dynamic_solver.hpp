@@ -130,6 +130,7 @@ class DynamicSolver {
   // State at t_n and work vectors (all ghosted, layout of the assembler).
   PetscOwner<Vec, VecDestroy> x_, v_, a_, g_, f_n_, x_n_, r_, work_, work2_, h_;
   PetscOwner<Vec, VecDestroy> w_;  ///< external work per dof since t = 0
+  PetscOwner<Vec, VecDestroy> vel_, fv_;  ///< viscous forces: the velocity of the last residual, f_v
   PetscOwner<SNES, SNESDestroy> snes_;
   PetscOwner<KSP, KSPDestroy> ksp_;
   std::vector<double> diagonal_;  ///< attachment terms on the matrix diagonal, 3 per owned vertex

@@ -117,6 +117,7 @@ VolinoMaterial volino_material(const Job& job, const MaterialSpec& spec, const s
   m.thickness = spec.thickness;
   m.warp.direction = v.warp_direction;
   m.warp.angle = v.warp_angle_degrees * std::numbers::pi / 180.0;
+  m.viscosity = {v.viscosity[0], 0, 0, 0, v.viscosity[1], 0, 0, 0, v.viscosity[2]};
   try {
     if (v.orthotropic) {
       const auto& o = *v.orthotropic;
