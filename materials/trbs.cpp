@@ -18,6 +18,12 @@
 /// tangent: the s_E d2phi/dp2 term carries the geometric part of both tensile and angular springs.
 /// K(v, v) = -sum_w K(v, w) (translation invariance), symmetrised: the assembled K is exactly symmetric.
 ///
+/// Damping (membrane.hpp, Delingette §V-C): the damped elongation phi^D = phi + c zeta_T dphi/dt (c = 1/2 trbs,
+/// 1 trqs) enters the spring stresses linearly, so f(x, v) = f(x) + f_v with f_v = G^T A_v G v, G = dphi/dx, A_v
+/// the constants of W scaled per triangle by c zeta_T (av_ per edge, ang_v_ per angular entry, same CSR layout as
+/// ang_). viscous_force_and_damping runs the same three gathers with phi -> dphi/dt = gamma_E . (v(v0) - v(v1)),
+/// (a, b) -> (a_v, b_v) and without the s_E d2phi/dp2 term: D = G^T A_v G (the material part of K).
+///
 /// Construction (per-triangle loop) accumulates a_E into the edges and writes each triangle's angular constants
 /// inline into per-edge CSR lists (one entry per (triangle, edge), oriented for (v0, v1)); evaluation is three
 /// race-free gathers (OpenMP, no atomics, bitwise independent of the thread count):
@@ -139,6 +145,9 @@ void check_membrane_material(const MembraneMaterial& m) {
                                 std::to_string(m.poisson));
   if (!(m.thickness > 0.0) || !std::isfinite(m.thickness))
     throw std::invalid_argument("membrane material: thickness must be positive, got " + std::to_string(m.thickness));
+  if (!(m.damping >= 0.0) || !std::isfinite(m.damping))
+    throw std::invalid_argument("membrane material: damping must be >= 0 and finite, got " +
+                                std::to_string(m.damping));
 }
 
 TriangleSprings trbs_springs(std::span<const double, 9> X, const MembraneMaterial& m) {
@@ -165,6 +174,7 @@ TriangleSprings trbs_springs(std::span<const double, 9> X, const MembraneMateria
     r.tensile[i] = s * (lp2m * cot[i] * cot[i] + mu);
     r.angular[k] = s * (lp2m * cot[i] * cot[j] - mu);  // the angular spring at k couples edges i and j
   }
+  r.damping = m.damping;
   return r;
 }
 
@@ -213,16 +223,22 @@ class TriangleSpringForm final : public TetFormulation {
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
+  [[nodiscard]] bool viscous() const override { return damped_; }
+  void viscous_force_and_damping(std::span<const double> x, std::span<const double> v, std::span<double> f,
+                                 std::span<double> blocks) const override;
   [[nodiscard]] std::size_t bytes() const override {
     auto vb = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
     return vb(ev0_) + vb(ev1_) + vb(rest_) + vb(a_) + ang_.bytes() + v_list_.bytes() + vb(diag_slot_) +
-           vb(pattern_) + vb(phi_) + vb(inv_len_) + vb(s_);
+           vb(pattern_) + vb(phi_) + vb(inv_len_) + vb(s_) + vb(av_) + vb(ang_v_) + vb(rate_);
   }
 
  private:
   void check_x(std::span<const double> x) const;
   void elongations(const double* x) const;  ///< phi_ (and inv_len_)
-  void edge_terms(const double* x, double* kedge) const;  ///< s_ and (kedge) K(E), K(E)^T
+  void rates(const double* x, const double* v) const;  ///< rate_ = dphi/dt (and inv_len_)
+  /// s_ and (kedge) K(E), K(E)^T; kVisc: from rate_, av_, ang_v_, without the geometric term (f_v, D).
+  template <bool kVisc>
+  void edge_terms(const double* x, double* kedge) const;
   void vertex_terms(const double* x, double* f, double* blocks, const double* kedge) const;
 
   std::string name_;
@@ -232,10 +248,14 @@ class TriangleSpringForm final : public TetFormulation {
   std::vector<double> rest_;  ///< L^2 (trbs) or L (trqs)
   std::vector<double> a_;     ///< internal tensile constant a_E
   Csr<AngEntry> ang_;         ///< edge -> angular entries
+  bool damped_ = false;       ///< some triangle has zeta > 0 (av_, ang_v_, rate_ allocated)
+  std::vector<double> av_;    ///< viscous tensile constant: sum_{T ∋ E} c zeta_T a_{T,E}
+  std::vector<std::array<double, 3>> ang_v_;  ///< viscous (bk, bu, bw) = c zeta_T (bk, bu, bw), parallel to ang_.codes
   Csr<std::uint32_t> v_list_;  ///< vertex -> edge << 1 | (vertex is v1)
   std::vector<LocalIndex> diag_slot_;
   std::vector<std::array<LocalIndex, 2>> pattern_;
   mutable std::vector<double> phi_, inv_len_, s_;  ///< scratch per edge: phi, 1/|p| (trqs), s
+  mutable std::vector<double> rate_;                ///< scratch per edge: dphi/dt (damped only)
 };
 
 template <SpringStrain kStrain>
@@ -268,8 +288,25 @@ TriangleSpringForm<kStrain>::TriangleSpringForm(std::string name, std::span<cons
   a_.assign(n_edges_, 0.0);
   for (std::int64_t t = 0; t < nt; ++t)
     for (int m = 0; m < 3; ++m) a_[te.tri_edges[3 * t + m]] += scale * springs[t].tensile[m];
+  for (std::int64_t t = 0; t < nt; ++t) {
+    const double z = springs[t].damping;
+    if (!(z >= 0.0) || !std::isfinite(z))
+      throw std::invalid_argument("make_triangle_springs: triangle " + std::to_string(t) +
+                                  ": damping must be >= 0 and finite, got " + std::to_string(z));
+    if (z > 0.0) damped_ = true;
+  }
+  // Viscous constants: the trbs rule D2^D = D2 + zeta (v_j - v_k).(x_j - x_k) = D2 + zeta/2 dD2/dt, trqs
+  // dl^D = dl + zeta ddl/dt: c zeta_T times triangle T's own constants.
+  const double cvisc = kSq ? 0.5 : 1.0;
+  if (damped_) {
+    av_.assign(n_edges_, 0.0);
+    for (std::int64_t t = 0; t < nt; ++t)
+      for (int m = 0; m < 3; ++m)
+        av_[te.tri_edges[3 * t + m]] += cvisc * springs[t].damping * (scale * springs[t].tensile[m]);
+  }
   if (angular) {
-    ang_ = tetgeo::build_csr<AngEntry>(n_edges_, [&](auto&& sink) {
+    // Both lists are emitted in the same (triangle, edge) order, so ang_v_[k] belongs to ang_.codes[k].
+    auto emit = [&](auto&& sink) {
       for (std::int64_t t = 0; t < nt; ++t)
         for (int m = 0; m < 3; ++m) {
           int iu = (m + 1) % 3, iw = (m + 2) % 3;  // local vertices of edge m
@@ -278,9 +315,20 @@ TriangleSpringForm<kStrain>::TriangleSpringForm(std::string name, std::span<cons
           // edge (w, k) is opposite u, edge (k, u) is opposite w
           sink(te.tri_edges[3 * t + m],
                AngEntry{triangles[3 * t + m], te.tri_edges[3 * t + iu], te.tri_edges[3 * t + iw], scale * sp[m],
-                        scale * sp[iu], scale * sp[iw]});
+                        scale * sp[iu], scale * sp[iw]},
+               cvisc * springs[t].damping);
         }
-    });
+    };
+    ang_ = tetgeo::build_csr<AngEntry>(
+        n_edges_, [&](auto&& sink) { emit([&](std::int64_t e, const AngEntry& en, double) { sink(e, en); }); });
+    if (damped_) {
+      const auto vis = tetgeo::build_csr<std::array<double, 3>>(n_edges_, [&](auto&& sink) {
+        emit([&](std::int64_t e, const AngEntry& en, double cz) {
+          sink(e, std::array<double, 3>{cz * en.bk, cz * en.bu, cz * en.bw});
+        });
+      });
+      ang_v_ = vis.codes;
+    }
   } else {
     ang_.ptr.assign(static_cast<std::size_t>(n_edges_) + 1, 0);
   }
@@ -294,6 +342,7 @@ TriangleSpringForm<kStrain>::TriangleSpringForm(std::string name, std::span<cons
   phi_.resize(n_edges_);
   if (!kSq) inv_len_.resize(n_edges_);
   s_.resize(n_edges_);
+  if (damped_) rate_.resize(n_edges_);
 }
 
 template <SpringStrain kStrain>
@@ -323,15 +372,49 @@ void TriangleSpringForm<kStrain>::elongations(const double* x) const {
 }
 
 template <SpringStrain kStrain>
-void TriangleSpringForm<kStrain>::edge_terms(const double* x, double* kedge) const {
+void TriangleSpringForm<kStrain>::rates(const double* x, const double* v) const {
   const std::int64_t ne = n_edges_;
 #pragma omp parallel for schedule(static)
   for (std::int64_t e = 0; e < ne; ++e) {
+    const double* a = x + 3 * std::int64_t{ev0_[e]};
+    const double* b = x + 3 * std::int64_t{ev1_[e]};
+    const double* va = v + 3 * std::int64_t{ev0_[e]};
+    const double* vb = v + 3 * std::int64_t{ev1_[e]};
+    const double p[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+    const double pv = p[0] * (va[0] - vb[0]) + p[1] * (va[1] - vb[1]) + p[2] * (va[2] - vb[2]);
+    if constexpr (kSq) {
+      rate_[e] = 2.0 * pv;  // d(|p|^2 - L^2)/dt
+    } else {
+      const double il = 1.0 / std::sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+      inv_len_[e] = il;
+      rate_[e] = pv * il;  // d|p|/dt
+    }
+  }
+}
+
+template <SpringStrain kStrain>
+template <bool kVisc>
+void TriangleSpringForm<kStrain>::edge_terms(const double* x, double* kedge) const {
+  const std::int64_t ne = n_edges_;
+  const double* phi = kVisc ? rate_.data() : phi_.data();
+  const double* acoef = kVisc ? av_.data() : a_.data();
+  // Angular pair constants of entry k: (bk, bu, bw), elastic or viscous.
+  auto bconst = [&](std::int64_t k) -> std::array<double, 3> {
+    if constexpr (kVisc) {
+      return ang_v_[k];
+    } else {
+      const AngEntry& en = ang_.codes[k];
+      return {en.bk, en.bu, en.bw};
+    }
+  };
+#pragma omp parallel for schedule(static)
+  for (std::int64_t e = 0; e < ne; ++e) {
     const std::int64_t k0 = ang_.ptr[e], k1 = ang_.ptr[e + 1];
-    double s = a_[e] * phi_[e];
+    double s = acoef[e] * phi[e];
     for (std::int64_t k = k0; k < k1; ++k) {
       const AngEntry& en = ang_.codes[k];
-      s += en.bu * phi_[en.e2] + en.bw * phi_[en.e1];
+      const auto b = bconst(k);
+      s += b[1] * phi[en.e2] + b[2] * phi[en.e1];
     }
     s_[e] = s;
     if (!kedge) continue;
@@ -341,21 +424,29 @@ void TriangleSpringForm<kStrain>::edge_terms(const double* x, double* kedge) con
     double K[9];
     if constexpr (kSq) {
       for (double& c : g0) c *= 2.0;
-      const double a = a_[e];
+      const double a = acoef[e];
       for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c) K[3 * r + c] = -a * g0[r] * g0[c];
-      K[0] -= 2.0 * s;
-      K[4] -= 2.0 * s;
-      K[8] -= 2.0 * s;
+      if constexpr (!kVisc) {
+        K[0] -= 2.0 * s;
+        K[4] -= 2.0 * s;
+        K[8] -= 2.0 * s;
+      }
     } else {
       const double il = inv_len_[e];
       for (double& c : g0) c *= il;
-      const double a = a_[e], sl = s * il;  // -(a n n^T + s/l (I - n n^T))
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) K[3 * r + c] = (sl - a) * g0[r] * g0[c];
-      K[0] -= sl;
-      K[4] -= sl;
-      K[8] -= sl;
+      if constexpr (kVisc) {  // -a n n^T
+        const double a = acoef[e];
+        for (int r = 0; r < 3; ++r)
+          for (int c = 0; c < 3; ++c) K[3 * r + c] = -a * g0[r] * g0[c];
+      } else {
+        const double a = acoef[e], sl = s * il;  // -(a n n^T + s/l (I - n n^T))
+        for (int r = 0; r < 3; ++r)
+          for (int c = 0; c < 3; ++c) K[3 * r + c] = (sl - a) * g0[r] * g0[c];
+        K[0] -= sl;
+        K[4] -= sl;
+        K[8] -= sl;
+      }
     }
     for (std::int64_t k = k0; k < k1; ++k) {
       const AngEntry& en = ang_.codes[k];
@@ -368,9 +459,9 @@ void TriangleSpringForm<kStrain>::edge_terms(const double* x, double* kedge) con
         const double i1 = inv_len_[en.e1], i2 = inv_len_[en.e2];
         for (int c = 0; c < 3; ++c) g1[c] *= i1, g2[c] *= i2;
       }
-      const double q1[3] = {en.bw * g1[0], en.bw * g1[1], en.bw * g1[2]};
-      const double q2[3] = {en.bu * g0[0] - en.bk * g1[0], en.bu * g0[1] - en.bk * g1[1],
-                            en.bu * g0[2] - en.bk * g1[2]};
+      const auto b = bconst(k);  // bk, bu, bw
+      const double q1[3] = {b[2] * g1[0], b[2] * g1[1], b[2] * g1[2]};
+      const double q2[3] = {b[1] * g0[0] - b[0] * g1[0], b[1] * g0[1] - b[0] * g1[1], b[1] * g0[2] - b[0] * g1[2]};
       for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c) K[3 * r + c] += g0[r] * q1[c] + g2[r] * q2[c];
     }
@@ -424,7 +515,7 @@ template <SpringStrain kStrain>
 double TriangleSpringForm<kStrain>::energy(std::span<const double> x) const {
   check_x(x);
   elongations(x.data());
-  edge_terms(x.data(), nullptr);
+  edge_terms<false>(x.data(), nullptr);
   return 0.5 * tetgeo::ordered_sum(n_edges_, [&](std::int64_t e) { return phi_[e] * s_[e]; });
 }
 
@@ -433,7 +524,7 @@ void TriangleSpringForm<kStrain>::force(std::span<const double> x, std::span<dou
   check_x(x);
   if (f.size() != x.size()) throw std::invalid_argument(name_ + ": f has the wrong size");
   elongations(x.data());
-  edge_terms(x.data(), nullptr);
+  edge_terms<false>(x.data(), nullptr);
   vertex_terms(x.data(), f.data(), nullptr, nullptr);
 }
 
@@ -447,8 +538,28 @@ void TriangleSpringForm<kStrain>::force_and_stiffness(std::span<const double> x,
                                 std::to_string(9 * pattern_.size()));
   double* kedge = blocks.data() + 9 * n_touched_;  // K(E) at 18 e, K(E)^T at 18 e + 9
   elongations(x.data());
-  edge_terms(x.data(), kedge);
+  edge_terms<false>(x.data(), kedge);
   vertex_terms(x.data(), f.data(), blocks.data(), kedge);
+}
+
+template <SpringStrain kStrain>
+void TriangleSpringForm<kStrain>::viscous_force_and_damping(std::span<const double> x, std::span<const double> v,
+                                                            std::span<double> f, std::span<double> blocks) const {
+  check_x(x);
+  if (v.size() != x.size()) throw std::invalid_argument(name_ + ": v has the wrong size");
+  if (f.size() != x.size()) throw std::invalid_argument(name_ + ": f has the wrong size");
+  if (!blocks.empty() && blocks.size() != 9 * pattern_.size())
+    throw std::invalid_argument(name_ + ": blocks holds " + std::to_string(blocks.size()) + " values, expected 0 or " +
+                                std::to_string(9 * pattern_.size()));
+  if (!damped_) {
+    std::fill(f.begin(), f.end(), 0.0);
+    std::fill(blocks.begin(), blocks.end(), 0.0);
+    return;
+  }
+  double* kedge = blocks.empty() ? nullptr : blocks.data() + 9 * n_touched_;
+  rates(x.data(), v.data());
+  edge_terms<true>(x.data(), kedge);
+  vertex_terms(x.data(), f.data(), blocks.empty() ? nullptr : blocks.data(), kedge);
 }
 
 std::vector<TriangleSprings> springs_of(std::string_view model, std::span<const double> coords,

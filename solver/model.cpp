@@ -276,7 +276,8 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
                                 "linear-membrane)"));
     if (!solid) {
       // Both membrane tables get an entry per job.materials entry, so that cell_material indexes either.
-      const MembraneMaterial material{spec.young, spec.poisson, spec.thickness};
+      MembraneMaterial material{spec.young, spec.poisson, spec.thickness};
+      material.damping = spec.spring_damping;
       model.membrane_table.push_back(material);
       model.volino_table.push_back(spec.volino ? volino_material(job, spec, key) : VolinoMaterial{});
       if (spec.volino) continue;

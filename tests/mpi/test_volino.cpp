@@ -13,6 +13,7 @@
 #include "partition/partition.hpp"
 #include "solver/load_mesh.hpp"
 #include "solver/model.hpp"
+#include "solver/dynamic_solver.hpp"
 #include "solver/static_solver.hpp"
 
 namespace edgefem {
@@ -101,6 +102,50 @@ TEST(Volino, IsotropicLawEqualsTrbsInTheSolver) {
   MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   if (world_rank() == 0) std::printf("volino isotropic vs trbs: max |x difference| = %.2e\n", global);
   EXPECT_LT(global, 1e-10);
+}
+
+/// Mechanical energy (kinetic + strain) after a membrane is pulled in its plane and let go: with Delingette's
+/// damped springs or Volino's viscosity it must end lower than without.
+double energy_after_release(const std::string& material) {
+  const std::string path = ::testing::TempDir() + "/damped_" + std::to_string(std::hash<std::string>{}(material)) + ".yaml";
+  if (world_rank() == 0) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fprintf(f,
+                 "mesh: {generate: {shape: sheet, size: [1, 1], cells: [8, 8]}}\n"
+                 "materials: [%s]\n"
+                 "boundary:\n"
+                 "  - {select: {all: true}, fix: [z]}\n"
+                 "  - {select: {region: 11}, fix: [x, y]}\n"
+                 "loads:\n"
+                 "  tractions: [{select: {region: 12}, traction: [50, 0, 0], schedule: {table: [[0, 1], [0.02, 1], [0.021, 0]]}}]\n"
+                 "analysis: {type: dynamic, dt: 0.005, end_time: 0.3, integrator: backward-euler}\n"
+                 "solver: {newton: {rtol: 1.0e-10, atol: 1.0e-12}, petsc: \"-ksp_type cg -pc_type jacobi -ksp_rtol 1e-12\"}\n",
+                 material.c_str());
+    std::fclose(f);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const Job job = read_job(path);
+  Mesh whole;
+  if (world_rank() == 0) whole = load_job_mesh(job);
+  const LocalMesh mesh = distribute_mesh(MPI_COMM_WORLD, whole);
+  DynamicSolver solver(MPI_COMM_WORLD, job, mesh, build_model(MPI_COMM_WORLD, job, mesh), "", true);
+  const auto reports = solver.run({});
+  const EnergyReport e = reports.back().energy;
+  return e.kinetic + e.strain;
+}
+
+TEST(Volino, DampedSpringsAndViscosityDissipate) {
+  const double trbs = energy_after_release("{model: trbs, young: 1000, poisson: 0.3, density: 0.2}");
+  const double damped = energy_after_release("{model: trbs, young: 1000, poisson: 0.3, density: 0.2, spring_damping: 0.005}");
+  const double volino = energy_after_release("{model: volino, young: 1000, poisson: 0.3, density: 0.2}");
+  const double viscous =
+      energy_after_release("{model: volino, young: 1000, poisson: 0.3, density: 0.2, viscosity: [2, 2, 1]}");
+  if (world_rank() == 0)
+    std::printf("energy after release: trbs %.6e, damped %.6e; volino %.6e, viscous %.6e\n", trbs, damped, volino, viscous);
+  EXPECT_NEAR(volino / trbs, 1.0, 1e-8);  // the same material through both kernels
+  EXPECT_LT(damped, 0.5 * trbs);
+  EXPECT_LT(viscous, 0.5 * volino);
+  EXPECT_GT(damped, 0.0);
 }
 
 }  // namespace
