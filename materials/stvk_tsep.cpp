@@ -321,18 +321,9 @@ StvkTsep::StvkTsep(std::span<const double> coords, std::span<const LocalIndex> t
       sink(ev1_[e], static_cast<std::uint32_t>(e << 1 | 1));
     }
   });
-  diag_slot_.assign(n_vertices_, -1);
-  for (LocalIndex v = 0; v < n_vertices_; ++v)
-    if (v_list_.ptr[v + 1] > v_list_.ptr[v]) {
-      diag_slot_[v] = static_cast<LocalIndex>(pattern_.size());
-      pattern_.push_back({v, v});
-    }
-  n_touched_ = static_cast<std::int64_t>(pattern_.size());
-  pattern_.reserve(pattern_.size() + 2 * n_edges_);
-  for (std::int64_t e = 0; e < n_edges_; ++e) {
-    pattern_.push_back({ev0_[e], ev1_[e]});
-    pattern_.push_back({ev1_[e], ev0_[e]});
-  }
+  n_touched_ = edge_block_pattern(
+      n_vertices_, v_list_, n_edges_,
+      [&](std::int64_t e) { return std::array<LocalIndex, 2>{ev0_[e], ev1_[e]}; }, diag_slot_, pattern_);
 
   // Volumetric tets: gathers into vertices (forces) and edges (K(E)).
   n_vol_ = static_cast<std::int64_t>(vt_verts_.size());

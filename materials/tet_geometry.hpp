@@ -218,4 +218,27 @@ double ordered_sum(std::int64_t n, Term&& term) {
   return s;
 }
 
+/// The block pattern of formulation.hpp: (v, v) for every vertex with a non-empty row of `v_list`, ascending, then
+/// (v0, v1) and (v1, v0) for every edge e (edge(e) returns {v0, v1}). Fills diag_slot (the index of (v, v) in the
+/// pattern, -1 for an untouched vertex) and returns the number of touched vertices.
+template <class Code, class Edge>
+std::int64_t edge_block_pattern(LocalIndex n_vertices, const Csr<Code>& v_list, std::int64_t n_edges, Edge&& edge,
+                                std::vector<LocalIndex>& diag_slot, std::vector<std::array<LocalIndex, 2>>& pattern) {
+  diag_slot.assign(n_vertices, -1);
+  pattern.clear();
+  for (LocalIndex v = 0; v < n_vertices; ++v)
+    if (v_list.ptr[v + 1] > v_list.ptr[v]) {
+      diag_slot[v] = static_cast<LocalIndex>(pattern.size());
+      pattern.push_back({v, v});
+    }
+  const auto n_touched = static_cast<std::int64_t>(pattern.size());
+  pattern.reserve(pattern.size() + 2 * static_cast<std::size_t>(n_edges));
+  for (std::int64_t e = 0; e < n_edges; ++e) {
+    const std::array<LocalIndex, 2> ab = edge(e);
+    pattern.push_back({ab[0], ab[1]});
+    pattern.push_back({ab[1], ab[0]});
+  }
+  return n_touched;
+}
+
 }  // namespace edgefem::tetgeo

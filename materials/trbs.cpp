@@ -115,24 +115,6 @@ TriangleEdges triangle_edges(std::span<const LocalIndex> triangles) {
   return te;
 }
 
-/// Block pattern of formulation.hpp: touched vertices' (v, v) in ascending order, then (v0, v1), (v1, v0) per edge.
-void edge_pattern(LocalIndex n_vertices, const std::vector<LocalIndex>& ev0, const std::vector<LocalIndex>& ev1,
-                  const tetgeo::Csr<std::uint32_t>& v_list, std::vector<LocalIndex>& diag_slot,
-                  std::vector<std::array<LocalIndex, 2>>& pattern, std::int64_t& n_touched) {
-  diag_slot.assign(n_vertices, -1);
-  pattern.clear();
-  for (LocalIndex v = 0; v < n_vertices; ++v)
-    if (v_list.ptr[v + 1] > v_list.ptr[v]) {
-      diag_slot[v] = static_cast<LocalIndex>(pattern.size());
-      pattern.push_back({v, v});
-    }
-  n_touched = static_cast<std::int64_t>(pattern.size());
-  pattern.reserve(pattern.size() + 2 * ev0.size());
-  for (std::size_t e = 0; e < ev0.size(); ++e) {
-    pattern.push_back({ev0[e], ev1[e]});
-    pattern.push_back({ev1[e], ev0[e]});
-  }
-}
 
 
 }  // namespace
@@ -338,7 +320,9 @@ TriangleSpringForm<kStrain>::TriangleSpringForm(std::string name, std::span<cons
       sink(ev1_[e], static_cast<std::uint32_t>(e << 1 | 1));
     }
   });
-  edge_pattern(n_vertices_, ev0_, ev1_, v_list_, diag_slot_, pattern_, n_touched_);
+  n_touched_ = tetgeo::edge_block_pattern(
+      n_vertices_, v_list_, n_edges_,
+      [&](std::int64_t e) { return std::array<LocalIndex, 2>{ev0_[e], ev1_[e]}; }, diag_slot_, pattern_);
   phi_.resize(n_edges_);
   if (!kSq) inv_len_.resize(n_edges_);
   s_.resize(n_edges_);

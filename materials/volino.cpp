@@ -495,19 +495,13 @@ VolinoForm::VolinoForm(std::span<const double> coords, std::span<const LocalInde
         sink(edge_of[3 * t + s], t << 3 | s << 1 | (transpose ? 1 : 0));
       }
   });
-  diag_slot_.assign(n_vertices_, -1);
-  for (LocalIndex v = 0; v < n_vertices_; ++v)
-    if (v_list_.ptr[v + 1] > v_list_.ptr[v]) {
-      diag_slot_[v] = static_cast<LocalIndex>(pattern_.size());
-      pattern_.push_back({v, v});
-    }
-  n_touched_ = static_cast<std::int64_t>(pattern_.size());
-  pattern_.reserve(pattern_.size() + 2 * sorted.size());
-  for (std::uint64_t k : sorted) {
-    const auto a = static_cast<LocalIndex>(k >> 32), b = static_cast<LocalIndex>(k & 0xffffffffu);
-    pattern_.push_back({a, b});
-    pattern_.push_back({b, a});
-  }
+  n_touched_ = tetgeo::edge_block_pattern(
+      n_vertices_, v_list_, n_edges_,
+      [&](std::int64_t e) {
+        const std::uint64_t k = sorted[static_cast<std::size_t>(e)];
+        return std::array<LocalIndex, 2>{static_cast<LocalIndex>(k >> 32), static_cast<LocalIndex>(k & 0xffffffffu)};
+      },
+      diag_slot_, pattern_);
 }
 
 std::size_t VolinoForm::bytes() const {
