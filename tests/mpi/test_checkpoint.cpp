@@ -22,22 +22,15 @@
 #include "io/checkpoint.hpp"
 #include "io/error.hpp"
 #include "partition/collective.hpp"
+#include "tests/mpi/mpi_test_util.hpp"
 
 namespace edgefem {
 namespace {
 
 namespace fs = std::filesystem;
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
+using mpitest::world_rank;
+using mpitest::world_size;
 
 constexpr std::int64_t n_vertices = 1001;
 

@@ -25,20 +25,13 @@
 #include "solver/model.hpp"
 #include "solver/output.hpp"
 #include "solver/static_solver.hpp"
+#include "tests/mpi/mpi_test_util.hpp"
 
 namespace edgefem {
 namespace {
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
+using mpitest::world_rank;
+using mpitest::world_size;
 
 struct Solution {
   std::vector<double> reference;     ///< rank 0: 3 per original vertex

@@ -33,22 +33,15 @@
 #include "solver/load_mesh.hpp"
 #include "solver/model.hpp"
 #include "solver/static_solver.hpp"
+#include "tests/mpi/mpi_test_util.hpp"
 
 namespace edgefem {
 namespace {
 
 namespace fs = std::filesystem;
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
+using mpitest::world_rank;
+using mpitest::world_size;
 
 /// Per-executable scratch directory (the np1/np2/np3 tests may run concurrently).
 std::string scratch() {

@@ -15,15 +15,12 @@
 #include "solver/model.hpp"
 #include "solver/dynamic_solver.hpp"
 #include "solver/static_solver.hpp"
+#include "tests/mpi/mpi_test_util.hpp"
 
 namespace edgefem {
 namespace {
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
+using mpitest::world_rank;
 
 /// Total internal force on boundary entry b's vertices (summed over ranks).
 std::array<double, 3> boundary_force(const StaticSolver& solver, StaticSolver& mutable_solver, std::size_t b) {
