@@ -43,18 +43,19 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
   }
   diagonal_.assign(3 * static_cast<std::size_t>(mesh_.n_owned), 0.0);
 
+  const bool membrane = model_.nodes_per_cell == 3;  // default preconditioner: see configure_linear_solver
   if (integrator_ == Integrator::linearized_euler) {
     EDGEFEM_PETSC(KSPCreate(comm_, ksp_.address()));
     EDGEFEM_PETSC(KSPSetOperators(ksp_, assembler_.matrix(), assembler_.matrix()));
     EDGEFEM_PETSC(KSPSetInitialGuessNonzero(ksp_, PETSC_TRUE));
-    configure_linear_solver(ksp_, job_, cli_petsc_options_);
+    configure_linear_solver(ksp_, job_, cli_petsc_options_, membrane);
   }
   // SNES also for linearized-euler: the optional static initial state is solved by Newton.
   EDGEFEM_PETSC(SNESCreate(comm_, snes_.address()));
   EDGEFEM_PETSC(SNESSetFunction(snes_, r_, &DynamicSolver::form_function, this));
   EDGEFEM_PETSC(SNESSetJacobian(snes_, assembler_.matrix(), assembler_.matrix(), &DynamicSolver::form_jacobian, this));
   EDGEFEM_PETSC(SNESMonitorSet(snes_, &DynamicSolver::monitor, this, nullptr));
-  configure_newton(snes_, job_, cli_petsc_options_);
+  configure_newton(snes_, job_, cli_petsc_options_, membrane);
 }
 
 DynamicSolver::~DynamicSolver() = default;

@@ -29,7 +29,7 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
   configure_newton(snes_, job_, cli_petsc_options);
 }
 
-void configure_newton(SNES snes, const Job& job, const std::string& cli_petsc_options) {
+void configure_newton(SNES snes, const Job& job, const std::string& cli_petsc_options, bool local_preconditioner) {
   EDGEFEM_PETSC(SNESSetType(snes, SNESNEWTONLS));
   {
     SNESLineSearch line_search = nullptr;
@@ -41,7 +41,7 @@ void configure_newton(SNES snes, const Job& job, const std::string& cli_petsc_op
   EDGEFEM_PETSC(SNESSetTolerances(snes, job.newton_atol, job.newton_rtol, 1e-14, job.newton_max_it, -1));
   KSP ksp = nullptr;
   EDGEFEM_PETSC(SNESGetKSP(snes, &ksp));
-  configure_linear_solver(ksp, job, cli_petsc_options);
+  configure_linear_solver(ksp, job, cli_petsc_options, local_preconditioner);
   EDGEFEM_PETSC(SNESSetFromOptions(snes));
 }
 
@@ -57,12 +57,19 @@ bool switch_to_gmres_if_indefinite(MPI_Comm comm, KSP ksp) {
   return true;
 }
 
-void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options) {
+void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options, bool local_preconditioner) {
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
   EDGEFEM_PETSC(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 2000));
   EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
-  EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
+  EDGEFEM_PETSC(PCSetType(pc, local_preconditioner ? PCBJACOBI : PCGAMG));
+  if (local_preconditioner) {
+    PetscBool given = PETSC_FALSE;
+    EDGEFEM_PETSC(PetscOptionsHasName(nullptr, nullptr, "-sub_pc_type", &given));
+    if (!given && job.petsc_options.find("-sub_pc_type") == std::string::npos &&
+        cli_petsc_options.find("-sub_pc_type") == std::string::npos)
+      EDGEFEM_PETSC(PetscOptionsSetValue(nullptr, "-sub_pc_type", "icc"));
+  }
   // Our defaults, then the job's options, then the command line's (which win).
   if (!job.petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, job.petsc_options.c_str()));
   if (!cli_petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, cli_petsc_options.c_str()));

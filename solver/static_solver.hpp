@@ -38,9 +38,13 @@ struct SolverError : std::runtime_error {
 
 /// Our Newton defaults on `snes` (newtonls + critical-point line search, the job's tolerances) and
 /// configure_linear_solver() on its KSP, then SNESSetFromOptions.
-void configure_newton(SNES snes, const Job& job, const std::string& cli_petsc_options);
+void configure_newton(SNES snes, const Job& job, const std::string& cli_petsc_options,
+                      bool local_preconditioner = false);
 /// CG + GAMG (rtol 1e-8), then the job's PETSc options, then the command line's (which win); KSPSetFromOptions.
-void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options);
+/// With local_preconditioner, block Jacobi with ICC(0) blocks replaces GAMG as the default (dynamic membranes: GAMG
+/// builds an indefinite preconditioner for their mass-dominated, nearly flat systems).
+void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
+                             bool local_preconditioner = false);
 
 /// When `ksp` is CG and its last solve stopped on an indefinite matrix or preconditioner, switch it to GMRES,
 /// print a warning on `comm` and return true (the caller retries); otherwise false.
