@@ -258,6 +258,31 @@ void print_state_summary(MPI_Comm comm, const LocalMesh& mesh, const std::vector
               gmin[2], gmax[2], memory_max, memory_sum);
 }
 
+/// Wall-clock seconds of the phases before the solve (the time the user waits is read -> partition -> set-up ->
+/// solve -> write).
+struct PhaseClock {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last = start;
+  double read = 0.0, partition = 0.0, setup = 0.0;
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - last).count();
+    last = now;
+    return s;
+  }
+  [[nodiscard]] double total() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+};
+
+/// The solver lines of the summary: counts, where the solve time went, the preconditioner.
+void print_solver_summary(MPI_Comm comm, const NewtonStats& s, const std::string& preconditioner) {
+  PetscPrintf(comm,
+              "  solver: %d Newton iterations, %d KSP iterations, %d preconditioner set-ups (%s); assembly %.3f s, "
+              "PC set-up %.3f s, KSP and vector work %.3f s\n",
+              s.newton_iterations, s.ksp_iterations, s.pc_setups, preconditioner.c_str(), s.seconds_assembly,
+              s.seconds_pc_setup, std::max(0.0, s.seconds - s.seconds_assembly - s.seconds_pc_setup));
+}
+
 /// The force on each boundary entry's vertices at the last recorded step (the reaction in a static equilibrium).
 void print_reactions(MPI_Comm comm, const ReactionLog& reactions) {
   const auto& r = reactions.last();
@@ -287,13 +312,13 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Model model,
-                std::chrono::steady_clock::time_point t_start) {
+int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Model model, PhaseClock& clock) {
   namespace fs = std::filesystem;
   MPI_Comm comm = PETSC_COMM_WORLD;
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   const DynamicSpec& spec = *job.dynamic;
+  const LinearSystemKind kind = linear_system_kind(mesh, model, true);
   DynamicSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet);
   std::vector<std::int64_t> owned_original(mesh.original_vertex.begin(), mesh.original_vertex.begin() + mesh.n_owned);
   const std::string job_text = read_text(job.job_file);
@@ -393,19 +418,21 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
     cut_steps += r.substeps > 1;
     max_drift = std::max(max_drift, std::abs(r.energy.total() - first_energy.total()));
   }
-  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  const double total = clock.total();
   const double n = std::max<double>(1.0, static_cast<double>(reports.size()));
   PetscPrintf(comm,
               "summary: %zu time steps of %s (dt %.6g, t = %.6g), %d Newton iterations, %d KSP iterations, "
               "%d steps cut\n"
-              "  time: total %.3f s, time steps %.3f s (%.4f s per step), output + checkpoints %.3f s\n"
+              "  time: total %.3f s = read %.3f + partition %.3f + set-up %.3f + time steps %.3f s (%.4f s per step) + "
+              "output and checkpoints %.3f s\n"
               "  energy: kinetic %.9e, strain %.9e, attachment %.9e, external work %.9e; total %.9e "
               "(largest change from the first output %.3e)\n",
               reports.size(), spec.integrator.c_str(), spec.dt, solver.time(), newton, ksp, cut_steps, total,
-              step_seconds, step_seconds / n, output_seconds, reports.empty() ? 0.0 : reports.back().energy.kinetic,
+              clock.read, clock.partition, clock.setup, step_seconds, step_seconds / n, output_seconds, reports.empty() ? 0.0 : reports.back().energy.kinetic,
               reports.empty() ? 0.0 : reports.back().energy.strain, reports.empty() ? 0.0 : reports.back().energy.attachment,
               reports.empty() ? 0.0 : reports.back().energy.external_work,
               reports.empty() ? 0.0 : reports.back().energy.total(), max_drift);
+  print_solver_summary(comm, solver.stats(), default_preconditioner_name(job.solver, kind));
   print_state_summary(comm, mesh, solver.local_positions());
   print_reactions(comm, reactions);
   PetscPrintf(comm, "  output: %s\n  checkpoint: %s\n", writer.pvd_path().c_str(), last_checkpoint.c_str());
@@ -417,7 +444,7 @@ int command_run(const Arguments& args) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  const auto t_start = std::chrono::steady_clock::now();
+  PhaseClock clock;
 
   Job job;
   run_collectively(comm, [&] { job = read_job(args.path); });
@@ -429,17 +456,24 @@ int command_run(const Arguments& args) {
   run_collectively(comm, [&] {
     if (rank == 0) whole = load_job_mesh(job);
   });
+  clock.read = clock.lap();
   const LocalMesh mesh = distribute_mesh(comm, whole);
   whole = Mesh{};
+  clock.partition = clock.lap();
   Model model = build_model(comm, job, mesh);
   PetscPrintf(comm, "edgefem: %s\n  mesh: %lld vertices, %lld %s on %d rank%s x %d thread%s\n",
               job.job_file.c_str(), static_cast<long long>(mesh.n_global_vertices),
               static_cast<long long>(mesh.n_global_cells), model.nodes_per_cell == 4 ? "tetrahedra" : "triangles", size, size == 1 ? "" : "s", threads(),
               threads() == 1 ? "" : "s");
 
-  if (job.analysis_type == "dynamic") return run_dynamic(args, job, mesh, std::move(model), t_start);
+  if (job.analysis_type == "dynamic") {
+    clock.setup = clock.lap();  // the dynamic solver's own set-up is counted in its time steps' phase
+    return run_dynamic(args, job, mesh, std::move(model), clock);
+  }
+  const LinearSystemKind kind = linear_system_kind(mesh, model, false);
   StaticSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet);
   ResultWriter writer(comm, job.output_directory, mesh, solver.model());
+  clock.setup = clock.lap();
   const PetscLogStage stage_output = log_stage("Output");
   double output_seconds = 0;
   ReactionLog reactions(comm, job.output_directory, solver.model());
@@ -459,11 +493,13 @@ int command_run(const Arguments& args) {
   int newton = 0, ksp = 0;
   double solve_seconds = 0;
   for (const auto& r : reports) newton += r.newton_iterations, ksp += r.ksp_iterations, solve_seconds += r.seconds;
-  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  const double total = clock.total();
   PetscPrintf(comm,
               "summary: %zu load steps, %d Newton iterations, %d KSP iterations\n"
-              "  time: total %.3f s, load steps %.3f s, output %.3f s\n",
-              reports.size(), newton, ksp, total, solve_seconds, output_seconds);
+              "  time: total %.3f s = read %.3f + partition %.3f + set-up %.3f + load steps %.3f + output %.3f s\n",
+              reports.size(), newton, ksp, total, clock.read, clock.partition, clock.setup, solve_seconds,
+              output_seconds);
+  print_solver_summary(comm, solver.stats(), default_preconditioner_name(job.solver, kind));
   print_state_summary(comm, mesh, solver.local_positions());
   print_reactions(comm, reactions);
   PetscPrintf(comm, "  output: %s\n", writer.pvd_path().c_str());

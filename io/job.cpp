@@ -112,6 +112,17 @@ class JobParser {
     if (!v.node.IsScalar()) expected(v, what);
     return v.node.Scalar();
   }
+  /// One of the named choices (the message lists them all).
+  template <class E>
+  E choice(const Value& v, std::initializer_list<std::pair<const char*, E>> choices) const {
+    std::string names;
+    for (const auto& c : choices) names += (names.empty() ? "" : ", ") + std::string(c.first);
+    const std::string what = "one of: " + names;
+    const std::string s = string(v, what);
+    for (const auto& c : choices)
+      if (s == c.first) return c.second;
+    expected(v, what);
+  }
 
   // ---- collections ----------------------------------------------------------------------------
   std::vector<Value> list(const Value& v, const std::string& what) const {
@@ -754,15 +765,45 @@ void JobParser::parse_analysis(const Value& v, Job& job) const {
 }
 
 void JobParser::parse_solver(const Value& v, Job& job) const {
-  const Map m(*this, v, {"newton", "petsc"});
+  const Map m(*this, v, {"newton", "linear", "petsc"});
+  SolverSpec& s = job.solver;
   if (const Value* newton = m.get("newton")) {
-    const Map n(*this, *newton, {"rtol", "atol", "max_it"});
+    const Map n(*this, *newton, {"rtol", "atol", "max_it", "predictor", "line_search", "forcing", "eta_max"});
     auto non_negative = [](double x) { return x >= 0.0; };
     if (const Value* rtol = n.get("rtol")) job.newton_rtol = number(*rtol, "a non-negative number", non_negative);
     if (const Value* atol = n.get("atol")) job.newton_atol = number(*atol, "a non-negative number", non_negative);
     if (const Value* max_it = n.get("max_it")) {
       job.newton_max_it = int_value(*max_it, "an integer >= 1", [](long long i) { return i >= 1; });
     }
+    if (const Value* p = n.get("predictor"))
+      s.predictor = choice<SolverSpec::Predictor>(*p, {{"extrapolate", SolverSpec::Predictor::extrapolate},
+                                                          {"none", SolverSpec::Predictor::none}});
+    if (const Value* l = n.get("line_search"))
+      s.line_search = choice<SolverSpec::LineSearch>(*l, {{"full", SolverSpec::LineSearch::full},
+                                  {"cp", SolverSpec::LineSearch::cp},
+                                  {"bt", SolverSpec::LineSearch::bt},
+                                  {"basic", SolverSpec::LineSearch::basic}});
+    if (const Value* eta = n.get("eta_max"))
+      s.eta_max = number(*eta, "a number in (0, 1)", [](double x) { return x > 0.0 && x < 1.0; });
+    if (const Value* f = n.get("forcing"))
+      s.forcing = choice<SolverSpec::Forcing>(*f, {{"eisenstat-walker", SolverSpec::Forcing::eisenstat_walker},
+                              {"fixed", SolverSpec::Forcing::fixed}});
+  }
+  if (const Value* linear = m.get("linear")) {
+    const Map l(*this, *linear, {"preconditioner", "rtol", "reuse", "rebuild_ratio", "direct_max_dofs"});
+    if (const Value* p = l.get("preconditioner"))
+      s.preconditioner = choice<SolverSpec::Preconditioner>(*p, {{"auto", SolverSpec::Preconditioner::automatic},
+                                     {"gamg", SolverSpec::Preconditioner::gamg},
+                                     {"hypre", SolverSpec::Preconditioner::hypre},
+                                     {"direct", SolverSpec::Preconditioner::direct},
+                                     {"block-jacobi", SolverSpec::Preconditioner::block_jacobi}});
+    if (const Value* rtol = l.get("rtol"))
+      s.linear_rtol = number(*rtol, "a number in (0, 1)", [](double x) { return x > 0.0 && x < 1.0; });
+    if (const Value* reuse = l.get("reuse")) s.reuse_preconditioner = boolean(*reuse);
+    if (const Value* ratio = l.get("rebuild_ratio"))
+      s.rebuild_ratio = number(*ratio, "a positive number", [](double x) { return x > 0.0; });
+    if (const Value* dofs = l.get("direct_max_dofs"))
+      s.direct_max_dofs = integer(*dofs, "an integer >= 0", [](long long d) { return d >= 0; });
   }
   if (const Value* petsc = m.get("petsc")) {
     job.petsc_options = petsc->node.IsNull() ? std::string() : string(*petsc, "a string of PETSc options");

@@ -142,6 +142,35 @@ struct DynamicSpec {
   std::string initial_state = "rest";
 };
 
+/// `solver:` — the Newton–Krylov strategy (docs/solver.md). PETSc options given in `solver.petsc` or on the
+/// command line override each part.
+struct SolverSpec {
+  /// First iterate of a step. `extrapolate`: static load steps extrapolate the converged states (the secant through
+  /// the last two, the parabola through the last three); backward Euler extrapolates the velocity with the last
+  /// step's change. `none`: the last converged state (static), the integrator's own predictor x_n + h v_n
+  /// (+ h^2/2 a_n for Newmark, which keeps it either way: extrapolating its undamped accelerations does not pay).
+  enum class Predictor { extrapolate, none };
+  /// `full`: the full Newton step, unless its residual is not finite (halved until it is) or it lands more than
+  /// ten times past the energy's critical point along the step (then the secant step length); `cp`, `bt`,
+  /// `basic`: PETSc's line searches.
+  enum class LineSearch { full, cp, bt, basic };
+  /// Linear solve tolerance per Newton iteration: Eisenstat–Walker forcing terms, or `linear.rtol` always.
+  enum class Forcing { eisenstat_walker, fixed };
+  /// `auto`: block Jacobi/ICC(4) for dynamic membranes; otherwise a sparse direct factorization (MUMPS Cholesky)
+  /// up to `direct_max_dofs` unknowns and GAMG above.
+  enum class Preconditioner { automatic, gamg, hypre, direct, block_jacobi };
+  Predictor predictor = Predictor::extrapolate;
+  LineSearch line_search = LineSearch::full;
+  Forcing forcing = Forcing::eisenstat_walker;
+  Preconditioner preconditioner = Preconditioner::automatic;
+  double linear_rtol = 1e-8;       ///< KSP rtol with fixed forcing; the tightest forcing term with Eisenstat–Walker
+  double eta_max = 1e-3;           ///< Eisenstat–Walker: the first and largest forcing term
+  bool reuse_preconditioner = true;  ///< keep the preconditioner across Newton iterations and steps while it pays
+  /// Rebuild when the last solve's extra KSP time over a fresh preconditioner's exceeds this fraction of a set-up.
+  double rebuild_ratio = 0.5;
+  long long direct_max_dofs = 10000;  ///< `auto`: largest system factorized directly
+};
+
 struct Job {
   std::string job_file;                 ///< path of the YAML file itself
   std::string job_dir;                  ///< directory the relative paths were resolved against
@@ -158,6 +187,7 @@ struct Job {
   double newton_atol = 1e-12;
   int newton_max_it = 30;
   std::string petsc_options;            ///< extra PETSc options; the command line wins
+  SolverSpec solver;                    ///< the rest of `solver:`
   std::string output_directory;         ///< resolved
   int output_every = 1;
   int checkpoint_every = 0;             ///< dynamic: checkpoint every N steps (0 = only at the end)

@@ -11,7 +11,9 @@ namespace {
 
 using Owned = VecArray;  ///< the owned entries of a (ghosted) global vector
 
-const char* const field_names[] = {"position", "velocity", "acceleration", "force_rate", "external_work"};
+const char* const field_names[] = {"position", "velocity", "acceleration", "force_rate", "external_work",
+                                   "velocity_change"};
+constexpr std::size_t n_required_fields = 5;  ///< velocity_change (the predictor's) is optional: older checkpoints
 
 }  // namespace
 
@@ -27,15 +29,14 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
       cli_petsc_options_(cli_petsc_options) {
   MPI_Comm_rank(comm_, &rank_);
   stage_assembly_ = log_stage("Assembly");
-  stage_solve_ = log_stage("Solve");
   n_steps_ = std::llround(spec_.end_time / spec_.dt);
   integrator_ = spec_.integrator == "newmark"            ? Integrator::newmark
                 : spec_.integrator == "linearized-euler" ? Integrator::linearized_euler
                                                          : Integrator::backward_euler;
-  for (auto* v : {&x_, &v_, &a_, &g_, &f_n_, &x_n_, &r_, &work_, &work2_, &h_, &w_, &vel_, &fv_})
+  for (auto* v : {&x_, &v_, &a_, &g_, &f_n_, &x_n_, &r_, &work_, &work2_, &h_, &w_, &vel_, &fv_, &slope_})
     *v = assembler_.create_vector();
   EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_));
-  for (auto* v : {&v_, &a_, &g_, &f_n_, &h_, &w_}) EDGEFEM_PETSC(VecSet(*v, 0.0));
+  for (auto* v : {&v_, &a_, &g_, &f_n_, &h_, &w_, &slope_}) EDGEFEM_PETSC(VecSet(*v, 0.0));
   {
     Owned vel(v_, false);
     for (std::size_t i = 0; i < vel.span().size(); ++i) vel.span()[i] = spec_.initial_velocity[i % 3];
@@ -43,19 +44,14 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
   }
   diagonal_.assign(3 * static_cast<std::size_t>(mesh_.n_owned), 0.0);
 
-  const bool membrane = model_.nodes_per_cell == 3;  // default preconditioner: see configure_linear_solver
-  if (integrator_ == Integrator::linearized_euler) {
-    EDGEFEM_PETSC(KSPCreate(comm_, ksp_.address()));
-    EDGEFEM_PETSC(KSPSetOperators(ksp_, assembler_.matrix(), assembler_.matrix()));
-    EDGEFEM_PETSC(KSPSetInitialGuessNonzero(ksp_, PETSC_TRUE));
-    configure_linear_solver(ksp_, job_, cli_petsc_options_, membrane);
-  }
-  // SNES also for linearized-euler: the optional static initial state is solved by Newton.
-  EDGEFEM_PETSC(SNESCreate(comm_, snes_.address()));
-  EDGEFEM_PETSC(SNESSetFunction(snes_, r_, &DynamicSolver::form_function, this));
-  EDGEFEM_PETSC(SNESSetJacobian(snes_, assembler_.matrix(), assembler_.matrix(), &DynamicSolver::form_jacobian, this));
-  EDGEFEM_PETSC(SNESMonitorSet(snes_, &DynamicSolver::monitor, this, nullptr));
-  configure_newton(snes_, job_, cli_petsc_options_, membrane);
+  NewtonProblem problem{[this](Vec x, Vec r) { residual(x, r); },
+                        [this](Vec x, Mat P) {
+                          assembler_.set_positions(x);
+                          assembler_.stiffness(P, coefficients());
+                        },
+                        prescribed_rows(model_)};
+  newton_.emplace(comm_, job_, cli_petsc_options_, assembler_.matrix(), x_, std::move(problem),
+                  linear_system_kind(mesh_, model_, true), quiet_);
 }
 
 DynamicSolver::~DynamicSolver() = default;
@@ -152,78 +148,33 @@ void DynamicSolver::residual(Vec x, Vec r) {
   }
 }
 
-PetscErrorCode DynamicSolver::form_function(SNES, Vec x, Vec r, void* ctx) {
-  auto* self = static_cast<DynamicSolver*>(ctx);
-  return petsc_callback(self->stage_assembly_, [&] { self->residual(x, r); });
+std::string DynamicSolver::step_label() const {
+  char label[96];
+  if (phase_ == Phase::static_initial)
+    std::snprintf(label, sizeof label, "initial state  load %.4g", load_factor_);
+  else
+    std::snprintf(label, sizeof label, "step %lld/%lld  t %.6g", step_ + 1, n_steps_, t_new_);
+  return label;
 }
 
-PetscErrorCode DynamicSolver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
-  auto* self = static_cast<DynamicSolver*>(ctx);
-  return petsc_callback(self->stage_assembly_, [&] {
-    self->assembler_.set_positions(x);
-    self->assembler_.stiffness(P, self->coefficients());
-  });
-}
-
-PetscErrorCode DynamicSolver::monitor(SNES snes, PetscInt it, PetscReal norm, void* ctx) {
-  PetscFunctionBeginUser;
-  auto* self = static_cast<DynamicSolver*>(ctx);
-  KSP ksp = nullptr;
-  PetscCall(SNESGetKSP(snes, &ksp));
-  PetscInt ksp_its = 0;
-  KSPConvergedReason reason = KSP_CONVERGED_ITERATING;
-  if (it > 0) {
-    PetscCall(KSPGetIterationNumber(ksp, &ksp_its));
-    PetscCall(KSPGetConvergedReason(ksp, &reason));
-    self->ksp_iterations_ += static_cast<int>(ksp_its);
-  }
-  if (!self->quiet_) {
-    const std::string what = self->phase_ == Phase::static_initial
-                                 ? "  initial state  load " + std::to_string(self->load_factor_)
-                                 : "  step " + std::to_string(self->step_ + 1) + "/" + std::to_string(self->n_steps_);
-    if (it == 0)
-      PetscCall(PetscPrintf(self->comm_, "%s  t %.6g  newton %2d  |R| = %.6e\n", what.c_str(), self->t_new_,
-                            static_cast<int>(it), static_cast<double>(norm)));
-    else
-      PetscCall(PetscPrintf(self->comm_, "%s  t %.6g  newton %2d  |R| = %.6e  ksp %4d %s\n", what.c_str(), self->t_new_,
-                            static_cast<int>(it), static_cast<double>(norm), static_cast<int>(ksp_its),
-                            KSPConvergedReasons[reason]));
-  }
-  PetscFunctionReturn(0);
-}
-
-bool DynamicSolver::attempt_newton(double h, TimeStepReport& report, std::string& why) {
-  // Predictor: x_n + h v_n (+ h^2/2 a_n for Newmark), prescribed dofs at their new values.
+bool DynamicSolver::attempt_newton(double h, std::string& why) {
   auto predict = [&] {
+    // The integrator's own, x_n + h v_n (+ h^2/2 a_n for Newmark); backward Euler with `extrapolate` adds
+    // h^2 dv/dt, the velocity change per unit time of the last step (zero before the first step).
     EDGEFEM_PETSC(VecWAXPY(x_, h, v_, x_n_));
-    if (integrator_ == Integrator::newmark) EDGEFEM_PETSC(VecAXPY(x_, 0.5 * h * h, a_));
+    if (integrator_ == Integrator::newmark)
+      EDGEFEM_PETSC(VecAXPY(x_, 0.5 * h * h, a_));
+    else if (job_.solver.predictor == SolverSpec::Predictor::extrapolate)
+      EDGEFEM_PETSC(VecAXPY(x_, h * h, slope_));
     set_prescribed(x_, t_new_);
   };
   predict();
-  for (;;) {
-    EDGEFEM_PETSC(PetscLogStagePush(stage_solve_));
-    EDGEFEM_PETSC(SNESSolve(snes_, nullptr, x_));
-    EDGEFEM_PETSC(PetscLogStagePop());
-    SNESConvergedReason reason;
-    PetscInt its = 0;
-    EDGEFEM_PETSC(SNESGetConvergedReason(snes_, &reason));
-    EDGEFEM_PETSC(SNESGetIterationNumber(snes_, &its));
-    report.newton_iterations += static_cast<int>(its);
-    if (reason > 0) return true;
-    KSP ksp = nullptr;
-    KSPConvergedReason kreason;
-    EDGEFEM_PETSC(SNESGetKSP(snes_, &ksp));
-    EDGEFEM_PETSC(KSPGetConvergedReason(ksp, &kreason));
-    if (switch_to_gmres_if_indefinite(comm_, ksp)) {
-      predict();
-      continue;
-    }
-    why = std::string("Newton: ") + SNESConvergedReasons[reason] + ", last linear solve: " + KSPConvergedReasons[kreason];
-    return false;
-  }
+  const NewtonResult result = newton_->solve(x_, step_label());
+  if (!result.converged) why = result.why;
+  return result.converged;
 }
 
-bool DynamicSolver::attempt_linearized(double h, TimeStepReport& report, std::string& why) {
+bool DynamicSolver::attempt_linearized(double h, std::string& why) {
   const double alpha = spec_.damping_mass, beta = spec_.damping_stiffness;
   // Matrix (T + beta) K(x_n) + (1/T + alpha) M + (T k + c) I_att, forces f(x_n), and the lifting of the
   // prescribed velocities (x_D(t_new) - x_n)/T.
@@ -277,34 +228,21 @@ bool DynamicSolver::attempt_linearized(double h, TimeStepReport& report, std::st
   EDGEFEM_PETSC(PetscLogStagePop());
   // Solve into h_-free storage: the new velocity goes to work2_ (initial guess: the velocity guess).
   EDGEFEM_PETSC(VecCopy(work_, work2_));
-  for (;;) {
-    EDGEFEM_PETSC(PetscLogStagePush(stage_solve_));
-    EDGEFEM_PETSC(KSPSolve(ksp_, r_, work2_));
-    EDGEFEM_PETSC(PetscLogStagePop());
-    KSPConvergedReason reason;
-    PetscInt its = 0;
-    EDGEFEM_PETSC(KSPGetConvergedReason(ksp_, &reason));
-    EDGEFEM_PETSC(KSPGetIterationNumber(ksp_, &its));
-    ksp_iterations_ += static_cast<int>(its);
-    report.newton_iterations += 1;
-    if (reason > 0) break;
-    if (switch_to_gmres_if_indefinite(comm_, ksp_)) {
-      EDGEFEM_PETSC(VecCopy(work_, work2_));
-      continue;
-    }
-    why = std::string("linear solve: ") + KSPConvergedReasons[reason];
+  const NewtonResult result = newton_->solve_linear(r_, work2_, step_label());
+  if (!result.converged) {
+    why = result.why;
     return false;
   }
   if (!quiet_)
-    EDGEFEM_PETSC(PetscPrintf(comm_, "  step %lld/%lld  t %.6g  linear solve: ksp %d\n", step_ + 1, n_steps_, t_new_,
-                              ksp_iterations_));
+    EDGEFEM_PETSC(PetscPrintf(comm_, "  %s  linear solve: ksp %d  pc %s\n", step_label().c_str(),
+                              result.stats.ksp_iterations, result.stats.pc_setups > 0 ? "new" : "reused"));
   // x = x_n + h v (the new velocity is in work2_; it replaces v_ in attempt()).
   EDGEFEM_PETSC(VecWAXPY(x_, h, work2_, x_n_));
   set_prescribed(x_, t_new_);
   return true;
 }
 
-bool DynamicSolver::attempt(double h, TimeStepReport& report, std::string& why) {
+bool DynamicSolver::attempt(double h, std::string& why) {
   const bool newmark = integrator_ == Integrator::newmark;
   const bool linearized = integrator_ == Integrator::linearized_euler;
   const double beta = spec_.damping_stiffness;
@@ -315,7 +253,7 @@ bool DynamicSolver::attempt(double h, TimeStepReport& report, std::string& why) 
     assembler_.set_positions(x_n_);
     assembler_.internal_force(f_n_);
   }
-  const bool ok = linearized ? attempt_linearized(h, report, why) : attempt_newton(h, report, why);
+  const bool ok = linearized ? attempt_linearized(h, why) : attempt_newton(h, why);
   if (!ok) {
     EDGEFEM_PETSC(VecCopy(x_n_, x_));
     return false;
@@ -329,9 +267,11 @@ bool DynamicSolver::attempt(double h, TimeStepReport& report, std::string& why) 
     Owned u(work_, true);
     Owned v(v_, false);
     Owned a(a_, false);
+    Owned slope(slope_, false);
     for (std::size_t i = 0; i < u.span().size(); ++i) {
       const double v_new = rate(u.span()[i], v.span()[i]);
       if (newmark) a.span()[i] = rate(v_new - v.span()[i], a.span()[i]);
+      slope.span()[i] = (v_new - v.span()[i]) / h;
       v.span()[i] = v_new;
     }
   }
@@ -363,20 +303,30 @@ void DynamicSolver::solve_initial_static() {
   t_new_ = 0.0;
   const int n = std::max(1, job_.steps);
   EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_n_));
+  Extrapolator predictor(x_);
+  predictor.accept(x_, 0.0);
+  PetscOwner<Vec, VecDestroy> saved = assembler_.create_vector();
+  const bool use_predictor = job_.solver.predictor == SolverSpec::Predictor::extrapolate;
   for (int k = 1; k <= n; ++k) {
-    load_factor_ = static_cast<double>(k) / n;
-    set_prescribed(x_, 0.0);
-    EDGEFEM_PETSC(SNESSolve(snes_, nullptr, x_));
-    SNESConvergedReason reason;
-    EDGEFEM_PETSC(SNESGetConvergedReason(snes_, &reason));
-    if (reason <= 0)
+    const int taken = advance(
+        static_cast<double>(k - 1) / n, static_cast<double>(k) / n, spec_.max_step_cuts,
+        [&](double, double s, std::string& why) {
+          load_factor_ = s;
+          return solve_load_step(*newton_, predictor, use_predictor, x_, saved, s,
+                                 [this](Vec x, double) { set_prescribed(x, 0.0); }, nullptr, step_label(), why);
+        },
+        [&](double, double increment, const std::string& why) {
+          EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: initial state, load step %d: %s; cutting the load increment to %.4g\n",
+                                    k, why.c_str(), increment));
+        });
+    if (taken == 0)
       throw SolverError("initial_state static: load step " + std::to_string(k) + " of " + std::to_string(n) +
-                        " did not converge (" + SNESConvergedReasons[reason] +
-                        "); try more load steps ('analysis.steps') or other PETSc options");
+                        " did not converge even after cutting it; try more load steps ('analysis.steps') or other "
+                        "PETSc options");
   }
-  set_prescribed(x_, 0.0);
   phase_ = Phase::dynamic;
   load_factor_ = 1.0;
+  newton_->rebuild_preconditioner();  // the dynamic matrix adds the mass
 }
 
 void DynamicSolver::initial_acceleration() {
@@ -447,33 +397,31 @@ std::vector<TimeStepReport> DynamicSolver::run(const std::function<void(long lon
   while (step_ < n_steps_) {
     TimeStepReport report;
     report.step = step_ + 1;
-    ksp_iterations_ = 0;
+    const NewtonStats before = newton_->stats();
     const auto t0 = std::chrono::steady_clock::now();
     const double target = static_cast<double>(step_ + 1) * spec_.dt;
-    double increment = target - time_;
-    int cuts = 0, substeps = 0;
-    while (time_ < target) {
-      const double h = (target - time_ <= increment * (1 + 1e-9)) ? target - time_ : increment;
-      t_new_ = (target - time_ <= increment * (1 + 1e-9)) ? target : time_ + h;
-      std::string why;
-      if (attempt(h, report, why)) {
-        ++substeps;
-        continue;
-      }
-      if (++cuts > spec_.max_step_cuts)
-        throw SolverError("time step " + std::to_string(step_ + 1) + " (t = " + std::to_string(time_) + " -> " +
-                          std::to_string(target) + ") failed even after halving the step " +
-                          std::to_string(spec_.max_step_cuts) + " times (" + why +
-                          "); try a smaller 'analysis.dt', more damping, or other PETSc options");
-      increment = h / 2;
-      EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: step %lld at t = %.6g: %s; halving the time step to %.6g\n",
-                                step_ + 1, time_, why.c_str(), increment));
-    }
+    const int substeps = advance(
+        time_, target, spec_.max_step_cuts,
+        [&](double a, double b, std::string& why) {
+          t_new_ = b;
+          return attempt(b - a, why);
+        },
+        [&](double a, double increment, const std::string& why) {
+          EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: step %lld at t = %.6g: %s; halving the time step to %.6g\n",
+                                    step_ + 1, a, why.c_str(), increment));
+        });
+    if (substeps == 0)
+      throw SolverError("time step " + std::to_string(step_ + 1) + " (t = " + std::to_string(time_) + " -> " +
+                        std::to_string(target) + ") failed even after halving the step " +
+                        std::to_string(spec_.max_step_cuts) +
+                        " times; try a smaller 'analysis.dt', more damping, or other PETSc options");
     time_ = target;
     ++step_;
     report.time = time_;
     report.substeps = substeps;
-    report.ksp_iterations = ksp_iterations_;
+    report.stats = newton_->stats() - before;
+    report.newton_iterations = report.stats.newton_iterations;
+    report.ksp_iterations = report.stats.ksp_iterations;
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     report.energy = energy();
     reports.push_back(report);
@@ -481,9 +429,10 @@ std::vector<TimeStepReport> DynamicSolver::run(const std::function<void(long lon
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
       const double left = elapsed / static_cast<double>(step_ - first_step) * static_cast<double>(n_steps_ - step_);
       EDGEFEM_PETSC(PetscPrintf(comm_,
-                                "step %lld/%lld  t = %.6g  newton its %d  ksp its %d%s  wall %.3f s  est. left %.1f s  "
-                                "energy %.9e\n",
+                                "step %lld/%lld  t = %.6g  newton its %d  ksp its %d  pc set-ups %d%s  wall %.3f s  "
+                                "est. left %.1f s  energy %.9e\n",
                                 step_, n_steps_, time_, report.newton_iterations, report.ksp_iterations,
+                                report.stats.pc_setups,
                                 substeps > 1 ? ("  substeps " + std::to_string(substeps)).c_str() : "",
                                 report.seconds, left, report.energy.total()));
     }
@@ -511,14 +460,17 @@ EnergyReport DynamicSolver::energy() {
   return e;
 }
 
-CheckpointState DynamicSolver::checkpoint_state() const {
+CheckpointState DynamicSolver::checkpoint_state() {
+  // The next step sets up a new preconditioner, as a run restarted from this checkpoint does: both then repeat
+  // the same arithmetic.
+  newton_->rebuild_preconditioner();
   CheckpointState s;
   s.step = step_;
   s.time = time_;
   s.dt = spec_.dt;
   s.integrator = spec_.integrator;
   for (const char* name : field_names) s.field_names.emplace_back(name);
-  s.fields = {owned(x_), owned(v_), owned(a_), owned(g_), owned(w_)};
+  s.fields = {owned(x_), owned(v_), owned(a_), owned(g_), owned(w_), owned(slope_)};
   return s;
 }
 
@@ -528,9 +480,11 @@ void DynamicSolver::restore(const CheckpointState& s) {
       if (s.field_names[i] == name) return &s.fields[i];
     return nullptr;
   };
-  const std::array<Vec, 5> targets = {x_, v_, a_, g_, w_};
+  const std::array<Vec, 6> targets = {x_, v_, a_, g_, w_, slope_};
+  EDGEFEM_PETSC(VecSet(slope_, 0.0));
   for (std::size_t k = 0; k < targets.size(); ++k) {
     const std::vector<double>* field = find(field_names[k]);
+    if (field == nullptr && k >= n_required_fields) continue;
     if (field == nullptr) throw std::runtime_error(std::string("checkpoint has no field '") + field_names[k] + "'");
     Owned t(targets[k], false);
     if (field->size() != t.span().size()) throw std::runtime_error("checkpoint field size mismatch");

@@ -25,6 +25,7 @@
 #include <petscsnes.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@
 #include "partition/partition.hpp"
 #include "solver/assembly.hpp"
 #include "solver/model.hpp"
+#include "solver/newton.hpp"
 #include "solver/petsc_util.hpp"
 #include "solver/static_solver.hpp"
 
@@ -55,13 +57,14 @@ struct TimeStepReport {
   int ksp_iterations = 0;
   int substeps = 1;
   double seconds = 0.0;
+  NewtonStats stats;  ///< the step's solver counts and times (PC set-ups, assembly, ...)
   EnergyReport energy;
 };
 
 class DynamicSolver {
  public:
-  /// Sets up SNES (backward-euler, newmark) or KSP (linearized-euler) with our defaults, then the job's and
-  /// the command line's PETSc options. The state starts at rest in the reference configuration with
+  /// Sets up the Newton driver (its linear solver also serves linearized-euler) with our defaults, then the
+  /// job's and the command line's PETSc options. The state starts at rest in the reference configuration with
   /// job.dynamic->initial_velocity (initial_state: static solves the equilibrium at t = 0 in run()).
   DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model,
                 const std::string& cli_petsc_options, bool quiet);
@@ -74,8 +77,11 @@ class DynamicSolver {
   /// cutting; the state is then the last completed step.
   std::vector<TimeStepReport> run(const std::function<void(long long, double)>& on_step);
 
-  /// The state for a checkpoint: position, velocity, acceleration, force_rate of the owned vertices.
-  [[nodiscard]] CheckpointState checkpoint_state() const;
+  /// The state for a checkpoint: position, velocity, acceleration, force_rate, external_work and the predictor's
+  /// velocity_change of the owned vertices.
+  /// Also makes the next step set up a new preconditioner (as a restart from it does: both repeat the same
+  /// arithmetic).
+  [[nodiscard]] CheckpointState checkpoint_state();
   /// Continue from a checkpoint (fields as checkpoint_state() writes them, owned vertices in local order).
   void restore(const CheckpointState& state);
 
@@ -92,6 +98,8 @@ class DynamicSolver {
 
   [[nodiscard]] const LocalMesh& mesh() const { return mesh_; }
   [[nodiscard]] const Model& model() const { return model_; }
+  /// Counts and times of all solves so far (initial state included).
+  [[nodiscard]] const NewtonStats& stats() const { return newton_->stats(); }
 
  private:
   enum class Phase { static_initial, dynamic };
@@ -103,15 +111,13 @@ class DynamicSolver {
   [[nodiscard]] double rate(double change, double old) const {
     return dv_du() * change - (integrator_ == Integrator::newmark ? old : 0.0);
   }
-  static PetscErrorCode form_function(SNES, Vec x, Vec r, void* ctx);
-  static PetscErrorCode form_jacobian(SNES, Vec x, Mat J, Mat P, void* ctx);
-  static PetscErrorCode monitor(SNES, PetscInt it, PetscReal norm, void* ctx);
   void residual(Vec x, Vec r);
+  [[nodiscard]] std::string step_label() const;
   [[nodiscard]] MatrixCoefficients coefficients();
   void set_prescribed(Vec x, double t);
-  bool attempt(double h, TimeStepReport& report, std::string& why);  ///< one (sub)step of size h
-  bool attempt_newton(double h, TimeStepReport& report, std::string& why);
-  bool attempt_linearized(double h, TimeStepReport& report, std::string& why);
+  bool attempt(double h, std::string& why);  ///< one (sub)step of size h from time_ to t_new_
+  bool attempt_newton(double h, std::string& why);
+  bool attempt_linearized(double h, std::string& why);
   void solve_initial_static();
   void initial_acceleration();
   [[nodiscard]] std::vector<double> owned(Vec v) const;
@@ -131,8 +137,9 @@ class DynamicSolver {
   PetscOwner<Vec, VecDestroy> x_, v_, a_, g_, f_n_, x_n_, r_, work_, work2_, h_;
   PetscOwner<Vec, VecDestroy> w_;  ///< external work per dof since t = 0
   PetscOwner<Vec, VecDestroy> vel_, fv_;  ///< viscous forces: the velocity of the last residual, f_v
-  PetscOwner<SNES, SNESDestroy> snes_;
-  PetscOwner<KSP, KSPDestroy> ksp_;
+  /// Predictor (backward Euler): the velocity change per unit time of the last step.
+  PetscOwner<Vec, VecDestroy> slope_;
+  std::optional<NewtonDriver> newton_;
   std::vector<double> diagonal_;  ///< attachment terms on the matrix diagonal, 3 per owned vertex
   std::vector<double> velocity_;  ///< residual(): the velocity at the new time, 3 per owned vertex
   Phase phase_ = Phase::dynamic;
@@ -140,9 +147,8 @@ class DynamicSolver {
   double time_ = 0.0, t_new_ = 0.0, load_factor_ = 1.0;
   long long step_ = 0, n_steps_ = 0;
   bool restarted_ = false;
-  int ksp_iterations_ = 0;
   double external_work_ = 0.0;
-  PetscLogStage stage_assembly_ = 0, stage_solve_ = 0;
+  PetscLogStage stage_assembly_ = 0;
 };
 
 }  // namespace edgefem

@@ -1,7 +1,7 @@
 #pragma once
 /// \file static_solver.hpp
-/// Static equilibrium by load stepping and PETSc SNES (newtonls + line search):
-/// residual R(x) = f_int(x) - s * f_ext on free dofs, R = x - x_D(s) on prescribed dofs; Jacobian =
+/// Static equilibrium by load stepping, each step solved by the Newton driver (solver/newton.hpp) from the extrapolated
+/// converged states: residual R(x) = f_int(x) - s * f_ext on free dofs, R = x - x_D(s) on prescribed dofs; Jacobian =
 /// assembled K with prescribed rows and columns replaced by the identity (symmetric, for CG).
 /// Assembly: each rank's formulations fill one COO value array handed to PETSc in one call
 /// (MatSetValuesCOO); off-rank rows are summed by PETSc. Positions of ghost vertices are refreshed
@@ -10,6 +10,7 @@
 #include <petscsnes.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "partition/partition.hpp"
 #include "solver/assembly.hpp"
 #include "solver/model.hpp"
+#include "solver/newton.hpp"
 #include "solver/petsc_util.hpp"
 
 namespace edgefem {
@@ -29,6 +31,7 @@ struct StepReport {
   int ksp_iterations = 0;      ///< summed over the step's Newton iterations
   int substeps = 1;            ///< > 1 when the step had to be cut
   double seconds = 0.0;
+  NewtonStats stats;           ///< the step's solver counts and times (PC set-ups, assembly, ...)
 };
 
 /// Thrown (on every rank) when a load step cannot be solved even after cutting it.
@@ -36,24 +39,16 @@ struct SolverError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Our Newton defaults on `snes` (newtonls + critical-point line search, the job's tolerances) and
-/// configure_linear_solver() on its KSP, then SNESSetFromOptions.
-void configure_newton(SNES snes, const Job& job, const std::string& cli_petsc_options,
-                      bool local_preconditioner = false);
-/// CG + GAMG (rtol 1e-8), then the job's PETSc options, then the command line's (which win); KSPSetFromOptions.
-/// With local_preconditioner, block Jacobi with ICC(0) blocks replaces GAMG as the default (dynamic membranes: GAMG
-/// builds an indefinite preconditioner for their mass-dominated, nearly flat systems).
-void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
-                             bool local_preconditioner = false);
+/// The owned-entry indices of the prescribed dofs (identity rows of every Jacobian).
+std::vector<PetscInt> prescribed_rows(const Model& model);
 
-/// When `ksp` is CG and its last solve stopped on an indefinite matrix or preconditioner, switch it to GMRES,
-/// print a warning on `comm` and return true (the caller retries); otherwise false.
-bool switch_to_gmres_if_indefinite(MPI_Comm comm, KSP ksp);
+/// The linear-system kind of a model's assembler (dofs, membrane or solid) for the solver defaults.
+LinearSystemKind linear_system_kind(const LocalMesh& mesh, const Model& model, bool dynamic);
 
 class StaticSolver {
  public:
-  /// Sets up vectors, the COO pattern and SNES/KSP with our defaults (CG + GAMG + rigid-body near-null
-  /// space), then applies the job's PETSc options and finally `cli_petsc_options` (which win).
+  /// Sets up vectors, the COO pattern and the Newton driver with our defaults, then applies the job's PETSc
+  /// options and finally `cli_petsc_options` (which win).
   StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model,
                const std::string& cli_petsc_options, bool quiet);
   ~StaticSolver();
@@ -72,14 +67,20 @@ class StaticSolver {
 
   [[nodiscard]] const LocalMesh& mesh() const { return mesh_; }
   [[nodiscard]] const Model& model() const { return model_; }
-  [[nodiscard]] SNES snes() const { return snes_; }
+  /// Counts and times of all Newton solves so far.
+  [[nodiscard]] const NewtonStats& stats() const { return newton_->stats(); }
+  [[nodiscard]] const NewtonDriver& newton() const { return *newton_; }
 
  private:
-  static PetscErrorCode form_function(SNES, Vec x, Vec r, void* ctx);
-  static PetscErrorCode form_jacobian(SNES, Vec x, Mat J, Mat P, void* ctx);
-  static PetscErrorCode monitor(SNES, PetscInt it, PetscReal norm, void* ctx);
+  void residual(Vec x, Vec r);
+  void jacobian(Vec x, Mat P);
   void set_prescribed(Vec x, double load_factor);
-  bool solve_increment(double from, double to, StepReport& report);
+  /// The first step's predictor (no converged states to extrapolate yet): x moved by one linear solve with the
+  /// load increment and the prescribed increment lifted (the rest of the body follows the prescribed dofs at
+  /// once, instead of the elements next to them taking the jump).
+  void tangent_predict(Vec x, double to);
+  /// One (sub)increment of the load factor from the converged state in x_ to `to`; on failure x_ is restored.
+  bool load_step(double to, std::string& why);
 
   MPI_Comm comm_;
   const Job& job_;
@@ -89,13 +90,13 @@ class StaticSolver {
   bool quiet_;
   int rank_ = 0;
 
-  PetscOwner<Vec, VecDestroy> x_, r_, f_ext_;
+  PetscOwner<Vec, VecDestroy> x_, f_ext_, saved_;
+  PetscOwner<Vec, VecDestroy> lift_in_, lift_out_, rhs_, dx_;  ///< tangent predictor
   std::vector<double> attachment_diagonal_;
-  PetscOwner<SNES, SNESDestroy> snes_;
+  std::optional<NewtonDriver> newton_;
+  std::optional<Extrapolator> predictor_;
   double load_factor_ = 0.0;
   int step_ = 0, n_steps_ = 1;
-  int ksp_iterations_in_step_ = 0;
-  PetscLogStage stage_assembly_ = 0, stage_solve_ = 0;
 };
 
 }  // namespace edgefem

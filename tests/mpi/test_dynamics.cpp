@@ -43,13 +43,7 @@ std::string scratch() {
 
 /// Write `yaml` to the scratch directory (rank 0) and read it on every rank of MPI_COMM_WORLD.
 Job job_from_yaml(const std::string& name, const std::string& yaml) {
-  const std::string path = scratch() + "/" + name + ".yaml";
-  if (world_rank() == 0) {
-    fs::create_directories(scratch());
-    std::ofstream(path) << yaml;
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-  return read_job(path);
+  return mpitest::job_from_yaml(scratch(), name, yaml);
 }
 
 /// Tight tolerances for every job of this executable. PETSc options go to the process-wide options database

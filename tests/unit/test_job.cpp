@@ -217,7 +217,8 @@ TEST_F(JobTest, UnknownAndDuplicateKeysAreErrors) {
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - young: 1\n    poisson: 0.1\n    yung: 3\n", 5,
                {"unknown key 'materials[0].yung'"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nsolver:\n  newton: {rtol: 1, maxit: 3}\n",
-               4, {"unknown key 'solver.newton.maxit' (expected one of: rtol, atol, max_it)"});
+               4, {"unknown key 'solver.newton.maxit' (expected one of: rtol, atol, max_it, predictor, line_search, forcing, "
+                   "eta_max)"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nboundary:\n"
                "  - select: {regoin: 3}\n    fix: [x]\n",
                4, {"unknown key 'boundary[0].select.regoin' (expected one of: region, box, all)"});

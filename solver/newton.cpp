@@ -1,0 +1,646 @@
+#include "solver/newton.hpp"
+
+#include <petscksp.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+
+namespace edgefem {
+namespace {
+
+double wall() { return MPI_Wtime(); }
+
+/// A reproducible +-1 per global dof (splitmix64 of the index).
+double pseudo_sign(std::uint64_t i) {
+  std::uint64_t z = i + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return (z & 1U) ? 1.0 : -1.0;
+}
+
+bool option_given(const char* name) {
+  PetscBool given = PETSC_FALSE;
+  EDGEFEM_PETSC(PetscOptionsHasName(nullptr, nullptr, name, &given));
+  return given == PETSC_TRUE;
+}
+
+SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const LinearSystemKind& kind) {
+  using P = SolverSpec::Preconditioner;
+  if (spec.preconditioner != P::automatic) return spec.preconditioner;
+  if (kind.local_preconditioner) return P::block_jacobi;
+  return kind.global_dofs <= spec.direct_max_dofs ? P::direct : P::gamg;
+}
+
+}  // namespace
+
+void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
+                             const LinearSystemKind& kind) {
+  using P = SolverSpec::Preconditioner;
+  PC pc = nullptr;
+  EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
+  EDGEFEM_PETSC(KSPSetTolerances(ksp, job.solver.linear_rtol, PETSC_DEFAULT, PETSC_DEFAULT, 2000));
+  EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
+  switch (chosen_preconditioner(job.solver, kind)) {
+    case P::direct:
+      EDGEFEM_PETSC(PCSetType(pc, PCCHOLESKY));
+      EDGEFEM_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+      break;
+    case P::block_jacobi: {
+      // ICC(4) in reverse Cuthill-McKee order on each rank's block: on the hanging cloth a third of ICC(0)'s time.
+      EDGEFEM_PETSC(PCSetType(pc, PCBJACOBI));
+      auto set_default = [&](const char* name, const char* value) {
+        if (!option_given(name) && job.petsc_options.find(name) == std::string::npos &&
+            cli_petsc_options.find(name) == std::string::npos)
+          EDGEFEM_PETSC(PetscOptionsSetValue(nullptr, name, value));
+      };
+      set_default("-sub_pc_type", "icc");
+      set_default("-sub_pc_factor_levels", "4");
+      set_default("-sub_pc_factor_mat_ordering_type", "rcm");
+      break;
+    }
+    case P::hypre:
+      EDGEFEM_PETSC(PCSetType(pc, PCHYPRE));
+      EDGEFEM_PETSC(PCHYPRESetType(pc, "boomeramg"));
+      break;
+    case P::gamg:
+    case P::automatic:
+      EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
+      break;
+  }
+  if (!job.petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, job.petsc_options.c_str()));
+  if (!cli_petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, cli_petsc_options.c_str()));
+  EDGEFEM_PETSC(KSPSetFromOptions(ksp));
+}
+
+std::string default_preconditioner_name(const SolverSpec& spec, const LinearSystemKind& kind) {
+  switch (chosen_preconditioner(spec, kind)) {
+    case SolverSpec::Preconditioner::direct: return "Cholesky (MUMPS)";
+    case SolverSpec::Preconditioner::block_jacobi: return "block Jacobi/ICC(4)";
+    case SolverSpec::Preconditioner::hypre: return "hypre BoomerAMG";
+    default: return "GAMG";
+  }
+}
+
+NewtonStats& NewtonStats::operator+=(const NewtonStats& o) {
+  newton_iterations += o.newton_iterations;
+  ksp_iterations += o.ksp_iterations;
+  pc_setups += o.pc_setups;
+  pc_recoveries += o.pc_recoveries;
+  residual_evaluations += o.residual_evaluations;
+  seconds_assembly += o.seconds_assembly;
+  seconds_pc_setup += o.seconds_pc_setup;
+  seconds += o.seconds;
+  return *this;
+}
+
+NewtonStats NewtonStats::operator-(const NewtonStats& o) const {
+  NewtonStats d = *this;
+  d.newton_iterations -= o.newton_iterations;
+  d.ksp_iterations -= o.ksp_iterations;
+  d.pc_setups -= o.pc_setups;
+  d.pc_recoveries -= o.pc_recoveries;
+  d.residual_evaluations -= o.residual_evaluations;
+  d.seconds_assembly -= o.seconds_assembly;
+  d.seconds_pc_setup -= o.seconds_pc_setup;
+  d.seconds -= o.seconds;
+  return d;
+}
+
+NewtonDriver::NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli_petsc_options, Mat matrix, Vec layout,
+                           NewtonProblem problem, const LinearSystemKind& kind, bool quiet)
+    : comm_(comm), job_(job), spec_(job.solver), problem_(std::move(problem)), quiet_(quiet), matrix_(matrix) {
+  stage_assembly_ = log_stage("Assembly");
+  stage_solve_ = log_stage("Solve");
+  EDGEFEM_PETSC(VecDuplicate(layout, r_.address()));
+  EDGEFEM_PETSC(VecDuplicate(layout, work_.address()));
+  EDGEFEM_PETSC(SNESCreate(comm_, snes_.address()));
+  EDGEFEM_PETSC(SNESSetType(snes_, SNESNEWTONLS));
+  EDGEFEM_PETSC(SNESSetFunction(snes_, r_, &NewtonDriver::form_function, this));
+  EDGEFEM_PETSC(SNESSetJacobian(snes_, matrix, matrix, &NewtonDriver::form_jacobian, this));
+  EDGEFEM_PETSC(SNESMonitorSet(snes_, &NewtonDriver::monitor, this, nullptr));
+  EDGEFEM_PETSC(SNESSetConvergenceTest(snes_, &NewtonDriver::converged, this, nullptr));
+  EDGEFEM_PETSC(SNESSetTolerances(snes_, job.newton_atol, job.newton_rtol, 1e-14, job.newton_max_it, -1));
+  {
+    SNESLineSearch line_search = nullptr;
+    EDGEFEM_PETSC(SNESGetLineSearch(snes_, &line_search));
+    switch (spec_.line_search) {
+      case SolverSpec::LineSearch::full:
+        EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHSHELL));
+        EDGEFEM_PETSC(SNESLineSearchShellSetUserFunc(line_search, &NewtonDriver::full_step, this));
+        break;
+      case SolverSpec::LineSearch::cp:
+        EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHCP));
+        break;
+      case SolverSpec::LineSearch::bt:
+        EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHBT));
+        break;
+      case SolverSpec::LineSearch::basic:
+        EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHBASIC));
+        break;
+    }
+    EDGEFEM_PETSC(SNESLineSearchSetPreCheck(line_search, &NewtonDriver::exact_identity_rows, this));
+  }
+  KSP ksp = nullptr;
+  EDGEFEM_PETSC(SNESGetKSP(snes_, &ksp));
+  configure_linear_solver(ksp, job, cli_petsc_options, kind);
+  EDGEFEM_PETSC(SNESSetFromOptions(snes_));
+  own_lag_ = !option_given("-snes_lag_preconditioner");
+  if (option_given("-ksp_rtol")) {  // a KSP tolerance given as a PETSc option holds for every linear solve
+    PetscReal rtol = spec_.linear_rtol;
+    EDGEFEM_PETSC(KSPGetTolerances(ksp, &rtol, nullptr, nullptr, nullptr));
+    spec_.linear_rtol = rtol;
+    spec_.forcing = SolverSpec::Forcing::fixed;
+  }
+  PetscBool ew = PETSC_FALSE;
+  EDGEFEM_PETSC(SNESKSPGetUseEW(snes_, &ew));
+  petsc_forcing_ = ew == PETSC_TRUE;  // -snes_ksp_ew: PETSc's Eisenstat-Walker sets the tolerances
+
+}
+
+NewtonDriver::~NewtonDriver() = default;
+
+KSP NewtonDriver::ksp() const {
+  KSP ksp = nullptr;
+  EDGEFEM_PETSC(SNESGetKSP(snes_, &ksp));
+  return ksp;
+}
+
+PetscErrorCode NewtonDriver::form_function(SNES, Vec x, Vec r, void* ctx) {
+  auto* self = static_cast<NewtonDriver*>(ctx);
+  const double t0 = wall();
+  const PetscErrorCode code = petsc_callback(self->stage_assembly_, [&] { self->problem_.residual(x, r); });
+  self->stats_.seconds_assembly += wall() - t0;
+  ++self->stats_.residual_evaluations;
+  return code;
+}
+
+PetscErrorCode NewtonDriver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
+  auto* self = static_cast<NewtonDriver*>(ctx);
+  const double t0 = wall();
+  PetscCall(petsc_callback(self->stage_assembly_, [&] { self->problem_.jacobian(x, P); }));
+  self->stats_.seconds_assembly += wall() - t0;
+  PetscCall(petsc_callback(self->stage_solve_, [&] {
+    if (self->need_floor_) {
+      self->floor_ = self->roundoff_floor(P, x);
+      self->need_floor_ = false;
+    }
+    self->prepare_preconditioner(P);
+    self->apply_forcing();
+  }));
+  return 0;
+}
+
+double NewtonDriver::roundoff_floor(Mat J, Vec x) {
+  // Rounding x_i to the nearest double moves it by up to eps |x_i| / 2, uniformly: by eps |x_i| / sqrt(12) rms.
+  // No floating-point state has a much smaller residual than J times such a perturbation; the residual's own
+  // evaluation adds round-off of a similar size, hence the factor 2.
+  const double rms_rounding = 2.0 * DBL_EPSILON / std::sqrt(12.0);
+  PetscInt begin = 0;
+  EDGEFEM_PETSC(VecGetOwnershipRange(x, &begin, nullptr));
+  {
+    VecArray xa(x, true), d(work_, false);
+    const auto xs = xa.span();
+    const auto ds = d.span();
+    for (std::size_t i = 0; i < ds.size(); ++i)
+      ds[i] = rms_rounding * std::abs(xs[i]) * pseudo_sign(static_cast<std::uint64_t>(begin) + i);
+  }
+  PetscOwner<Vec, VecDestroy> jd;
+  EDGEFEM_PETSC(VecDuplicate(work_, jd.address()));
+  EDGEFEM_PETSC(MatMult(J, work_, jd));
+  PetscReal norm = 0.0;
+  EDGEFEM_PETSC(VecNorm(jd, NORM_2, &norm));
+  return norm;
+}
+
+double NewtonDriver::setup_cost_in_iterations() const {
+  // What one set-up costs in iterations of the same preconditioner, measured on this machine: a GAMG set-up
+  // (Galerkin products, smoother estimates) about 30 V-cycles on 10^5-tet meshes, a sparse Cholesky factorization
+  // 10-20 triangular solves, an incomplete factorization or Jacobi a few. A table, not a clock: the rebuild points
+  // then depend only on the arithmetic, so a run repeats exactly (and so does a restart).
+  PC pc = nullptr;
+  EDGEFEM_PETSC(KSPGetPC(ksp(), &pc));
+  auto is = [&](const char* type) {
+    PetscBool match = PETSC_FALSE;
+    EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(pc), type, &match));
+    return match == PETSC_TRUE;
+  };
+  if (is(PCGAMG) || is(PCHYPRE) || is(PCML) || is(PCMG)) return 30.0;
+  if (is(PCCHOLESKY) || is(PCLU)) return 15.0;
+  if (is(PCBJACOBI) || is(PCASM) || is(PCICC) || is(PCILU)) return 3.0;
+  return 1.0;
+}
+
+void NewtonDriver::prepare_preconditioner(Mat P) {
+  rebuilt_now_ = false;
+  if (!own_lag_) {  // -snes_lag_preconditioner given: PETSc's lag decides
+    reused_in_solve_ = false;
+    return;
+  }
+  const bool rebuild = !pc_ready_ || force_rebuild_ || !spec_.reuse_preconditioner ||
+                       excess_iterations_ > spec_.rebuild_ratio * setup_cost_in_iterations();
+  // SNES applies this lag right after the Jacobian callback: -2 = rebuild now, -1 = keep.
+  EDGEFEM_PETSC(SNESSetLagPreconditioner(snes_, rebuild ? -2 : -1));
+  KSP k = ksp();
+  EDGEFEM_PETSC(KSPSetReusePreconditioner(k, rebuild ? PETSC_FALSE : PETSC_TRUE));
+  reused_in_solve_ = !rebuild;
+  if (!rebuild) return;
+  const double t0 = wall();
+  EDGEFEM_PETSC(KSPSetOperators(k, matrix_, P));
+  EDGEFEM_PETSC(KSPSetUp(k));
+  EDGEFEM_PETSC(KSPSetUpOnBlocks(k));  // block Jacobi factorizes its blocks here
+  stats_.seconds_pc_setup += wall() - t0;
+  ++stats_.pc_setups;
+  pc_ready_ = true;
+  force_rebuild_ = false;
+  rebuilt_now_ = true;
+  fresh_rate_ = -1.0;
+  excess_iterations_ = 0.0;
+}
+
+void NewtonDriver::apply_forcing() {
+  if (petsc_forcing_) return;
+  double eta = spec_.linear_rtol;
+  if (spec_.forcing == SolverSpec::Forcing::eisenstat_walker) {
+    PetscInt it = 0;
+    EDGEFEM_PETSC(SNESGetIterationNumber(snes_, &it));
+    if (it == 0 || previous_norm_ <= 0.0) {
+      eta = spec_.eta_max;
+    } else {
+      // Eisenstat-Walker choice 2 with its safeguard.
+      constexpr double gamma = 0.9, alpha = 2.0;
+      eta = gamma * std::pow(last_norm_ / previous_norm_, alpha);
+      const double safeguard = gamma * std::pow(eta_, alpha);
+      if (safeguard > 0.1) eta = std::max(eta, safeguard);
+      eta = std::min(eta, spec_.eta_max);
+    }
+    // Never solve tighter than the Newton target needs: the linear part of the next residual is eta |R|, so
+    // eta = 0.1 target / |R| already leaves it a tenth of the target.
+    if (last_norm_ > 0.0) eta = std::max(eta, std::min(spec_.eta_max, 0.1 * target() / last_norm_));
+    eta = std::max(eta, spec_.linear_rtol);
+  }
+  eta_ = eta;
+  EDGEFEM_PETSC(KSPSetTolerances(ksp(), eta, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));
+}
+
+void NewtonDriver::record_linear_solve() {
+  KSP k = ksp();
+  PetscInt its = 0;
+  PetscReal rtol = 0.0;
+  EDGEFEM_PETSC(KSPGetIterationNumber(k, &its));
+  EDGEFEM_PETSC(KSPGetTolerances(k, &rtol, nullptr, nullptr, nullptr));
+  stats_.ksp_iterations += static_cast<int>(its);
+  if (!own_lag_) return;
+  // Iterations per decade of residual reduction: comparable across the forcing terms' tolerances.
+  const double decades = std::max(1.0, -std::log10(std::max(rtol, 1e-300)));
+  const double rate = static_cast<double>(its) / decades;
+  if (fresh_rate_ < 0.0) {
+    fresh_rate_ = rate;
+    excess_iterations_ = 0.0;
+    return;
+  }
+  excess_iterations_ = std::max(0.0, rate - fresh_rate_) * decades;
+}
+
+PetscErrorCode NewtonDriver::monitor(SNES snes, PetscInt it, PetscReal norm, void* ctx) {
+  PetscFunctionBeginUser;
+  auto* self = static_cast<NewtonDriver*>(ctx);
+  const double now = wall();
+  if (it == 0) {
+    if (!self->quiet_)
+      PetscCall(PetscPrintf(self->comm_, "  %s  newton %2d  |R| = %.6e\n", self->label_.c_str(), static_cast<int>(it),
+                            static_cast<double>(norm)));
+  } else {
+    KSP ksp = nullptr;
+    PetscInt ksp_its = 0;
+    KSPConvergedReason reason;
+    PetscCall(SNESGetKSP(snes, &ksp));
+    PetscCall(KSPGetIterationNumber(ksp, &ksp_its));
+    PetscCall(KSPGetConvergedReason(ksp, &reason));
+    try {
+      self->record_linear_solve();
+    } catch (const std::exception& e) {
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
+    }
+    SNESLineSearch ls = nullptr;
+    PetscReal lambda = 1.0;
+    PetscCall(SNESGetLineSearch(snes, &ls));
+    PetscCall(SNESLineSearchGetLambda(ls, &lambda));
+    if (!self->quiet_)
+      PetscCall(PetscPrintf(self->comm_,
+                            "  %s  newton %2d  |R| = %.6e  ksp %4d %-16s pc %s  step %.3g  %.3f s  (target %.1e)\n",
+                            self->label_.c_str(), static_cast<int>(it), static_cast<double>(norm),
+                            static_cast<int>(ksp_its), KSPConvergedReasons[reason],
+                            self->rebuilt_now_ ? "new   " : "reused", static_cast<double>(lambda),
+                            now - self->iteration_start_, self->target()));
+  }
+  self->iteration_start_ = now;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NewtonDriver::converged(SNES snes, PetscInt it, PetscReal xnorm, PetscReal snorm, PetscReal fnorm,
+                                       SNESConvergedReason* reason, void* ctx) {
+  PetscFunctionBeginUser;
+  auto* self = static_cast<NewtonDriver*>(ctx);
+  PetscReal atol = 0, rtol = 0, stol = 0;
+  PetscInt max_it = 0, max_f = 0;
+  PetscCall(SNESGetTolerances(snes, &atol, &rtol, &stol, &max_it, &max_f));
+  *reason = SNES_CONVERGED_ITERATING;
+  if (it == 0 && self->reference_norm_ < 0.0) self->reference_norm_ = fnorm;
+  self->previous_norm_ = it == 0 ? 0.0 : self->last_norm_;
+  self->last_norm_ = fnorm;
+  self->atol_ = atol;
+  self->rtol_ = rtol;
+  if (std::isnan(fnorm) || std::isinf(fnorm)) {
+    *reason = SNES_DIVERGED_FNORM_NAN;
+  } else if (fnorm <= atol || (self->floor_ > 0.0 && fnorm <= self->floor_)) {
+    *reason = SNES_CONVERGED_FNORM_ABS;
+  } else if (it > 0 && self->floor_ > 0.0 && fnorm <= 10.0 * self->floor_ && fnorm > 0.5 * self->previous_norm_) {
+    // Stagnation within ten times the floor estimate: the residual is round-off (the estimate was low).
+    *reason = SNES_CONVERGED_FNORM_ABS;
+  } else if (fnorm <= rtol * self->reference_norm_) {
+    *reason = SNES_CONVERGED_FNORM_RELATIVE;
+  } else if (it > 0 && snorm < stol * xnorm) {
+    *reason = SNES_CONVERGED_SNORM_RELATIVE;
+  } else if (it >= max_it) {
+    *reason = SNES_DIVERGED_MAX_IT;
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NewtonDriver::full_step(SNESLineSearch ls, void*) {
+  PetscFunctionBeginUser;
+  SNES snes = nullptr;
+  Vec X = nullptr, F = nullptr, Y = nullptr, W = nullptr, G = nullptr;
+  PetscReal xnorm = 0, fnorm = 0, ynorm = 0;
+  PetscCall(SNESLineSearchGetSNES(ls, &snes));
+  PetscCall(SNESLineSearchGetVecs(ls, &X, &F, &Y, &W, &G));
+  PetscCall(SNESLineSearchGetNorms(ls, &xnorm, &fnorm, &ynorm));
+  PetscCall(SNESLineSearchSetReason(ls, SNES_LINESEARCH_SUCCEEDED));
+  PetscBool changed = PETSC_FALSE;
+  PetscCall(SNESLineSearchPreCheck(ls, X, Y, &changed));
+  // The step is X - lambda Y. Along it the energy's slope is -R(X - lambda Y).Y: s0 at 0, s1 at the full step.
+  auto evaluate = [&](double lambda, PetscReal* gnorm, PetscScalar* slope) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    PetscCall(VecWAXPY(W, -lambda, Y, X));
+    PetscCall(SNESComputeFunction(snes, W, G));
+    PetscCall(VecNorm(G, NORM_2, gnorm));
+    PetscCall(VecDot(G, Y, slope));
+    PetscFunctionReturn(0);
+  };
+  PetscScalar s0 = 0, s1 = 0;
+  PetscCall(VecDot(F, Y, &s0));
+  PetscReal gnorm = 0;
+  double lambda = 1.0;
+  PetscCall(evaluate(lambda, &gnorm, &s1));
+  // Non-finite residual (e.g. inverted elements): halve until finite.
+  for (int k = 0; k < 10 && !std::isfinite(static_cast<double>(gnorm)); ++k) {
+    lambda *= 0.5;
+    PetscCall(evaluate(lambda, &gnorm, &s1));
+  }
+  if (!std::isfinite(static_cast<double>(gnorm))) {
+    PetscCall(SNESLineSearchSetReason(ls, SNES_LINESEARCH_FAILED_NANORINF));
+    PetscFunctionReturn(0);
+  }
+  // Along the step the energy's slope is -s(lambda), from -s0 < 0 at the start to -s1 at the full step; its root
+  // (the critical point, by the secant) is at s0 / (s0 - s1). Only a gross overshoot, the full step more than ten
+  // times past it (s1 < -10 s0), takes the secant step length instead. A milder one is kept: on bending problems
+  // the full step overshoots in stretch, which the next iteration removes, and cutting it back loses the bending
+  // (the 3840-tet cantilever: 4 Newton iterations in its first load step with full steps, 7 with the secant's).
+  if (lambda == 1.0 && s0 > 0.0 && s1 < -10.0 * s0) {
+    lambda = std::max(0.1, s0 / (s0 - s1));
+    PetscCall(evaluate(lambda, &gnorm, &s1));
+    if (!std::isfinite(static_cast<double>(gnorm))) {
+      PetscCall(SNESLineSearchSetReason(ls, SNES_LINESEARCH_FAILED_NANORINF));
+      PetscFunctionReturn(0);
+    }
+  }
+  PetscCall(VecCopy(W, X));
+  PetscCall(VecCopy(G, F));
+  PetscCall(VecNorm(X, NORM_2, &xnorm));
+  PetscCall(SNESLineSearchSetLambda(ls, lambda));
+  PetscCall(SNESLineSearchSetNorms(ls, xnorm, gnorm, lambda * ynorm));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NewtonDriver::exact_identity_rows(SNESLineSearch ls, Vec, Vec y, PetscBool* changed, void* ctx) {
+  PetscFunctionBeginUser;
+  auto* self = static_cast<NewtonDriver*>(ctx);
+  *changed = PETSC_FALSE;
+  if (self->problem_.identity_rows.empty()) PetscFunctionReturn(0);
+  Vec f = nullptr;
+  PetscCall(SNESLineSearchGetVecs(ls, nullptr, &f, nullptr, nullptr, nullptr));
+  PetscScalar* ya = nullptr;
+  const PetscScalar* fa = nullptr;
+  PetscCall(VecGetArray(y, &ya));
+  PetscCall(VecGetArrayRead(f, &fa));
+  for (const PetscInt i : self->problem_.identity_rows) ya[i] = fa[i];  // the step is x - y: x_i - r_i
+  PetscCall(VecRestoreArrayRead(f, &fa));
+  PetscCall(VecRestoreArray(y, &ya));
+  *changed = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+bool NewtonDriver::switch_to_gmres_if_indefinite() {
+  KSP k = ksp();
+  KSPConvergedReason reason;
+  PetscBool is_cg = PETSC_FALSE;
+  EDGEFEM_PETSC(KSPGetConvergedReason(k, &reason));
+  EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(k), KSPCG, &is_cg));
+  if (!is_cg || (reason != KSP_DIVERGED_INDEFINITE_PC && reason != KSP_DIVERGED_INDEFINITE_MAT)) return false;
+  EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: CG met an indefinite matrix (%s); switching to GMRES\n",
+                            KSPConvergedReasons[reason]));
+  EDGEFEM_PETSC(KSPSetType(k, KSPGMRES));
+  return true;
+}
+
+double NewtonDriver::residual_norm(Vec x) {
+  EDGEFEM_PETSC(form_function(snes_, x, r_, this));
+  PetscReal norm = 0;
+  EDGEFEM_PETSC(VecNorm(r_, NORM_2, &norm));
+  return norm;
+}
+
+NewtonResult NewtonDriver::solve(Vec x, const std::string& label, double reference_norm) {
+  const NewtonStats before = stats_;
+  const double t0 = wall();
+  label_ = label;
+  reference_norm_ = reference_norm;
+  need_floor_ = true;
+  floor_ = 0.0;
+  iteration_start_ = t0;
+  NewtonResult result;
+  // A linear solve that fails with a reused preconditioner is redone from the same iterate with a new one (and
+  // CG on an indefinite system once with GMRES): SNES is called again, with what is left of max_it.
+  PetscReal atol = 0, rtol = 0, stol = 0;
+  PetscInt max_it = 0, max_f = 0;
+  EDGEFEM_PETSC(SNESGetTolerances(snes_, &atol, &rtol, &stol, &max_it, &max_f));
+  int total = 0;
+  EDGEFEM_PETSC(PetscLogStagePush(stage_solve_));
+  for (;;) {
+    EDGEFEM_PETSC(SNESSetTolerances(snes_, atol, rtol, stol, std::max<PetscInt>(1, max_it - total), max_f));
+    EDGEFEM_PETSC(SNESSolve(snes_, nullptr, x));
+    SNESConvergedReason reason;
+    PetscInt its = 0;
+    EDGEFEM_PETSC(SNESGetConvergedReason(snes_, &reason));
+    EDGEFEM_PETSC(SNESGetIterationNumber(snes_, &its));
+    total += static_cast<int>(its);
+    stats_.newton_iterations += static_cast<int>(its);
+    result.residual = last_norm_;
+    if (reason > 0) {
+      result.converged = true;
+      break;
+    }
+    KSPConvergedReason kreason = KSP_CONVERGED_ITERATING;
+    if (reason == SNES_DIVERGED_LINEAR_SOLVE) {
+      record_linear_solve();  // the failed solve's iterations
+      EDGEFEM_PETSC(KSPGetConvergedReason(ksp(), &kreason));
+      if (total < max_it && reused_in_solve_) {
+        if (!quiet_)
+          EDGEFEM_PETSC(PetscPrintf(comm_, "  %s  linear solve %s with a reused preconditioner: rebuilding it\n",
+                                    label_.c_str(), KSPConvergedReasons[kreason]));
+        force_rebuild_ = true;
+        ++stats_.pc_recoveries;
+        continue;
+      }
+      if (total < max_it && switch_to_gmres_if_indefinite()) continue;
+    }
+    result.why = std::string("Newton: ") + SNESConvergedReasons[reason] +
+                 (reason == SNES_DIVERGED_LINEAR_SOLVE ? std::string(", linear solve: ") + KSPConvergedReasons[kreason]
+                                                       : std::string());
+    force_rebuild_ = true;  // a failed step may have left a preconditioner of a state far from the next
+    break;
+  }
+  EDGEFEM_PETSC(SNESSetTolerances(snes_, atol, rtol, stol, max_it, max_f));
+  EDGEFEM_PETSC(PetscLogStagePop());
+  stats_.seconds += wall() - t0;
+  result.stats = stats_ - before;
+  return result;
+}
+
+NewtonResult NewtonDriver::solve_linear(Vec b, Vec y, const std::string& label, double rtol) {
+  const NewtonStats before = stats_;
+  const double t0 = wall();
+  label_ = label;
+  KSP k = ksp();
+  EDGEFEM_PETSC(KSPSetTolerances(k, rtol > 0.0 ? std::max(rtol, spec_.linear_rtol) : spec_.linear_rtol, PETSC_DEFAULT,
+                                 PETSC_DEFAULT, PETSC_DEFAULT));
+  EDGEFEM_PETSC(KSPSetInitialGuessNonzero(k, PETSC_TRUE));
+  PetscOwner<Vec, VecDestroy> guess;
+  EDGEFEM_PETSC(VecDuplicate(y, guess.address()));
+  EDGEFEM_PETSC(VecCopy(y, guess));
+  NewtonResult result;
+  EDGEFEM_PETSC(PetscLogStagePush(stage_solve_));
+  for (int attempt = 0;; ++attempt) {
+    prepare_preconditioner(matrix_);
+    EDGEFEM_PETSC(KSPSolve(k, b, y));
+    if (!problem_.identity_rows.empty()) {  // the identity rows' solution is b's, exactly
+      VecArray ya(y, false), ba(b, true);
+      for (const PetscInt i : problem_.identity_rows) ya.span()[static_cast<std::size_t>(i)] = ba.span()[static_cast<std::size_t>(i)];
+    }
+    record_linear_solve();
+    KSPConvergedReason reason;
+    EDGEFEM_PETSC(KSPGetConvergedReason(k, &reason));
+    if (reason > 0) {
+      result.converged = true;
+      break;
+    }
+    EDGEFEM_PETSC(VecCopy(guess, y));
+    if (attempt < 4 && reused_in_solve_) {
+      force_rebuild_ = true;
+      ++stats_.pc_recoveries;
+      continue;
+    }
+    if (attempt < 4 && switch_to_gmres_if_indefinite()) continue;
+    result.why = std::string("linear solve: ") + KSPConvergedReasons[reason];
+    force_rebuild_ = true;
+    break;
+  }
+  EDGEFEM_PETSC(PetscLogStagePop());
+  EDGEFEM_PETSC(KSPSetInitialGuessNonzero(k, PETSC_FALSE));
+  ++stats_.newton_iterations;
+  stats_.seconds += wall() - t0;
+  result.stats = stats_ - before;
+  return result;
+}
+
+Extrapolator::Extrapolator(Vec layout, int order) : order_(std::clamp(order, 1, 2)) {
+  for (auto& v : states_) EDGEFEM_PETSC(VecDuplicate(layout, v.address()));
+}
+
+void Extrapolator::accept(Vec x, double s) {
+  std::rotate(states_.begin(), states_.end() - 1, states_.end());
+  std::rotate(s_.begin(), s_.end() - 1, s_.end());
+  EDGEFEM_PETSC(VecCopy(x, states_[0]));
+  s_[0] = s;
+  count_ = std::min(count_ + 1, 3);
+}
+
+bool Extrapolator::predict(double s, Vec x) const {
+  if (count_ < 2 || s_[0] == s_[1]) return false;
+  const int n = (order_ == 2 && count_ >= 3 && s_[1] != s_[2] && s_[0] != s_[2]) ? 3 : 2;
+  // Lagrange weights of the interpolating polynomial through the n newest states, evaluated at s.
+  std::array<double, 3> w{1.0, 1.0, 1.0};
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (j != i) w[i] *= (s - s_[j]) / (s_[i] - s_[j]);
+  if (n == 2) {
+    EDGEFEM_PETSC(VecAXPBYPCZ(x, w[0], w[1], 0.0, states_[0], states_[1]));
+  } else {
+    EDGEFEM_PETSC(VecAXPBYPCZ(x, w[0], w[1], 0.0, states_[0], states_[1]));
+    EDGEFEM_PETSC(VecAXPY(x, w[2], states_[2]));
+  }
+  return true;
+}
+
+bool solve_load_step(NewtonDriver& newton, Extrapolator& predictor, bool use_predictor, Vec x, Vec saved, double s,
+                     const std::function<void(Vec, double)>& set_prescribed,
+                     const std::function<void(Vec, double)>& tangent, const std::string& label, std::string& why) {
+  EDGEFEM_PETSC(VecCopy(x, saved));
+  set_prescribed(x, s);
+  double reference = -1.0;
+  if (use_predictor && (predictor.ready() || tangent)) {
+    reference = newton.residual_norm(x);
+    if (predictor.ready()) {
+      predictor.predict(s, x);
+    } else {
+      EDGEFEM_PETSC(VecCopy(saved, x));
+      tangent(x, s);
+    }
+    set_prescribed(x, s);
+  }
+  const NewtonResult result = newton.solve(x, label, reference);
+  if (!result.converged) {
+    EDGEFEM_PETSC(VecCopy(saved, x));
+    why = result.why;
+    return false;
+  }
+  set_prescribed(x, s);  // exact values (the linear solver may leave round-off there)
+  predictor.accept(x, s);
+  return true;
+}
+
+int advance(double from, double to, int max_cuts, const std::function<bool(double, double, std::string&)>& attempt,
+            const std::function<void(double, double, const std::string&)>& on_cut) {
+  double done = from, increment = to - from;
+  int cuts = 0, taken = 0;
+  while (done < to) {
+    const bool last = to - done <= increment * (1 + 1e-9);
+    const double target = last ? to : done + increment;
+    std::string why;
+    if (attempt(done, target, why)) {
+      done = target;
+      ++taken;
+      continue;
+    }
+    if (++cuts > max_cuts) return 0;
+    increment = (target - done) / 2;
+    if (on_cut) on_cut(done, increment, why);
+  }
+  return taken;
+}
+
+}  // namespace edgefem

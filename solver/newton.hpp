@@ -1,0 +1,191 @@
+#pragma once
+/// \file newton.hpp
+/// The one Newton driver: static load steps, the static initial state of dynamics and every implicit time step
+/// solve R(x) = 0 through it, and linearized Euler's one linear solve per step goes through its linear solver.
+/// It owns the solution strategy (docs/solver.md; job keys `solver.newton` and `solver.linear`):
+///  - inexact Newton: Eisenstat–Walker forcing terms (PETSc's, with our bounds) or a fixed KSP tolerance;
+///  - preconditioner reuse: the preconditioner is kept across Newton iterations, load and time steps, and rebuilt
+///    when the extra KSP time it costs exceeds a fraction of a set-up, when a solve fails with it, or on request;
+///  - a step rule (full step with a critical-point fallback by default);
+///  - convergence: |R| <= max(atol, rtol |R_ref|, the round-off floor |J d|, d twice the rms rounding of the positions),
+///    or stagnation (|R| falling by less than half) within ten times that floor, or a relative step below 1e-14
+///    (PETSc's stol);
+///  - CG on indefinite systems switches to GMRES; a failed solve is reported, the caller cuts its step.
+/// The caller supplies the residual and the Jacobian (assembled every iteration: it is cheap) and the first
+/// iterate (its predictor). Extrapolator and advance() are the pieces the load-stepping callers share.
+#include <mpi.h>
+#include <petscsnes.h>
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "io/job.hpp"
+#include "solver/petsc_util.hpp"
+
+namespace edgefem {
+
+/// Counts and times of Newton solves, identical on every rank (times: rank 0's clock, collectively timed).
+struct NewtonStats {
+  int newton_iterations = 0;
+  int ksp_iterations = 0;
+  int pc_setups = 0;
+  int pc_recoveries = 0;  ///< linear solves that failed with a reused preconditioner and were redone with a new one
+  int residual_evaluations = 0;
+  double seconds_assembly = 0.0;  ///< residuals and Jacobians (kernels + hand-over to PETSc)
+  double seconds_pc_setup = 0.0;  ///< preconditioner set-ups
+  double seconds = 0.0;           ///< wall time of the solves in all (the rest is KSP and vector work)
+  NewtonStats& operator+=(const NewtonStats& o);
+  [[nodiscard]] NewtonStats operator-(const NewtonStats& o) const;
+};
+
+/// Outcome of one solve.
+struct NewtonResult {
+  bool converged = false;
+  std::string why;        ///< the failure, for messages
+  double residual = 0.0;  ///< |R| of the last iterate
+  NewtonStats stats;      ///< this solve's share
+};
+
+/// The nonlinear system: r := R(x) and P := dR/dx (x: a vector of the assembler's layout).
+struct NewtonProblem {
+  std::function<void(Vec x, Vec r)> residual;
+  std::function<void(Vec x, Mat P)> jacobian;
+  /// Rows of the Jacobian that are rows of the identity (prescribed dofs), as indices into this rank's owned
+  /// entries. Their columns are zeroed too (a symmetric matrix for CG), so an inexact linear solve that left an
+  /// error there would move the prescribed values and put K_fc times that error into the next residual: the
+  /// driver sets these entries of every step exactly (to the residual's own, the identity's solution).
+  std::vector<PetscInt> identity_rows;
+};
+
+/// What the caller knows about its systems, for the default linear solver.
+struct LinearSystemKind {
+  long long global_dofs = 0;
+  bool local_preconditioner = false;  ///< dynamic membranes: GAMG builds an indefinite preconditioner there
+};
+
+/// Human-readable name of the preconditioner the defaults choose (for the run header and docs).
+std::string default_preconditioner_name(const SolverSpec& spec, const LinearSystemKind& kind);
+
+/// Our defaults on `ksp` (CG with `solver.linear.rtol`, the preconditioner `solver.linear.preconditioner` chooses
+/// for `kind`), then the job's PETSc options, then the command line's (which win); KSPSetFromOptions.
+void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
+                             const LinearSystemKind& kind);
+
+class NewtonDriver {
+ public:
+  /// Creates SNES/KSP on `matrix` with our defaults, then the job's PETSc options, then the command line's (which
+  /// win). `layout`: any vector of the system's layout. Collective.
+  NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli_petsc_options, Mat matrix, Vec layout,
+               NewtonProblem problem, const LinearSystemKind& kind, bool quiet);
+  ~NewtonDriver();
+  NewtonDriver(const NewtonDriver&) = delete;
+  NewtonDriver& operator=(const NewtonDriver&) = delete;
+
+  /// Solve R(x) = 0 from the first iterate in x; on return x holds the solution (or the last iterate). `label`
+  /// starts each monitor line; `reference_norm` (< 0: |R(x)| at entry) is what rtol is relative to. A linear solve
+  /// that fails with a reused preconditioner is retried with a new one (not a failure). Collective.
+  NewtonResult solve(Vec x, const std::string& label, double reference_norm = -1.0);
+  /// Solve matrix * y = b for a matrix the caller has assembled (y: the initial guess), with the same
+  /// preconditioner policy and the linear tolerance `rtol` (< 0: `solver.linear.rtol`). Collective.
+  NewtonResult solve_linear(Vec b, Vec y, const std::string& label, double rtol = -1.0);
+  /// |R(x)| (one residual evaluation). Collective.
+  double residual_norm(Vec x);
+  /// The next Jacobian gets a new preconditioner.
+  void rebuild_preconditioner() { force_rebuild_ = true; }
+
+  [[nodiscard]] const NewtonStats& stats() const { return stats_; }
+  [[nodiscard]] SNES snes() const { return snes_; }
+  [[nodiscard]] KSP ksp() const;
+
+ private:
+  static PetscErrorCode form_function(SNES, Vec x, Vec r, void* ctx);
+  static PetscErrorCode form_jacobian(SNES, Vec x, Mat J, Mat P, void* ctx);
+  static PetscErrorCode monitor(SNES, PetscInt it, PetscReal norm, void* ctx);
+  static PetscErrorCode converged(SNES, PetscInt it, PetscReal xnorm, PetscReal snorm, PetscReal fnorm,
+                                  SNESConvergedReason* reason, void* ctx);
+  static PetscErrorCode full_step(SNESLineSearch ls, void* ctx);
+  /// Line-search pre-check: the step's identity rows set exactly from the residual.
+  static PetscErrorCode exact_identity_rows(SNESLineSearch ls, Vec x, Vec y, PetscBool* changed, void* ctx);
+  /// Decide (before a linear solve) whether the preconditioner is rebuilt; if so set it up now (timed).
+  void prepare_preconditioner(Mat P);
+  /// A set-up's cost in iterations of the current preconditioner type (a fixed table; see newton.cpp).
+  [[nodiscard]] double setup_cost_in_iterations() const;
+  /// The residual norm the current solve stops at: max(atol, rtol |R_ref|, the round-off floor).
+  [[nodiscard]] double target() const { return std::max({atol_, rtol_ * std::max(reference_norm_, 0.0), floor_}); }
+  /// The KSP tolerance of the coming linear solve (the forcing term).
+  void apply_forcing();
+  /// After a linear solve: count its iterations, learn the fresh preconditioner's rate.
+  void record_linear_solve();
+  /// |J d| with d_i = 2 eps |x_i| / sqrt(12) (signs pseudo-random): twice the rms residual of rounding the positions
+  /// to doubles (the residual's evaluation adds round-off of its own).
+  double roundoff_floor(Mat J, Vec x);
+  /// CG met an indefinite operator or preconditioner: switch to GMRES (warning); true if it did.
+  bool switch_to_gmres_if_indefinite();
+
+  MPI_Comm comm_;
+  const Job& job_;
+  SolverSpec spec_;
+  NewtonProblem problem_;
+  bool quiet_;
+  Mat matrix_;
+  PetscOwner<SNES, SNESDestroy> snes_;
+  PetscOwner<Vec, VecDestroy> r_, work_;
+  bool own_lag_ = true;       ///< false when -snes_lag_preconditioner is given (PETSc's lag then rules)
+  bool petsc_forcing_ = false;  ///< -snes_ksp_ew given: PETSc's Eisenstat-Walker instead of ours
+  double eta_ = 0.0;            ///< the last forcing term
+  // Preconditioner reuse.
+  bool pc_ready_ = false, force_rebuild_ = true, rebuilt_now_ = false, reused_in_solve_ = false;
+  double fresh_rate_ = -1.0;         ///< KSP iterations per decade of residual reduction right after a set-up
+  double excess_iterations_ = 0.0;   ///< the last solve's KSP iterations beyond the fresh rate's
+  // The current solve.
+  std::string label_;
+  double reference_norm_ = 0.0, floor_ = 0.0, last_norm_ = 0.0, previous_norm_ = 0.0, atol_ = 0.0, rtol_ = 0.0;
+  bool need_floor_ = true;
+  double iteration_start_ = 0.0;
+  NewtonStats stats_;
+  PetscLogStage stage_assembly_ = 0, stage_solve_ = 0;
+};
+
+/// The predictor of load stepping: extrapolation of the last converged states x(s_k), x(s_k-1), ... to s by the
+/// polynomial through them: the secant with two states, the parabola through three (order 2). Both are exact for
+/// a linear response to a linear ramp; the parabola also follows the curvature of a bending path (its second
+/// step starts 10-100 times closer than the secant's on the cantilever).
+class Extrapolator {
+ public:
+  explicit Extrapolator(Vec layout, int order = 2);
+  void reset() { count_ = 0; }
+  /// True once two states are known (predict() extrapolates).
+  [[nodiscard]] bool ready() const { return count_ >= 2; }
+  /// Record a converged state at parameter s.
+  void accept(Vec x, double s);
+  /// x := the extrapolation to s; false (x untouched) before two states are known.
+  bool predict(double s, Vec x) const;
+
+ private:
+  std::array<PetscOwner<Vec, VecDestroy>, 3> states_;  ///< newest first
+  std::array<double, 3> s_{};
+  int order_ = 1;
+  int count_ = 0;
+};
+
+/// One load (sub)step to parameter s from the converged state in x. With `use_predictor`: the extrapolation when
+/// `predictor` is ready, else `tangent` (when given: x moved by one linear solve with the load and prescribed
+/// increments, the latter lifted into the free rows); rtol then refers to |R| at the unpredicted start (the last
+/// state with the prescribed values at s). Then the Newton solve and on success the exact prescribed values and
+/// the state recorded in the predictor. On failure x is restored (from `saved`) and `why` set.
+bool solve_load_step(NewtonDriver& newton, Extrapolator& predictor, bool use_predictor, Vec x, Vec saved, double s,
+                     const std::function<void(Vec x, double s)>& set_prescribed,
+                     const std::function<void(Vec x, double s)>& tangent, const std::string& label, std::string& why);
+
+/// Advance a parameter (load factor, time) from `from` to `to`: attempt(a, b, why) solves from the converged state
+/// at a to b and returns false (its state restored to a, `why` set) when it fails; a failure halves the increment,
+/// at most `max_cuts` times in a row before advance() returns false. on_cut(a, new increment, why) reports a cut.
+/// Returns the number of increments taken (0 on failure).
+int advance(double from, double to, int max_cuts,
+            const std::function<bool(double a, double b, std::string& why)>& attempt,
+            const std::function<void(double a, double increment, const std::string& why)>& on_cut);
+
+}  // namespace edgefem

@@ -1,0 +1,209 @@
+// The Newton driver's strategy (issue 9): the extrapolating predictor, preconditioner reuse, recovery from a
+// linear solve that fails with a reused preconditioner, and the round-off floor of the convergence test. Every
+// assertion holds on every rank; CTest runs it on 1 and 2 ranks.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <petscvec.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "io/job.hpp"
+#include "partition/partition.hpp"
+#include "solver/load_mesh.hpp"
+#include "solver/model.hpp"
+#include "solver/newton.hpp"
+#include "solver/static_solver.hpp"
+#include "tests/mpi/mpi_test_util.hpp"
+
+namespace edgefem {
+namespace {
+
+using mpitest::world_rank;
+using mpitest::world_size;
+
+std::string scratch() {
+  return std::string(EDGEFEM_BINARY_DIR) + "/test-out/newton_np" + std::to_string(world_size());
+}
+
+Job job_from_yaml(const std::string& name, const std::string& yaml) {
+  return mpitest::job_from_yaml(scratch(), name, yaml);
+}
+
+struct Solved {
+  std::vector<StepReport> reports;
+  std::vector<double> reference, position;  ///< owned vertices, 3 per vertex
+  NewtonStats stats;
+};
+
+/// PETSc options persist in the process-wide database: every job below names the ones it relies on.
+constexpr const char* kOptions = "-ksp_type cg -ksp_max_it 2000";
+
+Solved solve(const Job& job, const std::string& cli = kOptions) {
+  Mesh whole;
+  if (world_rank() == 0) whole = load_job_mesh(job);
+  const LocalMesh mesh = distribute_mesh(MPI_COMM_WORLD, whole);
+  StaticSolver solver(MPI_COMM_WORLD, job, mesh, build_model(MPI_COMM_WORLD, job, mesh), cli, true);
+  Solved r;
+  r.reports = solver.run({});
+  const std::vector<double> x = solver.local_positions();
+  const auto n = 3 * static_cast<std::size_t>(mesh.n_owned);
+  r.position.assign(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n));
+  r.reference.assign(mesh.mesh.coords.begin(), mesh.mesh.coords.begin() + static_cast<std::ptrdiff_t>(n));
+  r.stats = solver.stats();
+  return r;
+}
+
+double global_max(double local) {
+  double g = 0;
+  MPI_Allreduce(&local, &g, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return g;
+}
+
+/// max |a - b| / max |u_a| over all ranks (same mesh, same partition).
+double relative_difference(const Solved& a, const Solved& b) {
+  double d = 0, u = 0;
+  for (std::size_t i = 0; i < a.position.size(); ++i) {
+    d = std::max(d, std::abs(a.position[i] - b.position[i]));
+    u = std::max(u, std::abs(a.position[i] - a.reference[i]));
+  }
+  return global_max(d) / global_max(u);
+}
+
+std::string cantilever(const std::string& model, const std::string& solver_keys, int steps = 3,
+                       const std::string& cells = "[16, 4, 4]") {
+  return "mesh:\n  generate: {shape: box, size: [10, 1, 1], cells: " + cells +
+         "}\n"
+         "materials:\n  - {model: " + model + ", young: 1.0e4, poisson: 0.3, volumetric: none}\n"
+         "boundary:\n  - select: {region: 11}\n    fix: [x, y, z]\n"
+         "loads:\n  gravity: [0, 0, -1.0]\n"
+         "analysis: {type: static, steps: " + std::to_string(steps) + "}\n"
+         "solver:\n" + solver_keys;
+}
+
+TEST(Newton, ExtrapolatorIsExactForQuadraticPaths) {
+  // x(s) = a + b s + c s^2 per entry: the parabola through three states reproduces it, the secant through two
+  // reproduces its linear part.
+  PetscOwner<Vec, VecDestroy> x;
+  EDGEFEM_PETSC(VecCreateMPI(MPI_COMM_WORLD, 3, PETSC_DETERMINE, x.address()));
+  auto path = [&](double s, bool quadratic) {
+    VecArray a(x, false);
+    for (std::size_t i = 0; i < a.span().size(); ++i)
+      a.span()[i] = 1.0 + static_cast<double>(i) + (2.0 - static_cast<double>(i)) * s + (quadratic ? 0.5 * s * s : 0.0);
+  };
+  for (const bool quadratic : {false, true}) {
+    Extrapolator e(x);
+    EXPECT_FALSE(e.ready());
+    for (const double s : {0.0, 0.25, 0.5}) {
+      path(s, quadratic);
+      e.accept(x, s);
+      if (s == 0.25 && !quadratic) {  // two states: the secant
+        ASSERT_TRUE(e.predict(0.6, x));
+        VecArray got(x, true);
+        for (std::size_t i = 0; i < got.span().size(); ++i)
+          EXPECT_NEAR(got.span()[i], 1.0 + static_cast<double>(i) + (2.0 - static_cast<double>(i)) * 0.6, 1e-14);
+      }
+    }
+    ASSERT_TRUE(e.predict(0.8, x));
+    std::vector<double> got;
+    {
+      VecArray a(x, true);
+      got.assign(a.span().begin(), a.span().end());
+    }
+    path(0.8, quadratic);
+    VecArray expected(x, true);
+    for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected.span()[i], 1e-13) << quadratic;
+  }
+}
+
+TEST(Newton, PredictorIsExactForALinearMaterialUnderALinearRamp) {
+  // A linear material, gravity ramped over 4 load steps: from the second step on the extrapolated state is the
+  // solution (to step 1's tolerance), so Newton needs at most one iteration; from the last converged state it
+  // needs several (GAMG and a first forcing term of 1e-2: the first linear solve is loose).
+  const std::string keys = "  newton: {rtol: 1.0e-8, atol: 1.0e-14, max_it: 20, eta_max: 1.0e-2, predictor: %s}\n"
+                           "  linear: {preconditioner: gamg}\n";
+  char with[160], without[160];
+  std::snprintf(with, sizeof with, keys.c_str(), "extrapolate");
+  std::snprintf(without, sizeof without, keys.c_str(), "none");
+  const Solved extrapolated = solve(job_from_yaml("linear_extrapolate", cantilever("linear", with, 4)));
+  const Solved plain = solve(job_from_yaml("linear_none", cantilever("linear", without, 4)));
+  ASSERT_EQ(extrapolated.reports.size(), 4u);
+  for (std::size_t k = 1; k < 4; ++k) {
+    EXPECT_LE(extrapolated.reports[k].newton_iterations, 1) << "load step " << k + 1;
+    EXPECT_GE(plain.reports[k].newton_iterations, 2) << "load step " << k + 1;
+  }
+  EXPECT_LT(relative_difference(extrapolated, plain), 1e-8);  // collective: on every rank
+  if (world_rank() == 0)
+    std::printf("newton: linear ramp, Newton iterations per step with / without the predictor: %d %d %d %d / %d %d %d %d\n",
+                extrapolated.reports[0].newton_iterations, extrapolated.reports[1].newton_iterations,
+                extrapolated.reports[2].newton_iterations, extrapolated.reports[3].newton_iterations,
+                plain.reports[0].newton_iterations, plain.reports[1].newton_iterations,
+                plain.reports[2].newton_iterations, plain.reports[3].newton_iterations);
+}
+
+TEST(Newton, ReusedPreconditionerGivesTheRebuiltSolution) {
+  // GAMG kept across Newton iterations and load steps vs rebuilt at every iteration: the same converged state.
+  const std::string keys = "  newton: {rtol: 1.0e-12, atol: 1.0e-14, max_it: 30}\n"
+                           "  linear: {preconditioner: gamg, reuse: %s}\n";
+  char reuse[200], rebuild[200];
+  std::snprintf(reuse, sizeof reuse, keys.c_str(), "true");
+  std::snprintf(rebuild, sizeof rebuild, keys.c_str(), "false");
+  const Solved kept = solve(job_from_yaml("gamg_reuse", cantilever("stvk", reuse)));
+  const Solved fresh = solve(job_from_yaml("gamg_rebuild", cantilever("stvk", rebuild)));
+  const double d = relative_difference(kept, fresh);
+  if (world_rank() == 0)
+    std::printf("newton: GAMG reused (%d set-ups, %d Newton, %d KSP iterations) vs rebuilt every iteration (%d, %d, %d): "
+                "max |dx| / max |u| = %.2e\n",
+                kept.stats.pc_setups, kept.stats.newton_iterations, kept.stats.ksp_iterations, fresh.stats.pc_setups,
+                fresh.stats.newton_iterations, fresh.stats.ksp_iterations, d);
+  EXPECT_LT(d, 1e-10);
+  EXPECT_EQ(fresh.stats.pc_setups, fresh.stats.newton_iterations);
+  EXPECT_LT(kept.stats.pc_setups, kept.stats.newton_iterations / 2);
+}
+
+TEST(Newton, FailedSolveWithReusedPreconditionerRebuildsInsteadOfCutting) {
+  // Twist the cuboid by 90 degrees in 3 steps with at most 3 CG iterations per linear solve: a fresh sparse
+  // Cholesky factor solves in one or two, the factor kept from a state 30 degrees back does not. The failed solve
+  // is redone with a new factor inside the same Newton iteration: no load step is cut.
+  const std::string yaml =
+      "mesh: {file: " + std::string(EDGEFEM_SOURCE_DIR) + "/jobs/examples/meshes/cuboid.msh}\n"
+      "materials:\n  - {region: 1, model: stvk, young: 5.0e4, poisson: 0.4}\n"
+      "boundary:\n"
+      "  - select: {region: 21}\n    fix: [x, y, z]\n"
+      "  - select: {region: 22}\n"
+      "    rotate: {axis: [0, 0, 1], center: [0.5, 0.5, 3], angle: 90, components: [x, y]}\n"
+      "analysis: {type: static, steps: 3}\n"
+      "solver:\n  newton: {rtol: 1.0e-10, atol: 1.0e-12, max_it: 30}\n  linear: {preconditioner: direct}\n";
+  const Job job = job_from_yaml("twist_recover", yaml);
+  const Solved limited = solve(job, "-ksp_type cg -ksp_max_it 3");
+  const Solved reference = solve(job, kOptions);
+  int cut = 0;
+  for (const auto& r : limited.reports) cut += r.substeps > 1;
+  const double d = relative_difference(limited, reference);  // collective
+  if (world_rank() == 0)
+    std::printf("newton: twist with <= 3 CG iterations per solve: %d failed solves with a reused factor redone, %d "
+                "set-ups, %d steps cut; max |dx| / max |u| vs unlimited = %.2e\n",
+                limited.stats.pc_recoveries, limited.stats.pc_setups, cut, d);
+  ASSERT_EQ(limited.reports.size(), 3u);
+  EXPECT_GE(limited.stats.pc_recoveries, 1);
+  EXPECT_EQ(cut, 0);
+  EXPECT_LT(d, 1e-7);
+}
+
+TEST(Newton, StopsAtTheRoundOffFloorWhenTheToleranceIsUnreachable) {
+  // rtol = atol = 0: no residual reaches them. Newton stops once |R| is at the residual of the positions'
+  // rounding (|J d|, d_i = eps |x_i|) instead of running into max_it and cutting the step.
+  const Solved r = solve(job_from_yaml(
+      "floor", cantilever("stvk", "  newton: {rtol: 0.0, atol: 0.0, max_it: 25}\n", 2, "[20, 3, 3]")));
+  ASSERT_EQ(r.reports.size(), 2u);
+  for (const auto& step : r.reports) {
+    EXPECT_EQ(step.substeps, 1);
+    EXPECT_LE(step.newton_iterations, 10);
+  }
+}
+
+}  // namespace
+}  // namespace edgefem
