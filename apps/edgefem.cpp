@@ -178,14 +178,18 @@ int command_bench(const Arguments& args) {
               "  mesh: N_V = %lld, N_E = %lld, N_F = %lld, N_T = %lld, TSEPs = %lld\n"
               "  f        %10.6f s  %8.3f Mtet/s  %8.1f FLOP/tet (formula)\n"
               "  f + K    %10.6f s  %8.3f Mtet/s  %8.1f FLOP/tet (formula)\n"
-              "  solve    %10.6f s  (%d KSP iterations, %s)\n"
+              "  solve    %10.6f s  (PC set-up %.6f s + KSP %.6f s: %d iterations, %s; %s)\n"
               "  memory   %10.1f bytes/tet (kernel data %.1f, COO values %.1f, matrix %.1f)\n",
               job.job_file.c_str(), r.model.c_str(), r.ranks, r.ranks == 1 ? "" : "s", r.threads,
               r.threads == 1 ? "" : "s", r.repeat, static_cast<long long>(r.vertices), static_cast<long long>(r.edges),
               static_cast<long long>(r.faces), static_cast<long long>(r.tets), static_cast<long long>(r.tseps),
               r.seconds_f, r.tets / r.seconds_f / 1e6, r.flops_f, r.seconds_f_and_K, r.tets / r.seconds_f_and_K / 1e6,
-              r.flops_f_and_K, r.seconds_solve, r.ksp_iterations, r.ksp_reason.c_str(), r.bytes_per_tet(),
+              r.flops_f_and_K, r.seconds_solve, r.seconds_pc_setup, r.seconds_ksp, r.ksp_iterations,
+              r.ksp_reason.c_str(), r.preconditioner.c_str(), r.bytes_per_tet(),
               r.kernel_bytes / r.tets, r.coo_bytes / r.tets, r.matrix_bytes / r.tets);
+  if (!r.ksp_converged)
+    PetscPrintf(comm, "warning: the linear solve FAILED (%s after %d iterations): its time is not a result\n",
+                r.ksp_reason.c_str(), r.ksp_iterations);
   if (!args.json.empty())
     run_collectively(comm, [&] {
       if (rank == 0) write_file_atomically(args.json, to_json(r) + "\n");

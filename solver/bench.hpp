@@ -2,8 +2,9 @@
 /// \file bench.hpp
 /// `edgefem bench JOB.yaml`: times the assembly of f and of f + K (kernels, the hand-over to PETSc and the
 /// finished VecGhost/Mat assembly) and one linear solve, for the job's own mesh and materials, on any number
-/// of ranks. Assembly times are the best of N repetitions of the slowest rank; the solve (preconditioner
-/// set-up included) is timed once.
+/// of ranks. Assembly times are the best of N repetitions of the slowest rank; the linear solve (the run's
+/// default linear solver on the tangent at rest, the job's loads as right-hand side) is timed once, the
+/// preconditioner set-up and the Krylov iterations apart. A failed solve is flagged (ksp_converged false).
 #include <mpi.h>
 
 #include <cstdint>
@@ -17,9 +18,12 @@ struct BenchResult {
   std::string model;                 ///< the job's models, e.g. "stvk" or "stvk+stvk-tl"
   int ranks = 1, threads = 1, repeat = 1;
   std::int64_t vertices = 0, edges = 0, faces = 0, tets = 0, tseps = 0;
-  double seconds_f = 0, seconds_f_and_K = 0, seconds_solve = 0;
+  double seconds_f = 0, seconds_f_and_K = 0, seconds_solve = 0;  ///< solve = pc_setup + ksp
+  double seconds_pc_setup = 0, seconds_ksp = 0;
   int ksp_iterations = 0;
   std::string ksp_reason;
+  bool ksp_converged = false;
+  std::string preconditioner;        ///< the default linear solver's preconditioner (and PETSc's pc_type)
   double kernel_bytes = 0, coo_bytes = 0, matrix_bytes = 0;  ///< summed over ranks
   double flops_f = 0, flops_f_and_K = 0;                     ///< per tet, from the formulas (see flops_per_tet)
   double deformation_jacobian = 1;                           ///< det of the homogeneous deformation benchmarked
