@@ -160,13 +160,20 @@ BenchResult run_bench(MPI_Comm comm, const Job& job, int repeat, const std::stri
   EDGEFEM_PETSC(KSPSetOperators(ksp, K, K));
   const LinearSystemKind kind = linear_system_kind(mesh, model, job.analysis_type == "dynamic");
   configure_linear_solver(ksp, job, cli_petsc_options, kind);
-  r.preconditioner = default_preconditioner_name(job.solver, kind);
   {
+    // What runs, after the options: PETSc's pc_type (and the factorization package of a direct solver).
     PC pc = nullptr;
     PCType type = nullptr;
     EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
     EDGEFEM_PETSC(PCGetType(pc, &type));
-    r.preconditioner += std::string(" (PETSc pc_type ") + (type ? type : "?") + ")";
+    r.preconditioner = type ? type : "?";
+    PetscBool factor = PETSC_FALSE;
+    EDGEFEM_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(pc), &factor, PCCHOLESKY, PCLU, ""));
+    if (factor) {
+      MatSolverType package = nullptr;
+      EDGEFEM_PETSC(PCFactorGetMatSolverType(pc, &package));
+      if (package) r.preconditioner += std::string(" (") + package + ")";
+    }
   }
   EDGEFEM_PETSC(VecSet(dx, 0.0));
   r.seconds_pc_setup = best_time(comm, 1, [&] {

@@ -23,7 +23,7 @@ struct BenchResult {
   int ksp_iterations = 0;
   std::string ksp_reason;
   bool ksp_converged = false;
-  std::string preconditioner;        ///< the default linear solver's preconditioner (and PETSc's pc_type)
+  std::string preconditioner;        ///< PETSc's pc_type of the solve (and the package of a factorization)
   double kernel_bytes = 0, coo_bytes = 0, matrix_bytes = 0;  ///< summed over ranks
   double flops_f = 0, flops_f_and_K = 0;                     ///< per tet, from the formulas (see flops_per_tet)
   double deformation_jacobian = 1;                           ///< det of the homogeneous deformation benchmarked

@@ -148,6 +148,44 @@ TEST_F(JobTest, FullJobParsesEveryValue) {
   EXPECT_EQ(job.output_every, 2);
 }
 
+TEST_F(JobTest, SolverStrategyKeys) {
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\n";
+  // Defaults.
+  const Job plain = read_job(write(head));
+  EXPECT_EQ(plain.solver.predictor, SolverSpec::Predictor::extrapolate);
+  EXPECT_EQ(plain.solver.line_search, SolverSpec::LineSearch::full);
+  EXPECT_EQ(plain.solver.forcing, SolverSpec::Forcing::eisenstat_walker);
+  EXPECT_EQ(plain.solver.preconditioner, SolverSpec::Preconditioner::automatic);
+  EXPECT_DOUBLE_EQ(plain.solver.eta_max, 1e-3);
+  EXPECT_DOUBLE_EQ(plain.solver.linear_rtol, 1e-8);
+  EXPECT_TRUE(plain.solver.reuse_preconditioner);
+  EXPECT_EQ(plain.solver.direct_max_dofs, 10000);
+  // Every key.
+  const Job job = read_job(write(head + "solver:\n"
+                                        "  newton: {predictor: none, line_search: cp, forcing: fixed, eta_max: 0.01}\n"
+                                        "  linear: {preconditioner: hypre, rtol: 1.0e-6, reuse: false, rebuild_ratio: 2,\n"
+                                        "           direct_max_dofs: 500}\n"));
+  EXPECT_EQ(job.solver.predictor, SolverSpec::Predictor::none);
+  EXPECT_EQ(job.solver.line_search, SolverSpec::LineSearch::cp);
+  EXPECT_EQ(job.solver.forcing, SolverSpec::Forcing::fixed);
+  EXPECT_DOUBLE_EQ(job.solver.eta_max, 0.01);
+  EXPECT_EQ(job.solver.preconditioner, SolverSpec::Preconditioner::hypre);
+  EXPECT_DOUBLE_EQ(job.solver.linear_rtol, 1e-6);
+  EXPECT_FALSE(job.solver.reuse_preconditioner);
+  EXPECT_DOUBLE_EQ(job.solver.rebuild_ratio, 2.0);
+  EXPECT_EQ(job.solver.direct_max_dofs, 500);
+  // Bad values name the key, the value and the choices.
+  expect_error(head + "solver:\n  newton: {predictor: secant}\n", 4,
+               {"solver.newton.predictor: expected one of: extrapolate, none, got 'secant'"});
+  expect_error(head + "solver:\n  linear: {preconditioner: amg}\n", 4,
+               {"solver.linear.preconditioner: expected one of: auto, gamg, hypre, direct, block-jacobi, got 'amg'"});
+  expect_error(head + "solver:\n  newton: {eta_max: 1.5}\n", 4, {"solver.newton.eta_max: expected a number in (0, 1)"});
+  expect_error(head + "solver:\n  linear: {reuse: sometimes}\n", 4, {"solver.linear.reuse: expected true or false"});
+  expect_error(head + "solver:\n  linear: {precond: gamg}\n", 4,
+               {"unknown key 'solver.linear.precond' (expected one of: preconditioner, rtol, reuse, rebuild_ratio, "
+                "direct_max_dofs)"});
+}
+
 TEST_F(JobTest, MinimalGeneratedJobGetsDefaults) {
   const std::string path = write(R"(mesh:
   generate: {shape: box, size: [10, 1, 1], cells: [40, 4, 4]}
