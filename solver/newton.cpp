@@ -67,14 +67,11 @@ void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_pet
       EDGEFEM_PETSC(PCHYPRESetType(pc, "boomeramg"));
       break;
     case P::gamg:
-    case P::automatic: {
-      // Drop graph edges weaker than 2 % when aggregating: fewer KSP iterations on the cantilever (212 vs 275) for
-      // about the same set-up, 9-10 % less time to solution.
+    case P::automatic:
+      // PETSc's GAMG defaults. A graph threshold of 0.02 saves 9-10 % on the slender cantilever but makes the
+      // set-up on a cube 1.6-2.4 times as expensive (docs/solver.md): not a default.
       EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
-      PetscReal threshold[] = {0.02};
-      EDGEFEM_PETSC(PCGAMGSetThreshold(pc, threshold, 1));
       break;
-    }
   }
   if (!job.petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, job.petsc_options.c_str()));
   if (!cli_petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, cli_petsc_options.c_str()));
