@@ -66,7 +66,7 @@ counts() {
        END {printf "%s %s %s %s\n", n, k, (p == "" ? "-" : p), (s == "" ? "-" : s)}' "$1"
 }
 
-echo "| problem | ranks | Newton its (before → after) | KSP its | PC set-ups after | s per step (before → after) | wall s, median of $runs (before → after) | speed-up |"
+echo "| problem | ranks | Newton its (before → after) | KSP its | PC set-ups after | s per step (before → after) | wall s, median of runs (before → after) | speed-up |"
 echo "|---|---|---|---|---|---|---|---|"
 bench_case() {
   local name=$1 job=$2 ranks=$3 n=$4
@@ -100,4 +100,5 @@ if [ "$big" = 1 ]; then
   bench_case box_1.2M "$out/box_full.yaml" 2 1
 fi
 echo
+echo "median of $runs runs per row$([ "$big" = 1 ] && echo ', the 1.2M box one run')."
 echo "before: $base_ref ($base_bin), after: $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes'); $(nproc) cores, OMP_NUM_THREADS = cores / ranks"
