@@ -49,10 +49,11 @@ mkdir -p "$out"
 # run BIN RANKS JOB LOG: one whole run; prints its wall seconds.
 run() {
   local bin=$1 ranks=$2 job=$3 log=$4 threads=$(( $(nproc) / $2 ))
+  local bind=""; [ "$threads" -gt 1 ] && bind="--bind-to none"  # Open MPI binds a rank to one core for <= 2 ranks
   [ "$threads" -lt 1 ] && threads=1
   local t0 t1
   t0=$(date +%s.%N)
-  OMP_NUM_THREADS=$threads mpirun -n "$ranks" "$bin" run "$job" --quiet --output "$out/run" >"$log" 2>&1 ||
+  OMP_NUM_THREADS=$threads mpirun -n "$ranks" $bind "$bin" run "$job" --quiet --output "$out/run" >"$log" 2>&1 ||
     { echo "bench_solve: $bin failed on $job, see $log" >&2; exit 1; }
   t1=$(date +%s.%N)
   echo "$t1 - $t0" | bc

@@ -9,6 +9,7 @@ source scripts/build.sh >&2
 runs=${1:-3}
 ranks=${2:-1}
 threads=$(( $(nproc) / ranks )); [ "$threads" -lt 1 ] && threads=1
+bind=""; [ "$threads" -gt 1 ] && bind="--bind-to none"  # Open MPI binds a rank to one core for <= 2 ranks
 mesh=jobs/bench/meshes/cantilever_h0.07.msh
 [ -f "$mesh" ] || gmsh -3 -setnumber h 0.07 jobs/bench/meshes/cantilever.geo -format msh41 -bin -o "$mesh" >/dev/null
 mkdir -p .bench/strategy
@@ -36,7 +37,7 @@ for v in "${variants[@]}"; do
   for ((r = 0; r < runs; r++)); do
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086
-    OMP_NUM_THREADS=$threads mpirun -n "$ranks" build/edgefem run "$file" --quiet --output .bench/strategy/out $options \
+    OMP_NUM_THREADS=$threads mpirun -n "$ranks" $bind build/edgefem run "$file" --quiet --output .bench/strategy/out $options \
       > .bench/strategy/log 2>&1
     walls+=("$(echo "$(date +%s.%N) - $t0" | bc)")
   done

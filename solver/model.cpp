@@ -232,6 +232,18 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
   const std::vector<int>& cell_region = solid ? mesh.tet_region : mesh.triangle_region;
   const int nodes = model.nodes_per_cell;
 
+  // A solid model on a mesh without tetrahedra: most often a Gmsh file meshed in 2-D only (no -3). Say so before
+  // the regions disagree (the triangles carry the surface groups' tags).
+  if (!solid)
+    for (std::size_t m = 0; m < job.materials.size(); ++m)
+      if (!is_membrane_model(job.materials[m].model))
+        throw InputError(where(job, job.materials[m].line, "materials[" + std::to_string(m) + "].model") + "'" +
+                         job.materials[m].model + "' needs tetrahedra, but the mesh" +
+                         (job.mesh_file ? " " + *job.mesh_file : std::string()) + " has only triangles (" +
+                         std::to_string(global_count(comm, mesh.n_triangles())) +
+                         ") and was read as a membrane; a solid needs a 3-D mesh (Gmsh: gmsh -3, or Mesh 3; in the "
+                         ".geo file), a membrane a membrane model (trbs, trqs, springs, linear-membrane or volino)");
+
   // Materials: every cell gets exactly one material entry.
   std::vector<int> spec_of(static_cast<std::size_t>(n_cells), -1);
   std::vector<long long> spec_hits(job.materials.size(), 0);

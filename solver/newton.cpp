@@ -453,10 +453,21 @@ bool NewtonDriver::switch_to_gmres_if_indefinite() {
   EDGEFEM_PETSC(KSPGetConvergedReason(k, &reason));
   EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(k), KSPCG, &is_cg));
   if (!is_cg || (reason != KSP_DIVERGED_INDEFINITE_PC && reason != KSP_DIVERGED_INDEFINITE_MAT)) return false;
-  EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: CG met an indefinite matrix (%s); switching to GMRES\n",
-                            KSPConvergedReasons[reason]));
+  ++indefinite_solves_;
+  const bool for_good = indefinite_solves_ >= kGmresForGood;
+  EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: CG met an indefinite %s (%s); switching to GMRES %s\n",
+                            reason == KSP_DIVERGED_INDEFINITE_PC ? "preconditioner" : "matrix",
+                            KSPConvergedReasons[reason],
+                            for_good ? "for the rest of the run (the third time)" : "for this solve"));
   EDGEFEM_PETSC(KSPSetType(k, KSPGMRES));
+  gmres_fallback_ = !for_good;
   return true;
+}
+
+void NewtonDriver::restore_cg() {
+  if (!gmres_fallback_) return;
+  gmres_fallback_ = false;
+  EDGEFEM_PETSC(KSPSetType(ksp(), KSPCG));
 }
 
 double NewtonDriver::residual_norm(Vec x) {
@@ -474,6 +485,7 @@ NewtonResult NewtonDriver::solve(Vec x, const std::string& label, double referen
   need_floor_ = true;
   floor_ = 0.0;
   iteration_start_ = t0;
+  restore_cg();
   NewtonResult result;
   // A linear solve that fails with a reused preconditioner is redone from the same iterate with a new one (and
   // CG on an indefinite system once with GMRES): SNES is called again, with what is left of max_it.
@@ -527,6 +539,7 @@ NewtonResult NewtonDriver::solve_linear(Vec b, Vec y, const std::string& label, 
   const NewtonStats before = stats_;
   const double t0 = wall();
   label_ = label;
+  restore_cg();
   KSP k = ksp();
   EDGEFEM_PETSC(KSPSetTolerances(k, rtol > 0.0 ? std::max(rtol, spec_.linear_rtol) : spec_.linear_rtol, PETSC_DEFAULT,
                                  PETSC_DEFAULT, PETSC_DEFAULT));

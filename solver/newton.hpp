@@ -10,7 +10,8 @@
 ///  - convergence: |R| <= max(atol, rtol |R_ref|, the round-off floor |J d|, d twice the rms rounding of the positions),
 ///    or stagnation (|R| falling by less than half) within ten times that floor, or a relative step below 1e-14
 ///    (PETSc's stol);
-///  - CG on indefinite systems switches to GMRES; a failed solve is reported, the caller cuts its step.
+///  - CG on indefinite systems switches to GMRES for that solve (for good after the third time); a failed solve is
+///    reported, the caller cuts its step.
 /// The caller supplies the residual and the Jacobian (assembled every iteration: it is cheap) and the first
 /// iterate (its predictor). Extrapolator and advance() are the pieces the load-stepping callers share.
 #include <mpi.h>
@@ -122,8 +123,13 @@ class NewtonDriver {
   /// |J d| with d_i = 2 eps |x_i| / sqrt(12) (signs pseudo-random): twice the rms residual of rounding the positions
   /// to doubles (the residual's evaluation adds round-off of its own).
   double roundoff_floor(Mat J, Vec x);
-  /// CG met an indefinite operator or preconditioner: switch to GMRES (warning); true if it did.
+  /// CG met an indefinite operator or preconditioner: switch to GMRES (warning); true if it did. GMRES holds for
+  /// the rest of this solve; the next solve starts with CG again (restore_cg), unless CG has met indefinite systems
+  /// kGmresForGood times in the run: then GMRES stays.
   bool switch_to_gmres_if_indefinite();
+  /// At the start of a solve: back to CG after a fallback to GMRES (see above).
+  void restore_cg();
+  static constexpr int kGmresForGood = 3;
 
   MPI_Comm comm_;
   const Job& job_;
@@ -138,6 +144,8 @@ class NewtonDriver {
   double eta_ = 0.0;            ///< the last forcing term
   // Preconditioner reuse.
   bool pc_ready_ = false, force_rebuild_ = true, rebuilt_now_ = false, reused_in_solve_ = false;
+  bool gmres_fallback_ = false;  ///< this solve switched CG to GMRES
+  int indefinite_solves_ = 0;    ///< solves in which CG met an indefinite system
   double fresh_rate_ = -1.0;         ///< KSP iterations per decade of residual reduction right after a set-up
   double excess_iterations_ = 0.0;   ///< the last solve's KSP iterations beyond the fresh rate's
   // The current solve.

@@ -3,6 +3,8 @@
 // assertion holds on every rank; CTest runs it on 1 and 2 ranks.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <petscksp.h>
+#include <petscmat.h>
 #include <petscvec.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include "solver/load_mesh.hpp"
 #include "solver/model.hpp"
 #include "solver/newton.hpp"
+#include "solver/petsc_util.hpp"
 #include "solver/static_solver.hpp"
 #include "tests/mpi/mpi_test_util.hpp"
 
@@ -203,6 +206,75 @@ TEST(Newton, StopsAtTheRoundOffFloorWhenTheToleranceIsUnreachable) {
     EXPECT_EQ(step.substeps, 1);
     EXPECT_LE(step.newton_iterations, 10);
   }
+}
+
+std::string ksp_type(KSP ksp) {
+  KSPType type = nullptr;
+  EDGEFEM_PETSC(KSPGetType(ksp, &type));
+  return type;
+}
+
+TEST(Newton, CgComesBackAfterAnIndefiniteSolveAndGivesUpOnTheThird) {
+  // R(x) = D x - b with D diagonal: d_0 = -1 when `indefinite`, else all d_i = 1 + i/10 (global i), b = (3, 0.5, ...).
+  // Unpreconditioned CG meets the indefinite system at once (b^T D b < 0) and the solve is redone with GMRES; the
+  // next solve starts with CG again. After CG has met indefinite systems in three solves GMRES stays.
+  constexpr PetscInt n = 6;  // unknowns per rank
+  bool indefinite = false;
+  auto diagonal = [&](PetscInt i) {
+    return (indefinite && i == 0) ? -1.0 : 1.0 + 0.1 * static_cast<double>(i);
+  };
+  PetscOwner<Mat, MatDestroy> matrix;
+  EDGEFEM_PETSC(MatCreateAIJ(MPI_COMM_WORLD, n, n, PETSC_DETERMINE, PETSC_DETERMINE, 1, nullptr, 0, nullptr,
+                             matrix.address()));
+  PetscOwner<Vec, VecDestroy> x, b;
+  EDGEFEM_PETSC(MatCreateVecs(matrix, x.address(), b.address()));
+  PetscInt first = 0;
+  EDGEFEM_PETSC(VecGetOwnershipRange(b, &first, nullptr));
+  for (PetscInt i = first; i < first + n; ++i) EDGEFEM_PETSC(VecSetValue(b, i, i == 0 ? 3.0 : 0.5, INSERT_VALUES));
+  EDGEFEM_PETSC(VecAssemblyBegin(b));
+  EDGEFEM_PETSC(VecAssemblyEnd(b));
+  NewtonProblem problem;
+  problem.residual = [&](Vec xv, Vec r) {  // r = D x - b
+    const PetscScalar* xa = nullptr;
+    PetscScalar* ra = nullptr;
+    EDGEFEM_PETSC(VecCopy(b, r));
+    EDGEFEM_PETSC(VecScale(r, -1.0));
+    EDGEFEM_PETSC(VecGetArrayRead(xv, &xa));
+    EDGEFEM_PETSC(VecGetArray(r, &ra));
+    for (PetscInt i = 0; i < n; ++i) ra[i] += diagonal(first + i) * xa[i];
+    EDGEFEM_PETSC(VecRestoreArray(r, &ra));
+    EDGEFEM_PETSC(VecRestoreArrayRead(xv, &xa));
+  };
+  problem.jacobian = [&](Vec, Mat P) {
+    for (PetscInt i = first; i < first + n; ++i) EDGEFEM_PETSC(MatSetValue(P, i, i, diagonal(i), INSERT_VALUES));
+    EDGEFEM_PETSC(MatAssemblyBegin(P, MAT_FINAL_ASSEMBLY));
+    EDGEFEM_PETSC(MatAssemblyEnd(P, MAT_FINAL_ASSEMBLY));
+  };
+  Job job;
+  job.petsc_options = "-pc_type none";  // an exact preconditioner would solve in one iteration, unchecked
+  LinearSystemKind kind;
+  kind.global_dofs = static_cast<long long>(n) * world_size();
+  NewtonDriver driver(MPI_COMM_WORLD, job, kOptions, matrix, x, problem, kind, true);
+  // Solves: indefinite, definite, indefinite, definite, indefinite (the third), definite.
+  std::vector<std::string> types;
+  for (int k = 0; k < 6; ++k) {
+    indefinite = k % 2 == 0;
+    EDGEFEM_PETSC(VecZeroEntries(x));
+    const NewtonResult result = driver.solve(x, "solve " + std::to_string(k));
+    ASSERT_TRUE(result.converged) << "solve " << k << ": " << result.why;
+    // x = D^-1 b exactly (to the solver's tolerance).
+    const PetscScalar* xa = nullptr;
+    const PetscScalar* ba = nullptr;
+    EDGEFEM_PETSC(VecGetArrayRead(x, &xa));
+    EDGEFEM_PETSC(VecGetArrayRead(b, &ba));
+    for (PetscInt i = 0; i < n; ++i) EXPECT_NEAR(xa[i], ba[i] / diagonal(first + i), 1e-9) << "solve " << k;
+    EDGEFEM_PETSC(VecRestoreArrayRead(b, &ba));
+    EDGEFEM_PETSC(VecRestoreArrayRead(x, &xa));
+    types.push_back(ksp_type(driver.ksp()));
+  }
+  const std::vector<std::string> expected = {"gmres", "cg", "gmres", "cg", "gmres", "gmres"};
+  EXPECT_EQ(types, expected);
+  EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, "-pc_type"));  // the options database outlives this test
 }
 
 }  // namespace
