@@ -20,6 +20,20 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+# Debian's python3-paraview conflicts with python3-vtk9, which libvtk9-dev depends on: apt refuses to install the
+# VTK headers while ParaView's Python is there (and says only "pkgProblemResolver::Resolve generated breaks").
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+if [[ " ${missing[*]} " == *" libvtk9-dev "* ]] && installed python3-paraview; then
+  cat >&2 <<MSG
+setup.sh: cannot install libvtk9-dev (VTK, needed to build edgefem) next to Debian's ParaView Python:
+  python3-paraview conflicts with python3-vtk9, which libvtk9-dev depends on; one machine cannot hold both.
+To build, remove ParaView's Python (the ParaView GUI stays; pvpython and its Python shell go):
+  ${SUDO:+$SUDO }apt-get remove -y python3-paraview && ./setup.sh
+After building, you can get it back (this removes libvtk9-dev again; the built build/edgefem keeps working):
+  ${SUDO:+$SUDO }apt-get install -y python3-paraview
+MSG
+  exit 1
+fi
 echo "setup.sh: installing ${missing[*]}"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

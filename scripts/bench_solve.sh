@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-source scripts/build.sh >&2
+build_targets=edgefem source scripts/build.sh >&2
 root=$(pwd)
 new_bin=$root/build/edgefem
 # The base binary, built once per commit in .bench/ (ignored by git).

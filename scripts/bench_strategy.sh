@@ -5,7 +5,7 @@
 #   scripts/bench_strategy.sh [RUNS] [RANKS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/build.sh >&2
+build_targets=edgefem source scripts/build.sh >&2
 runs=${1:-3}
 ranks=${2:-1}
 threads=$(( $(nproc) / ranks )); [ "$threads" -lt 1 ] && threads=1

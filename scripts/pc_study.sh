@@ -7,7 +7,7 @@
 #   scripts/pc_study.sh [RANKS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/build.sh >&2
+build_targets=edgefem source scripts/build.sh >&2
 ranks=${1:-1}
 threads=$(( $(nproc) / ranks )); [ "$threads" -lt 1 ] && threads=1
 bind=""; [ "$threads" -gt 1 ] && bind="--bind-to none"  # Open MPI binds a rank to one core for <= 2 ranks

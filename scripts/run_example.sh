@@ -3,7 +3,7 @@
 #   scripts/run_example.sh [JOB.yaml] [RANKS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/build.sh
+build_targets=edgefem source scripts/build.sh
 job=${1:-jobs/examples/cantilever.yaml}
 ranks=${2:-2}
 threads=$(( $(nproc) / ranks )); [ "$threads" -lt 1 ] && threads=1

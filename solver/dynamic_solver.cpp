@@ -4,6 +4,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 namespace edgefem {
@@ -18,7 +19,7 @@ constexpr std::size_t n_required_fields = 5;  ///< velocity_change (the predicto
 }  // namespace
 
 DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model,
-                             const std::string& cli_petsc_options, bool quiet)
+                             const std::string& cli_petsc_options, bool quiet, bool iteration_lines)
     : comm_(comm),
       job_(job),
       spec_(job.dynamic.value()),
@@ -43,6 +44,10 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
     for (const auto& d : model_.dirichlet) vel.span()[static_cast<std::size_t>(d.dof)] = 0.0;
   }
   diagonal_.assign(3 * static_cast<std::size_t>(mesh_.n_owned), 0.0);
+  for (auto* v : {&saved_v_, &saved_a_, &saved_g_, &saved_w_, &saved_h_, &saved_slope_}) *v = assembler_.create_vector();
+  energy_cannot_grow_ = model_.attachments.empty() &&
+                        std::all_of(model_.dirichlet.begin(), model_.dirichlet.end(),
+                                    [](const DirichletDof& d) { return d.displacement == 0.0 && d.rotation < 0; });
 
   NewtonProblem problem{[this](Vec x, Vec r) { residual(x, r); },
                         [this](Vec x, Mat P) {
@@ -51,7 +56,7 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
                         },
                         prescribed_rows(model_)};
   newton_.emplace(comm_, job_, cli_petsc_options_, assembler_.matrix(), x_, std::move(problem),
-                  linear_system_kind(mesh_, model_, true), quiet_);
+                  linear_system_kind(mesh_, model_, true), quiet_ || !iteration_lines);
 }
 
 DynamicSolver::~DynamicSolver() = default;
@@ -258,6 +263,15 @@ bool DynamicSolver::attempt(double h, std::string& why) {
     EDGEFEM_PETSC(VecCopy(x_n_, x_));
     return false;
   }
+  const double time_n = time_;
+  if (energy_cannot_grow_) {
+    EDGEFEM_PETSC(VecCopy(v_, saved_v_));
+    EDGEFEM_PETSC(VecCopy(a_, saved_a_));
+    EDGEFEM_PETSC(VecCopy(g_, saved_g_));
+    EDGEFEM_PETSC(VecCopy(w_, saved_w_));
+    EDGEFEM_PETSC(VecCopy(h_, saved_h_));
+    EDGEFEM_PETSC(VecCopy(slope_, saved_slope_));
+  }
   // Accept: v = rate(u, v_n) (and a = rate(v - v_n, a_n), g = rate(f - f_n, g_n) for Newmark), the external
   // work, then the time. Linearized Euler solved for v directly.
   if (linearized) {
@@ -295,6 +309,38 @@ bool DynamicSolver::attempt(double h, std::string& why) {
     }
   }
   time_ = t_new_;
+  if (energy_cannot_grow_) {
+    // A converged step can still be nonsense: with a step far beyond the motion's time scale Newton finds a
+    // far-away root (the swinging beam with dt = 100: total energy 3.2e9 instead of 3).
+    const EnergyReport now = energy();
+    if (accepted_energy_) {
+      const EnergyReport& before = *accepted_energy_;
+      auto size = [](const EnergyReport& e) {
+        return std::abs(e.kinetic) + std::abs(e.strain) + std::abs(e.attachment) + std::abs(e.external_work);
+      };
+      const double growth = now.total() - before.total();
+      const double scale = std::max({size(now), size(before), 1e-300});
+      if (growth > kEnergyGrowth * scale) {
+        char text[256];
+        std::snprintf(text, sizeof text,
+                      "the converged step is implausible: the total energy grew from %.6g to %.6g (by %.3g of the "
+                      "energies involved, more than %g) in a run that can only keep or lose it",
+                      before.total(), now.total(), growth / scale, kEnergyGrowth);
+        why = text;
+        EDGEFEM_PETSC(VecCopy(saved_v_, v_));
+        EDGEFEM_PETSC(VecCopy(saved_a_, a_));
+        EDGEFEM_PETSC(VecCopy(saved_g_, g_));
+        EDGEFEM_PETSC(VecCopy(saved_w_, w_));
+        EDGEFEM_PETSC(VecCopy(saved_h_, h_));
+        EDGEFEM_PETSC(VecCopy(saved_slope_, slope_));
+        EDGEFEM_PETSC(VecCopy(x_n_, x_));
+        time_ = time_n;
+        newton_->rebuild_preconditioner();
+        return false;
+      }
+    }
+    accepted_energy_ = now;
+  }
   return true;
 }
 
@@ -392,6 +438,7 @@ std::vector<TimeStepReport> DynamicSolver::run(const std::function<void(long lon
     assembler_.external_force(0.0, h_);
     if (on_step) on_step(step_, time_);
   }
+  if (energy_cannot_grow_) accepted_energy_ = energy();  // what the first step's energy is checked against
   const auto run_start = std::chrono::steady_clock::now();
   const long long first_step = step_;
   while (step_ < n_steps_) {

@@ -66,8 +66,9 @@ class DynamicSolver {
   /// Sets up the Newton driver (its linear solver also serves linearized-euler) with our defaults, then the
   /// job's and the command line's PETSc options. The state starts at rest in the reference configuration with
   /// job.dynamic->initial_velocity (initial_state: static solves the equilibrium at t = 0 in run()).
+  /// `quiet`: nothing on the console; `iteration_lines`: one line per Newton iteration besides one per step.
   DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model,
-                const std::string& cli_petsc_options, bool quiet);
+                const std::string& cli_petsc_options, bool quiet, bool iteration_lines = false);
   ~DynamicSolver();
   DynamicSolver(const DynamicSolver&) = delete;
   DynamicSolver& operator=(const DynamicSolver&) = delete;
@@ -136,6 +137,14 @@ class DynamicSolver {
   // State at t_n and work vectors (all ghosted, layout of the assembler).
   PetscOwner<Vec, VecDestroy> x_, v_, a_, g_, f_n_, x_n_, r_, work_, work2_, h_;
   PetscOwner<Vec, VecDestroy> w_;  ///< external work per dof since t = 0
+  /// A step's starting rates and work, restored when a converged step is rejected as implausible.
+  PetscOwner<Vec, VecDestroy> saved_v_, saved_a_, saved_g_, saved_w_, saved_h_, saved_slope_;
+  /// No prescribed motion and no attachments: the total energy (which counts the loads' work) can only stay
+  /// (Newmark) or fall (dissipation), so a step that makes it grow by more than kEnergyGrowth of the energies
+  /// involved is outside what the step size resolves and is cut.
+  bool energy_cannot_grow_ = false;
+  static constexpr double kEnergyGrowth = 1e-2;
+  std::optional<EnergyReport> accepted_energy_;  ///< after the last accepted (sub)step
   PetscOwner<Vec, VecDestroy> vel_, fv_;  ///< viscous forces: the velocity of the last residual, f_v
   /// Predictor (backward Euler): the velocity change per unit time of the last step.
   PetscOwner<Vec, VecDestroy> slope_;

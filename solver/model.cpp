@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numbers>
+#include <cstdio>
 #include <map>
+#include <numbers>
 #include <stdexcept>
 #include <string>
 
@@ -317,6 +318,19 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
             a.fibre, a.young_fibre, a.young_transverse, a.shear_fibre, a.poisson_fibre, a.poisson_transverse, penalty));
       } else {
         model.material_table.push_back(TetMaterial::isotropic_material(spec.young, spec.poisson, penalty));
+        if (spec.poisson > 0.49 && spec.poisson < 0.5) {  // valid, but the linear solver will crawl: say why
+          int rank = 0;
+          MPI_Comm_rank(comm, &rank);
+          if (rank == 0)
+            std::fprintf(stderr,
+                         "edgefem: warning: %s%g is nearly incompressible (lambda/mu = %.0f): the tangent's "
+                         "condition number grows with lambda/mu, the Krylov solver needs many times the iterations "
+                         "(and displacement-based tetrahedra lock). Prefer poisson <= 0.49 with the volumetric "
+                         "penalty (volumetric: cubic | quadratic) to hold the volume, or on small meshes "
+                         "solver: {linear: {preconditioner: direct}}\n",
+                         where(job, spec.line, key + ".poisson").c_str(), spec.poisson,
+                         2.0 * spec.poisson / (1.0 - 2.0 * spec.poisson));
+        }
       }
     } catch (const std::invalid_argument& e) {
       throw InputError(where(job, spec.line, key + (spec.anisotropy ? ".anisotropy" : "")) + e.what());

@@ -25,7 +25,7 @@ LinearSystemKind linear_system_kind(const LocalMesh& mesh, const Model& model, b
 }
 
 StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model,
-                           const std::string& cli_petsc_options, bool quiet)
+                           const std::string& cli_petsc_options, bool quiet, bool iteration_lines)
     : comm_(comm), job_(job), mesh_(mesh), model_(std::move(model)), assembler_(comm, mesh, model_), quiet_(quiet) {
   MPI_Comm_rank(comm_, &rank_);
   n_steps_ = job_.steps;
@@ -38,7 +38,7 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
   NewtonProblem problem{[this](Vec x, Vec r) { residual(x, r); }, [this](Vec x, Mat P) { jacobian(x, P); },
                         prescribed_rows(model_)};
   newton_.emplace(comm_, job_, cli_petsc_options, assembler_.matrix(), x_, std::move(problem),
-                  linear_system_kind(mesh_, model_, false), quiet_);
+                  linear_system_kind(mesh_, model_, false), quiet_ || !iteration_lines);
   predictor_.emplace(x_);
 }
 

@@ -49,8 +49,9 @@ class StaticSolver {
  public:
   /// Sets up vectors, the COO pattern and the Newton driver with our defaults, then applies the job's PETSc
   /// options and finally `cli_petsc_options` (which win).
+  /// `quiet`: nothing on the console; `iteration_lines`: one line per Newton iteration besides one per step.
   StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model,
-               const std::string& cli_petsc_options, bool quiet);
+               const std::string& cli_petsc_options, bool quiet, bool iteration_lines = false);
   ~StaticSolver();
   StaticSolver(const StaticSolver&) = delete;
   StaticSolver& operator=(const StaticSolver&) = delete;
