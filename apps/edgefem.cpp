@@ -1,21 +1,24 @@
 // edgefem: the command-line program.
-//   edgefem run JOB.yaml [--quiet] [PETSc options]     solve a job (under mpirun for several ranks)
+//   edgefem run JOB.yaml [--quiet|--verbose] [PETSc options]   solve a job (under mpirun for several ranks)
 //   edgefem info MESH|JOB.yaml [--ranks N]             mesh statistics and a partition preview
 #include <petscsys.h>
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "io/checkpoint.hpp"
+#include "io/checkpoint_series.hpp"
 #include "io/error.hpp"
 #include "io/job.hpp"
 #include "mesh/topology.hpp"
@@ -26,6 +29,7 @@
 #include "solver/load_mesh.hpp"
 #include "solver/model.hpp"
 #include "solver/output.hpp"
+#include "solver/placement.hpp"
 #include "solver/dynamic_solver.hpp"
 #include "solver/static_solver.hpp"
 
@@ -39,8 +43,8 @@ using namespace edgefem;
 
 constexpr const char* usage =
     "usage:\n"
-    "  edgefem run JOB.yaml [--quiet] [--output DIR] [--restart CHECKPOINT|DIR] [PETSc options, e.g. -ksp_type gmres\n"
-    "              -pc_type hypre -log_view]\n"
+    "  edgefem run JOB.yaml [--quiet | --verbose] [--output DIR] [--restart CHECKPOINT|DIR] [PETSc options, e.g.\n"
+    "              -ksp_type gmres -pc_type hypre -log_view]   (--verbose: a line per Newton iteration too)\n"
     "  edgefem info MESH.msh|JOB.yaml [--ranks N]\n"
     "  edgefem bench JOB.yaml [--repeat N] [--json FILE] [PETSc options]\n"
     "  edgefem --help | --version\n";
@@ -48,9 +52,10 @@ constexpr const char* usage =
 struct Arguments {
   std::string command, path;
   bool quiet = false;
+  bool verbose = false;  // run: one line per Newton iteration too
   std::string output;  // overrides the job's output.directory
   std::string restart;  // run: checkpoint file (or output directory: its newest checkpoint)
-  int ranks = 1;
+  int ranks = 0;  // info: parts of the partition preview (0: the number of ranks it runs on)
   int repeat = 5;
   std::string json;  // bench: write the result here
   std::string petsc_options;  // the PETSc options given on the command line, to re-apply after the job's
@@ -66,6 +71,8 @@ Arguments parse_arguments(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--quiet") {
       a.quiet = true;
+    } else if (arg == "--verbose") {
+      a.verbose = true;
     } else if (arg == "--output") {
       if (i + 1 >= argc) throw InputError("--output: missing directory");
       a.output = argv[++i];
@@ -126,10 +133,13 @@ bool is_job_file(const std::string& path) {
   return ext == ".yaml" || ext == ".yml";
 }
 
-int command_info(const Arguments& args) {
-  int rank = 0;
+int command_info(const Arguments& arguments) {
+  int rank = 0, size = 1;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  MPI_Comm_size(PETSC_COMM_WORLD, &size);
   if (rank != 0) return 0;
+  Arguments args = arguments;
+  if (args.ranks == 0) args.ranks = size;  // mpirun -n N edgefem info: preview the partition it would run with
   const Mesh mesh = is_job_file(args.path) ? load_job_mesh(read_job(args.path)) : load_mesh_file(args.path);
   if (mesh.n_tets() == 0) {
     std::vector<std::pair<LocalIndex, LocalIndex>> edges;
@@ -155,6 +165,28 @@ int command_info(const Arguments& args) {
               static_cast<long long>(topo.n_type2), 3 * static_cast<long long>(mesh.n_tets()));
   std::printf("  boundary triangles = %d, lines = %d\n", mesh.n_triangles(), mesh.n_lines());
   }
+  // What one needs to write selections: the tags and the extent.
+  auto print_regions = [](const char* what, const std::vector<int>& regions) {
+    if (regions.empty()) return;
+    std::map<int, long long> count;
+    for (const int r : regions) ++count[r];
+    std::printf("  %s regions:", what);
+    for (const auto& [tag, n] : count) std::printf("  %d (%lld)", tag, n);
+    std::printf("\n");
+  };
+  print_regions(mesh.n_tets() > 0 ? "tetrahedron" : "triangle (cell)", mesh.n_tets() > 0 ? mesh.tet_region : mesh.triangle_region);
+  if (mesh.n_tets() > 0) print_regions("boundary triangle", mesh.triangle_region);
+  print_regions(mesh.n_tets() > 0 ? "line" : "boundary edge", mesh.line_region);
+  if (mesh.n_vertices() > 0) {
+    std::array<double, 6> box{1e300, -1e300, 1e300, -1e300, 1e300, -1e300};
+    for (LocalIndex v = 0; v < mesh.n_vertices(); ++v)
+      for (int d = 0; d < 3; ++d) {
+        const double c = mesh.coords[3 * static_cast<std::size_t>(v) + d];
+        box[2 * d] = std::min(box[2 * d], c);
+        box[2 * d + 1] = std::max(box[2 * d + 1], c);
+      }
+    std::printf("  bounding box: [%g, %g] x [%g, %g] x [%g, %g]\n", box[0], box[1], box[2], box[3], box[4], box[5]);
+  }
   const PartitionPlan plan = plan_partition(mesh, args.ranks);
   std::printf("partition into %d rank%s (METIS, dual graph)\n", args.ranks, args.ranks == 1 ? "" : "s");
   std::printf("  %6s %12s %12s %12s\n", "rank", "cells", "owned", "ghost");
@@ -172,6 +204,7 @@ int command_bench(const Arguments& args) {
   MPI_Comm_rank(comm, &rank);
   Job job;
   run_collectively(comm, [&] { job = read_job(args.path); });
+  warn_if_oversubscribed(comm);
   const BenchResult r = run_bench(comm, job, args.repeat, args.petsc_options);
   PetscPrintf(comm,
               "bench %s: model %s, %d rank%s x %d thread%s, best of %d\n"
@@ -288,25 +321,30 @@ void print_solver_summary(MPI_Comm comm, const NewtonStats& s, const std::string
 }
 
 /// The force on each boundary entry's vertices at the last recorded step (the reaction in a static equilibrium).
-void print_reactions(MPI_Comm comm, const ReactionLog& reactions) {
-  const auto& r = reactions.last();
-  for (std::size_t b = 0; 3 * b < r.size(); ++b)
-    PetscPrintf(comm, "  force on boundary[%zu]: (%.9e, %.9e, %.9e)\n", b, r[3 * b], r[3 * b + 1], r[3 * b + 2]);
+/// "region 11", "box [0, 0, 0]-[1, 1, 0.1]" or "all vertices": what a boundary entry selected.
+std::string describe(const Selection& s) {
+  char text[160];
+  switch (s.kind) {
+    case Selection::Kind::region:
+      return "region " + std::to_string(s.region);
+    case Selection::Kind::box:
+      std::snprintf(text, sizeof text, "box [%g, %g, %g]-[%g, %g, %g]", s.lo[0], s.lo[1], s.lo[2], s.hi[0], s.hi[1],
+                    s.hi[2]);
+      return text;
+    case Selection::Kind::all:
+      break;
+  }
+  return "all vertices";
 }
 
-/// The checkpoint to restart from: `path` itself, or the newest DIR/checkpoint_NNNNNN.ckpt of a directory.
-std::string checkpoint_to_restart(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(path, ec)) return path;
-  std::string best;
-  for (const auto& entry : fs::directory_iterator(path, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("checkpoint_", 0) == 0 && entry.path().extension() == ".ckpt" && name > fs::path(best).filename().string())
-      best = entry.path().string();
+/// The total internal force on each boundary entry's vertices at the end: the reaction where they are held.
+void print_reactions(MPI_Comm comm, const Job& job, const ReactionLog& reactions) {
+  const auto& r = reactions.last();
+  for (std::size_t b = 0; 3 * b < r.size(); ++b) {
+    const std::string what = b < job.boundary.size() ? " (" + describe(job.boundary[b].select) + ")" : std::string();
+    PetscPrintf(comm, "  force on boundary[%zu]%s: (%.9e, %.9e, %.9e)\n", b, what.c_str(), r[3 * b], r[3 * b + 1],
+                r[3 * b + 2]);
   }
-  if (best.empty()) throw InputError("--restart: no checkpoint_*.ckpt in directory '" + path + "'");
-  return best;
 }
 
 std::string read_text(const std::string& path) {
@@ -319,18 +357,19 @@ std::string read_text(const std::string& path) {
 int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Model model, PhaseClock& clock) {
   namespace fs = std::filesystem;
   MPI_Comm comm = PETSC_COMM_WORLD;
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
   const DynamicSpec& spec = *job.dynamic;
   const LinearSystemKind kind = linear_system_kind(mesh, model, true);
-  DynamicSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet);
+  DynamicSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet, args.verbose);
   std::vector<std::int64_t> owned_original(mesh.original_vertex.begin(), mesh.original_vertex.begin() + mesh.n_owned);
   const std::string job_text = read_text(job.job_file);
 
   std::optional<double> resume_after;
+  std::string restart_path;
+  std::optional<CheckpointRun> continued;  // the run of the checkpoint restarted from
   if (!args.restart.empty()) {
-    std::string path;
-    run_collectively(comm, [&] { path = checkpoint_to_restart(args.restart); });
+    const RestartChoice choice = choose_restart_checkpoint(comm, args.restart);
+    for (const std::string& note : choice.notes) PetscPrintf(comm, "warning: %s\n", note.c_str());
+    const std::string& path = choice.path;
     const CheckpointState state = read_checkpoint(comm, path, mesh.n_global_vertices, owned_original);
     if (std::abs(state.dt - spec.dt) > 1e-12 * spec.dt)
       throw InputError(job.job_file + ": analysis.dt = " + std::to_string(spec.dt) + " but " + path +
@@ -346,10 +385,15 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
       PetscPrintf(comm, "warning: %s differs from the job file that wrote %s\n", job.job_file.c_str(), path.c_str());
     solver.restore(state);
     resume_after = state.time;
-    PetscPrintf(comm, "restart from %s: step %lld, t = %.9g\n", path.c_str(), static_cast<long long>(state.step),
-                state.time);
+    restart_path = path;
+    continued = CheckpointRun{state.run_id, state.run_started};
+    PetscPrintf(comm, "restart from %s: step %lld, t = %.9g (%s%s)\n", path.c_str(), static_cast<long long>(state.step),
+                state.time, describe_run(*continued).c_str(), state.run_id == 0 ? "; continued under a new run id" : "");
   }
   ResultWriter writer(comm, job.output_directory, mesh, solver.model(), resume_after);
+  // This run's checkpoints: other runs' ones leave the directory, rotation deletes only this run's.
+  CheckpointSeries checkpoints(comm, job.output_directory, continued);
+  for (const std::string& line : checkpoints.set_aside_other_runs()) PetscPrintf(comm, "warning: %s\n", line.c_str());
 
   // energy.csv and reactions.csv: one row per completed step (a restart drops the rows after its step).
   const std::optional<long long> keep = resume_after ? std::optional<long long>(solver.step()) : std::nullopt;
@@ -358,24 +402,9 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
   ReactionLog reactions(comm, job.output_directory, solver.model(), keep);
 
   auto write_checkpoint_now = [&] {
-    char name[64];
-    std::snprintf(name, sizeof name, "checkpoint_%06lld.ckpt", solver.step());
     CheckpointState state = solver.checkpoint_state();
     state.job_text = job_text;
-    const std::string path = (fs::path(job.output_directory) / name).string();
-    write_checkpoint(comm, path, mesh.n_global_vertices, owned_original, state);
-    // Keep the two newest checkpoints.
-    if (rank == 0) {
-      std::vector<std::string> all;
-      std::error_code ec;
-      for (const auto& e : fs::directory_iterator(job.output_directory, ec)) {
-        const std::string n = e.path().filename().string();
-        if (n.rfind("checkpoint_", 0) == 0 && e.path().extension() == ".ckpt") all.push_back(e.path().string());
-      }
-      std::sort(all.begin(), all.end());
-      for (std::size_t i = 0; i + 2 < all.size(); ++i) fs::remove(all[i], ec);
-    }
-    return path;
+    return checkpoints.write(mesh.n_global_vertices, owned_original, std::move(state));
   };
 
   const PetscLogStage stage_output = log_stage("Output");
@@ -408,11 +437,16 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
   try {
     reports = solver.run(on_step);
   } catch (const SolverError& e) {
-    // Keep what was computed: a checkpoint of the last completed step, then report the failure.
-    const std::string path = write_checkpoint_now();
+    // Keep what was computed: a checkpoint of the last completed step (it exists once written), then report.
+    std::string saved;
+    try {
+      const std::string path = write_checkpoint_now();
+      saved = "is saved in " + path + " (edgefem run JOB --restart " + path + ")";
+    } catch (const std::exception& failed) {  // thrown on every rank
+      saved = std::string("could not be saved: ") + failed.what();
+    }
     throw SolverError(std::string(e.what()) + "\n  the last converged state (t = " + std::to_string(solver.time()) +
-                      ", after " + std::to_string(solver.step()) + " complete steps) is saved in " + path +
-                      " (edgefem run JOB --restart " + path + ")");
+                      ", after " + std::to_string(solver.step()) + " complete steps) " + saved);
   }
 
   int newton = 0, ksp = 0, cut_steps = 0;
@@ -424,6 +458,10 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
   }
   const double total = clock.total();
   const double n = std::max<double>(1.0, static_cast<double>(reports.size()));
+  // A restart from the final checkpoint computes nothing: report the state it holds.
+  const EnergyReport last_energy = reports.empty() ? solver.energy() : reports.back().energy;
+  if (reports.empty() && resume_after)
+    PetscPrintf(comm, "nothing to compute: %s is at the end time (t = %.9g)\n", restart_path.c_str(), solver.time());
   PetscPrintf(comm,
               "summary: %zu time steps of %s (dt %.6g, t = %.6g), %d Newton iterations, %d KSP iterations, "
               "%d steps cut\n"
@@ -432,14 +470,13 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
               "  energy: kinetic %.9e, strain %.9e, attachment %.9e, external work %.9e; total %.9e "
               "(largest change from the first output %.3e)\n",
               reports.size(), spec.integrator.c_str(), spec.dt, solver.time(), newton, ksp, cut_steps, total,
-              clock.read, clock.partition, clock.setup, step_seconds, step_seconds / n, output_seconds, reports.empty() ? 0.0 : reports.back().energy.kinetic,
-              reports.empty() ? 0.0 : reports.back().energy.strain, reports.empty() ? 0.0 : reports.back().energy.attachment,
-              reports.empty() ? 0.0 : reports.back().energy.external_work,
-              reports.empty() ? 0.0 : reports.back().energy.total(), max_drift);
+              clock.read, clock.partition, clock.setup, step_seconds, step_seconds / n, output_seconds, last_energy.kinetic,
+              last_energy.strain, last_energy.attachment, last_energy.external_work, last_energy.total(), max_drift);
   print_solver_summary(comm, solver.stats(), default_preconditioner_name(job.solver, kind));
   print_state_summary(comm, mesh, solver.local_positions());
-  print_reactions(comm, reactions);
-  PetscPrintf(comm, "  output: %s\n  checkpoint: %s\n", writer.pvd_path().c_str(), last_checkpoint.c_str());
+  if (!reports.empty()) print_reactions(comm, job, reactions);  // (the reactions of a restart state: reactions.csv)
+  PetscPrintf(comm, "  output: %s\n  checkpoint: %s\n", writer.pvd_path().c_str(),
+              (last_checkpoint.empty() ? restart_path : last_checkpoint).c_str());
   return 0;
 }
 
@@ -469,13 +506,14 @@ int command_run(const Arguments& args) {
               job.job_file.c_str(), static_cast<long long>(mesh.n_global_vertices),
               static_cast<long long>(mesh.n_global_cells), model.nodes_per_cell == 4 ? "tetrahedra" : "triangles", size, size == 1 ? "" : "s", threads(),
               threads() == 1 ? "" : "s");
+  warn_if_oversubscribed(comm);
 
   if (job.analysis_type == "dynamic") {
     clock.setup = clock.lap();  // the dynamic solver's own set-up is counted in its time steps' phase
     return run_dynamic(args, job, mesh, std::move(model), clock);
   }
   const LinearSystemKind kind = linear_system_kind(mesh, model, false);
-  StaticSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet);
+  StaticSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet, args.verbose);
   ResultWriter writer(comm, job.output_directory, mesh, solver.model());
   clock.setup = clock.lap();
   const PetscLogStage stage_output = log_stage("Output");
@@ -505,7 +543,7 @@ int command_run(const Arguments& args) {
               output_seconds);
   print_solver_summary(comm, solver.stats(), default_preconditioner_name(job.solver, kind));
   print_state_summary(comm, mesh, solver.local_positions());
-  print_reactions(comm, reactions);
+  print_reactions(comm, job, reactions);
   PetscPrintf(comm, "  output: %s\n", writer.pvd_path().c_str());
   return 0;
 }

@@ -2,8 +2,9 @@
 /// Partition-independent restart files (format and guarantees in checkpoint.hpp).
 ///
 /// Implementation notes:
-///  - The header values (step, time, dt, integrator, job text, field names) are taken from rank 0; the
-///    other ranks only supply their owned vertices' field values (their field_names may be empty).
+///  - The header values (step, time, dt, integrator, job text, field names, run id and start) are taken from
+///    rank 0, which also stamps the write time; the other ranks only supply their owned vertices' field
+///    values (their field_names may be empty).
 ///  - Each field is one collective MPI-IO access through a file view: the owned vertices sorted by
 ///    original index become an hindexed type (a block of 3 doubles per vertex at byte displacement
 ///    24 * original, runs of consecutive vertices merged into one block), resized to the field's extent
@@ -25,10 +26,12 @@
 #include <array>
 #include <bit>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <stdexcept>
 #include <system_error>
@@ -62,12 +65,18 @@ constexpr char trailer[16] = "EDGEFEM-END";  // zero-padded to 16 bytes
 constexpr std::int64_t max_vertices = std::int64_t{1} << 50;
 constexpr std::uint64_t max_job_bytes = std::uint64_t{1} << 28;  // 256 MiB of YAML
 
-// Header byte offsets.
+// Header byte offsets. The run fields use bytes that the first files of version 1 left zero.
 constexpr std::size_t off_version = 16, off_n_fields = 20, off_n_vertices = 24, off_step = 32, off_time = 40,
-                      off_dt = 48, off_job_bytes = 56, off_integrator = 64, off_names = 96;
-static_assert(off_names + max_fields * name_bytes <= header_bytes);
+                      off_dt = 48, off_job_bytes = 56, off_integrator = 64, off_names = 96, off_run_id = 352,
+                      off_run_started = 360, off_written = 368;
+static_assert(off_names + max_fields * name_bytes <= off_run_id && off_written + 8 <= header_bytes);
 
 std::uint64_t padded8(std::uint64_t n) { return (n + 7) / 8 * 8; }
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 /// Where everything is in a file with these sizes.
 struct Layout {
@@ -102,6 +111,47 @@ std::string get_name(const std::vector<char>& buf, std::size_t offset) {
   const char* p = buf.data() + offset;
   return std::string(p, ::strnlen(p, name_bytes));
 }
+
+/// The layout a header announces, checked against the file size: `head` holds the first `head_read` bytes
+/// (min(size, header_bytes)) of a file of `size` bytes. Throws InputError naming `path`.
+Layout check_header(const std::string& path, const std::vector<char>& head, std::size_t head_read,
+                    std::int64_t size) {
+  auto bad = [&](const std::string& what) { throw InputError(path + ": " + what); };
+  // A file shorter than the magic number must at least start like one to count as truncated.
+  if (std::memcmp(head.data(), magic, std::min(head_read, sizeof magic)) != 0) {
+    bad("not an edgefem checkpoint (wrong magic number)");
+  }
+  if (head_read < header_bytes) {
+    bad("truncated checkpoint: the file has " + std::to_string(size) + " bytes, less than the " +
+        std::to_string(header_bytes) + "-byte header");
+  }
+  const auto version = get<std::uint32_t>(head, off_version);
+  if (version != format_version) {
+    bad("checkpoint format version " + std::to_string(version) + ", this edgefem reads version " +
+        std::to_string(format_version));
+  }
+  Layout layout;
+  layout.n_fields = get<std::uint32_t>(head, off_n_fields);
+  layout.n_vertices = get<std::int64_t>(head, off_n_vertices);
+  layout.job_bytes = get<std::uint64_t>(head, off_job_bytes);
+  if (layout.n_fields > max_fields) {
+    bad("corrupt checkpoint header: " + std::to_string(layout.n_fields) + " fields (at most " +
+        std::to_string(max_fields) + ")");
+  }
+  if (layout.n_vertices < 0 || layout.n_vertices > max_vertices) {
+    bad("corrupt checkpoint header: vertex count " + std::to_string(layout.n_vertices));
+  }
+  if (layout.job_bytes > max_job_bytes) {
+    bad("corrupt checkpoint header: job text of " + std::to_string(layout.job_bytes) + " bytes");
+  }
+  if (size != layout.total_bytes()) {
+    bad(std::string(size < layout.total_bytes() ? "truncated" : "corrupt") + " checkpoint: the header announces " +
+        std::to_string(layout.total_bytes()) + " bytes, the file has " + std::to_string(size));
+  }
+  return layout;
+}
+
+std::string missing_end_marker() { return "truncated or corrupt checkpoint: the end marker 'EDGEFEM-END' is missing"; }
 
 std::string mpi_error_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -410,6 +460,9 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_ver
     put<double>(head, off_time, state.time);
     put<double>(head, off_dt, state.dt);
     put<std::uint64_t>(head, off_job_bytes, layout.job_bytes);
+    put<std::uint64_t>(head, off_run_id, state.run_id);
+    put<std::int64_t>(head, off_run_started, state.run_started);
+    put<std::int64_t>(head, off_written, now_ns());
     put_name(head, off_integrator, state.integrator);
     for (std::size_t f = 0; f < state.field_names.size(); ++f)
       put_name(head, off_names + f * name_bytes, state.field_names[f]);
@@ -538,41 +591,11 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
       if (size == 0) bad("truncated checkpoint: the file is empty");
       const std::size_t head_read = static_cast<std::size_t>(std::min<MPI_Offset>(size, header_bytes));
       read_at(0, head.data(), head_read, "header");
-      // A file shorter than the magic number must at least start like one to count as truncated.
-      if (std::memcmp(head.data(), magic, std::min(head_read, sizeof magic)) != 0) {
-        bad("not an edgefem checkpoint (wrong magic number)");
-      }
-      if (head_read < header_bytes) {
-        bad("truncated checkpoint: the file has " + std::to_string(size) + " bytes, less than the " +
-            std::to_string(header_bytes) + "-byte header");
-      }
-      const auto version = get<std::uint32_t>(head, off_version);
-      if (version != format_version) {
-        bad("checkpoint format version " + std::to_string(version) + ", this edgefem reads version " +
-            std::to_string(format_version));
-      }
-      Layout layout;
-      layout.n_fields = get<std::uint32_t>(head, off_n_fields);
-      layout.n_vertices = get<std::int64_t>(head, off_n_vertices);
-      layout.job_bytes = get<std::uint64_t>(head, off_job_bytes);
-      if (layout.n_fields > max_fields) {
-        bad("corrupt checkpoint header: " + std::to_string(layout.n_fields) + " fields (at most " +
-            std::to_string(max_fields) + ")");
-      }
-      if (layout.n_vertices < 0 || layout.n_vertices > max_vertices) {
-        bad("corrupt checkpoint header: vertex count " + std::to_string(layout.n_vertices));
-      }
-      if (layout.job_bytes > max_job_bytes) {
-        bad("corrupt checkpoint header: job text of " + std::to_string(layout.job_bytes) + " bytes");
-      }
-      if (size != layout.total_bytes()) {
-        bad(std::string(size < layout.total_bytes() ? "truncated" : "corrupt") + " checkpoint: the header announces " +
-            std::to_string(layout.total_bytes()) + " bytes, the file has " + std::to_string(size));
-      }
+      const Layout layout = check_header(path, head, head_read, size);
       char end[sizeof trailer];
       read_at(layout.trailer_offset(), end, sizeof end, "end marker");
       if (std::memcmp(end, trailer, sizeof trailer) != 0) {
-        bad("truncated or corrupt checkpoint: the end marker 'EDGEFEM-END' is missing");
+        bad(missing_end_marker());
       }
       job_text.resize(static_cast<std::size_t>(layout.job_bytes));
       if (!job_text.empty()) read_at(header_bytes, job_text.data(), job_text.size(), "job text");
@@ -601,6 +624,9 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
   state.time = get<double>(head, off_time);
   state.dt = get<double>(head, off_dt);
   state.integrator = get_name(head, off_integrator);
+  state.run_id = get<std::uint64_t>(head, off_run_id);
+  state.run_started = get<std::int64_t>(head, off_run_started);
+  state.written = get<std::int64_t>(head, off_written);
   state.job_text = std::move(job_text);
   for (std::size_t f = 0; f < layout.n_fields; ++f)
     state.field_names.push_back(get_name(head, off_names + f * name_bytes));
@@ -634,6 +660,32 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
   failure.check_mpi(MPI_File_close(&fh), path, "closing the checkpoint", true);
   if (any_failed(comm, failure)) raise(failure);
   return state;
+}
+
+CheckpointInfo read_checkpoint_info(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the checkpoint: " + std::strerror(errno));
+  in.seekg(0, std::ios::end);
+  const std::int64_t size = static_cast<std::int64_t>(in.tellg());
+  if (size <= 0) throw InputError(path + ": truncated checkpoint: the file is empty");
+  std::vector<char> head(header_bytes, 0);
+  const std::size_t head_read = static_cast<std::size_t>(std::min<std::int64_t>(size, header_bytes));
+  in.seekg(0);
+  in.read(head.data(), static_cast<std::streamsize>(head_read));
+  if (!in) throw InputError(path + ": short read of the header");
+  const Layout layout = check_header(path, head, head_read, size);
+  char end[sizeof trailer];
+  in.seekg(static_cast<std::streamoff>(layout.trailer_offset()));
+  in.read(end, sizeof end);
+  if (!in || std::memcmp(end, trailer, sizeof trailer) != 0) throw InputError(path + ": " + missing_end_marker());
+  CheckpointInfo info;
+  info.path = path;
+  info.step = get<std::int64_t>(head, off_step);
+  info.time = get<double>(head, off_time);
+  info.run_id = get<std::uint64_t>(head, off_run_id);
+  info.run_started = get<std::int64_t>(head, off_run_started);
+  info.written = get<std::int64_t>(head, off_written);
+  return info;
 }
 
 }  // namespace edgefem

@@ -18,7 +18,13 @@
 ///     uint64    byte length L of the job text
 ///     char[32]  integrator name, NUL-padded
 ///     F x char[32] field names, NUL-padded (e.g. "position", "velocity")
+///     zero padding to byte 352
+///     uint64    run id (0: written before run ids: an "unknown" run)
+///     int64     when the run started, nanoseconds since the Unix epoch (0: unknown)
+///     int64     when this checkpoint was written, nanoseconds since the Unix epoch (0: unknown)
 ///     zero padding to 512 bytes
+///   (The run fields use bytes that version 1 left zero: files without them read as run 0, and older
+///   edgefem versions read the new files.)
 ///   job text: L bytes (the YAML of the job that wrote the checkpoint), zero-padded to a multiple of 8
 ///   F fields, each N x 3 float64 (vertex-major: x, y, z of vertex 0, then vertex 1, ...)
 ///   trailer: char[16] "EDGEFEM-END\0\0\0\0\0"
@@ -40,6 +46,22 @@ struct CheckpointState {
   std::vector<std::string> field_names;       ///< at most 8, each at most 31 characters
   /// Per field: 3 values per vertex of `owned_original` (in that order) on this rank.
   std::vector<std::vector<double>> fields;
+  /// The run that wrote the checkpoint (io/checkpoint_series.hpp): drawn when a run starts fresh, kept by a
+  /// run restarted from it. 0: written before run ids existed.
+  std::uint64_t run_id = 0;
+  std::int64_t run_started = 0;  ///< when that run started fresh, ns since the Unix epoch (0: unknown)
+  /// When the file was written, ns since the Unix epoch (0: unknown); set by write_checkpoint, not read by it.
+  std::int64_t written = 0;
+};
+
+/// A checkpoint's header without its fields, read by one process without MPI (listing a directory).
+struct CheckpointInfo {
+  std::string path;
+  std::int64_t step = 0;
+  double time = 0.0;
+  std::uint64_t run_id = 0;
+  std::int64_t run_started = 0;
+  std::int64_t written = 0;
 };
 
 /// Collective. `owned_original[i]` is the input-mesh index of this rank's i-th owned vertex; every vertex
@@ -55,5 +77,9 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_ver
 /// count different from `n_vertices` ("checkpoint has N vertices, the job's mesh has M").
 CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
                                 std::span<const std::int64_t> owned_original);
+
+/// Not collective. The header of `path`; throws InputError naming the file if it is not a complete
+/// checkpoint of this format (magic, version, size announced by the header, end marker).
+CheckpointInfo read_checkpoint_info(const std::string& path);
 
 }  // namespace edgefem

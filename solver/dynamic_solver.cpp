@@ -48,6 +48,11 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
   energy_cannot_grow_ = model_.attachments.empty() &&
                         std::all_of(model_.dirichlet.begin(), model_.dirichlet.end(),
                                     [](const DirichletDof& d) { return d.displacement == 0.0 && d.rotation < 0; });
+  {  // each rank sees only its own prescribed dofs: agree, or one rank would call the collective energy() alone
+    int local = energy_cannot_grow_ ? 1 : 0, all = 0;
+    MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, comm_);
+    energy_cannot_grow_ = all == 1;
+  }
 
   NewtonProblem problem{[this](Vec x, Vec r) { residual(x, r); },
                         [this](Vec x, Mat P) {

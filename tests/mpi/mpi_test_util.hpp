@@ -3,9 +3,11 @@
 /// Small helpers shared by the MPI test executables.
 #include <mpi.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "io/job.hpp"
 
@@ -32,6 +34,16 @@ inline Job job_from_yaml(const std::string& dir, const std::string& name, const 
   }
   MPI_Barrier(MPI_COMM_WORLD);
   return read_job(path);
+}
+
+/// The names of the checkpoint files (*.ckpt) in `dir`, not in its subfolders, sorted.
+inline std::vector<std::string> checkpoint_names(const std::filesystem::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.is_regular_file() && e.path().extension() == ".ckpt") out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace edgefem::mpitest

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -15,11 +16,13 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "io/checkpoint.hpp"
+#include "io/checkpoint_series.hpp"
 #include "io/error.hpp"
 #include "partition/collective.hpp"
 #include "tests/mpi/mpi_test_util.hpp"
@@ -415,6 +418,182 @@ TEST_F(Checkpoint, FailedWriteLeavesThePreviousCheckpoint) {
   const CheckpointState read = read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned);
   expect_header(read, make_state(ownership(0)));
   expect_values(read, owned, 3);
+}
+
+// ---- run ids and a run's series of checkpoints (io/checkpoint_series) ------------------------------------
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+TEST_F(Checkpoint, RunIdInTheHeaderAndFilesWithoutOne) {
+  const auto owned = ownership(0);
+  CheckpointState s = make_state(owned);
+  s.run_id = 0x0123456789abcdefULL;
+  s.run_started = 1700000000123456789;
+  s.written = 42;  // ignored: the writer stamps the time
+  const std::int64_t before = now_ns();
+  write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s);
+  const std::int64_t after = now_ns();
+  if (world_rank() == 0) {  // bytes 352, 360, 368 (README "Checkpoints and restart")
+    std::ifstream in(file_, std::ios::binary);
+    std::vector<char> head(512);
+    in.read(head.data(), 512);
+    std::uint64_t id = 0;
+    std::int64_t started = 0, written = 0;
+    std::memcpy(&id, head.data() + 352, 8);
+    std::memcpy(&started, head.data() + 360, 8);
+    std::memcpy(&written, head.data() + 368, 8);
+    EXPECT_EQ(id, 0x0123456789abcdefULL);
+    EXPECT_EQ(started, 1700000000123456789);
+    EXPECT_GE(written, before);
+    EXPECT_LE(written, after);
+    EXPECT_TRUE(std::all_of(head.begin() + 376, head.end(), [](char c) { return c == 0; }));
+    const CheckpointInfo info = read_checkpoint_info(file_);
+    EXPECT_EQ(info.path, file_);
+    EXPECT_EQ(info.step, s.step);
+    EXPECT_EQ(bits(info.time), bits(s.time));
+    EXPECT_EQ(info.run_id, s.run_id);
+    EXPECT_EQ(info.run_started, s.run_started);
+    EXPECT_EQ(info.written, written);
+  }
+  const CheckpointState read = read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, ownership(2));
+  EXPECT_EQ(read.run_id, s.run_id);
+  EXPECT_EQ(read.run_started, s.run_started);
+  EXPECT_GE(read.written, before);
+  EXPECT_LE(read.written, after);
+
+  // A file of an edgefem without run ids (those bytes zero) reads as run 0 with all its values.
+  patch(352, std::string(24, '\0'));
+  const CheckpointState old = read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, ownership(2));
+  EXPECT_EQ(old.run_id, 0u);
+  EXPECT_EQ(old.run_started, 0);
+  EXPECT_EQ(old.written, 0);
+  expect_header(old, s);
+  expect_values(old, ownership(2), 3);
+  if (world_rank() == 0) {
+    EXPECT_EQ(read_checkpoint_info(file_).run_id, 0u);
+    EXPECT_EQ(describe_run(CheckpointRun{}), "a run without id (an older edgefem)");
+    EXPECT_EQ(describe_run(CheckpointRun{0xabcULL, 0}), "run 0000000000000abc");
+    EXPECT_EQ(describe_run(CheckpointRun{0xabcULL, 1700000000123456789}),
+              "run 0000000000000abc started 2023-11-14 22:13:20 UTC");
+  }
+}
+
+TEST_F(Checkpoint, InfoOfDamagedFilesFails) {
+  write_good();
+  on_rank0([&] { fs::resize_file(file_, fs::file_size(file_) - 1); });
+  if (world_rank() == 0) {
+    try {
+      (void)read_checkpoint_info(file_);
+      ADD_FAILURE() << "no exception";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(file_ + ": truncated checkpoint: the header announces"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_THROW((void)read_checkpoint_info(file_ + ".none"), InputError);
+  }
+}
+
+using mpitest::checkpoint_names;
+
+/// make_state() at `step`.
+CheckpointState state_at(const std::vector<std::int64_t>& owned, std::int64_t step) {
+  CheckpointState s = make_state(owned);
+  s.step = step;
+  return s;
+}
+
+using Names = std::vector<std::string>;
+
+TEST_F(Checkpoint, SeriesRotatesOnlyItsOwnAndSetsOtherRunsAside) {
+  const auto owned = ownership(0);
+  const std::string dir = dir_.string();
+  auto state = [&](std::int64_t step) { return state_at(owned, step); };
+  // An earlier run with higher step numbers.
+  CheckpointSeries first(MPI_COMM_WORLD, dir, std::nullopt);
+  EXPECT_NE(first.run().id, 0u);
+  EXPECT_TRUE(first.set_aside_other_runs().empty());
+  for (std::int64_t step : {10, 15, 20}) first.write(n_vertices, owned, state(step));
+  EXPECT_EQ(checkpoint_names(dir_), (Names{"checkpoint_000015.ckpt", "checkpoint_000020.ckpt"}));
+
+  // A fresh run: a new id on every rank, the earlier run's checkpoints moved aside (the same line on every rank).
+  CheckpointSeries second(MPI_COMM_WORLD, dir, std::nullopt);
+  std::uint64_t ids[2] = {second.run().id, second.run().id};
+  MPI_Allreduce(MPI_IN_PLACE, &ids[0], 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &ids[1], 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(ids[0], ids[1]);
+  EXPECT_NE(second.run().id, first.run().id);
+  EXPECT_GE(second.run().started, first.run().started);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(first.run().id));
+  const fs::path aside = dir_ / (std::string("previous_run_") + hex);
+  const std::vector<std::string> lines = second.set_aside_other_runs();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "moved 2 checkpoints of another run (" + describe_run(first.run()) + ", steps 15 and 20) from '" +
+                          dir + "' to '" + aside.string() + "/'");
+  EXPECT_EQ(checkpoint_names(aside), (Names{"checkpoint_000015.ckpt", "checkpoint_000020.ckpt"}));
+
+  // Rotation keeps this run's two newest and never touches a checkpoint of another run, even one that appears
+  // in the directory meanwhile with a higher step.
+  const std::string path = second.write(n_vertices, owned, state(2));
+  EXPECT_EQ(path, (dir_ / "checkpoint_000002.ckpt").string());
+  on_rank0([&] { fs::copy_file(aside / "checkpoint_000020.ckpt", dir_ / "checkpoint_000030.ckpt"); });
+  second.write(n_vertices, owned, state(5));
+  EXPECT_EQ(checkpoint_names(dir_), (Names{"checkpoint_000002.ckpt", "checkpoint_000005.ckpt", "checkpoint_000030.ckpt"}));
+  second.write(n_vertices, owned, state(10));
+  EXPECT_EQ(checkpoint_names(dir_), (Names{"checkpoint_000005.ckpt", "checkpoint_000010.ckpt", "checkpoint_000030.ckpt"}));
+  EXPECT_EQ(checkpoint_names(aside), (Names{"checkpoint_000015.ckpt", "checkpoint_000020.ckpt"}));
+
+  // --restart DIR: the newest run's newest checkpoint, not the other run's higher step.
+  const RestartChoice choice = choose_restart_checkpoint(MPI_COMM_WORLD, dir);
+  EXPECT_EQ(choice.path, (dir_ / "checkpoint_000010.ckpt").string());
+  EXPECT_TRUE(choice.notes.empty());
+  const CheckpointState resumed = read_checkpoint(MPI_COMM_WORLD, choice.path, n_vertices, owned);
+  EXPECT_EQ(resumed.step, 10);
+  EXPECT_EQ(resumed.run_id, second.run().id);
+  EXPECT_EQ(resumed.run_started, second.run().started);
+
+  // Moving aside again: the folder of the same run already holds those names, so a second folder is made.
+  on_rank0([&] { fs::copy_file(aside / "checkpoint_000015.ckpt", dir_ / "checkpoint_000015.ckpt"); });
+  CheckpointSeries third(MPI_COMM_WORLD, dir, CheckpointRun{second.run()});
+  EXPECT_EQ(third.run().id, second.run().id);
+  EXPECT_EQ(third.set_aside_other_runs().size(), 1u);
+  EXPECT_EQ(checkpoint_names(dir_), (Names{"checkpoint_000005.ckpt", "checkpoint_000010.ckpt"}));
+  EXPECT_EQ(checkpoint_names(aside.string() + "_2"), (Names{"checkpoint_000015.ckpt", "checkpoint_000030.ckpt"}));
+}
+
+TEST_F(Checkpoint, ARestartFromAnEarlierCheckpointSupersedesTheLaterOnes) {
+  const auto owned = ownership(0);
+  const std::string dir = dir_.string();
+  auto state = [&](std::int64_t step) { return state_at(owned, step); };
+  CheckpointSeries first(MPI_COMM_WORLD, dir, std::nullopt);
+  for (std::int64_t step : {5, 10}) first.write(n_vertices, owned, state(step));
+  // Continued from step 5 (same run): step 6 is newer than the first attempt's step 10.
+  CheckpointSeries again(MPI_COMM_WORLD, dir, first.run());
+  EXPECT_EQ(again.run().id, first.run().id);
+  EXPECT_EQ(again.run().started, first.run().started);
+  EXPECT_TRUE(again.set_aside_other_runs().empty());
+  again.write(n_vertices, owned, state(6));
+  EXPECT_EQ(checkpoint_names(dir_), (Names{"checkpoint_000006.ckpt", "checkpoint_000010.ckpt"}));
+  EXPECT_EQ(choose_restart_checkpoint(MPI_COMM_WORLD, dir).path, (dir_ / "checkpoint_000006.ckpt").string());
+  again.write(n_vertices, owned, state(7));
+  EXPECT_EQ(checkpoint_names(dir_), (Names{"checkpoint_000006.ckpt", "checkpoint_000007.ckpt"}));
+
+  // An unreadable file is skipped with a note; a directory without a complete checkpoint is an input error.
+  on_rank0([&] { std::ofstream(dir_ / "checkpoint_000099.ckpt") << "not a checkpoint"; });
+  const RestartChoice choice = choose_restart_checkpoint(MPI_COMM_WORLD, dir);
+  EXPECT_EQ(choice.path, (dir_ / "checkpoint_000007.ckpt").string());
+  ASSERT_EQ(choice.notes.size(), 1u);
+  EXPECT_EQ(choice.notes[0], "skipping " + (dir_ / "checkpoint_000099.ckpt").string() +
+                                 ": not an edgefem checkpoint (wrong magic number)");
+  const std::string empty = (dir_ / "empty").string();
+  on_rank0([&] { fs::create_directories(empty); });
+  expect_throw_everywhere<CollectiveError>([&] { (void)choose_restart_checkpoint(MPI_COMM_WORLD, empty); },
+                                           "--restart: no complete checkpoint_*.ckpt in directory '" + empty + "'");
+  // A path that is not a directory is taken as it is (read_checkpoint reports a missing file).
+  EXPECT_EQ(choose_restart_checkpoint(MPI_COMM_WORLD, empty + "/x.ckpt").path, empty + "/x.ckpt");
 }
 
 }  // namespace
