@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+#include <utility>
 
 namespace edgefem {
 namespace {
@@ -269,14 +270,11 @@ bool DynamicSolver::attempt(double h, std::string& why) {
     return false;
   }
   const double time_n = time_;
-  if (energy_cannot_grow_) {
-    EDGEFEM_PETSC(VecCopy(v_, saved_v_));
-    EDGEFEM_PETSC(VecCopy(a_, saved_a_));
-    EDGEFEM_PETSC(VecCopy(g_, saved_g_));
-    EDGEFEM_PETSC(VecCopy(w_, saved_w_));
-    EDGEFEM_PETSC(VecCopy(h_, saved_h_));
-    EDGEFEM_PETSC(VecCopy(slope_, saved_slope_));
-  }
+  // The rates and work the acceptance below overwrites, and their copies (restored if the step is rejected).
+  const std::array<std::pair<Vec, Vec>, 6> kept = {{{v_, saved_v_}, {a_, saved_a_}, {g_, saved_g_}, {w_, saved_w_},
+                                                    {h_, saved_h_}, {slope_, saved_slope_}}};
+  if (energy_cannot_grow_)
+    for (const auto& [state, copy] : kept) EDGEFEM_PETSC(VecCopy(state, copy));
   // Accept: v = rate(u, v_n) (and a = rate(v - v_n, a_n), g = rate(f - f_n, g_n) for Newmark), the external
   // work, then the time. Linearized Euler solved for v directly.
   if (linearized) {
@@ -332,12 +330,7 @@ bool DynamicSolver::attempt(double h, std::string& why) {
                       "energies involved, more than %g) in a run that can only keep or lose it",
                       before.total(), now.total(), growth / scale, kEnergyGrowth);
         why = text;
-        EDGEFEM_PETSC(VecCopy(saved_v_, v_));
-        EDGEFEM_PETSC(VecCopy(saved_a_, a_));
-        EDGEFEM_PETSC(VecCopy(saved_g_, g_));
-        EDGEFEM_PETSC(VecCopy(saved_w_, w_));
-        EDGEFEM_PETSC(VecCopy(saved_h_, h_));
-        EDGEFEM_PETSC(VecCopy(saved_slope_, slope_));
+        for (const auto& [state, copy] : kept) EDGEFEM_PETSC(VecCopy(copy, state));
         EDGEFEM_PETSC(VecCopy(x_n_, x_));
         time_ = time_n;
         newton_->rebuild_preconditioner();
@@ -475,7 +468,7 @@ std::vector<TimeStepReport> DynamicSolver::run(const std::function<void(long lon
     report.newton_iterations = report.stats.newton_iterations;
     report.ksp_iterations = report.stats.ksp_iterations;
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    report.energy = energy();
+    report.energy = energy_cannot_grow_ ? *accepted_energy_ : energy();  // the check computed it already
     reports.push_back(report);
     if (!quiet_) {
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();

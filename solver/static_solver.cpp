@@ -61,15 +61,19 @@ void StaticSolver::residual(Vec x, Vec r) {
     ra.span()[d.dof] = xa.span()[d.dof] - prescribed_position(model_, d, mesh_.mesh.coords, load_factor_);
 }
 
-void StaticSolver::jacobian(Vec x, Mat P) {
-  assembler_.set_positions(x);
+MatrixCoefficients StaticSolver::coefficients() {
   MatrixCoefficients c;
   if (!model_.attachments.empty()) {
     std::fill(attachment_diagonal_.begin(), attachment_diagonal_.end(), 0.0);
     add_attachment_terms(model_, mesh_.mesh.coords, load_factor_, {}, {}, 0.0, {}, attachment_diagonal_);
     c.diagonal = attachment_diagonal_;
   }
-  assembler_.stiffness(P, c);
+  return c;
+}
+
+void StaticSolver::jacobian(Vec x, Mat P) {
+  assembler_.set_positions(x);
+  assembler_.stiffness(P, coefficients());
 }
 
 bool StaticSolver::load_step(double to, std::string& why) {
@@ -95,12 +99,7 @@ void StaticSolver::tangent_predict(Vec x, double to) {
   }
   load_factor_ = to;
   assembler_.set_positions(x);
-  MatrixCoefficients c;
-  if (!model_.attachments.empty()) {
-    std::fill(attachment_diagonal_.begin(), attachment_diagonal_.end(), 0.0);
-    add_attachment_terms(model_, mesh_.mesh.coords, load_factor_, {}, {}, 0.0, {}, attachment_diagonal_);
-    c.diagonal = attachment_diagonal_;
-  }
+  MatrixCoefficients c = coefficients();
   c.lift_in = lift_in_;
   c.lift_out = lift_out_;
   assembler_.stiffness(assembler_.matrix(), c);

@@ -74,6 +74,8 @@ class StaticSolver {
 
  private:
   void residual(Vec x, Vec r);
+  /// The matrix coefficients at the current load factor: the attachments' springs on the diagonal.
+  [[nodiscard]] MatrixCoefficients coefficients();
   void jacobian(Vec x, Mat P);
   void set_prescribed(Vec x, double load_factor);
   /// The first step's predictor (no converged states to extrapolate yet): x moved by one linear solve with the
