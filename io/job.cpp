@@ -1,5 +1,5 @@
 /// \file job.cpp
-/// Job-file parsing (DESIGN.md, "Job file"): YAML -> typed Job, with messages that name the file, the line,
+/// Job-file parsing (docs/design.md, "Job contract"): YAML -> typed Job, with messages that name the file, the line,
 /// the full key path, the bad value and what was expected.
 #include "io/job.hpp"
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file job.hpp
-/// The typed job description parsed from YAML (contract in shared/DESIGN.md, "Job file").
+/// The typed job description parsed from YAML (contract in docs/design.md, "Job contract").
 /// Every path in a Job is already resolved relative to the job file's directory.
 #include <array>
 #include <optional>

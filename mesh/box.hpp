@@ -1,6 +1,6 @@
 #pragma once
 /// \file box.hpp
-/// Mesh generators (DESIGN.md, "generate").
+/// Mesh generators (docs/design.md, "Job contract": mesh.generate).
 #include <array>
 
 #include "mesh/mesh.hpp"

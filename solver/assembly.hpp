@@ -1,6 +1,6 @@
 #pragma once
 /// \file assembly.hpp
-/// The one place that hands kernel results to PETSc (DESIGN.md: only solver/assembly* calls
+/// The one place that hands kernel results to PETSc (docs/design.md, "Architecture": only solver/assembly* calls
 /// MatSetValues* / VecSetValues*).
 ///
 /// Vectors are ghosted (VecGhost, block size 3): the local form holds the owned vertices then the ghosts,

@@ -300,8 +300,9 @@ TEST(StvkTsep, BlockPatternAndUntouchedVertices) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 5. Distributed exactness (DESIGN.md): formulations built from disjoint subsets of the tets (as ranks do, with
-//    partial L(E), L(P)) sum to the whole; and the race-free gathers give thread-count independent results.
+// 5. Distributed exactness (docs/design.md, "The exact-partition argument"): formulations built from disjoint
+//    subsets of the tets (as ranks do, with partial L(E), L(P)) sum to the whole; the race-free gathers give
+//    thread-count independent results.
 
 TEST(StvkTsep, SubsetsSumToWhole) {
   // Each subset uses the WHOLE material table with its tets' ids (as build_model does per rank and model).
