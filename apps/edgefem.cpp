@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -17,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_series.hpp"
-#include "io/error.hpp"
 #include "io/job.hpp"
 #include "mesh/topology.hpp"
 #include "partition/collective.hpp"
@@ -548,6 +549,14 @@ int command_run(const Arguments& args) {
   return 0;
 }
 
+/// An error possibly thrown on this rank only: report it and abort every rank so that none waits in a collective.
+[[noreturn]] void abort_run(int rank, const char* what) {
+  std::fprintf(stderr, "edgefem: rank %d: fatal error: %s\n", rank, what);
+  std::fflush(stderr);
+  MPI_Abort(PETSC_COMM_WORLD, 2);
+  std::abort();  // (MPI_Abort does not return)
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -574,19 +583,12 @@ int main(int argc, char** argv) {
       code = command_bench(args);
     else
       code = command_info(args);
-  } catch (const InputError& e) {  // thrown identically on every rank
-    if (rank == 0) std::fprintf(stderr, "edgefem: error: %s\n", e.what());
+  } catch (const Error& e) {
+    if (e.scope() != ErrorScope::every_rank) abort_run(rank, e.what());
+    if (rank == 0) std::fprintf(stderr, "edgefem: error: %s\n", e.what());  // the same message on every rank
     code = 1;
-  } catch (const CollectiveError& e) {
-    if (rank == 0) std::fprintf(stderr, "edgefem: error: %s\n", e.what());
-    code = 1;
-  } catch (const SolverError& e) {
-    if (rank == 0) std::fprintf(stderr, "edgefem: error: %s\n", e.what());
-    code = 1;
-  } catch (const std::exception& e) {  // possibly on one rank only: abort so that no rank hangs
-    std::fprintf(stderr, "edgefem: rank %d: fatal error: %s\n", rank, e.what());
-    std::fflush(stderr);
-    MPI_Abort(PETSC_COMM_WORLD, 2);
+  } catch (const std::exception& e) {  // not one of ours: possibly on one rank only
+    abort_run(rank, e.what());
   }
   PetscFinalize();
   return code;

@@ -37,7 +37,7 @@
 #include <system_error>
 #include <utility>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "partition/collective.hpp"
 
 namespace edgefem {

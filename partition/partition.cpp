@@ -8,7 +8,7 @@
 #include <numeric>
 #include <string>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "partition/collective.hpp"
 
 namespace edgefem {
