@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -17,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_series.hpp"
-#include "io/error.hpp"
 #include "io/job.hpp"
 #include "mesh/topology.hpp"
 #include "partition/collective.hpp"
@@ -354,6 +355,76 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
+/// Where a dynamic run starts: at t = 0, or at the checkpoint --restart names.
+struct RestartPoint {
+  std::optional<double> time;        ///< the checkpoint's time; nothing for a run from t = 0
+  std::string path;                  ///< the checkpoint restarted from
+  std::optional<CheckpointRun> run;  ///< the run that wrote it
+};
+
+/// With --restart: reads the chosen checkpoint, checks it against the job (time step, end time; warns about
+/// another integrator or job text) and restores the solver's state from it. Collective.
+RestartPoint restart_if_asked(MPI_Comm comm, const Arguments& args, const Job& job, const LocalMesh& mesh,
+                              const std::vector<std::int64_t>& owned_original, const std::string& job_text,
+                              DynamicSolver& solver) {
+  const DynamicSpec& spec = *job.dynamic;
+  RestartPoint start;
+  if (args.restart.empty()) return start;
+  const RestartChoice choice = choose_restart_checkpoint(comm, args.restart);
+  for (const std::string& note : choice.notes) PetscPrintf(comm, "warning: %s\n", note.c_str());
+  const std::string& path = choice.path;
+  const CheckpointState state = read_checkpoint(comm, path, mesh.n_global_vertices, owned_original);
+  if (std::abs(state.dt - spec.dt) > 1e-12 * spec.dt)
+    throw InputError(job.job_file + ": analysis.dt = " + std::to_string(spec.dt) + " but " + path +
+                     " was written with dt = " + std::to_string(state.dt) + " (a restart keeps the time step)");
+  if (state.step > solver.n_steps())
+    throw InputError(path + ": the checkpoint is at step " + std::to_string(state.step) + " (t = " +
+                     std::to_string(state.time) + "), past the job's end_time (" + std::to_string(solver.n_steps()) +
+                     " steps)");
+  if (state.integrator != spec.integrator)
+    PetscPrintf(comm, "warning: %s was written by integrator %s; continuing with %s\n", path.c_str(),
+                state.integrator.c_str(), spec.integrator.c_str());
+  if (state.job_text != job_text)
+    PetscPrintf(comm, "warning: %s differs from the job file that wrote %s\n", job.job_file.c_str(), path.c_str());
+  solver.restore(state);
+  start.time = state.time;
+  start.path = path;
+  start.run = CheckpointRun{state.run_id, state.run_started};
+  PetscPrintf(comm, "restart from %s: step %lld, t = %.9g (%s%s)\n", path.c_str(), static_cast<long long>(state.step),
+              state.time, describe_run(*start.run).c_str(), state.run_id == 0 ? "; continued under a new run id" : "");
+  return start;
+}
+
+/// The first summary lines of a dynamic run: steps and iterations, where the time went, the last energy and
+/// its largest change from the first output. Collective (a restart at the end time evaluates the energy).
+void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, DynamicSolver& solver,
+                           const std::vector<TimeStepReport>& reports, const EnergyReport& first_energy,
+                           const RestartPoint& start, const PhaseClock& clock, double output_seconds) {
+  int newton = 0, ksp = 0, cut_steps = 0;
+  double step_seconds = 0, max_drift = 0;
+  for (const auto& r : reports) {
+    newton += r.newton_iterations, ksp += r.ksp_iterations, step_seconds += r.seconds;
+    cut_steps += r.substeps > 1;
+    max_drift = std::max(max_drift, std::abs(r.energy.total() - first_energy.total()));
+  }
+  const double total = clock.total();
+  const double n = std::max<double>(1.0, static_cast<double>(reports.size()));
+  // A restart from the final checkpoint computes nothing: report the state it holds.
+  const EnergyReport last_energy = reports.empty() ? solver.energy() : reports.back().energy;
+  if (reports.empty() && start.time)
+    PetscPrintf(comm, "nothing to compute: %s is at the end time (t = %.9g)\n", start.path.c_str(), solver.time());
+  PetscPrintf(comm,
+              "summary: %zu time steps of %s (dt %.6g, t = %.6g), %d Newton iterations, %d KSP iterations, "
+              "%d steps cut\n"
+              "  time: total %.3f s = read %.3f + partition %.3f + set-up %.3f + time steps %.3f s (%.4f s per step) + "
+              "output and checkpoints %.3f s\n"
+              "  energy: kinetic %.9e, strain %.9e, attachment %.9e, external work %.9e; total %.9e "
+              "(largest change from the first output %.3e)\n",
+              reports.size(), spec.integrator.c_str(), spec.dt, solver.time(), newton, ksp, cut_steps, total,
+              clock.read, clock.partition, clock.setup, step_seconds, step_seconds / n, output_seconds, last_energy.kinetic,
+              last_energy.strain, last_energy.attachment, last_energy.external_work, last_energy.total(), max_drift);
+}
+
 int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Model model, PhaseClock& clock) {
   namespace fs = std::filesystem;
   MPI_Comm comm = PETSC_COMM_WORLD;
@@ -363,40 +434,14 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
   std::vector<std::int64_t> owned_original(mesh.original_vertex.begin(), mesh.original_vertex.begin() + mesh.n_owned);
   const std::string job_text = read_text(job.job_file);
 
-  std::optional<double> resume_after;
-  std::string restart_path;
-  std::optional<CheckpointRun> continued;  // the run of the checkpoint restarted from
-  if (!args.restart.empty()) {
-    const RestartChoice choice = choose_restart_checkpoint(comm, args.restart);
-    for (const std::string& note : choice.notes) PetscPrintf(comm, "warning: %s\n", note.c_str());
-    const std::string& path = choice.path;
-    const CheckpointState state = read_checkpoint(comm, path, mesh.n_global_vertices, owned_original);
-    if (std::abs(state.dt - spec.dt) > 1e-12 * spec.dt)
-      throw InputError(job.job_file + ": analysis.dt = " + std::to_string(spec.dt) + " but " + path +
-                       " was written with dt = " + std::to_string(state.dt) + " (a restart keeps the time step)");
-    if (state.step > solver.n_steps())
-      throw InputError(path + ": the checkpoint is at step " + std::to_string(state.step) + " (t = " +
-                       std::to_string(state.time) + "), past the job's end_time (" + std::to_string(solver.n_steps()) +
-                       " steps)");
-    if (state.integrator != spec.integrator)
-      PetscPrintf(comm, "warning: %s was written by integrator %s; continuing with %s\n", path.c_str(),
-                  state.integrator.c_str(), spec.integrator.c_str());
-    if (state.job_text != job_text)
-      PetscPrintf(comm, "warning: %s differs from the job file that wrote %s\n", job.job_file.c_str(), path.c_str());
-    solver.restore(state);
-    resume_after = state.time;
-    restart_path = path;
-    continued = CheckpointRun{state.run_id, state.run_started};
-    PetscPrintf(comm, "restart from %s: step %lld, t = %.9g (%s%s)\n", path.c_str(), static_cast<long long>(state.step),
-                state.time, describe_run(*continued).c_str(), state.run_id == 0 ? "; continued under a new run id" : "");
-  }
-  ResultWriter writer(comm, job.output_directory, mesh, solver.model(), resume_after);
+  const RestartPoint start = restart_if_asked(comm, args, job, mesh, owned_original, job_text, solver);
+  ResultWriter writer(comm, job.output_directory, mesh, solver.model(), start.time);
   // This run's checkpoints: other runs' ones leave the directory, rotation deletes only this run's.
-  CheckpointSeries checkpoints(comm, job.output_directory, continued);
+  CheckpointSeries checkpoints(comm, job.output_directory, start.run);
   for (const std::string& line : checkpoints.set_aside_other_runs()) PetscPrintf(comm, "warning: %s\n", line.c_str());
 
   // energy.csv and reactions.csv: one row per completed step (a restart drops the rows after its step).
-  const std::optional<long long> keep = resume_after ? std::optional<long long>(solver.step()) : std::nullopt;
+  const std::optional<long long> keep = start.time ? std::optional<long long>(solver.step()) : std::nullopt;
   CsvLog energy_log(comm, (fs::path(job.output_directory) / "energy.csv").string(),
                     "step,time,kinetic,strain,attachment,external_work,total", keep);
   ReactionLog reactions(comm, job.output_directory, solver.model(), keep);
@@ -449,34 +494,12 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
                       ", after " + std::to_string(solver.step()) + " complete steps) " + saved);
   }
 
-  int newton = 0, ksp = 0, cut_steps = 0;
-  double step_seconds = 0, max_drift = 0;
-  for (const auto& r : reports) {
-    newton += r.newton_iterations, ksp += r.ksp_iterations, step_seconds += r.seconds;
-    cut_steps += r.substeps > 1;
-    max_drift = std::max(max_drift, std::abs(r.energy.total() - first_energy.total()));
-  }
-  const double total = clock.total();
-  const double n = std::max<double>(1.0, static_cast<double>(reports.size()));
-  // A restart from the final checkpoint computes nothing: report the state it holds.
-  const EnergyReport last_energy = reports.empty() ? solver.energy() : reports.back().energy;
-  if (reports.empty() && resume_after)
-    PetscPrintf(comm, "nothing to compute: %s is at the end time (t = %.9g)\n", restart_path.c_str(), solver.time());
-  PetscPrintf(comm,
-              "summary: %zu time steps of %s (dt %.6g, t = %.6g), %d Newton iterations, %d KSP iterations, "
-              "%d steps cut\n"
-              "  time: total %.3f s = read %.3f + partition %.3f + set-up %.3f + time steps %.3f s (%.4f s per step) + "
-              "output and checkpoints %.3f s\n"
-              "  energy: kinetic %.9e, strain %.9e, attachment %.9e, external work %.9e; total %.9e "
-              "(largest change from the first output %.3e)\n",
-              reports.size(), spec.integrator.c_str(), spec.dt, solver.time(), newton, ksp, cut_steps, total,
-              clock.read, clock.partition, clock.setup, step_seconds, step_seconds / n, output_seconds, last_energy.kinetic,
-              last_energy.strain, last_energy.attachment, last_energy.external_work, last_energy.total(), max_drift);
+  print_dynamic_summary(comm, spec, solver, reports, first_energy, start, clock, output_seconds);
   print_solver_summary(comm, solver.stats(), default_preconditioner_name(job.solver, kind));
   print_state_summary(comm, mesh, solver.local_positions());
   if (!reports.empty()) print_reactions(comm, job, reactions);  // (the reactions of a restart state: reactions.csv)
   PetscPrintf(comm, "  output: %s\n  checkpoint: %s\n", writer.pvd_path().c_str(),
-              (last_checkpoint.empty() ? restart_path : last_checkpoint).c_str());
+              (last_checkpoint.empty() ? start.path : last_checkpoint).c_str());
   return 0;
 }
 
@@ -548,6 +571,14 @@ int command_run(const Arguments& args) {
   return 0;
 }
 
+/// An error possibly thrown on this rank only: report it and abort every rank so that none waits in a collective.
+[[noreturn]] void abort_run(int rank, const char* what) {
+  std::fprintf(stderr, "edgefem: rank %d: fatal error: %s\n", rank, what);
+  std::fflush(stderr);
+  MPI_Abort(PETSC_COMM_WORLD, 2);
+  std::abort();  // (MPI_Abort does not return)
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -574,19 +605,12 @@ int main(int argc, char** argv) {
       code = command_bench(args);
     else
       code = command_info(args);
-  } catch (const InputError& e) {  // thrown identically on every rank
-    if (rank == 0) std::fprintf(stderr, "edgefem: error: %s\n", e.what());
+  } catch (const Error& e) {
+    if (e.scope() != ErrorScope::every_rank) abort_run(rank, e.what());
+    if (rank == 0) std::fprintf(stderr, "edgefem: error: %s\n", e.what());  // the same message on every rank
     code = 1;
-  } catch (const CollectiveError& e) {
-    if (rank == 0) std::fprintf(stderr, "edgefem: error: %s\n", e.what());
-    code = 1;
-  } catch (const SolverError& e) {
-    if (rank == 0) std::fprintf(stderr, "edgefem: error: %s\n", e.what());
-    code = 1;
-  } catch (const std::exception& e) {  // possibly on one rank only: abort so that no rank hangs
-    std::fprintf(stderr, "edgefem: rank %d: fatal error: %s\n", rank, e.what());
-    std::fflush(stderr);
-    MPI_Abort(PETSC_COMM_WORLD, 2);
+  } catch (const std::exception& e) {  // not one of ours: possibly on one rank only
+    abort_run(rank, e.what());
   }
   PetscFinalize();
   return code;

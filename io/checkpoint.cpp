@@ -37,7 +37,7 @@
 #include <system_error>
 #include <utility>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "partition/collective.hpp"
 
 namespace edgefem {
@@ -350,95 +350,158 @@ void check_exclusive_ownership(MPI_Comm comm, const std::string& path, std::int6
   });
 }
 
-}  // namespace
-
-void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
-                      std::span<const std::int64_t> owned_original, const CheckpointState& state) {
-  const int rank = comm_rank(comm);
-
-  // Rank 0's sizes and path define the file; every rank must agree with them.
-  std::array<std::int64_t, 4> root{n_vertices, static_cast<std::int64_t>(state.field_names.size()),
-                                   static_cast<std::int64_t>(state.job_text.size()),
-                                   static_cast<std::int64_t>(path.size())};
-  MPI_Bcast(root.data(), 4, MPI_INT64_T, 0, comm);
-  std::string root_path = path;
-  root_path.resize(static_cast<std::size_t>(root[3]));
-  MPI_Bcast(root_path.data(), static_cast<int>(root[3]), MPI_CHAR, 0, comm);
-  const Layout layout{root[0], static_cast<std::uint64_t>(root[1]), static_cast<std::uint64_t>(root[2])};
-
-  // Phase 1: arguments, each rank its own.
-  std::vector<std::size_t> order;
-  local_step(comm, [&] {
-    if (root_path.empty()) fail("write_checkpoint", "empty file name");
-    if (path != root_path) {
-      fail(root_path,
-           "write_checkpoint called with a different path on rank " + std::to_string(rank) + " ('" + path + "')");
-    }
-    if (n_vertices != layout.n_vertices) {
-      fail(path, "rank " + std::to_string(rank) + " passes n_vertices = " + std::to_string(n_vertices) +
-                     ", rank 0 passes " + std::to_string(layout.n_vertices));
-    }
-    if (n_vertices < 0 || n_vertices > max_vertices) fail(path, "invalid vertex count " + std::to_string(n_vertices));
-    if (rank == 0) {
-      const fs::path dir = parent_directory(path);
-      std::error_code ec;
-      if (!fs::is_directory(dir, ec)) fail(path, "directory '" + dir.string() + "' does not exist");
-      if (state.field_names.size() > max_fields) {
-        fail(path, std::to_string(state.field_names.size()) + " fields, a checkpoint holds at most " +
-                       std::to_string(max_fields));
-      }
-      if (state.fields.size() != state.field_names.size()) {
-        fail(path, std::to_string(state.field_names.size()) + " field names but " +
-                       std::to_string(state.fields.size()) + " fields");
-      }
-      auto check_name = [&](const std::string& name, const std::string& what) {
-        if (name.size() > max_name_length) {
-          fail(path, what + " '" + name + "' is longer than " + std::to_string(max_name_length) + " characters");
-        }
-        if (name.find('\0') != std::string::npos) fail(path, what + " contains a NUL character");
-      };
-      check_name(state.integrator, "integrator name");
-      for (std::size_t f = 0; f < state.field_names.size(); ++f) {
-        if (state.field_names[f].empty()) fail(path, "field " + std::to_string(f) + " has an empty name");
-        check_name(state.field_names[f], "field name");
-        for (std::size_t g = 0; g < f; ++g) {
-          if (state.field_names[g] == state.field_names[f]) {
-            fail(path, "field name '" + state.field_names[f] + "' given twice");
-          }
-        }
-      }
-      if (state.job_text.size() > max_job_bytes) {
-        fail(path, "job text of " + std::to_string(state.job_text.size()) + " bytes (at most " +
-                       std::to_string(max_job_bytes) + ")");
-      }
-    }
-    if (state.fields.size() != layout.n_fields) {
-      fail(path, "rank " + std::to_string(rank) + " passes " + std::to_string(state.fields.size()) +
-                     " fields, rank 0 names " + std::to_string(layout.n_fields));
-    }
-    for (std::size_t f = 0; f < state.fields.size(); ++f) {
-      if (state.fields[f].size() != 3 * owned_original.size()) {
-        const std::string name = f < state.field_names.size() ? "'" + state.field_names[f] + "'" : std::to_string(f);
-        fail(path, "field " + name + " on rank " + std::to_string(rank) + " has " +
-                       std::to_string(state.fields[f].size()) + " values, expected 3 x " +
-                       std::to_string(owned_original.size()) + " owned vertices");
-      }
-    }
-    order = sorted_positions(path, n_vertices, owned_original, rank);
-  });
-
-  // Phase 2: every vertex owned by exactly one rank.
-  std::int64_t mine = static_cast<std::int64_t>(owned_original.size()), total = 0;
+/// Collective: every vertex in [0, n_vertices) owned by exactly one rank (the owned counts add up to
+/// n_vertices, and no vertex is owned twice).
+void check_ownership(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
+                     std::span<const std::int64_t> owned) {
+  std::int64_t mine = static_cast<std::int64_t>(owned.size()), total = 0;
   MPI_Allreduce(&mine, &total, 1, MPI_INT64_T, MPI_SUM, comm);
   if (total != n_vertices) {
     throw CollectiveError(path + ": the ranks own " + std::to_string(total) + " vertices in total, the mesh has " +
                           std::to_string(n_vertices));
   }
-  check_exclusive_ownership(comm, path, n_vertices, owned_original);
+  check_exclusive_ownership(comm, path, n_vertices, owned);
+}
 
-  // Phase 3: write PATH.tmp.
-  const std::string tmp = path + ".tmp";
-  Failure failure;
+/// Collective: rank 0's sizes (vertices, fields, job text) and path define the file. Returns the layout and
+/// sets `root_path` to rank 0's path on every rank.
+Layout broadcast_root_layout(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
+                             const CheckpointState& state, std::string& root_path) {
+  std::array<std::int64_t, 4> root{n_vertices, static_cast<std::int64_t>(state.field_names.size()),
+                                   static_cast<std::int64_t>(state.job_text.size()),
+                                   static_cast<std::int64_t>(path.size())};
+  MPI_Bcast(root.data(), 4, MPI_INT64_T, 0, comm);
+  root_path = path;
+  root_path.resize(static_cast<std::size_t>(root[3]));
+  MPI_Bcast(root_path.data(), static_cast<int>(root[3]), MPI_CHAR, 0, comm);
+  return Layout{root[0], static_cast<std::uint64_t>(root[1]), static_cast<std::uint64_t>(root[2])};
+}
+
+/// Rank 0's part of the argument check: the values only its header holds (directory, field names, integrator
+/// name, job text size). Throws naming `path`.
+void check_header_values(const std::string& path, const CheckpointState& state) {
+  const fs::path dir = parent_directory(path);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) fail(path, "directory '" + dir.string() + "' does not exist");
+  if (state.field_names.size() > max_fields) {
+    fail(path, std::to_string(state.field_names.size()) + " fields, a checkpoint holds at most " +
+                   std::to_string(max_fields));
+  }
+  if (state.fields.size() != state.field_names.size()) {
+    fail(path, std::to_string(state.field_names.size()) + " field names but " + std::to_string(state.fields.size()) +
+                   " fields");
+  }
+  auto check_name = [&](const std::string& name, const std::string& what) {
+    if (name.size() > max_name_length) {
+      fail(path, what + " '" + name + "' is longer than " + std::to_string(max_name_length) + " characters");
+    }
+    if (name.find('\0') != std::string::npos) fail(path, what + " contains a NUL character");
+  };
+  check_name(state.integrator, "integrator name");
+  for (std::size_t f = 0; f < state.field_names.size(); ++f) {
+    if (state.field_names[f].empty()) fail(path, "field " + std::to_string(f) + " has an empty name");
+    check_name(state.field_names[f], "field name");
+    for (std::size_t g = 0; g < f; ++g) {
+      if (state.field_names[g] == state.field_names[f]) fail(path, "field name '" + state.field_names[f] + "' given twice");
+    }
+  }
+  if (state.job_text.size() > max_job_bytes) {
+    fail(path, "job text of " + std::to_string(state.job_text.size()) + " bytes (at most " +
+                   std::to_string(max_job_bytes) + ")");
+  }
+}
+
+/// This rank's write_checkpoint arguments, checked against rank 0's (`root_path`, `layout`) and on their own;
+/// returns the positions of the owned vertices sorted by original index. Throws naming the file.
+std::vector<std::size_t> check_write_arguments(const std::string& path, const std::string& root_path,
+                                               const Layout& layout, std::int64_t n_vertices,
+                                               std::span<const std::int64_t> owned_original,
+                                               const CheckpointState& state, int rank) {
+  if (root_path.empty()) fail("write_checkpoint", "empty file name");
+  if (path != root_path) {
+    fail(root_path, "write_checkpoint called with a different path on rank " + std::to_string(rank) + " ('" + path + "')");
+  }
+  if (n_vertices != layout.n_vertices) {
+    fail(path, "rank " + std::to_string(rank) + " passes n_vertices = " + std::to_string(n_vertices) +
+                   ", rank 0 passes " + std::to_string(layout.n_vertices));
+  }
+  if (n_vertices < 0 || n_vertices > max_vertices) fail(path, "invalid vertex count " + std::to_string(n_vertices));
+  if (rank == 0) check_header_values(path, state);
+  if (state.fields.size() != layout.n_fields) {
+    fail(path, "rank " + std::to_string(rank) + " passes " + std::to_string(state.fields.size()) +
+                   " fields, rank 0 names " + std::to_string(layout.n_fields));
+  }
+  for (std::size_t f = 0; f < state.fields.size(); ++f) {
+    if (state.fields[f].size() != 3 * owned_original.size()) {
+      const std::string name = f < state.field_names.size() ? "'" + state.field_names[f] + "'" : std::to_string(f);
+      fail(path, "field " + name + " on rank " + std::to_string(rank) + " has " + std::to_string(state.fields[f].size()) +
+                     " values, expected 3 x " + std::to_string(owned_original.size()) + " owned vertices");
+    }
+  }
+  return sorted_positions(path, n_vertices, owned_original, rank);
+}
+
+/// What rank 0 writes at offset 0: the header, then the job text padded to 8 bytes.
+std::vector<char> encode_header(const Layout& layout, const CheckpointState& state) {
+  std::vector<char> head(header_bytes + padded8(state.job_text.size()), 0);
+  std::memcpy(head.data(), magic, sizeof magic);
+  put<std::uint32_t>(head, off_version, format_version);
+  put<std::uint32_t>(head, off_n_fields, static_cast<std::uint32_t>(layout.n_fields));
+  put<std::int64_t>(head, off_n_vertices, layout.n_vertices);
+  put<std::int64_t>(head, off_step, state.step);
+  put<double>(head, off_time, state.time);
+  put<double>(head, off_dt, state.dt);
+  put<std::uint64_t>(head, off_job_bytes, layout.job_bytes);
+  put<std::uint64_t>(head, off_run_id, state.run_id);
+  put<std::int64_t>(head, off_run_started, state.run_started);
+  put<std::int64_t>(head, off_written, now_ns());
+  put_name(head, off_integrator, state.integrator);
+  for (std::size_t f = 0; f < state.field_names.size(); ++f) put_name(head, off_names + f * name_bytes, state.field_names[f]);
+  std::memcpy(head.data() + header_bytes, state.job_text.data(), state.job_text.size());
+  return head;
+}
+
+/// The header values of a checkpoint (everything but the job text and the fields).
+CheckpointState decode_header(const std::vector<char>& head, std::size_t n_fields) {
+  CheckpointState state;
+  state.step = get<std::int64_t>(head, off_step);
+  state.time = get<double>(head, off_time);
+  state.dt = get<double>(head, off_dt);
+  state.integrator = get_name(head, off_integrator);
+  state.run_id = get<std::uint64_t>(head, off_run_id);
+  state.run_started = get<std::int64_t>(head, off_run_started);
+  state.written = get<std::int64_t>(head, off_written);
+  for (std::size_t f = 0; f < n_fields; ++f) state.field_names.push_back(get_name(head, off_names + f * name_bytes));
+  return state;
+}
+
+/// After a successful collective access of `count` doubles: records a short transfer ("PATH: WHAT: VERB n of
+/// count values") in `failure`.
+void check_count(Failure& failure, MPI_Status& status, int count, const std::string& path, const std::string& what,
+                 const char* verb, bool is_input = false) {
+  int moved = count;  // (ROMIO leaves the status of a 0-count access unset)
+  if (count > 0) MPI_Get_count(&status, MPI_DOUBLE, &moved);
+  if (moved != count) {
+    failure.set(path + ": " + what + ": " + verb + " " + std::to_string(moved) + " of " + std::to_string(count) +
+                    " values",
+                is_input);
+  }
+}
+
+/// One rank's access to the fields of an open checkpoint file: its owned vertices' original indices,
+/// `order` (their positions sorted by original index) and where failures are recorded.
+struct FieldAccess {
+  MPI_File fh;
+  const std::string& path;
+  std::span<const std::int64_t> owned;
+  const std::vector<std::size_t>& order;
+  std::int64_t n_vertices;
+  Failure& failure;
+};
+
+/// Collective: creates (or truncates) `tmp` on every rank, errors returned; throws on every rank if any fails.
+/// Returns after every rank's truncation of a stale file is done.
+MPI_File create_temporary(MPI_Comm comm, const std::string& path, const std::string& tmp, Failure& failure) {
   MPI_File fh = MPI_FILE_NULL;
   failure.check_mpi(MPI_File_open(comm, tmp.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh), path,
                     "cannot create '" + tmp + "'");
@@ -449,104 +512,70 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_ver
   MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
   failure.check_mpi(MPI_File_set_size(fh, 0), path, "cannot truncate '" + tmp + "'");
   MPI_Barrier(comm);  // no rank writes before every rank's truncation of a stale PATH.tmp is done
-
-  if (rank == 0) {
-    std::vector<char> head(header_bytes + padded8(state.job_text.size()), 0);
-    std::memcpy(head.data(), magic, sizeof magic);
-    put<std::uint32_t>(head, off_version, format_version);
-    put<std::uint32_t>(head, off_n_fields, static_cast<std::uint32_t>(layout.n_fields));
-    put<std::int64_t>(head, off_n_vertices, layout.n_vertices);
-    put<std::int64_t>(head, off_step, state.step);
-    put<double>(head, off_time, state.time);
-    put<double>(head, off_dt, state.dt);
-    put<std::uint64_t>(head, off_job_bytes, layout.job_bytes);
-    put<std::uint64_t>(head, off_run_id, state.run_id);
-    put<std::int64_t>(head, off_run_started, state.run_started);
-    put<std::int64_t>(head, off_written, now_ns());
-    put_name(head, off_integrator, state.integrator);
-    for (std::size_t f = 0; f < state.field_names.size(); ++f)
-      put_name(head, off_names + f * name_bytes, state.field_names[f]);
-    std::memcpy(head.data() + header_bytes, state.job_text.data(), state.job_text.size());
-    MPI_Status status;
-    failure.check_mpi(MPI_File_write_at(fh, 0, head.data(), static_cast<int>(head.size()), MPI_BYTE, &status), path,
-                      "writing the header to '" + tmp + "'");
-    failure.check_mpi(MPI_File_write_at(fh, layout.trailer_offset(), trailer, sizeof trailer, MPI_BYTE, &status), path,
-                      "writing the end marker to '" + tmp + "'");
-  }
-
-  {
-    const FieldView view(owned_original, order, n_vertices);
-    const bool identity = std::is_sorted(owned_original.begin(), owned_original.end());
-    std::vector<double> buffer(identity ? 0 : 3 * order.size());
-    const int count = static_cast<int>(3 * order.size());
-    for (std::size_t f = 0; f < layout.n_fields; ++f) {
-      const std::vector<double>& values = state.fields[f];
-      if (!identity) {
-        for (std::size_t k = 0; k < order.size(); ++k) {
-          for (std::size_t d = 0; d < 3; ++d) buffer[3 * k + d] = values[3 * order[k] + d];
-        }
-      }
-      const double* data = identity ? values.data() : buffer.data();
-      const std::string what = "writing field " + std::to_string(f) + " to '" + tmp + "'";
-      failure.check_mpi(MPI_File_set_view(fh, layout.field_offset(f), MPI_DOUBLE, view.type(), "native", MPI_INFO_NULL),
-                        path, what);
-      MPI_Status status;
-      if (failure.check_mpi(MPI_File_write_all(fh, data, count, MPI_DOUBLE, &status), path, what)) {
-        int written = count;  // (ROMIO leaves the status of a 0-count access unset)
-        if (count > 0) MPI_Get_count(&status, MPI_DOUBLE, &written);
-        if (written != count) {
-          failure.set(path + ": " + what + ": wrote " + std::to_string(written) + " of " + std::to_string(count) +
-                      " values");
-        }
-      }
-    }
-  }
-  failure.check_mpi(MPI_File_sync(fh), path, "syncing '" + tmp + "'");
-  failure.check_mpi(MPI_File_close(&fh), path, "closing '" + tmp + "'");
-
-  // Phase 4: every rank has closed (the agreement is an all-reduce); rank 0 commits.
-  auto remove_tmp = [&] {
-    if (rank == 0) ::unlink(tmp.c_str());
-  };
-  if (any_failed(comm, failure)) {
-    remove_tmp();
-    raise(failure);
-  }
-  if (rank == 0) {
-    try {
-      std::error_code ec;
-      const auto size = fs::file_size(tmp, ec);
-      if (ec) fail(path, "cannot stat '" + tmp + "': " + ec.message());
-      if (size != static_cast<std::uintmax_t>(layout.total_bytes())) {
-        fail(path, "'" + tmp + "' has " + std::to_string(size) + " bytes after writing, expected " +
-                       std::to_string(layout.total_bytes()));
-      }
-      if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        fail(path, "cannot rename '" + tmp + "' into place: " + std::strerror(errno));
-      }
-      fsync_directory(path, parent_directory(path));
-    } catch (const std::exception& e) {
-      failure.set(e.what());
-      ::unlink(tmp.c_str());  // if the rename failed (ENOENT otherwise: harmless)
-    }
-  }
-  if (any_failed(comm, failure)) raise(failure);
+  return fh;
 }
 
-CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
-                                std::span<const std::int64_t> owned_original) {
-  const int rank = comm_rank(comm);
+/// Rank 0: the header and job text at offset 0 and the end marker after the fields of `tmp`.
+void write_header(MPI_File fh, const std::string& path, const std::string& tmp, const Layout& layout,
+                  const CheckpointState& state, Failure& failure) {
+  const std::vector<char> head = encode_header(layout, state);
+  MPI_Status status;
+  failure.check_mpi(MPI_File_write_at(fh, 0, head.data(), static_cast<int>(head.size()), MPI_BYTE, &status), path,
+                    "writing the header to '" + tmp + "'");
+  failure.check_mpi(MPI_File_write_at(fh, layout.trailer_offset(), trailer, sizeof trailer, MPI_BYTE, &status), path,
+                    "writing the end marker to '" + tmp + "'");
+}
 
-  // Phase 1: arguments.
-  std::vector<std::size_t> order;
-  local_step(comm, [&] {
-    if (n_vertices < 0) fail(path, "invalid vertex count " + std::to_string(n_vertices));
-    order = sorted_positions(path, n_vertices, owned_original, rank);
-  });
+/// Collective: writes this rank's values of every field (in sorted order) through its field view.
+void write_fields(const FieldAccess& file, const std::string& tmp, const Layout& layout,
+                  const std::vector<std::vector<double>>& fields) {
+  const FieldView view(file.owned, file.order, file.n_vertices);
+  const bool identity = std::is_sorted(file.owned.begin(), file.owned.end());
+  std::vector<double> buffer(identity ? 0 : 3 * file.order.size());
+  const int count = static_cast<int>(3 * file.order.size());
+  for (std::size_t f = 0; f < layout.n_fields; ++f) {
+    const std::vector<double>& values = fields[f];
+    if (!identity) {
+      for (std::size_t k = 0; k < file.order.size(); ++k) {
+        for (std::size_t d = 0; d < 3; ++d) buffer[3 * k + d] = values[3 * file.order[k] + d];
+      }
+    }
+    const double* data = identity ? values.data() : buffer.data();
+    const std::string what = "writing field " + std::to_string(f) + " to '" + tmp + "'";
+    file.failure.check_mpi(
+        MPI_File_set_view(file.fh, layout.field_offset(f), MPI_DOUBLE, view.type(), "native", MPI_INFO_NULL),
+        file.path, what);
+    MPI_Status status;
+    if (file.failure.check_mpi(MPI_File_write_all(file.fh, data, count, MPI_DOUBLE, &status), file.path, what))
+      check_count(file.failure, status, count, file.path, what, "wrote");
+  }
+}
 
-  // Phase 2: open (rank 0 first looks for the file, for a plain message in the common case).
-  Failure failure;
-  if (rank == 0) {
+/// Rank 0, once every rank has closed `tmp`: checks its size, renames it onto `path` and fsyncs the directory.
+/// A failure is recorded in `failure` and `tmp` removed.
+void commit_on_root(const std::string& path, const std::string& tmp, const Layout& layout, Failure& failure) {
+  try {
+    std::error_code ec;
+    const auto size = fs::file_size(tmp, ec);
+    if (ec) fail(path, "cannot stat '" + tmp + "': " + ec.message());
+    if (size != static_cast<std::uintmax_t>(layout.total_bytes())) {
+      fail(path, "'" + tmp + "' has " + std::to_string(size) + " bytes after writing, expected " +
+                     std::to_string(layout.total_bytes()));
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+      fail(path, "cannot rename '" + tmp + "' into place: " + std::strerror(errno));
+    }
+    fsync_directory(path, parent_directory(path));
+  } catch (const std::exception& e) {
+    failure.set(e.what());
+    ::unlink(tmp.c_str());  // if the rename failed (ENOENT otherwise: harmless)
+  }
+}
+
+/// Collective: opens `path` for reading on every rank, errors returned (rank 0 first looks for the file, for a
+/// plain message in the common case). Throws InputError on every rank if any rank cannot open it.
+MPI_File open_checkpoint(MPI_Comm comm, const std::string& path, Failure& failure) {
+  if (comm_rank(comm) == 0) {
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
     if (st.type() == fs::file_type::not_found)
@@ -563,6 +592,120 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
     raise(failure);
   }
   MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+  return fh;
+}
+
+/// Rank 0: reads and validates the header (into `head`), the end marker and the job text of an open
+/// checkpoint. Throws InputError naming `path`.
+void read_header(MPI_File fh, const std::string& path, std::vector<char>& head, std::string& job_text) {
+  auto bad = [&](const std::string& what) { throw InputError(path + ": " + what); };
+  MPI_Offset size = 0;
+  Failure io;
+  if (!io.check_mpi(MPI_File_get_size(fh, &size), path, "cannot get the file size", true)) throw InputError(io.message);
+  auto read_at = [&](MPI_Offset offset, char* data, std::size_t bytes, const char* what) {
+    MPI_Status status;
+    if (!io.check_mpi(MPI_File_read_at(fh, offset, data, static_cast<int>(bytes), MPI_BYTE, &status), path,
+                      std::string("reading the ") + what, true)) {
+      throw InputError(io.message);
+    }
+    int got = 0;
+    MPI_Get_count(&status, MPI_BYTE, &got);
+    if (got != static_cast<int>(bytes)) bad(std::string("short read of the ") + what);
+  };
+  if (size == 0) bad("truncated checkpoint: the file is empty");
+  const std::size_t head_read = static_cast<std::size_t>(std::min<MPI_Offset>(size, header_bytes));
+  read_at(0, head.data(), head_read, "header");
+  const Layout layout = check_header(path, head, head_read, size);
+  char end[sizeof trailer];
+  read_at(layout.trailer_offset(), end, sizeof end, "end marker");
+  if (std::memcmp(end, trailer, sizeof trailer) != 0) bad(missing_end_marker());
+  job_text.resize(static_cast<std::size_t>(layout.job_bytes));
+  if (!job_text.empty()) read_at(header_bytes, job_text.data(), job_text.size(), "job text");
+}
+
+/// Collective: rank 0's header and job text to every rank.
+void broadcast_header(MPI_Comm comm, std::vector<char>& head, std::string& job_text) {
+  MPI_Bcast(head.data(), static_cast<int>(header_bytes), MPI_CHAR, 0, comm);
+  std::int64_t job_bytes = static_cast<std::int64_t>(job_text.size());
+  MPI_Bcast(&job_bytes, 1, MPI_INT64_T, 0, comm);
+  job_text.resize(static_cast<std::size_t>(job_bytes));
+  MPI_Bcast(job_text.data(), static_cast<int>(job_bytes), MPI_CHAR, 0, comm);
+}
+
+/// Collective: reads this rank's values of every field (named `field_names`) through its field view.
+std::vector<std::vector<double>> read_fields(const FieldAccess& file, const Layout& layout,
+                                             const std::vector<std::string>& field_names) {
+  const FieldView view(file.owned, file.order, file.n_vertices);
+  std::vector<double> buffer(3 * file.order.size());
+  const int count = static_cast<int>(buffer.size());
+  std::vector<std::vector<double>> fields(layout.n_fields);
+  for (std::size_t f = 0; f < layout.n_fields; ++f) {
+    const std::string what = "reading field '" + field_names[f] + "'";
+    file.failure.check_mpi(
+        MPI_File_set_view(file.fh, layout.field_offset(f), MPI_DOUBLE, view.type(), "native", MPI_INFO_NULL),
+        file.path, what, true);
+    MPI_Status status;
+    if (file.failure.check_mpi(MPI_File_read_all(file.fh, buffer.data(), count, MPI_DOUBLE, &status), file.path, what,
+                               true))
+      check_count(file.failure, status, count, file.path, what, "read", true);
+    std::vector<double>& values = fields[f];
+    values.resize(buffer.size());
+    for (std::size_t k = 0; k < file.order.size(); ++k) {
+      for (std::size_t d = 0; d < 3; ++d) values[3 * file.order[k] + d] = buffer[3 * k + d];
+    }
+  }
+  return fields;
+}
+
+}  // namespace
+
+void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
+                      std::span<const std::int64_t> owned_original, const CheckpointState& state) {
+  const int rank = comm_rank(comm);
+  std::string root_path;
+  const Layout layout = broadcast_root_layout(comm, path, n_vertices, state, root_path);
+
+  // Phase 1: arguments, each rank its own.
+  std::vector<std::size_t> order;
+  local_step(comm, [&] {
+    order = check_write_arguments(path, root_path, layout, n_vertices, owned_original, state, rank);
+  });
+
+  // Phase 2: every vertex owned by exactly one rank.
+  check_ownership(comm, path, n_vertices, owned_original);
+
+  // Phase 3: write PATH.tmp.
+  const std::string tmp = path + ".tmp";
+  Failure failure;
+  MPI_File fh = create_temporary(comm, path, tmp, failure);
+  if (rank == 0) write_header(fh, path, tmp, layout, state, failure);
+  write_fields(FieldAccess{fh, path, owned_original, order, n_vertices, failure}, tmp, layout, state.fields);
+  failure.check_mpi(MPI_File_sync(fh), path, "syncing '" + tmp + "'");
+  failure.check_mpi(MPI_File_close(&fh), path, "closing '" + tmp + "'");
+
+  // Phase 4: every rank has closed (the agreement is an all-reduce); rank 0 commits.
+  if (any_failed(comm, failure)) {
+    if (rank == 0) ::unlink(tmp.c_str());
+    raise(failure);
+  }
+  if (rank == 0) commit_on_root(path, tmp, layout, failure);
+  if (any_failed(comm, failure)) raise(failure);
+}
+
+CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
+                                std::span<const std::int64_t> owned_original) {
+  const int rank = comm_rank(comm);
+
+  // Phase 1: arguments.
+  std::vector<std::size_t> order;
+  local_step(comm, [&] {
+    if (n_vertices < 0) fail(path, "invalid vertex count " + std::to_string(n_vertices));
+    order = sorted_positions(path, n_vertices, owned_original, rank);
+  });
+
+  // Phase 2: open.
+  Failure failure;
+  MPI_File fh = open_checkpoint(comm, path, failure);
   auto close_and_raise = [&] {
     MPI_File_close(&fh);
     raise(failure);
@@ -573,90 +716,27 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
   std::string job_text;
   if (rank == 0) {
     try {
-      auto bad = [&](const std::string& what) { throw InputError(path + ": " + what); };
-      MPI_Offset size = 0;
-      Failure io;
-      if (!io.check_mpi(MPI_File_get_size(fh, &size), path, "cannot get the file size", true))
-        throw InputError(io.message);
-      auto read_at = [&](MPI_Offset offset, char* data, std::size_t bytes, const char* what) {
-        MPI_Status status;
-        if (!io.check_mpi(MPI_File_read_at(fh, offset, data, static_cast<int>(bytes), MPI_BYTE, &status), path,
-                          std::string("reading the ") + what, true)) {
-          throw InputError(io.message);
-        }
-        int got = 0;
-        MPI_Get_count(&status, MPI_BYTE, &got);
-        if (got != static_cast<int>(bytes)) bad(std::string("short read of the ") + what);
-      };
-      if (size == 0) bad("truncated checkpoint: the file is empty");
-      const std::size_t head_read = static_cast<std::size_t>(std::min<MPI_Offset>(size, header_bytes));
-      read_at(0, head.data(), head_read, "header");
-      const Layout layout = check_header(path, head, head_read, size);
-      char end[sizeof trailer];
-      read_at(layout.trailer_offset(), end, sizeof end, "end marker");
-      if (std::memcmp(end, trailer, sizeof trailer) != 0) {
-        bad(missing_end_marker());
-      }
-      job_text.resize(static_cast<std::size_t>(layout.job_bytes));
-      if (!job_text.empty()) read_at(header_bytes, job_text.data(), job_text.size(), "job text");
+      read_header(fh, path, head, job_text);
     } catch (const InputError& e) {
       failure.set(e.what(), true);
     }
   }
   if (any_failed(comm, failure)) close_and_raise();
-  MPI_Bcast(head.data(), static_cast<int>(header_bytes), MPI_CHAR, 0, comm);
-  std::int64_t job_bytes = static_cast<std::int64_t>(job_text.size());
-  MPI_Bcast(&job_bytes, 1, MPI_INT64_T, 0, comm);
-  job_text.resize(static_cast<std::size_t>(job_bytes));
-  MPI_Bcast(job_text.data(), static_cast<int>(job_bytes), MPI_CHAR, 0, comm);
-
+  broadcast_header(comm, head, job_text);
   const Layout layout{get<std::int64_t>(head, off_n_vertices), get<std::uint32_t>(head, off_n_fields),
-                      static_cast<std::uint64_t>(job_bytes)};
+                      static_cast<std::uint64_t>(job_text.size())};
   if (layout.n_vertices != n_vertices) {
     failure.set(path + ": checkpoint has " + std::to_string(layout.n_vertices) + " vertices, the job's mesh has " +
                     std::to_string(n_vertices),
                 true);
   }
   if (any_failed(comm, failure)) close_and_raise();
-
-  CheckpointState state;
-  state.step = get<std::int64_t>(head, off_step);
-  state.time = get<double>(head, off_time);
-  state.dt = get<double>(head, off_dt);
-  state.integrator = get_name(head, off_integrator);
-  state.run_id = get<std::uint64_t>(head, off_run_id);
-  state.run_started = get<std::int64_t>(head, off_run_started);
-  state.written = get<std::int64_t>(head, off_written);
+  CheckpointState state = decode_header(head, layout.n_fields);
   state.job_text = std::move(job_text);
-  for (std::size_t f = 0; f < layout.n_fields; ++f)
-    state.field_names.push_back(get_name(head, off_names + f * name_bytes));
 
   // Phase 4: every rank reads its owned vertices of every field.
-  {
-    const FieldView view(owned_original, order, n_vertices);
-    std::vector<double> buffer(3 * order.size());
-    const int count = static_cast<int>(buffer.size());
-    state.fields.resize(layout.n_fields);
-    for (std::size_t f = 0; f < layout.n_fields; ++f) {
-      const std::string what = "reading field '" + state.field_names[f] + "'";
-      failure.check_mpi(MPI_File_set_view(fh, layout.field_offset(f), MPI_DOUBLE, view.type(), "native", MPI_INFO_NULL),
-                        path, what, true);
-      MPI_Status status;
-      if (failure.check_mpi(MPI_File_read_all(fh, buffer.data(), count, MPI_DOUBLE, &status), path, what, true)) {
-        int got = count;  // (ROMIO leaves the status of a 0-count access unset)
-        if (count > 0) MPI_Get_count(&status, MPI_DOUBLE, &got);
-        if (got != count) {
-          failure.set(path + ": " + what + ": read " + std::to_string(got) + " of " + std::to_string(count) + " values",
-                      true);
-        }
-      }
-      std::vector<double>& values = state.fields[f];
-      values.resize(buffer.size());
-      for (std::size_t k = 0; k < order.size(); ++k) {
-        for (std::size_t d = 0; d < 3; ++d) values[3 * order[k] + d] = buffer[3 * k + d];
-      }
-    }
-  }
+  state.fields = read_fields(FieldAccess{fh, path, owned_original, order, n_vertices, failure}, layout,
+                             state.field_names);
   failure.check_mpi(MPI_File_close(&fh), path, "closing the checkpoint", true);
   if (any_failed(comm, failure)) raise(failure);
   return state;

@@ -16,7 +16,7 @@
 #include <tuple>
 #include <utility>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "partition/collective.hpp"
 
 namespace edgefem {

@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 
 namespace edgefem {
 namespace {

@@ -40,7 +40,7 @@
 #include <vtkUnstructuredGrid.h>
 #include <vtkXMLUnstructuredGridWriter.h>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 
 namespace edgefem {
 

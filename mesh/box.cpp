@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 
 namespace edgefem {
 namespace {

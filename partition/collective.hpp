@@ -7,20 +7,15 @@
 #include <exception>
 #include <string>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 
 namespace edgefem {
-
-/// Thrown on every rank when any rank failed a collective step; what() is the failing rank's message.
-struct CollectiveError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 /// Broadcast `message` from the lowest rank with failed == true; returns true on every rank if any failed.
 bool agree_on_failure(MPI_Comm comm, bool failed, std::string& message);
 
-/// Run f() on every rank. If it throws on any rank, every rank throws CollectiveError with the message
-/// of the lowest failing rank (InputError messages are passed through unchanged).
+/// Run f() on every rank. If it throws on any rank, every rank throws CollectiveError (core/error.hpp) with the
+/// message of the lowest failing rank (InputError messages are passed through unchanged).
 template <class F>
 void run_collectively(MPI_Comm comm, F&& f) {
   bool failed = false;

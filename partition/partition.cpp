@@ -8,7 +8,7 @@
 #include <numeric>
 #include <string>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "partition/collective.hpp"
 
 namespace edgefem {
@@ -94,6 +94,140 @@ struct Piece {
   std::vector<int> cell_region, facet_region, region_offsets, regions;
   std::vector<GlobalIndex> global_vertex, original_vertex, cell_global, header;  // header: n_owned, first_owned, n_global_vertices, n_global_cells, nodes
 };
+
+/// Calls f on every array of a piece, in the order they travel from rank 0 to their rank.
+template <class P, class F>
+void for_each_array(P& piece, F&& f) {
+  f(piece.header);
+  f(piece.coords);
+  f(piece.cells);
+  f(piece.facets);
+  f(piece.cell_region);
+  f(piece.facet_region);
+  f(piece.region_offsets);
+  f(piece.regions);
+  f(piece.global_vertex);
+  f(piece.original_vertex);
+  f(piece.cell_global);
+}
+
+/// The facets of the file (triangles of a tet mesh, lines of a triangle mesh), sorted with their region tags.
+using TaggedFacets = std::vector<std::pair<Facet, int>>;
+
+/// Region tags per original vertex, CSR: from the cells and from every file facet (boundary or interior).
+struct VertexTags {
+  std::vector<std::pair<LocalIndex, int>> tags;  ///< (vertex, tag), sorted, unique
+  std::vector<int> begin;                        ///< vertex v's tags: tags[begin[v] .. begin[v+1])
+};
+
+/// The file facets of `whole` (sorted, with their tags) and the region tags of every vertex.
+VertexTags tag_vertices(const Mesh& whole, const CellView& cv, TaggedFacets& tagged) {
+  const int fs = cv.nodes - 1;
+  const bool solid = cv.nodes == 4;
+  const auto& file_facets = solid ? whole.triangles : whole.lines;
+  const auto& file_facet_region = solid ? whole.triangle_region : whole.line_region;
+  VertexTags vt;
+  for (LocalIndex c = 0; c < cv.count(); ++c)
+    if ((*cv.region)[c] != 0)
+      for (int k = 0; k < cv.nodes; ++k)
+        vt.tags.emplace_back((*cv.cells)[static_cast<std::size_t>(c) * cv.nodes + k], (*cv.region)[c]);
+  const LocalIndex n_file_facets = static_cast<LocalIndex>(file_facets.size() / fs);
+  for (LocalIndex f = 0; f < n_file_facets; ++f) {
+    const LocalIndex* v = file_facets.data() + static_cast<std::size_t>(f) * fs;
+    tagged.emplace_back(make_facet(v, fs), file_facet_region[f]);
+    if (file_facet_region[f] != 0)
+      for (int k = 0; k < fs; ++k) vt.tags.emplace_back(v[k], file_facet_region[f]);
+  }
+  std::sort(vt.tags.begin(), vt.tags.end());
+  vt.tags.erase(std::unique(vt.tags.begin(), vt.tags.end()), vt.tags.end());
+  vt.begin.assign(static_cast<std::size_t>(whole.n_vertices()) + 1, 0);
+  for (const auto& t : vt.tags) ++vt.begin[t.first + 1];
+  std::partial_sum(vt.begin.begin(), vt.begin.end(), vt.begin.begin());
+  std::sort(tagged.begin(), tagged.end());
+  return vt;
+}
+
+/// The boundary facets of each part's cells, tagged by the matching file facet (0 if none).
+std::vector<TaggedFacets> boundary_facets_per_part(const CellView& cv, const PartitionPlan& plan,
+                                                   const TaggedFacets& tagged) {
+  std::vector<TaggedFacets> part_facets(static_cast<std::size_t>(plan.n_parts));
+  for (const auto& [facet, cell] : boundary_facets(cv)) {
+    auto it = std::lower_bound(tagged.begin(), tagged.end(), std::make_pair(facet, std::numeric_limits<int>::min()));
+    const int tag = (it != tagged.end() && it->first == facet) ? it->second : 0;
+    part_facets[plan.cell_part[cell]].emplace_back(facet, tag);
+  }
+  return part_facets;
+}
+
+/// Part p's piece: its vertices (owned then ghosts) with coordinates, ids and region tags, its cells and its
+/// boundary facets in local numbering. `local_of` (-1 per vertex of `whole`) is scratch, left all -1.
+Piece make_piece(const Mesh& whole, const CellView& cv, const PartitionPlan& plan, int p, const VertexTags& vt,
+                 const TaggedFacets& facets, std::vector<LocalIndex>& local_of) {
+  Piece pc;
+  const auto& verts = plan.part_vertices[p];
+  for (std::size_t i = 0; i < verts.size(); ++i) local_of[verts[i]] = static_cast<LocalIndex>(i);
+  pc.header = {plan.n_owned(p), plan.owned_begin[p], whole.n_vertices(), cv.count(), cv.nodes};
+  pc.coords.reserve(verts.size() * 3);
+  pc.region_offsets.push_back(0);
+  for (LocalIndex v : verts) {
+    for (int d = 0; d < 3; ++d) pc.coords.push_back(whole.coords[3 * static_cast<std::size_t>(v) + d]);
+    pc.global_vertex.push_back(plan.global_id[v]);
+    pc.original_vertex.push_back(v);
+    for (int k = vt.begin[v]; k < vt.begin[v + 1]; ++k) pc.regions.push_back(vt.tags[k].second);
+    pc.region_offsets.push_back(static_cast<int>(pc.regions.size()));
+  }
+  for (LocalIndex c : plan.part_cells[p]) {
+    for (int k = 0; k < cv.nodes; ++k) pc.cells.push_back(local_of[(*cv.cells)[static_cast<std::size_t>(c) * cv.nodes + k]]);
+    pc.cell_region.push_back((*cv.region)[c]);
+    pc.cell_global.push_back(c);
+  }
+  for (const auto& [facet, tag] : facets) {
+    for (int k = 0; k < cv.nodes - 1; ++k) pc.facets.push_back(local_of[facet[k]]);
+    pc.facet_region.push_back(tag);
+  }
+  for (LocalIndex v : verts) local_of[v] = -1;
+  return pc;
+}
+
+/// Rank 0: partitions `whole` into n_parts and cuts it into one piece per part.
+std::vector<Piece> cut_into_pieces(const Mesh& whole, int n_parts) {
+  const PartitionPlan plan = plan_partition(whole, n_parts);
+  const CellView cv = cell_view(whole);
+  TaggedFacets tagged;
+  const VertexTags vt = tag_vertices(whole, cv, tagged);
+  const std::vector<TaggedFacets> part_facets = boundary_facets_per_part(cv, plan, tagged);
+  std::vector<Piece> pieces(static_cast<std::size_t>(n_parts));
+  std::vector<LocalIndex> local_of(static_cast<std::size_t>(whole.n_vertices()), -1);
+  for (int p = 0; p < n_parts; ++p) pieces[p] = make_piece(whole, cv, plan, p, vt, part_facets[p], local_of);
+  return pieces;
+}
+
+/// The LocalMesh a received piece describes (its arrays are moved out).
+LocalMesh to_local_mesh(Piece&& mine) {
+  LocalMesh lm;
+  lm.n_owned = static_cast<LocalIndex>(mine.header[0]);
+  lm.first_owned = mine.header[1];
+  lm.n_global_vertices = mine.header[2];
+  lm.n_global_cells = mine.header[3];
+  lm.mesh.coords = std::move(mine.coords);
+  if (mine.header[4] == 4) {
+    lm.mesh.tets = std::move(mine.cells);
+    lm.mesh.tet_region = std::move(mine.cell_region);
+    lm.mesh.triangles = std::move(mine.facets);
+    lm.mesh.triangle_region = std::move(mine.facet_region);
+  } else {
+    lm.mesh.triangles = std::move(mine.cells);
+    lm.mesh.triangle_region = std::move(mine.cell_region);
+    lm.mesh.lines = std::move(mine.facets);
+    lm.mesh.line_region = std::move(mine.facet_region);
+  }
+  lm.vertex_region_offsets = std::move(mine.region_offsets);
+  lm.vertex_regions = std::move(mine.regions);
+  lm.global_vertex = std::move(mine.global_vertex);
+  lm.original_vertex = std::move(mine.original_vertex);
+  lm.cell_global = std::move(mine.cell_global);
+  return lm;
+}
 
 }  // namespace
 
@@ -191,128 +325,19 @@ LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole) {
 
   std::vector<Piece> pieces;
   run_collectively(comm, [&] {
-    if (rank != 0) return;
-    const PartitionPlan plan = plan_partition(whole, size);
-    const CellView cv = cell_view(whole);
-    const int fs = cv.nodes - 1;
-    const bool solid = cv.nodes == 4;
-    const auto& file_facets = solid ? whole.triangles : whole.lines;
-    const auto& file_facet_region = solid ? whole.triangle_region : whole.line_region;
-
-    // Region tags per original vertex: from cells and from every file facet (boundary or interior).
-    std::vector<std::pair<LocalIndex, int>> vertex_tag;
-    for (LocalIndex c = 0; c < cv.count(); ++c)
-      if ((*cv.region)[c] != 0)
-        for (int k = 0; k < cv.nodes; ++k)
-          vertex_tag.emplace_back((*cv.cells)[static_cast<std::size_t>(c) * cv.nodes + k], (*cv.region)[c]);
-    const LocalIndex n_file_facets = static_cast<LocalIndex>(file_facets.size() / fs);
-    std::vector<std::pair<Facet, int>> tagged;
-    for (LocalIndex f = 0; f < n_file_facets; ++f) {
-      const LocalIndex* v = file_facets.data() + static_cast<std::size_t>(f) * fs;
-      tagged.emplace_back(make_facet(v, fs), file_facet_region[f]);
-      if (file_facet_region[f] != 0)
-        for (int k = 0; k < fs; ++k) vertex_tag.emplace_back(v[k], file_facet_region[f]);
-    }
-    std::sort(vertex_tag.begin(), vertex_tag.end());
-    vertex_tag.erase(std::unique(vertex_tag.begin(), vertex_tag.end()), vertex_tag.end());
-    std::vector<int> tag_begin(static_cast<std::size_t>(whole.n_vertices()) + 1, 0);
-    for (const auto& vt : vertex_tag) ++tag_begin[vt.first + 1];
-    std::partial_sum(tag_begin.begin(), tag_begin.end(), tag_begin.begin());
-    std::sort(tagged.begin(), tagged.end());
-
-    // Boundary facets go to the part of their cell, tagged by the matching file facet.
-    std::vector<std::vector<std::pair<Facet, int>>> part_facets(static_cast<std::size_t>(size));
-    for (const auto& [facet, cell] : boundary_facets(cv)) {
-      auto it = std::lower_bound(tagged.begin(), tagged.end(), std::make_pair(facet, std::numeric_limits<int>::min()));
-      const int tag = (it != tagged.end() && it->first == facet) ? it->second : 0;
-      part_facets[plan.cell_part[cell]].emplace_back(facet, tag);
-    }
-
-    pieces.resize(static_cast<std::size_t>(size));
-    std::vector<LocalIndex> local_of(static_cast<std::size_t>(whole.n_vertices()), -1);
-    for (int p = 0; p < size; ++p) {
-      Piece& pc = pieces[p];
-      const auto& verts = plan.part_vertices[p];
-      for (std::size_t i = 0; i < verts.size(); ++i) local_of[verts[i]] = static_cast<LocalIndex>(i);
-      pc.header = {plan.n_owned(p), plan.owned_begin[p], whole.n_vertices(), cv.count(), cv.nodes};
-      pc.coords.reserve(verts.size() * 3);
-      pc.region_offsets.push_back(0);
-      for (LocalIndex v : verts) {
-        for (int d = 0; d < 3; ++d) pc.coords.push_back(whole.coords[3 * static_cast<std::size_t>(v) + d]);
-        pc.global_vertex.push_back(plan.global_id[v]);
-        pc.original_vertex.push_back(v);
-        for (int k = tag_begin[v]; k < tag_begin[v + 1]; ++k) pc.regions.push_back(vertex_tag[k].second);
-        pc.region_offsets.push_back(static_cast<int>(pc.regions.size()));
-      }
-      for (LocalIndex c : plan.part_cells[p]) {
-        for (int k = 0; k < cv.nodes; ++k)
-          pc.cells.push_back(local_of[(*cv.cells)[static_cast<std::size_t>(c) * cv.nodes + k]]);
-        pc.cell_region.push_back((*cv.region)[c]);
-        pc.cell_global.push_back(c);
-      }
-      for (const auto& [facet, tag] : part_facets[p]) {
-        for (int k = 0; k < fs; ++k) pc.facets.push_back(local_of[facet[k]]);
-        pc.facet_region.push_back(tag);
-      }
-      for (LocalIndex v : verts) local_of[v] = -1;
-    }
+    if (rank == 0) pieces = cut_into_pieces(whole, size);
   });
-
   Piece mine;
   if (rank == 0) {
     for (int p = 1; p < size; ++p) {
-      const Piece& pc = pieces[p];
-      send_vector(comm, p, pc.header);
-      send_vector(comm, p, pc.coords);
-      send_vector(comm, p, pc.cells);
-      send_vector(comm, p, pc.facets);
-      send_vector(comm, p, pc.cell_region);
-      send_vector(comm, p, pc.facet_region);
-      send_vector(comm, p, pc.region_offsets);
-      send_vector(comm, p, pc.regions);
-      send_vector(comm, p, pc.global_vertex);
-      send_vector(comm, p, pc.original_vertex);
-      send_vector(comm, p, pc.cell_global);
+      for_each_array(pieces[p], [&](const auto& array) { send_vector(comm, p, array); });
       pieces[p] = Piece{};
     }
     mine = std::move(pieces[0]);
   } else {
-    recv_vector(comm, mine.header);
-    recv_vector(comm, mine.coords);
-    recv_vector(comm, mine.cells);
-    recv_vector(comm, mine.facets);
-    recv_vector(comm, mine.cell_region);
-    recv_vector(comm, mine.facet_region);
-    recv_vector(comm, mine.region_offsets);
-    recv_vector(comm, mine.regions);
-    recv_vector(comm, mine.global_vertex);
-    recv_vector(comm, mine.original_vertex);
-    recv_vector(comm, mine.cell_global);
+    for_each_array(mine, [&](auto& array) { recv_vector(comm, array); });
   }
-
-  LocalMesh lm;
-  lm.n_owned = static_cast<LocalIndex>(mine.header[0]);
-  lm.first_owned = mine.header[1];
-  lm.n_global_vertices = mine.header[2];
-  lm.n_global_cells = mine.header[3];
-  lm.mesh.coords = std::move(mine.coords);
-  if (mine.header[4] == 4) {
-    lm.mesh.tets = std::move(mine.cells);
-    lm.mesh.tet_region = std::move(mine.cell_region);
-    lm.mesh.triangles = std::move(mine.facets);
-    lm.mesh.triangle_region = std::move(mine.facet_region);
-  } else {
-    lm.mesh.triangles = std::move(mine.cells);
-    lm.mesh.triangle_region = std::move(mine.cell_region);
-    lm.mesh.lines = std::move(mine.facets);
-    lm.mesh.line_region = std::move(mine.facet_region);
-  }
-  lm.vertex_region_offsets = std::move(mine.region_offsets);
-  lm.vertex_regions = std::move(mine.regions);
-  lm.global_vertex = std::move(mine.global_vertex);
-  lm.original_vertex = std::move(mine.original_vertex);
-  lm.cell_global = std::move(mine.cell_global);
-  return lm;
+  return to_local_mesh(std::move(mine));
 }
 
 }  // namespace edgefem

@@ -22,6 +22,42 @@ std::vector<PetscInt> to_petsc(const std::vector<GlobalIndex>& v, std::size_t be
   return out;
 }
 
+/// The PETSc log events of the kernel passes (force; force and stiffness), registered once per process.
+std::array<PetscLogEvent, 2> kernel_log_events() {
+  static const std::array<PetscLogEvent, 2> events = [] {
+    PetscClassId classid = 0;
+    PetscLogEvent force = 0, stiffness = 0;
+    EDGEFEM_PETSC(PetscClassIdRegister("edgefem", &classid));
+    EDGEFEM_PETSC(PetscLogEventRegister("EdgefemForce", classid, &force));
+    EDGEFEM_PETSC(PetscLogEventRegister("EdgefemForceK", classid, &stiffness));
+    return std::array<PetscLogEvent, 2>{force, stiffness};
+  }();
+  return events;
+}
+
+/// A local partial (3 per local vertex) written into v's local form and summed into its owners.
+void sum_over_ranks(Vec v, const std::vector<double>& local_partial) {
+  {
+    LocalForm form(v, false);
+    std::copy(local_partial.begin(), local_partial.end(), form.span().begin());
+  }
+  EDGEFEM_PETSC(VecGhostUpdateBegin(v, ADD_VALUES, SCATTER_REVERSE));
+  EDGEFEM_PETSC(VecGhostUpdateEnd(v, ADD_VALUES, SCATTER_REVERSE));
+}
+
+/// A block-size-3 AIJ matrix of 3 * n_owned rows on this rank, preallocated for the COO entries (i, j).
+/// (MatSetPreallocationCOO may modify the index arrays it is given: callers that keep theirs pass copies.)
+PetscOwner<Mat, MatDestroy> create_coo_matrix(MPI_Comm comm, LocalIndex n_owned, std::vector<PetscInt> coo_i,
+                                              std::vector<PetscInt> coo_j) {
+  PetscOwner<Mat, MatDestroy> matrix;
+  EDGEFEM_PETSC(MatCreate(comm, matrix.address()));
+  EDGEFEM_PETSC(MatSetSizes(matrix, 3 * n_owned, 3 * n_owned, PETSC_DETERMINE, PETSC_DETERMINE));
+  EDGEFEM_PETSC(MatSetType(matrix, MATAIJ));
+  EDGEFEM_PETSC(MatSetBlockSize(matrix, 3));
+  EDGEFEM_PETSC(MatSetPreallocationCOO(matrix, static_cast<PetscCount>(coo_i.size()), coo_i.data(), coo_j.data()));
+  return matrix;
+}
+
 }  // namespace
 
 LocalForm::LocalForm(Vec v, bool read_only) : global_(v) {
@@ -36,17 +72,37 @@ LocalForm::~LocalForm() {
 
 Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
     : comm_(comm), mesh_(mesh), model_(model) {
-  static const std::array<PetscLogEvent, 2> events = [] {
-    PetscClassId classid = 0;
-    PetscLogEvent force = 0, stiffness = 0;
-    EDGEFEM_PETSC(PetscClassIdRegister("edgefem", &classid));
-    EDGEFEM_PETSC(PetscLogEventRegister("EdgefemForce", classid, &force));
-    EDGEFEM_PETSC(PetscLogEventRegister("EdgefemForceK", classid, &stiffness));
-    return std::array<PetscLogEvent, 2>{force, stiffness};
-  }();
+  const std::array<PetscLogEvent, 2> events = kernel_log_events();
   event_force_ = events[0];
   event_stiffness_ = events[1];
 
+  create_vectors();
+  owned_prescribed_.assign(3 * static_cast<std::size_t>(mesh_.n_owned), 0);
+  for (const auto& d : model_.dirichlet) {
+    dirichlet_rows_.push_back(static_cast<PetscInt>(3 * mesh_.global_vertex[d.dof / 3] + d.dof % 3));
+    owned_prescribed_[static_cast<std::size_t>(d.dof)] = 1;
+  }
+  std::vector<PetscInt> coo_i, coo_j;
+  build_coo_pattern(coo_i, coo_j);
+  if (model_.formulations.size() > 1) force_buffer_.assign(3 * static_cast<std::size_t>(mesh_.n_local()), 0.0);
+  {
+    int local = 0, any = 0;
+    for (const auto& f : model_.formulations) local |= f->viscous() ? 1 : 0;
+    MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_LOR, comm_);
+    viscous_ = any != 0;
+    if (viscous_) EDGEFEM_PETSC(VecDuplicate(x_ghost_, velocity_ghost_.address()));
+  }
+  if (model_.consistent_mass) create_consistent_mass_matrix(coo_i, coo_j);
+
+  matrix_ = create_coo_matrix(comm_, mesh_.n_owned, std::move(coo_i), std::move(coo_j));
+  EDGEFEM_PETSC(MatSetOption(matrix_, MAT_KEEP_NONZERO_PATTERN, PETSC_TRUE));
+  MatNullSpace rigid = nullptr;
+  EDGEFEM_PETSC(MatNullSpaceCreateRigidBody(reference_, &rigid));
+  EDGEFEM_PETSC(MatSetNearNullSpace(matrix_, rigid));
+  EDGEFEM_PETSC(MatNullSpaceDestroy(&rigid));
+}
+
+void Assembler::create_vectors() {
   const LocalIndex n_owned = mesh_.n_owned, n_local = mesh_.n_local();
   const std::vector<PetscInt> ghosts = to_petsc(mesh_.global_vertex, static_cast<std::size_t>(n_owned));
   EDGEFEM_PETSC(VecCreateGhostBlock(comm_, 3, 3 * n_owned, PETSC_DECIDE, static_cast<PetscInt>(ghosts.size()),
@@ -57,15 +113,6 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
     LocalForm ref(reference_, false);
     std::copy(mesh_.mesh.coords.begin(), mesh_.mesh.coords.end(), ref.span().begin());
   }
-  // A local partial (3 per local vertex) summed into its owners; returns the owned values.
-  auto sum_over_ranks = [&](Vec v, const std::vector<double>& local_partial) {
-    {
-      LocalForm form(v, false);
-      std::copy(local_partial.begin(), local_partial.end(), form.span().begin());
-    }
-    EDGEFEM_PETSC(VecGhostUpdateBegin(v, ADD_VALUES, SCATTER_REVERSE));
-    EDGEFEM_PETSC(VecGhostUpdateEnd(v, ADD_VALUES, SCATTER_REVERSE));
-  };
   for (const auto& group : model_.loads) {
     loads_.emplace_back();
     EDGEFEM_PETSC(VecDuplicate(x_ghost_, loads_.back().address()));
@@ -84,20 +131,32 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
   EDGEFEM_PETSC(VecCopy(reference_, x_ghost_));
   EDGEFEM_PETSC(VecGhostUpdateBegin(x_ghost_, INSERT_VALUES, SCATTER_FORWARD));
   EDGEFEM_PETSC(VecGhostUpdateEnd(x_ghost_, INSERT_VALUES, SCATTER_FORWARD));
+}
 
-  owned_prescribed_.assign(3 * static_cast<std::size_t>(n_owned), 0);
-  for (const auto& d : model_.dirichlet) {
-    dirichlet_rows_.push_back(static_cast<PetscInt>(3 * mesh_.global_vertex[d.dof / 3] + d.dof % 3));
-    owned_prescribed_[static_cast<std::size_t>(d.dof)] = 1;
+std::vector<char> Assembler::prescribed_local_dofs() const {
+  std::vector<char> prescribed(3 * static_cast<std::size_t>(mesh_.n_local()), 0);
+  PetscOwner<Vec, VecDestroy> mark;
+  EDGEFEM_PETSC(VecDuplicate(x_ghost_, mark.address()));
+  EDGEFEM_PETSC(VecSet(mark, 0.0));
+  {
+    LocalForm m(mark, false);
+    for (const auto& d : model_.dirichlet) m.span()[static_cast<std::size_t>(d.dof)] = 1.0;
   }
+  EDGEFEM_PETSC(VecGhostUpdateBegin(mark, INSERT_VALUES, SCATTER_FORWARD));
+  EDGEFEM_PETSC(VecGhostUpdateEnd(mark, INSERT_VALUES, SCATTER_FORWARD));
+  LocalForm m(mark, true);
+  for (std::size_t i = 0; i < prescribed.size(); ++i) prescribed[i] = m.span()[i] != 0.0;
+  return prescribed;
+}
 
-  // COO pattern: 9 entries per 3x3 block, in the order the formulations write their blocks.
+void Assembler::build_coo_pattern(std::vector<PetscInt>& coo_i, std::vector<PetscInt>& coo_j) {
+  const LocalIndex n_owned = mesh_.n_owned;
+  // 9 entries per 3x3 block, in the order the formulations write their blocks.
   std::size_t n_blocks = 0;
   for (const auto& f : model_.formulations) {
     block_offset_.push_back(n_blocks);
     n_blocks += f->block_pattern().size();
   }
-  std::vector<PetscInt> coo_i, coo_j;
   coo_i.reserve(9 * n_blocks + 3 * static_cast<std::size_t>(n_owned));
   coo_j.reserve(9 * n_blocks + 3 * static_cast<std::size_t>(n_owned));
   const std::vector<PetscInt> global = to_petsc(mesh_.global_vertex, 0);
@@ -108,98 +167,57 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
           coo_i.push_back(3 * global[a] + i);
           coo_j.push_back(3 * global[b] + j);
         }
-  // Prescribed dofs of every rank, seen on this rank's local vertices (owned + ghosts).
-  std::vector<char> prescribed(3 * static_cast<std::size_t>(n_local), 0);
-  {
-    PetscOwner<Vec, VecDestroy> mark;
-    EDGEFEM_PETSC(VecDuplicate(x_ghost_, mark.address()));
-    EDGEFEM_PETSC(VecSet(mark, 0.0));
-    {
-      LocalForm m(mark, false);
-      for (const auto& d : model_.dirichlet) m.span()[static_cast<std::size_t>(d.dof)] = 1.0;
-    }
-    EDGEFEM_PETSC(VecGhostUpdateBegin(mark, INSERT_VALUES, SCATTER_FORWARD));
-    EDGEFEM_PETSC(VecGhostUpdateEnd(mark, INSERT_VALUES, SCATTER_FORWARD));
-    LocalForm m(mark, true);
-    for (std::size_t i = 0; i < prescribed.size(); ++i) prescribed[i] = m.span()[i] != 0.0;
-  }
-  {
-    std::size_t e = 0;
-    for (const auto& f : model_.formulations)
-      for (const auto& [a, b] : f->block_pattern())
-        for (int i = 0; i < 3; ++i)
-          for (int j = 0; j < 3; ++j, ++e)
-          {
-            const std::size_t row = 3 * static_cast<std::size_t>(a) + i, col = 3 * static_cast<std::size_t>(b) + j;
-            if (prescribed[row] || prescribed[col]) coo_prescribed_.push_back(e);
-            if (!prescribed[row] && prescribed[col]) coo_lift_.push_back({e, row, col});
-          }
-  }
+  // The entries in a row or column prescribed on any rank (seen on this rank's local vertices).
+  const std::vector<char> prescribed = prescribed_local_dofs();
+  std::size_t e = 0;
+  for (const auto& f : model_.formulations)
+    for (const auto& [a, b] : f->block_pattern())
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j, ++e) {
+          const std::size_t row = 3 * static_cast<std::size_t>(a) + i, col = 3 * static_cast<std::size_t>(b) + j;
+          if (prescribed[row] || prescribed[col]) coo_prescribed_.push_back(e);
+          if (!prescribed[row] && prescribed[col]) coo_lift_.push_back({e, row, col});
+        }
   n_kernel_entries_ = 9 * n_blocks;
+  // Then the diagonal of every owned dof.
   for (LocalIndex v = 0; v < n_owned; ++v)
     for (int c = 0; c < 3; ++c) {
       coo_i.push_back(3 * global[v] + c);
       coo_j.push_back(3 * global[v] + c);
     }
   coo_values_.assign(coo_i.size(), 0.0);
-  if (model_.formulations.size() > 1) force_buffer_.assign(3 * static_cast<std::size_t>(n_local), 0.0);
+}
 
-  {
-    int local = 0, any = 0;
-    for (const auto& f : model_.formulations) local |= f->viscous() ? 1 : 0;
-    MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_LOR, comm_);
-    viscous_ = any != 0;
-    if (viscous_) EDGEFEM_PETSC(VecDuplicate(x_ghost_, velocity_ghost_.address()));
-  }
-
-  if (model_.consistent_mass) {
-    // P1 consistent mass: m / (n (n + 1)) (1 + delta_ij) I per vertex pair of every cell of n vertices and mass
-    // m (m/20 for tets, m/12 for triangles), on the blocks of the formulation the cell belongs to (its vertex
-    // diagonal and edge blocks are in the pattern).
-    mass_values_.assign(n_kernel_entries_, 0.0);
-    const int n = model_.nodes_per_cell;
-    const std::vector<LocalIndex>& cells = n == 4 ? mesh_.mesh.tets : mesh_.mesh.triangles;
-    for (std::size_t k = 0; k < model_.formulations.size(); ++k) {
-      std::unordered_map<std::uint64_t, std::size_t> block_of;
-      const auto& pattern = model_.formulations[k]->block_pattern();
-      for (std::size_t blk = 0; blk < pattern.size(); ++blk)
-        block_of.try_emplace((static_cast<std::uint64_t>(pattern[blk][0]) << 32) | static_cast<std::uint32_t>(pattern[blk][1]),
-                             block_offset_[k] + blk);
-      for (const LocalIndex t : model_.formulation_cells[k]) {
-        const LocalIndex* v = cells.data() + n * static_cast<std::size_t>(t);
-        const double share = model_.cell_mass[static_cast<std::size_t>(t)] / (n * (n + 1));
-        for (int i = 0; i < n; ++i)
-          for (int j = 0; j < n; ++j) {
-            const auto it = block_of.find((static_cast<std::uint64_t>(v[i]) << 32) | static_cast<std::uint32_t>(v[j]));
-            if (it == block_of.end()) throw PetscFailure("consistent mass: a cell's vertex pair is not in the block pattern");
-            for (int d = 0; d < 3; ++d) mass_values_[9 * it->second + 4 * d] += share * (i == j ? 2.0 : 1.0);
-          }
-      }
+void Assembler::create_consistent_mass_matrix(const std::vector<PetscInt>& coo_i, const std::vector<PetscInt>& coo_j) {
+  // P1 consistent mass: m / (n (n + 1)) (1 + delta_ij) I per vertex pair of every cell of n vertices and mass
+  // m (m/20 for tets, m/12 for triangles), on the blocks of the formulation the cell belongs to (its vertex
+  // diagonal and edge blocks are in the pattern).
+  mass_values_.assign(n_kernel_entries_, 0.0);
+  const int n = model_.nodes_per_cell;
+  const std::vector<LocalIndex>& cells = n == 4 ? mesh_.mesh.tets : mesh_.mesh.triangles;
+  for (std::size_t k = 0; k < model_.formulations.size(); ++k) {
+    std::unordered_map<std::uint64_t, std::size_t> block_of;
+    const auto& pattern = model_.formulations[k]->block_pattern();
+    for (std::size_t blk = 0; blk < pattern.size(); ++blk)
+      block_of.try_emplace((static_cast<std::uint64_t>(pattern[blk][0]) << 32) | static_cast<std::uint32_t>(pattern[blk][1]),
+                           block_offset_[k] + blk);
+    for (const LocalIndex t : model_.formulation_cells[k]) {
+      const LocalIndex* v = cells.data() + n * static_cast<std::size_t>(t);
+      const double share = model_.cell_mass[static_cast<std::size_t>(t)] / (n * (n + 1));
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          const auto it = block_of.find((static_cast<std::uint64_t>(v[i]) << 32) | static_cast<std::uint32_t>(v[j]));
+          if (it == block_of.end()) throw PetscFailure("consistent mass: a cell's vertex pair is not in the block pattern");
+          for (int d = 0; d < 3; ++d) mass_values_[9 * it->second + 4 * d] += share * (i == j ? 2.0 : 1.0);
+        }
     }
-    EDGEFEM_PETSC(MatCreate(comm_, mass_matrix_.address()));
-    EDGEFEM_PETSC(MatSetSizes(mass_matrix_, 3 * n_owned, 3 * n_owned, PETSC_DETERMINE, PETSC_DETERMINE));
-    EDGEFEM_PETSC(MatSetType(mass_matrix_, MATAIJ));
-    EDGEFEM_PETSC(MatSetBlockSize(mass_matrix_, 3));
-    // MatSetPreallocationCOO may modify the index arrays it is given: hand it copies.
-    std::vector<PetscInt> mass_i(coo_i), mass_j(coo_j);
-    EDGEFEM_PETSC(MatSetPreallocationCOO(mass_matrix_, static_cast<PetscCount>(mass_i.size()), mass_i.data(), mass_j.data()));
-    std::vector<double> values(coo_i.size(), 0.0);
-    std::copy(mass_values_.begin(), mass_values_.end(), values.begin());
-    EDGEFEM_PETSC(MatSetValuesCOO(mass_matrix_, values.data(), INSERT_VALUES));
-    EDGEFEM_PETSC(MatAssemblyBegin(mass_matrix_, MAT_FINAL_ASSEMBLY));
-    EDGEFEM_PETSC(MatAssemblyEnd(mass_matrix_, MAT_FINAL_ASSEMBLY));
   }
-
-  EDGEFEM_PETSC(MatCreate(comm_, matrix_.address()));
-  EDGEFEM_PETSC(MatSetSizes(matrix_, 3 * n_owned, 3 * n_owned, PETSC_DETERMINE, PETSC_DETERMINE));
-  EDGEFEM_PETSC(MatSetType(matrix_, MATAIJ));
-  EDGEFEM_PETSC(MatSetBlockSize(matrix_, 3));
-  EDGEFEM_PETSC(MatSetPreallocationCOO(matrix_, static_cast<PetscCount>(coo_i.size()), coo_i.data(), coo_j.data()));
-  EDGEFEM_PETSC(MatSetOption(matrix_, MAT_KEEP_NONZERO_PATTERN, PETSC_TRUE));
-  MatNullSpace rigid = nullptr;
-  EDGEFEM_PETSC(MatNullSpaceCreateRigidBody(reference_, &rigid));
-  EDGEFEM_PETSC(MatSetNearNullSpace(matrix_, rigid));
-  EDGEFEM_PETSC(MatNullSpaceDestroy(&rigid));
+  mass_matrix_ = create_coo_matrix(comm_, mesh_.n_owned, coo_i, coo_j);
+  std::vector<double> values(coo_i.size(), 0.0);
+  std::copy(mass_values_.begin(), mass_values_.end(), values.begin());
+  EDGEFEM_PETSC(MatSetValuesCOO(mass_matrix_, values.data(), INSERT_VALUES));
+  EDGEFEM_PETSC(MatAssemblyBegin(mass_matrix_, MAT_FINAL_ASSEMBLY));
+  EDGEFEM_PETSC(MatAssemblyEnd(mass_matrix_, MAT_FINAL_ASSEMBLY));
 }
 
 PetscOwner<Vec, VecDestroy> Assembler::create_vector() const {

@@ -123,6 +123,15 @@ class Assembler {
   /// For the coo_prescribed_ entries with a free row and a prescribed column: (entry, local row dof, local column dof).
   std::vector<std::array<std::size_t, 3>> coo_lift_;
   std::size_t n_kernel_entries_ = 0;
+  /// Set-up (constructor): the ghosted vectors, the reference positions, the summed loads and lumped mass.
+  void create_vectors();
+  /// 1 at every local dof (owned + ghost) prescribed on any rank. Collective.
+  [[nodiscard]] std::vector<char> prescribed_local_dofs() const;
+  /// Set-up: the COO indices (the formulations' blocks, then the owned diagonal) into coo_i/coo_j, with
+  /// block_offset_, coo_prescribed_, coo_lift_, n_kernel_entries_ and coo_values_. Collective.
+  void build_coo_pattern(std::vector<PetscInt>& coo_i, std::vector<PetscInt>& coo_j);
+  /// Set-up, consistent mass: mass_values_ and the assembled mass_matrix_ on the COO pattern. Collective.
+  void create_consistent_mass_matrix(const std::vector<PetscInt>& coo_i, const std::vector<PetscInt>& coo_j);
   /// Run every formulation's force_and_stiffness into coo_values_ and the local form of f_ghost_ (summed).
   void evaluate_force_and_stiffness();
   void hand_matrix_to_petsc(Mat P, const MatrixCoefficients& c);

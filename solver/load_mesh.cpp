@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "io/gmsh.hpp"
 #include "mesh/box.hpp"
 

@@ -6,15 +6,17 @@
 
 #include <span>
 
-#include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "core/error.hpp"
+
 namespace edgefem {
 
-/// A PETSc call failed (a bug or a resource problem, not bad user input).
-struct PetscFailure : std::runtime_error {
-  using std::runtime_error::runtime_error;
+/// A PETSc call failed (a bug or a resource problem, not bad user input). Possibly thrown on this rank only:
+/// `main` aborts the run.
+struct PetscFailure : Error {
+  explicit PetscFailure(const std::string& message) : Error(message, ErrorScope::this_rank) {}
 };
 
 /// Throw PetscFailure naming the call when a PETSc function returns an error.

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "io/job.hpp"
 #include "partition/partition.hpp"
 #include "solver/assembly.hpp"
@@ -32,11 +33,6 @@ struct StepReport {
   int substeps = 1;            ///< > 1 when the step had to be cut
   double seconds = 0.0;
   NewtonStats stats;           ///< the step's solver counts and times (PC set-ups, assembly, ...)
-};
-
-/// Thrown (on every rank) when a load step cannot be solved even after cutting it.
-struct SolverError : std::runtime_error {
-  using std::runtime_error::runtime_error;
 };
 
 /// The owned-entry indices of the prescribed dofs (identity rows of every Jacobian).
