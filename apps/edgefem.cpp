@@ -378,9 +378,9 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
       throw InputError(path + ": the checkpoint is at step " + std::to_string(state.step) + " (t = " +
                        std::to_string(state.time) + "), past the job's end_time (" + std::to_string(solver.n_steps()) +
                        " steps)");
-    if (state.integrator != spec.integrator)
+    if (state.integrator != to_string(spec.integrator))
       PetscPrintf(comm, "warning: %s was written by integrator %s; continuing with %s\n", path.c_str(),
-                  state.integrator.c_str(), spec.integrator.c_str());
+                  state.integrator.c_str(), std::string(to_string(spec.integrator)).c_str());
     if (state.job_text != job_text)
       PetscPrintf(comm, "warning: %s differs from the job file that wrote %s\n", job.job_file.c_str(), path.c_str());
     solver.restore(state);
@@ -469,7 +469,7 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
               "output and checkpoints %.3f s\n"
               "  energy: kinetic %.9e, strain %.9e, attachment %.9e, external work %.9e; total %.9e "
               "(largest change from the first output %.3e)\n",
-              reports.size(), spec.integrator.c_str(), spec.dt, solver.time(), newton, ksp, cut_steps, total,
+              reports.size(), std::string(to_string(spec.integrator)).c_str(), spec.dt, solver.time(), newton, ksp, cut_steps, total,
               clock.read, clock.partition, clock.setup, step_seconds, step_seconds / n, output_seconds, last_energy.kinetic,
               last_energy.strain, last_energy.attachment, last_energy.external_work, last_energy.total(), max_drift);
   print_solver_summary(comm, solver.stats(), default_preconditioner_name(job.solver, kind));
@@ -490,7 +490,7 @@ int command_run(const Arguments& args) {
   Job job;
   run_collectively(comm, [&] { job = read_job(args.path); });
   if (!args.output.empty()) job.output_directory = args.output;
-  if (!args.restart.empty() && job.analysis_type != "dynamic")
+  if (!args.restart.empty() && job.analysis_type != AnalysisType::dynamics)
     throw InputError("--restart: " + job.job_file + " is a static analysis; only dynamic analyses write checkpoints");
 
   Mesh whole;
@@ -508,7 +508,7 @@ int command_run(const Arguments& args) {
               threads() == 1 ? "" : "s");
   warn_if_oversubscribed(comm);
 
-  if (job.analysis_type == "dynamic") {
+  if (job.analysis_type == AnalysisType::dynamics) {
     clock.setup = clock.lap();  // the dynamic solver's own set-up is counted in its time steps' phase
     return run_dynamic(args, job, mesh, std::move(model), clock);
   }
