@@ -144,8 +144,8 @@ std::string_view nearest_spelling(std::string_view word, std::span<const std::st
   std::size_t best_distance = std::numeric_limits<std::size_t>::max();
   for (const std::string_view choice : choices) {
     const std::size_t d = edit_distance(w, lower(choice));
-    // Close enough to be a slip: one edit per three letters of the choice (at least one, at most three).
-    const std::size_t allowed = std::clamp<std::size_t>(choice.size() / 3, 1, 3);
+    // Close enough to be a slip: one edit per three letters of the choice, rounded (at least one, at most three).
+    const std::size_t allowed = std::clamp<std::size_t>((choice.size() + 1) / 3, 1, 3);
     if (d <= allowed && d < best_distance) best = choice, best_distance = d;
   }
   return best;

@@ -317,6 +317,36 @@ TEST_F(JobTest, ModelNamesAndMembranePoissonRange) {
   EXPECT_EQ(model_named("linear").cell, CellKind::tetrahedron);
 }
 
+TEST_F(JobTest, UnknownChoicesListTheValidOnesAndSuggestTheNearest) {
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials:\n";
+  // The model list comes from the registry; a near miss gets a suggestion.
+  const std::string msg = expect_error(head + "  - {model: stvk_tl, young: 1, poisson: 0.1}\n", 3,
+                                       {"materials[0].model: expected one of: " + model_list() + ", got 'stvk_tl'",
+                                        "(did you mean 'stvk-tl'?)"});
+  for (const ModelInfo& m : models()) EXPECT_NE(msg.find(std::string(m.name)), std::string::npos) << m.name;
+  expect_error(head + "  - {model: volnio, young: 1, poisson: 0.1}\n", 3, {"got 'volnio' (did you mean 'volino'?)"});
+  expect_error(head + "  - {model: TRBS, young: 1, poisson: 0.1}\n", 3, {"got 'TRBS' (did you mean 'trbs'?)"});
+  expect_error(head + "  - {young: 1, poisson: 0.1, volumetric: cubical}\n", 3,
+               {"materials[0].volumetric: expected one of: cubic, quadratic, none, got 'cubical' (did you mean 'cubic'?)"});
+  const std::string dyn = head + "  - {young: 1, poisson: 0.1}\nanalysis:\n  type: dynamic\n  dt: 1\n  end_time: 2\n";
+  expect_error(dyn + "  integrator: backward_euler\n", 8,
+               {"analysis.integrator: expected one of: backward-euler, linearized-euler, newmark, got "
+                "'backward_euler' (did you mean 'backward-euler'?)"});
+  expect_error(dyn + "  integrator: newmrak\n", 8, {"(did you mean 'newmark'?)"});
+  expect_error(head + "  - {young: 1, poisson: 0.1}\nsolver:\n  linear: {preconditioner: block_jacobi}\n", 5,
+               {"(did you mean 'block-jacobi'?)"});
+  // Nothing close: no suggestion.
+  for (const std::string& bad : {std::string("  integrator: rk4\n"), std::string("  mass: diagonal\n")}) {
+    const std::string m = expect_error(dyn + bad, 8, {"expected one of: "});
+    EXPECT_EQ(m.find("did you mean"), std::string::npos) << m;
+  }
+  // Model-specific keys: the models that take them, from the registry.
+  expect_error(head + "  - {model: stvk, young: 1, poisson: 0.1, spring_damping: 0.1}\n", 3,
+               {"materials[0].spring_damping: only for models trbs, trqs and springs"});
+  expect_error(head + "  - {model: trbs, young: 1, poisson: 0.1, stabilization: clamp}\n", 3,
+               {"materials[0].stabilization: only for model volino"});
+}
+
 TEST_F(JobTest, VolinoMaterials) {
   std::ofstream(dir_ / "warp.csv") << "strain,stress\n0,0\n0.01,20\n";
   const Job job = read_job(write("mesh: {file: meshes/beam.msh}\nmaterials:\n"
