@@ -381,9 +381,9 @@ RestartPoint restart_if_asked(MPI_Comm comm, const Arguments& args, const Job& j
     throw InputError(path + ": the checkpoint is at step " + std::to_string(state.step) + " (t = " +
                      std::to_string(state.time) + "), past the job's end_time (" + std::to_string(solver.n_steps()) +
                      " steps)");
-  if (state.integrator != spec.integrator)
+  if (state.integrator != to_string(spec.integrator))
     PetscPrintf(comm, "warning: %s was written by integrator %s; continuing with %s\n", path.c_str(),
-                state.integrator.c_str(), spec.integrator.c_str());
+                state.integrator.c_str(), std::string(to_string(spec.integrator)).c_str());
   if (state.job_text != job_text)
     PetscPrintf(comm, "warning: %s differs from the job file that wrote %s\n", job.job_file.c_str(), path.c_str());
   solver.restore(state);
@@ -411,6 +411,7 @@ void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, DynamicSolver
   const double n = std::max<double>(1.0, static_cast<double>(reports.size()));
   // A restart from the final checkpoint computes nothing: report the state it holds.
   const EnergyReport last_energy = reports.empty() ? solver.energy() : reports.back().energy;
+  const std::string integrator(to_string(spec.integrator));
   if (reports.empty() && start.time)
     PetscPrintf(comm, "nothing to compute: %s is at the end time (t = %.9g)\n", start.path.c_str(), solver.time());
   PetscPrintf(comm,
@@ -420,7 +421,7 @@ void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, DynamicSolver
               "output and checkpoints %.3f s\n"
               "  energy: kinetic %.9e, strain %.9e, attachment %.9e, external work %.9e; total %.9e "
               "(largest change from the first output %.3e)\n",
-              reports.size(), spec.integrator.c_str(), spec.dt, solver.time(), newton, ksp, cut_steps, total,
+              reports.size(), integrator.c_str(), spec.dt, solver.time(), newton, ksp, cut_steps, total,
               clock.read, clock.partition, clock.setup, step_seconds, step_seconds / n, output_seconds, last_energy.kinetic,
               last_energy.strain, last_energy.attachment, last_energy.external_work, last_energy.total(), max_drift);
 }
@@ -513,7 +514,7 @@ int command_run(const Arguments& args) {
   Job job;
   run_collectively(comm, [&] { job = read_job(args.path); });
   if (!args.output.empty()) job.output_directory = args.output;
-  if (!args.restart.empty() && job.analysis_type != "dynamic")
+  if (!args.restart.empty() && job.analysis_type != AnalysisType::dynamics)
     throw InputError("--restart: " + job.job_file + " is a static analysis; only dynamic analyses write checkpoints");
 
   Mesh whole;
@@ -531,7 +532,7 @@ int command_run(const Arguments& args) {
               threads() == 1 ? "" : "s");
   warn_if_oversubscribed(comm);
 
-  if (job.analysis_type == "dynamic") {
+  if (job.analysis_type == AnalysisType::dynamics) {
     clock.setup = clock.lap();  // the dynamic solver's own set-up is counted in its time steps' phase
     return run_dynamic(args, job, mesh, std::move(model), clock);
   }

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "materials/formulation.hpp"
+#include "materials/registry.hpp"
 #include "mesh/box.hpp"
 
 #ifdef _OPENMP
@@ -43,14 +43,10 @@ Case& get_case(int cells, const std::string& model) {
   current.model = model;
   current.mesh = generate_box({1, 1, 1}, {cells, cells, cells});
   const Mesh& m = current.mesh;
-  const std::vector<TetMaterial> table{TetMaterial::isotropic_material(1.0e4, 0.4, penalty)};
+  MaterialTables tables;
+  tables.tet = {TetMaterial::isotropic_material(1.0e4, 0.4, penalty)};
   const std::vector<std::int32_t> ids(static_cast<std::size_t>(m.n_tets()), 0);
-  if (model == "stvk" || model == "stvk-nsn")
-    current.formulation = make_stvk_tsep(m.coords, m.tets, table, ids, model == "stvk-nsn");
-  else if (model == "stvk-tl")
-    current.formulation = make_stvk_tl(m.coords, m.tets, table, ids);
-  else
-    current.formulation = make_linear(m.coords, m.tets, table, ids);
+  current.formulation = model_named(model).make({m.coords, m.tets, ids, tables});
   current.x.resize(m.coords.size());
   for (std::size_t v = 0; v < m.coords.size() / 3; ++v)
     for (int i = 0; i < 3; ++i) {
@@ -102,12 +98,15 @@ void run(benchmark::State& state, const std::string& model, bool with_stiffness)
 void register_all() {
   // cells^3 * 6 tets: 12 -> 10,368; 26 -> 105,456; 55 -> 998,250; 70 -> 2,058,000.
   const int sizes[] = {12, 26, 55, 70};
-  const char* models[] = {"stvk", "stvk-tl", "stvk-nsn", "linear"};
+  // Every tetrahedral model of the registry.
+  std::vector<std::string> models;
+  for (const ModelInfo& m : edgefem::models())
+    if (m.cell == CellKind::tetrahedron) models.emplace_back(m.name);
   for (int cells : sizes)
-    for (const char* model : models)
+    for (const std::string& model : models)
       for (bool stiffness : {false, true})
         for (int threads : {1, max_threads()}) {
-          const std::string name = std::string(model) + (stiffness ? "/f_and_K" : "/f");
+          const std::string name = model + (stiffness ? "/f_and_K" : "/f");
           benchmark::RegisterBenchmark(name.c_str(), [model, stiffness](benchmark::State& s) { run(s, model, stiffness); })
               ->Args({cells, threads})
               ->ArgNames({"cells", "threads"})

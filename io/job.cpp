@@ -16,7 +16,9 @@
 #include <functional>
 #include <initializer_list>
 #include <limits>
+#include <span>
 #include <sstream>
+#include <string_view>
 #include <utility>
 
 #include "io/error.hpp"
@@ -49,6 +51,58 @@ std::string describe(const YAML::Node& node) {
   std::string s = node.Scalar();
   if (s.size() > 60) s = s.substr(0, 60) + "...";
   return "'" + s + "'";
+}
+
+/// A job-file spelling and the value it stands for.
+template <class E>
+struct Choice {
+  std::string_view name;
+  E value;
+};
+
+constexpr std::array<Choice<GeneratedShape>, 2> shapes = {{{"box", GeneratedShape::box}, {"sheet", GeneratedShape::sheet}}};
+constexpr std::array<Choice<AnalysisType>, 2> analysis_types = {
+    {{"static", AnalysisType::statics}, {"dynamic", AnalysisType::dynamics}}};
+constexpr std::array<Choice<Integrator>, 3> integrators = {{{"backward-euler", Integrator::backward_euler},
+                                                            {"linearized-euler", Integrator::linearized_euler},
+                                                            {"newmark", Integrator::newmark}}};
+constexpr std::array<Choice<MassMatrix>, 2> masses = {{{"lumped", MassMatrix::lumped}, {"consistent", MassMatrix::consistent}}};
+constexpr std::array<Choice<InitialState>, 2> initial_states = {
+    {{"rest", InitialState::rest}, {"static", InitialState::static_equilibrium}}};
+constexpr std::array<Choice<VolumetricPenalty>, 3> volumetrics = {{{"cubic", VolumetricPenalty::cubic},
+                                                                   {"quadratic", VolumetricPenalty::quadratic},
+                                                                   {"none", VolumetricPenalty::none}}};
+constexpr std::array<Choice<VolinoStabilization>, 3> stabilizations = {{{"none", VolinoStabilization::none},
+                                                                         {"clamp", VolinoStabilization::clamp},
+                                                                         {"eigen-clamp", VolinoStabilization::eigen_clamp}}};
+
+using Spec = SolverSpec;
+constexpr std::array<Choice<Spec::Predictor>, 2> predictors = {
+    {{"extrapolate", Spec::Predictor::extrapolate}, {"none", Spec::Predictor::none}}};
+constexpr std::array<Choice<Spec::LineSearch>, 4> line_searches = {{{"full", Spec::LineSearch::full},
+                                                                    {"cp", Spec::LineSearch::cp},
+                                                                    {"bt", Spec::LineSearch::bt},
+                                                                    {"basic", Spec::LineSearch::basic}}};
+constexpr std::array<Choice<Spec::Forcing>, 2> forcings = {
+    {{"eisenstat-walker", Spec::Forcing::eisenstat_walker}, {"fixed", Spec::Forcing::fixed}}};
+constexpr std::array<Choice<Spec::Preconditioner>, 5> preconditioners = {{{"auto", Spec::Preconditioner::automatic},
+                                                                          {"gamg", Spec::Preconditioner::gamg},
+                                                                          {"hypre", Spec::Preconditioner::hypre},
+                                                                          {"direct", Spec::Preconditioner::direct},
+                                                                          {"block-jacobi", Spec::Preconditioner::block_jacobi}}};
+
+template <class E, std::size_t N>
+std::string_view name_of(const std::array<Choice<E>, N>& choices, E value) {
+  for (const auto& c : choices)
+    if (c.value == value) return c.name;
+  return "?";  // unreachable for a value of the enum
+}
+
+/// " volino" or "s trbs, trqs and springs": the models of the registry for which `has` holds, after "model".
+template <class Predicate>
+std::string only_for(Predicate has) {
+  const std::string names = model_names_where(has);
+  return (names.find(' ') == std::string::npos ? " " : "s ") + names;
 }
 
 class JobParser {
@@ -112,16 +166,31 @@ class JobParser {
     if (!v.node.IsScalar()) expected(v, what);
     return v.node.Scalar();
   }
-  /// One of the named choices (the message lists them all).
-  template <class E>
-  E choice(const Value& v, std::initializer_list<std::pair<const char*, E>> choices) const {
-    std::string names;
-    for (const auto& c : choices) names += (names.empty() ? "" : ", ") + std::string(c.first);
-    const std::string what = "one of: " + names;
+  /// The index of v's text in `names`. Anything else is an error naming the file, line, key, the bad value, the
+  /// valid values (`listed`, or `names` joined) and the nearest valid spelling when one is close.
+  std::size_t one_of(const Value& v, std::span<const std::string_view> names, std::string listed = {}) const {
+    if (listed.empty())
+      for (const std::string_view name : names) listed.append(listed.empty() ? "" : ", ").append(name);
+    const std::string what = "one of: " + listed;
     const std::string s = string(v, what);
-    for (const auto& c : choices)
-      if (s == c.first) return c.second;
-    expected(v, what);
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (s == names[i]) return i;
+    const std::string_view near = nearest_spelling(s, names);
+    fail(v.line, v.path + ": expected " + what + ", got " + describe(v.node) +
+                     (near.empty() ? "" : " (did you mean '" + std::string(near) + "'?)"));
+  }
+  /// One of the named choices (one_of over their names).
+  template <class E, std::size_t N>
+  E choice(const Value& v, const std::array<Choice<E>, N>& choices) const {
+    std::array<std::string_view, N> names;
+    for (std::size_t i = 0; i < N; ++i) names[i] = choices[i].name;
+    return choices[one_of(v, names)].value;
+  }
+  /// A model of the registry (the message lists the registry's names).
+  const ModelInfo* model(const Value& v) const {
+    std::vector<std::string_view> names;
+    for (const ModelInfo& m : models()) names.push_back(m.name);
+    return &models()[one_of(v, names, model_list())];
   }
 
   // ---- collections ----------------------------------------------------------------------------
@@ -268,9 +337,9 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
   std::optional<Value> checkpoint;
   if (const Value* output = map.get("output")) checkpoint = parse_output(*output, job);
   // Cross-section checks, after every section is read (independent of the order of the keys in the file).
-  if (checkpoint && job.checkpoint_every > 0 && job.analysis_type != "dynamic") {
+  if (checkpoint && job.checkpoint_every > 0 && job.analysis_type != AnalysisType::dynamics) {
     fail(checkpoint->line, checkpoint->path + ": checkpoints are written by dynamic analyses only (analysis type is '" +
-                               job.analysis_type + "'; set it to 0 or remove it)");
+                               std::string(to_string(job.analysis_type)) + "'; set it to 0 or remove it)");
   }
   return job;
 }
@@ -300,8 +369,7 @@ void JobParser::parse_mesh(const Value& v, Job& job) const {
   const Map gen(*this, *generate, {"shape", "size", "cells"});
   GenerateSpec spec;
   const Value& shape = gen.require("shape");
-  spec.shape = string(shape, "one of: box, sheet");
-  if (spec.shape != "box" && spec.shape != "sheet") expected(shape, "one of: box, sheet");
+  spec.shape = choice(shape, shapes);
   const Value& size = gen.require("size");
   const Value& cells = gen.require("cells");
   auto positive = [](double x) { return x > 0.0; };
@@ -314,7 +382,7 @@ void JobParser::parse_mesh(const Value& v, Job& job) const {
     }
   };
   double n_cells = 0;
-  if (spec.shape == "box") {
+  if (spec.shape == GeneratedShape::box) {
     spec.size = numbers<3>(size, "a list of 3 positive numbers", "a positive number", positive);
     read_cells(3);
     n_cells = 6.0 * spec.cells[0] * spec.cells[1] * static_cast<double>(spec.cells[2]);
@@ -327,7 +395,7 @@ void JobParser::parse_mesh(const Value& v, Job& job) const {
   constexpr double limit = std::numeric_limits<std::int32_t>::max();
   if (n_cells > limit) {
     std::ostringstream s;
-    s << cells.path << ": " << n_cells << " " << (spec.shape == "box" ? "tetrahedra" : "triangles")
+    s << cells.path << ": " << n_cells << " " << (spec.shape == GeneratedShape::box ? "tetrahedra" : "triangles")
       << " is more than a mesh can hold (limit " << std::numeric_limits<std::int32_t>::max() << ")";
     fail(cells.line, s.str());
   }
@@ -343,18 +411,15 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
   if (const Value* region = m.get("region")) {
     spec.region = int_value(*region, "a region tag (an integer >= 0)", [](long long r) { return r >= 0; });
   }
-  static const char* const models = "one of: stvk, stvk-nsn, stvk-tl, linear (tetrahedra), trbs, trqs, springs, "
-                                    "linear-membrane, volino (triangles)";
-  static const char* const known[] = {"stvk", "stvk-nsn", "stvk-tl", "linear", "trbs", "trqs", "springs",
-                                      "linear-membrane", "volino"};
-  if (const Value* model = m.get("model")) {
-    spec.model = string(*model, models);
-    if (std::find(std::begin(known), std::end(known), spec.model) == std::end(known)) expected(*model, models);
+  if (const Value* model = m.get("model")) spec.model = this->model(*model);
+  const ModelInfo& info = *spec.model;
+  const std::string name(info.name);
+  const bool membrane = info.cell == CellKind::triangle;
+  // The model-specific keys the registry says this model does not take.
+  if (const Value* aniso = m.get("anisotropy"); aniso && !info.keys.anisotropy) {
+    if (membrane) fail(aniso->line, aniso->path + ": membrane model '" + name + "' takes isotropic young and poisson");
+    fail(aniso->line, aniso->path + ": only for model" + only_for([](const ModelInfo& i) { return i.keys.anisotropy; }));
   }
-  const bool membrane = is_membrane_model(spec.model);
-  if (membrane)
-    if (const Value* aniso = m.get("anisotropy"))
-      fail(aniso->line, aniso->path + ": membrane model '" + spec.model + "' takes isotropic young and poisson");
   if (const Value* aniso = m.get("anisotropy")) {
     // Either isotropic constants or an anisotropy block, not both.
     for (const char* key : {"young", "poisson"})
@@ -378,7 +443,7 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
     t.poisson_transverse = number(a.require("poisson_transverse"), "a number with -1 < poisson < 1",
                                   [](double nu) { return nu > -1.0 && nu < 1.0; });
     spec.anisotropy = t;
-  } else if (spec.model == "volino" && (m.get("orthotropic") || m.get("curves"))) {
+  } else if (info.keys.volino && (m.get("orthotropic") || m.get("curves"))) {
     for (const char* key : {"young", "poisson"})
       if (const Value* given = m.get(key))
         fail(given->line, given->path + ": not used with 'orthotropic' or 'curves' (they define the law)");
@@ -397,22 +462,22 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
   }
   if (const Value* penalty = m.get("volumetric_penalty")) spec.volumetric_penalty = boolean(*penalty);
   if (const Value* volumetric = m.get("volumetric")) {
-    spec.volumetric = string(*volumetric, "one of: cubic, quadratic, none");
-    if (spec.volumetric != "cubic" && spec.volumetric != "quadratic" && spec.volumetric != "none")
-      expected(*volumetric, "one of: cubic, quadratic, none");
+    spec.volumetric = choice(*volumetric, volumetrics);
   }
   if (const Value* thickness = m.get("thickness")) {
     spec.thickness = number(*thickness, "a positive number", [](double t) { return t > 0.0; });
   }
-  if (spec.model == "volino") {
+  if (info.keys.volino) {
     spec.volino = parse_volino(m);
   } else {
     for (const char* key : {"warp", "orthotropic", "curves", "stabilization", "viscosity"})
-      if (const Value* given = m.get(key)) fail(given->line, given->path + ": only for model volino");
+      if (const Value* given = m.get(key))
+        fail(given->line, given->path + ": only for model" + only_for([](const ModelInfo& i) { return i.keys.volino; }));
   }
   if (const Value* damping = m.get("spring_damping")) {
-    if (spec.model != "trbs" && spec.model != "trqs" && spec.model != "springs")
-      fail(damping->line, damping->path + ": only for models trbs, trqs and springs");
+    if (!info.keys.spring_damping)
+      fail(damping->line,
+           damping->path + ": only for model" + only_for([](const ModelInfo& i) { return i.keys.spring_damping; }));
     spec.spring_damping = number(*damping, "a non-negative number (time)", [](double z) { return z >= 0.0; });
   }
   return spec;
@@ -464,11 +529,7 @@ VolinoSpec JobParser::parse_volino(const Map& m) const {
     s.viscosity = numbers<3>(*viscosity, "a list of 3 non-negative numbers [weft, warp, shear]", "a non-negative number",
                              [](double e) { return e >= 0.0; });
   }
-  if (const Value* stab = m.get("stabilization")) {
-    s.stabilization = string(*stab, "one of: none, clamp, eigen-clamp");
-    if (s.stabilization != "none" && s.stabilization != "clamp" && s.stabilization != "eigen-clamp")
-      expected(*stab, "one of: none, clamp, eigen-clamp");
-  }
+  if (const Value* stab = m.get("stabilization")) s.stabilization = choice(*stab, stabilizations);
   return s;
 }
 
@@ -667,15 +728,12 @@ void JobParser::parse_analysis(const Value& v, Job& job) const {
   const Map m(*this, v, {"type", "steps", "dynamic", "dt", "end_time", "integrator", "damping", "mass", "max_step_cuts",
                          "initial_velocity", "initial_state"});
   const Value* type = m.get("type");
-  if (type) {
-    job.analysis_type = string(*type, "one of: static, dynamic");
-    if (job.analysis_type != "static" && job.analysis_type != "dynamic") expected(*type, "one of: static, dynamic");
-  }
+  if (type) job.analysis_type = choice(*type, analysis_types);
   if (const Value* steps = m.get("steps")) {
     job.steps = int_value(*steps, "an integer >= 1", [](long long s) { return s >= 1; });
   }
   const Value* nested_value = m.get("dynamic");
-  if (job.analysis_type != "dynamic") {
+  if (job.analysis_type != AnalysisType::dynamics) {
     // Report the first dynamic-only key in the file.
     const Value* first = nested_value;
     for (const char* key : dynamic_keys) {
@@ -736,31 +794,20 @@ void JobParser::parse_analysis(const Value& v, Job& job) const {
         << ")";
     fail(end_time.line, msg.str());
   }
-  if (const Value* integrator = get("integrator")) {
-    static const char* const integrators = "one of: backward-euler, linearized-euler, newmark";
-    d.integrator = string(*integrator, integrators);
-    if (d.integrator != "backward-euler" && d.integrator != "linearized-euler" && d.integrator != "newmark")
-      expected(*integrator, integrators);
-  }
+  if (const Value* integrator = get("integrator")) d.integrator = choice(*integrator, integrators);
   if (const Value* damping = get("damping")) {
     const Map r(*this, *damping, {"mass", "stiffness"});
     if (const Value* alpha = r.get("mass")) d.damping_mass = number(*alpha, "a non-negative number", non_negative);
     if (const Value* beta = r.get("stiffness")) d.damping_stiffness = number(*beta, "a non-negative number", non_negative);
   }
-  if (const Value* mass = get("mass")) {
-    d.mass = string(*mass, "one of: lumped, consistent");
-    if (d.mass != "lumped" && d.mass != "consistent") expected(*mass, "one of: lumped, consistent");
-  }
+  if (const Value* mass = get("mass")) d.mass = choice(*mass, masses);
   if (const Value* cuts = get("max_step_cuts")) {
     d.max_step_cuts = int_value(*cuts, "an integer >= 0", [](long long c) { return c >= 0; });
   }
   if (const Value* velocity = get("initial_velocity")) {
     d.initial_velocity = numbers<3>(*velocity, "a list of 3 numbers [vx, vy, vz]", "a number");
   }
-  if (const Value* state = get("initial_state")) {
-    d.initial_state = string(*state, "one of: rest, static");
-    if (d.initial_state != "rest" && d.initial_state != "static") expected(*state, "one of: rest, static");
-  }
+  if (const Value* state = get("initial_state")) d.initial_state = choice(*state, initial_states);
   job.dynamic = d;
 }
 
@@ -776,27 +823,18 @@ void JobParser::parse_solver(const Value& v, Job& job) const {
       job.newton_max_it = int_value(*max_it, "an integer >= 1", [](long long i) { return i >= 1; });
     }
     if (const Value* p = n.get("predictor"))
-      s.predictor = choice<SolverSpec::Predictor>(*p, {{"extrapolate", SolverSpec::Predictor::extrapolate},
-                                                          {"none", SolverSpec::Predictor::none}});
+      s.predictor = choice(*p, predictors);
     if (const Value* l = n.get("line_search"))
-      s.line_search = choice<SolverSpec::LineSearch>(*l, {{"full", SolverSpec::LineSearch::full},
-                                  {"cp", SolverSpec::LineSearch::cp},
-                                  {"bt", SolverSpec::LineSearch::bt},
-                                  {"basic", SolverSpec::LineSearch::basic}});
+      s.line_search = choice(*l, line_searches);
     if (const Value* eta = n.get("eta_max"))
       s.eta_max = number(*eta, "a number in (0, 1)", [](double x) { return x > 0.0 && x < 1.0; });
     if (const Value* f = n.get("forcing"))
-      s.forcing = choice<SolverSpec::Forcing>(*f, {{"eisenstat-walker", SolverSpec::Forcing::eisenstat_walker},
-                              {"fixed", SolverSpec::Forcing::fixed}});
+      s.forcing = choice(*f, forcings);
   }
   if (const Value* linear = m.get("linear")) {
     const Map l(*this, *linear, {"preconditioner", "rtol", "reuse", "rebuild_ratio", "direct_max_dofs"});
     if (const Value* p = l.get("preconditioner"))
-      s.preconditioner = choice<SolverSpec::Preconditioner>(*p, {{"auto", SolverSpec::Preconditioner::automatic},
-                                     {"gamg", SolverSpec::Preconditioner::gamg},
-                                     {"hypre", SolverSpec::Preconditioner::hypre},
-                                     {"direct", SolverSpec::Preconditioner::direct},
-                                     {"block-jacobi", SolverSpec::Preconditioner::block_jacobi}});
+      s.preconditioner = choice(*p, preconditioners);
     if (const Value* rtol = l.get("rtol"))
       s.linear_rtol = number(*rtol, "a number in (0, 1)", [](double x) { return x > 0.0 && x < 1.0; });
     if (const Value* reuse = l.get("reuse")) s.reuse_preconditioner = boolean(*reuse);
@@ -875,9 +913,12 @@ std::array<double, 3> AttachmentSpec::rate(double t) const {
   return {(b[1] - a[1]) / h, (b[2] - a[2]) / h, (b[3] - a[3]) / h};
 }
 
-bool is_membrane_model(const std::string& model) {
-  return model == "trbs" || model == "trqs" || model == "springs" || model == "linear-membrane" || model == "volino";
-}
+std::string_view to_string(GeneratedShape shape) { return name_of(shapes, shape); }
+std::string_view to_string(AnalysisType type) { return name_of(analysis_types, type); }
+std::string_view to_string(Integrator integrator) { return name_of(integrators, integrator); }
+std::string_view to_string(MassMatrix mass) { return name_of(masses, mass); }
+std::string_view to_string(InitialState state) { return name_of(initial_states, state); }
+std::string_view to_string(VolumetricPenalty volumetric) { return name_of(volumetrics, volumetric); }
 
 Job read_job(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,13 +1,37 @@
 #pragma once
 /// \file job.hpp
 /// The typed job description parsed from YAML (contract in docs/design.md, "Job contract").
-/// Every path in a Job is already resolved relative to the job file's directory.
+/// Every path in a Job is already resolved relative to the job file's directory, and every choice is parsed into
+/// an enum (or a model registry entry): nothing downstream compares option strings.
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "materials/registry.hpp"
+
 namespace edgefem {
+
+/// `mesh.generate.shape`: a box of tetrahedra or a flat sheet of triangles.
+enum class GeneratedShape : std::uint8_t { box, sheet };
+/// `analysis.type`.
+enum class AnalysisType : std::uint8_t { statics, dynamics };
+/// `analysis.integrator` (dynamic_solver.hpp).
+enum class Integrator : std::uint8_t { backward_euler, linearized_euler, newmark };
+/// `analysis.mass`.
+enum class MassMatrix : std::uint8_t { lumped, consistent };
+/// `analysis.initial_state`: the reference configuration, or the static equilibrium at t = 0 (at rest).
+enum class InitialState : std::uint8_t { rest, static_equilibrium };
+
+/// The job file's spelling of each choice (messages, checkpoints, reports).
+std::string_view to_string(GeneratedShape shape);
+std::string_view to_string(AnalysisType type);
+std::string_view to_string(Integrator integrator);
+std::string_view to_string(MassMatrix mass);
+std::string_view to_string(InitialState state);
+std::string_view to_string(VolumetricPenalty volumetric);
 
 /// Which vertices (or boundary facets, for tractions) a condition applies to.
 struct Selection {
@@ -43,13 +67,13 @@ struct VolinoSpec {
   double warp_angle_degrees = 0.0;                ///< then turned about the normal (counter-clockwise about +z)
   std::optional<std::array<double, 4>> orthotropic;  ///< E_weft, E_warp, G (shear), nu (weft-warp coupling)
   std::optional<std::array<CurveSpec, 3>> curves;    ///< weft, warp, shear
-  std::string stabilization = "none";                ///< none | clamp | eigen-clamp (geometric tangent term)
+  VolinoStabilization stabilization = VolinoStabilization::none;  ///< none | clamp | eigen-clamp (geometric term)
   std::array<double, 3> viscosity{};                 ///< diagonal of E' (weft, warp, shear): sigma' = E' d(eps)/dt
 };
 
 struct MaterialSpec {
   std::optional<int> region;            ///< empty = every cell
-  std::string model = "stvk";           ///< stvk | stvk-nsn | stvk-tl | linear; membranes: trbs | trqs | springs | linear-membrane
+  const ModelInfo* model = &model_named("stvk");  ///< the registry's entry (materials/registry.hpp); never null
   double young = 0.0;                   ///< isotropic (ignored when `anisotropy` is set)
   double poisson = 0.0;
   std::optional<TransverseIsotropySpec> anisotropy;
@@ -57,7 +81,7 @@ struct MaterialSpec {
   bool volumetric_penalty = true;       ///< false = volumetric "none"; kept for the `volumetric_penalty` key
   /// Volumetric penalty: "cubic" = Kikuuwe §4, psi = K_vol |min(0, J-1)|^3 / 3 (only under compression);
   /// "quadratic" = K_vol (J-1)^2 / 2; "none". K_vol = 3/4 of the (Voigt) bulk modulus = E/(4(1-2nu)).
-  std::string volumetric = "cubic";
+  VolumetricPenalty volumetric = VolumetricPenalty::cubic;
   double thickness = 1.0;               ///< membranes only
   std::optional<VolinoSpec> volino;     ///< model volino only
   /// Delingette's damped springs (trbs, trqs, springs; dynamics): zeta (time) in the damped elongations.
@@ -122,7 +146,7 @@ struct LoadSpec {
 };
 
 struct GenerateSpec {
-  std::string shape;                    ///< "box" (tets) | "sheet" (triangles)
+  GeneratedShape shape = GeneratedShape::box;  ///< box (tets) | sheet (triangles)
   std::array<double, 3> size{1, 1, 1};
   std::array<int, 3> cells{1, 1, 1};
 };
@@ -131,15 +155,15 @@ struct GenerateSpec {
 struct DynamicSpec {
   double dt = 0.0;                      ///< time step (> 0)
   double end_time = 0.0;                ///< > 0; the number of steps is round(end_time / dt)
-  std::string integrator = "backward-euler";  ///< backward-euler | linearized-euler | newmark
+  Integrator integrator = Integrator::backward_euler;
   double damping_mass = 0.0;            ///< Rayleigh alpha (1/time): B = alpha M + beta K
   double damping_stiffness = 0.0;       ///< Rayleigh beta (time)
-  std::string mass = "lumped";          ///< lumped | consistent
+  MassMatrix mass = MassMatrix::lumped;
   int max_step_cuts = 6;                ///< halvings of dt allowed within one step before giving up
   std::array<double, 3> initial_velocity{};  ///< uniform initial velocity
-  /// "rest": start at the reference configuration; "static": start from the static equilibrium under the
+  /// rest: start at the reference configuration; static: start from the static equilibrium under the
   /// loads and prescribed displacements at t = 0 (solved in `analysis.steps` load steps), at rest.
-  std::string initial_state = "rest";
+  InitialState initial_state = InitialState::rest;
 };
 
 /// `solver:` — the Newton–Krylov strategy (docs/solver.md). PETSc options given in `solver.petsc` or on the
@@ -180,9 +204,9 @@ struct Job {
   std::vector<BoundarySpec> boundary;
   LoadSpec loads;
   std::vector<AttachmentSpec> attachments;
-  std::string analysis_type = "static"; ///< static | dynamic
+  AnalysisType analysis_type = AnalysisType::statics;
   int steps = 1;                        ///< static load steps (dynamic: load steps of initial_state static)
-  std::optional<DynamicSpec> dynamic;   ///< set when analysis_type == "dynamic"
+  std::optional<DynamicSpec> dynamic;   ///< set when analysis_type is dynamics
   double newton_rtol = 1e-10;
   double newton_atol = 1e-12;
   int newton_max_it = 30;
@@ -192,9 +216,6 @@ struct Job {
   int output_every = 1;
   int checkpoint_every = 0;             ///< dynamic: checkpoint every N steps (0 = only at the end)
 };
-
-/// True for the triangle (membrane) models: trbs, trqs, springs, linear-membrane.
-bool is_membrane_model(const std::string& model);
 
 /// Parse and validate a job file. Throws InputError naming file, line and key on any problem:
 /// unknown key, wrong type, missing required key, out-of-range value, mesh file that does not exist.

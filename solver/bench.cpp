@@ -6,7 +6,8 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
-#include <set>
+#include <map>
+#include <string_view>
 #include <sstream>
 
 #include "mesh/topology.hpp"
@@ -55,44 +56,11 @@ std::string number(double x) {
   return buf;
 }
 
-}  // namespace
-
-void flops_per_tet(const std::string& model, double n_v, double n_e, double n_f, double n_t, double& f,
-                   double& f_and_K) {
-  if (model == "stvk" || model == "stvk-nsn") {
-    const bool tseps = model == "stvk";
-    const double f_mult = 7 * n_e + (tseps ? 6 * n_f + 6 * n_t : 0);
-    const double f_add = 12 * n_e + (tseps ? 6 * n_f + 6 * n_t : 0);
-    const double k_mult = 9 * n_e + (tseps ? 36 * n_f + 36 * n_t : 0);
-    const double k_add = 15 * n_e + (tseps ? 81 * n_f + 108 * n_t : 0);
-    f = (f_mult + f_add) / n_t;
-    f_and_K = (f_mult + f_add + k_mult + k_add) / n_t;
-  } else if (model == "stvk-tl") {
-    f = 214 + 173;
-    f_and_K = 934 + 813;
-  } else if (model == "linear") {
-    f = (15 * n_v + 36 * n_e) / n_t;
-    f_and_K = f;
-  } else {
-    f = f_and_K = 0;
-  }
-}
-
-BenchResult run_bench(MPI_Comm comm, const Job& job, int repeat, const std::string& cli_petsc_options) {
-  int rank = 0, size = 1;
+/// Rank 0 reads the whole mesh and counts vertices, edges, faces, tets and TSEPs (into r); returns the mesh there
+/// (empty elsewhere). Collective.
+Mesh whole_mesh_counts(MPI_Comm comm, const Job& job, BenchResult& r) {
+  int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  BenchResult r;
-  r.ranks = size;
-  r.repeat = repeat;
-#ifdef _OPENMP
-  r.threads = omp_get_max_threads();
-#endif
-  std::set<std::string> models;
-  for (const auto& m : job.materials) models.insert(m.model);
-  for (const auto& m : models) r.model += (r.model.empty() ? "" : "+") + m;
-
-  // Whole-mesh statistics on rank 0, then the distributed set-up.
   Mesh whole;
   std::int64_t counts[5] = {0, 0, 0, 0, 0};
   run_collectively(comm, [&] {
@@ -108,14 +76,12 @@ BenchResult run_bench(MPI_Comm comm, const Job& job, int repeat, const std::stri
   });
   MPI_Bcast(counts, 5, MPI_INT64_T, 0, comm);
   r.vertices = counts[0], r.edges = counts[1], r.faces = counts[2], r.tets = counts[3], r.tseps = counts[4];
-  const LocalMesh mesh = distribute_mesh(comm, whole);
-  whole = Mesh{};
-  const Model model = build_model(comm, job, mesh);
-  Assembler assembler(comm, mesh, model);
-  r.deformation_jacobian = det3(deformation);
+  return whole;
+}
 
-  // Positions x = A X on the owned vertices.
-  PetscOwner<Vec, VecDestroy> x = assembler.create_vector(), f = assembler.create_vector();
+/// The times of f and f + K at x = A X on the owned vertices (f: the internal force there, on return).
+void time_assembly(MPI_Comm comm, const LocalMesh& mesh, Assembler& assembler, Vec f, int repeat, BenchResult& r) {
+  PetscOwner<Vec, VecDestroy> x = assembler.create_vector();
   {
     PetscScalar* xa = nullptr;
     EDGEFEM_PETSC(VecGetArray(x, &xa));
@@ -138,12 +104,32 @@ BenchResult run_bench(MPI_Comm comm, const Job& job, int repeat, const std::stri
     assembler.set_positions(x);
     assembler.force_and_stiffness(f, K);
   });
+}
 
-  // One linear solve with the run's default linear solver (the job's and the command line's PETSc options on
-  // top): the tangent at rest K(X), which is positive definite for every mesh (the deformed state's need not be:
-  // slender meshes buckle under the homogeneous compression), against the job's loads (or, without loads, the
-  // internal force of the deformed state), prescribed rows zeroed. The preconditioner set-up and the Krylov
-  // solve are timed apart.
+/// PETSc's pc_type of the configured solver (and the factorization package of a direct one).
+std::string preconditioner_name(KSP ksp) {
+  PC pc = nullptr;
+  PCType type = nullptr;
+  EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
+  EDGEFEM_PETSC(PCGetType(pc, &type));
+  std::string name = type ? type : "?";
+  PetscBool factor = PETSC_FALSE;
+  EDGEFEM_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(pc), &factor, PCCHOLESKY, PCLU, ""));
+  if (factor) {
+    MatSolverType package = nullptr;
+    EDGEFEM_PETSC(PCFactorGetMatSolverType(pc, &package));
+    if (package) name += std::string(" (") + package + ")";
+  }
+  return name;
+}
+
+/// One linear solve with the run's default linear solver (the job's and the command line's PETSc options on
+/// top): the tangent at rest K(X), which is positive definite for every mesh (the deformed state's need not be:
+/// slender meshes buckle under the homogeneous compression), against the job's loads (or, without loads, the
+/// internal force f of the deformed state), prescribed rows zeroed. The preconditioner set-up and the Krylov
+/// solve are timed apart.
+void time_linear_solve(MPI_Comm comm, const Job& job, const std::string& cli_petsc_options, const LocalMesh& mesh,
+                       const Model& model, Assembler& assembler, Vec f, BenchResult& r) {
   PetscOwner<Vec, VecDestroy> dx = assembler.create_vector(), rhs = assembler.create_vector();
   assembler.external_force(1.0, rhs);
   PetscReal load_norm = 0.0;
@@ -153,28 +139,15 @@ BenchResult run_bench(MPI_Comm comm, const Job& job, int repeat, const std::stri
     VecArray ra(rhs, false);
     for (const auto& d : model.dirichlet) ra.span()[static_cast<std::size_t>(d.dof)] = 0.0;
   }
+  Mat K = assembler.matrix();
   assembler.set_positions(assembler.reference());
   assembler.stiffness(K);
   PetscOwner<KSP, KSPDestroy> ksp;
   EDGEFEM_PETSC(KSPCreate(comm, ksp.address()));
   EDGEFEM_PETSC(KSPSetOperators(ksp, K, K));
-  const LinearSystemKind kind = linear_system_kind(mesh, model, job.analysis_type == "dynamic");
+  const LinearSystemKind kind = linear_system_kind(mesh, model, job.analysis_type == AnalysisType::dynamics);
   configure_linear_solver(ksp, job, cli_petsc_options, kind);
-  {
-    // What runs, after the options: PETSc's pc_type (and the factorization package of a direct solver).
-    PC pc = nullptr;
-    PCType type = nullptr;
-    EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
-    EDGEFEM_PETSC(PCGetType(pc, &type));
-    r.preconditioner = type ? type : "?";
-    PetscBool factor = PETSC_FALSE;
-    EDGEFEM_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(pc), &factor, PCCHOLESKY, PCLU, ""));
-    if (factor) {
-      MatSolverType package = nullptr;
-      EDGEFEM_PETSC(PCFactorGetMatSolverType(pc, &package));
-      if (package) r.preconditioner += std::string(" (") + package + ")";
-    }
-  }
+  r.preconditioner = preconditioner_name(ksp);
   EDGEFEM_PETSC(VecSet(dx, 0.0));
   r.seconds_pc_setup = best_time(comm, 1, [&] {
     EDGEFEM_PETSC(KSPSetUp(ksp));
@@ -189,8 +162,10 @@ BenchResult run_bench(MPI_Comm comm, const Job& job, int repeat, const std::stri
   r.ksp_iterations = static_cast<int>(its);
   r.ksp_reason = KSPConvergedReasons[reason];
   r.ksp_converged = reason > 0;
+}
 
-  // Memory: the kernels' precomputed data, the COO value array and the assembled CSR matrix.
+/// Memory: the kernels' precomputed data, the COO value array and the assembled CSR matrix, summed over ranks.
+void measure_memory(MPI_Comm comm, Assembler& assembler, BenchResult& r) {
   double local[2] = {static_cast<double>(assembler.kernel_bytes()),
                      static_cast<double>(assembler.coo_entries() * sizeof(double))};
   double global[2] = {0, 0};
@@ -198,21 +173,51 @@ BenchResult run_bench(MPI_Comm comm, const Job& job, int repeat, const std::stri
   r.kernel_bytes = global[0];
   r.coo_bytes = global[1];
   MatInfo info;
+  Mat K = assembler.matrix();
   EDGEFEM_PETSC(MatGetInfo(K, MAT_GLOBAL_SUM, &info));
   PetscInt rows = 0;
   EDGEFEM_PETSC(MatGetSize(K, &rows, nullptr));
   r.matrix_bytes = info.nz_used * (sizeof(PetscScalar) + sizeof(PetscInt)) + static_cast<double>(rows) * sizeof(PetscInt);
+}
 
-  double ff = 0, fk = 0;
-  for (const auto& m : models) {
-    double a = 0, b = 0;
-    flops_per_tet(m, static_cast<double>(r.vertices), static_cast<double>(r.edges), static_cast<double>(r.faces),
-                  static_cast<double>(r.tets), a, b);
-    ff = std::max(ff, a);
-    fk = std::max(fk, b);
+/// The job's models, named "a+b" in r.model, and the largest of their FLOP formulas (from the registry).
+void job_models_and_flops(const Job& job, BenchResult& r) {
+  std::map<std::string_view, const ModelInfo*> models;
+  for (const auto& m : job.materials) models[m.model->name] = m.model;
+  const MeshCounts counts{static_cast<double>(r.vertices), static_cast<double>(r.edges), static_cast<double>(r.faces),
+                          static_cast<double>(r.tets)};
+  r.model.clear();
+  r.flops_f = r.flops_f_and_K = 0;
+  for (const auto& [name, info] : models) {
+    if (!r.model.empty()) r.model += '+';
+    r.model += name;
+    const FlopCounts flops = info->flops ? info->flops(counts) : FlopCounts{};
+    r.flops_f = std::max(r.flops_f, flops.f);
+    r.flops_f_and_K = std::max(r.flops_f_and_K, flops.f_and_K);
   }
-  r.flops_f = ff;
-  r.flops_f_and_K = fk;
+}
+
+}  // namespace
+
+BenchResult run_bench(MPI_Comm comm, const Job& job, int repeat, const std::string& cli_petsc_options) {
+  BenchResult r;
+  MPI_Comm_size(comm, &r.ranks);
+  r.repeat = repeat;
+#ifdef _OPENMP
+  r.threads = omp_get_max_threads();
+#endif
+  // Whole-mesh statistics on rank 0, then the distributed set-up.
+  Mesh whole = whole_mesh_counts(comm, job, r);
+  const LocalMesh mesh = distribute_mesh(comm, whole);
+  whole = Mesh{};
+  const Model model = build_model(comm, job, mesh);
+  Assembler assembler(comm, mesh, model);
+  r.deformation_jacobian = det3(deformation);
+  PetscOwner<Vec, VecDestroy> f = assembler.create_vector();
+  time_assembly(comm, mesh, assembler, f, repeat, r);
+  time_linear_solve(comm, job, cli_petsc_options, mesh, model, assembler, f, r);
+  measure_memory(comm, assembler, r);
+  job_models_and_flops(job, r);
   return r;
 }
 

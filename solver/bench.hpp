@@ -25,17 +25,12 @@ struct BenchResult {
   bool ksp_converged = false;
   std::string preconditioner;        ///< PETSc's pc_type of the solve (and the package of a factorization)
   double kernel_bytes = 0, coo_bytes = 0, matrix_bytes = 0;  ///< summed over ranks
-  double flops_f = 0, flops_f_and_K = 0;                     ///< per tet, from the formulas (see flops_per_tet)
+  /// Per tet, the largest of the job's models' FLOP formulas (ModelInfo::flops, materials/registry.hpp).
+  double flops_f = 0, flops_f_and_K = 0;
   double deformation_jacobian = 1;                           ///< det of the homogeneous deformation benchmarked
 
   [[nodiscard]] double bytes_per_tet() const { return (kernel_bytes + coo_bytes + matrix_bytes) / tets; }
 };
-
-/// FLOPs per tetrahedron (multiplications + additions) of f and of f + K, from Kikuuwe eq. (35)
-/// (stvk, stvk-nsn: the TSEP terms dropped), appendix B (stvk-tl: 387 and 1747) and section 3.6
-/// (linear: 15 N_V + 36 N_E for f = K u; K is constant). The volumetric term (algB) is not included.
-void flops_per_tet(const std::string& model, double n_v, double n_e, double n_f, double n_t, double& f,
-                   double& f_and_K);
 
 /// Collective. Runs the benchmark; every rank returns the same result.
 BenchResult run_bench(MPI_Comm comm, const Job& job, int repeat, const std::string& cli_petsc_options);

@@ -32,9 +32,7 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
   MPI_Comm_rank(comm_, &rank_);
   stage_assembly_ = log_stage("Assembly");
   n_steps_ = std::llround(spec_.end_time / spec_.dt);
-  integrator_ = spec_.integrator == "newmark"            ? Integrator::newmark
-                : spec_.integrator == "linearized-euler" ? Integrator::linearized_euler
-                                                         : Integrator::backward_euler;
+  integrator_ = spec_.integrator;
   for (auto* v : {&x_, &v_, &a_, &g_, &f_n_, &x_n_, &r_, &work_, &work2_, &h_, &w_, &vel_, &fv_, &slope_})
     *v = assembler_.create_vector();
   EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_));
@@ -264,7 +262,12 @@ bool DynamicSolver::attempt(double h, std::string& why) {
     assembler_.set_positions(x_n_);
     assembler_.internal_force(f_n_);
   }
-  const bool ok = linearized ? attempt_linearized(h, why) : attempt_newton(h, why);
+  bool ok = false;
+  switch (integrator_) {
+    case Integrator::backward_euler:
+    case Integrator::newmark: ok = attempt_newton(h, why); break;
+    case Integrator::linearized_euler: ok = attempt_linearized(h, why); break;
+  }
   if (!ok) {
     EDGEFEM_PETSC(VecCopy(x_n_, x_));
     return false;
@@ -431,7 +434,7 @@ void DynamicSolver::initial_acceleration() {
 std::vector<TimeStepReport> DynamicSolver::run(const std::function<void(long long, double)>& on_step) {
   std::vector<TimeStepReport> reports;
   if (!restarted_) {
-    if (spec_.initial_state == "static") solve_initial_static();
+    if (spec_.initial_state == InitialState::static_equilibrium) solve_initial_static();
     if (integrator_ == Integrator::newmark) initial_acceleration();
     assembler_.external_force(0.0, h_);
     if (on_step) on_step(step_, time_);
@@ -513,7 +516,7 @@ CheckpointState DynamicSolver::checkpoint_state() {
   s.step = step_;
   s.time = time_;
   s.dt = spec_.dt;
-  s.integrator = spec_.integrator;
+  s.integrator = to_string(spec_.integrator);
   for (const char* name : field_names) s.field_names.emplace_back(name);
   s.fields = {owned(x_), owned(v_), owned(a_), owned(g_), owned(w_), owned(slope_)};
   return s;

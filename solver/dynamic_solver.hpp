@@ -104,7 +104,6 @@ class DynamicSolver {
 
  private:
   enum class Phase { static_initial, dynamic };
-  enum class Integrator { backward_euler, linearized_euler, newmark };
   /// Both Newton schemes update every rate the same way over a step h: new = dv_du * (change) - old for
   /// Newmark (trapezoidal rule), new = dv_du * (change) for backward Euler, with dv_du = 2/h or 1/h. It gives
   /// v from u = x - x_n, a from v - v_n and the internal-force rate g from f - f_n.

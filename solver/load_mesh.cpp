@@ -21,13 +21,11 @@ Mesh load_job_mesh(const Job& job) {
   if (job.mesh_file) return load_mesh_file(*job.mesh_file);
   const GenerateSpec& g = *job.generate;
   Mesh mesh;
-  if (g.shape == "box")
-    mesh = generate_box(g.size, g.cells);
-  else if (g.shape == "sheet")
-    mesh = generate_sheet({g.size[0], g.size[1]}, {g.cells[0], g.cells[1]});
-  else
-    throw InputError(job.job_file + ": mesh.generate.shape: unknown shape '" + g.shape + "' (expected box or sheet)");
-  check_mesh(mesh, job.job_file + " (generated " + g.shape + ")");
+  switch (g.shape) {
+    case GeneratedShape::box: mesh = generate_box(g.size, g.cells); break;
+    case GeneratedShape::sheet: mesh = generate_sheet({g.size[0], g.size[1]}, {g.cells[0], g.cells[1]}); break;
+  }
+  check_mesh(mesh, job.job_file + " (generated " + std::string(to_string(g.shape)) + ")");
   return mesh;
 }
 

@@ -158,11 +158,289 @@ VolinoStabilization volino_stabilization(const Job& job) {
     if (!spec.volino) continue;
     if (first && first->volino->stabilization != spec.volino->stabilization)
       throw InputError(where(job, spec.line, "materials[" + std::to_string(m) + "].stabilization") +
-                       "all volino materials need the same stabilization ('" + first->volino->stabilization +
-                       "' before, '" + spec.volino->stabilization + "' here)");
+                       "all volino materials need the same stabilization ('" +
+                       std::string(to_string(first->volino->stabilization)) + "' before, '" +
+                       std::string(to_string(spec.volino->stabilization)) + "' here)");
     if (!first) first = &spec;
   }
-  return parse_volino_stabilization(first ? first->volino->stabilization : "none");
+  return first ? first->volino->stabilization : VolinoStabilization::none;
+}
+
+/// The cells the model is made of on this rank: tetrahedra, or triangles (membranes) when the whole mesh has no
+/// tetrahedra; and the facets tractions act on (a solid's triangles, a membrane's edges).
+struct Cells {
+  CellKind kind;
+  int nodes;
+  LocalIndex count;
+  const std::vector<LocalIndex>& vertices;  ///< `nodes` per cell
+  const std::vector<int>& region;
+  int facet_nodes;
+  const std::vector<LocalIndex>& facets;
+  const std::vector<int>& facet_region;
+
+  Cells(MPI_Comm comm, const Mesh& mesh)
+      : kind(global_count(comm, mesh.n_tets()) > 0 ? CellKind::tetrahedron : CellKind::triangle),
+        nodes(nodes_per_cell(kind)),
+        count(kind == CellKind::tetrahedron ? mesh.n_tets() : mesh.n_triangles()),
+        vertices(kind == CellKind::tetrahedron ? mesh.tets : mesh.triangles),
+        region(kind == CellKind::tetrahedron ? mesh.tet_region : mesh.triangle_region),
+        facet_nodes(nodes - 1),
+        facets(kind == CellKind::tetrahedron ? mesh.triangles : mesh.lines),
+        facet_region(kind == CellKind::tetrahedron ? mesh.triangle_region : mesh.line_region) {}
+  [[nodiscard]] bool solid() const { return kind == CellKind::tetrahedron; }
+};
+
+/// The registry's models of one cell kind, as "a, b or c".
+std::string models_of(CellKind kind) {
+  return model_names_where([kind](const ModelInfo& m) { return m.cell == kind; }, " or ");
+}
+
+/// A solid model on a mesh without tetrahedra: most often a Gmsh file meshed in 2-D only (no -3). Said before the
+/// regions disagree (the triangles carry the surface groups' tags).
+void check_membrane_mesh_models(MPI_Comm comm, const Job& job, const Mesh& mesh) {
+  for (std::size_t m = 0; m < job.materials.size(); ++m)
+    if (job.materials[m].model->cell != CellKind::triangle)
+      throw InputError(where(job, job.materials[m].line, "materials[" + std::to_string(m) + "].model") + "'" +
+                       std::string(job.materials[m].model->name) + "' needs tetrahedra, but the mesh" +
+                       (job.mesh_file ? " " + *job.mesh_file : std::string()) + " has only triangles (" +
+                       std::to_string(global_count(comm, mesh.n_triangles())) +
+                       ") and was read as a membrane; a solid needs a 3-D mesh (Gmsh: gmsh -3, or Mesh 3; in the "
+                       ".geo file), a membrane a membrane model (" + models_of(CellKind::triangle) + ")");
+}
+
+/// Per local cell, the index of its job.materials entry: every cell gets exactly one, every entry some cell
+/// (collective; the same InputError on every rank).
+std::vector<int> material_of_cells(MPI_Comm comm, const Job& job, const LocalMesh& lm, const Cells& cells) {
+  std::vector<int> spec_of(static_cast<std::size_t>(cells.count), -1);
+  std::vector<long long> spec_hits(job.materials.size(), 0);
+  bool local_error = false;
+  std::string error;
+  for (LocalIndex t = 0; t < cells.count; ++t) {
+    for (std::size_t m = 0; m < job.materials.size(); ++m) {
+      const auto& spec = job.materials[m];
+      if (spec.region && *spec.region != cells.region[t]) continue;
+      if (spec_of[t] >= 0 && !local_error) {
+        local_error = true;
+        error = where(job, spec.line, "materials[" + std::to_string(m) + "]") + "region " +
+                std::to_string(cells.region[t]) + " already has a material (materials[" +
+                std::to_string(spec_of[t]) + "]); each cell needs exactly one";
+      }
+      spec_of[t] = static_cast<int>(m);
+      ++spec_hits[m];
+    }
+    if (spec_of[t] < 0 && !local_error) {
+      local_error = true;
+      error = where(job, 0, "materials") + "no material for cells of region " + std::to_string(cells.region[t]) +
+              " (add an entry with 'region: " + std::to_string(cells.region[t]) + "' or omit 'region')";
+    }
+  }
+  if (agree_on_failure(comm, local_error, error)) throw InputError(error);
+  for (std::size_t m = 0; m < job.materials.size(); ++m)
+    if (global_count(comm, spec_hits[m]) == 0)
+      throw InputError(where(job, job.materials[m].line, "materials[" + std::to_string(m) + "].region") + "region " +
+                       std::to_string(job.materials[m].region.value_or(0)) +
+                       " matches no cell of the mesh (regions in the mesh: " + mesh_regions(comm, lm) + ")");
+  return spec_of;
+}
+
+/// The TetMaterial of a solid entry; warns (rank 0) about a nearly incompressible one.
+TetMaterial tet_material(MPI_Comm comm, const Job& job, const MaterialSpec& spec, const std::string& key) {
+  const VolumetricPenalty penalty = spec.volumetric_penalty ? spec.volumetric : VolumetricPenalty::none;
+  try {
+    if (spec.anisotropy) {
+      const auto& a = *spec.anisotropy;
+      return TetMaterial::transversely_isotropic(a.fibre, a.young_fibre, a.young_transverse, a.shear_fibre,
+                                                 a.poisson_fibre, a.poisson_transverse, penalty);
+    }
+    TetMaterial material = TetMaterial::isotropic_material(spec.young, spec.poisson, penalty);
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    if (spec.poisson > 0.49 && spec.poisson < 0.5 && rank == 0)  // valid, but the linear solver will crawl: say why
+      std::fprintf(stderr,
+                   "edgefem: warning: %s%g is nearly incompressible (lambda/mu = %.0f): the tangent's "
+                   "condition number grows with lambda/mu, the Krylov solver needs many times the iterations "
+                   "(and displacement-based tetrahedra lock). Prefer poisson <= 0.49 with the volumetric "
+                   "penalty (volumetric: cubic | quadratic) to hold the volume, or on small meshes "
+                   "solver: {linear: {preconditioner: direct}}\n",
+                   where(job, spec.line, key + ".poisson").c_str(), spec.poisson,
+                   2.0 * spec.poisson / (1.0 - 2.0 * spec.poisson));
+    return material;
+  } catch (const std::invalid_argument& e) {
+    throw InputError(where(job, spec.line, key + (spec.anisotropy ? ".anisotropy" : "")) + e.what());
+  }
+}
+
+/// One table entry per job.materials entry (the same on every rank, so that a bad entry fails everywhere alike):
+/// TetMaterials for solids; MembraneMaterials and VolinoMaterials for membranes (both, so that cell_material
+/// indexes either).
+MaterialTables material_tables(MPI_Comm comm, const Job& job, CellKind kind) {
+  MaterialTables tables;
+  for (std::size_t m = 0; m < job.materials.size(); ++m) {
+    const auto& spec = job.materials[m];
+    const std::string key = "materials[" + std::to_string(m) + "]";
+    if (spec.model->cell != kind)
+      throw InputError(where(job, spec.line, key + ".model") + "'" + std::string(spec.model->name) + "' " +
+                       (kind == CellKind::tetrahedron ? "is a membrane model, but the mesh has tetrahedra (use "
+                                                      : "needs tetrahedra, but the mesh has only triangles (use ") +
+                       models_of(kind) + ")");
+    if (kind == CellKind::tetrahedron) {
+      tables.tet.push_back(tet_material(comm, job, spec, key));
+      continue;
+    }
+    MembraneMaterial material{spec.young, spec.poisson, spec.thickness};
+    material.damping = spec.spring_damping;
+    tables.membrane.push_back(material);
+    tables.volino.push_back(spec.volino ? volino_material(job, spec, key) : VolinoMaterial{});
+    if (spec.volino) continue;
+    try {
+      check_membrane_material(material);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(where(job, spec.line, key) + e.what());
+    }
+  }
+  if (kind == CellKind::triangle) tables.volino_stabilization = volino_stabilization(job);
+  return tables;
+}
+
+/// One formulation per model present on this rank, over its cells (models in the order of their names).
+void add_formulations(Model& model, const Job& job, const Mesh& mesh, const Cells& cells) {
+  std::map<std::string_view, std::pair<const ModelInfo*, std::vector<LocalIndex>>> cells_of_model;
+  for (LocalIndex t = 0; t < cells.count; ++t) {
+    const ModelInfo* info = job.materials[static_cast<std::size_t>(model.cell_material[t])].model;
+    auto& entry = cells_of_model[info->name];
+    entry.first = info;
+    entry.second.push_back(t);
+  }
+  const auto nodes = static_cast<std::ptrdiff_t>(cells.nodes);
+  for (const auto& [name, entry] : cells_of_model) {
+    const auto& [info, ids] = entry;
+    model.formulation_cells.push_back(ids);
+    std::vector<LocalIndex> own;
+    std::vector<std::int32_t> material_of_cell;
+    own.reserve(ids.size() * static_cast<std::size_t>(nodes));
+    material_of_cell.reserve(ids.size());
+    for (LocalIndex t : ids) {
+      own.insert(own.end(), cells.vertices.begin() + nodes * t, cells.vertices.begin() + nodes * t + nodes);
+      material_of_cell.push_back(model.cell_material[t]);
+    }
+    model.formulations.push_back(info->make({mesh.coords, own, material_of_cell, model.materials}));
+  }
+}
+
+/// Dirichlet conditions on owned vertices (later entries override earlier ones per component), their schedules
+/// and rotations, and each boundary entry's owned vertices. Returns the prescribed dofs.
+std::map<LocalIndex, DirichletDof> add_boundary(MPI_Comm comm, const Job& job, const LocalMesh& lm, Model& model) {
+  std::map<LocalIndex, DirichletDof> prescribed;
+  for (std::size_t b = 0; b < job.boundary.size(); ++b) {
+    const auto& bc = job.boundary[b];
+    int schedule = 0;
+    if (bc.schedule) {
+      schedule = static_cast<int>(model.schedules.size());
+      model.schedules.push_back(*bc.schedule);
+    }
+    int rotation = -1;
+    if (bc.rotate) {
+      rotation = static_cast<int>(model.rotations.size());
+      model.rotations.push_back({bc.rotate->axis, bc.rotate->center, bc.rotate->angle_degrees * std::numbers::pi / 180.0});
+    }
+    long long hits = 0;
+    auto& selected = model.boundary_vertices.emplace_back();
+    for (LocalIndex v = 0; v < lm.n_owned; ++v) {
+      if (!vertex_selected(bc.select, lm, v)) continue;
+      ++hits;
+      selected.push_back(v);
+      for (int c = 0; c < 3; ++c) {
+        const LocalIndex dof = 3 * v + c;
+        if (bc.fix[c]) prescribed[dof] = {dof, 0.0, -1, 0};
+        if (bc.displace[c]) prescribed[dof] = {dof, *bc.displace[c], -1, schedule};
+        if (bc.rotate && bc.rotate->components[c]) prescribed[dof] = {dof, 0.0, rotation, schedule};
+      }
+    }
+    if (global_count(comm, hits) == 0)
+      throw InputError(where(job, bc.select.line, "boundary[" + std::to_string(b) + "].select") +
+                       "selects no vertex of the mesh" + region_hint(comm, lm, bc.select));
+  }
+  for (const auto& [dof, d] : prescribed) model.dirichlet.push_back(d);
+  return prescribed;
+}
+
+/// Lumped mass and gravity: an equal share of each cell's mass (weight) per vertex, into load group 0.
+void add_mass_and_gravity(Model& model, const Job& job, const Cells& cells) {
+  std::vector<double>& external_force = model.loads[0].force;
+  const auto& g = job.loads.gravity;
+  for (LocalIndex t = 0; t < cells.count; ++t) {
+    const LocalIndex* v = cells.vertices.data() + cells.nodes * static_cast<std::size_t>(t);
+    const double w = model.cell_mass[t] / cells.nodes;
+    for (int k = 0; k < cells.nodes; ++k) {
+      model.lumped_mass[static_cast<std::size_t>(v[k])] += w;
+      for (int d = 0; d < 3; ++d) external_force[3 * static_cast<std::size_t>(v[k]) + d] += w * g[d];
+    }
+  }
+}
+
+/// Tractions: an equal share of each selected boundary facet's nominal force (triangles of a solid, per unit area;
+/// edges of a membrane, per unit length) per vertex; a traction with its own schedule gets its own load group.
+void add_tractions(MPI_Comm comm, Model& model, const Job& job, const LocalMesh& lm, const Cells& cells) {
+  const Mesh& mesh = lm.mesh;
+  const int facet_nodes = cells.facet_nodes;
+  const LocalIndex n_facets = static_cast<LocalIndex>(cells.facets.size() / facet_nodes);
+  for (std::size_t i = 0; i < job.loads.tractions.size(); ++i) {
+    const auto& tr = job.loads.tractions[i];
+    std::vector<double>* target = &model.loads[0].force;
+    if (tr.schedule) {
+      model.schedules.push_back(*tr.schedule);
+      model.loads.push_back({static_cast<int>(model.schedules.size()) - 1,
+                             std::vector<double>(3 * static_cast<std::size_t>(mesh.n_vertices()), 0.0)});
+      target = &model.loads.back().force;
+    }
+    long long hits = 0;
+    for (LocalIndex f = 0; f < n_facets; ++f) {
+      const LocalIndex* v = cells.facets.data() + facet_nodes * static_cast<std::size_t>(f);
+      bool take = false;
+      switch (tr.select.kind) {
+        case Selection::Kind::all: take = true; break;
+        case Selection::Kind::region: take = cells.facet_region[f] == tr.select.region; break;
+        case Selection::Kind::box:
+          take = true;
+          for (int k = 0; k < facet_nodes; ++k)
+            take = take && in_box(tr.select, mesh.coords.data() + 3 * static_cast<std::size_t>(v[k]));
+          break;
+      }
+      if (!take) continue;
+      ++hits;
+      const auto p0 = mesh.vertex(v[0]), p1 = mesh.vertex(v[1]);
+      double a[3], measure = 0.0;
+      for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d];
+      if (cells.solid()) {
+        const auto p2 = mesh.vertex(v[2]);
+        double b[3];
+        for (int d = 0; d < 3; ++d) b[d] = p2[d] - p0[d];
+        const double cx = a[1] * b[2] - a[2] * b[1], cy = a[2] * b[0] - a[0] * b[2], cz = a[0] * b[1] - a[1] * b[0];
+        measure = 0.5 * std::sqrt(cx * cx + cy * cy + cz * cz);
+      } else {
+        measure = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+      }
+      for (int k = 0; k < facet_nodes; ++k)
+        for (int d = 0; d < 3; ++d)
+          (*target)[3 * static_cast<std::size_t>(v[k]) + d] += measure / facet_nodes * tr.traction[d];
+    }
+    if (global_count(comm, hits) == 0)
+      throw InputError(where(job, tr.select.line, "loads.tractions[" + std::to_string(i) + "].select") +
+                       (cells.solid() ? "selects no boundary face of the mesh" : "selects no boundary edge of the mesh") +
+                       region_hint(comm, lm, tr.select));
+  }
+}
+
+void add_attachments(MPI_Comm comm, Model& model, const Job& job, const LocalMesh& lm) {
+  for (std::size_t i = 0; i < job.attachments.size(); ++i) {
+    Attachment a{job.attachments[i], {}};
+    for (LocalIndex v = 0; v < lm.n_owned; ++v)
+      if (vertex_selected(a.spec.select, lm, v)) a.vertices.push_back(v);
+    if (global_count(comm, static_cast<long long>(a.vertices.size())) == 0)
+      throw InputError(where(job, a.spec.select.line, "attachments[" + std::to_string(i) + "].select") +
+                       "selects no vertex of the mesh" + region_hint(comm, lm, a.spec.select));
+    model.attachments.push_back(std::move(a));
+  }
 }
 
 }  // namespace
@@ -224,267 +502,41 @@ bool in_box(const Selection& s, const double* x) {
 Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
   Model model;
   const Mesh& mesh = lm.mesh;
-  const LocalIndex n_local = mesh.n_vertices();
-  // Cells: tetrahedra, or triangles (membranes) when the whole mesh has no tetrahedra.
-  const bool solid = global_count(comm, mesh.n_tets()) > 0;
-  model.nodes_per_cell = solid ? 4 : 3;
-  const LocalIndex n_cells = solid ? mesh.n_tets() : mesh.n_triangles();
-  const std::vector<LocalIndex>& cells = solid ? mesh.tets : mesh.triangles;
-  const std::vector<int>& cell_region = solid ? mesh.tet_region : mesh.triangle_region;
-  const int nodes = model.nodes_per_cell;
+  const Cells cells(comm, mesh);
+  model.cell_kind = cells.kind;
+  model.nodes_per_cell = cells.nodes;
+  if (!cells.solid()) check_membrane_mesh_models(comm, job, mesh);
 
-  // A solid model on a mesh without tetrahedra: most often a Gmsh file meshed in 2-D only (no -3). Say so before
-  // the regions disagree (the triangles carry the surface groups' tags).
-  if (!solid)
-    for (std::size_t m = 0; m < job.materials.size(); ++m)
-      if (!is_membrane_model(job.materials[m].model))
-        throw InputError(where(job, job.materials[m].line, "materials[" + std::to_string(m) + "].model") + "'" +
-                         job.materials[m].model + "' needs tetrahedra, but the mesh" +
-                         (job.mesh_file ? " " + *job.mesh_file : std::string()) + " has only triangles (" +
-                         std::to_string(global_count(comm, mesh.n_triangles())) +
-                         ") and was read as a membrane; a solid needs a 3-D mesh (Gmsh: gmsh -3, or Mesh 3; in the "
-                         ".geo file), a membrane a membrane model (trbs, trqs, springs, linear-membrane or volino)");
-
-  // Materials: every cell gets exactly one material entry.
-  std::vector<int> spec_of(static_cast<std::size_t>(n_cells), -1);
-  std::vector<long long> spec_hits(job.materials.size(), 0);
-  bool local_error = false;
-  std::string error;
-  for (LocalIndex t = 0; t < n_cells; ++t) {
-    for (std::size_t m = 0; m < job.materials.size(); ++m) {
-      const auto& spec = job.materials[m];
-      if (spec.region && *spec.region != cell_region[t]) continue;
-      if (spec_of[t] >= 0 && !local_error) {
-        local_error = true;
-        error = where(job, spec.line, "materials[" + std::to_string(m) + "]") + "region " +
-                std::to_string(cell_region[t]) + " already has a material (materials[" +
-                std::to_string(spec_of[t]) + "]); each cell needs exactly one";
-      }
-      spec_of[t] = static_cast<int>(m);
-      ++spec_hits[m];
-    }
-    if (spec_of[t] < 0 && !local_error) {
-      local_error = true;
-      error = where(job, 0, "materials") + "no material for cells of region " + std::to_string(cell_region[t]) +
-              " (add an entry with 'region: " + std::to_string(cell_region[t]) + "' or omit 'region')";
-    }
-  }
-  if (agree_on_failure(comm, local_error, error)) throw InputError(error);
-  for (std::size_t m = 0; m < job.materials.size(); ++m)
-    if (global_count(comm, spec_hits[m]) == 0)
-      throw InputError(where(job, job.materials[m].line, "materials[" + std::to_string(m) + "].region") + "region " +
-                       std::to_string(job.materials[m].region.value_or(0)) +
-                       " matches no cell of the mesh (regions in the mesh: " + mesh_regions(comm, lm) + ")");
-
-  // One TetMaterial (solids) or MembraneMaterial per job.materials entry (the same on every rank, so a bad entry
-  // fails everywhere alike), then per-cell indices into that table.
-  for (std::size_t m = 0; m < job.materials.size(); ++m) {
-    const auto& spec = job.materials[m];
-    const std::string key = "materials[" + std::to_string(m) + "]";
-    model.material_model.push_back(spec.model);
-    if (is_membrane_model(spec.model) == solid)
-      throw InputError(where(job, spec.line, key + ".model") + "'" + spec.model + "' " +
-                       (solid ? "is a membrane model, but the mesh has tetrahedra (use stvk, stvk-nsn, stvk-tl or linear)"
-                              : "needs tetrahedra, but the mesh has only triangles (use trbs, trqs, springs or "
-                                "linear-membrane)"));
-    if (!solid) {
-      // Both membrane tables get an entry per job.materials entry, so that cell_material indexes either.
-      MembraneMaterial material{spec.young, spec.poisson, spec.thickness};
-      material.damping = spec.spring_damping;
-      model.membrane_table.push_back(material);
-      model.volino_table.push_back(spec.volino ? volino_material(job, spec, key) : VolinoMaterial{});
-      if (spec.volino) continue;
-      try {
-        check_membrane_material(material);
-      } catch (const std::invalid_argument& e) {
-        throw InputError(where(job, spec.line, key) + e.what());
-      }
-      continue;
-    }
-    VolumetricPenalty penalty = VolumetricPenalty::none;
-    if (spec.volumetric_penalty) {
-      if (spec.volumetric == "cubic")
-        penalty = VolumetricPenalty::cubic;
-      else if (spec.volumetric == "quadratic")
-        penalty = VolumetricPenalty::quadratic;
-      else if (spec.volumetric != "none")
-        throw InputError(where(job, spec.line, key + ".volumetric") + "expected one of: cubic, quadratic, none; got '" +
-                         spec.volumetric + "'");
-    }
-    try {
-      if (spec.anisotropy) {
-        const auto& a = *spec.anisotropy;
-        model.material_table.push_back(TetMaterial::transversely_isotropic(
-            a.fibre, a.young_fibre, a.young_transverse, a.shear_fibre, a.poisson_fibre, a.poisson_transverse, penalty));
-      } else {
-        model.material_table.push_back(TetMaterial::isotropic_material(spec.young, spec.poisson, penalty));
-        if (spec.poisson > 0.49 && spec.poisson < 0.5) {  // valid, but the linear solver will crawl: say why
-          int rank = 0;
-          MPI_Comm_rank(comm, &rank);
-          if (rank == 0)
-            std::fprintf(stderr,
-                         "edgefem: warning: %s%g is nearly incompressible (lambda/mu = %.0f): the tangent's "
-                         "condition number grows with lambda/mu, the Krylov solver needs many times the iterations "
-                         "(and displacement-based tetrahedra lock). Prefer poisson <= 0.49 with the volumetric "
-                         "penalty (volumetric: cubic | quadratic) to hold the volume, or on small meshes "
-                         "solver: {linear: {preconditioner: direct}}\n",
-                         where(job, spec.line, key + ".poisson").c_str(), spec.poisson,
-                         2.0 * spec.poisson / (1.0 - 2.0 * spec.poisson));
-        }
-      }
-    } catch (const std::invalid_argument& e) {
-      throw InputError(where(job, spec.line, key + (spec.anisotropy ? ".anisotropy" : "")) + e.what());
-    }
-  }
-  model.cell_material.resize(static_cast<std::size_t>(n_cells));
-  model.cell_mass.resize(static_cast<std::size_t>(n_cells));
-  std::map<std::string, std::vector<LocalIndex>> cells_of_model;
-  for (LocalIndex t = 0; t < n_cells; ++t) {
+  // Materials: every cell gets exactly one job.materials entry; a table entry per job.materials entry.
+  const std::vector<int> spec_of = material_of_cells(comm, job, lm, cells);
+  model.materials = material_tables(comm, job, cells.kind);
+  for (const auto& spec : job.materials) model.material_model.push_back(spec.model);
+  model.cell_material.resize(static_cast<std::size_t>(cells.count));
+  model.cell_mass.resize(static_cast<std::size_t>(cells.count));
+  for (LocalIndex t = 0; t < cells.count; ++t) {
     const auto& spec = job.materials[spec_of[t]];
     model.cell_material[t] = static_cast<std::int32_t>(spec_of[t]);
-    model.cell_mass[t] = spec.density * (solid ? mesh.tet_volume(t) : spec.thickness * mesh.triangle_area(t));
-    cells_of_model[spec.model].push_back(t);
+    model.cell_mass[t] = spec.density * (cells.solid() ? mesh.tet_volume(t) : spec.thickness * mesh.triangle_area(t));
   }
-  for (const auto& [name, ids] : cells_of_model) {
-    model.formulation_cells.push_back(ids);
-    std::vector<LocalIndex> own;
-    std::vector<std::int32_t> material_of_cell;
-    own.reserve(ids.size() * static_cast<std::size_t>(nodes));
-    material_of_cell.reserve(ids.size());
-    for (LocalIndex t : ids) {
-      own.insert(own.end(), cells.begin() + nodes * static_cast<std::ptrdiff_t>(t),
-                 cells.begin() + nodes * static_cast<std::ptrdiff_t>(t) + nodes);
-      material_of_cell.push_back(model.cell_material[t]);
-    }
-    const std::span<const TetMaterial> table = model.material_table;
-    if (name == "volino")
-      model.formulations.push_back(make_volino(mesh.coords, own, model.volino_table, material_of_cell,
-                                               volino_stabilization(job)));
-    else if (!solid)
-      model.formulations.push_back(make_membrane(name, mesh.coords, own, model.membrane_table, material_of_cell));
-    else if (name == "stvk" || name == "stvk-nsn")
-      model.formulations.push_back(make_stvk_tsep(mesh.coords, own, table, material_of_cell, name == "stvk-nsn"));
-    else if (name == "stvk-tl")
-      model.formulations.push_back(make_stvk_tl(mesh.coords, own, table, material_of_cell));
-    else
-      model.formulations.push_back(make_linear(mesh.coords, own, table, material_of_cell));
-  }
+  add_formulations(model, job, mesh, cells);
 
   // Schedules: [0] prescribed displacements without their own (static: the load factor; dynamic: a ramp over
   // the run), [1] loads without their own (static: the load factor; dynamic: constant 1).
-  const bool dynamic = job.analysis_type == "dynamic" && job.dynamic;
-  model.consistent_mass = dynamic && job.dynamic->mass == "consistent";
+  const bool dynamic = job.analysis_type == AnalysisType::dynamics && job.dynamic;
+  model.consistent_mass = dynamic && job.dynamic->mass == MassMatrix::consistent;
   model.schedules.push_back(Schedule{{{0.0, 0.0}, {dynamic ? job.dynamic->end_time : 1.0, 1.0}}, 0});
   model.schedules.push_back(dynamic ? Schedule{{{0.0, 1.0}}, 0} : Schedule{{{0.0, 0.0}, {1.0, 1.0}}, 0});
 
-  // Dirichlet conditions on owned vertices; later entries override earlier ones per component.
-  std::map<LocalIndex, DirichletDof> prescribed;
-  for (std::size_t b = 0; b < job.boundary.size(); ++b) {
-    const auto& bc = job.boundary[b];
-    int schedule = 0;
-    if (bc.schedule) {
-      schedule = static_cast<int>(model.schedules.size());
-      model.schedules.push_back(*bc.schedule);
-    }
-    int rotation = -1;
-    if (bc.rotate) {
-      rotation = static_cast<int>(model.rotations.size());
-      model.rotations.push_back({bc.rotate->axis, bc.rotate->center, bc.rotate->angle_degrees * std::numbers::pi / 180.0});
-    }
-    long long hits = 0;
-    auto& selected = model.boundary_vertices.emplace_back();
-    for (LocalIndex v = 0; v < lm.n_owned; ++v) {
-      if (!vertex_selected(bc.select, lm, v)) continue;
-      ++hits;
-      selected.push_back(v);
-      for (int c = 0; c < 3; ++c) {
-        const LocalIndex dof = 3 * v + c;
-        if (bc.fix[c]) prescribed[dof] = {dof, 0.0, -1, 0};
-        if (bc.displace[c]) prescribed[dof] = {dof, *bc.displace[c], -1, schedule};
-        if (bc.rotate && bc.rotate->components[c]) prescribed[dof] = {dof, 0.0, rotation, schedule};
-      }
-    }
-    if (global_count(comm, hits) == 0)
-      throw InputError(where(job, bc.select.line, "boundary[" + std::to_string(b) + "].select") +
-                       "selects no vertex of the mesh" + region_hint(comm, lm, bc.select));
-  }
-  for (const auto& [dof, d] : prescribed) model.dirichlet.push_back(d);
-  if (!solid && !dynamic) check_flat_membrane_is_held(comm, job, lm, prescribed);
+  const std::map<LocalIndex, DirichletDof> prescribed = add_boundary(comm, job, lm, model);
+  if (!cells.solid() && !dynamic) check_flat_membrane_is_held(comm, job, lm, prescribed);
 
-  // Lumped mass and gravity: an equal share of each cell's mass (weight) per vertex. Tractions: an equal share of
-  // each boundary facet's nominal force (triangles of a solid, per unit area; edges of a membrane, per unit
-  // length) per vertex. Load group 0 follows the default load schedule.
-  model.loads.push_back({1, std::vector<double>(3 * static_cast<std::size_t>(n_local), 0.0)});
-  std::vector<double>& external_force = model.loads[0].force;
-  model.lumped_mass.assign(static_cast<std::size_t>(n_local), 0.0);
-  const auto& g = job.loads.gravity;
-  for (LocalIndex t = 0; t < n_cells; ++t) {
-    const LocalIndex* v = cells.data() + nodes * static_cast<std::size_t>(t);
-    const double w = model.cell_mass[t] / nodes;
-    for (int k = 0; k < nodes; ++k) {
-      model.lumped_mass[static_cast<std::size_t>(v[k])] += w;
-      for (int d = 0; d < 3; ++d) external_force[3 * static_cast<std::size_t>(v[k]) + d] += w * g[d];
-    }
-  }
-  const int facet_nodes = solid ? 3 : 2;
-  const std::vector<LocalIndex>& facets = solid ? mesh.triangles : mesh.lines;
-  const std::vector<int>& facet_region = solid ? mesh.triangle_region : mesh.line_region;
-  const LocalIndex n_facets = static_cast<LocalIndex>(facets.size() / facet_nodes);
-  for (std::size_t i = 0; i < job.loads.tractions.size(); ++i) {
-    const auto& tr = job.loads.tractions[i];
-    std::vector<double>* target = &model.loads[0].force;
-    if (tr.schedule) {
-      model.schedules.push_back(*tr.schedule);
-      model.loads.push_back({static_cast<int>(model.schedules.size()) - 1,
-                             std::vector<double>(3 * static_cast<std::size_t>(n_local), 0.0)});
-      target = &model.loads.back().force;
-    }
-    long long hits = 0;
-    for (LocalIndex f = 0; f < n_facets; ++f) {
-      const LocalIndex* v = facets.data() + facet_nodes * static_cast<std::size_t>(f);
-      bool take = false;
-      switch (tr.select.kind) {
-        case Selection::Kind::all: take = true; break;
-        case Selection::Kind::region: take = facet_region[f] == tr.select.region; break;
-        case Selection::Kind::box:
-          take = true;
-          for (int k = 0; k < facet_nodes; ++k)
-            take = take && in_box(tr.select, mesh.coords.data() + 3 * static_cast<std::size_t>(v[k]));
-          break;
-      }
-      if (!take) continue;
-      ++hits;
-      const auto p0 = mesh.vertex(v[0]), p1 = mesh.vertex(v[1]);
-      double a[3], measure = 0.0;
-      for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d];
-      if (solid) {
-        const auto p2 = mesh.vertex(v[2]);
-        double b[3];
-        for (int d = 0; d < 3; ++d) b[d] = p2[d] - p0[d];
-        const double cx = a[1] * b[2] - a[2] * b[1], cy = a[2] * b[0] - a[0] * b[2], cz = a[0] * b[1] - a[1] * b[0];
-        measure = 0.5 * std::sqrt(cx * cx + cy * cy + cz * cz);
-      } else {
-        measure = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-      }
-      for (int k = 0; k < facet_nodes; ++k)
-        for (int d = 0; d < 3; ++d)
-          (*target)[3 * static_cast<std::size_t>(v[k]) + d] += measure / facet_nodes * tr.traction[d];
-    }
-    if (global_count(comm, hits) == 0)
-      throw InputError(where(job, tr.select.line, "loads.tractions[" + std::to_string(i) + "].select") +
-                       (solid ? "selects no boundary face of the mesh" : "selects no boundary edge of the mesh") +
-                       region_hint(comm, lm, tr.select));
-  }
-
-  for (std::size_t i = 0; i < job.attachments.size(); ++i) {
-    Attachment a{job.attachments[i], {}};
-    for (LocalIndex v = 0; v < lm.n_owned; ++v)
-      if (vertex_selected(a.spec.select, lm, v)) a.vertices.push_back(v);
-    if (global_count(comm, static_cast<long long>(a.vertices.size())) == 0)
-      throw InputError(where(job, a.spec.select.line, "attachments[" + std::to_string(i) + "].select") +
-                       "selects no vertex of the mesh" + region_hint(comm, lm, a.spec.select));
-    model.attachments.push_back(std::move(a));
-  }
+  // Load group 0 (gravity and the tractions without their own schedule) follows the default load schedule.
+  const auto n_local = static_cast<std::size_t>(mesh.n_vertices());
+  model.loads.push_back({1, std::vector<double>(3 * n_local, 0.0)});
+  model.lumped_mass.assign(n_local, 0.0);
+  add_mass_and_gravity(model, job, cells);
+  add_tractions(comm, model, job, lm, cells);
+  add_attachments(comm, model, job, lm);
   return model;
 }
 

@@ -14,8 +14,7 @@
 
 #include "io/job.hpp"
 #include "materials/formulation.hpp"
-#include "materials/membrane.hpp"
-#include "materials/volino.hpp"
+#include "materials/registry.hpp"
 #include "partition/partition.hpp"
 
 namespace edgefem {
@@ -50,11 +49,10 @@ struct Attachment {
 
 struct Model {
   std::vector<std::unique_ptr<TetFormulation>> formulations;  ///< one per model present on this rank
-  int nodes_per_cell = 4;                                     ///< 4: tetrahedra, 3: triangles (membranes)
-  std::vector<TetMaterial> material_table;                    ///< solids: one per job.materials entry
-  std::vector<MembraneMaterial> membrane_table;               ///< membranes: one per job.materials entry
-  std::vector<VolinoMaterial> volino_table;                   ///< membranes: one per entry (used by volino)
-  std::vector<std::string> material_model;                    ///< per job.materials entry: its model name
+  CellKind cell_kind = CellKind::tetrahedron;                 ///< tetrahedra, or triangles (membranes)
+  int nodes_per_cell = 4;                                     ///< nodes_per_cell(cell_kind)
+  MaterialTables materials;                                   ///< one entry per job.materials entry
+  std::vector<const ModelInfo*> material_model;               ///< per job.materials entry: its model
   std::vector<std::int32_t> cell_material;                    ///< per local cell: index into the material table
   std::vector<double> cell_mass;                              ///< per local cell: density * volume (* thickness)
   std::vector<DirichletDof> dirichlet;                        ///< sorted by dof, each dof once

@@ -120,9 +120,9 @@ TEST(Distributed, CantileverEqualsSerialSolve) {
 Job uniaxial_job(const std::string& model, double stretch, double young, double poisson) {
   Job job;
   job.job_file = "uniaxial (built in the test)";
-  job.generate = GenerateSpec{"box", {2, 1, 1}, {4, 2, 2}};
+  job.generate = GenerateSpec{GeneratedShape::box, {2, 1, 1}, {4, 2, 2}};
   MaterialSpec m;
-  m.model = model;
+  m.model = &model_named(model);
   m.young = young;
   m.poisson = poisson;
   m.volumetric_penalty = false;
@@ -233,7 +233,7 @@ TEST(Distributed, TwistedCuboidTsepEqualsTotalLagrangianNsnDiffers) {
   std::vector<double> u[3];
   const char* models[3] = {"stvk", "stvk-tl", "stvk-nsn"};
   for (int k = 0; k < 3; ++k) {
-    job.materials[0].model = models[k];
+    job.materials[0].model = &model_named(models[k]);
     u[k] = solve(MPI_COMM_WORLD, job).displacement;
   }
   double tl = 0, nsn = 0, scale = 0;

@@ -103,7 +103,7 @@ TEST_F(JobTest, FullJobParsesEveryValue) {
   ASSERT_EQ(job.materials.size(), 2u);
   const MaterialSpec& m0 = job.materials[0];
   EXPECT_EQ(m0.region, 1);
-  EXPECT_EQ(m0.model, "stvk");
+  EXPECT_EQ(m0.model->name, "stvk");
   EXPECT_DOUBLE_EQ(m0.young, 1.0e4);
   EXPECT_DOUBLE_EQ(m0.poisson, 0.3);
   EXPECT_DOUBLE_EQ(m0.density, 2.5);
@@ -111,7 +111,7 @@ TEST_F(JobTest, FullJobParsesEveryValue) {
   EXPECT_DOUBLE_EQ(m0.thickness, 0.1);
   const MaterialSpec& m1 = job.materials[1];
   EXPECT_EQ(m1.region, 2);
-  EXPECT_EQ(m1.model, "stvk-tl");
+  EXPECT_EQ(m1.model->name, "stvk-tl");
   EXPECT_DOUBLE_EQ(m1.young, 500);
   EXPECT_DOUBLE_EQ(m1.poisson, -0.2);
   EXPECT_DOUBLE_EQ(m1.density, 1.0);
@@ -138,7 +138,7 @@ TEST_F(JobTest, FullJobParsesEveryValue) {
   ASSERT_EQ(job.loads.tractions.size(), 1u);
   EXPECT_EQ(job.loads.tractions[0].select.region, 12);
   EXPECT_EQ(job.loads.tractions[0].traction, (std::array<double, 3>{0, 1, 0}));
-  EXPECT_EQ(job.analysis_type, "static");
+  EXPECT_EQ(job.analysis_type, AnalysisType::statics);
   EXPECT_EQ(job.steps, 4);
   EXPECT_DOUBLE_EQ(job.newton_rtol, 1e-8);
   EXPECT_DOUBLE_EQ(job.newton_atol, 1e-11);
@@ -195,15 +195,15 @@ materials:
   const Job job = read_job(path);
   EXPECT_FALSE(job.mesh_file.has_value());
   ASSERT_TRUE(job.generate.has_value());
-  EXPECT_EQ(job.generate->shape, "box");
+  EXPECT_EQ(job.generate->shape, GeneratedShape::box);
   EXPECT_EQ(job.generate->size, (std::array<double, 3>{10, 1, 1}));
   EXPECT_EQ(job.generate->cells, (std::array<int, 3>{40, 4, 4}));
   ASSERT_EQ(job.materials.size(), 1u);
   EXPECT_FALSE(job.materials[0].region.has_value());
-  EXPECT_EQ(job.materials[0].model, "stvk");
+  EXPECT_EQ(job.materials[0].model->name, "stvk");
   EXPECT_TRUE(job.boundary.empty());
   EXPECT_EQ(job.steps, 1);
-  EXPECT_EQ(job.analysis_type, "static");
+  EXPECT_EQ(job.analysis_type, AnalysisType::statics);
   EXPECT_DOUBLE_EQ(job.newton_rtol, 1e-10);
   EXPECT_EQ(job.output_directory, (dir_ / "out" / "cantilever").string());
   EXPECT_EQ(job.output_every, 1);
@@ -211,7 +211,7 @@ materials:
   const Job sheet = read_job(write("mesh:\n  generate: {shape: sheet, size: [1, 2], cells: [64, 32]}\n"
                                    "materials: [{young: 1, poisson: 0.25, thickness: 0.01}]\n"));
   ASSERT_TRUE(sheet.generate.has_value());
-  EXPECT_EQ(sheet.generate->shape, "sheet");
+  EXPECT_EQ(sheet.generate->shape, GeneratedShape::sheet);
   EXPECT_EQ(sheet.generate->size[0], 1.0);
   EXPECT_EQ(sheet.generate->size[1], 2.0);
   EXPECT_EQ(sheet.generate->cells[0], 64);
@@ -309,11 +309,42 @@ TEST_F(JobTest, ModelNamesAndMembranePoissonRange) {
                {"materials[0].poisson: expected a number with -1 < poisson < 1 (membrane, plane stress), got '1.0'"});
   const Job job = read_job(write("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: trqs, young: 2, "
                                  "poisson: 0.6, thickness: 0.01}\n"));
-  EXPECT_EQ(job.materials[0].model, "trqs");
+  EXPECT_EQ(job.materials[0].model->name, "trqs");
   EXPECT_DOUBLE_EQ(job.materials[0].poisson, 0.6);
   EXPECT_DOUBLE_EQ(job.materials[0].thickness, 0.01);
-  EXPECT_TRUE(is_membrane_model("linear-membrane"));
-  EXPECT_FALSE(is_membrane_model("linear"));
+  EXPECT_EQ(job.materials[0].model->cell, CellKind::triangle);
+  EXPECT_EQ(model_named("linear-membrane").cell, CellKind::triangle);
+  EXPECT_EQ(model_named("linear").cell, CellKind::tetrahedron);
+}
+
+TEST_F(JobTest, UnknownChoicesListTheValidOnesAndSuggestTheNearest) {
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials:\n";
+  // The model list comes from the registry; a near miss gets a suggestion.
+  const std::string msg = expect_error(head + "  - {model: stvk_tl, young: 1, poisson: 0.1}\n", 3,
+                                       {"materials[0].model: expected one of: " + model_list() + ", got 'stvk_tl'",
+                                        "(did you mean 'stvk-tl'?)"});
+  for (const ModelInfo& m : models()) EXPECT_NE(msg.find(std::string(m.name)), std::string::npos) << m.name;
+  expect_error(head + "  - {model: volnio, young: 1, poisson: 0.1}\n", 3, {"got 'volnio' (did you mean 'volino'?)"});
+  expect_error(head + "  - {model: TRBS, young: 1, poisson: 0.1}\n", 3, {"got 'TRBS' (did you mean 'trbs'?)"});
+  expect_error(head + "  - {young: 1, poisson: 0.1, volumetric: cubical}\n", 3,
+               {"materials[0].volumetric: expected one of: cubic, quadratic, none, got 'cubical' (did you mean 'cubic'?)"});
+  const std::string dyn = head + "  - {young: 1, poisson: 0.1}\nanalysis:\n  type: dynamic\n  dt: 1\n  end_time: 2\n";
+  expect_error(dyn + "  integrator: backward_euler\n", 8,
+               {"analysis.integrator: expected one of: backward-euler, linearized-euler, newmark, got "
+                "'backward_euler' (did you mean 'backward-euler'?)"});
+  expect_error(dyn + "  integrator: newmrak\n", 8, {"(did you mean 'newmark'?)"});
+  expect_error(head + "  - {young: 1, poisson: 0.1}\nsolver:\n  linear: {preconditioner: block_jacobi}\n", 5,
+               {"(did you mean 'block-jacobi'?)"});
+  // Nothing close: no suggestion.
+  for (const std::string& bad : {std::string("  integrator: rk4\n"), std::string("  mass: diagonal\n")}) {
+    const std::string m = expect_error(dyn + bad, 8, {"expected one of: "});
+    EXPECT_EQ(m.find("did you mean"), std::string::npos) << m;
+  }
+  // Model-specific keys: the models that take them, from the registry.
+  expect_error(head + "  - {model: stvk, young: 1, poisson: 0.1, spring_damping: 0.1}\n", 3,
+               {"materials[0].spring_damping: only for models trbs, trqs and springs"});
+  expect_error(head + "  - {model: trbs, young: 1, poisson: 0.1, stabilization: clamp}\n", 3,
+               {"materials[0].stabilization: only for model volino"});
 }
 
 TEST_F(JobTest, VolinoMaterials) {
@@ -326,7 +357,7 @@ TEST_F(JobTest, VolinoMaterials) {
   const VolinoSpec& v = job.materials[0].volino.value();
   EXPECT_EQ(v.warp_direction, (std::array<double, 3>{1, 0, 0}));
   EXPECT_DOUBLE_EQ(v.warp_angle_degrees, 30.0);
-  EXPECT_EQ(v.stabilization, "eigen-clamp");
+  EXPECT_EQ(v.stabilization, VolinoStabilization::eigen_clamp);
   ASSERT_TRUE(v.curves);
   EXPECT_EQ((*v.curves)[0].points.size(), 2u);
   EXPECT_EQ((*v.curves)[1].file, (dir_ / "warp.csv").string());
@@ -398,8 +429,8 @@ materials:
   const Job job = read_job(path);
   ASSERT_EQ(job.materials.size(), 2u);
   const MaterialSpec& m = job.materials[0];
-  EXPECT_EQ(m.model, "linear");
-  EXPECT_EQ(m.volumetric, "quadratic");
+  EXPECT_EQ(m.model->name, "linear");
+  EXPECT_EQ(m.volumetric, VolumetricPenalty::quadratic);
   ASSERT_TRUE(m.anisotropy.has_value());
   EXPECT_DOUBLE_EQ(m.anisotropy->fibre[0], 0.0);
   EXPECT_DOUBLE_EQ(m.anisotropy->fibre[1], 0.6);  // normalised
@@ -411,7 +442,7 @@ materials:
   EXPECT_DOUBLE_EQ(m.anisotropy->poisson_transverse, 0.4);
   EXPECT_EQ(m.line, 4);
   EXPECT_FALSE(job.materials[1].anisotropy.has_value());
-  EXPECT_EQ(job.materials[1].volumetric, "cubic");  // the default
+  EXPECT_EQ(job.materials[1].volumetric, VolumetricPenalty::cubic);  // the default
 }
 
 TEST_F(JobTest, AnisotropyErrors) {
@@ -489,19 +520,19 @@ output:
 
 TEST_F(JobTest, DynamicJobParsesEveryValue) {
   const Job job = read_job(write(dynamic_job));
-  EXPECT_EQ(job.analysis_type, "dynamic");
+  EXPECT_EQ(job.analysis_type, AnalysisType::dynamics);
   EXPECT_EQ(job.steps, 3);
   ASSERT_TRUE(job.dynamic.has_value());
   const DynamicSpec& d = *job.dynamic;
   EXPECT_DOUBLE_EQ(d.dt, 0.01);
   EXPECT_DOUBLE_EQ(d.end_time, 1.5);
-  EXPECT_EQ(d.integrator, "newmark");
+  EXPECT_EQ(d.integrator, Integrator::newmark);
   EXPECT_DOUBLE_EQ(d.damping_mass, 0.5);
   EXPECT_DOUBLE_EQ(d.damping_stiffness, 0.1);
-  EXPECT_EQ(d.mass, "consistent");
+  EXPECT_EQ(d.mass, MassMatrix::consistent);
   EXPECT_EQ(d.max_step_cuts, 0);
   EXPECT_EQ(d.initial_velocity, (std::array<double, 3>{1, -2, 0.5}));
-  EXPECT_EQ(d.initial_state, "static");
+  EXPECT_EQ(d.initial_state, InitialState::static_equilibrium);
   EXPECT_EQ(job.output_directory, (dir_ / "out" / "dyn").string());
   EXPECT_EQ(job.output_every, 10);
   EXPECT_EQ(job.checkpoint_every, 25);
@@ -554,18 +585,18 @@ TEST_F(JobTest, DynamicJobParsesEveryValue) {
 TEST_F(JobTest, DynamicDefaultsAndStaticHasNoDynamic) {
   const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\n";
   const Job job = read_job(write(head + "analysis: {type: dynamic, dt: 0.25, end_time: 1}\n"));
-  EXPECT_EQ(job.analysis_type, "dynamic");
+  EXPECT_EQ(job.analysis_type, AnalysisType::dynamics);
   EXPECT_EQ(job.steps, 1);
   ASSERT_TRUE(job.dynamic.has_value());
   EXPECT_DOUBLE_EQ(job.dynamic->dt, 0.25);
   EXPECT_DOUBLE_EQ(job.dynamic->end_time, 1.0);
-  EXPECT_EQ(job.dynamic->integrator, "backward-euler");
+  EXPECT_EQ(job.dynamic->integrator, Integrator::backward_euler);
   EXPECT_EQ(job.dynamic->damping_mass, 0.0);
   EXPECT_EQ(job.dynamic->damping_stiffness, 0.0);
-  EXPECT_EQ(job.dynamic->mass, "lumped");
+  EXPECT_EQ(job.dynamic->mass, MassMatrix::lumped);
   EXPECT_EQ(job.dynamic->max_step_cuts, 6);
   EXPECT_EQ(job.dynamic->initial_velocity, (std::array<double, 3>{0, 0, 0}));
-  EXPECT_EQ(job.dynamic->initial_state, "rest");
+  EXPECT_EQ(job.dynamic->initial_state, InitialState::rest);
   EXPECT_EQ(job.checkpoint_every, 0);
   EXPECT_TRUE(job.attachments.empty());
 
@@ -584,12 +615,12 @@ TEST_F(JobTest, DynamicDefaultsAndStaticHasNoDynamic) {
   for (const char* integrator : {"backward-euler", "linearized-euler", "newmark"}) {
     const Job j = read_job(write(head + "analysis: {type: dynamic, dt: 1, end_time: 2, integrator: " + integrator + "}\n"));
     ASSERT_TRUE(j.dynamic.has_value());
-    EXPECT_EQ(j.dynamic->integrator, integrator);
+    EXPECT_EQ(to_string(j.dynamic->integrator), integrator);
   }
 
   // Static: no DynamicSpec; checkpoint_every 0 is allowed.
   const Job stat = read_job(write(head + "analysis: {type: static, steps: 2}\noutput: {checkpoint_every: 0}\n"));
-  EXPECT_EQ(stat.analysis_type, "static");
+  EXPECT_EQ(stat.analysis_type, AnalysisType::statics);
   EXPECT_FALSE(stat.dynamic.has_value());
   EXPECT_EQ(stat.checkpoint_every, 0);
   EXPECT_FALSE(read_job(write(head)).dynamic.has_value());
@@ -610,35 +641,35 @@ TEST_F(JobTest, DynamicNestedFormMatchesFlatForm) {
     initial_velocity: [0, 4, 0]
     initial_state: static
 )"));
-  EXPECT_EQ(nested.analysis_type, "dynamic");
+  EXPECT_EQ(nested.analysis_type, AnalysisType::dynamics);
   EXPECT_EQ(nested.steps, 2);
   ASSERT_TRUE(nested.dynamic.has_value());
   const DynamicSpec& d = *nested.dynamic;
   EXPECT_DOUBLE_EQ(d.dt, 0.1);
   EXPECT_DOUBLE_EQ(d.end_time, 0.3);
-  EXPECT_EQ(d.integrator, "linearized-euler");
+  EXPECT_EQ(d.integrator, Integrator::linearized_euler);
   EXPECT_DOUBLE_EQ(d.damping_mass, 0.25);
   EXPECT_DOUBLE_EQ(d.damping_stiffness, 0.02);
-  EXPECT_EQ(d.mass, "consistent");
+  EXPECT_EQ(d.mass, MassMatrix::consistent);
   EXPECT_EQ(d.max_step_cuts, 3);
   EXPECT_EQ(d.initial_velocity, (std::array<double, 3>{0, 4, 0}));
-  EXPECT_EQ(d.initial_state, "static");
+  EXPECT_EQ(d.initial_state, InitialState::static_equilibrium);
 
   // Different keys may come from both places.
   const Job mixed = read_job(write(head + "analysis:\n  type: dynamic\n  dt: 0.5\n  dynamic: {end_time: 2, mass: consistent}\n"));
   ASSERT_TRUE(mixed.dynamic.has_value());
   EXPECT_DOUBLE_EQ(mixed.dynamic->dt, 0.5);
   EXPECT_DOUBLE_EQ(mixed.dynamic->end_time, 2.0);
-  EXPECT_EQ(mixed.dynamic->mass, "consistent");
+  EXPECT_EQ(mixed.dynamic->mass, MassMatrix::consistent);
 }
 
 TEST_F(JobTest, DynamicFixtureFileParses) {
   const Job job = read_job(std::string(EDGEFEM_SOURCE_DIR) + "/tests/data/dyn_cantilever_small.yaml");
-  EXPECT_EQ(job.analysis_type, "dynamic");
+  EXPECT_EQ(job.analysis_type, AnalysisType::dynamics);
   ASSERT_TRUE(job.dynamic.has_value());
   EXPECT_DOUBLE_EQ(job.dynamic->dt, 0.05);
   EXPECT_DOUBLE_EQ(job.dynamic->end_time, 2.0);
-  EXPECT_EQ(job.dynamic->integrator, "newmark");
+  EXPECT_EQ(job.dynamic->integrator, Integrator::newmark);
   EXPECT_EQ(job.checkpoint_every, 10);
   ASSERT_EQ(job.attachments.size(), 1u);
   EXPECT_EQ(job.attachments[0].path.size(), 3u);
