@@ -180,4 +180,27 @@ Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets,
   return topo;
 }
 
+TriangleEdges build_triangle_edges(std::span<const LocalIndex> triangles) {
+  const std::size_t nt = triangles.size() / 3;
+  std::vector<std::uint64_t> keys(3 * nt);  // (lo << 32 | hi) of the edge opposite local vertex m
+  for (std::size_t t = 0; t < nt; ++t)
+    for (int m = 0; m < 3; ++m) {
+      const auto a = static_cast<std::uint32_t>(triangles[3 * t + (m + 1) % 3]);
+      const auto b = static_cast<std::uint32_t>(triangles[3 * t + (m + 2) % 3]);
+      keys[3 * t + m] = a < b ? std::uint64_t{a} << 32 | b : std::uint64_t{b} << 32 | a;
+    }
+  std::vector<std::uint64_t> sorted = keys;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  TriangleEdges te;
+  te.edges.resize(sorted.size());
+  for (std::size_t e = 0; e < sorted.size(); ++e)
+    te.edges[e] = {static_cast<LocalIndex>(sorted[e] >> 32), static_cast<LocalIndex>(sorted[e] & 0xffffffffu)};
+  te.triangle_edges.resize(3 * nt);
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    te.triangle_edges[k] =
+        static_cast<LocalIndex>(std::lower_bound(sorted.begin(), sorted.end(), keys[k]) - sorted.begin());
+  return te;
+}
+
 }  // namespace edgefem
