@@ -51,7 +51,7 @@ inline RefTet reference_tet(const double* X, std::int64_t which) {
   cross(d[1], d[2], r.alpha[1]);
   cross(d[2], d[0], r.alpha[2]);
   cross(d[0], d[1], r.alpha[3]);
-  r.c_ini = dot(d[0], r.alpha[1]);
+  r.c_ini = tet_volume6(X, X + 3, X + 6, X + 9);  // = d0 . (d1 x d2)
   const double scale = std::sqrt(std::max({dot(d[0], d[0]), dot(d[1], d[1]), dot(d[2], d[2])}));
   if (!(std::abs(r.c_ini) > 1e-13 * scale * scale * scale))
     throw std::invalid_argument("tetrahedron " + std::to_string(which) +

@@ -107,9 +107,7 @@ TriangleSprings trbs_springs(std::span<const double, 9> X, const MembraneMateria
   double e[3][3];  // e[i] = X(i+2) - X(i+1): the edge opposite vertex i
   for (int i = 0; i < 3; ++i)
     for (int c = 0; c < 3; ++c) e[i][c] = X[3 * ((i + 2) % 3) + c] - X[3 * ((i + 1) % 3) + c];
-  double n[3];
-  tetgeo::cross(e[2], e[1], n);  // (X1 - X0) x (X0 - X2) = (X1 - X0) x -(X2 - X0): |n| = 2A
-  const double two_a = std::sqrt(tetgeo::dot(n, n));
+  const double two_a = 2.0 * triangle_area(X.data(), X.data() + 3, X.data() + 6);
   const double lmax = std::max({tetgeo::dot(e[0], e[0]), tetgeo::dot(e[1], e[1]), tetgeo::dot(e[2], e[2])});
   if (!(two_a > 1e-13 * lmax))
     throw std::invalid_argument("triangle has zero reference area (degenerate element)");

@@ -168,8 +168,8 @@ VolinoTriangle volino_reference(std::span<const double, 9> X, const WarpDirectio
   const double e1[3] = {X[3] - X[0], X[4] - X[1], X[5] - X[2]};
   const double e2[3] = {X[6] - X[0], X[7] - X[1], X[8] - X[2]};
   const double e3[3] = {X[6] - X[3], X[7] - X[4], X[8] - X[5]};
-  double n[3];
-  cross(e1, e2, n);
+  const std::array<double, 3> normal = triangle_normal(X.data(), X.data() + 3, X.data() + 6);  // length 2A
+  double n[3] = {normal[0], normal[1], normal[2]};
   const double two_a = std::sqrt(dot(n, n));
   const double lmax = std::max({dot(e1, e1), dot(e2, e2), dot(e3, e3)});
   if (!(two_a > 1e-13 * lmax)) throw std::invalid_argument("triangle has zero reference area (degenerate element)");
