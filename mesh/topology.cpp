@@ -71,9 +71,8 @@ void check_fits(std::int64_t n, const char* what) {
                                 std::to_string(n) + ")");
 }
 
-}  // namespace
-
-Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets, bool edges_only) {
+/// The input checks of build_topology (see topology.hpp).
+void check_tets(LocalIndex n_vertices, std::span<const LocalIndex> tets) {
   if (n_vertices < 0) throw std::invalid_argument("build_topology: negative vertex count");
   if (tets.size() % 4 != 0)
     throw std::invalid_argument("build_topology: tets holds " + std::to_string(tets.size()) +
@@ -92,7 +91,13 @@ Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets,
                                       std::to_string(v[i]));
     }
   }
+}
 
+}  // namespace
+
+Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets, bool edges_only) {
+  check_tets(n_vertices, tets);
+  const std::int64_t nt = static_cast<std::int64_t>(tets.size() / 4);
   Topology topo;
   topo.n_vertices = n_vertices;
 
