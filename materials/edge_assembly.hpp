@@ -33,6 +33,11 @@
 
 #include "mesh/mesh.hpp"
 
+/// Put after the parameter list of every kernel lambda handed to the engine's loops, e.g.
+/// `[&](std::int64_t e) EDGEFEM_INLINE { ... }`: the loops run inside OpenMP-outlined functions, where GCC
+/// otherwise calls the lambda out of line (measured: 3-8 % more instructions in the stvk kernels).
+#define EDGEFEM_INLINE __attribute__((always_inline))
+
 namespace edgefem::edge_assembly {
 
 /// Bytes held by a vector (its capacity), for the formulations' bytes().

@@ -396,7 +396,7 @@ void StvkTl::vertex_terms(LocalIndex v, double* f, double* blocks, const double*
   f[3 * std::int64_t{v}] = fv[0];
   f[3 * std::int64_t{v} + 1] = fv[1];
   f[3 * std::int64_t{v} + 2] = fv[2];
-  if constexpr (kStiffness) edges_.gather_vertex(v, kedge, blocks, [](std::int64_t, bool) {});  // K(v, v) only
+  if constexpr (kStiffness) edges_.gather_vertex(v, kedge, blocks, [](std::int64_t, bool) EDGEFEM_INLINE {});  // K(v, v) only
 }
 
 template <bool kStiffness>
@@ -404,9 +404,9 @@ void StvkTl::evaluate(const double* x, double* f, double* blocks) const {
   // The fused sweep (edge_assembly.hpp): per-tet scratch, then the edges' K(E), then f(v) and K(v, v), consumed
   // while the scratch is still in cache.
   double* kedge = kStiffness ? edges_.edge_blocks(blocks) : nullptr;  // K(E) at 18 e, K(E)^T at 18 e + 9
-  sweep_.run<kStiffness>([&](std::int64_t t) { tet_terms<kStiffness>(t, x); },
-                         [&](std::int64_t e) { edge_terms(e, kedge); },
-                         [&](LocalIndex v) { vertex_terms<kStiffness>(v, f, blocks, kedge); });
+  sweep_.run<kStiffness>([&](std::int64_t t) EDGEFEM_INLINE { tet_terms<kStiffness>(t, x); },
+                         [&](std::int64_t e) EDGEFEM_INLINE { edge_terms(e, kedge); },
+                         [&](LocalIndex v) EDGEFEM_INLINE { vertex_terms<kStiffness>(v, f, blocks, kedge); });
 }
 
 }  // namespace

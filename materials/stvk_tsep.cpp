@@ -428,7 +428,7 @@ void StvkTsep::vertex_terms(LocalIndex v, const double* x, double* f, double* bl
   // algF's last loop as a gather: f(v) = sum_E t(v, E) g(E) p(E); algKV: K(v, v) = -sum_w K(v, w).
   double fv[3] = {0.0, 0.0, 0.0};
   const double* xv = x + 3 * std::int64_t{v};
-  edges_.gather_vertex(v, kedge, blocks, [&](std::int64_t e, bool is_v1) {
+  edges_.gather_vertex(v, kedge, blocks, [&](std::int64_t e, bool is_v1) EDGEFEM_INLINE {
     const double s = is_v1 ? -g_[e] : g_[e];
     // p(E) from the (cache-resident) positions, bitwise as edge_terms forms it: x(v0) - x(v1).
     const double* xo = x + 3 * std::int64_t{is_v1 ? edges_.v0(e) : edges_.v1(e)};
@@ -458,8 +458,9 @@ void StvkTsep::evaluate(const double* x, double* f, double* blocks) const {
   edge_terms(x);
   // The fused sweep (edge_assembly.hpp) over the volumetric tets, then the edge blocks, then f(v) and K(v, v).
   double* kedge = kStiffness ? edges_.edge_blocks(blocks) : nullptr;  // K(E) at 18 e, K(E)^T at 18 e + 9
-  sweep_.run<kStiffness>([&](std::int64_t k) { vol_tet(k, x); }, [&](std::int64_t e) { edge_block(e, x, kedge); },
-                         [&](LocalIndex v) { vertex_terms(v, x, f, blocks, kedge); });
+  sweep_.run<kStiffness>([&](std::int64_t k) EDGEFEM_INLINE { vol_tet(k, x); },
+                         [&](std::int64_t e) EDGEFEM_INLINE { edge_block(e, x, kedge); },
+                         [&](LocalIndex v) EDGEFEM_INLINE { vertex_terms(v, x, f, blocks, kedge); });
 }
 
 std::size_t StvkTsep::bytes() const {

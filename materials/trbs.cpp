@@ -409,7 +409,7 @@ void TriangleSpringForm<kStrain>::vertex_terms(const double* x, double* f, doubl
     double fv[3] = {0.0, 0.0, 0.0};
     // K(v, v): -sum of non-symmetric edge blocks, symmetric up to round-off; made exactly symmetric (K = K^T).
     edges_.gather_vertex<edge_assembly::Diagonal::symmetrised>(
-        static_cast<LocalIndex>(v), kedge, blocks, [&](std::int64_t e, bool is_v1) {
+        static_cast<LocalIndex>(v), kedge, blocks, [&](std::int64_t e, bool is_v1) EDGEFEM_INLINE {
           double p[3];
           edges_.edge_vector(e, x, p);
           double c = is_v1 ? -s_[e] : s_[e];
