@@ -143,16 +143,10 @@ int command_info(const Arguments& arguments) {
   if (args.ranks == 0) args.ranks = size;  // mpirun -n N edgefem info: preview the partition it would run with
   const Mesh mesh = is_job_file(args.path) ? load_job_mesh(read_job(args.path)) : load_mesh_file(args.path);
   if (mesh.n_tets() == 0) {
-    std::vector<std::pair<LocalIndex, LocalIndex>> edges;
-    for (LocalIndex t = 0; t < mesh.n_triangles(); ++t)
-      for (int k = 0; k < 3; ++k) {
-        const LocalIndex a = mesh.triangles[3 * t + k], b = mesh.triangles[3 * t + (k + 1) % 3];
-        edges.emplace_back(std::min(a, b), std::max(a, b));
-      }
-    std::sort(edges.begin(), edges.end());
-    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
-    std::printf("mesh %s (membrane)\n  N_V = %d   N_E = %zu   N_T (triangles) = %d   boundary edges = %d\n",
-                args.path.c_str(), mesh.n_vertices(), edges.size(), mesh.n_triangles(), mesh.n_lines());
+    const std::int64_t n_edges = build_triangle_edges(mesh.triangles).n_edges();
+    std::printf("mesh %s (membrane)\n  N_V = %d   N_E = %lld   N_T (triangles) = %d   boundary edges = %d\n",
+                args.path.c_str(), mesh.n_vertices(), static_cast<long long>(n_edges), mesh.n_triangles(),
+                mesh.n_lines());
   } else {
   const Topology topo = build_topology(mesh.n_vertices(), mesh.tets);
   const double nt = static_cast<double>(mesh.n_tets());

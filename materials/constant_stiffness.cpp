@@ -3,7 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "materials/tet_geometry.hpp"
+#include "materials/edge_assembly.hpp"
 
 namespace edgefem {
 namespace {
@@ -14,13 +14,13 @@ class ConstantStiffness final : public TetFormulation {
 
   [[nodiscard]] std::string_view name() const override { return name_; }
   [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return pattern_; }
+  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return edges_.pattern(); }
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
   [[nodiscard]] std::size_t bytes() const override {
-    auto vb = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
-    return vb(X_) + vb(kdiag_) + vb(kedge_) + vb(ev0_) + vb(ev1_) + vb(diag_slot_) + v_list_.bytes() + vb(pattern_);
+    using edge_assembly::vector_bytes;
+    return vector_bytes(X_) + vector_bytes(kdiag_) + vector_bytes(kedge_) + edges_.bytes();
   }
 
  private:
@@ -29,42 +29,30 @@ class ConstantStiffness final : public TetFormulation {
 
   std::string name_;
   LocalIndex n_vertices_ = 0;
-  std::int64_t n_edges_ = 0, n_touched_ = 0;
   std::vector<double> X_;                 ///< reference positions
-  std::vector<double> kdiag_;             ///< 9 per touched vertex: K0(v, v)
+  std::vector<double> kdiag_;             ///< 9 per touched vertex: K0(v, v) (diagonal slot order)
   std::vector<double> kedge_;             ///< 9 per edge: K0(v0, v1)
-  std::vector<LocalIndex> ev0_, ev1_;
-  std::vector<LocalIndex> diag_slot_;     ///< index of K0(v, v) in kdiag_ / the pattern, -1 if untouched
-  tetgeo::Csr<std::uint32_t> v_list_;     ///< vertex -> e << 1 | (vertex is v1)
-  std::vector<std::array<LocalIndex, 2>> pattern_;
+  edge_assembly::EdgeBlocks edges_;       ///< the source's edges and block layout
 };
 
 ConstantStiffness::ConstantStiffness(std::string name, std::span<const double> coords, const TetFormulation& source)
     : name_(std::move(name)), n_vertices_(static_cast<LocalIndex>(coords.size() / 3)), X_(coords.begin(), coords.end()) {
-  pattern_ = source.block_pattern();
-  std::vector<double> f(coords.size()), blocks(9 * pattern_.size());
+  const auto& pattern = source.block_pattern();
+  std::vector<double> f(coords.size()), blocks(9 * pattern.size());
   source.force_and_stiffness(coords, f, blocks);
-  while (n_touched_ < static_cast<std::int64_t>(pattern_.size()) && pattern_[n_touched_][0] == pattern_[n_touched_][1])
-    ++n_touched_;
-  n_edges_ = (static_cast<std::int64_t>(pattern_.size()) - n_touched_) / 2;
-  kdiag_.assign(blocks.begin(), blocks.begin() + 9 * n_touched_);
-  kedge_.resize(9 * n_edges_);
-  ev0_.resize(n_edges_);
-  ev1_.resize(n_edges_);
-  diag_slot_.assign(n_vertices_, -1);
-  for (std::int64_t s = 0; s < n_touched_; ++s) diag_slot_[pattern_[s][0]] = static_cast<LocalIndex>(s);
-  for (std::int64_t e = 0; e < n_edges_; ++e) {
-    ev0_[e] = pattern_[n_touched_ + 2 * e][0];
-    ev1_[e] = pattern_[n_touched_ + 2 * e][1];
-    std::memcpy(&kedge_[9 * e], &blocks[9 * (n_touched_ + 2 * e)], 9 * sizeof(double));
-  }
-  tetgeo::check_packable(n_edges_, 31, "edges");
-  v_list_ = tetgeo::build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
-    for (std::int64_t e = 0; e < n_edges_; ++e) {
-      sink(ev0_[e], static_cast<std::uint32_t>(e << 1));
-      sink(ev1_[e], static_cast<std::uint32_t>(e << 1 | 1));
-    }
-  });
+  std::int64_t n_touched = 0;
+  while (n_touched < static_cast<std::int64_t>(pattern.size()) && pattern[n_touched][0] == pattern[n_touched][1])
+    ++n_touched;
+  const std::int64_t ne = (static_cast<std::int64_t>(pattern.size()) - n_touched) / 2;
+  std::vector<std::array<LocalIndex, 2>> edges(static_cast<std::size_t>(ne));
+  for (std::int64_t e = 0; e < ne; ++e) edges[e] = pattern[n_touched + 2 * e];
+  edges_ = edge_assembly::EdgeBlocks(n_vertices_, edges);
+  if (edges_.pattern() != pattern)
+    throw std::logic_error(name_ + ": the source's block pattern is not the edge layout of edge_assembly.hpp");
+  kdiag_.assign(blocks.begin(), blocks.begin() + 9 * n_touched);
+  kedge_.resize(9 * ne);
+  for (std::int64_t e = 0; e < ne; ++e)
+    std::memcpy(&kedge_[9 * e], &blocks[9 * (n_touched + 2 * e)], 9 * sizeof(double));
 }
 
 void ConstantStiffness::check(std::span<const double> x, std::size_t nf) const {
@@ -79,19 +67,21 @@ void ConstantStiffness::apply(const double* x, double* f) const {
 #pragma omp parallel for schedule(static)
   for (std::int64_t v = 0; v < nv; ++v) {
     double* fv = f + 3 * v;
-    if (diag_slot_[v] < 0) {
+    const LocalIndex slot = edges_.diagonal_slot(static_cast<LocalIndex>(v));
+    if (slot < 0) {
       fv[0] = fv[1] = fv[2] = 0.0;
       continue;
     }
     const double u[3] = {x[3 * v] - X[3 * v], x[3 * v + 1] - X[3 * v + 1], x[3 * v + 2] - X[3 * v + 2]};
-    const double* Kd = &kdiag_[9 * std::int64_t{diag_slot_[v]}];
+    const double* Kd = &kdiag_[9 * std::int64_t{slot}];
     double r[3];
     for (int i = 0; i < 3; ++i) r[i] = Kd[3 * i] * u[0] + Kd[3 * i + 1] * u[1] + Kd[3 * i + 2] * u[2];
-    for (std::int64_t k = v_list_.ptr[v]; k < v_list_.ptr[v + 1]; ++k) {
-      const std::uint32_t code = v_list_.codes[k];
+    const auto& v_list = edges_.vertex_edges();
+    for (std::int64_t k = v_list.ptr[v]; k < v_list.ptr[v + 1]; ++k) {
+      const std::uint32_t code = v_list.codes[k];
       const std::int64_t e = code >> 1;
       const double* K = &kedge_[9 * e];
-      const std::int64_t w = (code & 1) ? ev0_[e] : ev1_[e];
+      const std::int64_t w = (code & 1) ? edges_.v0(e) : edges_.v1(e);
       const double uw[3] = {x[3 * w] - X[3 * w], x[3 * w + 1] - X[3 * w + 1], x[3 * w + 2] - X[3 * w + 2]};
       if (code & 1) {  // v = v1: block (v1, v0) = K(E)^T
         for (int i = 0; i < 3; ++i) r[i] += K[i] * uw[0] + K[3 + i] * uw[1] + K[6 + i] * uw[2];
@@ -110,7 +100,7 @@ double ConstantStiffness::energy(std::span<const double> x) const {
   std::vector<double> f(x.size());
   apply(x.data(), f.data());
   const double* X = X_.data();
-  return 0.5 * tetgeo::ordered_sum(3 * std::int64_t{n_vertices_}, [&](std::int64_t i) { return (x[i] - X[i]) * f[i]; });
+  return 0.5 * edge_assembly::ordered_sum(3 * std::int64_t{n_vertices_}, [&](std::int64_t i) { return (x[i] - X[i]) * f[i]; });
 }
 
 void ConstantStiffness::force(std::span<const double> x, std::span<double> f) const {
@@ -121,25 +111,15 @@ void ConstantStiffness::force(std::span<const double> x, std::span<double> f) co
 void ConstantStiffness::force_and_stiffness(std::span<const double> x, std::span<double> f,
                                             std::span<double> blocks) const {
   check(x, f.size());
-  if (blocks.size() != 9 * pattern_.size())
-    throw std::invalid_argument(name_ + ": blocks holds " + std::to_string(blocks.size()) + " values, expected " +
-                                std::to_string(9 * pattern_.size()));
+  edges_.check_blocks(blocks, name_);
   apply(x.data(), f.data());
   double* out = blocks.data();
-  const std::int64_t nd = n_touched_, ne = n_edges_;
+  const std::int64_t nd = edges_.n_touched(), ne = edges_.n_edges();
 #pragma omp parallel for schedule(static)
   for (std::int64_t s = 0; s < nd; ++s) std::memcpy(out + 9 * s, &kdiag_[9 * s], 9 * sizeof(double));
-  double* kedge = out + 9 * nd;
+  double* kedge = edges_.edge_blocks(out);
 #pragma omp parallel for schedule(static)
-  for (std::int64_t e = 0; e < ne; ++e) {
-    const double* K = &kedge_[9 * e];
-    double* o = kedge + 18 * e;
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) {
-        o[3 * r + c] = K[3 * r + c];
-        o[9 + 3 * c + r] = K[3 * r + c];
-      }
-  }
+  for (std::int64_t e = 0; e < ne; ++e) edge_assembly::write_edge_block(kedge, e, &kedge_[9 * e]);
 }
 
 }  // namespace

@@ -25,14 +25,13 @@
 ///   3. per vertex: f(v) = sum over the tets of v (CSR vertex -> (tet, slot)) and
 ///      K(v, v) = -sum_w K(v, w) over the incident edges (translation invariance, as algKV).
 /// Tets are stored sorted by their smallest vertex and the stages are fused into one OpenMP sweep over vertex
-/// ranges (see evaluate()), which keeps the scratch in cache: ~25% faster than three separate loops.
+/// ranges (edge_assembly::VertexSweep), which keeps the scratch in cache: ~25% faster than three separate loops.
 /// Scratch buffers are members (mutable): one object must not be evaluated from two threads at once.
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
-#include <omp.h>
-
+#include "materials/edge_assembly.hpp"
 #include "materials/formulation.hpp"
 #include "materials/tet_geometry.hpp"
 #include "mesh/topology.hpp"
@@ -41,7 +40,7 @@ namespace edgefem {
 
 namespace {
 
-using tetgeo::Csr;
+using edge_assembly::Csr;
 
 /// Precomputed data of one tet (104 bytes): alpha_1..3 (alpha_0 = -sum), V0, vertices (ascending), material id.
 struct TlTet {
@@ -58,14 +57,14 @@ class StvkTl final : public TetFormulation {
 
   [[nodiscard]] std::string_view name() const override { return "stvk-tl"; }
   [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return pattern_; }
+  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return edges_.pattern(); }
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
   [[nodiscard]] std::size_t bytes() const override {
-    auto vb = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
-    return vb(tet_) + vb(mat_) + vb(tet_first_) + vb(edge_first_) + vb(lo_edge_) + vb(lo_vertex_) + e_list_.bytes() + vt_list_.bytes() + ve_list_.bytes() + vb(diag_slot_) +
-           vb(pattern_) + vb(ft_) + vb(kt_);
+    using edge_assembly::vector_bytes;
+    return vector_bytes(tet_) + vector_bytes(mat_) + sweep_.bytes() + e_list_.bytes() + vt_list_.bytes() +
+           edges_.bytes() + vector_bytes(ft_) + vector_bytes(kt_);
   }
 
  private:
@@ -79,23 +78,15 @@ class StvkTl final : public TetFormulation {
   [[gnu::always_inline]] inline void edge_terms(std::int64_t e, double* kedge) const;
   /// Pass 3 for vertex v: f(v) and (kStiffness) K(v, v).
   template <bool kStiffness>
-  [[gnu::always_inline]] inline void vertex_terms(std::int64_t v, double* f, double* blocks) const;
-  /// First vertex of the k-th of n vertex ranges with balanced tet counts (tets are sorted by first vertex).
-  [[nodiscard]] LocalIndex split(int k, int n) const;
+  [[gnu::always_inline]] inline void vertex_terms(LocalIndex v, double* f, double* blocks, const double* kedge) const;
 
   LocalIndex n_vertices_ = 0;
-  std::int64_t n_edges_ = 0, n_touched_ = 0;
   std::vector<TlTet> tet_;         ///< sorted by first (smallest) vertex
   std::vector<TetMaterial> mat_;   ///< the material table
-  std::vector<std::int64_t> tet_first_;   ///< vertex -> first tet whose smallest vertex is >= it (n_vertices + 1)
-  std::vector<std::int64_t> edge_first_;  ///< vertex -> first edge with v0 >= it (n_vertices + 1)
-  std::vector<LocalIndex> lo_edge_;       ///< per edge: smallest vertex of the tets containing it
-  std::vector<LocalIndex> lo_vertex_;     ///< per vertex: smallest vertex of the tets containing it (itself if none)
+  edge_assembly::EdgeBlocks edges_;
+  edge_assembly::VertexSweep sweep_;  ///< cells: the tets
   Csr<std::uint32_t> e_list_;      ///< edge -> 6 t + slot (the tets' blocks K(E))
   Csr<std::uint32_t> vt_list_;     ///< vertex -> t << 2 | local vertex (forces)
-  Csr<std::uint32_t> ve_list_;     ///< vertex -> e << 1 | (vertex is v1) (diagonal blocks)
-  std::vector<LocalIndex> diag_slot_;  ///< block index of K(v, v), -1 for untouched vertices
-  std::vector<std::array<LocalIndex, 2>> pattern_;
   mutable std::vector<double> ft_;  ///< scratch: 12 force values per tet
   mutable std::vector<double> kt_;  ///< scratch: 6 edge blocks (54 values) per tet, allocated on first use
 };
@@ -105,20 +96,13 @@ StvkTl::StvkTl(std::span<const double> coords, std::span<const LocalIndex> tets,
     : n_vertices_(static_cast<LocalIndex>(coords.size() / 3)), mat_(materials.begin(), materials.end()) {
   tetgeo::check_inputs(coords.size(), tets, materials.size(), material_of_tet, "make_stvk_tl");
   const std::int64_t nt = static_cast<std::int64_t>(material_of_tet.size());
-  tetgeo::check_packable(nt, 29, "tetrahedra");  // 6 t + 5 < 2^32 and t << 2 fit in 32 bits
+  edge_assembly::check_packable(nt, 29, "tetrahedra");  // 6 t + 5 < 2^32 and t << 2 fit in 32 bits
   // Vertices of each tet in ascending order, tets sorted (stably) by their smallest vertex.
   std::vector<LocalIndex> sorted(tets.begin(), tets.end());
-  tet_first_.assign(static_cast<std::size_t>(n_vertices_) + 1, 0);
-  for (std::int64_t t = 0; t < nt; ++t) {
-    std::sort(sorted.begin() + 4 * t, sorted.begin() + 4 * t + 4);
-    ++tet_first_[sorted[4 * t] + 1];
-  }
-  for (LocalIndex v = 0; v < n_vertices_; ++v) tet_first_[v + 1] += tet_first_[v];
-  std::vector<std::int64_t> order(static_cast<std::size_t>(nt));  // internal position -> input tet
-  {
-    std::vector<std::int64_t> cursor(tet_first_.begin(), tet_first_.end() - 1);
-    for (std::int64_t t = 0; t < nt; ++t) order[cursor[sorted[4 * t]]++] = t;
-  }
+  for (std::int64_t t = 0; t < nt; ++t) std::sort(sorted.begin() + 4 * t, sorted.begin() + 4 * t + 4);
+  std::vector<std::int64_t> order;  // internal position -> input tet
+  std::vector<std::int64_t> tet_first =
+      edge_assembly::sort_cells(n_vertices_, nt, [&](std::int64_t t) { return sorted[4 * t]; }, order);
   tet_.resize(nt);
   std::vector<LocalIndex> internal(static_cast<std::size_t>(4 * nt));  // ascending tets in internal order
   for (std::int64_t k = 0; k < nt; ++k) {
@@ -137,45 +121,23 @@ StvkTl::StvkTl(std::span<const double> coords, std::span<const LocalIndex> tets,
   }
   // Edges (sorted, v0 < v1) of the ascending tets: local slot (a, b), a < b, is the edge (v_a, v_b).
   const Topology topo = build_topology(n_vertices_, internal, /*edges_only=*/true);
-  n_edges_ = topo.n_edges();
-  tetgeo::check_packable(n_edges_, 31, "edges");
-  e_list_ = tetgeo::build_csr<std::uint32_t>(n_edges_, [&](auto&& sink) {
+  edges_ = edge_assembly::EdgeBlocks(n_vertices_, topo.edges, {.edge_vertices = false, .vertex_gather = true});
+  e_list_ = edge_assembly::build_csr<std::uint32_t>(edges_.n_edges(), [&](auto&& sink) {
     for (std::int64_t t = 0; t < nt; ++t)
       for (int s = 0; s < 6; ++s) sink(topo.tet_edges[t][s], static_cast<std::uint32_t>(6 * t + s));
   });
-  edge_first_.assign(static_cast<std::size_t>(n_vertices_) + 1, 0);
-  for (const auto& e : topo.edges) ++edge_first_[e[0] + 1];
-  for (LocalIndex v = 0; v < n_vertices_; ++v) edge_first_[v + 1] += edge_first_[v];
-  lo_edge_.assign(n_edges_, n_vertices_);
-  lo_vertex_.resize(n_vertices_);
-  for (LocalIndex v = 0; v < n_vertices_; ++v) lo_vertex_[v] = v;
-  for (std::int64_t t = 0; t < nt; ++t) {
-    const LocalIndex lo = tet_[t].v[0];
-    for (int s = 0; s < 6; ++s) lo_edge_[topo.tet_edges[t][s]] = std::min(lo_edge_[topo.tet_edges[t][s]], lo);
-    for (int i = 0; i < 4; ++i) lo_vertex_[tet_[t].v[i]] = std::min(lo_vertex_[tet_[t].v[i]], lo);
-  }
-  vt_list_ = tetgeo::build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
+  vt_list_ = edge_assembly::build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
     for (std::int64_t t = 0; t < nt; ++t)
       for (int i = 0; i < 4; ++i) sink(tet_[t].v[i], static_cast<std::uint32_t>(t << 2 | i));
   });
-  ve_list_ = tetgeo::build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
-    for (std::int64_t e = 0; e < n_edges_; ++e) {
-      sink(topo.edges[e][0], static_cast<std::uint32_t>(e << 1));
-      sink(topo.edges[e][1], static_cast<std::uint32_t>(e << 1 | 1));
-    }
-  });
-  diag_slot_.assign(n_vertices_, -1);
-  for (LocalIndex v = 0; v < n_vertices_; ++v)
-    if (ve_list_.ptr[v + 1] > ve_list_.ptr[v]) {
-      diag_slot_[v] = static_cast<LocalIndex>(pattern_.size());
-      pattern_.push_back({v, v});
-    }
-  n_touched_ = static_cast<std::int64_t>(pattern_.size());
-  pattern_.reserve(pattern_.size() + 2 * n_edges_);
-  for (const auto& [a, b] : topo.edges) {
-    pattern_.push_back({a, b});
-    pattern_.push_back({b, a});
-  }
+  sweep_ = edge_assembly::VertexSweep(
+      n_vertices_, topo.edges, std::move(tet_first),
+      [&](std::int64_t t, auto&& sink) {
+        for (int i = 0; i < 4; ++i) sink(tet_[t].v[i]);
+      },
+      [&](std::int64_t t, auto&& sink) {
+        for (int s = 0; s < 6; ++s) sink(topo.tet_edges[t][s]);
+      });
   ft_.resize(12 * nt);
 }
 
@@ -268,11 +230,102 @@ void StvkTl::force(std::span<const double> x, std::span<double> f) const {
 
 void StvkTl::force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const {
   check(x, f);
-  if (blocks.size() != 9 * pattern_.size())
-    throw std::invalid_argument("stvk-tl: blocks holds " + std::to_string(blocks.size()) + " values, expected " +
-                                std::to_string(9 * pattern_.size()));
+  edges_.check_blocks(blocks, "stvk-tl");
   if (kt_.size() != 54 * tet_.size()) kt_.resize(54 * tet_.size());
   evaluate<true>(x.data(), f.data(), blocks.data());
+}
+
+/// Isotropic material and geometric parts of the six edge blocks K_ab, (a, b) = kEdgeLocal[slot]:
+/// V0 [lambda u_a u_b^T + mu u_b u_a^T + mu G_ab F F^T] + (alpha_a^T S alpha_b) I, u_a = F alpha_a.
+[[gnu::always_inline]] inline void isotropic_edge_blocks(const TlTet& T, const TetMaterial& M, const double F[9],
+                                                         const double* const alpha[4], const double Sa[4][3],
+                                                         double* kt) {
+  const double lam = T.v0 * M.lambda, mu = T.v0 * M.mu;
+  double u[4][3], lu[4][3], mu_u[4][3], B[9];
+  for (int a = 1; a < 4; ++a) mat_vec(F, alpha[a], u[a]);
+  for (int c = 0; c < 3; ++c) u[0][c] = -(u[1][c] + u[2][c] + u[3][c]);
+  for (int a = 0; a < 4; ++a)
+    for (int c = 0; c < 3; ++c) lu[a][c] = lam * u[a][c], mu_u[a][c] = mu * u[a][c];
+  for (int r = 0; r < 3; ++r)
+    for (int c = r; c < 3; ++c)
+      B[3 * r + c] = B[3 * c + r] = F[3 * r] * F[3 * c] + F[3 * r + 1] * F[3 * c + 1] + F[3 * r + 2] * F[3 * c + 2];
+  for (int s = 0; s < 6; ++s) {
+    const int a = tetgeo::kEdgeLocal[s][0], b = tetgeo::kEdgeLocal[s][1];
+    const double mg = mu * tetgeo::dot(alpha[a], alpha[b]), geo = tetgeo::dot(alpha[a], Sa[b]);
+    double* K = kt + 9 * s;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) K[3 * r + c] = lu[a][r] * u[b][c] + mu_u[b][r] * u[a][c] + mg * B[3 * r + c];
+    K[0] += geo;
+    K[4] += geo;
+    K[8] += geo;
+  }
+}
+
+/// General-D material and geometric parts of the six edge blocks: V0 B_a^T D B_b with B_a (6x3) = d eps / d x_a =
+/// M_a F^T, M_a the (6x3) Voigt pattern of alpha_a: K_ab = F N_ab F^T with N_ab = M_a^T (V0 D) M_b, using the
+/// sparsity of M (3 nonzeros per column); plus (alpha_a^T S alpha_b) I.
+[[gnu::always_inline]] inline void anisotropic_edge_blocks(const TlTet& T, const TetMaterial& M, const double F[9],
+                                                           const double* const alpha[4], const double Sa[4][3],
+                                                           double* kt) {
+  const double* D = M.D.data();
+  double DM[4][6][3];  // V0 D M_b, b = 1..3
+  for (int b = 1; b < 4; ++b) {
+    const double* g = alpha[b];
+    const double h0 = T.v0 * g[0], h1 = T.v0 * g[1], h2 = T.v0 * g[2];
+    for (int p = 0; p < 6; ++p) {
+      const double* Dp = D + 6 * p;
+      DM[b][p][0] = Dp[0] * h0 + Dp[3] * h1 + Dp[5] * h2;
+      DM[b][p][1] = Dp[1] * h1 + Dp[3] * h0 + Dp[4] * h2;
+      DM[b][p][2] = Dp[2] * h2 + Dp[4] * h1 + Dp[5] * h0;
+    }
+  }
+  for (int s = 0; s < 6; ++s) {
+    const int a = tetgeo::kEdgeLocal[s][0], b = tetgeo::kEdgeLocal[s][1];  // b >= 1
+    const double* g = alpha[a];
+    const auto& Q = DM[b];
+    double N[9], FN[9];
+    for (int k = 0; k < 3; ++k) {
+      N[k] = g[0] * Q[0][k] + g[1] * Q[3][k] + g[2] * Q[5][k];
+      N[3 + k] = g[1] * Q[1][k] + g[0] * Q[3][k] + g[2] * Q[4][k];
+      N[6 + k] = g[2] * Q[2][k] + g[1] * Q[4][k] + g[0] * Q[5][k];
+    }
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < 3; ++k) FN[3 * r + k] = F[3 * r] * N[k] + F[3 * r + 1] * N[3 + k] + F[3 * r + 2] * N[6 + k];
+    const double geo = tetgeo::dot(alpha[a], Sa[b]);
+    double* K = kt + 9 * s;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c)
+        K[3 * r + c] = FN[3 * r] * F[3 * c] + FN[3 * r + 1] * F[3 * c + 1] + FN[3 * r + 2] * F[3 * c + 2];
+    K[0] += geo;
+    K[4] += geo;
+    K[8] += geo;
+  }
+}
+
+/// Volumetric part added to the six edge blocks: kv [psi'' c_a c_b^T - psi' [w_ab x]], c_a = cof(F) alpha_a
+/// (cv = c_1..3), w_ab = F (alpha_a x alpha_b); k2 = kv psi'', k1 = kv psi'.
+[[gnu::always_inline]] inline void volumetric_edge_blocks(const double F[9], const double* const alpha[4],
+                                                          const double cv[3][3], double k1, double k2, double* kt) {
+  double c0[3];
+  for (int c = 0; c < 3; ++c) c0[c] = -(cv[0][c] + cv[1][c] + cv[2][c]);
+  const double* cva[4] = {c0, cv[0], cv[1], cv[2]};
+  for (int s = 0; s < 6; ++s) {
+    const int a = tetgeo::kEdgeLocal[s][0], b = tetgeo::kEdgeLocal[s][1];
+    double* K = kt + 9 * s;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) K[3 * r + c] += k2 * cva[a][r] * cva[b][c];
+    if (k1 != 0.0) {
+      double axb[3], w[3];
+      tetgeo::cross(alpha[a], alpha[b], axb);
+      mat_vec(F, axb, w);
+      K[1] += k1 * w[2];
+      K[2] -= k1 * w[1];
+      K[3] -= k1 * w[2];
+      K[5] += k1 * w[0];
+      K[6] += k1 * w[1];
+      K[7] -= k1 * w[0];
+    }
+  }
 }
 
 template <bool kStiffness>
@@ -314,88 +367,11 @@ void StvkTl::tet_terms(std::int64_t t, const double* x) const {
     const double* alpha[4] = {a0, al[0], al[1], al[2]};
     for (int a = 1; a < 4; ++a) mat_vec(S, alpha[a], Sa[a]);
     for (int c = 0; c < 3; ++c) Sa[0][c] = -(Sa[1][c] + Sa[2][c] + Sa[3][c]);
-    if (M.isotropic) {
-      // V0 [lambda u_a u_b^T + mu u_b u_a^T + mu G_ab F F^T], u_a = F alpha_a.
-      const double lam = T.v0 * M.lambda, mu = T.v0 * M.mu;
-      double u[4][3], lu[4][3], mu_u[4][3], B[9];
-      for (int a = 1; a < 4; ++a) mat_vec(F, alpha[a], u[a]);
-      for (int c = 0; c < 3; ++c) u[0][c] = -(u[1][c] + u[2][c] + u[3][c]);
-      for (int a = 0; a < 4; ++a)
-        for (int c = 0; c < 3; ++c) lu[a][c] = lam * u[a][c], mu_u[a][c] = mu * u[a][c];
-      for (int r = 0; r < 3; ++r)
-        for (int c = r; c < 3; ++c)
-          B[3 * r + c] = B[3 * c + r] = F[3 * r] * F[3 * c] + F[3 * r + 1] * F[3 * c + 1] + F[3 * r + 2] * F[3 * c + 2];
-      for (int s = 0; s < 6; ++s) {
-        const int a = tetgeo::kEdgeLocal[s][0], b = tetgeo::kEdgeLocal[s][1];
-        const double mg = mu * tetgeo::dot(alpha[a], alpha[b]), geo = tetgeo::dot(alpha[a], Sa[b]);
-        double* K = kt + 9 * s;
-        for (int r = 0; r < 3; ++r)
-          for (int c = 0; c < 3; ++c) K[3 * r + c] = lu[a][r] * u[b][c] + mu_u[b][r] * u[a][c] + mg * B[3 * r + c];
-        K[0] += geo;
-        K[4] += geo;
-        K[8] += geo;
-      }
-    } else {
-      // V0 B_a^T D B_b with B_a (6x3) = d eps / d x_a = M_a F^T, M_a the (6x3) Voigt pattern of alpha_a:
-      // K_ab = F N_ab F^T with N_ab = M_a^T (V0 D) M_b, using the sparsity of M (3 nonzeros per column).
-      const double* D = M.D.data();
-      double DM[4][6][3];  // V0 D M_b, b = 1..3
-      for (int b = 1; b < 4; ++b) {
-        const double* g = alpha[b];
-        const double h0 = T.v0 * g[0], h1 = T.v0 * g[1], h2 = T.v0 * g[2];
-        for (int p = 0; p < 6; ++p) {
-          const double* Dp = D + 6 * p;
-          DM[b][p][0] = Dp[0] * h0 + Dp[3] * h1 + Dp[5] * h2;
-          DM[b][p][1] = Dp[1] * h1 + Dp[3] * h0 + Dp[4] * h2;
-          DM[b][p][2] = Dp[2] * h2 + Dp[4] * h1 + Dp[5] * h0;
-        }
-      }
-      for (int s = 0; s < 6; ++s) {
-        const int a = tetgeo::kEdgeLocal[s][0], b = tetgeo::kEdgeLocal[s][1];  // b >= 1
-        const double* g = alpha[a];
-        const auto& Q = DM[b];
-        double N[9], FN[9];
-        for (int k = 0; k < 3; ++k) {
-          N[k] = g[0] * Q[0][k] + g[1] * Q[3][k] + g[2] * Q[5][k];
-          N[3 + k] = g[1] * Q[1][k] + g[0] * Q[3][k] + g[2] * Q[4][k];
-          N[6 + k] = g[2] * Q[2][k] + g[1] * Q[4][k] + g[0] * Q[5][k];
-        }
-        for (int r = 0; r < 3; ++r)
-          for (int k = 0; k < 3; ++k) FN[3 * r + k] = F[3 * r] * N[k] + F[3 * r + 1] * N[3 + k] + F[3 * r + 2] * N[6 + k];
-        const double geo = tetgeo::dot(alpha[a], Sa[b]);
-        double* K = kt + 9 * s;
-        for (int r = 0; r < 3; ++r)
-          for (int c = 0; c < 3; ++c)
-            K[3 * r + c] = FN[3 * r] * F[3 * c] + FN[3 * r + 1] * F[3 * c + 1] + FN[3 * r + 2] * F[3 * c + 2];
-        K[0] += geo;
-        K[4] += geo;
-        K[8] += geo;
-      }
-    }
-    if (vol) {
-      // kv [psi'' c_a c_b^T - psi' [w_ab x]], c_a = cof(F) alpha_a, w_ab = F (alpha_a x alpha_b).
-      double c0[3];
-      for (int c = 0; c < 3; ++c) c0[c] = -(cv[0][c] + cv[1][c] + cv[2][c]);
-      const double* cva[4] = {c0, cv[0], cv[1], cv[2]};
-      const double k2 = kv * pen.d2, k1 = kv * pen.d1;
-      for (int s = 0; s < 6; ++s) {
-        const int a = tetgeo::kEdgeLocal[s][0], b = tetgeo::kEdgeLocal[s][1];
-        double* K = kt + 9 * s;
-        for (int r = 0; r < 3; ++r)
-          for (int c = 0; c < 3; ++c) K[3 * r + c] += k2 * cva[a][r] * cva[b][c];
-        if (k1 != 0.0) {
-          double axb[3], w[3];
-          tetgeo::cross(alpha[a], alpha[b], axb);
-          mat_vec(F, axb, w);
-          K[1] += k1 * w[2];
-          K[2] -= k1 * w[1];
-          K[3] -= k1 * w[2];
-          K[5] += k1 * w[0];
-          K[6] += k1 * w[1];
-          K[7] -= k1 * w[0];
-        }
-      }
-    }
+    if (M.isotropic)
+      isotropic_edge_blocks(T, M, F, alpha, Sa, kt);
+    else
+      anisotropic_edge_blocks(T, M, F, alpha, Sa, kt);
+    if (vol) volumetric_edge_blocks(F, alpha, cv, kv * pen.d1, kv * pen.d2, kt);
   }
 }
 
@@ -405,16 +381,11 @@ void StvkTl::edge_terms(std::int64_t e, double* kedge) const {
     const double* src = &kt_[9 * std::int64_t{e_list_.codes[k]}];
     for (int q = 0; q < 9; ++q) K[q] += src[q];
   }
-  double* out = kedge + 18 * e;
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) {
-      out[3 * r + c] = K[3 * r + c];
-      out[9 + 3 * c + r] = K[3 * r + c];
-    }
+  edge_assembly::write_edge_block(kedge, e, K);
 }
 
 template <bool kStiffness>
-void StvkTl::vertex_terms(std::int64_t v, double* f, double* blocks) const {
+void StvkTl::vertex_terms(LocalIndex v, double* f, double* blocks, const double* kedge) const {
   double fv[3] = {0.0, 0.0, 0.0};
   for (std::int64_t k = vt_list_.ptr[v]; k < vt_list_.ptr[v + 1]; ++k) {
     const double* src = &ft_[3 * std::int64_t{vt_list_.codes[k]}];  // 12 t + 3 slot = 3 (t << 2 | slot)
@@ -422,68 +393,20 @@ void StvkTl::vertex_terms(std::int64_t v, double* f, double* blocks) const {
     fv[1] += src[1];
     fv[2] += src[2];
   }
-  f[3 * v] = fv[0];
-  f[3 * v + 1] = fv[1];
-  f[3 * v + 2] = fv[2];
-  if constexpr (kStiffness) {
-    if (diag_slot_[v] < 0) return;
-    const double* kedge = blocks + 9 * n_touched_;
-    double D[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-    for (std::int64_t k = ve_list_.ptr[v]; k < ve_list_.ptr[v + 1]; ++k) {
-      const std::uint32_t code = ve_list_.codes[k];
-      const double* B = kedge + 18 * std::int64_t{code >> 1} + 9 * (code & 1);  // block (v, other end of E)
-      for (int q = 0; q < 9; ++q) D[q] -= B[q];
-    }
-    std::memcpy(blocks + 9 * std::int64_t{diag_slot_[v]}, D, sizeof D);
-  }
+  f[3 * std::int64_t{v}] = fv[0];
+  f[3 * std::int64_t{v} + 1] = fv[1];
+  f[3 * std::int64_t{v} + 2] = fv[2];
+  if constexpr (kStiffness) edges_.gather_vertex(v, kedge, blocks, [](std::int64_t, bool) EDGEFEM_INLINE {});  // K(v, v) only
 }
-
-LocalIndex StvkTl::split(int k, int n) const {
-  if (k >= n) return n_vertices_;
-  const std::int64_t target = static_cast<std::int64_t>(tet_.size()) * k / n;
-  return static_cast<LocalIndex>(std::lower_bound(tet_first_.begin(), tet_first_.end() - 1, target) - tet_first_.begin());
-}
-
-/// Vertices per step of the fused sweep: ~2800 tets (1.5 MB of per-tet scratch) on a Kuhn box, so a step's
-/// scratch is still in L2/L3 when its edges and vertices gather it (measured: 256-1024 within noise, 512 best).
-constexpr LocalIndex kChunk = 512;
 
 template <bool kStiffness>
 void StvkTl::evaluate(const double* x, double* f, double* blocks) const {
-  // One fused sweep over the vertices in ascending order, in steps of kChunk vertices, so the per-tet scratch is
-  // consumed while still in cache. Step [v0, v1): the tets whose smallest vertex is in it, then the edges with
-  // v0(E) in it (all their tets have smallest vertex <= v0(E)), then f(v) and K(v, v) (all tets and edges at v
-  // are done). Each thread sweeps a contiguous vertex range [vb, ve) (balanced by tets); an edge or vertex with
-  // tets whose smallest vertex is below vb (lo < vb) depends on another thread's tets and is deferred past a
-  // barrier. Every sum is formed in the same order whichever pass computes it, so the results do not depend on
-  // the thread count (bitwise).
-  double* kedge = kStiffness ? blocks + 9 * n_touched_ : nullptr;  // K(E) at 18 e, K(E)^T at 18 e + 9
-#pragma omp parallel
-  {
-    const int nth = omp_get_num_threads(), tid = omp_get_thread_num();
-    const LocalIndex vb = split(tid, nth), ve = split(tid + 1, nth);
-    for (LocalIndex v0 = vb; v0 < ve; v0 += kChunk) {
-      const LocalIndex v1 = std::min<LocalIndex>(ve, v0 + kChunk);
-      for (std::int64_t t = tet_first_[v0]; t < tet_first_[v1]; ++t) tet_terms<kStiffness>(t, x);
-      if constexpr (kStiffness)
-        for (std::int64_t e = edge_first_[v0]; e < edge_first_[v1]; ++e)
-          if (lo_edge_[e] >= vb) edge_terms(e, kedge);
-      for (LocalIndex v = v0; v < v1; ++v)
-        if (lo_vertex_[v] >= vb) vertex_terms<kStiffness>(v, f, blocks);
-    }
-    if (nth > 1) {
-#pragma omp barrier
-      if constexpr (kStiffness) {
-        for (LocalIndex v = vb; v < ve; ++v)
-          if (lo_vertex_[v] < vb)  // only such vertices have edges with lo < vb
-            for (std::int64_t e = edge_first_[v]; e < edge_first_[v + 1]; ++e)
-              if (lo_edge_[e] < vb) edge_terms(e, kedge);
-#pragma omp barrier
-      }
-      for (LocalIndex v = vb; v < ve; ++v)
-        if (lo_vertex_[v] < vb) vertex_terms<kStiffness>(v, f, blocks);
-    }
-  }
+  // The fused sweep (edge_assembly.hpp): per-tet scratch, then the edges' K(E), then f(v) and K(v, v), consumed
+  // while the scratch is still in cache.
+  double* kedge = kStiffness ? edges_.edge_blocks(blocks) : nullptr;  // K(E) at 18 e, K(E)^T at 18 e + 9
+  sweep_.run<kStiffness>([&](std::int64_t t) EDGEFEM_INLINE { tet_terms<kStiffness>(t, x); },
+                         [&](std::int64_t e) EDGEFEM_INLINE { edge_terms(e, kedge); },
+                         [&](LocalIndex v) EDGEFEM_INLINE { vertex_terms<kStiffness>(v, f, blocks, kedge); });
 }
 
 }  // namespace

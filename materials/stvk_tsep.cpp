@@ -26,11 +26,12 @@
 /// Memory layout (the kernels are bound by cache misses, not flops):
 /// - the K(E) terms are grouped by their first edge a (K += p_a q_a^T, q_a = sum_b coef p_b) and stored as
 ///   structure of arrays: per term the vertex k with p_b = x(v1(E)) - x(k) (sign folded into the coefficient) and
-///   the coefficient, 12 bytes; per group the two vertices of a, 8 bytes;
+///   the coefficient, 12 bytes; per group the two vertices of a, 8 bytes (edge_assembly::GroupedEdgeTerms);
 /// - edge vectors are never stored: p(E) = x(v0) - x(v1) is re-formed (bitwise identically) from the positions,
 ///   whose window (about one layer of vertices) stays in L2, instead of gathering from a 24 B/edge array;
 /// - volumetric tets are sorted by their smallest vertex and evaluated in the same fused vertex sweep as the
-///   edge blocks and the vertex gathers (as stvk_tl.cpp), so their 96-byte buffers are consumed while in cache.
+///   edge blocks and the vertex gathers (edge_assembly::VertexSweep, as stvk_tl.cpp), so their 96-byte buffers
+///   are consumed while in cache.
 ///
 /// Scratch buffers are members (mutable): one object must not be evaluated from two threads at once; each
 /// call is itself OpenMP-parallel.
@@ -38,8 +39,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include <omp.h>
-
+#include "materials/edge_assembly.hpp"
 #include "materials/formulation.hpp"
 #include "materials/tet_geometry.hpp"
 #include "mesh/topology.hpp"
@@ -48,15 +48,9 @@ namespace edgefem {
 
 namespace {
 
-using tetgeo::Csr;
+using edge_assembly::Csr;
 using tetgeo::kEdgeLocal;
 using tetgeo::kEdgeOpp;
-
-/// One TSEP term of the g gather of an edge E (construction only): g(E) += L(tsep) * zeta(other).
-struct GEntry {
-  LocalIndex other;
-  std::uint32_t tsep;
-};
 
 /// One volumetric-tet term of the K(E) gather. code = vt << 5 | slot << 2 | transpose << 1 | negate: K(E) gets
 /// block (i, j) of tet vt's penalty Hessian, (i, j) = kEdgeLocal[slot] (swapped if transpose), whose cross-product
@@ -65,13 +59,6 @@ struct GEntry {
 struct VEntry {
   std::uint32_t code;
   LocalIndex opp0, opp1;
-};
-
-/// One TSEP term of the K(E) gather (construction only): K(E) += coef * p(a) p(b)^T, coef = (-1)^(i+j) 2 L(P),
-/// with (a, b) the TSEP's edges, swapped when the term is K_p^T; tsep = P << 1 | ((i + j) odd).
-struct KEntry {
-  LocalIndex a, b;
-  std::uint32_t tsep;
 };
 
 /// Per volumetric tet scratch: [a1, a2, dC/dx_1, dC/dx_2, dC/dx_3, unused] (96 bytes).
@@ -84,6 +71,19 @@ inline const double* vol_grad(const double* buf, int i, double* c0) {
   return c0;
 }
 
+/// TSEP id of the local edge-slot pair (s1, s2) of tet t (layout contract of topology.hpp).
+std::int64_t tsep_of(const Topology& topo, std::span<const LocalIndex> tets, std::int64_t t, int s1, int s2) {
+  if (s1 + s2 == 5) return topo.n_type1 + 3 * t + std::min(s1, s2);  // opposite edges: type 2
+  const int* a = kEdgeLocal[s1];
+  const int* b = kEdgeLocal[s2];
+  const int shared = (a[0] == b[0] || a[0] == b[1]) ? a[0] : a[1];
+  const int missing = 6 - (a[0] + a[1] + b[0] + b[1] - shared);  // local vertex off the common face
+  const LocalIndex f = topo.tet_faces[t][missing];
+  const LocalIndex g = tets[4 * t + shared];
+  const int k = topo.faces[f][0] == g ? 0 : (topo.faces[f][1] == g ? 1 : 2);
+  return 3 * std::int64_t{f} + k;
+}
+
 class StvkTsep final : public TetFormulation {
  public:
   StvkTsep(std::span<const double> coords, std::span<const LocalIndex> tets, std::span<const TetMaterial> materials,
@@ -91,13 +91,24 @@ class StvkTsep final : public TetFormulation {
 
   [[nodiscard]] std::string_view name() const override { return nsn_ ? "stvk-nsn" : "stvk"; }
   [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return pattern_; }
+  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return edges_.pattern(); }
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
   [[nodiscard]] std::size_t bytes() const override;
 
  private:
+  /// Per tet: L(E), L(P) (eq. 23) and the volumetric tets (input order, in vol_of_tet).
+  void tet_coefficients(std::span<const double> coords, std::span<const LocalIndex> tets, const Topology& topo,
+                        std::span<const TetMaterial> materials, std::span<const std::int32_t> material_of_tet,
+                        std::vector<double>& LP, std::vector<std::int64_t>& vol_of_tet);
+  /// Volumetric tets sorted (stably) by their smallest vertex, for the fused sweep; returns the sweep's cell_first.
+  std::vector<std::int64_t> sort_volumetric_tets(std::vector<std::int64_t>& vol_of_tet);
+  /// The g gather (eq. 28) and the grouped K(E) terms (eq. 31) of the TSEPs.
+  void tsep_lists(const Topology& topo, const std::vector<double>& LP);
+  /// Volumetric tets: gathers into vertices (forces) and edges (K(E)).
+  void volumetric_lists(const Topology& topo, const std::vector<std::int64_t>& vol_of_tet);
+
   void check_x(std::span<const double> x) const;
   void edge_terms(const double* x) const;  ///< zeta (algF first loop), then g (TSEP gather); p(E) is re-formed from x where needed
   /// Volumetric tet k: active flag and buffer [a1, a2, dC/dx_1..3] (algB, first half).
@@ -105,45 +116,26 @@ class StvkTsep final : public TetFormulation {
   /// K(E) and K(E)^T of edge e into the output blocks (algKE + algB's edge terms).
   [[gnu::always_inline]] inline void edge_block(std::int64_t e, const double* x, double* kedge) const;
   /// f(v) and (kedge != nullptr) K(v, v).
-  [[gnu::always_inline]] inline void vertex_terms(std::int64_t v, const double* x, double* f, double* blocks,
+  [[gnu::always_inline]] inline void vertex_terms(LocalIndex v, const double* x, double* f, double* blocks,
                                                   const double* kedge) const;
-  /// First vertex of the k-th of n vertex ranges with balanced work (cost_ prefix sums).
-  [[nodiscard]] LocalIndex split(int k, int n) const;
+  template <bool kStiffness>
   void evaluate(const double* x, double* f, double* blocks) const;
 
   LocalIndex n_vertices_ = 0;
   bool nsn_ = false;
-  std::int64_t n_edges_ = 0, n_touched_ = 0, n_vol_ = 0;
+  std::int64_t n_vol_ = 0;
 
-  // Edges (structure of arrays).
-  std::vector<LocalIndex> ev0_, ev1_;
+  edge_assembly::EdgeBlocks edges_;
   std::vector<double> H_, L_, L2_;
-  // TSEP terms, stored inline in per-edge gathers so the hot loops stream them (empty for NSN).
-  std::vector<std::int64_t> g_ptr_;  ///< edge -> g terms (g_other_, g_coef_ = L(P))
-  std::vector<LocalIndex> g_other_;
-  std::vector<double> g_coef_;
-  // K(E) terms (structure of arrays), grouped by their first edge a: edge e -> groups [kg_ptr_[e], kg_ptr_[e + 1]), group q -> edge
-  // a = kg_a_[q] and terms [kg_end_[q - 1], kg_end_[q]) (kg_end_[-1] = 0), term k -> vertex kb_[k], coefficient kc_[k].
-  std::vector<std::uint32_t> kg_ptr_;
-  std::vector<std::array<LocalIndex, 2>> kg_a_;  ///< (v0, v1)(a): p(a) is formed from the cache-resident x
-  std::vector<std::uint32_t> kg_end_;
-  std::vector<LocalIndex> kb_;  ///< the end k != v1(E) of the term's second edge b: p(b) = +-(x(v1(E)) - x(k))
-  std::vector<double> kc_;      ///< +-(-1)^(i+j) 2 L(P), the sign making p(b) = x(v1(E)) - x(k)
-  Csr<std::uint32_t> v_list_;   ///< vertex -> edge << 1 | (vertex is v1)
-  std::vector<LocalIndex> diag_slot_;  ///< block index of K(v, v), -1 for untouched vertices
-  // Volumetric tets (algB).
+  edge_assembly::TsepGather g_terms_;        ///< edge -> (other edge, L(P)) (empty for NSN)
+  edge_assembly::GroupedEdgeTerms k_terms_;  ///< K(E) TSEP terms (empty for NSN)
+  // Volumetric tets (algB), sorted by their smallest vertex.
   std::vector<std::array<LocalIndex, 4>> vt_verts_;
   std::vector<double> vt_cini_, vt_kv_;   ///< signed C_ini, V0 k_vol
   std::vector<VolumetricPenalty> vt_kind_;  ///< cubic or quadratic
   Csr<std::uint32_t> vv_list_;  ///< vertex -> vt << 2 | local vertex
   Csr<VEntry> ve_list_;         ///< edge -> volumetric-tet terms
-  // Fused sweep (see evaluate()): volumetric tets are sorted by their smallest vertex.
-  std::vector<std::int64_t> vt_first_;    ///< vertex -> first vol tet whose smallest vertex is >= it
-  std::vector<std::int64_t> edge_first_;  ///< vertex -> first edge with v0 >= it
-  std::vector<LocalIndex> lo_edge_;       ///< per edge: min(v0, smallest vertex of its vol tets)
-  std::vector<LocalIndex> lo_vertex_;     ///< per vertex: min(itself, v0 of its edges, smallest vertex of its vol tets)
-  std::vector<std::int64_t> cost_;        ///< vertex -> prefix sum of the sweep's work estimate
-  std::vector<std::array<LocalIndex, 2>> pattern_;
+  edge_assembly::VertexSweep sweep_;  ///< cells: the volumetric tets
 
   mutable std::vector<double> zeta_, g_, vt_buf_;  ///< scratch: 1/edge, 1/edge, kVolBuf/vol tet
   mutable std::vector<std::uint8_t> vt_active_;       ///< scratch: penalty active per vol tet (cubic: J < 1)
@@ -154,40 +146,52 @@ StvkTsep::StvkTsep(std::span<const double> coords, std::span<const LocalIndex> t
     : n_vertices_(static_cast<LocalIndex>(coords.size() / 3)), nsn_(nsn) {
   tetgeo::check_inputs(coords.size(), tets, materials.size(), material_of_tet, nsn ? "make_stvk_tsep (nsn)" : "make_stvk_tsep");
   const Topology topo = build_topology(n_vertices_, tets);
-  const std::int64_t nt = topo.n_tets(), np = static_cast<std::int64_t>(topo.tseps.size());
-  n_edges_ = topo.n_edges();
-  tetgeo::check_packable(n_edges_, 31, "edges");
-
-  ev0_.resize(n_edges_);
-  ev1_.resize(n_edges_);
-  H_.resize(n_edges_);
-  for (std::int64_t e = 0; e < n_edges_; ++e) {
-    const auto [a, b] = topo.edges[e];
-    ev0_[e] = a;
-    ev1_[e] = b;
+  edges_ = edge_assembly::EdgeBlocks(n_vertices_, topo.edges);
+  const std::int64_t ne = edges_.n_edges();
+  H_.resize(ne);
+  for (std::int64_t e = 0; e < ne; ++e) {
+    const LocalIndex a = edges_.v0(e), b = edges_.v1(e);
     double h = 0.0;
     for (int c = 0; c < 3; ++c) h += (coords[3 * a + c] - coords[3 * b + c]) * (coords[3 * a + c] - coords[3 * b + c]);
     H_[e] = h;  // eq. 16
   }
-
-  // TSEP id of the local edge-slot pair (s1, s2) of tet t (layout contract of topology.hpp).
-  auto tsep_of = [&](std::int64_t t, int s1, int s2) -> std::int64_t {
-    if (s1 + s2 == 5) return topo.n_type1 + 3 * t + std::min(s1, s2);  // opposite edges: type 2
-    const int* a = kEdgeLocal[s1];
-    const int* b = kEdgeLocal[s2];
-    const int shared = (a[0] == b[0] || a[0] == b[1]) ? a[0] : a[1];
-    const int missing = 6 - (a[0] + a[1] + b[0] + b[1] - shared);  // local vertex off the common face
-    const LocalIndex f = topo.tet_faces[t][missing];
-    const LocalIndex g = tets[4 * t + shared];
-    const int k = topo.faces[f][0] == g ? 0 : (topo.faces[f][1] == g ? 1 : 2);
-    return 3 * std::int64_t{f} + k;
-  };
-
-  // L(E) = sum_T L_T(E, E), L(P) = sum_T L_T(a, b) (eq. 23); per-rank partial sums in a distributed run.
-  L_.assign(n_edges_, 0.0);
   std::vector<double> LP;
-  if (!nsn_) LP.assign(np, 0.0);
   std::vector<std::int64_t> vol_of_tet;
+  tet_coefficients(coords, tets, topo, materials, material_of_tet, LP, vol_of_tet);
+  std::vector<std::int64_t> vt_first = sort_volumetric_tets(vol_of_tet);
+  if (!nsn_) tsep_lists(topo, LP);
+  volumetric_lists(topo, vol_of_tet);
+
+  sweep_ = edge_assembly::VertexSweep(
+      n_vertices_, topo.edges, std::move(vt_first),
+      [&](std::int64_t k, auto&& sink) {
+        for (int i = 0; i < 4; ++i) sink(vt_verts_[k][i]);
+      },
+      [&](std::int64_t k, auto&& sink) {
+        for (int s = 0; s < 6; ++s) sink(topo.tet_edges[vol_of_tet[k]][s]);
+      });
+  const auto& edge_first = sweep_.edge_first();
+  const auto& vt_first_sorted = sweep_.cell_first();
+  sweep_.set_cost([&](LocalIndex v) {
+    const std::int64_t e0 = edge_first[v], e1 = edge_first[v + 1];
+    const std::int64_t kterms = nsn_ ? 0 : 2 * k_terms_.n_groups(e0, e1);
+    return 16 + 8 * (e1 - e0) + kterms + 16 * (vt_first_sorted[v + 1] - vt_first_sorted[v]);
+  });
+
+  zeta_.resize(ne);
+  g_.resize(ne);
+  vt_buf_.resize(kVolBuf * n_vol_);
+  vt_active_.assign(n_vol_, 0);
+}
+
+void StvkTsep::tet_coefficients(std::span<const double> coords, std::span<const LocalIndex> tets,
+                                const Topology& topo, std::span<const TetMaterial> materials,
+                                std::span<const std::int32_t> material_of_tet, std::vector<double>& LP,
+                                std::vector<std::int64_t>& vol_of_tet) {
+  // L(E) = sum_T L_T(E, E), L(P) = sum_T L_T(a, b) (eq. 23); per-rank partial sums in a distributed run.
+  const std::int64_t nt = topo.n_tets(), ne = edges_.n_edges();
+  L_.assign(ne, 0.0);
+  if (!nsn_) LP.assign(topo.tseps.size(), 0.0);
   for (std::int64_t t = 0; t < nt; ++t) {
     double X[12];
     for (int i = 0; i < 4; ++i)
@@ -202,7 +206,7 @@ StvkTsep::StvkTsep(std::span<const double> coords, std::span<const LocalIndex> t
     for (int s = 0; s < 6; ++s) L_[topo.tet_edges[t][s]] += LT[s][s];
     if (!nsn_)
       for (int s1 = 0; s1 < 6; ++s1)
-        for (int s2 = s1 + 1; s2 < 6; ++s2) LP[tsep_of(t, s1, s2)] += LT[s1][s2];
+        for (int s2 = s1 + 1; s2 < 6; ++s2) LP[tsep_of(topo, tets, t, s1, s2)] += LT[s1][s2];
     if (mat.volumetric != VolumetricPenalty::none && mat.k_vol != 0.0) {
       vol_of_tet.push_back(t);
       vt_verts_.push_back({tets[4 * t], tets[4 * t + 1], tets[4 * t + 2], tets[4 * t + 3]});
@@ -211,128 +215,76 @@ StvkTsep::StvkTsep(std::span<const double> coords, std::span<const LocalIndex> t
       vt_kind_.push_back(mat.volumetric);
     }
   }
-  L2_.resize(n_edges_);
-  for (std::int64_t e = 0; e < n_edges_; ++e) L2_[e] = 2.0 * L_[e];
-  {
-    // Volumetric tets sorted (stably) by their smallest vertex, for the fused sweep of evaluate().
-    const std::int64_t nvt = static_cast<std::int64_t>(vt_verts_.size());
-    vt_first_.assign(static_cast<std::size_t>(n_vertices_) + 1, 0);
-    auto lo_of = [](const std::array<LocalIndex, 4>& v) { return std::min(std::min(v[0], v[1]), std::min(v[2], v[3])); };
-    for (std::int64_t k = 0; k < nvt; ++k) ++vt_first_[lo_of(vt_verts_[k]) + 1];
-    for (LocalIndex v = 0; v < n_vertices_; ++v) vt_first_[v + 1] += vt_first_[v];
-    std::vector<std::int64_t> order(static_cast<std::size_t>(nvt));
-    std::vector<std::int64_t> cursor(vt_first_.begin(), vt_first_.end() - 1);
-    for (std::int64_t k = 0; k < nvt; ++k) order[cursor[lo_of(vt_verts_[k])]++] = k;
-    auto permute = [&](auto& vec) {
-      auto old = vec;
-      for (std::int64_t k = 0; k < nvt; ++k) vec[k] = old[order[k]];
-    };
-    permute(vol_of_tet);
-    permute(vt_verts_);
-    permute(vt_cini_);
-    permute(vt_kv_);
-    permute(vt_kind_);
-  }
+  L2_.resize(ne);
+  for (std::int64_t e = 0; e < ne; ++e) L2_[e] = 2.0 * L_[e];
+}
 
-  if (!nsn_) {
-    const auto& tp = topo.tseps;
-    // g gather (eq. 28): each TSEP feeds both of its edges.
-    tetgeo::check_packable(np, 31, "TSEPs");
-    const auto g_list = tetgeo::build_csr<GEntry>(n_edges_, [&](auto&& sink) {
-      for (std::int64_t P = 0; P < np; ++P) {
-        sink(tp[P].edge0, GEntry{tp[P].edge1, static_cast<std::uint32_t>(P)});
-        sink(tp[P].edge1, GEntry{tp[P].edge0, static_cast<std::uint32_t>(P)});
-      }
-    });
-    // K(E) gather (eq. 31): for i, j in {0, 1} with A_i = V_e(a, i) != B_j = V_e(b, j), the edge E joining
-    // them receives (-1)^(i+j) K_p if A_i = v0(E), else (-1)^(i+j) K_p^T (K_p = 2 L(P) p_a p_b^T, eq. 32).
-    std::vector<std::int64_t> first_edge(static_cast<std::size_t>(n_vertices_) + 1, 0);  // edges sorted by v0
-    for (std::int64_t e = 0; e < n_edges_; ++e) ++first_edge[ev0_[e] + 1];
-    for (LocalIndex v = 0; v < n_vertices_; ++v) first_edge[v + 1] += first_edge[v];
-    auto edge_between = [&](LocalIndex u, LocalIndex w) {
-      const LocalIndex lo = std::min(u, w), hi = std::max(u, w);
-      const auto first = ev1_.begin() + first_edge[lo], last = ev1_.begin() + first_edge[lo + 1];
-      return static_cast<std::int64_t>(std::lower_bound(first, last, hi) - ev1_.begin());
-    };
-    std::vector<std::array<LocalIndex, 4>> cross(static_cast<std::size_t>(np));  // E_p2(P, i, j), -1: none
+std::vector<std::int64_t> StvkTsep::sort_volumetric_tets(std::vector<std::int64_t>& vol_of_tet) {
+  n_vol_ = static_cast<std::int64_t>(vt_verts_.size());
+  std::vector<std::int64_t> order;
+  auto first = edge_assembly::sort_cells(
+      n_vertices_, n_vol_,
+      [&](std::int64_t k) {
+        const auto& v = vt_verts_[k];
+        return std::min(std::min(v[0], v[1]), std::min(v[2], v[3]));
+      },
+      order);
+  auto permute = [&](auto& vec) {
+    auto old = vec;
+    for (std::int64_t k = 0; k < n_vol_; ++k) vec[k] = old[order[k]];
+  };
+  permute(vol_of_tet);
+  permute(vt_verts_);
+  permute(vt_cini_);
+  permute(vt_kv_);
+  permute(vt_kind_);
+  return first;
+}
+
+void StvkTsep::tsep_lists(const Topology& topo, const std::vector<double>& LP) {
+  const auto& tp = topo.tseps;
+  const auto np = static_cast<std::int64_t>(tp.size());
+  // g gather (eq. 28): each TSEP feeds both of its edges.
+  std::vector<std::array<LocalIndex, 2>> pairs(static_cast<std::size_t>(np));
+  for (std::int64_t P = 0; P < np; ++P) pairs[P] = {tp[P].edge0, tp[P].edge1};
+  g_terms_ = edge_assembly::TsepGather(edges_.n_edges(), pairs, LP);
+  // K(E) gather (eq. 31): for i, j in {0, 1} with A_i = V_e(a, i) != B_j = V_e(b, j), the edge E joining
+  // them receives (-1)^(i+j) K_p if A_i = v0(E), else (-1)^(i+j) K_p^T (K_p = 2 L(P) p_a p_b^T, eq. 32).
+  const std::vector<std::int64_t> first_edge = edge_assembly::first_edges(n_vertices_, topo.edges);
+  std::vector<std::array<LocalIndex, 4>> cross(static_cast<std::size_t>(np));  // E_p2(P, i, j), -1: none
 #pragma omp parallel for schedule(static)
-    for (std::int64_t P = 0; P < np; ++P) {
-      const LocalIndex A[2] = {ev0_[tp[P].edge0], ev1_[tp[P].edge0]}, B[2] = {ev0_[tp[P].edge1], ev1_[tp[P].edge1]};
-      for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 2; ++j)  // A_i == B_j lands on K(v, v): covered by algKV
-          cross[P][2 * i + j] = A[i] == B[j] ? -1 : static_cast<LocalIndex>(edge_between(A[i], B[j]));
-    }
-    auto k_list = tetgeo::build_csr<KEntry>(n_edges_, [&](auto&& sink) {
-      for (std::int64_t P = 0; P < np; ++P) {
-        const LocalIndex a = tp[P].edge0, b = tp[P].edge1;
-        const LocalIndex A[2] = {ev0_[a], ev1_[a]}, B[2] = {ev0_[b], ev1_[b]};
-        for (int i = 0; i < 2; ++i)
-          for (int j = 0; j < 2; ++j) {
-            const LocalIndex E = cross[P][2 * i + j];
-            if (E < 0) continue;
-            const auto code = static_cast<std::uint32_t>(P << 1 | ((i + j) & 1));
-            sink(E, A[i] < B[j] ? KEntry{a, b, code} : KEntry{b, a, code});  // A_i = v0(E): K_p, else K_p^T
-          }
-      }
-    });
-    // Sort each edge's terms by their first edge so the loop can factor sum_b coef p_a p_b^T = p_a (sum_b coef p_b)^T.
-#pragma omp parallel for schedule(dynamic, 4096)
-    for (std::int64_t e = 0; e < n_edges_; ++e)
-      std::sort(k_list.codes.begin() + k_list.ptr[e], k_list.codes.begin() + k_list.ptr[e + 1],
-                [](const KEntry& l, const KEntry& r) { return l.a != r.a ? l.a < r.a : l.b < r.b; });
-    // Compact grouped lists (12 bytes per term plus 8 per group instead of 16 per term).
-    tetgeo::check_packable(static_cast<std::int64_t>(k_list.codes.size()), 32, "K(E) terms");
-    kg_ptr_.assign(static_cast<std::size_t>(n_edges_) + 1, 0);
-    kb_.resize(k_list.codes.size());
-    kc_.resize(k_list.codes.size());
-    for (std::int64_t e = 0; e < n_edges_; ++e) {
-      for (std::int64_t k = k_list.ptr[e]; k < k_list.ptr[e + 1]; ++k) {
-        const KEntry& t = k_list.codes[k];
-        if (k == k_list.ptr[e] || t.a != k_list.codes[k - 1].a) {
-          if (k > k_list.ptr[e]) kg_end_.push_back(static_cast<std::uint32_t>(k));
-          kg_a_.push_back({ev0_[t.a], ev1_[t.a]});
-        }
-        // t.a contains v0(e) and t.b contains w = v1(e): p(b) = +-(x_w - x_k), k the other end of b; the sign
-        // goes into the coefficient (exact), so the loop gathers the 3 doubles of x_k from the (small) vertex
-        // array instead of p(b) from the edge array.
-        const LocalIndex w = ev1_[e];
-        if ((ev0_[t.a] != ev0_[e] && ev1_[t.a] != ev0_[e]) || (ev0_[t.b] != w && ev1_[t.b] != w))
-          throw std::logic_error("stvk: inconsistent K(E) term");
-        const double coef = (t.tsep & 1 ? -2.0 : 2.0) * LP[t.tsep >> 1];
-        kb_[k] = ev0_[t.b] == w ? ev1_[t.b] : ev0_[t.b];
-        kc_[k] = ev0_[t.b] == w ? coef : -coef;
-      }
-      if (k_list.ptr[e + 1] > k_list.ptr[e]) kg_end_.push_back(static_cast<std::uint32_t>(k_list.ptr[e + 1]));
-      kg_ptr_[e + 1] = static_cast<std::uint32_t>(kg_a_.size());
-    }
-    g_ptr_ = g_list.ptr;
-    g_other_.resize(g_list.codes.size());
-    g_coef_.resize(g_list.codes.size());
-    for (std::size_t k = 0; k < g_list.codes.size(); ++k) {
-      g_other_[k] = g_list.codes[k].other;
-      g_coef_[k] = LP[g_list.codes[k].tsep];
-    }
+  for (std::int64_t P = 0; P < np; ++P) {
+    const LocalIndex A[2] = {edges_.v0(tp[P].edge0), edges_.v1(tp[P].edge0)};
+    const LocalIndex B[2] = {edges_.v0(tp[P].edge1), edges_.v1(tp[P].edge1)};
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j)  // A_i == B_j lands on K(v, v): covered by algKV
+        cross[P][2 * i + j] = A[i] == B[j] ? -1
+                                           : static_cast<LocalIndex>(edge_assembly::find_edge(
+                                                 topo.edges, first_edge, std::min(A[i], B[j]), std::max(A[i], B[j])));
   }
-
-  // Vertex gather over incident edges (forces, algKV) and the block pattern.
-  v_list_ = tetgeo::build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
-    for (std::int64_t e = 0; e < n_edges_; ++e) {
-      sink(ev0_[e], static_cast<std::uint32_t>(e << 1));
-      sink(ev1_[e], static_cast<std::uint32_t>(e << 1 | 1));
+  k_terms_ = edge_assembly::GroupedEdgeTerms(edges_, [&](auto&& sink) {
+    for (std::int64_t P = 0; P < np; ++P) {
+      const LocalIndex a = tp[P].edge0, b = tp[P].edge1;
+      const LocalIndex A[2] = {edges_.v0(a), edges_.v1(a)}, B[2] = {edges_.v0(b), edges_.v1(b)};
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+          const LocalIndex E = cross[P][2 * i + j];
+          if (E < 0) continue;
+          const double coef = (((i + j) & 1) ? -2.0 : 2.0) * LP[P];
+          sink(A[i] < B[j] ? edge_assembly::EdgeTerm{E, a, b, coef}
+                           : edge_assembly::EdgeTerm{E, b, a, coef});  // A_i = v0(E): K_p, else K_p^T
+        }
     }
   });
-  n_touched_ = edge_block_pattern(
-      n_vertices_, v_list_, n_edges_,
-      [&](std::int64_t e) { return std::array<LocalIndex, 2>{ev0_[e], ev1_[e]}; }, diag_slot_, pattern_);
+}
 
-  // Volumetric tets: gathers into vertices (forces) and edges (K(E)).
-  n_vol_ = static_cast<std::int64_t>(vt_verts_.size());
-  tetgeo::check_packable(n_vol_, 27, "volumetric tetrahedra");
-  vv_list_ = tetgeo::build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
+void StvkTsep::volumetric_lists(const Topology& topo, const std::vector<std::int64_t>& vol_of_tet) {
+  edge_assembly::check_packable(n_vol_, 27, "volumetric tetrahedra");
+  vv_list_ = edge_assembly::build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
     for (std::int64_t k = 0; k < n_vol_; ++k)
       for (int i = 0; i < 4; ++i) sink(vt_verts_[k][i], static_cast<std::uint32_t>(k << 2 | i));
   });
-  ve_list_ = tetgeo::build_csr<VEntry>(n_edges_, [&](auto&& sink) {
+  ve_list_ = edge_assembly::build_csr<VEntry>(edges_.n_edges(), [&](auto&& sink) {
     for (std::int64_t k = 0; k < n_vol_; ++k) {
       const auto& v = vt_verts_[k];
       for (int s = 0; s < 6; ++s) {
@@ -342,42 +294,10 @@ StvkTsep::StvkTsep(std::span<const double> coords, std::span<const LocalIndex> t
         const bool negate = v[kk] > v[l];
         const auto& te = topo.tet_edges[vol_of_tet[k]];
         sink(te[s], VEntry{static_cast<std::uint32_t>(k << 5 | s << 2 | (transpose ? 2 : 0) | (negate ? 1 : 0)),
-                           ev0_[te[5 - s]], ev1_[te[5 - s]]});
+                           edges_.v0(te[5 - s]), edges_.v1(te[5 - s])});
       }
     }
   });
-
-  edge_first_.assign(static_cast<std::size_t>(n_vertices_) + 1, 0);
-  for (std::int64_t e = 0; e < n_edges_; ++e) ++edge_first_[ev0_[e] + 1];
-  for (LocalIndex v = 0; v < n_vertices_; ++v) edge_first_[v + 1] += edge_first_[v];
-  lo_edge_.assign(ev0_.begin(), ev0_.end());
-  lo_vertex_.resize(n_vertices_);
-  for (LocalIndex v = 0; v < n_vertices_; ++v) lo_vertex_[v] = v;
-  for (std::int64_t e = 0; e < n_edges_; ++e) lo_vertex_[ev1_[e]] = std::min(lo_vertex_[ev1_[e]], ev0_[e]);
-  for (std::int64_t k = 0; k < n_vol_; ++k) {
-    const auto& v = vt_verts_[k];
-    const LocalIndex lo = std::min(std::min(v[0], v[1]), std::min(v[2], v[3]));
-    for (int i = 0; i < 4; ++i) lo_vertex_[v[i]] = std::min(lo_vertex_[v[i]], lo);
-    const auto& te = topo.tet_edges[vol_of_tet[k]];
-    for (int s = 0; s < 6; ++s) lo_edge_[te[s]] = std::min(lo_edge_[te[s]], lo);
-  }
-  cost_.assign(static_cast<std::size_t>(n_vertices_) + 1, 0);
-  for (LocalIndex v = 0; v < n_vertices_; ++v) {
-    const std::int64_t e0 = edge_first_[v], e1 = edge_first_[v + 1];
-    const std::int64_t kterms = nsn_ ? 0 : 2 * (std::int64_t{kg_ptr_[e1]} - kg_ptr_[e0]);
-    cost_[v + 1] = cost_[v] + 16 + 8 * (e1 - e0) + kterms + 16 * (vt_first_[v + 1] - vt_first_[v]);
-  }
-
-  zeta_.resize(n_edges_);
-  g_.resize(n_edges_);
-  vt_buf_.resize(kVolBuf * n_vol_);
-  vt_active_.assign(n_vol_, 0);
-}
-
-LocalIndex StvkTsep::split(int k, int n) const {
-  if (k >= n) return n_vertices_;
-  const std::int64_t target = cost_[n_vertices_] / n * k;
-  return static_cast<LocalIndex>(std::lower_bound(cost_.begin(), cost_.end() - 1, target) - cost_.begin());
 }
 
 void StvkTsep::check_x(std::span<const double> x) const {
@@ -387,21 +307,16 @@ void StvkTsep::check_x(std::span<const double> x) const {
 }
 
 void StvkTsep::edge_terms(const double* x) const {
-  const std::int64_t ne = n_edges_;
+  const std::int64_t ne = edges_.n_edges();
 #pragma omp parallel for schedule(static)
   for (std::int64_t e = 0; e < ne; ++e) {  // algF, first loop (eqs. 9, 15)
-    const double* a = x + 3 * std::int64_t{ev0_[e]};
-    const double* b = x + 3 * std::int64_t{ev1_[e]};
-    const double p[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+    double p[3];
+    edges_.edge_vector(e, x, p);
     zeta_[e] = p[0] * p[0] + p[1] * p[1] + p[2] * p[2] - H_[e];
   }
 #pragma omp parallel for schedule(static)
-  for (std::int64_t e = 0; e < ne; ++e) {  // eq. 28 as a gather (the TSEP loop of algF)
-    double g = L_[e] * zeta_[e];
-    if (!nsn_)
-      for (std::int64_t k = g_ptr_[e]; k < g_ptr_[e + 1]; ++k) g += g_coef_[k] * zeta_[g_other_[k]];
-    g_[e] = g;
-  }
+  for (std::int64_t e = 0; e < ne; ++e)  // eq. 28 as a gather (the TSEP loop of algF)
+    g_[e] = nsn_ ? L_[e] * zeta_[e] : g_terms_.g(e, L_[e], zeta_.data());
 }
 
 void StvkTsep::vol_tet(std::int64_t k, const double* x) const {
@@ -431,23 +346,18 @@ void StvkTsep::vol_tet(std::int64_t k, const double* x) const {
 double StvkTsep::energy(std::span<const double> x) const {
   // Eq. 24 rewritten with g (eq. 28): sum_E L zeta^2/4 + sum_P L(P) zeta_a zeta_b/2 = sum_E zeta(E) g(E) / 4.
   check_x(x);
-  const std::int64_t ne = n_edges_, nvt = n_vol_;
+  const std::int64_t ne = edges_.n_edges(), nvt = n_vol_;
   const double* xd = x.data();
   double w_edge = 0.0, w_vol = 0.0;
 #pragma omp parallel for schedule(static)
   for (std::int64_t e = 0; e < ne; ++e) {
-    const double* a = xd + 3 * std::int64_t{ev0_[e]};
-    const double* b = xd + 3 * std::int64_t{ev1_[e]};
-    const double p[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+    double p[3];
+    edges_.edge_vector(e, xd, p);
     zeta_[e] = p[0] * p[0] + p[1] * p[1] + p[2] * p[2] - H_[e];
   }
 #pragma omp parallel for schedule(static) reduction(+ : w_edge)
-  for (std::int64_t e = 0; e < ne; ++e) {
-    double g = L_[e] * zeta_[e];
-    if (!nsn_)
-      for (std::int64_t k = g_ptr_[e]; k < g_ptr_[e + 1]; ++k) g += g_coef_[k] * zeta_[g_other_[k]];
-    w_edge += zeta_[e] * g;
-  }
+  for (std::int64_t e = 0; e < ne; ++e)
+    w_edge += zeta_[e] * (nsn_ ? L_[e] * zeta_[e] : g_terms_.g(e, L_[e], zeta_.data()));
 #pragma omp parallel for schedule(static) reduction(+ : w_vol)
   for (std::int64_t k = 0; k < nvt; ++k) {
     const auto& v = vt_verts_[k];
@@ -463,23 +373,20 @@ double StvkTsep::energy(std::span<const double> x) const {
 void StvkTsep::force(std::span<const double> x, std::span<double> f) const {
   check_x(x);
   if (f.size() != x.size()) throw std::invalid_argument("stvk: f has the wrong size");
-  evaluate(x.data(), f.data(), nullptr);
+  evaluate<false>(x.data(), f.data(), nullptr);
 }
 
 void StvkTsep::force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const {
   check_x(x);
   if (f.size() != x.size()) throw std::invalid_argument("stvk: f has the wrong size");
-  if (blocks.size() != 9 * pattern_.size())
-    throw std::invalid_argument("stvk: blocks holds " + std::to_string(blocks.size()) + " values, expected " +
-                                std::to_string(9 * pattern_.size()));
-  evaluate(x.data(), f.data(), blocks.data());
+  edges_.check_blocks(blocks, "stvk");
+  evaluate<true>(x.data(), f.data(), blocks.data());
 }
 
 void StvkTsep::edge_block(std::int64_t e, const double* x, double* kedge) const {
   // algKE: K(E) = -g I - 2 L p p^T + TSEP terms (eq. 31), then algB's edge terms.
-  const double* xv0 = x + 3 * std::int64_t{ev0_[e]};
-  const double* xv1 = x + 3 * std::int64_t{ev1_[e]};
-  const double p[3] = {xv0[0] - xv1[0], xv0[1] - xv1[1], xv0[2] - xv1[2]};  // p(E), as edge_terms forms it
+  double p[3];
+  edges_.edge_vector(e, x, p);  // p(E), as edge_terms forms it
   const double g = g_[e], l2 = L2_[e];
   double K[9];
   for (int r = 0; r < 3; ++r)
@@ -487,28 +394,7 @@ void StvkTsep::edge_block(std::int64_t e, const double* x, double* kedge) const 
   K[0] -= g;
   K[4] -= g;
   K[8] -= g;
-  if (!nsn_) {
-    // Terms grouped by a: K += p_a q_a^T with q_a = sum_b coef p_b (3 flops per term instead of 9).
-    const std::uint32_t q_end = kg_ptr_[e + 1];
-    std::uint32_t q0 = kg_ptr_[e];
-    std::uint32_t k = q0 > 0 ? kg_end_[q0 - 1] : 0;
-    const double* xw = x + 3 * std::int64_t{ev1_[e]};
-    for (std::uint32_t qg = q0; qg < q_end; ++qg) {
-      double q[3] = {0.0, 0.0, 0.0};
-      for (const std::uint32_t k_end = kg_end_[qg]; k < k_end; ++k) {
-        const double coef = kc_[k];
-        const double* xk = x + 3 * std::int64_t{kb_[k]};
-        q[0] += coef * (xw[0] - xk[0]);
-        q[1] += coef * (xw[1] - xk[1]);
-        q[2] += coef * (xw[2] - xk[2]);
-      }
-      const double* xa0 = x + 3 * std::int64_t{kg_a_[qg][0]};
-      const double* xa1 = x + 3 * std::int64_t{kg_a_[qg][1]};
-      const double pa[3] = {xa0[0] - xa1[0], xa0[1] - xa1[1], xa0[2] - xa1[2]};  // p(a), as edge_terms forms it
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) K[3 * r + c] += pa[r] * q[c];
-    }
-  }
+  if (!nsn_) k_terms_.add(e, x, x + 3 * std::int64_t{edges_.v1(e)}, K);
   for (std::int64_t k = ve_list_.ptr[e]; k < ve_list_.ptr[e + 1]; ++k) {
     const VEntry ve = ve_list_.codes[k];
     const std::int64_t vt = ve.code >> 5;
@@ -535,35 +421,23 @@ void StvkTsep::edge_block(std::int64_t e, const double* x, double* kedge) const 
     K[6] -= d[1];
     K[7] += d[0];
   }
-  double* out = kedge + 18 * e;
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) {
-      out[3 * r + c] = K[3 * r + c];
-      out[9 + 3 * c + r] = K[3 * r + c];
-    }
+  edge_assembly::write_edge_block(kedge, e, K);
 }
 
-void StvkTsep::vertex_terms(std::int64_t v, const double* x, double* f, double* blocks, const double* kedge) const {
+void StvkTsep::vertex_terms(LocalIndex v, const double* x, double* f, double* blocks, const double* kedge) const {
   // algF's last loop as a gather: f(v) = sum_E t(v, E) g(E) p(E); algKV: K(v, v) = -sum_w K(v, w).
   double fv[3] = {0.0, 0.0, 0.0};
-  double D[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-  const double* xv = x + 3 * v;
-  for (std::int64_t k = v_list_.ptr[v]; k < v_list_.ptr[v + 1]; ++k) {
-    const std::uint32_t code = v_list_.codes[k];
-    const std::int64_t e = code >> 1;
-    const double s = (code & 1) ? -g_[e] : g_[e];
+  const double* xv = x + 3 * std::int64_t{v};
+  edges_.gather_vertex(v, kedge, blocks, [&](std::int64_t e, bool is_v1) EDGEFEM_INLINE {
+    const double s = is_v1 ? -g_[e] : g_[e];
     // p(E) from the (cache-resident) positions, bitwise as edge_terms forms it: x(v0) - x(v1).
-    const double* xo = x + 3 * std::int64_t{(code & 1) ? ev0_[e] : ev1_[e]};
-    const double p[3] = {(code & 1) ? xo[0] - xv[0] : xv[0] - xo[0], (code & 1) ? xo[1] - xv[1] : xv[1] - xo[1],
-                         (code & 1) ? xo[2] - xv[2] : xv[2] - xo[2]};
+    const double* xo = x + 3 * std::int64_t{is_v1 ? edges_.v0(e) : edges_.v1(e)};
+    const double p[3] = {is_v1 ? xo[0] - xv[0] : xv[0] - xo[0], is_v1 ? xo[1] - xv[1] : xv[1] - xo[1],
+                         is_v1 ? xo[2] - xv[2] : xv[2] - xo[2]};
     fv[0] += s * p[0];
     fv[1] += s * p[1];
     fv[2] += s * p[2];
-    if (kedge) {
-      const double* B = kedge + 18 * e + 9 * (code & 1);  // block (v, other end of E)
-      for (int q = 0; q < 9; ++q) D[q] -= B[q];
-    }
-  }
+  });
   for (std::int64_t k = vv_list_.ptr[v]; k < vv_list_.ptr[v + 1]; ++k) {  // algB forces: f(v) += a1 dC/dx(v)
     const std::uint32_t code = vv_list_.codes[k];
     if (!vt_active_[code >> 2]) continue;  // penalty inactive: buffer not filled
@@ -574,58 +448,27 @@ void StvkTsep::vertex_terms(std::int64_t v, const double* x, double* f, double* 
     fv[1] += a1 * ci[1];
     fv[2] += a1 * ci[2];
   }
-  f[3 * v] = fv[0];
-  f[3 * v + 1] = fv[1];
-  f[3 * v + 2] = fv[2];
-  if (kedge && diag_slot_[v] >= 0) std::memcpy(blocks + 9 * std::int64_t{diag_slot_[v]}, D, sizeof D);
+  f[3 * std::int64_t{v}] = fv[0];
+  f[3 * std::int64_t{v} + 1] = fv[1];
+  f[3 * std::int64_t{v} + 2] = fv[2];
 }
 
-/// Vertices per step of the fused sweep (as stvk_tl.cpp): a step's volumetric buffers and K(E) blocks are still
-/// in cache when its edges and vertices gather them.
-constexpr LocalIndex kChunk = 512;
-
+template <bool kStiffness>
 void StvkTsep::evaluate(const double* x, double* f, double* blocks) const {
   edge_terms(x);
-  // One fused sweep over the vertices in ascending order, in steps of kChunk vertices (as stvk_tl.cpp). Step
-  // [v0, v1): the volumetric tets whose smallest vertex is in it, then the edges with v0(E) in it (all their
-  // volumetric tets have smallest vertex <= v0(E)), then f(v) and K(v, v) (all tets and edges at v are done).
-  // Each thread sweeps a contiguous vertex range [vb, ve); an edge or vertex depending on work below vb
-  // (lo < vb) is deferred past a barrier. Sums are formed in the same order whichever pass computes them.
-  double* kedge = blocks ? blocks + 9 * n_touched_ : nullptr;  // K(E) at 18 e, K(E)^T at 18 e + 9
-#pragma omp parallel
-  {
-    const int nth = omp_get_num_threads(), tid = omp_get_thread_num();
-    const LocalIndex vb = split(tid, nth), ve = split(tid + 1, nth);
-    for (LocalIndex v0 = vb; v0 < ve; v0 += kChunk) {
-      const LocalIndex v1 = std::min<LocalIndex>(ve, v0 + kChunk);
-      for (std::int64_t k = vt_first_[v0]; k < vt_first_[v1]; ++k) vol_tet(k, x);
-      if (kedge)
-        for (std::int64_t e = edge_first_[v0]; e < edge_first_[v1]; ++e)
-          if (lo_edge_[e] >= vb) edge_block(e, x, kedge);
-      for (LocalIndex v = v0; v < v1; ++v)
-        if (lo_vertex_[v] >= vb) vertex_terms(v, x, f, blocks, kedge);
-    }
-    if (nth > 1) {
-#pragma omp barrier
-      if (kedge) {
-        for (LocalIndex v = vb; v < ve; ++v)
-          if (lo_vertex_[v] < vb)  // only such vertices have edges with lo < vb
-            for (std::int64_t e = edge_first_[v]; e < edge_first_[v + 1]; ++e)
-              if (lo_edge_[e] < vb) edge_block(e, x, kedge);
-#pragma omp barrier
-      }
-      for (LocalIndex v = vb; v < ve; ++v)
-        if (lo_vertex_[v] < vb) vertex_terms(v, x, f, blocks, kedge);
-    }
-  }
+  // The fused sweep (edge_assembly.hpp) over the volumetric tets, then the edge blocks, then f(v) and K(v, v).
+  double* kedge = kStiffness ? edges_.edge_blocks(blocks) : nullptr;  // K(E) at 18 e, K(E)^T at 18 e + 9
+  sweep_.run<kStiffness>([&](std::int64_t k) EDGEFEM_INLINE { vol_tet(k, x); },
+                         [&](std::int64_t e) EDGEFEM_INLINE { edge_block(e, x, kedge); },
+                         [&](LocalIndex v) EDGEFEM_INLINE { vertex_terms(v, x, f, blocks, kedge); });
 }
 
 std::size_t StvkTsep::bytes() const {
-  auto vb = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
-  return vb(ev0_) + vb(ev1_) + vb(H_) + vb(L_) + vb(L2_) + vb(g_ptr_) + vb(g_other_) + vb(g_coef_) +
-         vb(kg_ptr_) + vb(kg_a_) + vb(kg_end_) + vb(kb_) + vb(kc_) + v_list_.bytes() + vb(diag_slot_) + vb(vt_verts_) + vb(vt_cini_) +
-         vb(vt_kv_) + vb(vt_kind_) + vv_list_.bytes() + ve_list_.bytes() + vb(vt_first_) + vb(edge_first_) + vb(lo_edge_) + vb(lo_vertex_) + vb(cost_) + vb(pattern_) + vb(zeta_) + vb(g_) +
-         vb(vt_buf_) + vb(vt_active_);
+  using edge_assembly::vector_bytes;
+  return edges_.bytes() + vector_bytes(H_) + vector_bytes(L_) + vector_bytes(L2_) + g_terms_.bytes() +
+         k_terms_.bytes() + vector_bytes(vt_verts_) + vector_bytes(vt_cini_) + vector_bytes(vt_kv_) +
+         vector_bytes(vt_kind_) + vv_list_.bytes() + ve_list_.bytes() + sweep_.bytes() + vector_bytes(zeta_) +
+         vector_bytes(g_) + vector_bytes(vt_buf_) + vector_bytes(vt_active_);
 }
 
 }  // namespace

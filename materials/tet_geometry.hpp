@@ -2,8 +2,8 @@
 /// \file tet_geometry.hpp
 /// Private helpers shared by the tetrahedral formulations (stvk_tsep.cpp, stvk_tl.cpp, linear.cpp,
 /// strain_stress.cpp): reference shape-function gradients, Kikuuwe's edge coefficients L_T (isotropic and
-/// general D), the volumetric penalties, small 3-vector helpers, a two-pass CSR builder for the race-free gathers
-/// and the factories' input checks. Not part of the public API.
+/// general D), the volumetric penalties, small 3-vector helpers and the factories' input checks (the gather lists
+/// and loops are in edge_assembly.hpp). Not part of the public API.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -51,7 +51,7 @@ inline RefTet reference_tet(const double* X, std::int64_t which) {
   cross(d[1], d[2], r.alpha[1]);
   cross(d[2], d[0], r.alpha[2]);
   cross(d[0], d[1], r.alpha[3]);
-  r.c_ini = dot(d[0], r.alpha[1]);
+  r.c_ini = tet_volume6(X, X + 3, X + 6, X + 9);  // = d0 . (d1 x d2)
   const double scale = std::sqrt(std::max({dot(d[0], d[0]), dot(d[1], d[1]), dot(d[2], d[2])}));
   if (!(std::abs(r.c_ini) > 1e-13 * scale * scale * scale))
     throw std::invalid_argument("tetrahedron " + std::to_string(which) +
@@ -132,34 +132,6 @@ inline Penalty vol_penalty(double theta, VolumetricPenalty kind) {
   return {};
 }
 
-/// Compressed sparse rows built in two passes over the same items: emit(sink) calls sink(row, code) for
-/// every item; rows keep the emission order. Used for the race-free gathers (no atomics).
-template <class Code>
-struct Csr {
-  std::vector<std::int64_t> ptr;
-  std::vector<Code> codes;
-  [[nodiscard]] std::size_t bytes() const { return ptr.capacity() * sizeof(std::int64_t) + codes.capacity() * sizeof(Code); }
-};
-
-template <class Code, class Emit>
-Csr<Code> build_csr(std::int64_t n_rows, Emit&& emit) {
-  Csr<Code> csr;
-  csr.ptr.assign(static_cast<std::size_t>(n_rows) + 1, 0);
-  emit([&](std::int64_t row, Code) { ++csr.ptr[row + 1]; });
-  for (std::int64_t r = 0; r < n_rows; ++r) csr.ptr[r + 1] += csr.ptr[r];
-  csr.codes.resize(static_cast<std::size_t>(csr.ptr[n_rows]));
-  std::vector<std::int64_t> cursor(csr.ptr.begin(), csr.ptr.end() - 1);
-  emit([&](std::int64_t row, Code c) { csr.codes[cursor[row]++] = c; });
-  return csr;
-}
-
-/// Throws if `n` does not fit in `bits` bits (the packed gather codes).
-inline void check_packable(std::int64_t n, int bits, const char* what) {
-  if (n >= (std::int64_t{1} << bits))
-    throw std::invalid_argument(std::string("too many ") + what + " on one rank for the packed gather lists (" +
-                                std::to_string(n) + "); use more ranks");
-}
-
 /// Validate the common inputs of the formulation factories: sizes, vertex ids and material ids.
 inline void check_inputs(std::size_t n_coords, std::span<const LocalIndex> tets, std::size_t n_table,
                          std::span<const std::int32_t> material_of_tet, const char* who) {
@@ -199,46 +171,6 @@ inline double cofactor(const double F[9], double cof[9]) {
   cof[7] = F[2] * F[3] - F[0] * F[5];
   cof[8] = F[0] * F[4] - F[1] * F[3];
   return F[0] * cof[0] + F[1] * cof[1] + F[2] * cof[2];
-}
-
-/// sum_{i < n} term(i) in fixed chunks, OpenMP-parallel, bitwise independent of the thread count.
-template <class Term>
-double ordered_sum(std::int64_t n, Term&& term) {
-  constexpr std::int64_t kChunk = 2048;
-  const std::int64_t nc = (n + kChunk - 1) / kChunk;
-  std::vector<double> part(static_cast<std::size_t>(nc));
-#pragma omp parallel for schedule(static)
-  for (std::int64_t c = 0; c < nc; ++c) {
-    double s = 0.0;
-    for (std::int64_t i = c * kChunk, end = std::min(n, (c + 1) * kChunk); i < end; ++i) s += term(i);
-    part[c] = s;
-  }
-  double s = 0.0;
-  for (double p : part) s += p;
-  return s;
-}
-
-/// The block pattern of formulation.hpp: (v, v) for every vertex with a non-empty row of `v_list`, ascending, then
-/// (v0, v1) and (v1, v0) for every edge e (edge(e) returns {v0, v1}). Fills diag_slot (the index of (v, v) in the
-/// pattern, -1 for an untouched vertex) and returns the number of touched vertices.
-template <class Code, class Edge>
-std::int64_t edge_block_pattern(LocalIndex n_vertices, const Csr<Code>& v_list, std::int64_t n_edges, Edge&& edge,
-                                std::vector<LocalIndex>& diag_slot, std::vector<std::array<LocalIndex, 2>>& pattern) {
-  diag_slot.assign(n_vertices, -1);
-  pattern.clear();
-  for (LocalIndex v = 0; v < n_vertices; ++v)
-    if (v_list.ptr[v + 1] > v_list.ptr[v]) {
-      diag_slot[v] = static_cast<LocalIndex>(pattern.size());
-      pattern.push_back({v, v});
-    }
-  const auto n_touched = static_cast<std::int64_t>(pattern.size());
-  pattern.reserve(pattern.size() + 2 * static_cast<std::size_t>(n_edges));
-  for (std::int64_t e = 0; e < n_edges; ++e) {
-    const std::array<LocalIndex, 2> ab = edge(e);
-    pattern.push_back({ab[0], ab[1]});
-    pattern.push_back({ab[1], ab[0]});
-  }
-  return n_touched;
 }
 
 }  // namespace edgefem::tetgeo

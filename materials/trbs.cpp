@@ -37,7 +37,9 @@
 
 #include "materials/constant_stiffness.hpp"
 #include "materials/membrane.hpp"
+#include "materials/edge_assembly.hpp"
 #include "materials/tet_geometry.hpp"
+#include "mesh/topology.hpp"
 
 namespace edgefem {
 
@@ -85,38 +87,6 @@ void check_triangle_materials(std::size_t n_coords, std::span<const LocalIndex> 
   }
 }
 
-/// Unique edges (v0 < v1, sorted lexicographically) of a triangle list and each triangle's edge ids:
-/// tri_edges[3 t + m] is the edge opposite local vertex m.
-struct TriangleEdges {
-  std::vector<std::array<LocalIndex, 2>> edges;
-  std::vector<LocalIndex> tri_edges;
-};
-
-TriangleEdges triangle_edges(std::span<const LocalIndex> triangles) {
-  const std::size_t nt = triangles.size() / 3;
-  std::vector<std::uint64_t> keys(3 * nt);
-  auto key = [&](std::size_t t, int m) {
-    const auto a = static_cast<std::uint32_t>(triangles[3 * t + (m + 1) % 3]);
-    const auto b = static_cast<std::uint32_t>(triangles[3 * t + (m + 2) % 3]);
-    return a < b ? std::uint64_t{a} << 32 | b : std::uint64_t{b} << 32 | a;
-  };
-  for (std::size_t t = 0; t < nt; ++t)
-    for (int m = 0; m < 3; ++m) keys[3 * t + m] = key(t, m);
-  std::vector<std::uint64_t> sorted = keys;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  TriangleEdges te;
-  te.edges.resize(sorted.size());
-  for (std::size_t e = 0; e < sorted.size(); ++e)
-    te.edges[e] = {static_cast<LocalIndex>(sorted[e] >> 32), static_cast<LocalIndex>(sorted[e] & 0xffffffffu)};
-  te.tri_edges.resize(3 * nt);
-  for (std::size_t k = 0; k < keys.size(); ++k)
-    te.tri_edges[k] = static_cast<LocalIndex>(std::lower_bound(sorted.begin(), sorted.end(), keys[k]) - sorted.begin());
-  return te;
-}
-
-
-
 }  // namespace
 
 void check_membrane_material(const MembraneMaterial& m) {
@@ -137,9 +107,7 @@ TriangleSprings trbs_springs(std::span<const double, 9> X, const MembraneMateria
   double e[3][3];  // e[i] = X(i+2) - X(i+1): the edge opposite vertex i
   for (int i = 0; i < 3; ++i)
     for (int c = 0; c < 3; ++c) e[i][c] = X[3 * ((i + 2) % 3) + c] - X[3 * ((i + 1) % 3) + c];
-  double n[3];
-  tetgeo::cross(e[2], e[1], n);  // (X1 - X0) x (X0 - X2) = (X1 - X0) x -(X2 - X0): |n| = 2A
-  const double two_a = std::sqrt(tetgeo::dot(n, n));
+  const double two_a = 2.0 * triangle_area(X.data(), X.data() + 3, X.data() + 6);
   const double lmax = std::max({tetgeo::dot(e[0], e[0]), tetgeo::dot(e[1], e[1]), tetgeo::dot(e[2], e[2])});
   if (!(two_a > 1e-13 * lmax))
     throw std::invalid_argument("triangle has zero reference area (degenerate element)");
@@ -181,7 +149,7 @@ TriangleSprings trqs_springs(std::span<const double, 9> X, const MembraneMateria
 
 namespace {
 
-using tetgeo::Csr;
+using edge_assembly::Csr;
 
 /// One triangle's angular terms on edge E = (u = v0(E), w = v1(E)); k is the triangle's third vertex.
 struct AngEntry {
@@ -201,7 +169,7 @@ class TriangleSpringForm final : public TetFormulation {
 
   [[nodiscard]] std::string_view name() const override { return name_; }
   [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return pattern_; }
+  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return edges_.pattern(); }
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
@@ -209,9 +177,9 @@ class TriangleSpringForm final : public TetFormulation {
   void viscous_force_and_damping(std::span<const double> x, std::span<const double> v, std::span<double> f,
                                  std::span<double> blocks) const override;
   [[nodiscard]] std::size_t bytes() const override {
-    auto vb = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
-    return vb(ev0_) + vb(ev1_) + vb(rest_) + vb(a_) + ang_.bytes() + v_list_.bytes() + vb(diag_slot_) +
-           vb(pattern_) + vb(phi_) + vb(inv_len_) + vb(s_) + vb(av_) + vb(ang_v_) + vb(rate_);
+    using edge_assembly::vector_bytes;
+    return edges_.bytes() + vector_bytes(rest_) + vector_bytes(a_) + ang_.bytes() + vector_bytes(phi_) +
+           vector_bytes(inv_len_) + vector_bytes(s_) + vector_bytes(av_) + vector_bytes(ang_v_) + vector_bytes(rate_);
   }
 
  private:
@@ -225,17 +193,14 @@ class TriangleSpringForm final : public TetFormulation {
 
   std::string name_;
   LocalIndex n_vertices_ = 0;
-  std::int64_t n_edges_ = 0, n_touched_ = 0;
-  std::vector<LocalIndex> ev0_, ev1_;
+  std::int64_t n_edges_ = 0;
+  edge_assembly::EdgeBlocks edges_;
   std::vector<double> rest_;  ///< L^2 (trbs) or L (trqs)
   std::vector<double> a_;     ///< internal tensile constant a_E
   Csr<AngEntry> ang_;         ///< edge -> angular entries
   bool damped_ = false;       ///< some triangle has zeta > 0 (av_, ang_v_, rate_ allocated)
   std::vector<double> av_;    ///< viscous tensile constant: sum_{T ∋ E} c zeta_T a_{T,E}
   std::vector<std::array<double, 3>> ang_v_;  ///< viscous (bk, bu, bw) = c zeta_T (bk, bu, bw), parallel to ang_.codes
-  Csr<std::uint32_t> v_list_;  ///< vertex -> edge << 1 | (vertex is v1)
-  std::vector<LocalIndex> diag_slot_;
-  std::vector<std::array<LocalIndex, 2>> pattern_;
   mutable std::vector<double> phi_, inv_len_, s_;  ///< scratch per edge: phi, 1/|p| (trqs), s
   mutable std::vector<double> rate_;                ///< scratch per edge: dphi/dt (damped only)
 };
@@ -250,18 +215,13 @@ TriangleSpringForm<kStrain>::TriangleSpringForm(std::string name, std::span<cons
   if (static_cast<std::int64_t>(springs.size()) != nt)
     throw std::invalid_argument("make_triangle_springs: " + std::to_string(springs.size()) + " spring sets for " +
                                 std::to_string(nt) + " triangles");
-  const TriangleEdges te = triangle_edges(triangles);
-  n_edges_ = static_cast<std::int64_t>(te.edges.size());
-  tetgeo::check_packable(n_edges_, 31, "edges");
-  ev0_.resize(n_edges_);
-  ev1_.resize(n_edges_);
+  const TriangleEdges te = build_triangle_edges(triangles);
+  edges_ = edge_assembly::EdgeBlocks(n_vertices_, te.edges);
+  n_edges_ = edges_.n_edges();
   rest_.resize(n_edges_);
   for (std::int64_t e = 0; e < n_edges_; ++e) {
-    ev0_[e] = te.edges[e][0];
-    ev1_[e] = te.edges[e][1];
-    const double* a = coords.data() + 3 * std::int64_t{ev0_[e]};
-    const double* b = coords.data() + 3 * std::int64_t{ev1_[e]};
-    const double p[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};  // as elongations() forms it: phi = 0 at rest
+    double p[3];
+    edges_.edge_vector(e, coords.data(), p);  // as elongations() forms it: phi = 0 at rest
     const double q = p[0] * p[0] + p[1] * p[1] + p[2] * p[2];
     rest_[e] = kSq ? q : std::sqrt(q);
   }
@@ -269,7 +229,7 @@ TriangleSpringForm<kStrain>::TriangleSpringForm(std::string name, std::span<cons
   const double scale = kSq ? 0.5 : 1.0;  // internal a, b = tensile/2, angular/2 (trbs) or tensile, angular
   a_.assign(n_edges_, 0.0);
   for (std::int64_t t = 0; t < nt; ++t)
-    for (int m = 0; m < 3; ++m) a_[te.tri_edges[3 * t + m]] += scale * springs[t].tensile[m];
+    for (int m = 0; m < 3; ++m) a_[te.triangle_edges[3 * t + m]] += scale * springs[t].tensile[m];
   for (std::int64_t t = 0; t < nt; ++t) {
     const double z = springs[t].damping;
     if (!(z >= 0.0) || !std::isfinite(z))
@@ -284,7 +244,7 @@ TriangleSpringForm<kStrain>::TriangleSpringForm(std::string name, std::span<cons
     av_.assign(n_edges_, 0.0);
     for (std::int64_t t = 0; t < nt; ++t)
       for (int m = 0; m < 3; ++m)
-        av_[te.tri_edges[3 * t + m]] += cvisc * springs[t].damping * (scale * springs[t].tensile[m]);
+        av_[te.triangle_edges[3 * t + m]] += cvisc * springs[t].damping * (scale * springs[t].tensile[m]);
   }
   if (angular) {
     // Both lists are emitted in the same (triangle, edge) order, so ang_v_[k] belongs to ang_.codes[k].
@@ -295,16 +255,16 @@ TriangleSpringForm<kStrain>::TriangleSpringForm(std::string name, std::span<cons
           if (triangles[3 * t + iu] > triangles[3 * t + iw]) std::swap(iu, iw);
           const auto& sp = springs[t].angular;
           // edge (w, k) is opposite u, edge (k, u) is opposite w
-          sink(te.tri_edges[3 * t + m],
-               AngEntry{triangles[3 * t + m], te.tri_edges[3 * t + iu], te.tri_edges[3 * t + iw], scale * sp[m],
+          sink(te.triangle_edges[3 * t + m],
+               AngEntry{triangles[3 * t + m], te.triangle_edges[3 * t + iu], te.triangle_edges[3 * t + iw], scale * sp[m],
                         scale * sp[iu], scale * sp[iw]},
                cvisc * springs[t].damping);
         }
     };
-    ang_ = tetgeo::build_csr<AngEntry>(
+    ang_ = edge_assembly::build_csr<AngEntry>(
         n_edges_, [&](auto&& sink) { emit([&](std::int64_t e, const AngEntry& en, double) { sink(e, en); }); });
     if (damped_) {
-      const auto vis = tetgeo::build_csr<std::array<double, 3>>(n_edges_, [&](auto&& sink) {
+      const auto vis = edge_assembly::build_csr<std::array<double, 3>>(n_edges_, [&](auto&& sink) {
         emit([&](std::int64_t e, const AngEntry& en, double cz) {
           sink(e, std::array<double, 3>{cz * en.bk, cz * en.bu, cz * en.bw});
         });
@@ -314,15 +274,6 @@ TriangleSpringForm<kStrain>::TriangleSpringForm(std::string name, std::span<cons
   } else {
     ang_.ptr.assign(static_cast<std::size_t>(n_edges_) + 1, 0);
   }
-  v_list_ = tetgeo::build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
-    for (std::int64_t e = 0; e < n_edges_; ++e) {
-      sink(ev0_[e], static_cast<std::uint32_t>(e << 1));
-      sink(ev1_[e], static_cast<std::uint32_t>(e << 1 | 1));
-    }
-  });
-  n_touched_ = tetgeo::edge_block_pattern(
-      n_vertices_, v_list_, n_edges_,
-      [&](std::int64_t e) { return std::array<LocalIndex, 2>{ev0_[e], ev1_[e]}; }, diag_slot_, pattern_);
   phi_.resize(n_edges_);
   if (!kSq) inv_len_.resize(n_edges_);
   s_.resize(n_edges_);
@@ -341,9 +292,8 @@ void TriangleSpringForm<kStrain>::elongations(const double* x) const {
   const std::int64_t ne = n_edges_;
 #pragma omp parallel for schedule(static)
   for (std::int64_t e = 0; e < ne; ++e) {
-    const double* a = x + 3 * std::int64_t{ev0_[e]};
-    const double* b = x + 3 * std::int64_t{ev1_[e]};
-    const double p[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+    double p[3];
+    edges_.edge_vector(e, x, p);
     const double q = p[0] * p[0] + p[1] * p[1] + p[2] * p[2];
     if constexpr (kSq) {
       phi_[e] = q - rest_[e];
@@ -360,12 +310,10 @@ void TriangleSpringForm<kStrain>::rates(const double* x, const double* v) const 
   const std::int64_t ne = n_edges_;
 #pragma omp parallel for schedule(static)
   for (std::int64_t e = 0; e < ne; ++e) {
-    const double* a = x + 3 * std::int64_t{ev0_[e]};
-    const double* b = x + 3 * std::int64_t{ev1_[e]};
-    const double* va = v + 3 * std::int64_t{ev0_[e]};
-    const double* vb = v + 3 * std::int64_t{ev1_[e]};
-    const double p[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-    const double pv = p[0] * (va[0] - vb[0]) + p[1] * (va[1] - vb[1]) + p[2] * (va[2] - vb[2]);
+    double p[3], dv[3];
+    edges_.edge_vector(e, x, p);
+    edges_.edge_vector(e, v, dv);
+    const double pv = p[0] * dv[0] + p[1] * dv[1] + p[2] * dv[2];
     if constexpr (kSq) {
       rate_[e] = 2.0 * pv;  // d(|p|^2 - L^2)/dt
     } else {
@@ -402,8 +350,8 @@ void TriangleSpringForm<kStrain>::edge_terms(const double* x, double* kedge) con
     }
     s_[e] = s;
     if (!kedge) continue;
-    const double* xu = x + 3 * std::int64_t{ev0_[e]};
-    const double* xw = x + 3 * std::int64_t{ev1_[e]};
+    const double* xu = x + 3 * std::int64_t{edges_.v0(e)};
+    const double* xw = x + 3 * std::int64_t{edges_.v1(e)};
     double g0[3] = {xu[0] - xw[0], xu[1] - xw[1], xu[2] - xw[2]};  // gamma_E
     double K[9];
     if constexpr (kSq) {
@@ -449,12 +397,7 @@ void TriangleSpringForm<kStrain>::edge_terms(const double* x, double* kedge) con
       for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c) K[3 * r + c] += g0[r] * q1[c] + g2[r] * q2[c];
     }
-    double* out = kedge + 18 * e;
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) {
-        out[3 * r + c] = K[3 * r + c];
-        out[9 + 3 * c + r] = K[3 * r + c];
-      }
+    edge_assembly::write_edge_block(kedge, e, K);
   }
 }
 
@@ -464,34 +407,23 @@ void TriangleSpringForm<kStrain>::vertex_terms(const double* x, double* f, doubl
 #pragma omp parallel for schedule(static)
   for (std::int64_t v = 0; v < nv; ++v) {
     double fv[3] = {0.0, 0.0, 0.0};
-    double D[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-    for (std::int64_t k = v_list_.ptr[v]; k < v_list_.ptr[v + 1]; ++k) {
-      const std::uint32_t code = v_list_.codes[k];
-      const std::int64_t e = code >> 1;
-      const double* a = x + 3 * std::int64_t{ev0_[e]};
-      const double* b = x + 3 * std::int64_t{ev1_[e]};
-      double c = (code & 1) ? -s_[e] : s_[e];
-      if constexpr (kSq)
-        c *= 2.0;
-      else
-        c *= inv_len_[e];
-      fv[0] += c * (a[0] - b[0]);
-      fv[1] += c * (a[1] - b[1]);
-      fv[2] += c * (a[2] - b[2]);
-      if (kedge) {
-        const double* B = kedge + 18 * e + 9 * (code & 1);  // block (v, other end of e)
-        for (int q = 0; q < 9; ++q) D[q] -= B[q];
-      }
-    }
+    // K(v, v): -sum of non-symmetric edge blocks, symmetric up to round-off; made exactly symmetric (K = K^T).
+    edges_.gather_vertex<edge_assembly::Diagonal::symmetrised>(
+        static_cast<LocalIndex>(v), kedge, blocks, [&](std::int64_t e, bool is_v1) EDGEFEM_INLINE {
+          double p[3];
+          edges_.edge_vector(e, x, p);
+          double c = is_v1 ? -s_[e] : s_[e];
+          if constexpr (kSq)
+            c *= 2.0;
+          else
+            c *= inv_len_[e];
+          fv[0] += c * p[0];
+          fv[1] += c * p[1];
+          fv[2] += c * p[2];
+        });
     f[3 * v] = fv[0];
     f[3 * v + 1] = fv[1];
     f[3 * v + 2] = fv[2];
-    if (kedge && diag_slot_[v] >= 0) {
-      // -sum of non-symmetric edge blocks: symmetric up to round-off; made exactly symmetric (K = K^T exactly).
-      for (int r = 0; r < 3; ++r)
-        for (int c = r + 1; c < 3; ++c) D[3 * r + c] = D[3 * c + r] = 0.5 * (D[3 * r + c] + D[3 * c + r]);
-      std::memcpy(blocks + 9 * std::int64_t{diag_slot_[v]}, D, sizeof D);
-    }
   }
 }
 
@@ -500,7 +432,7 @@ double TriangleSpringForm<kStrain>::energy(std::span<const double> x) const {
   check_x(x);
   elongations(x.data());
   edge_terms<false>(x.data(), nullptr);
-  return 0.5 * tetgeo::ordered_sum(n_edges_, [&](std::int64_t e) { return phi_[e] * s_[e]; });
+  return 0.5 * edge_assembly::ordered_sum(n_edges_, [&](std::int64_t e) { return phi_[e] * s_[e]; });
 }
 
 template <SpringStrain kStrain>
@@ -517,10 +449,8 @@ void TriangleSpringForm<kStrain>::force_and_stiffness(std::span<const double> x,
                                                       std::span<double> blocks) const {
   check_x(x);
   if (f.size() != x.size()) throw std::invalid_argument(name_ + ": f has the wrong size");
-  if (blocks.size() != 9 * pattern_.size())
-    throw std::invalid_argument(name_ + ": blocks holds " + std::to_string(blocks.size()) + " values, expected " +
-                                std::to_string(9 * pattern_.size()));
-  double* kedge = blocks.data() + 9 * n_touched_;  // K(E) at 18 e, K(E)^T at 18 e + 9
+  edges_.check_blocks(blocks, name_);
+  double* kedge = edges_.edge_blocks(blocks.data());  // K(E) at 18 e, K(E)^T at 18 e + 9
   elongations(x.data());
   edge_terms<false>(x.data(), kedge);
   vertex_terms(x.data(), f.data(), blocks.data(), kedge);
@@ -532,15 +462,15 @@ void TriangleSpringForm<kStrain>::viscous_force_and_damping(std::span<const doub
   check_x(x);
   if (v.size() != x.size()) throw std::invalid_argument(name_ + ": v has the wrong size");
   if (f.size() != x.size()) throw std::invalid_argument(name_ + ": f has the wrong size");
-  if (!blocks.empty() && blocks.size() != 9 * pattern_.size())
+  if (!blocks.empty() && blocks.size() != 9 * edges_.pattern().size())
     throw std::invalid_argument(name_ + ": blocks holds " + std::to_string(blocks.size()) + " values, expected 0 or " +
-                                std::to_string(9 * pattern_.size()));
+                                std::to_string(9 * edges_.pattern().size()));
   if (!damped_) {
     std::fill(f.begin(), f.end(), 0.0);
     std::fill(blocks.begin(), blocks.end(), 0.0);
     return;
   }
-  double* kedge = blocks.empty() ? nullptr : blocks.data() + 9 * n_touched_;
+  double* kedge = blocks.empty() ? nullptr : edges_.edge_blocks(blocks.data());
   rates(x.data(), v.data());
   edge_terms<true>(x.data(), kedge);
   vertex_terms(x.data(), f.data(), blocks.empty() ? nullptr : blocks.data(), kedge);

@@ -17,7 +17,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "materials/edge_assembly.hpp"
 #include "materials/tet_geometry.hpp"
+#include "mesh/topology.hpp"
 
 namespace edgefem {
 
@@ -166,8 +168,8 @@ VolinoTriangle volino_reference(std::span<const double, 9> X, const WarpDirectio
   const double e1[3] = {X[3] - X[0], X[4] - X[1], X[5] - X[2]};
   const double e2[3] = {X[6] - X[0], X[7] - X[1], X[8] - X[2]};
   const double e3[3] = {X[6] - X[3], X[7] - X[4], X[8] - X[5]};
-  double n[3];
-  cross(e1, e2, n);
+  const std::array<double, 3> normal = triangle_normal(X.data(), X.data() + 3, X.data() + 6);  // length 2A
+  double n[3] = {normal[0], normal[1], normal[2]};
   const double two_a = std::sqrt(dot(n, n));
   const double lmax = std::max({dot(e1, e1), dot(e2, e2), dot(e3, e3)});
   if (!(two_a > 1e-13 * lmax)) throw std::invalid_argument("triangle has zero reference area (degenerate element)");
@@ -372,7 +374,7 @@ class VolinoForm final : public VolinoMembrane {
 
   [[nodiscard]] std::string_view name() const override { return "volino"; }
   [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return pattern_; }
+  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return edges_.pattern(); }
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
@@ -396,7 +398,7 @@ class VolinoForm final : public VolinoMembrane {
   }
 
   LocalIndex n_vertices_ = 0;
-  std::int64_t nt_ = 0, n_edges_ = 0, n_touched_ = 0;
+  std::int64_t nt_ = 0;
   VolinoStabilization stab_;
   bool viscous_ = false;
   std::vector<LocalIndex> tri_;
@@ -404,10 +406,9 @@ class VolinoForm final : public VolinoMembrane {
   std::vector<VolinoMaterial> materials_;
   std::vector<Geo> geo_;
   std::vector<VolinoTriangle> refs_;
-  tetgeo::Csr<std::int64_t> v_list_;  ///< vertex -> t << 2 | local index
-  tetgeo::Csr<std::int64_t> e_list_;  ///< edge -> t << 3 | off-slot << 1 | transpose
-  std::vector<LocalIndex> diag_slot_;
-  std::vector<std::array<LocalIndex, 2>> pattern_;
+  edge_assembly::EdgeBlocks edges_;           ///< edges and block layout (K(v, v) from the element blocks)
+  edge_assembly::Csr<std::int64_t> v_list_;  ///< vertex -> t << 2 | local index
+  edge_assembly::Csr<std::int64_t> e_list_;  ///< edge -> t << 3 | off-slot << 1 | transpose
   mutable std::vector<State> st_;   ///< scratch: per-triangle state (tangent and damping)
   mutable std::vector<double> ft_;  ///< scratch: per-triangle forces, 9 each (force() only)
 };
@@ -469,39 +470,20 @@ VolinoForm::VolinoForm(std::span<const double> coords, std::span<const LocalInde
     }
     geo_[t] = geo_of(refs_[t], materials_[m].thickness);
   }
-  // Unique edges (v0 < v1, sorted) and each triangle's off-diagonal slots.
-  auto key = [](LocalIndex a, LocalIndex b) {
-    const auto lo = static_cast<std::uint32_t>(std::min(a, b)), hi = static_cast<std::uint32_t>(std::max(a, b));
-    return std::uint64_t{lo} << 32 | hi;
-  };
-  std::vector<std::uint64_t> keys(3 * nt_);
-  for (std::int64_t t = 0; t < nt_; ++t)
-    for (int s = 0; s < 3; ++s) keys[3 * t + s] = key(tri_[3 * t + kOff[s][0]], tri_[3 * t + kOff[s][1]]);
-  std::vector<std::uint64_t> sorted = keys;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  n_edges_ = static_cast<std::int64_t>(sorted.size());
-  std::vector<std::int64_t> edge_of(3 * nt_);
-  for (std::size_t k = 0; k < keys.size(); ++k)
-    edge_of[k] = std::lower_bound(sorted.begin(), sorted.end(), keys[k]) - sorted.begin();
-  v_list_ = tetgeo::build_csr<std::int64_t>(nv, [&](auto&& sink) {
+  // Unique edges (v0 < v1, sorted); off-diagonal slot s = (j, i) of a triangle is its edge opposite vertex 2 - s.
+  const TriangleEdges te = build_triangle_edges(tri_);
+  edges_ = edge_assembly::EdgeBlocks(n_vertices_, te.edges, {.edge_vertices = false, .vertex_gather = false});
+  v_list_ = edge_assembly::build_csr<std::int64_t>(nv, [&](auto&& sink) {
     for (std::int64_t t = 0; t < nt_; ++t)
       for (int i = 0; i < 3; ++i) sink(tri_[3 * t + i], t << 2 | i);
   });
-  e_list_ = tetgeo::build_csr<std::int64_t>(n_edges_, [&](auto&& sink) {
+  e_list_ = edge_assembly::build_csr<std::int64_t>(edges_.n_edges(), [&](auto&& sink) {
     for (std::int64_t t = 0; t < nt_; ++t)
       for (int s = 0; s < 3; ++s) {
         const bool transpose = tri_[3 * t + kOff[s][0]] > tri_[3 * t + kOff[s][1]];
-        sink(edge_of[3 * t + s], t << 3 | s << 1 | (transpose ? 1 : 0));
+        sink(te.triangle_edges[3 * t + 2 - s], t << 3 | s << 1 | (transpose ? 1 : 0));
       }
   });
-  n_touched_ = tetgeo::edge_block_pattern(
-      n_vertices_, v_list_, n_edges_,
-      [&](std::int64_t e) {
-        const std::uint64_t k = sorted[static_cast<std::size_t>(e)];
-        return std::array<LocalIndex, 2>{static_cast<LocalIndex>(k >> 32), static_cast<LocalIndex>(k & 0xffffffffu)};
-      },
-      diag_slot_, pattern_);
 }
 
 std::size_t VolinoForm::bytes() const {
@@ -510,7 +492,7 @@ std::size_t VolinoForm::bytes() const {
   for (const auto& m : materials_)
     for (const auto& c : m.law.curve_set()) curves += c.bytes();
   return vb(tri_) + vb(mat_) + vb(materials_) + curves + vb(geo_) + vb(refs_) + v_list_.bytes() + e_list_.bytes() +
-         vb(diag_slot_) + vb(pattern_) + vb(st_) + vb(ft_);
+         edges_.bytes() + vb(st_) + vb(ft_);
 }
 
 void VolinoForm::check_x(std::span<const double> x, const char* what) const {
@@ -523,15 +505,13 @@ void VolinoForm::check_out(std::span<const double> f, std::span<const double> bl
   if (f.size() != 3 * static_cast<std::size_t>(n_vertices_))
     throw std::invalid_argument("volino: f holds " + std::to_string(f.size()) + " values, expected " +
                                 std::to_string(3 * static_cast<std::size_t>(n_vertices_)));
-  if (want_blocks && blocks.size() != 9 * pattern_.size())
-    throw std::invalid_argument("volino: blocks holds " + std::to_string(blocks.size()) + " values, expected " +
-                                std::to_string(9 * pattern_.size()));
+  if (want_blocks) edges_.check_blocks(blocks, "volino");
 }
 
 double VolinoForm::energy(std::span<const double> x) const {
   check_x(x);
   const double* xp = x.data();
-  return tetgeo::ordered_sum(nt_, [&](std::int64_t t) {
+  return edge_assembly::ordered_sum(nt_, [&](std::int64_t t) {
     const Geo& g = geo_[t];
     double U[3], V[3], eps[3], sig[3];
     weft_warp(g.ru, g.rv, pos(xp, t, 0), pos(xp, t, 1), pos(xp, t, 2), U, V);
@@ -564,11 +544,11 @@ void VolinoForm::gather(double* f, double* blocks) const {
     f[3 * v] = fv[0];
     f[3 * v + 1] = fv[1];
     f[3 * v + 2] = fv[2];
-    if (blocks && diag_slot_[v] >= 0) std::memcpy(blocks + 9 * std::int64_t{diag_slot_[v]}, D, sizeof D);
+    if (blocks) edges_.write_diagonal(static_cast<LocalIndex>(v), D, blocks);
   }
   if (!blocks) return;
-  double* kedge = blocks + 9 * n_touched_;
-  const std::int64_t ne = n_edges_;
+  double* kedge = edges_.edge_blocks(blocks);
+  const std::int64_t ne = edges_.n_edges();
 #pragma omp parallel for schedule(static)
   for (std::int64_t e = 0; e < ne; ++e) {
     double K[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -584,12 +564,7 @@ void VolinoForm::gather(double* f, double* blocks) const {
         for (int q = 0; q < 9; ++q) K[q] += B[q];
       }
     }
-    double* out = kedge + 18 * e;
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) {
-        out[3 * r + c] = K[3 * r + c];
-        out[9 + 3 * c + r] = K[3 * r + c];
-      }
+    edge_assembly::write_edge_block(kedge, e, K);
   }
 }
 

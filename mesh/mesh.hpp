@@ -14,6 +14,32 @@ namespace edgefem {
 using LocalIndex = std::int32_t;   ///< index into one rank's (or one file's) arrays
 using GlobalIndex = std::int64_t;  ///< index across all ranks; converted to PetscInt at the PETSc boundary
 
+/// (p1 - p0) x (p2 - p0): the normal of triangle (p0, p1, p2), of length twice its area (3 doubles per point).
+inline std::array<double, 3> triangle_normal(const double* p0, const double* p1, const double* p2) {
+  double a[3], b[3];
+  for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d], b[d] = p2[d] - p0[d];
+  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+
+/// Area of triangle (p0, p1, p2).
+inline double triangle_area(const double* p0, const double* p1, const double* p2) {
+  const auto n = triangle_normal(p0, p1, p2);
+  return 0.5 * std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+}
+
+/// (p1 - p0) . ((p2 - p0) x (p3 - p0)): six times the signed volume of tetrahedron (p0, p1, p2, p3).
+inline double tet_volume6(const double* p0, const double* p1, const double* p2, const double* p3) {
+  double a[3];
+  for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d];
+  const auto n = triangle_normal(p0, p2, p3);
+  return a[0] * n[0] + a[1] * n[1] + a[2] * n[2];
+}
+
+/// Unsigned volume of tetrahedron (p0, p1, p2, p3).
+inline double tet_volume(const double* p0, const double* p1, const double* p2, const double* p3) {
+  return std::abs(tet_volume6(p0, p1, p2, p3)) / 6.0;
+}
+
 struct Mesh {
   std::vector<double> coords;          ///< 3 per vertex, reference coordinates
   std::vector<LocalIndex> tets;        ///< 4 per tetrahedron (volume cells)
@@ -33,22 +59,15 @@ struct Mesh {
   /// Reference area of triangle t.
   [[nodiscard]] double triangle_area(LocalIndex t) const {
     const LocalIndex* v = triangles.data() + 3 * static_cast<std::size_t>(t);
-    const auto p0 = vertex(v[0]), p1 = vertex(v[1]), p2 = vertex(v[2]);
-    double a[3], b[3];
-    for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d], b[d] = p2[d] - p0[d];
-    const double cx = a[1] * b[2] - a[2] * b[1], cy = a[2] * b[0] - a[0] * b[2], cz = a[0] * b[1] - a[1] * b[0];
-    return 0.5 * std::sqrt(cx * cx + cy * cy + cz * cz);
+    return edgefem::triangle_area(point(v[0]), point(v[1]), point(v[2]));
   }
   /// Unsigned reference volume of tetrahedron t.
   [[nodiscard]] double tet_volume(LocalIndex t) const {
     const LocalIndex* v = tets.data() + 4 * static_cast<std::size_t>(t);
-    const auto p0 = vertex(v[0]), p1 = vertex(v[1]), p2 = vertex(v[2]), p3 = vertex(v[3]);
-    double a[3], b[3], c[3];
-    for (int d = 0; d < 3; ++d) a[d] = p1[d] - p0[d], b[d] = p2[d] - p0[d], c[d] = p3[d] - p0[d];
-    const double det = a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
-                       a[2] * (b[0] * c[1] - b[1] * c[0]);
-    return (det < 0 ? -det : det) / 6.0;
+    return edgefem::tet_volume(point(v[0]), point(v[1]), point(v[2]), point(v[3]));
   }
+  /// The 3 reference coordinates of vertex v.
+  [[nodiscard]] const double* point(LocalIndex v) const { return coords.data() + 3 * static_cast<std::size_t>(v); }
 };
 
 }  // namespace edgefem

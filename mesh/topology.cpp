@@ -71,9 +71,8 @@ void check_fits(std::int64_t n, const char* what) {
                                 std::to_string(n) + ")");
 }
 
-}  // namespace
-
-Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets, bool edges_only) {
+/// The input checks of build_topology (see topology.hpp).
+void check_tets(LocalIndex n_vertices, std::span<const LocalIndex> tets) {
   if (n_vertices < 0) throw std::invalid_argument("build_topology: negative vertex count");
   if (tets.size() % 4 != 0)
     throw std::invalid_argument("build_topology: tets holds " + std::to_string(tets.size()) +
@@ -92,7 +91,13 @@ Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets,
                                       std::to_string(v[i]));
     }
   }
+}
 
+}  // namespace
+
+Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets, bool edges_only) {
+  check_tets(n_vertices, tets);
+  const std::int64_t nt = static_cast<std::int64_t>(tets.size() / 4);
   Topology topo;
   topo.n_vertices = n_vertices;
 
@@ -178,6 +183,29 @@ Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets,
       topo.tseps[topo.n_type1 + 3 * t + k] = {std::min(e0, e1), std::max(e0, e1), 2};
     }
   return topo;
+}
+
+TriangleEdges build_triangle_edges(std::span<const LocalIndex> triangles) {
+  const std::size_t nt = triangles.size() / 3;
+  std::vector<std::uint64_t> keys(3 * nt);  // (lo << 32 | hi) of the edge opposite local vertex m
+  for (std::size_t t = 0; t < nt; ++t)
+    for (int m = 0; m < 3; ++m) {
+      const auto a = static_cast<std::uint32_t>(triangles[3 * t + (m + 1) % 3]);
+      const auto b = static_cast<std::uint32_t>(triangles[3 * t + (m + 2) % 3]);
+      keys[3 * t + m] = a < b ? std::uint64_t{a} << 32 | b : std::uint64_t{b} << 32 | a;
+    }
+  std::vector<std::uint64_t> sorted = keys;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  TriangleEdges te;
+  te.edges.resize(sorted.size());
+  for (std::size_t e = 0; e < sorted.size(); ++e)
+    te.edges[e] = {static_cast<LocalIndex>(sorted[e] >> 32), static_cast<LocalIndex>(sorted[e] & 0xffffffffu)};
+  te.triangle_edges.resize(3 * nt);
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    te.triangle_edges[k] =
+        static_cast<LocalIndex>(std::lower_bound(sorted.begin(), sorted.end(), keys[k]) - sorted.begin());
+  return te;
 }
 
 }  // namespace edgefem

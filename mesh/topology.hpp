@@ -45,4 +45,14 @@ struct Topology {
 /// repeats a vertex.
 Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets, bool edges_only = false);
 
+/// Unique edges of a triangle list and each triangle's edge ids.
+struct TriangleEdges {
+  std::vector<std::array<LocalIndex, 2>> edges;  ///< (v0, v1) with v0 < v1, sorted lexicographically
+  std::vector<LocalIndex> triangle_edges;        ///< [3 t + m]: the edge of triangle t opposite its local vertex m
+  [[nodiscard]] std::int64_t n_edges() const { return static_cast<std::int64_t>(edges.size()); }
+};
+
+/// The edges of `triangles` (3 non-negative vertex ids per triangle; not checked here). O(n log n).
+TriangleEdges build_triangle_edges(std::span<const LocalIndex> triangles);
+
 }  // namespace edgefem

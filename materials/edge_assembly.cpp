@@ -1,0 +1,113 @@
+/// \file edge_assembly.cpp
+/// The non-template parts of the edge-assembly engine (edge_assembly.hpp): the edge block layout, the TSEP gather
+/// and the grouped edge-term lists.
+#include "materials/edge_assembly.hpp"
+
+namespace edgefem::edge_assembly {
+
+EdgeBlocks::EdgeBlocks(LocalIndex n_vertices, std::span<const std::array<LocalIndex, 2>> edges, Keep keep)
+    : n_vertices_(n_vertices), n_edges_(static_cast<std::int64_t>(edges.size())) {
+  const std::int64_t ne = n_edges_;
+  check_packable(ne, 31, "edges");
+  ev0_.resize(ne);
+  ev1_.resize(ne);
+  for (std::int64_t e = 0; e < ne; ++e) {
+    ev0_[e] = edges[e][0];
+    ev1_[e] = edges[e][1];
+  }
+  v_list_ = build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
+    for (std::int64_t e = 0; e < ne; ++e) {
+      sink(ev0_[e], static_cast<std::uint32_t>(e << 1));
+      sink(ev1_[e], static_cast<std::uint32_t>(e << 1 | 1));
+    }
+  });
+  diag_slot_.assign(n_vertices_, -1);
+  for (LocalIndex v = 0; v < n_vertices_; ++v)
+    if (v_list_.ptr[v + 1] > v_list_.ptr[v]) {
+      diag_slot_[v] = static_cast<LocalIndex>(pattern_.size());
+      pattern_.push_back({v, v});
+    }
+  n_touched_ = static_cast<std::int64_t>(pattern_.size());
+  pattern_.reserve(pattern_.size() + 2 * static_cast<std::size_t>(ne));
+  for (std::int64_t e = 0; e < ne; ++e) {
+    pattern_.push_back({ev0_[e], ev1_[e]});
+    pattern_.push_back({ev1_[e], ev0_[e]});
+  }
+  if (!keep.vertex_gather) v_list_ = {};
+  if (!keep.edge_vertices) {
+    ev0_ = std::vector<LocalIndex>();  // (= {} would keep the capacity)
+    ev1_ = std::vector<LocalIndex>();
+  }
+}
+
+void EdgeBlocks::check_blocks(std::span<const double> blocks, const std::string& who) const {
+  if (blocks.size() != 9 * pattern_.size())
+    throw std::invalid_argument(who + ": blocks holds " + std::to_string(blocks.size()) + " values, expected " +
+                                std::to_string(9 * pattern_.size()));
+}
+
+std::vector<std::int64_t> first_edges(LocalIndex n_vertices, std::span<const std::array<LocalIndex, 2>> edges) {
+  const LocalIndex nv = n_vertices;
+  std::vector<std::int64_t> first(static_cast<std::size_t>(nv) + 1, 0);
+  for (const auto& e : edges) ++first[e[0] + 1];
+  for (LocalIndex v = 0; v < nv; ++v) first[v + 1] += first[v];
+  return first;
+}
+
+TsepGather::TsepGather(std::int64_t n_edges, std::span<const std::array<LocalIndex, 2>> pairs,
+                       std::span<const double> coefficient) {
+  struct Entry {
+    LocalIndex other;
+    std::uint32_t tsep;
+  };
+  const auto np = static_cast<std::int64_t>(pairs.size());
+  check_packable(np, 31, "TSEPs");
+  const auto list = build_csr<Entry>(n_edges, [&](auto&& sink) {
+    for (std::int64_t P = 0; P < np; ++P) {
+      sink(pairs[P][0], Entry{pairs[P][1], static_cast<std::uint32_t>(P)});
+      sink(pairs[P][1], Entry{pairs[P][0], static_cast<std::uint32_t>(P)});
+    }
+  });
+  ptr_ = list.ptr;
+  other_.resize(list.codes.size());
+  coef_.resize(list.codes.size());
+  for (std::size_t k = 0; k < list.codes.size(); ++k) {
+    other_[k] = list.codes[k].other;
+    coef_[k] = coefficient[list.codes[k].tsep];
+  }
+}
+
+GroupedEdgeTerms::GroupedEdgeTerms(const EdgeBlocks& edges, Csr<EdgeTerm> terms) {
+  const std::int64_t ne = edges.n_edges();
+  // Sort each edge's terms by their first edge so the loop can factor sum_b coef p_a p_b^T = p_a (sum_b coef p_b)^T.
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (std::int64_t e = 0; e < ne; ++e)
+    std::sort(terms.codes.begin() + terms.ptr[e], terms.codes.begin() + terms.ptr[e + 1],
+              [](const EdgeTerm& l, const EdgeTerm& r) { return l.a != r.a ? l.a < r.a : l.b < r.b; });
+  check_packable(static_cast<std::int64_t>(terms.codes.size()), 32, "K(E) terms");
+  group_ptr_.assign(static_cast<std::size_t>(ne) + 1, 0);
+  vertex_.resize(terms.codes.size());
+  coef_.resize(terms.codes.size());
+  for (std::int64_t e = 0; e < ne; ++e) {
+    const LocalIndex v0 = edges.v0(e), w = edges.v1(e);
+    for (std::int64_t k = terms.ptr[e]; k < terms.ptr[e + 1]; ++k) {
+      const EdgeTerm& t = terms.codes[k];
+      if (k == terms.ptr[e] || t.a != terms.codes[k - 1].a) {
+        if (k > terms.ptr[e]) group_end_.push_back(static_cast<std::uint32_t>(k));
+        group_a_.push_back({edges.v0(t.a), edges.v1(t.a)});
+      }
+      // t.a contains v0(e) and t.b contains w = v1(e): p(b) = +-(x_w - x_k), k the other end of b; the sign goes
+      // into the coefficient (exact), so the loop gathers the 3 doubles of x_k from the (small) vertex array
+      // instead of p(b) from an edge array.
+      if ((edges.v0(t.a) != v0 && edges.v1(t.a) != v0) || (edges.v0(t.b) != w && edges.v1(t.b) != w))
+        throw std::logic_error("edge assembly: inconsistent K(E) term");
+      const bool b_starts_at_w = edges.v0(t.b) == w;
+      vertex_[k] = b_starts_at_w ? edges.v1(t.b) : edges.v0(t.b);
+      coef_[k] = b_starts_at_w ? t.coef : -t.coef;
+    }
+    if (terms.ptr[e + 1] > terms.ptr[e]) group_end_.push_back(static_cast<std::uint32_t>(terms.ptr[e + 1]));
+    group_ptr_[e + 1] = static_cast<std::uint32_t>(group_a_.size());
+  }
+}
+
+}  // namespace edgefem::edge_assembly
