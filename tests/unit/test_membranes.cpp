@@ -27,7 +27,7 @@
 #include <tuple>
 
 #include "materials/formulation.hpp"
-#include "materials/formulation_testing.hpp"
+#include "tests/support/formulation_testing.hpp"
 #include "materials/membrane.hpp"
 
 namespace edgefem {

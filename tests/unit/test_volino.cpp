@@ -34,7 +34,7 @@
 
 #include "materials/curve.hpp"
 #include "materials/formulation.hpp"
-#include "materials/formulation_testing.hpp"
+#include "tests/support/formulation_testing.hpp"
 #include "materials/membrane.hpp"
 #include "materials/volino.hpp"
 
