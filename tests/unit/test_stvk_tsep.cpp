@@ -58,8 +58,6 @@ TetMesh mesh_by_name(const std::string& name) {
 
 /// Deformations x = c + A (X - c) + t + noise of the reference X (centroid c).
 std::vector<double> deform(const TetMesh& m, const std::string& kind, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
   Eigen::Matrix3d A = Eigen::Matrix3d::Identity();
   double noise = 0.0;
   Eigen::Vector3d shift = Eigen::Vector3d::Zero();
@@ -84,17 +82,7 @@ std::vector<double> deform(const TetMesh& m, const std::string& kind, unsigned s
     A.diagonal() << 1.0, 1.0, -0.6;
     noise = 0.02;
   }
-  const LocalIndex nv = m.n_vertices();
-  Eigen::Vector3d c = Eigen::Vector3d::Zero();
-  for (LocalIndex v = 0; v < nv; ++v) c += Eigen::Vector3d(m.coords[3 * v], m.coords[3 * v + 1], m.coords[3 * v + 2]);
-  c /= nv;
-  std::vector<double> x(m.coords.size());
-  for (LocalIndex v = 0; v < nv; ++v) {
-    const Eigen::Vector3d X(m.coords[3 * v], m.coords[3 * v + 1], m.coords[3 * v + 2]);
-    const Eigen::Vector3d y = c + A * (X - c) + shift;
-    for (int k = 0; k < 3; ++k) x[3 * v + k] = y[k] + noise * u(rng);
-  }
-  return x;
+  return testing::affine_deformation(m.coords, A, shift, noise, seed);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -113,26 +101,11 @@ TEST_P(FormulationFd, ForceAndStiffnessMatchFiniteDifferences) {
   EXPECT_EQ(form->name(), form_name);
   const auto x = deform(m, def, 5);
 
-  std::vector<double> f;
-  const auto K = testing::dense_stiffness(*form, x, &f);
-  const double h = 1e-6;
-  const auto f_fd = testing::fd_force(*form, x, h);
-  const auto K_fd = testing::fd_stiffness(*form, x, h);
-  EXPECT_LT(testing::rel_max_diff(f, f_fd), 1e-6) << "f vs dW/dx";
-  EXPECT_LT(testing::rel_max_diff(K, K_fd), 1e-6) << "K vs df/dx";
-
-  std::vector<double> f_only(f.size());
-  form->force(x, f_only);
-  EXPECT_LT(testing::rel_max_diff(f_only, f), 1e-14) << "force() and force_and_stiffness() agree";
-
-  const std::size_t n = f.size();
-  double asym = 0.0, kmax = 0.0;
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j) {
-      asym = std::max(asym, std::abs(K[i * n + j] - K[j * n + i]));
-      kmax = std::max(kmax, std::abs(K[i * n + j]));
-    }
-  EXPECT_LT(asym, 1e-13 * kmax) << "K symmetric";
+  const auto c = testing::compare_with_finite_differences(*form, x, 1e-6);
+  EXPECT_LT(c.force_error, 1e-6) << "f vs dW/dx";
+  EXPECT_LT(c.stiffness_error, 1e-6) << "K vs df/dx";
+  EXPECT_LT(testing::rel_max_diff(c.f_only, c.f), 1e-14) << "force() and force_and_stiffness() agree";
+  EXPECT_LT(c.asymmetry, 1e-13 * testing::max_abs(c.K)) << "K symmetric";
   // The penalty must actually be active here: the energy differs from the one without it (linear + cubic has
   // no penalty term: its Hessian at rest is zero).
   const bool compressed = def == "compressed" || def == "near_flat" || def == "inverted";
