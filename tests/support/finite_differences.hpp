@@ -3,10 +3,13 @@
 /// Dense assembly of a formulation's stiffness and damping blocks, central-difference gradients and Jacobians,
 /// and the comparison every kernel test makes (f vs dW/dx, K vs df/dx, force() vs force_and_stiffness(),
 /// symmetry of K). Test-only, header-only; not used by the library.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
 #include <span>
 #include <vector>
 
@@ -117,6 +120,13 @@ inline FdComparison compare_with_finite_differences(const TetFormulation& form, 
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) c.asymmetry = std::max(c.asymmetry, std::abs(c.K[i * n + j] - c.K[j * n + i]));
   return c;
+}
+
+/// The test's XML property fd_rel_err_f_K: the force and stiffness errors of c ("%.3e %.3e").
+inline void record_fd_errors(const FdComparison& c) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3e %.3e", c.force_error, c.stiffness_error);
+  ::testing::Test::RecordProperty("fd_rel_err_f_K", buf);
 }
 
 }  // namespace edgefem::testing

@@ -31,6 +31,24 @@ inline std::unique_ptr<TetFormulation> make_formulation(std::string_view name, c
   throw std::invalid_argument("make_formulation: unknown formulation '" + std::string(name) + "'");
 }
 
+/// The formulation called `name` on mesh m with one table entry per tet (material ids 0, 1, ..., n-1).
+inline std::unique_ptr<TetFormulation> make_formulation(std::string_view name, const TetMesh& m,
+                                                        std::span<const TetMaterial> table) {
+  std::vector<std::int32_t> ids(table.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int32_t>(i);
+  return make_formulation(name, m, table, ids);
+}
+
+/// The name of a volumetric penalty ("none", "cubic", "quadratic"), for parameterised test names.
+inline const char* penalty_name(VolumetricPenalty p) {
+  switch (p) {
+    case VolumetricPenalty::none: return "none";
+    case VolumetricPenalty::cubic: return "cubic";
+    case VolumetricPenalty::quadratic: return "quadratic";
+  }
+  return "?";
+}
+
 /// Identity material ids 0, 1, ..., n-1 (one table entry per tet).
 inline std::vector<std::int32_t> iota_ids(std::size_t n) {
   std::vector<std::int32_t> ids(n);

@@ -25,15 +25,8 @@
 namespace edgefem {
 namespace {
 
-using testing::deform_triangles;
-using testing::max_abs;
-using testing::single_triangle;
-using testing::triangle_mesh_by_name;
-using testing::triangle_patch;
-using testing::TriMesh;
-using testing::membrane::make;
-using testing::membrane::random_materials;
-using testing::dense_damping;
+using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing::membrane;  // tests/support/membrane_testing.hpp
 
 // ---------------------------------------------------------------------------------------------------------
 // 6. Delingette's damping (§V-C): damped elongations, f_v = G^T A_v G v and D = df_v/dv.

@@ -26,14 +26,8 @@
 namespace edgefem {
 namespace {
 
-using testing::deform_triangles;
-using testing::max_abs;
-using testing::single_triangle;
-using testing::triangle_mesh_by_name;
-using testing::triangle_patch;
-using testing::TriMesh;
-using testing::membrane::make;
-using testing::membrane::random_materials;
+using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing::membrane;  // tests/support/membrane_testing.hpp
 
 using FdParam = std::tuple<std::string, std::string, std::string>;  // model, mesh, deformation
 class MembraneFd : public ::testing::TestWithParam<FdParam> {};
@@ -49,9 +43,7 @@ TEST_P(MembraneFd, ForceAndStiffnessMatchFiniteDifferences) {
   const auto c = testing::compare_with_finite_differences(*form, x, 1e-6);
   EXPECT_LT(c.force_error, 1e-6) << "f vs dW/dx";
   EXPECT_LT(c.stiffness_error, 1e-6) << "K vs df/dx";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3e %.3e", c.force_error, c.stiffness_error);
-  RecordProperty("fd_rel_err_f_K", buf);
+  record_fd_errors(c);
   EXPECT_GT(max_abs(c.f), 0.0);
   EXPECT_EQ(c.f_only, c.f) << "force() and force_and_stiffness() agree";
   EXPECT_EQ(c.asymmetry, 0.0) << "K exactly symmetric (edge blocks stored with their transposes, diagonal blocks "

@@ -25,17 +25,8 @@
 namespace edgefem {
 namespace {
 
-using testing::deform_triangles;
-using testing::max_abs;
-using testing::single_triangle;
-using testing::triangle_mesh_by_name;
-using testing::triangle_patch;
-using testing::TriMesh;
-using testing::membrane::make;
-using testing::membrane::random_materials;
-using testing::membrane::stvk_mesh;
-using testing::membrane::stvk_triangle;
-using testing::membrane::StvkTri;
+using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing::membrane;  // tests/support/membrane_testing.hpp
 
 /// Condition number of the trbs spring sum: (sum of |spring terms|) / W, the factor by which the edge form
 /// amplifies the round-off of the elongations l^2 - L^2 (large on slivers: the constants grow like cot^2 / A).

@@ -22,19 +22,14 @@
 #include "materials/formulation.hpp"
 #include "materials/membrane.hpp"
 #include "tests/support/formulation_testing.hpp"
+#include "tests/support/timing.hpp"
 #include "tests/support/membrane_testing.hpp"
 
 namespace edgefem {
 namespace {
 
-using testing::deform_triangles;
-using testing::max_abs;
-using testing::single_triangle;
-using testing::triangle_mesh_by_name;
-using testing::triangle_patch;
-using testing::TriMesh;
-using testing::membrane::make;
-using testing::membrane::random_materials;
+using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing::membrane;  // tests/support/membrane_testing.hpp
 
 // ---------------------------------------------------------------------------------------------------------
 // 3. Rigid motions, tangent at rest, springs vs trqs, small strains, additivity.
@@ -301,21 +296,7 @@ TEST(MembraneTiming, DISABLED_CostPerTriangle) {
     for (const char* model : {"springs", "trqs", "trbs", "linear-membrane"}) {
       const auto form = make_membrane(model, m.coords, m.tris, mat, ids);
       std::vector<double> f(x.size()), b(9 * form->block_pattern().size());
-      auto best = [&](auto&& fn) {
-        // Best of 15 in thread CPU time (1 thread: the calls run on this thread), robust to a loaded machine.
-        auto now = [] {
-          timespec ts{};
-          clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-          return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-        };
-        double t_best = 1e30;
-        for (int rep = 0; rep < 15; ++rep) {
-          const double t0 = now();
-          fn();
-          t_best = std::min(t_best, now() - t0);
-        }
-        return 1e9 * t_best / static_cast<double>(m.n_tris());
-      };
+      auto best = [&](auto&& fn) { return 1e9 * best_thread_cpu_seconds(fn) / static_cast<double>(m.n_tris()); };
       const double t_fk = best([&] { form->force_and_stiffness(x, f, b); });
       const double t_f = best([&] { form->force(x, f); });
       const double t_w = best([&] { (void)form->energy(x); });

@@ -21,26 +21,15 @@
 namespace edgefem {
 namespace {
 
+using testing::make_formulation;
+using testing::penalty_name;
 using testing::TetMesh;
-
-std::unique_ptr<TetFormulation> make(const std::string& name, const TetMesh& m, std::span<const TetMaterial> mat) {
-  return testing::make_formulation(name, m, mat, testing::iota_ids(mat.size()));
-}
 
 /// Per-tet different materials (one table entry per tet); two thirds of the tets get `penalty`; with
 /// `anisotropic`, half of them are transversely isotropic.
 std::vector<TetMaterial> random_materials(LocalIndex n_tets, VolumetricPenalty penalty, unsigned seed,
                                           bool anisotropic = false) {
   return testing::random_materials(n_tets, penalty, anisotropic, seed);
-}
-
-const char* penalty_name(VolumetricPenalty p) {
-  switch (p) {
-    case VolumetricPenalty::none: return "none";
-    case VolumetricPenalty::cubic: return "cubic";
-    case VolumetricPenalty::quadratic: return "quadratic";
-  }
-  return "?";
 }
 
 TetMesh single_tet(bool negative) {
@@ -97,7 +86,7 @@ TEST_P(FormulationFd, ForceAndStiffnessMatchFiniteDifferences) {
   const auto& [form_name, mesh_name, def, penalty, aniso] = GetParam();
   const TetMesh m = mesh_by_name(mesh_name);
   const auto mat = random_materials(m.n_tets(), penalty, 11, aniso);
-  const auto form = make(form_name, m, mat);
+  const auto form = make_formulation(form_name, m, mat);
   EXPECT_EQ(form->name(), form_name);
   const auto x = deform(m, def, 5);
 
@@ -112,7 +101,7 @@ TEST_P(FormulationFd, ForceAndStiffnessMatchFiniteDifferences) {
   const bool active = penalty == VolumetricPenalty::quadratic ||
                       (penalty == VolumetricPenalty::cubic && compressed && form_name != "linear");
   if (active && def != "rotated" && def != "random") {
-    const auto plain = make(form_name, m, random_materials(m.n_tets(), VolumetricPenalty::none, 11, aniso));
+    const auto plain = make_formulation(form_name, m, random_materials(m.n_tets(), VolumetricPenalty::none, 11, aniso));
     EXPECT_GT(form->energy(x), plain->energy(x) * (1 + 1e-3));
   }
 }
@@ -185,7 +174,7 @@ class EdgeSum : public ::testing::TestWithParam<bool> {};  // anisotropic
 TEST_P(EdgeSum, EnergyIsEdgeSumOfEq19AndNsnIsItsDiagonal) {
   const TetMesh m = testing::kuhn_box(2, 1, 2, 0.7, 0.1, 9);
   const auto mat = random_materials(m.n_tets(), VolumetricPenalty::none, 4, GetParam());
-  const auto stvk = make("stvk", m, mat), nsn = make("stvk-nsn", m, mat);
+  const auto stvk = make_formulation("stvk", m, mat), nsn = make_formulation("stvk-nsn", m, mat);
   for (unsigned seed : {1u, 2u, 3u}) {
     const auto x = deform(m, "random", seed);
     double w_full = 0.0, w_diag = 0.0;
@@ -234,7 +223,7 @@ TEST(StvkTsep, UniformScalingGivesExactStvkEnergy) {
       }
       expected += tetgeo::reference_tet(X, t).v0 * 0.5 * sumD * e * e;
     }
-    for (const char* name : {"stvk", "stvk-tl"}) EXPECT_NEAR(make(name, m, mat)->energy(x), expected, 1e-12 * expected) << name;
+    for (const char* name : {"stvk", "stvk-tl"}) EXPECT_NEAR(make_formulation(name, m, mat)->energy(x), expected, 1e-12 * expected) << name;
   }
 }
 
@@ -247,7 +236,7 @@ TEST(StvkTsep, BlockPatternAndUntouchedVertices) {
   m.coords.insert(m.coords.end(), {5.0, 5.0, 5.0});  // vertex 4: no tet
   const auto mat = random_materials(1, VolumetricPenalty::cubic, 1);
   for (const char* name : {"stvk", "stvk-nsn", "stvk-tl", "linear"}) {
-    const auto form = make(name, m, mat);
+    const auto form = make_formulation(name, m, mat);
     const auto& pat = form->block_pattern();
     ASSERT_EQ(pat.size(), 4u + 2 * 6u) << name;
     for (LocalIndex v = 0; v < 4; ++v) EXPECT_EQ(pat[v], (std::array<LocalIndex, 2>{v, v}));
@@ -267,9 +256,9 @@ TEST(StvkTsep, BlockPatternAndUntouchedVertices) {
   }
   const TetMesh box = testing::kuhn_box(3, 2, 2, 0.5, 0.1, 5);
   const auto box_mat = random_materials(box.n_tets(), VolumetricPenalty::none, 2);
-  const auto stvk = make("stvk", box, box_mat);
+  const auto stvk = make_formulation("stvk", box, box_mat);
   for (const char* name : {"stvk-nsn", "stvk-tl", "linear"})
-    EXPECT_EQ(make(name, box, box_mat)->block_pattern(), stvk->block_pattern()) << name;
+    EXPECT_EQ(make_formulation(name, box, box_mat)->block_pattern(), stvk->block_pattern()) << name;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -333,7 +322,7 @@ TEST(StvkTsep, ThreadCountDoesNotChangeForcesOrBlocks) {
     const auto x = deform(m, "compressed", 3);
     std::vector<double> f_stvk, b_stvk;
     for (const char* name : {"stvk", "stvk-nsn", "stvk-tl", "linear"}) {
-      const auto form = make(name, m, mat);
+      const auto form = make_formulation(name, m, mat);
       std::vector<double> f1(x.size()), f2(x.size()), b1(9 * form->block_pattern().size()), b2(b1.size());
       omp_set_num_threads(1);
       form->force_and_stiffness(x, f1, b1);
@@ -372,7 +361,7 @@ TEST(StvkTsep, RejectsBadInput) {
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find("material id 1"), std::string::npos) << e.what();
     }
-    const auto form = make(name, m, mat);
+    const auto form = make_formulation(name, m, mat);
     std::vector<double> x(m.coords), f(3);
     EXPECT_THROW(form->force(x, f), std::invalid_argument) << name;
   }

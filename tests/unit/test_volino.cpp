@@ -27,27 +27,15 @@
 #include "materials/membrane.hpp"
 #include "materials/volino.hpp"
 #include "tests/support/formulation_testing.hpp"
+#include "tests/support/timing.hpp"
 #include "tests/support/volino_testing.hpp"
 
 
 namespace edgefem {
 namespace {
 
-using testing::deform_triangles;
-using testing::generic_rotation;
-using testing::max_abs;
-using testing::single_triangle;
-using testing::triangle_mesh_by_name;
-using testing::triangle_patch;
-using testing::TriMesh;
-using testing::volino::as_matrix;
-using testing::volino::make;
-using testing::volino::random_volino;
-using testing::volino::random_warp;
-using testing::volino::shear_curve;
-using testing::volino::tri_coords;
-using testing::volino::warp_curve;
-using testing::volino::weft_curve;
+using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing::volino;  // tests/support/volino_testing.hpp
 
 // ---------------------------------------------------------------------------------------------------------
 // 6. Viscosity, rigid motions, pattern, threads
@@ -329,20 +317,7 @@ TEST(VolinoTiming, DISABLED_CostPerTriangle) {
   const TriMesh m = triangle_patch(224, 224, 0.3, 1, false);  // 100352 triangles, row-major numbering
   const auto x = deform_triangles(m, "random", 1);
   const std::vector<std::int32_t> ids(m.n_tris(), 0);
-  auto best = [&](auto&& fn) {
-    auto now = [] {
-      timespec ts{};
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-      return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-    };
-    double t_best = 1e30;
-    for (int rep = 0; rep < 15; ++rep) {
-      const double t0 = now();
-      fn();
-      t_best = std::min(t_best, now() - t0);
-    }
-    return 1e9 * t_best / static_cast<double>(m.n_tris());
-  };
+  auto best = [&](auto&& fn) { return 1e9 * best_thread_cpu_seconds(fn) / static_cast<double>(m.n_tris()); };
   auto report = [&](const char* name, const TetFormulation& form) {
     std::vector<double> f(x.size()), b(9 * form.block_pattern().size());
     const double t_fk = best([&] { form.force_and_stiffness(x, f, b); });

@@ -31,21 +31,8 @@
 namespace edgefem {
 namespace {
 
-using testing::deform_triangles;
-using testing::generic_rotation;
-using testing::max_abs;
-using testing::single_triangle;
-using testing::triangle_mesh_by_name;
-using testing::triangle_patch;
-using testing::TriMesh;
-using testing::volino::as_matrix;
-using testing::volino::make;
-using testing::volino::random_volino;
-using testing::volino::random_warp;
-using testing::volino::shear_curve;
-using testing::volino::tri_coords;
-using testing::volino::warp_curve;
-using testing::volino::weft_curve;
+using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing::volino;  // tests/support/volino_testing.hpp
 
 using FdParam = std::tuple<std::string, std::string, std::string>;  // law, mesh, deformation
 class VolinoFd : public ::testing::TestWithParam<FdParam> {};
@@ -61,9 +48,7 @@ TEST_P(VolinoFd, ForceAndStiffnessMatchFiniteDifferences) {
   const auto c = testing::compare_with_finite_differences(*form, x, 1e-6);
   EXPECT_LT(c.force_error, 1e-6) << "f vs dW/dx";
   EXPECT_LT(c.stiffness_error, 1e-6) << "K vs df/dx";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3e %.3e", c.force_error, c.stiffness_error);
-  RecordProperty("fd_rel_err_f_K", buf);
+  record_fd_errors(c);
   EXPECT_GT(max_abs(c.f), 0.0);
   EXPECT_EQ(c.f_only, c.f) << "force() and force_and_stiffness() agree";
   EXPECT_EQ(c.asymmetry, 0.0) << "K exactly symmetric";

@@ -31,21 +31,8 @@
 namespace edgefem {
 namespace {
 
-using testing::deform_triangles;
-using testing::generic_rotation;
-using testing::max_abs;
-using testing::single_triangle;
-using testing::triangle_mesh_by_name;
-using testing::triangle_patch;
-using testing::TriMesh;
-using testing::volino::as_matrix;
-using testing::volino::make;
-using testing::volino::random_volino;
-using testing::volino::random_warp;
-using testing::volino::shear_curve;
-using testing::volino::tri_coords;
-using testing::volino::warp_curve;
-using testing::volino::weft_curve;
+using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing::volino;  // tests/support/volino_testing.hpp
 
 // ---------------------------------------------------------------------------------------------------------
 // 2. Laws and frame
