@@ -25,7 +25,7 @@
 #include "io/checkpoint_series.hpp"
 #include "io/error.hpp"
 #include "partition/collective.hpp"
-#include "tests/mpi/mpi_test_util.hpp"
+#include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
 namespace {

@@ -25,12 +25,14 @@
 
 #include "io/checkpoint.hpp"
 #include "mesh/box.hpp"
-#include "tests/mpi/mpi_test_util.hpp"
+#include "tests/support/mpi_testing.hpp"
+#include "tests/support/test_directory.hpp"
 
 namespace edgefem {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_text;
 
 int ranks = 1;  // from the command line
 
@@ -57,13 +59,6 @@ std::string job_text(const std::string& end_time, const std::string& extra = "",
   text.replace(text.find("EXTRA"), 5, extra);
   text.replace(text.find("GRAVITY"), 7, gravity);
   return text;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::string hex(std::uint64_t id) {

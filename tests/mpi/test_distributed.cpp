@@ -25,7 +25,7 @@
 #include "solver/model.hpp"
 #include "solver/output.hpp"
 #include "solver/static_solver.hpp"
-#include "tests/mpi/mpi_test_util.hpp"
+#include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
 namespace {
@@ -41,11 +41,7 @@ struct Solution {
 
 /// Solve `job` on `comm`; rank 0 of comm gets the displacements in the mesh file's vertex order.
 Solution solve(MPI_Comm comm, const Job& job, const std::string& output_dir = "") {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  Mesh whole;
-  if (rank == 0) whole = load_job_mesh(job);
-  const LocalMesh mesh = distribute_mesh(comm, whole);
+  const LocalMesh mesh = mpitest::distributed_job_mesh(comm, job);
   StaticSolver solver(comm, job, mesh, build_model(comm, job, mesh), "", true);
   std::unique_ptr<ResultWriter> writer;
   if (!output_dir.empty()) writer = std::make_unique<ResultWriter>(comm, output_dir, mesh, solver.model());
@@ -53,34 +49,13 @@ Solution solve(MPI_Comm comm, const Job& job, const std::string& output_dir = ""
   s.reports = solver.run([&](int step, double load) {
     if (writer) writer->write(step, load, solver.local_positions(), solver.local_internal_force());
   });
+  // (X, u) of the owned vertices on rank 0, by original id.
   const std::vector<double> x = solver.local_positions();
-  // Gather (original id, X, u) of owned vertices on rank 0.
-  std::vector<double> mine;
-  for (LocalIndex v = 0; v < mesh.n_owned; ++v) {
-    mine.push_back(static_cast<double>(mesh.original_vertex[v]));
-    for (int d = 0; d < 3; ++d) mine.push_back(mesh.mesh.coords[3 * v + d]);
-    for (int d = 0; d < 3; ++d) mine.push_back(x[3 * v + d] - mesh.mesh.coords[3 * v + d]);
-  }
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  int count = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size) + 1, 0);
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-  for (int r = 0; r < size; ++r) offsets[r + 1] = offsets[r] + counts[r];
-  std::vector<double> all(static_cast<std::size_t>(offsets[size]));
-  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(), MPI_DOUBLE, 0, comm);
-  if (rank == 0) {
-    const std::size_t n = all.size() / 7;
-    s.reference.resize(3 * n);
-    s.displacement.resize(3 * n);
-    for (std::size_t k = 0; k < n; ++k) {
-      const auto id = static_cast<std::size_t>(all[7 * k]);
-      for (int d = 0; d < 3; ++d) {
-        s.reference[3 * id + d] = all[7 * k + 1 + d];
-        s.displacement[3 * id + d] = all[7 * k + 4 + d];
-      }
-    }
-  }
+  std::vector<double> u(3 * static_cast<std::size_t>(mesh.n_owned));
+  for (std::size_t i = 0; i < u.size(); ++i) u[i] = x[i] - mesh.mesh.coords[i];
+  auto gathered = mpitest::gather_by_original_vertex(comm, mesh, {mesh.mesh.coords, u});
+  s.reference = std::move(gathered[0]);
+  s.displacement = std::move(gathered[1]);
   return s;
 }
 
@@ -309,9 +284,7 @@ TEST(Distributed, SelectionMatchingNothingFailsOnEveryRank) {
   job.boundary[0].select.kind = Selection::Kind::box;
   job.boundary[0].select.lo = {5, 5, 5};
   job.boundary[0].select.hi = {6, 6, 6};
-  Mesh whole;
-  if (world_rank() == 0) whole = load_job_mesh(job);
-  const LocalMesh mesh = distribute_mesh(MPI_COMM_WORLD, whole);
+  const LocalMesh mesh = mpitest::distributed_job_mesh(MPI_COMM_WORLD, job);
   try {
     (void)build_model(MPI_COMM_WORLD, job, mesh);
     ADD_FAILURE() << "expected an InputError";

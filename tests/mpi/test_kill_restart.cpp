@@ -47,12 +47,14 @@
 
 #include "io/vtk_output.hpp"
 #include "mesh/box.hpp"
+#include "tests/support/test_directory.hpp"
 
 namespace edgefem {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using testing::read_text;
 
 const std::string job_file = std::string(EDGEFEM_SOURCE_DIR) + "/tests/data/dyn_kill_restart.yaml";
 const std::string work_dir = std::string(EDGEFEM_BINARY_DIR) + "/test-out/kill_restart";
@@ -178,13 +180,6 @@ std::vector<std::string> edgefem_command(int ranks, const std::string& dir, cons
     args.push_back(restart);
   }
   return args;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // ---------------------------------------------------------------------------------------------------------

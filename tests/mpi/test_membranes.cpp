@@ -33,7 +33,7 @@
 #include "solver/load_mesh.hpp"
 #include "solver/model.hpp"
 #include "solver/static_solver.hpp"
-#include "tests/mpi/mpi_test_util.hpp"
+#include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
 namespace {
@@ -45,7 +45,7 @@ using mpitest::world_size;
 
 /// Per-executable scratch directory (the np1/np2/np3 tests may run concurrently).
 std::string scratch() {
-  return std::string(EDGEFEM_BINARY_DIR) + "/test-out/membranes_np" + std::to_string(world_size());
+  return mpitest::scratch_dir("membranes");
 }
 
 std::string source(const std::string& relative) { return std::string(EDGEFEM_SOURCE_DIR) + "/" + relative; }
@@ -229,41 +229,22 @@ struct StaticResult {
 /// Solve `job` on `comm`; rank 0 of comm gets the displacements in the mesh's original vertex order.
 StaticResult solve_static(MPI_Comm comm, const Job& job) {
   const auto t0 = std::chrono::steady_clock::now();
-  int rank = 0, size = 1;
+  int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
   Mesh whole;
   if (rank == 0) whole = load_job_mesh(job);
   const LocalMesh mesh = distribute_mesh(comm, whole);
   StaticSolver solver(comm, job, mesh, build_model(comm, job, mesh), "", true);
   StaticResult r;
   r.reports = solver.run([](int, double) {});
+  // (X, u) of the owned vertices on rank 0, by original id.
   const std::vector<double> x = solver.local_positions();
-  std::vector<double> mine;
-  for (LocalIndex v = 0; v < mesh.n_owned; ++v) {
-    mine.push_back(static_cast<double>(mesh.original_vertex[v]));
-    for (int d = 0; d < 3; ++d) mine.push_back(mesh.mesh.coords[3 * v + d]);
-    for (int d = 0; d < 3; ++d) mine.push_back(x[3 * v + d] - mesh.mesh.coords[3 * v + d]);
-  }
-  int count = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size) + 1, 0);
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-  for (int q = 0; q < size; ++q) offsets[q + 1] = offsets[q] + counts[q];
-  std::vector<double> all(static_cast<std::size_t>(offsets[size]));
-  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(), MPI_DOUBLE, 0, comm);
-  if (rank == 0) {
-    const std::size_t n = all.size() / 7;
-    r.reference.resize(3 * n);
-    r.displacement.resize(3 * n);
-    for (std::size_t k = 0; k < n; ++k) {
-      const auto id = static_cast<std::size_t>(all[7 * k]);
-      for (int d = 0; d < 3; ++d) {
-        r.reference[3 * id + d] = all[7 * k + 1 + d];
-        r.displacement[3 * id + d] = all[7 * k + 4 + d];
-      }
-    }
-    r.triangles = whole.triangles;
-  }
+  std::vector<double> u(3 * static_cast<std::size_t>(mesh.n_owned));
+  for (std::size_t i = 0; i < u.size(); ++i) u[i] = x[i] - mesh.mesh.coords[i];
+  auto gathered = mpitest::gather_by_original_vertex(comm, mesh, {mesh.mesh.coords, u});
+  r.reference = std::move(gathered[0]);
+  r.displacement = std::move(gathered[1]);
+  if (rank == 0) r.triangles = whole.triangles;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
@@ -573,43 +554,15 @@ struct DynamicResult {
 
 DynamicResult simulate(MPI_Comm comm, const Job& job) {
   const auto t0 = std::chrono::steady_clock::now();
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  Mesh whole;
-  if (rank == 0) whole = load_job_mesh(job);
-  const LocalMesh mesh = distribute_mesh(comm, whole);
+  const LocalMesh mesh = mpitest::distributed_job_mesh(comm, job);
   DynamicSolver solver(comm, job, mesh, build_model(comm, job, mesh), "", true);
   DynamicResult r;
   r.reports = solver.run([](long long, double) {});
   const std::vector<double> x = solver.local_positions(), v = solver.local_velocities();
-  std::vector<double> mine;
-  for (LocalIndex k = 0; k < mesh.n_owned; ++k) {
-    mine.push_back(static_cast<double>(mesh.original_vertex[k]));
-    for (int d = 0; d < 3; ++d) mine.push_back(mesh.mesh.coords[3 * k + d]);
-    for (int d = 0; d < 3; ++d) mine.push_back(x[3 * k + d]);
-    for (int d = 0; d < 3; ++d) mine.push_back(v[3 * k + d]);
-  }
-  int count = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size) + 1, 0);
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-  for (int q = 0; q < size; ++q) offsets[q + 1] = offsets[q] + counts[q];
-  std::vector<double> all(static_cast<std::size_t>(offsets[size]));
-  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(), MPI_DOUBLE, 0, comm);
-  if (rank == 0) {
-    const std::size_t n = all.size() / 10;
-    r.reference.resize(3 * n);
-    r.position.resize(3 * n);
-    r.velocity.resize(3 * n);
-    for (std::size_t k = 0; k < n; ++k) {
-      const auto id = static_cast<std::size_t>(all[10 * k]);
-      for (int d = 0; d < 3; ++d) {
-        r.reference[3 * id + d] = all[10 * k + 1 + d];
-        r.position[3 * id + d] = all[10 * k + 4 + d];
-        r.velocity[3 * id + d] = all[10 * k + 7 + d];
-      }
-    }
-  }
+  auto gathered = mpitest::gather_by_original_vertex(comm, mesh, {mesh.mesh.coords, x, v});
+  r.reference = std::move(gathered[0]);
+  r.position = std::move(gathered[1]);
+  r.velocity = std::move(gathered[2]);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
@@ -670,9 +623,7 @@ TEST(Membranes, FlatStaticMembraneWithoutNormalFixFailsOnEveryRank) {
   Traction t;
   t.hold_normal = false;
   const Job job = job_from_yaml("flat_unheld", traction_yaml(t));
-  Mesh whole;
-  if (world_rank() == 0) whole = load_job_mesh(job);
-  const LocalMesh mesh = distribute_mesh(MPI_COMM_WORLD, whole);
+  const LocalMesh mesh = mpitest::distributed_job_mesh(MPI_COMM_WORLD, job);
   int failed = 0;
   try {
     (void)build_model(MPI_COMM_WORLD, job, mesh);

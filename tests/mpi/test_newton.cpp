@@ -20,7 +20,7 @@
 #include "solver/newton.hpp"
 #include "solver/petsc_util.hpp"
 #include "solver/static_solver.hpp"
-#include "tests/mpi/mpi_test_util.hpp"
+#include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
 namespace {
@@ -29,7 +29,7 @@ using mpitest::world_rank;
 using mpitest::world_size;
 
 std::string scratch() {
-  return std::string(EDGEFEM_BINARY_DIR) + "/test-out/newton_np" + std::to_string(world_size());
+  return mpitest::scratch_dir("newton");
 }
 
 Job job_from_yaml(const std::string& name, const std::string& yaml) {
@@ -46,9 +46,7 @@ struct Solved {
 constexpr const char* kOptions = "-ksp_type cg -ksp_max_it 2000";
 
 Solved solve(const Job& job, const std::string& cli = kOptions) {
-  Mesh whole;
-  if (world_rank() == 0) whole = load_job_mesh(job);
-  const LocalMesh mesh = distribute_mesh(MPI_COMM_WORLD, whole);
+  const LocalMesh mesh = mpitest::distributed_job_mesh(MPI_COMM_WORLD, job);
   StaticSolver solver(MPI_COMM_WORLD, job, mesh, build_model(MPI_COMM_WORLD, job, mesh), cli, true);
   Solved r;
   r.reports = solver.run({});

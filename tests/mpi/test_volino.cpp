@@ -15,7 +15,7 @@
 #include "solver/model.hpp"
 #include "solver/dynamic_solver.hpp"
 #include "solver/static_solver.hpp"
-#include "tests/mpi/mpi_test_util.hpp"
+#include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
 namespace {
@@ -34,9 +34,7 @@ std::array<double, 3> boundary_force(const StaticSolver& solver, StaticSolver& m
 
 TEST(Volino, VirtualTensileTestReproducesTheInputCurve) {
   const Job job = read_job(std::string(EDGEFEM_SOURCE_DIR) + "/jobs/examples/volino_tensile.yaml");
-  Mesh whole;
-  if (world_rank() == 0) whole = load_job_mesh(job);
-  const LocalMesh mesh = distribute_mesh(MPI_COMM_WORLD, whole);
+  const LocalMesh mesh = mpitest::distributed_job_mesh(MPI_COMM_WORLD, job);
   StaticSolver solver(MPI_COMM_WORLD, job, mesh, build_model(MPI_COMM_WORLD, job, mesh), "", true);
   // The sample: 0.2 m along the warp, 0.05 m wide, h = 1; the moving clamp is boundary[2].
   const double length = 0.2, width = 0.05, pull = *job.boundary[2].displace[0];
@@ -65,27 +63,16 @@ TEST(Volino, VirtualTensileTestReproducesTheInputCurve) {
 TEST(Volino, IsotropicLawEqualsTrbsInTheSolver) {
   // A stretched, sheared square with the same material as trbs and as Volino's isotropic law.
   auto run = [](const std::string& model) {
-    const std::string dir = ::testing::TempDir();
-    const std::string path = dir + "/volino_vs_" + model + ".yaml";
-    if (world_rank() == 0) {
-      std::FILE* f = std::fopen(path.c_str(), "w");
-      std::fprintf(f,
-                   "mesh: {generate: {shape: sheet, size: [1, 1], cells: [6, 6]}}\n"
-                   "materials: [{model: %s, young: 10.0, poisson: 0.35, thickness: 0.5}]\n"
-                   "boundary:\n"
-                   "  - {select: {all: true}, fix: [z]}\n"
-                   "  - {select: {region: 11}, fix: [x, y]}\n"
-                   "  - {select: {region: 12}, displace: [0.2, 0.1, ~]}\n"
-                   "analysis: {type: static, steps: 2}\n"
-                   "solver: {newton: {rtol: 1.0e-12, atol: 1.0e-13}, petsc: \"-ksp_rtol 1e-13\"}\n",
-                   model.c_str());
-      std::fclose(f);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    const Job job = read_job(path);
-    Mesh whole;
-    if (world_rank() == 0) whole = load_job_mesh(job);
-    const LocalMesh mesh = distribute_mesh(MPI_COMM_WORLD, whole);
+    const Job job = mpitest::job_from_yaml(mpitest::scratch_dir("volino"), "volino_vs_" + model,
+                                           "mesh: {generate: {shape: sheet, size: [1, 1], cells: [6, 6]}}\n"
+                                           "materials: [{model: " + model + ", young: 10.0, poisson: 0.35, thickness: 0.5}]\n"
+                                           "boundary:\n"
+                                           "  - {select: {all: true}, fix: [z]}\n"
+                                           "  - {select: {region: 11}, fix: [x, y]}\n"
+                                           "  - {select: {region: 12}, displace: [0.2, 0.1, ~]}\n"
+                                           "analysis: {type: static, steps: 2}\n"
+                                           "solver: {newton: {rtol: 1.0e-12, atol: 1.0e-13}, petsc: \"-ksp_rtol 1e-13\"}\n");
+    const LocalMesh mesh = mpitest::distributed_job_mesh(MPI_COMM_WORLD, job);
     StaticSolver solver(MPI_COMM_WORLD, job, mesh, build_model(MPI_COMM_WORLD, job, mesh), "", true);
     solver.run({});
     std::vector<double> x = solver.local_positions();
@@ -104,27 +91,18 @@ TEST(Volino, IsotropicLawEqualsTrbsInTheSolver) {
 /// Mechanical energy (kinetic + strain) after a membrane is pulled in its plane and let go: with Delingette's
 /// damped springs or Volino's viscosity it must end lower than without.
 double energy_after_release(const std::string& material) {
-  const std::string path = ::testing::TempDir() + "/damped_" + std::to_string(std::hash<std::string>{}(material)) + ".yaml";
-  if (world_rank() == 0) {
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    std::fprintf(f,
-                 "mesh: {generate: {shape: sheet, size: [1, 1], cells: [8, 8]}}\n"
-                 "materials: [%s]\n"
-                 "boundary:\n"
-                 "  - {select: {all: true}, fix: [z]}\n"
-                 "  - {select: {region: 11}, fix: [x, y]}\n"
-                 "loads:\n"
-                 "  tractions: [{select: {region: 12}, traction: [50, 0, 0], schedule: {table: [[0, 1], [0.02, 1], [0.021, 0]]}}]\n"
-                 "analysis: {type: dynamic, dt: 0.005, end_time: 0.3, integrator: backward-euler}\n"
-                 "solver: {newton: {rtol: 1.0e-10, atol: 1.0e-12}, petsc: \"-ksp_type cg -pc_type jacobi -ksp_rtol 1e-12\"}\n",
-                 material.c_str());
-    std::fclose(f);
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-  const Job job = read_job(path);
-  Mesh whole;
-  if (world_rank() == 0) whole = load_job_mesh(job);
-  const LocalMesh mesh = distribute_mesh(MPI_COMM_WORLD, whole);
+  const Job job = mpitest::job_from_yaml(
+      mpitest::scratch_dir("volino"), "damped_" + std::to_string(std::hash<std::string>{}(material)),
+      "mesh: {generate: {shape: sheet, size: [1, 1], cells: [8, 8]}}\n"
+      "materials: [" + material + "]\n"
+      "boundary:\n"
+      "  - {select: {all: true}, fix: [z]}\n"
+      "  - {select: {region: 11}, fix: [x, y]}\n"
+      "loads:\n"
+      "  tractions: [{select: {region: 12}, traction: [50, 0, 0], schedule: {table: [[0, 1], [0.02, 1], [0.021, 0]]}}]\n"
+      "analysis: {type: dynamic, dt: 0.005, end_time: 0.3, integrator: backward-euler}\n"
+      "solver: {newton: {rtol: 1.0e-10, atol: 1.0e-12}, petsc: \"-ksp_type cg -pc_type jacobi -ksp_rtol 1e-12\"}\n");
+  const LocalMesh mesh = mpitest::distributed_job_mesh(MPI_COMM_WORLD, job);
   DynamicSolver solver(MPI_COMM_WORLD, job, mesh, build_model(MPI_COMM_WORLD, job, mesh), "", true);
   const auto reports = solver.run({});
   const EnergyReport e = reports.back().energy;

@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "materials/formulation.hpp"
-#include "materials/formulation_testing.hpp"
+#include "tests/support/formulation_testing.hpp"
 
 namespace edgefem {
 namespace {

@@ -11,26 +11,15 @@
 #include <tuple>
 
 #include "materials/formulation.hpp"
-#include "materials/formulation_testing.hpp"
+#include "tests/support/formulation_testing.hpp"
 #include "materials/tet_geometry.hpp"
 
 namespace edgefem {
 namespace {
 
+using testing::make_formulation;
+using testing::penalty_name;
 using testing::TetMesh;
-
-std::unique_ptr<TetFormulation> make(const std::string& name, const TetMesh& m, std::span<const TetMaterial> mat) {
-  return testing::make_formulation(name, m, mat, testing::iota_ids(mat.size()));
-}
-
-std::vector<TetMaterial> random_materials(LocalIndex n_tets, VolumetricPenalty penalty, unsigned seed,
-                                          bool anisotropic = false) {
-  return testing::random_materials(n_tets, penalty, anisotropic, seed);
-}
-
-const char* penalty_name(VolumetricPenalty p) {
-  return p == VolumetricPenalty::none ? "none" : p == VolumetricPenalty::cubic ? "cubic" : "quadratic";
-}
 
 /// x = A X + noise with A = scale * (I + strain noise); scale < 1 compresses (penalty active).
 std::vector<double> random_deformation(const TetMesh& m, double scale, double amplitude, unsigned seed) {
@@ -57,8 +46,8 @@ class TlVsTsep : public ::testing::TestWithParam<SameParam> {};
 TEST_P(TlVsTsep, SameEnergyForceAndStiffness) {
   const auto [penalty, aniso, scale, seed] = GetParam();
   const TetMesh m = testing::kuhn_box(3, 2, 2, 0.5, 0.12, seed);
-  const auto mat = random_materials(m.n_tets(), penalty, seed + 100, aniso);
-  const auto tsep = make("stvk", m, mat), tl = make("stvk-tl", m, mat);
+  const auto mat = testing::random_materials(m.n_tets(), penalty, aniso, seed + 100);
+  const auto tsep = make_formulation("stvk", m, mat), tl = make_formulation("stvk-tl", m, mat);
   const auto x = random_deformation(m, scale, 0.08, seed);
   const double w_tsep = tsep->energy(x), w_tl = tl->energy(x);
   EXPECT_NEAR(w_tsep, w_tl, 1e-12 * std::abs(w_tl));
@@ -105,7 +94,7 @@ TEST(StvkTl, SmallHeterogeneousTableSharedByManyTets) {
     const auto K_tl = testing::dense_stiffness(*tl, x, &f_tl);
     for (const char* name : {"stvk", "stvk-tl"}) {
       const auto a = testing::make_formulation(name, m, table, ids);
-      const auto b = make(name, m, per_tet);
+      const auto b = make_formulation(name, m, per_tet);
       std::vector<double> fa, fb;
       const auto Ka = testing::dense_stiffness(*a, x, &fa), Kb = testing::dense_stiffness(*b, x, &fb);
       EXPECT_EQ(a->energy(x), b->energy(x)) << name;
@@ -126,8 +115,8 @@ class RigidMotion : public ::testing::TestWithParam<std::tuple<std::string, Volu
 TEST_P(RigidMotion, ZeroEnergyAndForce) {
   const auto& [name, penalty] = GetParam();
   const TetMesh m = testing::kuhn_box(2, 2, 2, 1.0, 0.1, 4);
-  const auto mat = random_materials(m.n_tets(), penalty, 6, true);
-  const auto form = make(name, m, mat);
+  const auto mat = testing::random_materials(m.n_tets(), penalty, true, 6);
+  const auto form = make_formulation(name, m, mat);
   // Unit Green strain: x = sqrt(3) X gives E = I.
   std::vector<double> x_unit(m.coords), f_unit(m.coords.size()), f(m.coords.size());
   for (double& v : x_unit) v *= std::sqrt(3.0);
@@ -173,7 +162,7 @@ class RestStiffness : public ::testing::TestWithParam<std::tuple<VolumetricPenal
 TEST_P(RestStiffness, IsLinearElasticity) {
   const auto [penalty, aniso] = GetParam();
   const TetMesh m = testing::kuhn_box(2, 1, 1, 1.0, 0.0, 1);
-  const auto mat = random_materials(m.n_tets(), penalty, 3, aniso);
+  const auto mat = testing::random_materials(m.n_tets(), penalty, aniso, 3);
   const std::size_t n = m.coords.size();
   Eigen::MatrixXd K_lin = Eigen::MatrixXd::Zero(n, n);
   for (LocalIndex t = 0; t < m.n_tets(); ++t) {
@@ -203,11 +192,11 @@ TEST_P(RestStiffness, IsLinearElasticity) {
   const std::vector<double> ref(K_lin.data(), K_lin.data() + n * n);  // symmetric: layout irrelevant
   for (const char* name : {"stvk", "stvk-tl", "linear"}) {
     std::vector<double> f;
-    const auto K = testing::dense_stiffness(*make(name, m, mat), m.coords, &f);
+    const auto K = testing::dense_stiffness(*make_formulation(name, m, mat), m.coords, &f);
     EXPECT_LT(testing::rel_max_diff(K, ref), 1e-13) << name;
     for (double v : f) EXPECT_EQ(v, 0.0) << name << ": no force at rest";
   }
-  const auto K_nsn = testing::dense_stiffness(*make("stvk-nsn", m, mat), m.coords);
+  const auto K_nsn = testing::dense_stiffness(*make_formulation("stvk-nsn", m, mat), m.coords);
   EXPECT_GT(testing::rel_max_diff(K_nsn, ref), 1e-3);
 }
 
@@ -265,7 +254,7 @@ TEST_P(StrainStressForces, ReproduceTlForces) {
                                     Eigen::Vector3d(r.alpha[i][0], r.alpha[i][1], r.alpha[i][2]).transpose();
   for (int q = 0; q < 9; ++q) Sm(q / 3, q % 3) = S[q];
   EXPECT_LT((Sm - Sm.transpose()).cwiseAbs().maxCoeff(), 1e-14 * Sm.cwiseAbs().maxCoeff()) << "S symmetric";
-  const auto tl = make("stvk-tl", m, std::vector<TetMaterial>{mat});
+  const auto tl = make_formulation("stvk-tl", m, std::vector<TetMaterial>{mat});
   std::vector<double> f(12);
   tl->force(x, f);
   double fmax = 0.0, diff = 0.0;

@@ -15,32 +15,21 @@
 #include <tuple>
 
 #include "materials/formulation.hpp"
-#include "materials/formulation_testing.hpp"
+#include "tests/support/formulation_testing.hpp"
 #include "materials/tet_geometry.hpp"
 
 namespace edgefem {
 namespace {
 
+using testing::make_formulation;
+using testing::penalty_name;
 using testing::TetMesh;
-
-std::unique_ptr<TetFormulation> make(const std::string& name, const TetMesh& m, std::span<const TetMaterial> mat) {
-  return testing::make_formulation(name, m, mat, testing::iota_ids(mat.size()));
-}
 
 /// Per-tet different materials (one table entry per tet); two thirds of the tets get `penalty`; with
 /// `anisotropic`, half of them are transversely isotropic.
 std::vector<TetMaterial> random_materials(LocalIndex n_tets, VolumetricPenalty penalty, unsigned seed,
                                           bool anisotropic = false) {
   return testing::random_materials(n_tets, penalty, anisotropic, seed);
-}
-
-const char* penalty_name(VolumetricPenalty p) {
-  switch (p) {
-    case VolumetricPenalty::none: return "none";
-    case VolumetricPenalty::cubic: return "cubic";
-    case VolumetricPenalty::quadratic: return "quadratic";
-  }
-  return "?";
 }
 
 TetMesh single_tet(bool negative) {
@@ -58,8 +47,6 @@ TetMesh mesh_by_name(const std::string& name) {
 
 /// Deformations x = c + A (X - c) + t + noise of the reference X (centroid c).
 std::vector<double> deform(const TetMesh& m, const std::string& kind, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
   Eigen::Matrix3d A = Eigen::Matrix3d::Identity();
   double noise = 0.0;
   Eigen::Vector3d shift = Eigen::Vector3d::Zero();
@@ -84,17 +71,7 @@ std::vector<double> deform(const TetMesh& m, const std::string& kind, unsigned s
     A.diagonal() << 1.0, 1.0, -0.6;
     noise = 0.02;
   }
-  const LocalIndex nv = m.n_vertices();
-  Eigen::Vector3d c = Eigen::Vector3d::Zero();
-  for (LocalIndex v = 0; v < nv; ++v) c += Eigen::Vector3d(m.coords[3 * v], m.coords[3 * v + 1], m.coords[3 * v + 2]);
-  c /= nv;
-  std::vector<double> x(m.coords.size());
-  for (LocalIndex v = 0; v < nv; ++v) {
-    const Eigen::Vector3d X(m.coords[3 * v], m.coords[3 * v + 1], m.coords[3 * v + 2]);
-    const Eigen::Vector3d y = c + A * (X - c) + shift;
-    for (int k = 0; k < 3; ++k) x[3 * v + k] = y[k] + noise * u(rng);
-  }
-  return x;
+  return testing::affine_deformation(m.coords, A, shift, noise, seed);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -109,37 +86,22 @@ TEST_P(FormulationFd, ForceAndStiffnessMatchFiniteDifferences) {
   const auto& [form_name, mesh_name, def, penalty, aniso] = GetParam();
   const TetMesh m = mesh_by_name(mesh_name);
   const auto mat = random_materials(m.n_tets(), penalty, 11, aniso);
-  const auto form = make(form_name, m, mat);
+  const auto form = make_formulation(form_name, m, mat);
   EXPECT_EQ(form->name(), form_name);
   const auto x = deform(m, def, 5);
 
-  std::vector<double> f;
-  const auto K = testing::dense_stiffness(*form, x, &f);
-  const double h = 1e-6;
-  const auto f_fd = testing::fd_force(*form, x, h);
-  const auto K_fd = testing::fd_stiffness(*form, x, h);
-  EXPECT_LT(testing::rel_max_diff(f, f_fd), 1e-6) << "f vs dW/dx";
-  EXPECT_LT(testing::rel_max_diff(K, K_fd), 1e-6) << "K vs df/dx";
-
-  std::vector<double> f_only(f.size());
-  form->force(x, f_only);
-  EXPECT_LT(testing::rel_max_diff(f_only, f), 1e-14) << "force() and force_and_stiffness() agree";
-
-  const std::size_t n = f.size();
-  double asym = 0.0, kmax = 0.0;
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j) {
-      asym = std::max(asym, std::abs(K[i * n + j] - K[j * n + i]));
-      kmax = std::max(kmax, std::abs(K[i * n + j]));
-    }
-  EXPECT_LT(asym, 1e-13 * kmax) << "K symmetric";
+  const auto c = testing::compare_with_finite_differences(*form, x, 1e-6);
+  EXPECT_LT(c.force_error, 1e-6) << "f vs dW/dx";
+  EXPECT_LT(c.stiffness_error, 1e-6) << "K vs df/dx";
+  EXPECT_LT(testing::rel_max_diff(c.f_only, c.f), 1e-14) << "force() and force_and_stiffness() agree";
+  EXPECT_LT(c.asymmetry, 1e-13 * testing::max_abs(c.K)) << "K symmetric";
   // The penalty must actually be active here: the energy differs from the one without it (linear + cubic has
   // no penalty term: its Hessian at rest is zero).
   const bool compressed = def == "compressed" || def == "near_flat" || def == "inverted";
   const bool active = penalty == VolumetricPenalty::quadratic ||
                       (penalty == VolumetricPenalty::cubic && compressed && form_name != "linear");
   if (active && def != "rotated" && def != "random") {
-    const auto plain = make(form_name, m, random_materials(m.n_tets(), VolumetricPenalty::none, 11, aniso));
+    const auto plain = make_formulation(form_name, m, random_materials(m.n_tets(), VolumetricPenalty::none, 11, aniso));
     EXPECT_GT(form->energy(x), plain->energy(x) * (1 + 1e-3));
   }
 }
@@ -212,7 +174,7 @@ class EdgeSum : public ::testing::TestWithParam<bool> {};  // anisotropic
 TEST_P(EdgeSum, EnergyIsEdgeSumOfEq19AndNsnIsItsDiagonal) {
   const TetMesh m = testing::kuhn_box(2, 1, 2, 0.7, 0.1, 9);
   const auto mat = random_materials(m.n_tets(), VolumetricPenalty::none, 4, GetParam());
-  const auto stvk = make("stvk", m, mat), nsn = make("stvk-nsn", m, mat);
+  const auto stvk = make_formulation("stvk", m, mat), nsn = make_formulation("stvk-nsn", m, mat);
   for (unsigned seed : {1u, 2u, 3u}) {
     const auto x = deform(m, "random", seed);
     double w_full = 0.0, w_diag = 0.0;
@@ -261,7 +223,7 @@ TEST(StvkTsep, UniformScalingGivesExactStvkEnergy) {
       }
       expected += tetgeo::reference_tet(X, t).v0 * 0.5 * sumD * e * e;
     }
-    for (const char* name : {"stvk", "stvk-tl"}) EXPECT_NEAR(make(name, m, mat)->energy(x), expected, 1e-12 * expected) << name;
+    for (const char* name : {"stvk", "stvk-tl"}) EXPECT_NEAR(make_formulation(name, m, mat)->energy(x), expected, 1e-12 * expected) << name;
   }
 }
 
@@ -274,7 +236,7 @@ TEST(StvkTsep, BlockPatternAndUntouchedVertices) {
   m.coords.insert(m.coords.end(), {5.0, 5.0, 5.0});  // vertex 4: no tet
   const auto mat = random_materials(1, VolumetricPenalty::cubic, 1);
   for (const char* name : {"stvk", "stvk-nsn", "stvk-tl", "linear"}) {
-    const auto form = make(name, m, mat);
+    const auto form = make_formulation(name, m, mat);
     const auto& pat = form->block_pattern();
     ASSERT_EQ(pat.size(), 4u + 2 * 6u) << name;
     for (LocalIndex v = 0; v < 4; ++v) EXPECT_EQ(pat[v], (std::array<LocalIndex, 2>{v, v}));
@@ -294,9 +256,9 @@ TEST(StvkTsep, BlockPatternAndUntouchedVertices) {
   }
   const TetMesh box = testing::kuhn_box(3, 2, 2, 0.5, 0.1, 5);
   const auto box_mat = random_materials(box.n_tets(), VolumetricPenalty::none, 2);
-  const auto stvk = make("stvk", box, box_mat);
+  const auto stvk = make_formulation("stvk", box, box_mat);
   for (const char* name : {"stvk-nsn", "stvk-tl", "linear"})
-    EXPECT_EQ(make(name, box, box_mat)->block_pattern(), stvk->block_pattern()) << name;
+    EXPECT_EQ(make_formulation(name, box, box_mat)->block_pattern(), stvk->block_pattern()) << name;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -361,7 +323,7 @@ TEST(StvkTsep, ThreadCountDoesNotChangeForcesOrBlocks) {
     const auto x = deform(m, "compressed", 3);
     std::vector<double> f_stvk, b_stvk;
     for (const char* name : {"stvk", "stvk-nsn", "stvk-tl", "linear"}) {
-      const auto form = make(name, m, mat);
+      const auto form = make_formulation(name, m, mat);
       std::vector<double> f1(x.size()), f2(x.size()), b1(9 * form->block_pattern().size()), b2(b1.size());
       omp_set_num_threads(1);
       form->force_and_stiffness(x, f1, b1);
@@ -400,7 +362,7 @@ TEST(StvkTsep, RejectsBadInput) {
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find("material id 1"), std::string::npos) << e.what();
     }
-    const auto form = make(name, m, mat);
+    const auto form = make_formulation(name, m, mat);
     std::vector<double> x(m.coords), f(3);
     EXPECT_THROW(form->force(x, f), std::invalid_argument) << name;
   }

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "materials/formulation_testing.hpp"
+#include "tests/support/formulation_testing.hpp"
 #include "mesh/topology.hpp"
 
 namespace edgefem {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "materials/formulation.hpp"
-#include "materials/formulation_testing.hpp"
+#include "tests/support/formulation_testing.hpp"
 #include "materials/tet_geometry.hpp"
 
 namespace edgefem {
