@@ -21,7 +21,7 @@
 #include <string_view>
 #include <utility>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 
 namespace edgefem {
 namespace {

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "materials/curve.hpp"
 #include "materials/membrane.hpp"
 #include "materials/volino.hpp"

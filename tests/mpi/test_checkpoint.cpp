@@ -23,7 +23,7 @@
 
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_series.hpp"
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "partition/collective.hpp"
 #include "tests/support/mpi_testing.hpp"
 

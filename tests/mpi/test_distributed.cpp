@@ -17,7 +17,7 @@
 #include <memory>
 #include <sstream>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "io/job.hpp"
 #include "mesh/box.hpp"
 #include "partition/partition.hpp"

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "io/job.hpp"
 #include "partition/partition.hpp"
 #include "solver/dynamic_solver.hpp"

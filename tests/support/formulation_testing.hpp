@@ -15,20 +15,23 @@
 #include <vector>
 
 #include "materials/formulation.hpp"
+#include "materials/registry.hpp"
 #include "tests/support/finite_differences.hpp"
 #include "tests/support/meshes.hpp"
 
 namespace edgefem::testing {
 
-/// The formulation called `name` ("stvk", "stvk-nsn", "stvk-tl", "linear") on mesh m with a material table and
-/// per-tet material ids.
+/// The tetrahedral model called `name` in the registry ("stvk", "stvk-nsn", "stvk-tl", "linear", ...) on mesh m with
+/// a material table and per-tet material ids, built by the registry's factory (as build_model does).
 inline std::unique_ptr<TetFormulation> make_formulation(std::string_view name, const TetMesh& m,
                                                         std::span<const TetMaterial> table,
                                                         std::span<const std::int32_t> material_of_tet) {
-  if (name == "stvk-tl") return make_stvk_tl(m.coords, m.tets, table, material_of_tet);
-  if (name == "linear") return make_linear(m.coords, m.tets, table, material_of_tet);
-  if (name == "stvk" || name == "stvk-nsn") return make_stvk_tsep(m.coords, m.tets, table, material_of_tet, name == "stvk-nsn");
-  throw std::invalid_argument("make_formulation: unknown formulation '" + std::string(name) + "'");
+  const ModelInfo& model = model_named(name);
+  if (model.cell != CellKind::tetrahedron)
+    throw std::invalid_argument("make_formulation: '" + std::string(name) + "' is not a tetrahedral model");
+  MaterialTables tables;
+  tables.tet.assign(table.begin(), table.end());
+  return model.make(FormulationInput{m.coords, m.tets, material_of_tet, tables});
 }
 
 /// The formulation called `name` on mesh m with one table entry per tet (material ids 0, 1, ..., n-1).

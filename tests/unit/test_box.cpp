@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "io/gmsh.hpp"
 #include "mesh/box.hpp"
 

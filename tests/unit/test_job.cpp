@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "io/job.hpp"
 
 namespace edgefem {

@@ -30,7 +30,7 @@
 #include <vtkXMLPUnstructuredGridReader.h>
 #include <vtkXMLUnstructuredGridReader.h>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "io/vtk_output.hpp"
 #include "tests/support/vtk_output_testing.hpp"
 

@@ -14,7 +14,7 @@
 #include <vtkXMLDataElement.h>
 #include <vtkXMLDataParser.h>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "io/vtk_output.hpp"
 #include "tests/support/vtk_output_testing.hpp"
 
