@@ -504,11 +504,12 @@ TEST(VolinoLaw, StressAndTangentAreDerivativesOfTheEnergy) {
     EXPECT_LT(worst_c, 1e-5) << name;
   }
   // Eq. (4) and the orthotropic matrix.
-  const auto& I = VolinoLaw::isotropic(2.0, 0.25).matrix();
+  // (copies: matrix() returns a reference into the temporary law; AddressSanitizer: stack-use-after-scope)
+  const auto I = VolinoLaw::isotropic(2.0, 0.25).matrix();
   EXPECT_NEAR(I[0], 2.0 / (1 - 0.0625), 1e-15);
   EXPECT_NEAR(I[1], 0.25 * 2.0 / (1 - 0.0625), 1e-15);
   EXPECT_NEAR(I[8], 2.0 / 2.5, 1e-15);
-  const auto& O = VolinoLaw::orthotropic(4.0, 1.0, 0.3, 0.5).matrix();  // nu_pw = 0.125, q = 0.9375
+  const auto O = VolinoLaw::orthotropic(4.0, 1.0, 0.3, 0.5).matrix();  // nu_pw = 0.125, q = 0.9375
   EXPECT_NEAR(O[0], 4.0 / 0.9375, 1e-14);
   EXPECT_NEAR(O[4], 1.0 / 0.9375, 1e-14);
   EXPECT_NEAR(O[1], 0.5 / 0.9375, 1e-14);
