@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages edgefem needs (only apt-get; run as root or with sudo).
+# Installs the Debian 12 packages edgefem needs (only apt-get; run as root or with sudo). clang, its libFuzzer
+# runtime (libclang-rt-dev) and its OpenMP (libomp-dev: the job reader names models, whose kernels use OpenMP)
+# build the reader fuzz targets that the test suite runs briefly (scripts/fuzz.sh).
 #   ./setup.sh               install what is missing
 #   ./setup.sh --with-gmsh   also Gmsh (scripts/bench_solve.sh meshes the benchmark cantilever with it)
 set -euo pipefail
@@ -8,6 +10,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libpetsc-real-dev libmetis-dev libvtk9-dev libeigen3-dev
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-dev libomp-dev
 )
 [ "${1:-}" = "--with-gmsh" ] && packages+=(gmsh)
 missing=()

@@ -516,7 +516,8 @@ VolinoSpec JobParser::parse_volino(const Map& m) const {
       if (curve.node.IsScalar()) {
         const std::string name = string(curve, "a CSV file name or a list of [strain, stress] rows");
         out[k].file = resolve(name);
-        if (!fs::exists(out[k].file))
+        std::error_code ec;  // a name the system cannot look up (too long, ...) does not exist either
+        if (!fs::exists(out[k].file, ec))
           fail(curve.line, curve.path + ": curve file '" + out[k].file + "' does not exist");
       } else {
         out[k].points = timed_rows<2>(curve, "a non-empty list of [strain, stress] rows", "a row [strain, stress]",

@@ -1,6 +1,22 @@
 #!/usr/bin/env bash
 # Install what is missing, build (Release) and run the whole test suite (unit + MPI tests on 1, 2, 3 ranks).
+#   scripts/test.sh              as CI runs it (build/)
+#   scripts/test.sh --sanitize   the whole suite built with AddressSanitizer + UndefinedBehaviorSanitizer
+#                                (build-asan/, -O1 -g; options and suppressions in scripts/sanitizers/); too slow
+#                                for CI's budget, run it by hand after changes to memory handling or the readers
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--sanitize" ]; then
+  ./setup.sh
+  source scripts/env.sh
+  source scripts/sanitizers/env.sh
+  launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+        -DEDGEFEM_SANITIZE=ON "${launcher[@]}" >/dev/null
+  cmake --build build-asan -j "$(nproc)"
+  ctest --test-dir build-asan --output-on-failure -j 2 --timeout 3600
+  exit
+fi
 source scripts/build.sh
 ctest --test-dir build --output-on-failure -j 2 --timeout 900

@@ -890,5 +890,14 @@ TEST_F(JobTest, AttachmentAnchorEvaluation) {
   expect_vec(one.displacement(3.0), {0.25, -0.5, 2.0}, "one-row d(3)");
   expect_vec(one.rate(1.0), {0, 0, 0}, "one-row d'(1)");
 }
+
+// Fuzzing finding (fuzz/corpus/job/regression_long_curve_file.yaml): a curve file name longer than the system
+// allows escaped as std::filesystem::filesystem_error ("File name too long") instead of an InputError.
+TEST_F(JobTest, CurveFileNameTooLongIsAnInputError) {
+  const std::string name(300, 'a');
+  expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - model: volino\n    curves: {weft: " + name +
+                   ", warp: [[0, 0]], shear: [[0, 0]]}\n",
+               4, {"materials[0].curves.weft: curve file", name + "' does not exist"});
+}
 }  // namespace
 }  // namespace edgefem

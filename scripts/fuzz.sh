@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of fuzz/ with clang (only the readers and yaml-cpp; build-fuzz/), replays the
+# committed corpus, then fuzzes each target for a while. A crash, a sanitizer report, an exception other than
+# InputError, a hang (> 10 s on one input) or an allocation over the limits is a finding: the input is saved in
+# the build directory (artifacts/) and the script fails.
+#   scripts/fuzz.sh                    20 s per target (the test suite runs `--seconds 15`)
+#   scripts/fuzz.sh --seconds 3600     the long run: an hour per target
+#   scripts/fuzz.sh --seconds 0        replay the committed corpus only
+# Options: --build-dir DIR (default build-fuzz), --target gmsh|job (default both; repeatable).
+# New inputs found go to DIR/corpus/<target>/ (not the committed fuzz/corpus/); see fuzz/README.md for how to
+# add the interesting ones to the committed corpus.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=20
+build=build-fuzz
+targets=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds="$2"; shift 2 ;;
+    --build-dir) build="$2"; shift 2 ;;
+    --target) targets+=("$2"); shift 2 ;;
+    *) echo "fuzz.sh: unknown argument '$1' (expected --seconds N, --build-dir DIR, --target gmsh|job)" >&2; exit 2 ;;
+  esac
+done
+[ ${#targets[@]} -eq 0 ] && targets=(gmsh job)
+if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
+  echo "fuzz.sh: clang++ and libFuzzer (Debian packages clang, libclang-rt-dev) are needed: run ./setup.sh" >&2
+  exit 1
+fi
+
+start=$(date +%s)
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B "$build" -DEDGEFEM_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" "${launcher[@]}" >/dev/null
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
+echo "fuzz.sh: built ${targets[*]/#/fuzz_} in $(( $(date +%s) - start )) s ($build/)"
+
+# Findings beyond sanitizer reports: libFuzzer's own limits.
+limits=(-rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -print_final_stats=1)
+status=0
+for target in "${targets[@]}"; do
+  binary="$build/fuzz_$target"
+  seeds="fuzz/corpus/$target"
+  dict=()
+  [ -f "fuzz/$target.dict" ] && dict=(-dict="fuzz/$target.dict")
+  mkdir -p "$build/corpus/$target" "$build/artifacts/$target"
+  log="$build/fuzz_$target.log"
+  # Replay: every committed input once (the regression inputs of past findings are among them).
+  if ! "$binary" "${limits[@]}" -runs=0 -artifact_prefix="$build/artifacts/$target/" "$seeds" >"$log" 2>&1; then
+    echo "fuzz.sh: $target: FAILED replaying $seeds (log: $log)" >&2
+    tail -n 40 "$log" >&2
+    status=1
+    continue
+  fi
+  echo "fuzz.sh: $target: replayed $(find "$seeds" -type f | wc -l) committed inputs"
+  [ "$seconds" -gt 0 ] || continue
+  if ! "$binary" "${limits[@]}" "${dict[@]}" -max_total_time="$seconds" \
+        -artifact_prefix="$build/artifacts/$target/" "$build/corpus/$target" "$seeds" >"$log" 2>&1; then
+    echo "fuzz.sh: $target: FINDING (input saved in $build/artifacts/$target/; log: $log)" >&2
+    tail -n 60 "$log" >&2
+    status=1
+    continue
+  fi
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+  done_line=$(grep -E '^#[0-9]+\s+DONE' "$log" | tail -n 1)
+  cov=$(sed -nE 's/.* cov: ([0-9]+) ft: ([0-9]+) corp: ([0-9]+).*/cov \1, features \2, corpus \3/p' <<<"$done_line")
+  echo "fuzz.sh: $target: ${seconds} s, ${runs:-?} executions (${rate:-?}/s), ${cov:-coverage not reported}, no finding"
+done
+echo "fuzz.sh: done in $(( $(date +%s) - start )) s"
+exit $status
