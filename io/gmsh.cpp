@@ -802,6 +802,12 @@ void check_mesh(const Mesh& mesh, const std::string& source) {
                               e[1][0] * (e[0][1] * e[2][2] - e[0][2] * e[2][1]) +
                               e[2][0] * (e[0][1] * e[1][2] - e[0][2] * e[1][1]);
     const double longest = std::sqrt(longest2);
+    if (!std::isfinite(six_volume) || !std::isfinite(longest * longest * longest)) {
+      std::ostringstream s;
+      s << "tetrahedron " << t << " " << cell_vertices(v, 4) << ": its volume overflows (6*volume = " << six_volume
+        << ", longest edge " << longest << "; expected coordinates whose cubes are finite, |x| < 1e100)";
+      mesh_error(source, s.str());
+    }
     if (std::abs(six_volume) <= 1e-12 * longest * longest * longest) {
       std::ostringstream s;
       s << "tetrahedron " << t << " " << cell_vertices(v, 4) << " is degenerate: 6*volume = " << six_volume
@@ -825,6 +831,12 @@ void check_mesh(const Mesh& mesh, const std::string& source) {
       const double twice_area = std::sqrt(cross[0] * cross[0] + cross[1] * cross[1] + cross[2] * cross[2]);
       const double longest2 = std::max({a[0] * a[0] + a[1] * a[1] + a[2] * a[2], b[0] * b[0] + b[1] * b[1] + b[2] * b[2],
                                         c[0] * c[0] + c[1] * c[1] + c[2] * c[2]});
+      if (!std::isfinite(twice_area) || !std::isfinite(longest2)) {
+        std::ostringstream s;
+        s << "triangle " << t << " " << cell_vertices(v, 3) << ": its area overflows (2*area = " << twice_area
+          << "; expected coordinates whose squares are finite, |x| < 1e150)";
+        mesh_error(source, s.str());
+      }
       if (twice_area <= 1e-12 * longest2) {
         std::ostringstream s;
         s << "triangle " << t << " " << cell_vertices(v, 3) << " is degenerate: 2*area = " << twice_area

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "io/gmsh.hpp"
 #include "mesh/box.hpp"
 #include "tests/support/msh_writer.hpp"
@@ -314,6 +314,16 @@ TEST(GmshCheckMesh, AcceptsGoodMeshesAndNamesBadCells) {
     EXPECT_NE(std::string(e.what()).find("vertex 1 has a non-finite coordinate"), std::string::npos) << e.what();
   }
 
+  Mesh huge = good;  // finite coordinates whose volume overflows: found by fuzzing (NaN passed every comparison)
+  for (int k = 0; k < 3; ++k) huge.coords[3 * 4 + k] = 1e200 * (k + 1);
+  try {
+    check_mesh(huge, "huge");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("huge: tetrahedron 1 (vertices 1 2 3 4): its volume overflows"),
+              std::string::npos) << e.what();
+  }
+
   Mesh unused = good;
   unused.coords.insert(unused.coords.end(), {5, 5, 5});
   try {
@@ -332,6 +342,14 @@ TEST(GmshCheckMesh, AcceptsGoodMeshesAndNamesBadCells) {
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("triangle 1 (vertices 0 3 2) is degenerate"), std::string::npos) << e.what();
+  }
+  Mesh huge_sheet = generate_sheet({1, 1}, {1, 1});
+  huge_sheet.coords[3 * 3 + 0] = 1e300;
+  try {
+    check_mesh(huge_sheet, "hs");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("its area overflows"), std::string::npos) << e.what();
   }
 }
 
