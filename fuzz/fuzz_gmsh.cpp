@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "fuzz/scratch_file.hpp"
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "io/gmsh.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

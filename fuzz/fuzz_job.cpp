@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "fuzz/scratch_file.hpp"
-#include "io/error.hpp"
+#include "core/error.hpp"
 #include "io/job.hpp"
 
 namespace {
