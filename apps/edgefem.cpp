@@ -22,16 +22,16 @@
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_series.hpp"
 #include "io/job.hpp"
+#include "io/vtk_output.hpp"
 #include "mesh/topology.hpp"
 #include "partition/collective.hpp"
 #include "partition/partition.hpp"
 #include "solver/bench.hpp"
-#include "io/vtk_output.hpp"
+#include "solver/dynamic_solver.hpp"
 #include "solver/load_mesh.hpp"
 #include "solver/model.hpp"
 #include "solver/output.hpp"
 #include "solver/placement.hpp"
-#include "solver/dynamic_solver.hpp"
 #include "solver/static_solver.hpp"
 
 #ifdef _OPENMP
@@ -54,11 +54,11 @@ struct Arguments {
   std::string command, path;
   bool quiet = false;
   bool verbose = false;  // run: one line per Newton iteration too
-  std::string output;  // overrides the job's output.directory
-  std::string restart;  // run: checkpoint file (or output directory: its newest checkpoint)
-  int ranks = 0;  // info: parts of the partition preview (0: the number of ranks it runs on)
+  std::string output;    // overrides the job's output.directory
+  std::string restart;   // run: checkpoint file (or output directory: its newest checkpoint)
+  int ranks = 0;         // info: parts of the partition preview (0: the number of ranks it runs on)
   int repeat = 5;
-  std::string json;  // bench: write the result here
+  std::string json;           // bench: write the result here
   std::string petsc_options;  // the PETSc options given on the command line, to re-apply after the job's
 };
 
@@ -148,17 +148,17 @@ int command_info(const Arguments& arguments) {
                 args.path.c_str(), mesh.n_vertices(), static_cast<long long>(n_edges), mesh.n_triangles(),
                 mesh.n_lines());
   } else {
-  const Topology topo = build_topology(mesh.n_vertices(), mesh.tets);
-  const double nt = static_cast<double>(mesh.n_tets());
-  std::printf("mesh %s\n", args.path.c_str());
-  std::printf("  N_V = %d   N_E = %lld   N_F = %lld   N_T = %d\n", mesh.n_vertices(),
-              static_cast<long long>(topo.n_edges()), static_cast<long long>(topo.n_faces()), mesh.n_tets());
-  std::printf("  N_V : N_E : N_F : N_T = %.3f : %.3f : %.3f : 1\n", mesh.n_vertices() / nt, topo.n_edges() / nt,
-              topo.n_faces() / nt);
-  std::printf("  TSEPs: type 1 = %lld (3 N_F = %lld), type 2 = %lld (3 N_T = %lld)\n",
-              static_cast<long long>(topo.n_type1), 3 * static_cast<long long>(topo.n_faces()),
-              static_cast<long long>(topo.n_type2), 3 * static_cast<long long>(mesh.n_tets()));
-  std::printf("  boundary triangles = %d, lines = %d\n", mesh.n_triangles(), mesh.n_lines());
+    const Topology topo = build_topology(mesh.n_vertices(), mesh.tets);
+    const double nt = static_cast<double>(mesh.n_tets());
+    std::printf("mesh %s\n", args.path.c_str());
+    std::printf("  N_V = %d   N_E = %lld   N_F = %lld   N_T = %d\n", mesh.n_vertices(),
+                static_cast<long long>(topo.n_edges()), static_cast<long long>(topo.n_faces()), mesh.n_tets());
+    std::printf("  N_V : N_E : N_F : N_T = %.3f : %.3f : %.3f : 1\n", mesh.n_vertices() / nt, topo.n_edges() / nt,
+                topo.n_faces() / nt);
+    std::printf("  TSEPs: type 1 = %lld (3 N_F = %lld), type 2 = %lld (3 N_T = %lld)\n",
+                static_cast<long long>(topo.n_type1), 3 * static_cast<long long>(topo.n_faces()),
+                static_cast<long long>(topo.n_type2), 3 * static_cast<long long>(mesh.n_tets()));
+    std::printf("  boundary triangles = %d, lines = %d\n", mesh.n_triangles(), mesh.n_lines());
   }
   // What one needs to write selections: the tags and the extent.
   auto print_regions = [](const char* what, const std::vector<int>& regions) {
@@ -169,7 +169,8 @@ int command_info(const Arguments& arguments) {
     for (const auto& [tag, n] : count) std::printf("  %d (%lld)", tag, n);
     std::printf("\n");
   };
-  print_regions(mesh.n_tets() > 0 ? "tetrahedron" : "triangle (cell)", mesh.n_tets() > 0 ? mesh.tet_region : mesh.triangle_region);
+  print_regions(mesh.n_tets() > 0 ? "tetrahedron" : "triangle (cell)",
+                mesh.n_tets() > 0 ? mesh.tet_region : mesh.triangle_region);
   if (mesh.n_tets() > 0) print_regions("boundary triangle", mesh.triangle_region);
   print_regions(mesh.n_tets() > 0 ? "line" : "boundary edge", mesh.line_region);
   if (mesh.n_vertices() > 0) {
@@ -213,8 +214,8 @@ int command_bench(const Arguments& args) {
               static_cast<long long>(r.faces), static_cast<long long>(r.tets), static_cast<long long>(r.tseps),
               r.seconds_f, r.tets / r.seconds_f / 1e6, r.flops_f, r.seconds_f_and_K, r.tets / r.seconds_f_and_K / 1e6,
               r.flops_f_and_K, r.seconds_solve, r.seconds_pc_setup, r.seconds_ksp, r.ksp_iterations,
-              r.ksp_reason.c_str(), r.preconditioner.c_str(), r.bytes_per_tet(),
-              r.kernel_bytes / r.tets, r.coo_bytes / r.tets, r.matrix_bytes / r.tets);
+              r.ksp_reason.c_str(), r.preconditioner.c_str(), r.bytes_per_tet(), r.kernel_bytes / r.tets,
+              r.coo_bytes / r.tets, r.matrix_bytes / r.tets);
   if (!r.ksp_converged)
     PetscPrintf(comm, "warning: the linear solve FAILED (%s after %d iterations): its time is not a result\n",
                 r.ksp_reason.c_str(), r.ksp_iterations);
@@ -260,7 +261,8 @@ void print_state_summary(MPI_Comm comm, const LocalMesh& mesh, const std::vector
       if (solid) c[d] = p[3 * v[3] + d] - p[3 * v[0] + d];
     }
     const double n[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-    return solid ? (n[0] * c[0] + n[1] * c[1] + n[2] * c[2]) / 6.0 : 0.5 * std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    return solid ? (n[0] * c[0] + n[1] * c[1] + n[2] * c[2]) / 6.0
+                 : 0.5 * std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
   };
   double volumes[2] = {0, 0}, volumes_sum[2] = {0, 0};
   for (LocalIndex t = 0; t < (solid ? mesh.mesh.n_tets() : mesh.mesh.n_triangles()); ++t) {
@@ -285,9 +287,8 @@ void print_state_summary(MPI_Comm comm, const LocalMesh& mesh, const std::vector
               "  deformed bounding box: [%.6g, %.6g] x [%.6g, %.6g] x [%.6g, %.6g]\n"
               "  peak memory: %.1f MB on the largest rank, %.1f MB in all\n",
               global_max.value, where[0], where[1], where[2], where[3], where[4], where[5], solid ? "volume" : "area",
-              volumes_sum[0],
-              volumes_sum[1], 100.0 * (volumes_sum[1] / volumes_sum[0] - 1.0), gmin[0], gmax[0], gmin[1], gmax[1],
-              gmin[2], gmax[2], memory_max, memory_sum);
+              volumes_sum[0], volumes_sum[1], 100.0 * (volumes_sum[1] / volumes_sum[0] - 1.0), gmin[0], gmax[0],
+              gmin[1], gmax[1], gmin[2], gmax[2], memory_max, memory_sum);
 }
 
 /// Wall-clock seconds of the phases before the solve (the time the user waits is read -> partition -> set-up ->
@@ -320,14 +321,12 @@ void print_solver_summary(MPI_Comm comm, const NewtonStats& s, const std::string
 std::string describe(const Selection& s) {
   char text[160];
   switch (s.kind) {
-    case Selection::Kind::region:
-      return "region " + std::to_string(s.region);
+    case Selection::Kind::region: return "region " + std::to_string(s.region);
     case Selection::Kind::box:
       std::snprintf(text, sizeof text, "box [%g, %g, %g]-[%g, %g, %g]", s.lo[0], s.lo[1], s.lo[2], s.hi[0], s.hi[1],
                     s.hi[2]);
       return text;
-    case Selection::Kind::all:
-      break;
+    case Selection::Kind::all: break;
   }
   return "all vertices";
 }
@@ -372,9 +371,9 @@ RestartPoint restart_if_asked(MPI_Comm comm, const Arguments& args, const Job& j
     throw InputError(job.job_file + ": analysis.dt = " + std::to_string(spec.dt) + " but " + path +
                      " was written with dt = " + std::to_string(state.dt) + " (a restart keeps the time step)");
   if (state.step > solver.n_steps())
-    throw InputError(path + ": the checkpoint is at step " + std::to_string(state.step) + " (t = " +
-                     std::to_string(state.time) + "), past the job's end_time (" + std::to_string(solver.n_steps()) +
-                     " steps)");
+    throw InputError(path + ": the checkpoint is at step " + std::to_string(state.step) +
+                     " (t = " + std::to_string(state.time) + "), past the job's end_time (" +
+                     std::to_string(solver.n_steps()) + " steps)");
   if (state.integrator != to_string(spec.integrator))
     PetscPrintf(comm, "warning: %s was written by integrator %s; continuing with %s\n", path.c_str(),
                 state.integrator.c_str(), std::string(to_string(spec.integrator)).c_str());
@@ -415,8 +414,8 @@ void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, DynamicSolver
               "output and checkpoints %.3f s\n"
               "  energy: kinetic %.9e, strain %.9e, attachment %.9e, external work %.9e; total %.9e "
               "(largest change from the first output %.3e)\n",
-              reports.size(), integrator.c_str(), spec.dt, solver.time(), newton, ksp, cut_steps, total,
-              clock.read, clock.partition, clock.setup, step_seconds, step_seconds / n, output_seconds, last_energy.kinetic,
+              reports.size(), integrator.c_str(), spec.dt, solver.time(), newton, ksp, cut_steps, total, clock.read,
+              clock.partition, clock.setup, step_seconds, step_seconds / n, output_seconds, last_energy.kinetic,
               last_energy.strain, last_energy.attachment, last_energy.external_work, last_energy.total(), max_drift);
 }
 
@@ -520,9 +519,9 @@ int command_run(const Arguments& args) {
   whole = Mesh{};
   clock.partition = clock.lap();
   Model model = build_model(comm, job, mesh);
-  PetscPrintf(comm, "edgefem: %s\n  mesh: %lld vertices, %lld %s on %d rank%s x %d thread%s\n",
-              job.job_file.c_str(), static_cast<long long>(mesh.n_global_vertices),
-              static_cast<long long>(mesh.n_global_cells), model.nodes_per_cell == 4 ? "tetrahedra" : "triangles", size, size == 1 ? "" : "s", threads(),
+  PetscPrintf(comm, "edgefem: %s\n  mesh: %lld vertices, %lld %s on %d rank%s x %d thread%s\n", job.job_file.c_str(),
+              static_cast<long long>(mesh.n_global_vertices), static_cast<long long>(mesh.n_global_cells),
+              model.nodes_per_cell == 4 ? "tetrahedra" : "triangles", size, size == 1 ? "" : "s", threads(),
               threads() == 1 ? "" : "s");
   warn_if_oversubscribed(comm);
 

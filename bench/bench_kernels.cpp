@@ -107,7 +107,8 @@ void register_all() {
       for (bool stiffness : {false, true})
         for (int threads : {1, max_threads()}) {
           const std::string name = model + (stiffness ? "/f_and_K" : "/f");
-          benchmark::RegisterBenchmark(name.c_str(), [model, stiffness](benchmark::State& s) { run(s, model, stiffness); })
+          benchmark::RegisterBenchmark(name.c_str(),
+                                       [model, stiffness](benchmark::State& s) { run(s, model, stiffness); })
               ->Args({cells, threads})
               ->ArgNames({"cells", "threads"})
               ->Unit(benchmark::kMillisecond)

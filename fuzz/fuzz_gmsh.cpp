@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "fuzz/scratch_file.hpp"
 #include "core/error.hpp"
+#include "fuzz/scratch_file.hpp"
 #include "io/gmsh.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <fstream>
 
-#include "fuzz/scratch_file.hpp"
 #include "core/error.hpp"
+#include "fuzz/scratch_file.hpp"
 #include "io/job.hpp"
 
 namespace {
@@ -18,8 +18,8 @@ const edgefem::fuzz::ScratchDirectory& job_directory() {
   static const edgefem::fuzz::ScratchDirectory scratch;
   static const bool populated = [] {
     std::filesystem::create_directories(scratch.path() / "meshes");
-    for (const char* name : {"mesh.msh", "curve.csv", "meshes/column.msh", "meshes/bimaterial.msh",
-                             "meshes/cuboid.msh", "surface_only.msh"}) {
+    for (const char* name : {"mesh.msh", "curve.csv", "meshes/column.msh", "meshes/bimaterial.msh", "meshes/cuboid.msh",
+                             "surface_only.msh"}) {
       std::ofstream(scratch.path() / name);
     }
     return true;

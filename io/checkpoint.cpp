@@ -114,8 +114,7 @@ std::string get_name(const std::vector<char>& buf, std::size_t offset) {
 
 /// The layout a header announces, checked against the file size: `head` holds the first `head_read` bytes
 /// (min(size, header_bytes)) of a file of `size` bytes. Throws InputError naming `path`.
-Layout check_header(const std::string& path, const std::vector<char>& head, std::size_t head_read,
-                    std::int64_t size) {
+Layout check_header(const std::string& path, const std::vector<char>& head, std::size_t head_read, std::int64_t size) {
   auto bad = [&](const std::string& what) { throw InputError(path + ": " + what); };
   // A file shorter than the magic number must at least start like one to count as truncated.
   if (std::memcmp(head.data(), magic, std::min(head_read, sizeof magic)) != 0) {
@@ -402,7 +401,8 @@ void check_header_values(const std::string& path, const CheckpointState& state) 
     if (state.field_names[f].empty()) fail(path, "field " + std::to_string(f) + " has an empty name");
     check_name(state.field_names[f], "field name");
     for (std::size_t g = 0; g < f; ++g) {
-      if (state.field_names[g] == state.field_names[f]) fail(path, "field name '" + state.field_names[f] + "' given twice");
+      if (state.field_names[g] == state.field_names[f])
+        fail(path, "field name '" + state.field_names[f] + "' given twice");
     }
   }
   if (state.job_text.size() > max_job_bytes) {
@@ -419,7 +419,8 @@ std::vector<std::size_t> check_write_arguments(const std::string& path, const st
                                                const CheckpointState& state, int rank) {
   if (root_path.empty()) fail("write_checkpoint", "empty file name");
   if (path != root_path) {
-    fail(root_path, "write_checkpoint called with a different path on rank " + std::to_string(rank) + " ('" + path + "')");
+    fail(root_path,
+         "write_checkpoint called with a different path on rank " + std::to_string(rank) + " ('" + path + "')");
   }
   if (n_vertices != layout.n_vertices) {
     fail(path, "rank " + std::to_string(rank) + " passes n_vertices = " + std::to_string(n_vertices) +
@@ -434,8 +435,9 @@ std::vector<std::size_t> check_write_arguments(const std::string& path, const st
   for (std::size_t f = 0; f < state.fields.size(); ++f) {
     if (state.fields[f].size() != 3 * owned_original.size()) {
       const std::string name = f < state.field_names.size() ? "'" + state.field_names[f] + "'" : std::to_string(f);
-      fail(path, "field " + name + " on rank " + std::to_string(rank) + " has " + std::to_string(state.fields[f].size()) +
-                     " values, expected 3 x " + std::to_string(owned_original.size()) + " owned vertices");
+      fail(path, "field " + name + " on rank " + std::to_string(rank) + " has " +
+                     std::to_string(state.fields[f].size()) + " values, expected 3 x " +
+                     std::to_string(owned_original.size()) + " owned vertices");
     }
   }
   return sorted_positions(path, n_vertices, owned_original, rank);
@@ -456,7 +458,8 @@ std::vector<char> encode_header(const Layout& layout, const CheckpointState& sta
   put<std::int64_t>(head, off_run_started, state.run_started);
   put<std::int64_t>(head, off_written, now_ns());
   put_name(head, off_integrator, state.integrator);
-  for (std::size_t f = 0; f < state.field_names.size(); ++f) put_name(head, off_names + f * name_bytes, state.field_names[f]);
+  for (std::size_t f = 0; f < state.field_names.size(); ++f)
+    put_name(head, off_names + f * name_bytes, state.field_names[f]);
   std::memcpy(head.data() + header_bytes, state.job_text.data(), state.job_text.size());
   return head;
 }
@@ -542,9 +545,9 @@ void write_fields(const FieldAccess& file, const std::string& tmp, const Layout&
     }
     const double* data = identity ? values.data() : buffer.data();
     const std::string what = "writing field " + std::to_string(f) + " to '" + tmp + "'";
-    file.failure.check_mpi(
-        MPI_File_set_view(file.fh, layout.field_offset(f), MPI_DOUBLE, view.type(), "native", MPI_INFO_NULL),
-        file.path, what);
+    file.failure.check_mpi(MPI_File_set_view(file.fh, layout.field_offset(f), MPI_DOUBLE, view.type(), "native",
+                                             MPI_INFO_NULL),
+                           file.path, what);
     MPI_Status status;
     if (file.failure.check_mpi(MPI_File_write_all(file.fh, data, count, MPI_DOUBLE, &status), file.path, what))
       check_count(file.failure, status, count, file.path, what, "wrote");
@@ -641,9 +644,9 @@ std::vector<std::vector<double>> read_fields(const FieldAccess& file, const Layo
   std::vector<std::vector<double>> fields(layout.n_fields);
   for (std::size_t f = 0; f < layout.n_fields; ++f) {
     const std::string what = "reading field '" + field_names[f] + "'";
-    file.failure.check_mpi(
-        MPI_File_set_view(file.fh, layout.field_offset(f), MPI_DOUBLE, view.type(), "native", MPI_INFO_NULL),
-        file.path, what, true);
+    file.failure.check_mpi(MPI_File_set_view(file.fh, layout.field_offset(f), MPI_DOUBLE, view.type(), "native",
+                                             MPI_INFO_NULL),
+                           file.path, what, true);
     MPI_Status status;
     if (file.failure.check_mpi(MPI_File_read_all(file.fh, buffer.data(), count, MPI_DOUBLE, &status), file.path, what,
                                true))
@@ -667,9 +670,8 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_ver
 
   // Phase 1: arguments, each rank its own.
   std::vector<std::size_t> order;
-  local_step(comm, [&] {
-    order = check_write_arguments(path, root_path, layout, n_vertices, owned_original, state, rank);
-  });
+  local_step(comm,
+             [&] { order = check_write_arguments(path, root_path, layout, n_vertices, owned_original, state, rank); });
 
   // Phase 2: every vertex owned by exactly one rank.
   check_ownership(comm, path, n_vertices, owned_original);

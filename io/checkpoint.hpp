@@ -43,7 +43,7 @@ struct CheckpointState {
   double dt = 0.0;
   std::string integrator;
   std::string job_text;
-  std::vector<std::string> field_names;       ///< at most 8, each at most 31 characters
+  std::vector<std::string> field_names;  ///< at most 8, each at most 31 characters
   /// Per field: 3 values per vertex of `owned_original` (in that order) on this rank.
   std::vector<std::vector<double>> fields;
   /// The run that wrote the checkpoint (io/checkpoint_series.hpp): drawn when a run starts fresh, kept by a

@@ -24,8 +24,8 @@ namespace edgefem {
 
 /// Which run wrote a checkpoint.
 struct CheckpointRun {
-  std::uint64_t id = 0;       ///< 0: unknown (written before run ids)
-  std::int64_t started = 0;   ///< ns since the Unix epoch (0: unknown)
+  std::uint64_t id = 0;      ///< 0: unknown (written before run ids)
+  std::int64_t started = 0;  ///< ns since the Unix epoch (0: unknown)
 };
 
 /// "run 0123456789abcdef started 2025-05-01 12:00:00 UTC", or "a run without id (an older edgefem)" for id 0.

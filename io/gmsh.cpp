@@ -11,8 +11,8 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
-#include <concepts>
 #include <cmath>
+#include <concepts>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -45,22 +45,35 @@ int element_type(std::int64_t type) {
 
 int supported_nodes_per_element(int type) {
   switch (type) {
-    case 1: return 2;    // line
-    case 2: return 3;    // triangle
-    case 4: return 4;    // tetrahedron
-    case 15: return 1;   // point (ignored)
+    case 1: return 2;   // line
+    case 2: return 3;   // triangle
+    case 4: return 4;   // tetrahedron
+    case 15: return 1;  // point (ignored)
     default: return 0;
   }
 }
 
 std::string element_type_name(int type) {
-  static const char* const names[] = {
-      nullptr, "2-node line", "3-node triangle", "4-node quadrangle", "4-node tetrahedron",
-      "8-node hexahedron", "6-node prism", "5-node pyramid", "3-node second-order line",
-      "6-node second-order triangle", "9-node second-order quadrangle", "10-node second-order tetrahedron",
-      "27-node second-order hexahedron", "18-node second-order prism", "14-node second-order pyramid",
-      "1-node point", "8-node second-order quadrangle", "20-node second-order hexahedron",
-      "15-node second-order prism", "13-node second-order pyramid"};
+  static const char* const names[] = {nullptr,
+                                      "2-node line",
+                                      "3-node triangle",
+                                      "4-node quadrangle",
+                                      "4-node tetrahedron",
+                                      "8-node hexahedron",
+                                      "6-node prism",
+                                      "5-node pyramid",
+                                      "3-node second-order line",
+                                      "6-node second-order triangle",
+                                      "9-node second-order quadrangle",
+                                      "10-node second-order tetrahedron",
+                                      "27-node second-order hexahedron",
+                                      "18-node second-order prism",
+                                      "14-node second-order pyramid",
+                                      "1-node point",
+                                      "8-node second-order quadrangle",
+                                      "20-node second-order hexahedron",
+                                      "15-node second-order prism",
+                                      "13-node second-order pyramid"};
   if (type >= 1 && type < static_cast<int>(std::size(names))) return names[type];
   return "unknown";
 }
@@ -75,10 +88,7 @@ std::string unsupported_type_message(int type) {
 std::string text_of(const std::string& text) { return text; }
 std::string text_of(const char* text) { return text; }
 template <class F>
-  requires std::invocable<const F&>
-std::string text_of(const F& describe) {
-  return describe();
-}
+requires std::invocable<const F&> std::string text_of(const F& describe) { return describe(); }
 
 std::string format_xyz(const double* x) {
   std::ostringstream s;
@@ -90,8 +100,7 @@ std::string format_xyz(const double* x) {
 class MshReader {
  public:
   MshReader(std::string path, std::string data)
-      : path_(std::move(path)), data_(std::move(data)), begin_(data_.data()), p_(begin_),
-        end_(begin_ + data_.size()) {}
+      : path_(std::move(path)), data_(std::move(data)), begin_(data_.data()), p_(begin_), end_(begin_ + data_.size()) {}
 
   Mesh read();
 
@@ -336,8 +345,9 @@ Mesh MshReader::read() {
     } else if (name == "Entities" && version_ == 4) {
       parse_entities(header);
     } else if (name == "PartitionedEntities") {
-      fail(header, "partitioned .msh files are not supported (found $PartitionedEntities); save the mesh without "
-                   "partitions, edgefem partitions it itself");
+      fail(header,
+           "partitioned .msh files are not supported (found $PartitionedEntities); save the mesh without "
+           "partitions, edgefem partitions it itself");
     } else if (name.rfind("End", 0) == 0) {
       fail(header, "'" + display(tok) + "' without a matching '$" + display(name.substr(3)) + "'");
     } else if (name == "MeshFormat") {
@@ -366,7 +376,8 @@ void MshReader::parse_mesh_format() {
   }
   at = (skip_space(), p_);
   const auto file_type = ascii_integer<int>("the file type (0 = ASCII, 1 = binary)");
-  if (file_type != 0 && file_type != 1) fail(at, "expected file type 0 (ASCII) or 1 (binary), got " + std::to_string(file_type));
+  if (file_type != 0 && file_type != 1)
+    fail(at, "expected file type 0 (ASCII) or 1 (binary), got " + std::to_string(file_type));
   binary_ = file_type == 1;
   at = (skip_space(), p_);
   const auto data_size = ascii_integer<int>("the data size");
@@ -382,9 +393,10 @@ void MshReader::parse_mesh_format() {
     const char* one_at = p_;
     const auto one = binary_value<std::int32_t>("the binary endianness check (the integer 1)");
     if (one != 1) {
-      const auto swapped = static_cast<std::int32_t>(
-          ((static_cast<std::uint32_t>(one) & 0xffu) << 24) | ((static_cast<std::uint32_t>(one) & 0xff00u) << 8) |
-          ((static_cast<std::uint32_t>(one) >> 8) & 0xff00u) | (static_cast<std::uint32_t>(one) >> 24));
+      const auto swapped = static_cast<std::int32_t>(((static_cast<std::uint32_t>(one) & 0xffu) << 24) |
+                                                     ((static_cast<std::uint32_t>(one) & 0xff00u) << 8) |
+                                                     ((static_cast<std::uint32_t>(one) >> 8) & 0xff00u) |
+                                                     (static_cast<std::uint32_t>(one) >> 24));
       if (swapped != 1) {
         fail(one_at, "binary endianness check failed: expected the integer 1, got " + std::to_string(one));
       }
@@ -414,7 +426,8 @@ void MshReader::parse_entities(const char* header) {
       }
       if (d > 0) {
         const auto n_bounding = read_size("the number of bounding entities of " + kind + " " + std::to_string(tag));
-        for (std::uint64_t i = 0; i < n_bounding; ++i) read_int("a bounding entity of " + kind + " " + std::to_string(tag));
+        for (std::uint64_t i = 0; i < n_bounding; ++i)
+          read_int("a bounding entity of " + kind + " " + std::to_string(tag));
       }
       if (!entity_physical_[d].emplace(tag, physical).second) {
         fail(at, "duplicate " + kind + " entity " + std::to_string(tag) + " in $Entities");
@@ -497,10 +510,11 @@ void MshReader::build_node_map(const char* section_end) {
   dense_ = range < 8 * static_cast<std::uint64_t>(n) + 1024;
   auto duplicate = [&](std::size_t i, LocalIndex previous) {
     in_binary_data_ = binary_;
-    const std::string first_where = binary_ ? "byte " + std::to_string(node_offsets_[static_cast<std::size_t>(previous)])
-                                            : "line " + std::to_string(line_of(begin_ + node_offsets_[static_cast<std::size_t>(previous)]));
-    fail(begin_ + node_offsets_[i], "duplicate node tag " + std::to_string(node_tags_[i]) + " (first defined at " +
-                                        first_where + ")");
+    const std::string first_where =
+        binary_ ? "byte " + std::to_string(node_offsets_[static_cast<std::size_t>(previous)])
+                : "line " + std::to_string(line_of(begin_ + node_offsets_[static_cast<std::size_t>(previous)]));
+    fail(begin_ + node_offsets_[i],
+         "duplicate node tag " + std::to_string(node_tags_[i]) + " (first defined at " + first_where + ")");
   };
   if (dense_) {
     dense_min_ = *lo;
@@ -543,8 +557,7 @@ void MshReader::read_element_nodes(int type, int n, std::uint64_t element_tag, c
       mesh_.tets.insert(mesh_.tets.end(), local, local + 4);
       mesh_.tet_region.push_back(region);
       break;
-    default:
-      break;  // points
+    default: break;  // points
   }
   if (mesh_.tets.size() / 4 > static_cast<std::size_t>(std::numeric_limits<LocalIndex>::max()) ||
       mesh_.triangles.size() / 3 > static_cast<std::size_t>(std::numeric_limits<LocalIndex>::max())) {
@@ -561,7 +574,9 @@ void MshReader::parse_elements_v2(const char* header) {
     for (std::uint64_t i = 0; i < n; ++i) {
       skip_space();
       const char* at = p_;
-      const auto tag = read_size([&] { return "the number of element " + std::to_string(i + 1) + " of " + std::to_string(n); });
+      const auto tag = read_size([&] {
+        return "the number of element " + std::to_string(i + 1) + " of " + std::to_string(n);
+      });
       auto element = [&] { return "element " + std::to_string(tag); };
       const char* type_at = (skip_space(), p_);
       const int type = element_type(read_int([&] { return "the type of " + element(); }));
@@ -715,8 +730,8 @@ void check_cell_indices(const std::vector<LocalIndex>& cells, int per_cell, std:
   }
   const std::size_t n_cells = cells.size() / static_cast<std::size_t>(per_cell);
   if (n_regions != n_cells) {
-    mesh_error(source, std::to_string(n_cells) + " " + kind + " cells but " + std::to_string(n_regions) +
-                           " region tags");
+    mesh_error(source,
+               std::to_string(n_cells) + " " + kind + " cells but " + std::to_string(n_regions) + " region tags");
   }
   for (std::size_t i = 0; i < cells.size(); ++i) {
     if (cells[i] < 0 || cells[i] >= n_vertices) {
@@ -778,8 +793,8 @@ void check_mesh(const Mesh& mesh, const std::string& source) {
   std::vector<char> used(static_cast<std::size_t>(n), 0);
   for (const LocalIndex v : *cells) used[static_cast<std::size_t>(v)] = 1;
   if (const auto it = std::find(used.begin(), used.end(), 0); it != used.end()) {
-    mesh_error(source, "vertex " + std::to_string(it - used.begin()) + " is not used by any " + kind +
-                           " (unused vertex)");
+    mesh_error(source,
+               "vertex " + std::to_string(it - used.begin()) + " is not used by any " + kind + " (unused vertex)");
   }
 
   // Duplicate cells (MSH 2.2 repeats an element once per physical group it belongs to) would count twice.
@@ -829,7 +844,8 @@ void check_mesh(const Mesh& mesh, const std::string& source) {
       for (int k = 0; k < 3; ++k) a[k] = x[1][k] - x[0][k], b[k] = x[2][k] - x[0][k], c[k] = x[2][k] - x[1][k];
       const double cross[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
       const double twice_area = std::sqrt(cross[0] * cross[0] + cross[1] * cross[1] + cross[2] * cross[2]);
-      const double longest2 = std::max({a[0] * a[0] + a[1] * a[1] + a[2] * a[2], b[0] * b[0] + b[1] * b[1] + b[2] * b[2],
+      const double longest2 = std::max({a[0] * a[0] + a[1] * a[1] + a[2] * a[2],
+                                        b[0] * b[0] + b[1] * b[1] + b[2] * b[2],
                                         c[0] * c[0] + c[1] * c[1] + c[2] * c[2]});
       if (!std::isfinite(twice_area) || !std::isfinite(longest2)) {
         std::ostringstream s;

@@ -60,21 +60,24 @@ struct Choice {
   E value;
 };
 
-constexpr std::array<Choice<GeneratedShape>, 2> shapes = {{{"box", GeneratedShape::box}, {"sheet", GeneratedShape::sheet}}};
+constexpr std::array<Choice<GeneratedShape>, 2> shapes = {
+    {{"box", GeneratedShape::box}, {"sheet", GeneratedShape::sheet}}};
 constexpr std::array<Choice<AnalysisType>, 2> analysis_types = {
     {{"static", AnalysisType::statics}, {"dynamic", AnalysisType::dynamics}}};
 constexpr std::array<Choice<Integrator>, 3> integrators = {{{"backward-euler", Integrator::backward_euler},
                                                             {"linearized-euler", Integrator::linearized_euler},
                                                             {"newmark", Integrator::newmark}}};
-constexpr std::array<Choice<MassMatrix>, 2> masses = {{{"lumped", MassMatrix::lumped}, {"consistent", MassMatrix::consistent}}};
+constexpr std::array<Choice<MassMatrix>, 2> masses = {
+    {{"lumped", MassMatrix::lumped}, {"consistent", MassMatrix::consistent}}};
 constexpr std::array<Choice<InitialState>, 2> initial_states = {
     {{"rest", InitialState::rest}, {"static", InitialState::static_equilibrium}}};
 constexpr std::array<Choice<VolumetricPenalty>, 3> volumetrics = {{{"cubic", VolumetricPenalty::cubic},
                                                                    {"quadratic", VolumetricPenalty::quadratic},
                                                                    {"none", VolumetricPenalty::none}}};
-constexpr std::array<Choice<VolinoStabilization>, 3> stabilizations = {{{"none", VolinoStabilization::none},
-                                                                         {"clamp", VolinoStabilization::clamp},
-                                                                         {"eigen-clamp", VolinoStabilization::eigen_clamp}}};
+constexpr std::array<Choice<VolinoStabilization>, 3> stabilizations = {
+    {{"none", VolinoStabilization::none},
+     {"clamp", VolinoStabilization::clamp},
+     {"eigen-clamp", VolinoStabilization::eigen_clamp}}};
 
 using Spec = SolverSpec;
 constexpr std::array<Choice<Spec::Predictor>, 2> predictors = {
@@ -85,11 +88,12 @@ constexpr std::array<Choice<Spec::LineSearch>, 4> line_searches = {{{"full", Spe
                                                                     {"basic", Spec::LineSearch::basic}}};
 constexpr std::array<Choice<Spec::Forcing>, 2> forcings = {
     {{"eisenstat-walker", Spec::Forcing::eisenstat_walker}, {"fixed", Spec::Forcing::fixed}}};
-constexpr std::array<Choice<Spec::Preconditioner>, 5> preconditioners = {{{"auto", Spec::Preconditioner::automatic},
-                                                                          {"gamg", Spec::Preconditioner::gamg},
-                                                                          {"hypre", Spec::Preconditioner::hypre},
-                                                                          {"direct", Spec::Preconditioner::direct},
-                                                                          {"block-jacobi", Spec::Preconditioner::block_jacobi}}};
+constexpr std::array<Choice<Spec::Preconditioner>, 5> preconditioners = {
+    {{"auto", Spec::Preconditioner::automatic},
+     {"gamg", Spec::Preconditioner::gamg},
+     {"hypre", Spec::Preconditioner::hypre},
+     {"direct", Spec::Preconditioner::direct},
+     {"block-jacobi", Spec::Preconditioner::block_jacobi}}};
 
 template <class E, std::size_t N>
 std::string_view name_of(const std::array<Choice<E>, N>& choices, E value) {
@@ -225,8 +229,8 @@ class JobParser {
       for (auto it = self_.node.begin(); it != self_.node.end(); ++it) {
         const int key_line = line_of(it->first.Mark());
         if (!it->first.IsScalar()) {
-          parser_.fail(key_line, where() + "expected a plain key (one of: " + expected_keys + "), got " +
-                                     describe(it->first));
+          parser_.fail(key_line,
+                       where() + "expected a plain key (one of: " + expected_keys + "), got " + describe(it->first));
         }
         const std::string key = it->first.Scalar();
         const std::string path = child_path(key);
@@ -303,9 +307,10 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
 
   const Value top{root, "", 1};
   if (!root.IsMap()) {
-    fail(line_of(root.Mark()), "expected a mapping with keys mesh, materials, boundary, loads, attachments, analysis, "
-                               "solver, output at the top level, got " +
-                                   (root.IsNull() ? std::string("an empty document") : describe(root)));
+    fail(line_of(root.Mark()),
+         "expected a mapping with keys mesh, materials, boundary, loads, attachments, analysis, "
+         "solver, output at the top level, got " +
+             (root.IsNull() ? std::string("an empty document") : describe(root)));
   }
   const Map map(*this, top, {"mesh", "materials", "boundary", "loads", "attachments", "analysis", "solver", "output"});
   parse_mesh(map.require("mesh"), job);
@@ -325,11 +330,13 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
     }
   }
   if (const Value* boundary = map.get("boundary")) {
-    for (const auto& item : list(*boundary, "a list of boundary conditions")) job.boundary.push_back(parse_boundary(item));
+    for (const auto& item : list(*boundary, "a list of boundary conditions"))
+      job.boundary.push_back(parse_boundary(item));
   }
   if (const Value* loads = map.get("loads")) parse_loads(*loads, job);
   if (const Value* attachments = map.get("attachments")) {
-    for (const auto& item : list(*attachments, "a list of attachments")) job.attachments.push_back(parse_attachment(item));
+    for (const auto& item : list(*attachments, "a list of attachments"))
+      job.attachments.push_back(parse_attachment(item));
   }
   if (const Value* analysis = map.get("analysis")) parse_analysis(*analysis, job);
   if (const Value* solver = map.get("solver")) parse_solver(*solver, job);
@@ -361,7 +368,8 @@ void JobParser::parse_mesh(const Value& v, Job& job) const {
       fail(file->line, file->path + ": file '" + name + "' not found (resolved to " + resolved + ")");
     }
     if (fs::is_directory(status)) {
-      fail(file->line, file->path + ": '" + name + "' is a directory, expected a mesh file (resolved to " + resolved + ")");
+      fail(file->line,
+           file->path + ": '" + name + "' is a directory, expected a mesh file (resolved to " + resolved + ")");
     }
     job.mesh_file = resolved;
     return;
@@ -403,9 +411,9 @@ void JobParser::parse_mesh(const Value& v, Job& job) const {
 }
 
 MaterialSpec JobParser::parse_material(const Value& v) const {
-  const Map m(*this, v, {"region", "model", "young", "poisson", "anisotropy", "density", "volumetric_penalty",
-                         "volumetric", "thickness", "warp", "orthotropic", "curves", "stabilization",
-                         "spring_damping", "viscosity"});
+  const Map m(*this, v,
+              {"region", "model", "young", "poisson", "anisotropy", "density", "volumetric_penalty", "volumetric",
+               "thickness", "warp", "orthotropic", "curves", "stabilization", "spring_damping", "viscosity"});
   MaterialSpec spec;
   spec.line = v.line;
   if (const Value* region = m.get("region")) {
@@ -418,15 +426,17 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
   // The model-specific keys the registry says this model does not take.
   if (const Value* aniso = m.get("anisotropy"); aniso && !info.keys.anisotropy) {
     if (membrane) fail(aniso->line, aniso->path + ": membrane model '" + name + "' takes isotropic young and poisson");
-    fail(aniso->line, aniso->path + ": only for model" + only_for([](const ModelInfo& i) { return i.keys.anisotropy; }));
+    fail(aniso->line,
+         aniso->path + ": only for model" + only_for([](const ModelInfo& i) { return i.keys.anisotropy; }));
   }
   if (const Value* aniso = m.get("anisotropy")) {
     // Either isotropic constants or an anisotropy block, not both.
     for (const char* key : {"young", "poisson"})
       if (const Value* given = m.get(key))
         fail(given->line, given->path + ": not used with 'anisotropy' (give the moduli inside the anisotropy block)");
-    const Map a(*this, *aniso, {"type", "fibre", "young_fibre", "young_transverse", "shear_fibre", "poisson_fibre",
-                                "poisson_transverse"});
+    const Map a(*this, *aniso,
+                {"type", "fibre", "young_fibre", "young_transverse", "shear_fibre", "poisson_fibre",
+                 "poisson_transverse"});
     const Value& type = a.require("type");
     if (string(type, "transversely-isotropic") != "transversely-isotropic") expected(type, "transversely-isotropic");
     TransverseIsotropySpec t;
@@ -472,7 +482,8 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
   } else {
     for (const char* key : {"warp", "orthotropic", "curves", "stabilization", "viscosity"})
       if (const Value* given = m.get(key))
-        fail(given->line, given->path + ": only for model" + only_for([](const ModelInfo& i) { return i.keys.volino; }));
+        fail(given->line,
+             given->path + ": only for model" + only_for([](const ModelInfo& i) { return i.keys.volino; }));
   }
   if (const Value* damping = m.get("spring_damping")) {
     if (!info.keys.spring_damping)
@@ -527,8 +538,8 @@ VolinoSpec JobParser::parse_volino(const Map& m) const {
     s.curves = out;
   }
   if (const Value* viscosity = m.get("viscosity")) {
-    s.viscosity = numbers<3>(*viscosity, "a list of 3 non-negative numbers [weft, warp, shear]", "a non-negative number",
-                             [](double e) { return e >= 0.0; });
+    s.viscosity = numbers<3>(*viscosity, "a list of 3 non-negative numbers [weft, warp, shear]",
+                             "a non-negative number", [](double e) { return e >= 0.0; });
   }
   if (const Value* stab = m.get("stabilization")) s.stabilization = choice(*stab, stabilizations);
   return s;
@@ -560,8 +571,8 @@ Selection JobParser::parse_selection(const Value& v) const {
       if (s.lo[d] > s.hi[d]) {
         std::ostringstream msg;
         msg << box->path << ": expected the first corner to be below the second in every component, got "
-            << "[" << s.lo[0] << ", " << s.lo[1] << ", " << s.lo[2] << "] and [" << s.hi[0] << ", " << s.hi[1]
-            << ", " << s.hi[2] << "]";
+            << "[" << s.lo[0] << ", " << s.lo[1] << ", " << s.lo[2] << "] and [" << s.hi[0] << ", " << s.hi[1] << ", "
+            << s.hi[2] << "]";
         fail(box->line, msg.str());
       }
     }
@@ -619,24 +630,27 @@ BoundarySpec JobParser::parse_boundary(const Value& v) const {
     if (const Value* which = r.get("components")) rot.components = components(*which);
     for (std::size_t d = 0; d < 3; ++d)
       if (rot.components[d] && (spec.fix[d] || spec.displace[d]))
-        fail(rotate->line, v.path + ": component '" + axes[d] +
-                               "' is prescribed twice (by 'rotate' and by 'fix' or 'displace')");
+        fail(rotate->line,
+             v.path + ": component '" + axes[d] + "' is prescribed twice (by 'rotate' and by 'fix' or 'displace')");
     spec.rotate = rot;
   }
   const bool constrains = std::any_of(spec.fix.begin(), spec.fix.end(), [](bool f) { return f; }) ||
-                          std::any_of(spec.displace.begin(), spec.displace.end(), [](const auto& d) { return d.has_value(); }) ||
+                          std::any_of(spec.displace.begin(), spec.displace.end(),
+                                      [](const auto& d) { return d.has_value(); }) ||
                           (spec.rotate && std::any_of(spec.rotate->components.begin(), spec.rotate->components.end(),
                                                       [](bool c) { return c; }));
   if (!constrains) {
     fail(v.line, v.path + ": expected 'fix', 'displace' or 'rotate' constraining at least one of x, y, z");
   }
   if (const Value* schedule = m.get("schedule")) {
-    const bool moves = std::any_of(spec.displace.begin(), spec.displace.end(), [](const auto& d) { return d.has_value(); }) ||
+    const bool moves = std::any_of(spec.displace.begin(), spec.displace.end(),
+                                   [](const auto& d) { return d.has_value(); }) ||
                        (spec.rotate && std::any_of(spec.rotate->components.begin(), spec.rotate->components.end(),
                                                    [](bool c) { return c; }));
     if (!moves) {
-      fail(schedule->line, schedule->path + ": schedule has no effect on fixed components (it scales 'displace' and "
-                                            "'rotate', and this entry has neither)");
+      fail(schedule->line, schedule->path +
+                               ": schedule has no effect on fixed components (it scales 'displace' and "
+                               "'rotate', and this entry has neither)");
     }
     spec.schedule = parse_schedule(*schedule);
   }
@@ -645,7 +659,8 @@ BoundarySpec JobParser::parse_boundary(const Value& v) const {
 
 void JobParser::parse_loads(const Value& v, Job& job) const {
   const Map m(*this, v, {"gravity", "tractions"});
-  if (const Value* gravity = m.get("gravity")) job.loads.gravity = numbers<3>(*gravity, "a list of 3 numbers", "a number");
+  if (const Value* gravity = m.get("gravity"))
+    job.loads.gravity = numbers<3>(*gravity, "a list of 3 numbers", "a number");
   if (const Value* tractions = m.get("tractions")) {
     for (const auto& item : list(*tractions, "a list of tractions")) {
       const Map t(*this, item, {"select", "traction", "schedule"});
@@ -717,7 +732,8 @@ AttachmentSpec JobParser::parse_attachment(const Value& v) const {
     fail(second.line, second.path + ": not allowed together with '" + first.path +
                           "' (the anchor follows either a path or a constant velocity)");
   }
-  if (path) spec.path = timed_rows<4>(*path, "a non-empty list of rows [t, dx, dy, dz]", "a row [t, dx, dy, dz] of 4 numbers");
+  if (path)
+    spec.path = timed_rows<4>(*path, "a non-empty list of rows [t, dx, dy, dz]", "a row [t, dx, dy, dz] of 4 numbers");
   if (velocity) spec.velocity = numbers<3>(*velocity, "a list of 3 numbers [vx, vy, vz]", "a number");
   return spec;
 }
@@ -726,8 +742,9 @@ void JobParser::parse_analysis(const Value& v, Job& job) const {
   // The dynamic keys, given directly under `analysis` or (older form) inside `analysis.dynamic`.
   static const std::initializer_list<const char*> dynamic_keys = {
       "dt", "end_time", "integrator", "damping", "mass", "max_step_cuts", "initial_velocity", "initial_state"};
-  const Map m(*this, v, {"type", "steps", "dynamic", "dt", "end_time", "integrator", "damping", "mass", "max_step_cuts",
-                         "initial_velocity", "initial_state"});
+  const Map m(*this, v,
+              {"type", "steps", "dynamic", "dt", "end_time", "integrator", "damping", "mass", "max_step_cuts",
+               "initial_velocity", "initial_state"});
   const Value* type = m.get("type");
   if (type) job.analysis_type = choice(*type, analysis_types);
   if (const Value* steps = m.get("steps")) {
@@ -741,9 +758,9 @@ void JobParser::parse_analysis(const Value& v, Job& job) const {
       if (const Value* given = m.get(key); given && (!first || given->line < first->line)) first = given;
     }
     if (first) {
-      fail(first->line, first->path + ": only for analysis type dynamic (" +
-                            (type ? "analysis.type is 'static'" : std::string("analysis.type is not given, so static")) +
-                            ")");
+      fail(first->line,
+           first->path + ": only for analysis type dynamic (" +
+               (type ? "analysis.type is 'static'" : std::string("analysis.type is not given, so static")) + ")");
     }
     return;
   }
@@ -756,8 +773,8 @@ void JobParser::parse_analysis(const Value& v, Job& job) const {
     const Value* inner = nested ? nested->get(key) : nullptr;
     if (flat && inner) {
       const Value& second = inner->line >= flat->line ? *inner : *flat;
-      fail(second.line, second.path + ": given twice, as '" + flat->path + "' and as '" + inner->path +
-                            "' (give it in one place)");
+      fail(second.line,
+           second.path + ": given twice, as '" + flat->path + "' and as '" + inner->path + "' (give it in one place)");
     }
     return flat ? flat : inner;
   };
@@ -790,16 +807,17 @@ void JobParser::parse_analysis(const Value& v, Job& job) const {
   if (std::abs(ratio - nearest) > 1e-9 * ratio) {
     std::ostringstream msg;
     msg.precision(12);
-    msg << end_time.path << ": end_time / dt = " << ratio << " is not a whole number of steps (nearest: "
-        << static_cast<long long>(nearest) << (nearest == 1.0 ? " step" : " steps") << ", end_time = " << nearest * d.dt
-        << ")";
+    msg << end_time.path << ": end_time / dt = " << ratio
+        << " is not a whole number of steps (nearest: " << static_cast<long long>(nearest)
+        << (nearest == 1.0 ? " step" : " steps") << ", end_time = " << nearest * d.dt << ")";
     fail(end_time.line, msg.str());
   }
   if (const Value* integrator = get("integrator")) d.integrator = choice(*integrator, integrators);
   if (const Value* damping = get("damping")) {
     const Map r(*this, *damping, {"mass", "stiffness"});
     if (const Value* alpha = r.get("mass")) d.damping_mass = number(*alpha, "a non-negative number", non_negative);
-    if (const Value* beta = r.get("stiffness")) d.damping_stiffness = number(*beta, "a non-negative number", non_negative);
+    if (const Value* beta = r.get("stiffness"))
+      d.damping_stiffness = number(*beta, "a non-negative number", non_negative);
   }
   if (const Value* mass = get("mass")) d.mass = choice(*mass, masses);
   if (const Value* cuts = get("max_step_cuts")) {
@@ -823,19 +841,15 @@ void JobParser::parse_solver(const Value& v, Job& job) const {
     if (const Value* max_it = n.get("max_it")) {
       job.newton_max_it = int_value(*max_it, "an integer >= 1", [](long long i) { return i >= 1; });
     }
-    if (const Value* p = n.get("predictor"))
-      s.predictor = choice(*p, predictors);
-    if (const Value* l = n.get("line_search"))
-      s.line_search = choice(*l, line_searches);
+    if (const Value* p = n.get("predictor")) s.predictor = choice(*p, predictors);
+    if (const Value* l = n.get("line_search")) s.line_search = choice(*l, line_searches);
     if (const Value* eta = n.get("eta_max"))
       s.eta_max = number(*eta, "a number in (0, 1)", [](double x) { return x > 0.0 && x < 1.0; });
-    if (const Value* f = n.get("forcing"))
-      s.forcing = choice(*f, forcings);
+    if (const Value* f = n.get("forcing")) s.forcing = choice(*f, forcings);
   }
   if (const Value* linear = m.get("linear")) {
     const Map l(*this, *linear, {"preconditioner", "rtol", "reuse", "rebuild_ratio", "direct_max_dofs"});
-    if (const Value* p = l.get("preconditioner"))
-      s.preconditioner = choice(*p, preconditioners);
+    if (const Value* p = l.get("preconditioner")) s.preconditioner = choice(*p, preconditioners);
     if (const Value* rtol = l.get("rtol"))
       s.linear_rtol = number(*rtol, "a number in (0, 1)", [](double x) { return x > 0.0 && x < 1.0; });
     if (const Value* reuse = l.get("reuse")) s.reuse_preconditioner = boolean(*reuse);

@@ -37,19 +37,19 @@ std::string_view to_string(VolumetricPenalty volumetric);
 struct Selection {
   enum class Kind { region, box, all };
   Kind kind = Kind::all;
-  int region = 0;                       ///< Kind::region: Gmsh physical tag
-  std::array<double, 3> lo{}, hi{};     ///< Kind::box: closed box [lo, hi]
-  int line = 0;                         ///< line of the selection in the job file (0 if not from a file)
+  int region = 0;                    ///< Kind::region: Gmsh physical tag
+  std::array<double, 3> lo{}, hi{};  ///< Kind::box: closed box [lo, hi]
+  int line = 0;                      ///< line of the selection in the job file (0 if not from a file)
 };
 
 /// Transversely isotropic elasticity (fibre-reinforced): axis of symmetry = the fibre direction.
 struct TransverseIsotropySpec {
-  std::array<double, 3> fibre{1, 0, 0}; ///< fibre direction (normalised by the reader)
-  double young_fibre = 0.0;             ///< E_f: Young's modulus along the fibre
-  double young_transverse = 0.0;        ///< E_t: Young's modulus across the fibre
-  double shear_fibre = 0.0;             ///< G_ft: shear modulus in planes containing the fibre
-  double poisson_fibre = 0.0;           ///< nu_ft: transverse contraction / fibre extension under fibre load
-  double poisson_transverse = 0.0;      ///< nu_tt: Poisson ratio within the transverse plane
+  std::array<double, 3> fibre{1, 0, 0};  ///< fibre direction (normalised by the reader)
+  double young_fibre = 0.0;              ///< E_f: Young's modulus along the fibre
+  double young_transverse = 0.0;         ///< E_t: Young's modulus across the fibre
+  double shear_fibre = 0.0;              ///< G_ft: shear modulus in planes containing the fibre
+  double poisson_fibre = 0.0;            ///< nu_ft: transverse contraction / fibre extension under fibre load
+  double poisson_transverse = 0.0;       ///< nu_tt: Poisson ratio within the transverse plane
 };
 
 /// A strain-stress curve of Volino's model: (strain, stress) rows from the job or a CSV file (read when the
@@ -63,30 +63,30 @@ struct CurveSpec {
 /// `model: volino` (Volino et al. 2009): warp direction, and a law (isotropic young/poisson, orthotropic, or
 /// nonlinear curves per mode).
 struct VolinoSpec {
-  std::array<double, 3> warp_direction{0, 1, 0};  ///< projected into each triangle's plane
-  double warp_angle_degrees = 0.0;                ///< then turned about the normal (counter-clockwise about +z)
+  std::array<double, 3> warp_direction{0, 1, 0};     ///< projected into each triangle's plane
+  double warp_angle_degrees = 0.0;                   ///< then turned about the normal (counter-clockwise about +z)
   std::optional<std::array<double, 4>> orthotropic;  ///< E_weft, E_warp, G (shear), nu (weft-warp coupling)
   std::optional<std::array<CurveSpec, 3>> curves;    ///< weft, warp, shear
   VolinoStabilization stabilization = VolinoStabilization::none;  ///< none | clamp | eigen-clamp (geometric term)
-  std::array<double, 3> viscosity{};                 ///< diagonal of E' (weft, warp, shear): sigma' = E' d(eps)/dt
+  std::array<double, 3> viscosity{};  ///< diagonal of E' (weft, warp, shear): sigma' = E' d(eps)/dt
 };
 
 struct MaterialSpec {
-  std::optional<int> region;            ///< empty = every cell
+  std::optional<int> region;                      ///< empty = every cell
   const ModelInfo* model = &model_named("stvk");  ///< the registry's entry (materials/registry.hpp); never null
-  double young = 0.0;                   ///< isotropic (ignored when `anisotropy` is set)
+  double young = 0.0;                             ///< isotropic (ignored when `anisotropy` is set)
   double poisson = 0.0;
   std::optional<TransverseIsotropySpec> anisotropy;
   double density = 1.0;
-  bool volumetric_penalty = true;       ///< false = volumetric "none"; kept for the `volumetric_penalty` key
+  bool volumetric_penalty = true;  ///< false = volumetric "none"; kept for the `volumetric_penalty` key
   /// Volumetric penalty: "cubic" = Kikuuwe §4, psi = K_vol |min(0, J-1)|^3 / 3 (only under compression);
   /// "quadratic" = K_vol (J-1)^2 / 2; "none". K_vol = 3/4 of the (Voigt) bulk modulus = E/(4(1-2nu)).
   VolumetricPenalty volumetric = VolumetricPenalty::cubic;
-  double thickness = 1.0;               ///< membranes only
-  std::optional<VolinoSpec> volino;     ///< model volino only
+  double thickness = 1.0;            ///< membranes only
+  std::optional<VolinoSpec> volino;  ///< model volino only
   /// Delingette's damped springs (trbs, trqs, springs; dynamics): zeta (time) in the damped elongations.
   double spring_damping = 0.0;
-  int line = 0;                         ///< line of the entry in the job file (0 if not from a file)
+  int line = 0;  ///< line of the entry in the job file (0 if not from a file)
 };
 
 /// A scalar factor s(t), piecewise linear through `points` (time strictly increasing), constant before the
@@ -101,17 +101,17 @@ struct Schedule {
 
 /// A prescribed rigid rotation of the selected vertices: x = c + R(s * angle) (X - c) at load factor s.
 struct RotationSpec {
-  std::array<double, 3> axis{0, 0, 1};    ///< rotation axis (normalised by the reader), right-hand rule
-  std::array<double, 3> center{0, 0, 0};  ///< a point on the axis
-  double angle_degrees = 0.0;             ///< at load factor 1
+  std::array<double, 3> axis{0, 0, 1};               ///< rotation axis (normalised by the reader), right-hand rule
+  std::array<double, 3> center{0, 0, 0};             ///< a point on the axis
+  double angle_degrees = 0.0;                        ///< at load factor 1
   std::array<bool, 3> components{true, true, true};  ///< the components it prescribes (others stay free)
 };
 
 struct BoundarySpec {
   Selection select;
-  std::array<bool, 3> fix{false, false, false};          ///< components held at their initial value
-  std::array<std::optional<double>, 3> displace{};       ///< prescribed displacement per component, ramped
-  std::optional<RotationSpec> rotate;                    ///< prescribed rotation, ramped by angle
+  std::array<bool, 3> fix{false, false, false};     ///< components held at their initial value
+  std::array<std::optional<double>, 3> displace{};  ///< prescribed displacement per component, ramped
+  std::optional<RotationSpec> rotate;               ///< prescribed rotation, ramped by angle
   /// Factor on `displace` and `rotate` over time. Empty: the load factor (static), or a linear ramp from 0 at
   /// t = 0 to 1 at end_time (dynamic).
   std::optional<Schedule> schedule;
@@ -123,10 +123,10 @@ struct BoundarySpec {
 /// velocity * t. Static analyses evaluate d at the load factor and ignore the damper.
 struct AttachmentSpec {
   Selection select;
-  double stiffness = 0.0;                               ///< force per unit length, per vertex (> 0)
-  double damping = 0.0;                                 ///< force per unit velocity, per vertex (>= 0)
-  std::vector<std::array<double, 4>> path;              ///< (t, dx, dy, dz), time strictly increasing
-  std::optional<std::array<double, 3>> velocity;        ///< constant anchor velocity (exclusive with path)
+  double stiffness = 0.0;                         ///< force per unit length, per vertex (> 0)
+  double damping = 0.0;                           ///< force per unit velocity, per vertex (>= 0)
+  std::vector<std::array<double, 4>> path;        ///< (t, dx, dy, dz), time strictly increasing
+  std::optional<std::array<double, 3>> velocity;  ///< constant anchor velocity (exclusive with path)
   int line = 0;
   /// Anchor displacement d(t) and its rate d'(t) (the slope of the path segment containing t).
   [[nodiscard]] std::array<double, 3> displacement(double t) const;
@@ -135,13 +135,13 @@ struct AttachmentSpec {
 
 struct TractionSpec {
   Selection select;
-  std::array<double, 3> traction{};     ///< nominal: force per unit reference area (or length)
+  std::array<double, 3> traction{};  ///< nominal: force per unit reference area (or length)
   /// Factor over time. Empty: the load factor (static), or 1 at every time (dynamic).
   std::optional<Schedule> schedule;
 };
 
 struct LoadSpec {
-  std::array<double, 3> gravity{};      ///< acceleration; force = density * volume * gravity
+  std::array<double, 3> gravity{};  ///< acceleration; force = density * volume * gravity
   std::vector<TractionSpec> tractions;
 };
 
@@ -153,13 +153,13 @@ struct GenerateSpec {
 
 /// `analysis: {type: dynamic, dynamic: {...}}`.
 struct DynamicSpec {
-  double dt = 0.0;                      ///< time step (> 0)
-  double end_time = 0.0;                ///< > 0; the number of steps is round(end_time / dt)
+  double dt = 0.0;        ///< time step (> 0)
+  double end_time = 0.0;  ///< > 0; the number of steps is round(end_time / dt)
   Integrator integrator = Integrator::backward_euler;
-  double damping_mass = 0.0;            ///< Rayleigh alpha (1/time): B = alpha M + beta K
-  double damping_stiffness = 0.0;       ///< Rayleigh beta (time)
+  double damping_mass = 0.0;       ///< Rayleigh alpha (1/time): B = alpha M + beta K
+  double damping_stiffness = 0.0;  ///< Rayleigh beta (time)
   MassMatrix mass = MassMatrix::lumped;
-  int max_step_cuts = 6;                ///< halvings of dt allowed within one step before giving up
+  int max_step_cuts = 6;                     ///< halvings of dt allowed within one step before giving up
   std::array<double, 3> initial_velocity{};  ///< uniform initial velocity
   /// rest: start at the reference configuration; static: start from the static equilibrium under the
   /// loads and prescribed displacements at t = 0 (solved in `analysis.steps` load steps), at rest.
@@ -187,8 +187,8 @@ struct SolverSpec {
   LineSearch line_search = LineSearch::full;
   Forcing forcing = Forcing::eisenstat_walker;
   Preconditioner preconditioner = Preconditioner::automatic;
-  double linear_rtol = 1e-8;       ///< KSP rtol with fixed forcing; the tightest forcing term with Eisenstat–Walker
-  double eta_max = 1e-3;           ///< Eisenstat–Walker: the first and largest forcing term
+  double linear_rtol = 1e-8;         ///< KSP rtol with fixed forcing; the tightest forcing term with Eisenstat–Walker
+  double eta_max = 1e-3;             ///< Eisenstat–Walker: the first and largest forcing term
   bool reuse_preconditioner = true;  ///< keep the preconditioner across Newton iterations and steps while it pays
   /// Rebuild when the last solve's extra KSP time over a fresh preconditioner's exceeds this fraction of a set-up.
   double rebuild_ratio = 0.5;
@@ -196,25 +196,25 @@ struct SolverSpec {
 };
 
 struct Job {
-  std::string job_file;                 ///< path of the YAML file itself
-  std::string job_dir;                  ///< directory the relative paths were resolved against
-  std::optional<std::string> mesh_file; ///< resolved path, or empty when generated
+  std::string job_file;                  ///< path of the YAML file itself
+  std::string job_dir;                   ///< directory the relative paths were resolved against
+  std::optional<std::string> mesh_file;  ///< resolved path, or empty when generated
   std::optional<GenerateSpec> generate;
   std::vector<MaterialSpec> materials;
   std::vector<BoundarySpec> boundary;
   LoadSpec loads;
   std::vector<AttachmentSpec> attachments;
   AnalysisType analysis_type = AnalysisType::statics;
-  int steps = 1;                        ///< static load steps (dynamic: load steps of initial_state static)
-  std::optional<DynamicSpec> dynamic;   ///< set when analysis_type is dynamics
+  int steps = 1;                       ///< static load steps (dynamic: load steps of initial_state static)
+  std::optional<DynamicSpec> dynamic;  ///< set when analysis_type is dynamics
   double newton_rtol = 1e-10;
   double newton_atol = 1e-12;
   int newton_max_it = 30;
-  std::string petsc_options;            ///< extra PETSc options; the command line wins
-  SolverSpec solver;                    ///< the rest of `solver:`
-  std::string output_directory;         ///< resolved
+  std::string petsc_options;     ///< extra PETSc options; the command line wins
+  SolverSpec solver;             ///< the rest of `solver:`
+  std::string output_directory;  ///< resolved
   int output_every = 1;
-  int checkpoint_every = 0;             ///< dynamic: checkpoint every N steps (0 = only at the end)
+  int checkpoint_every = 0;  ///< dynamic: checkpoint every N steps (0 = only at the end)
 };
 
 /// Parse and validate a job file. Throws InputError naming file, line and key on any problem:

@@ -272,11 +272,16 @@ class PvdParser {
       const std::size_t semi = s.find(';', i);
       if (semi == std::string_view::npos) fail(line, "unterminated character reference in '" + std::string(s) + "'");
       const std::string_view ent = s.substr(i + 1, semi - i - 1);
-      if (ent == "amp") out += '&';
-      else if (ent == "lt") out += '<';
-      else if (ent == "gt") out += '>';
-      else if (ent == "quot") out += '"';
-      else if (ent == "apos") out += '\'';
+      if (ent == "amp")
+        out += '&';
+      else if (ent == "lt")
+        out += '<';
+      else if (ent == "gt")
+        out += '>';
+      else if (ent == "quot")
+        out += '"';
+      else if (ent == "apos")
+        out += '\'';
       else if (ent.size() >= 2 && ent[0] == '#') {
         const bool hex = ent[1] == 'x' || ent[1] == 'X';
         const std::string digits(ent.substr(hex ? 2 : 1));
@@ -504,8 +509,8 @@ void write_vtu_piece(const std::string& path, const VtuPiece& piece) {
   const int ok = writer->Write();
   const unsigned long code = writer->GetErrorCode();
   if (ok != 1 || code != vtkErrorCode::NoError) {
-    fail(path, std::string("vtkXMLUnstructuredGridWriter failed writing '") + guard.name() + "': " +
-                   error_code_text(code));
+    fail(path,
+         std::string("vtkXMLUnstructuredGridWriter failed writing '") + guard.name() + "': " + error_code_text(code));
   }
   commit(path, guard, dir);
 }

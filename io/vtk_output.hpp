@@ -17,16 +17,16 @@ namespace edgefem {
 struct DataArray {
   std::string name;
   int n_components = 1;
-  std::vector<double> values;          ///< used when is_int is false
+  std::vector<double> values;            ///< used when is_int is false
   std::vector<std::int32_t> int_values;  ///< used when is_int is true
   bool is_int = false;
 };
 
 /// One rank's piece of the unstructured grid.
 struct VtuPiece {
-  std::vector<double> points;          ///< 3 per point (reference coordinates)
+  std::vector<double> points;            ///< 3 per point (reference coordinates)
   std::vector<LocalIndex> connectivity;  ///< nodes_per_cell per cell
-  int nodes_per_cell = 4;              ///< 4: VTK_TETRA, 3: VTK_TRIANGLE
+  int nodes_per_cell = 4;                ///< 4: VTK_TETRA, 3: VTK_TRIANGLE
   std::vector<DataArray> point_data;
   std::vector<DataArray> cell_data;
 };

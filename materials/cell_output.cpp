@@ -32,7 +32,6 @@ double von_mises(const double* F, const std::array<double, 9>& S) {
   return von_mises_of(sigma);
 }
 
-
 /// Deformation gradient of a tet from reference and current vertex positions (12 doubles each).
 void deformation_gradient(const double* X, const double* x, double* F) {
   double Dm[9], Ds[9];
@@ -59,7 +58,8 @@ void deformation_gradient(const double* X, const double* x, double* F) {
 
 double membrane_strain_stress(const double* X, const double* x, const MembraneMaterial& m, double* E3, double* S3) {
   double e1[3], e2[3], d1[3], d2[3], n[3];
-  for (int k = 0; k < 3; ++k) e1[k] = X[3 + k] - X[k], e2[k] = X[6 + k] - X[k], d1[k] = x[3 + k] - x[k], d2[k] = x[6 + k] - x[k];
+  for (int k = 0; k < 3; ++k)
+    e1[k] = X[3 + k] - X[k], e2[k] = X[6 + k] - X[k], d1[k] = x[3 + k] - x[k], d2[k] = x[6 + k] - x[k];
   n[0] = e1[1] * e2[2] - e1[2] * e2[1], n[1] = e1[2] * e2[0] - e1[0] * e2[2], n[2] = e1[0] * e2[1] - e1[1] * e2[0];
   const double l1 = std::sqrt(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2]);
   const double ln = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
@@ -119,7 +119,6 @@ double volino_strain_stress(const double* X, const double* x, const VolinoMateri
     }
   return von_mises_of(S3);
 }
-
 
 double tet_cell_strain_stress(const double* X, const double* x, const TetMaterial& material, double* E, double* S) {
   std::array<double, 9> Et{}, St{};

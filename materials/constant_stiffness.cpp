@@ -14,7 +14,9 @@ class ConstantStiffness final : public TetFormulation {
 
   [[nodiscard]] std::string_view name() const override { return name_; }
   [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return edges_.pattern(); }
+  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override {
+    return edges_.pattern();
+  }
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
@@ -29,14 +31,16 @@ class ConstantStiffness final : public TetFormulation {
 
   std::string name_;
   LocalIndex n_vertices_ = 0;
-  std::vector<double> X_;                 ///< reference positions
-  std::vector<double> kdiag_;             ///< 9 per touched vertex: K0(v, v) (diagonal slot order)
-  std::vector<double> kedge_;             ///< 9 per edge: K0(v0, v1)
-  edge_assembly::EdgeBlocks edges_;       ///< the source's edges and block layout
+  std::vector<double> X_;            ///< reference positions
+  std::vector<double> kdiag_;        ///< 9 per touched vertex: K0(v, v) (diagonal slot order)
+  std::vector<double> kedge_;        ///< 9 per edge: K0(v0, v1)
+  edge_assembly::EdgeBlocks edges_;  ///< the source's edges and block layout
 };
 
 ConstantStiffness::ConstantStiffness(std::string name, std::span<const double> coords, const TetFormulation& source)
-    : name_(std::move(name)), n_vertices_(static_cast<LocalIndex>(coords.size() / 3)), X_(coords.begin(), coords.end()) {
+    : name_(std::move(name)),
+      n_vertices_(static_cast<LocalIndex>(coords.size() / 3)),
+      X_(coords.begin(), coords.end()) {
   const auto& pattern = source.block_pattern();
   std::vector<double> f(coords.size()), blocks(9 * pattern.size());
   source.force_and_stiffness(coords, f, blocks);
@@ -100,7 +104,8 @@ double ConstantStiffness::energy(std::span<const double> x) const {
   std::vector<double> f(x.size());
   apply(x.data(), f.data());
   const double* X = X_.data();
-  return 0.5 * edge_assembly::ordered_sum(3 * std::int64_t{n_vertices_}, [&](std::int64_t i) { return (x[i] - X[i]) * f[i]; });
+  return 0.5 * edge_assembly::ordered_sum(3 * std::int64_t{n_vertices_},
+                                          [&](std::int64_t i) { return (x[i] - X[i]) * f[i]; });
 }
 
 void ConstantStiffness::force(std::span<const double> x, std::span<double> f) const {

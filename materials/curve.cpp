@@ -40,8 +40,9 @@ StressCurve::StressCurve(std::vector<CurvePoint> points, const std::string& what
     const std::string at = what + ": point " + std::to_string(i) + " (" + num(p.strain) + ", " + num(p.stress) + ")";
     if (!std::isfinite(p.strain) || !std::isfinite(p.stress)) throw std::invalid_argument(at + " is not finite");
     if (p.strain < 0.0)
-      throw std::invalid_argument(at + ": negative strain (curves are given for strain >= 0 and extended to "
-                                       "compression as odd functions, sigma(-eps) = -sigma(eps))");
+      throw std::invalid_argument(at +
+                                  ": negative strain (curves are given for strain >= 0 and extended to "
+                                  "compression as odd functions, sigma(-eps) = -sigma(eps))");
     if (i > 0 && !(p.strain > points[i - 1].strain))
       throw std::invalid_argument(at + ": strains must be strictly increasing (previous strain " +
                                   num(points[i - 1].strain) + ")");
@@ -95,8 +96,8 @@ std::size_t StressCurve::piece(double e) const {
 
 CurveValue StressCurve::evaluate_piece(std::size_t k, double e) const {
   const std::size_t n = x_.size() - 1;
-  if (k > n) throw std::out_of_range("StressCurve::evaluate_piece: piece " + std::to_string(k) + " of " +
-                                     std::to_string(n + 1));
+  if (k > n)
+    throw std::out_of_range("StressCurve::evaluate_piece: piece " + std::to_string(k) + " of " + std::to_string(n + 1));
   const double t = e - x_[k];
   CurveValue v;
   if (k == n) {
@@ -126,8 +127,8 @@ bool StressCurve::nondecreasing() const {
 }
 
 std::size_t StressCurve::bytes() const {
-  return sizeof(double) * (x_.capacity() + y_.capacity() + d_.capacity() + c2_.capacity() + c3_.capacity() +
-                           w_.capacity());
+  return sizeof(double) *
+         (x_.capacity() + y_.capacity() + d_.capacity() + c2_.capacity() + c3_.capacity() + w_.capacity());
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -196,8 +197,8 @@ std::vector<CurvePoint> read_curve_csv(const std::string& path) {
       if (!f.empty() && !parse_double(f[0], e)) continue;  // header line, e.g. "strain,stress"
     }
     if (f.size() != 2)
-      throw std::invalid_argument(at + "expected 2 values (strain, stress), got " + std::to_string(f.size()) +
-                                  " in '" + line + "'");
+      throw std::invalid_argument(at + "expected 2 values (strain, stress), got " + std::to_string(f.size()) + " in '" +
+                                  line + "'");
     if (!parse_double(f[0], e)) throw std::invalid_argument(at + "strain '" + f[0] + "' is not a finite number");
     if (!parse_double(f[1], s)) throw std::invalid_argument(at + "stress '" + f[1] + "' is not a finite number");
     if (e < 0.0)

@@ -71,9 +71,9 @@ class StressCurve {
   [[nodiscard]] std::size_t bytes() const;
 
  private:
-  std::vector<double> x_, y_, d_;   ///< knots, stresses, derivatives
-  std::vector<double> c2_, c3_;     ///< cubic coefficients per interval: y + d t + c2 t^2 + c3 t^3
-  std::vector<double> w_;           ///< energy integral from 0 to each knot
+  std::vector<double> x_, y_, d_;     ///< knots, stresses, derivatives
+  std::vector<double> c2_, c3_;       ///< cubic coefficients per interval: y + d t + c2 t^2 + c3 t^3
+  std::vector<double> w_;             ///< energy integral from 0 to each knot
   std::size_t piece(double e) const;  ///< the piece containing e >= 0
 };
 

@@ -175,7 +175,8 @@ class EdgeBlocks {
   void check_blocks(std::span<const double> blocks, const std::string& who) const;
 
   [[nodiscard]] std::size_t bytes() const {
-    return vector_bytes(ev0_) + vector_bytes(ev1_) + v_list_.bytes() + vector_bytes(diag_slot_) + vector_bytes(pattern_);
+    return vector_bytes(ev0_) + vector_bytes(ev1_) + v_list_.bytes() + vector_bytes(diag_slot_) +
+           vector_bytes(pattern_);
   }
 
  private:
@@ -193,7 +194,8 @@ class TsepGather {
  public:
   TsepGather() = default;
   /// pairs[P] = (edge0, edge1) of TSEP P, coefficient[P] = L(P). Each TSEP feeds both its edges.
-  TsepGather(std::int64_t n_edges, std::span<const std::array<LocalIndex, 2>> pairs, std::span<const double> coefficient);
+  TsepGather(std::int64_t n_edges, std::span<const std::array<LocalIndex, 2>> pairs,
+             std::span<const double> coefficient);
 
   /// g(e) = l * zeta[e] + sum of the TSEP terms (in construction order).
   [[gnu::always_inline]] double g(std::int64_t e, double l, const double* zeta) const {
@@ -228,8 +230,8 @@ class GroupedEdgeTerms {
   template <class Emit>
   GroupedEdgeTerms(const EdgeBlocks& edges, Emit&& emit)
       : GroupedEdgeTerms(edges, build_csr<EdgeTerm>(edges.n_edges(), [&](auto&& sink) {
-          emit([&](const EdgeTerm& t) { sink(t.edge, t); });
-        })) {}
+                           emit([&](const EdgeTerm& t) { sink(t.edge, t); });
+                         })) {}
 
   /// K += the terms of edge e (positions x; xw = x(v1(e))).
   [[gnu::always_inline]] void add(std::int64_t e, const double* x, const double* xw, double K[9]) const {
@@ -264,11 +266,11 @@ class GroupedEdgeTerms {
  private:
   GroupedEdgeTerms(const EdgeBlocks& edges, Csr<EdgeTerm> terms);
 
-  std::vector<std::uint32_t> group_ptr_;              ///< edge -> groups [group_ptr_[e], group_ptr_[e + 1])
-  std::vector<std::array<LocalIndex, 2>> group_a_;    ///< (v0, v1)(a) per group
-  std::vector<std::uint32_t> group_end_;              ///< group -> end of its terms (start: previous group's end)
-  std::vector<LocalIndex> vertex_;                    ///< per term: the end k != v1(E) of b
-  std::vector<double> coef_;                          ///< per term: +-coef, making p(b) = x(v1(E)) - x(k)
+  std::vector<std::uint32_t> group_ptr_;            ///< edge -> groups [group_ptr_[e], group_ptr_[e + 1])
+  std::vector<std::array<LocalIndex, 2>> group_a_;  ///< (v0, v1)(a) per group
+  std::vector<std::uint32_t> group_end_;            ///< group -> end of its terms (start: previous group's end)
+  std::vector<LocalIndex> vertex_;                  ///< per term: the end k != v1(E) of b
+  std::vector<double> coef_;                        ///< per term: +-coef, making p(b) = x(v1(E)) - x(k)
 };
 
 /// Vertices per step of the fused sweep: a step's per-cell scratch (~2800 tets, 1.5 MB for stvk-tl on a Kuhn box)

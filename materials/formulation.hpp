@@ -74,8 +74,7 @@ class TetFormulation {
 
   /// f := dW/dx and the 3x3 blocks of K = df/dx: 9 doubles per block_pattern() entry, row-major,
   /// block (a, b) = d f(a) / d x(b). Overwrites f and blocks.
-  virtual void force_and_stiffness(std::span<const double> x, std::span<double> f,
-                                   std::span<double> blocks) const = 0;
+  virtual void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const = 0;
 
   /// Bytes of precomputed per-primitive data this formulation holds (for reports).
   [[nodiscard]] virtual std::size_t bytes() const = 0;

@@ -16,8 +16,7 @@ void tet_strain_stress(const double* x_ref, const double* x, const TetMaterial& 
   // E = (F^T F - I) / 2, S = D:E (isotropic: lambda tr(E) I + 2 mu E).
   for (int a = 0; a < 3; ++a)
     for (int b = 0; b < 3; ++b)
-      green_strain[3 * a + b] =
-          0.5 * (F[a] * F[b] + F[3 + a] * F[3 + b] + F[6 + a] * F[6 + b] - (a == b ? 1.0 : 0.0));
+      green_strain[3 * a + b] = 0.5 * (F[a] * F[b] + F[3 + a] * F[3 + b] + F[6 + a] * F[6 + b] - (a == b ? 1.0 : 0.0));
   if (material.isotropic) {
     const double tr = green_strain[0] + green_strain[4] + green_strain[8];
     for (int q = 0; q < 9; ++q) stress[q] = 2.0 * material.mu * green_strain[q];

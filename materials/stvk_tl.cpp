@@ -57,7 +57,9 @@ class StvkTl final : public TetFormulation {
 
   [[nodiscard]] std::string_view name() const override { return "stvk-tl"; }
   [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return edges_.pattern(); }
+  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override {
+    return edges_.pattern();
+  }
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
@@ -81,14 +83,14 @@ class StvkTl final : public TetFormulation {
   [[gnu::always_inline]] inline void vertex_terms(LocalIndex v, double* f, double* blocks, const double* kedge) const;
 
   LocalIndex n_vertices_ = 0;
-  std::vector<TlTet> tet_;         ///< sorted by first (smallest) vertex
-  std::vector<TetMaterial> mat_;   ///< the material table
+  std::vector<TlTet> tet_;        ///< sorted by first (smallest) vertex
+  std::vector<TetMaterial> mat_;  ///< the material table
   edge_assembly::EdgeBlocks edges_;
   edge_assembly::VertexSweep sweep_;  ///< cells: the tets
-  Csr<std::uint32_t> e_list_;      ///< edge -> 6 t + slot (the tets' blocks K(E))
-  Csr<std::uint32_t> vt_list_;     ///< vertex -> t << 2 | local vertex (forces)
-  mutable std::vector<double> ft_;  ///< scratch: 12 force values per tet
-  mutable std::vector<double> kt_;  ///< scratch: 6 edge blocks (54 values) per tet, allocated on first use
+  Csr<std::uint32_t> e_list_;         ///< edge -> 6 t + slot (the tets' blocks K(E))
+  Csr<std::uint32_t> vt_list_;        ///< vertex -> t << 2 | local vertex (forces)
+  mutable std::vector<double> ft_;    ///< scratch: 12 force values per tet
+  mutable std::vector<double> kt_;    ///< scratch: 6 edge blocks (54 values) per tet, allocated on first use
 };
 
 StvkTl::StvkTl(std::span<const double> coords, std::span<const LocalIndex> tets, std::span<const TetMaterial> materials,
@@ -101,8 +103,8 @@ StvkTl::StvkTl(std::span<const double> coords, std::span<const LocalIndex> tets,
   std::vector<LocalIndex> sorted(tets.begin(), tets.end());
   for (std::int64_t t = 0; t < nt; ++t) std::sort(sorted.begin() + 4 * t, sorted.begin() + 4 * t + 4);
   std::vector<std::int64_t> order;  // internal position -> input tet
-  std::vector<std::int64_t> tet_first =
-      edge_assembly::sort_cells(n_vertices_, nt, [&](std::int64_t t) { return sorted[4 * t]; }, order);
+  std::vector<std::int64_t> tet_first = edge_assembly::sort_cells(
+      n_vertices_, nt, [&](std::int64_t t) { return sorted[4 * t]; }, order);
   tet_.resize(nt);
   std::vector<LocalIndex> internal(static_cast<std::size_t>(4 * nt));  // ascending tets in internal order
   for (std::int64_t k = 0; k < nt; ++k) {
@@ -152,7 +154,8 @@ inline void deformation_gradient(const TlTet& T, const double* x, double F[9]) {
     d[i][2] = xi[2] - x0[2];
   }
   for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) F[3 * r + c] = d[0][r] * T.alpha[0][c] + d[1][r] * T.alpha[1][c] + d[2][r] * T.alpha[2][c];
+    for (int c = 0; c < 3; ++c)
+      F[3 * r + c] = d[0][r] * T.alpha[0][c] + d[1][r] * T.alpha[1][c] + d[2][r] * T.alpha[2][c];
 }
 
 /// Green strain (symmetric, stored full) of F.
@@ -187,7 +190,6 @@ inline double stress(const TetMaterial& M, double v0, const double E[9], double 
   for (int q = 0; q < 9; ++q) w += S[q] * E[q];
   return 0.5 * w;  // V0 eps^T D eps / 2 = S:E / 2
 }
-
 
 inline void mat_vec(const double M[9], const double* a, double* out) {
   out[0] = M[0] * a[0] + M[1] * a[1] + M[2] * a[2];
@@ -396,7 +398,8 @@ void StvkTl::vertex_terms(LocalIndex v, double* f, double* blocks, const double*
   f[3 * std::int64_t{v}] = fv[0];
   f[3 * std::int64_t{v} + 1] = fv[1];
   f[3 * std::int64_t{v} + 2] = fv[2];
-  if constexpr (kStiffness) edges_.gather_vertex(v, kedge, blocks, [](std::int64_t, bool) EDGEFEM_INLINE {});  // K(v, v) only
+  if constexpr (kStiffness)
+    edges_.gather_vertex(v, kedge, blocks, [](std::int64_t, bool) EDGEFEM_INLINE {});  // K(v, v) only
 }
 
 template <bool kStiffness>

@@ -91,7 +91,9 @@ class StvkTsep final : public TetFormulation {
 
   [[nodiscard]] std::string_view name() const override { return nsn_ ? "stvk-nsn" : "stvk"; }
   [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return edges_.pattern(); }
+  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override {
+    return edges_.pattern();
+  }
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
@@ -110,7 +112,8 @@ class StvkTsep final : public TetFormulation {
   void volumetric_lists(const Topology& topo, const std::vector<std::int64_t>& vol_of_tet);
 
   void check_x(std::span<const double> x) const;
-  void edge_terms(const double* x) const;  ///< zeta (algF first loop), then g (TSEP gather); p(E) is re-formed from x where needed
+  void edge_terms(
+      const double* x) const;  ///< zeta (algF first loop), then g (TSEP gather); p(E) is re-formed from x where needed
   /// Volumetric tet k: active flag and buffer [a1, a2, dC/dx_1..3] (algB, first half).
   [[gnu::always_inline]] inline void vol_tet(std::int64_t k, const double* x) const;
   /// K(E) and K(E)^T of edge e into the output blocks (algKE + algB's edge terms).
@@ -131,20 +134,21 @@ class StvkTsep final : public TetFormulation {
   edge_assembly::GroupedEdgeTerms k_terms_;  ///< K(E) TSEP terms (empty for NSN)
   // Volumetric tets (algB), sorted by their smallest vertex.
   std::vector<std::array<LocalIndex, 4>> vt_verts_;
-  std::vector<double> vt_cini_, vt_kv_;   ///< signed C_ini, V0 k_vol
+  std::vector<double> vt_cini_, vt_kv_;     ///< signed C_ini, V0 k_vol
   std::vector<VolumetricPenalty> vt_kind_;  ///< cubic or quadratic
-  Csr<std::uint32_t> vv_list_;  ///< vertex -> vt << 2 | local vertex
-  Csr<VEntry> ve_list_;         ///< edge -> volumetric-tet terms
-  edge_assembly::VertexSweep sweep_;  ///< cells: the volumetric tets
+  Csr<std::uint32_t> vv_list_;              ///< vertex -> vt << 2 | local vertex
+  Csr<VEntry> ve_list_;                     ///< edge -> volumetric-tet terms
+  edge_assembly::VertexSweep sweep_;        ///< cells: the volumetric tets
 
   mutable std::vector<double> zeta_, g_, vt_buf_;  ///< scratch: 1/edge, 1/edge, kVolBuf/vol tet
-  mutable std::vector<std::uint8_t> vt_active_;       ///< scratch: penalty active per vol tet (cubic: J < 1)
+  mutable std::vector<std::uint8_t> vt_active_;    ///< scratch: penalty active per vol tet (cubic: J < 1)
 };
 
 StvkTsep::StvkTsep(std::span<const double> coords, std::span<const LocalIndex> tets,
                    std::span<const TetMaterial> materials, std::span<const std::int32_t> material_of_tet, bool nsn)
     : n_vertices_(static_cast<LocalIndex>(coords.size() / 3)), nsn_(nsn) {
-  tetgeo::check_inputs(coords.size(), tets, materials.size(), material_of_tet, nsn ? "make_stvk_tsep (nsn)" : "make_stvk_tsep");
+  tetgeo::check_inputs(coords.size(), tets, materials.size(), material_of_tet,
+                       nsn ? "make_stvk_tsep (nsn)" : "make_stvk_tsep");
   const Topology topo = build_topology(n_vertices_, tets);
   edges_ = edge_assembly::EdgeBlocks(n_vertices_, topo.edges);
   const std::int64_t ne = edges_.n_edges();
@@ -184,10 +188,9 @@ StvkTsep::StvkTsep(std::span<const double> coords, std::span<const LocalIndex> t
   vt_active_.assign(n_vol_, 0);
 }
 
-void StvkTsep::tet_coefficients(std::span<const double> coords, std::span<const LocalIndex> tets,
-                                const Topology& topo, std::span<const TetMaterial> materials,
-                                std::span<const std::int32_t> material_of_tet, std::vector<double>& LP,
-                                std::vector<std::int64_t>& vol_of_tet) {
+void StvkTsep::tet_coefficients(std::span<const double> coords, std::span<const LocalIndex> tets, const Topology& topo,
+                                std::span<const TetMaterial> materials, std::span<const std::int32_t> material_of_tet,
+                                std::vector<double>& LP, std::vector<std::int64_t>& vol_of_tet) {
   // L(E) = sum_T L_T(E, E), L(P) = sum_T L_T(a, b) (eq. 23); per-rank partial sums in a distributed run.
   const std::int64_t nt = topo.n_tets(), ne = edges_.n_edges();
   L_.assign(ne, 0.0);
@@ -259,8 +262,9 @@ void StvkTsep::tsep_lists(const Topology& topo, const std::vector<double>& LP) {
     for (int i = 0; i < 2; ++i)
       for (int j = 0; j < 2; ++j)  // A_i == B_j lands on K(v, v): covered by algKV
         cross[P][2 * i + j] = A[i] == B[j] ? -1
-                                           : static_cast<LocalIndex>(edge_assembly::find_edge(
-                                                 topo.edges, first_edge, std::min(A[i], B[j]), std::max(A[i], B[j])));
+                                           : static_cast<LocalIndex>(edge_assembly::find_edge(topo.edges, first_edge,
+                                                                                              std::min(A[i], B[j]),
+                                                                                              std::max(A[i], B[j])));
   }
   k_terms_ = edge_assembly::GroupedEdgeTerms(edges_, [&](auto&& sink) {
     for (std::int64_t P = 0; P < np; ++P) {
@@ -410,7 +414,7 @@ void StvkTsep::edge_block(std::int64_t e, const double* x, double* kedge) const 
     const double* xl = x + 3 * std::int64_t{ve.opp1};
     const double po[3] = {xk[0] - xl[0], xk[1] - xl[1], xk[2] - xl[2]};  // p(opposite), as edge_terms forms it
     const double a1 = (ve.code & 1) ? -buf[0] : buf[0], a2 = buf[1];
-    const double d[3] = {a1 * po[0], a1 * po[1], a1 * po[2]};  // a1 (x_k - x_l)
+    const double d[3] = {a1 * po[0], a1 * po[1], a1 * po[2]};    // a1 (x_k - x_l)
     const double sci[3] = {a2 * ci[0], a2 * ci[1], a2 * ci[2]};  // a2 c_i c_j^T
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 3; ++c) K[3 * r + c] += sci[r] * cj[c];

@@ -112,8 +112,7 @@ TetMaterial TetMaterial::isotropic_material(double young, double poisson, Volume
   if (!(young > 0.0) || !std::isfinite(young) || !(poisson > -1.0 && poisson < 0.5)) {
     std::ostringstream msg;
     msg.precision(10);
-    msg << "isotropic material needs young > 0 and -1 < poisson < 0.5; got young=" << young
-        << ", poisson=" << poisson;
+    msg << "isotropic material needs young > 0 and -1 < poisson < 0.5; got young=" << young << ", poisson=" << poisson;
     throw std::invalid_argument(msg.str());
   }
   TetMaterial m;
@@ -146,16 +145,16 @@ TetMaterial TetMaterial::transversely_isotropic(std::array<double, 3> fibre, dou
     throw std::invalid_argument(f.str());
   }
   for (double& v : fibre) v /= norm;
-  const double Ef = young_fibre, Et = young_transverse, G = shear_fibre, nft = poisson_fibre,
-               ntt = poisson_transverse;
+  const double Ef = young_fibre, Et = young_transverse, G = shear_fibre, nft = poisson_fibre, ntt = poisson_transverse;
   for (double v : {Ef, Et, G, nft, ntt})
     if (!std::isfinite(v)) fail("needs finite constants");
   if (!(Ef > 0.0)) fail("needs young_fibre > 0");
   if (!(Et > 0.0)) fail("needs young_transverse > 0");
   if (!(G > 0.0)) fail("needs shear_fibre > 0");
   if (!(ntt > -1.0))
-    fail("is not positive definite: need 1 + poisson_transverse > 0 (shear modulus Et/(2(1+nu_tt)) in the "
-         "transverse plane)");
+    fail(
+        "is not positive definite: need 1 + poisson_transverse > 0 (shear modulus Et/(2(1+nu_tt)) in the "
+        "transverse plane)");
   const double c = 1.0 - ntt - 2.0 * nft * nft * Et / Ef;
   if (!(c > 0.0)) {
     std::ostringstream msg;
@@ -166,7 +165,9 @@ TetMaterial TetMaterial::transversely_isotropic(std::array<double, 3> fibre, dou
     fail(msg.str());
   }
   // Local compliance (axis 0 = fibre), normal block inverted in closed form, shear diagonal reciprocals.
-  double S[3][3] = {{1.0 / Ef, -nft / Ef, -nft / Ef}, {-nft / Ef, 1.0 / Et, -ntt / Et}, {-nft / Ef, -ntt / Et, 1.0 / Et}};
+  double S[3][3] = {{1.0 / Ef, -nft / Ef, -nft / Ef},
+                    {-nft / Ef, 1.0 / Et, -ntt / Et},
+                    {-nft / Ef, -ntt / Et, 1.0 / Et}};
   double cof[3][3];
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) {
@@ -177,9 +178,9 @@ TetMaterial TetMaterial::transversely_isotropic(std::array<double, 3> fibre, dou
   std::array<double, 36> D_local{};
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) D_local[6 * i + j] = cof[j][i] / det;
-  D_local[6 * 3 + 3] = G;                              // 2e12 (fibre-transverse)
-  D_local[6 * 4 + 4] = Et / (2.0 * (1.0 + ntt));       // 2e23 (transverse plane)
-  D_local[6 * 5 + 5] = G;                              // 2e31 (transverse-fibre)
+  D_local[6 * 3 + 3] = G;                         // 2e12 (fibre-transverse)
+  D_local[6 * 4 + 4] = Et / (2.0 * (1.0 + ntt));  // 2e23 (transverse plane)
+  D_local[6 * 5 + 5] = G;                         // 2e31 (transverse-fibre)
   TetMaterial m;
   m.isotropic = false;
   m.D = elasticity::rotate_stiffness(D_local, elasticity::frame_from_axis(fibre));

@@ -36,8 +36,8 @@
 #include <string>
 
 #include "materials/constant_stiffness.hpp"
-#include "materials/membrane.hpp"
 #include "materials/edge_assembly.hpp"
+#include "materials/membrane.hpp"
 #include "materials/tet_geometry.hpp"
 #include "mesh/topology.hpp"
 
@@ -98,8 +98,7 @@ void check_membrane_material(const MembraneMaterial& m) {
   if (!(m.thickness > 0.0) || !std::isfinite(m.thickness))
     throw std::invalid_argument("membrane material: thickness must be positive, got " + std::to_string(m.thickness));
   if (!(m.damping >= 0.0) || !std::isfinite(m.damping))
-    throw std::invalid_argument("membrane material: damping must be >= 0 and finite, got " +
-                                std::to_string(m.damping));
+    throw std::invalid_argument("membrane material: damping must be >= 0 and finite, got " + std::to_string(m.damping));
 }
 
 TriangleSprings trbs_springs(std::span<const double, 9> X, const MembraneMaterial& m) {
@@ -109,15 +108,14 @@ TriangleSprings trbs_springs(std::span<const double, 9> X, const MembraneMateria
     for (int c = 0; c < 3; ++c) e[i][c] = X[3 * ((i + 2) % 3) + c] - X[3 * ((i + 1) % 3) + c];
   const double two_a = 2.0 * triangle_area(X.data(), X.data() + 3, X.data() + 6);
   const double lmax = std::max({tetgeo::dot(e[0], e[0]), tetgeo::dot(e[1], e[1]), tetgeo::dot(e[2], e[2])});
-  if (!(two_a > 1e-13 * lmax))
-    throw std::invalid_argument("triangle has zero reference area (degenerate element)");
+  if (!(two_a > 1e-13 * lmax)) throw std::invalid_argument("triangle has zero reference area (degenerate element)");
   // cot a_i = (X(i+1) - X(i)) . (X(i+2) - X(i)) / 2A = -e(i+2) . e(i+1) / 2A
   double cot[3];
   for (int i = 0; i < 3; ++i) cot[i] = -tetgeo::dot(e[(i + 2) % 3], e[(i + 1) % 3]) / two_a;
   const double nu = m.poisson;
-  const double lp2m = m.young / (1.0 - nu * nu);      // lambda + 2 mu, lambda = E nu / (1 - nu^2)
-  const double mu = m.young / (2.0 * (1.0 + nu));     // mu = E / (2 (1 + nu))
-  const double s = m.thickness / (4.0 * two_a);        // h / (8 A)
+  const double lp2m = m.young / (1.0 - nu * nu);   // lambda + 2 mu, lambda = E nu / (1 - nu^2)
+  const double mu = m.young / (2.0 * (1.0 + nu));  // mu = E / (2 (1 + nu))
+  const double s = m.thickness / (4.0 * two_a);    // h / (8 A)
   TriangleSprings r;
   for (int i = 0; i < 3; ++i) {
     const int j = (i + 1) % 3, k = (i + 2) % 3;
@@ -141,8 +139,8 @@ TriangleSprings trqs_springs(std::span<const double, 9> X, const MembraneMateria
   }
   for (int i = 0; i < 3; ++i) {
     const int j = (i + 1) % 3, k = (i + 2) % 3;
-    r.tensile[i] *= 2.0 * len[i] * len[i];     // kappa_i = 2 L_i^2 k_i
-    r.angular[k] *= 2.0 * len[i] * len[j];     // gamma_k = 2 L_i L_j c_k
+    r.tensile[i] *= 2.0 * len[i] * len[i];  // kappa_i = 2 L_i^2 k_i
+    r.angular[k] *= 2.0 * len[i] * len[j];  // gamma_k = 2 L_i L_j c_k
   }
   return r;
 }
@@ -154,8 +152,8 @@ using edge_assembly::Csr;
 /// One triangle's angular terms on edge E = (u = v0(E), w = v1(E)); k is the triangle's third vertex.
 struct AngEntry {
   LocalIndex k;
-  LocalIndex e1;  ///< edge (w, k)
-  LocalIndex e2;  ///< edge (k, u)
+  LocalIndex e1;      ///< edge (w, k)
+  LocalIndex e2;      ///< edge (k, u)
   double bk, bu, bw;  ///< internal pair constants at k, u, w
 };
 
@@ -169,7 +167,9 @@ class TriangleSpringForm final : public TetFormulation {
 
   [[nodiscard]] std::string_view name() const override { return name_; }
   [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return edges_.pattern(); }
+  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override {
+    return edges_.pattern();
+  }
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
@@ -184,7 +184,7 @@ class TriangleSpringForm final : public TetFormulation {
 
  private:
   void check_x(std::span<const double> x) const;
-  void elongations(const double* x) const;  ///< phi_ (and inv_len_)
+  void elongations(const double* x) const;             ///< phi_ (and inv_len_)
   void rates(const double* x, const double* v) const;  ///< rate_ = dphi/dt (and inv_len_)
   /// s_ and (kedge) K(E), K(E)^T; kVisc: from rate_, av_, ang_v_, without the geometric term (f_v, D).
   template <bool kVisc>
@@ -195,14 +195,14 @@ class TriangleSpringForm final : public TetFormulation {
   LocalIndex n_vertices_ = 0;
   std::int64_t n_edges_ = 0;
   edge_assembly::EdgeBlocks edges_;
-  std::vector<double> rest_;  ///< L^2 (trbs) or L (trqs)
-  std::vector<double> a_;     ///< internal tensile constant a_E
-  Csr<AngEntry> ang_;         ///< edge -> angular entries
-  bool damped_ = false;       ///< some triangle has zeta > 0 (av_, ang_v_, rate_ allocated)
-  std::vector<double> av_;    ///< viscous tensile constant: sum_{T ∋ E} c zeta_T a_{T,E}
+  std::vector<double> rest_;                  ///< L^2 (trbs) or L (trqs)
+  std::vector<double> a_;                     ///< internal tensile constant a_E
+  Csr<AngEntry> ang_;                         ///< edge -> angular entries
+  bool damped_ = false;                       ///< some triangle has zeta > 0 (av_, ang_v_, rate_ allocated)
+  std::vector<double> av_;                    ///< viscous tensile constant: sum_{T ∋ E} c zeta_T a_{T,E}
   std::vector<std::array<double, 3>> ang_v_;  ///< viscous (bk, bu, bw) = c zeta_T (bk, bu, bw), parallel to ang_.codes
   mutable std::vector<double> phi_, inv_len_, s_;  ///< scratch per edge: phi, 1/|p| (trqs), s
-  mutable std::vector<double> rate_;                ///< scratch per edge: dphi/dt (damped only)
+  mutable std::vector<double> rate_;               ///< scratch per edge: dphi/dt (damped only)
 };
 
 template <SpringStrain kStrain>
@@ -256,13 +256,14 @@ TriangleSpringForm<kStrain>::TriangleSpringForm(std::string name, std::span<cons
           const auto& sp = springs[t].angular;
           // edge (w, k) is opposite u, edge (k, u) is opposite w
           sink(te.triangle_edges[3 * t + m],
-               AngEntry{triangles[3 * t + m], te.triangle_edges[3 * t + iu], te.triangle_edges[3 * t + iw], scale * sp[m],
-                        scale * sp[iu], scale * sp[iw]},
+               AngEntry{triangles[3 * t + m], te.triangle_edges[3 * t + iu], te.triangle_edges[3 * t + iw],
+                        scale * sp[m], scale * sp[iu], scale * sp[iw]},
                cvisc * springs[t].damping);
         }
     };
-    ang_ = edge_assembly::build_csr<AngEntry>(
-        n_edges_, [&](auto&& sink) { emit([&](std::int64_t e, const AngEntry& en, double) { sink(e, en); }); });
+    ang_ = edge_assembly::build_csr<AngEntry>(n_edges_, [&](auto&& sink) {
+      emit([&](std::int64_t e, const AngEntry& en, double) { sink(e, en); });
+    });
     if (damped_) {
       const auto vis = edge_assembly::build_csr<std::array<double, 3>>(n_edges_, [&](auto&& sink) {
         emit([&](std::int64_t e, const AngEntry& en, double cz) {
@@ -408,19 +409,19 @@ void TriangleSpringForm<kStrain>::vertex_terms(const double* x, double* f, doubl
   for (std::int64_t v = 0; v < nv; ++v) {
     double fv[3] = {0.0, 0.0, 0.0};
     // K(v, v): -sum of non-symmetric edge blocks, symmetric up to round-off; made exactly symmetric (K = K^T).
-    edges_.gather_vertex<edge_assembly::Diagonal::symmetrised>(
-        static_cast<LocalIndex>(v), kedge, blocks, [&](std::int64_t e, bool is_v1) EDGEFEM_INLINE {
-          double p[3];
-          edges_.edge_vector(e, x, p);
-          double c = is_v1 ? -s_[e] : s_[e];
-          if constexpr (kSq)
-            c *= 2.0;
-          else
-            c *= inv_len_[e];
-          fv[0] += c * p[0];
-          fv[1] += c * p[1];
-          fv[2] += c * p[2];
-        });
+    edges_.gather_vertex<edge_assembly::Diagonal::symmetrised>(static_cast<LocalIndex>(v), kedge, blocks,
+                                                               [&](std::int64_t e, bool is_v1) EDGEFEM_INLINE {
+                                                                 double p[3];
+                                                                 edges_.edge_vector(e, x, p);
+                                                                 double c = is_v1 ? -s_[e] : s_[e];
+                                                                 if constexpr (kSq)
+                                                                   c *= 2.0;
+                                                                 else
+                                                                   c *= inv_len_[e];
+                                                                 fv[0] += c * p[0];
+                                                                 fv[1] += c * p[1];
+                                                                 fv[2] += c * p[2];
+                                                               });
     f[3 * v] = fv[0];
     f[3 * v + 1] = fv[1];
     f[3 * v + 2] = fv[2];
@@ -497,7 +498,6 @@ std::vector<TriangleSprings> springs_of(std::string_view model, std::span<const 
   return out;
 }
 
-
 }  // namespace
 
 std::unique_ptr<TetFormulation> make_linear_membrane(std::span<const double> coords,
@@ -528,10 +528,11 @@ std::unique_ptr<TetFormulation> make_membrane(std::string_view model, std::span<
   if (model != "trbs" && model != "trqs" && model != "springs")
     throw std::invalid_argument("make_membrane: unknown membrane model '" + std::string(model) +
                                 "' (expected trbs, trqs, springs or linear-membrane)");
-  const auto springs = springs_of(model == "trbs" ? "trbs" : "trqs", coords, triangles, materials, material_of_triangle);
+  const auto springs = springs_of(model == "trbs" ? "trbs" : "trqs", coords, triangles, materials,
+                                  material_of_triangle);
   return make_triangle_springs(std::string(model),
-                               model == "trbs" ? SpringStrain::squared_length : SpringStrain::length, coords,
-                               triangles, springs, model != "springs");
+                               model == "trbs" ? SpringStrain::squared_length : SpringStrain::length, coords, triangles,
+                               springs, model != "springs");
 }
 
 }  // namespace edgefem

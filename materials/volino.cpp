@@ -62,8 +62,7 @@ VolinoLaw VolinoLaw::isotropic(double young, double poisson) {
   return law;
 }
 
-VolinoLaw VolinoLaw::orthotropic(double young_weft, double young_warp, double shear_modulus,
-                                 double poisson_weft_warp) {
+VolinoLaw VolinoLaw::orthotropic(double young_weft, double young_warp, double shear_modulus, double poisson_weft_warp) {
   const std::string who = "orthotropic Volino law: ";
   if (!(young_weft > 0.0) || !std::isfinite(young_weft))
     throw std::invalid_argument(who + "weft modulus must be positive, got " + num(young_weft));
@@ -74,9 +73,10 @@ VolinoLaw VolinoLaw::orthotropic(double young_weft, double young_warp, double sh
   const double nu = poisson_weft_warp;
   const double q = 1.0 - nu * nu * young_warp / young_weft;
   if (!std::isfinite(nu) || !(q > 0.0))
-    throw std::invalid_argument(who + "not positive definite: the weft-warp Poisson ratio must satisfy nu^2 < "
-                                      "E_weft / E_warp, got nu = " + num(nu) + ", E_weft / E_warp = " +
-                                num(young_weft / young_warp));
+    throw std::invalid_argument(who +
+                                "not positive definite: the weft-warp Poisson ratio must satisfy nu^2 < "
+                                "E_weft / E_warp, got nu = " +
+                                num(nu) + ", E_weft / E_warp = " + num(young_weft / young_warp));
   VolinoLaw law;
   const double c = nu * young_warp / q;
   law.E_ = {young_weft / q, c, 0.0, c, young_warp / q, 0.0, 0.0, 0.0, shear_modulus};
@@ -94,8 +94,8 @@ VolinoLaw VolinoLaw::linear(const std::array<double, 9>& E) {
       if (std::abs(E[3 * r + c] - E[3 * c + r]) > 1e-12 * scale)
         throw std::invalid_argument("linear Volino law: the 3x3 matrix is not symmetric (entries (" +
                                     std::to_string(r) + ", " + std::to_string(c) + ") = " + num(E[3 * r + c]) +
-                                    " and (" + std::to_string(c) + ", " + std::to_string(r) + ") = " +
-                                    num(E[3 * c + r]) + ")");
+                                    " and (" + std::to_string(c) + ", " + std::to_string(r) +
+                                    ") = " + num(E[3 * c + r]) + ")");
   const double m1 = E[0], m2 = E[0] * E[4] - E[1] * E[3];
   const double m3 = E[0] * (E[4] * E[8] - E[5] * E[7]) - E[1] * (E[3] * E[8] - E[5] * E[6]) +
                     E[2] * (E[3] * E[7] - E[4] * E[6]);
@@ -374,7 +374,9 @@ class VolinoForm final : public VolinoMembrane {
 
   [[nodiscard]] std::string_view name() const override { return "volino"; }
   [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override { return edges_.pattern(); }
+  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override {
+    return edges_.pattern();
+  }
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
@@ -406,11 +408,11 @@ class VolinoForm final : public VolinoMembrane {
   std::vector<VolinoMaterial> materials_;
   std::vector<Geo> geo_;
   std::vector<VolinoTriangle> refs_;
-  edge_assembly::EdgeBlocks edges_;           ///< edges and block layout (K(v, v) from the element blocks)
+  edge_assembly::EdgeBlocks edges_;          ///< edges and block layout (K(v, v) from the element blocks)
   edge_assembly::Csr<std::int64_t> v_list_;  ///< vertex -> t << 2 | local index
   edge_assembly::Csr<std::int64_t> e_list_;  ///< edge -> t << 3 | off-slot << 1 | transpose
-  mutable std::vector<State> st_;   ///< scratch: per-triangle state (tangent and damping)
-  mutable std::vector<double> ft_;  ///< scratch: per-triangle forces, 9 each (force() only)
+  mutable std::vector<State> st_;            ///< scratch: per-triangle state (tangent and damping)
+  mutable std::vector<double> ft_;           ///< scratch: per-triangle forces, 9 each (force() only)
 };
 
 VolinoForm::VolinoForm(std::span<const double> coords, std::span<const LocalIndex> triangles,
@@ -616,8 +618,8 @@ void VolinoForm::force_and_stiffness(std::span<const double> x, std::span<double
 void VolinoForm::strain_stress(std::span<const double> x, std::span<double> strain, std::span<double> stress) const {
   check_x(x);
   if (strain.size() != 3 * static_cast<std::size_t>(nt_) || stress.size() != strain.size())
-    throw std::invalid_argument("volino: strain and stress need 3 values per triangle (" +
-                                std::to_string(3 * nt_) + ")");
+    throw std::invalid_argument("volino: strain and stress need 3 values per triangle (" + std::to_string(3 * nt_) +
+                                ")");
   const double* xp = x.data();
   const std::int64_t nt = nt_;
 #pragma omp parallel for schedule(static)

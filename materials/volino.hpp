@@ -125,8 +125,8 @@ void check_volino_material(const VolinoMaterial& material);
 
 /// Precomputed reference data of one triangle.
 struct VolinoTriangle {
-  std::array<double, 3> ru{}, rv{};  ///< eq. (6)
-  double area = 0.0;                 ///< |d| / 2
+  std::array<double, 3> ru{}, rv{};                ///< eq. (6)
+  double area = 0.0;                               ///< |d| / 2
   std::array<double, 3> weft{}, warp{}, normal{};  ///< the reference frame (unit vectors)
 };
 

@@ -44,8 +44,8 @@ std::int64_t check_request(const char* what, const std::array<double, N>& size, 
   constexpr double limit = static_cast<double>(std::numeric_limits<LocalIndex>::max());
   if (n_vertices > limit || n_cells > limit) {
     throw InputError(std::string(what) + ": cells " + format_list(cells) +
-                     " give a mesh too large for 32-bit local indices (" + std::to_string(n_vertices) +
-                     " vertices, " + std::to_string(n_cells) + " cells; limit " +
+                     " give a mesh too large for 32-bit local indices (" + std::to_string(n_vertices) + " vertices, " +
+                     std::to_string(n_cells) + " cells; limit " +
                      std::to_string(std::numeric_limits<LocalIndex>::max()) + ")");
   }
   return static_cast<std::int64_t>(n_vertices);

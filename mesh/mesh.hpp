@@ -41,13 +41,13 @@ inline double tet_volume(const double* p0, const double* p1, const double* p2, c
 }
 
 struct Mesh {
-  std::vector<double> coords;          ///< 3 per vertex, reference coordinates
-  std::vector<LocalIndex> tets;        ///< 4 per tetrahedron (volume cells)
-  std::vector<int> tet_region;         ///< physical tag per tetrahedron (0 = none)
-  std::vector<LocalIndex> triangles;   ///< 3 per triangle: boundary facets of a solid, or membrane cells
-  std::vector<int> triangle_region;    ///< physical tag per triangle (0 = none)
-  std::vector<LocalIndex> lines;       ///< 2 per line: boundary edges of a membrane mesh
-  std::vector<int> line_region;        ///< physical tag per line
+  std::vector<double> coords;         ///< 3 per vertex, reference coordinates
+  std::vector<LocalIndex> tets;       ///< 4 per tetrahedron (volume cells)
+  std::vector<int> tet_region;        ///< physical tag per tetrahedron (0 = none)
+  std::vector<LocalIndex> triangles;  ///< 3 per triangle: boundary facets of a solid, or membrane cells
+  std::vector<int> triangle_region;   ///< physical tag per triangle (0 = none)
+  std::vector<LocalIndex> lines;      ///< 2 per line: boundary edges of a membrane mesh
+  std::vector<int> line_region;       ///< physical tag per line
 
   [[nodiscard]] LocalIndex n_vertices() const { return static_cast<LocalIndex>(coords.size() / 3); }
   [[nodiscard]] LocalIndex n_tets() const { return static_cast<LocalIndex>(tets.size() / 4); }

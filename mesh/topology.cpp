@@ -203,8 +203,8 @@ TriangleEdges build_triangle_edges(std::span<const LocalIndex> triangles) {
     te.edges[e] = {static_cast<LocalIndex>(sorted[e] >> 32), static_cast<LocalIndex>(sorted[e] & 0xffffffffu)};
   te.triangle_edges.resize(3 * nt);
   for (std::size_t k = 0; k < keys.size(); ++k)
-    te.triangle_edges[k] =
-        static_cast<LocalIndex>(std::lower_bound(sorted.begin(), sorted.end(), keys[k]) - sorted.begin());
+    te.triangle_edges[k] = static_cast<LocalIndex>(std::lower_bound(sorted.begin(), sorted.end(), keys[k]) -
+                                                   sorted.begin());
   return te;
 }
 

@@ -26,9 +26,10 @@ struct Tsep {
 ///   its local edge slots k and 5 - k; in every TSEP edge0 < edge1.
 struct Topology {
   LocalIndex n_vertices = 0;
-  std::vector<std::array<LocalIndex, 2>> edges;      ///< (v0, v1) with v0 < v1; edge vector = x(v0) - x(v1)
-  std::vector<std::array<LocalIndex, 3>> faces;      ///< sorted vertex triples, each face once
-  std::vector<std::array<LocalIndex, 6>> tet_edges;  ///< edge ids of each tet, local pairs (0,1),(0,2),(0,3),(1,2),(1,3),(2,3)
+  std::vector<std::array<LocalIndex, 2>> edges;  ///< (v0, v1) with v0 < v1; edge vector = x(v0) - x(v1)
+  std::vector<std::array<LocalIndex, 3>> faces;  ///< sorted vertex triples, each face once
+  std::vector<std::array<LocalIndex, 6>>
+      tet_edges;  ///< edge ids of each tet, local pairs (0,1),(0,2),(0,3),(1,2),(1,3),(2,3)
   std::vector<std::array<LocalIndex, 4>> tet_faces;  ///< face ids of each tet, face k is opposite local vertex k
   std::vector<Tsep> tseps;                           ///< each unordered pair once (layout above)
   std::int64_t n_type1 = 0, n_type2 = 0;

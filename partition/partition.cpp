@@ -92,7 +92,8 @@ struct Piece {
   std::vector<double> coords;
   std::vector<LocalIndex> cells, facets;
   std::vector<int> cell_region, facet_region, region_offsets, regions;
-  std::vector<GlobalIndex> global_vertex, original_vertex, cell_global, header;  // header: n_owned, first_owned, n_global_vertices, n_global_cells, nodes
+  std::vector<GlobalIndex> global_vertex, original_vertex, cell_global,
+      header;  // header: n_owned, first_owned, n_global_vertices, n_global_cells, nodes
 };
 
 /// Calls f on every array of a piece, in the order they travel from rank 0 to their rank.
@@ -177,7 +178,8 @@ Piece make_piece(const Mesh& whole, const CellView& cv, const PartitionPlan& pla
     pc.region_offsets.push_back(static_cast<int>(pc.regions.size()));
   }
   for (LocalIndex c : plan.part_cells[p]) {
-    for (int k = 0; k < cv.nodes; ++k) pc.cells.push_back(local_of[(*cv.cells)[static_cast<std::size_t>(c) * cv.nodes + k]]);
+    for (int k = 0; k < cv.nodes; ++k)
+      pc.cells.push_back(local_of[(*cv.cells)[static_cast<std::size_t>(c) * cv.nodes + k]]);
     pc.cell_region.push_back((*cv.region)[c]);
     pc.cell_global.push_back(c);
   }

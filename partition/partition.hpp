@@ -18,12 +18,12 @@ namespace edgefem {
 /// The partition of a whole mesh into parts, computed on one process (no MPI).
 struct PartitionPlan {
   int n_parts = 1;
-  std::vector<int> cell_part;                         ///< per tet (or per triangle for membrane meshes)
-  std::vector<int> vertex_owner;                      ///< per original vertex
-  std::vector<GlobalIndex> global_id;                 ///< per original vertex: its global number
-  std::vector<GlobalIndex> owned_begin;               ///< n_parts + 1 offsets: part p owns [owned_begin[p], owned_begin[p+1])
-  std::vector<std::vector<LocalIndex>> part_vertices; ///< per part: original vertex ids, owned first then ghosts
-  std::vector<std::vector<LocalIndex>> part_cells;    ///< per part: original cell ids, ascending
+  std::vector<int> cell_part;            ///< per tet (or per triangle for membrane meshes)
+  std::vector<int> vertex_owner;         ///< per original vertex
+  std::vector<GlobalIndex> global_id;    ///< per original vertex: its global number
+  std::vector<GlobalIndex> owned_begin;  ///< n_parts + 1 offsets: part p owns [owned_begin[p], owned_begin[p+1])
+  std::vector<std::vector<LocalIndex>> part_vertices;  ///< per part: original vertex ids, owned first then ghosts
+  std::vector<std::vector<LocalIndex>> part_cells;     ///< per part: original cell ids, ascending
 
   [[nodiscard]] LocalIndex n_owned(int part) const {
     return static_cast<LocalIndex>(owned_begin[part + 1] - owned_begin[part]);
@@ -41,13 +41,13 @@ struct LocalMesh {
   /// of this rank's own tets (each boundary face of the whole mesh on exactly one rank), tagged with
   /// the region of the matching file triangle (0 if none).
   Mesh mesh;
-  LocalIndex n_owned = 0;                   ///< local vertices [0, n_owned) are owned
-  std::vector<GlobalIndex> global_vertex;   ///< per local vertex
-  std::vector<GlobalIndex> original_vertex; ///< per local vertex: its index in the mesh file (0-based)
-  GlobalIndex first_owned = 0;              ///< global id of local vertex 0
+  LocalIndex n_owned = 0;                    ///< local vertices [0, n_owned) are owned
+  std::vector<GlobalIndex> global_vertex;    ///< per local vertex
+  std::vector<GlobalIndex> original_vertex;  ///< per local vertex: its index in the mesh file (0-based)
+  GlobalIndex first_owned = 0;               ///< global id of local vertex 0
   GlobalIndex n_global_vertices = 0;
   GlobalIndex n_global_cells = 0;
-  std::vector<GlobalIndex> cell_global;     ///< original (file) index of each local cell
+  std::vector<GlobalIndex> cell_global;  ///< original (file) index of each local cell
   /// Region tags touching each local vertex (tags of the cells and file facets containing it), CSR.
   std::vector<int> vertex_region_offsets;
   std::vector<int> vertex_regions;

@@ -199,7 +199,8 @@ void Assembler::create_consistent_mass_matrix(const std::vector<PetscInt>& coo_i
     std::unordered_map<std::uint64_t, std::size_t> block_of;
     const auto& pattern = model_.formulations[k]->block_pattern();
     for (std::size_t blk = 0; blk < pattern.size(); ++blk)
-      block_of.try_emplace((static_cast<std::uint64_t>(pattern[blk][0]) << 32) | static_cast<std::uint32_t>(pattern[blk][1]),
+      block_of.try_emplace((static_cast<std::uint64_t>(pattern[blk][0]) << 32) |
+                               static_cast<std::uint32_t>(pattern[blk][1]),
                            block_offset_[k] + blk);
     for (const LocalIndex t : model_.formulation_cells[k]) {
       const LocalIndex* v = cells.data() + n * static_cast<std::size_t>(t);
@@ -207,7 +208,8 @@ void Assembler::create_consistent_mass_matrix(const std::vector<PetscInt>& coo_i
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) {
           const auto it = block_of.find((static_cast<std::uint64_t>(v[i]) << 32) | static_cast<std::uint32_t>(v[j]));
-          if (it == block_of.end()) throw PetscFailure("consistent mass: a cell's vertex pair is not in the block pattern");
+          if (it == block_of.end())
+            throw PetscFailure("consistent mass: a cell's vertex pair is not in the block pattern");
           for (int d = 0; d < 3; ++d) mass_values_[9 * it->second + 4 * d] += share * (i == j ? 2.0 : 1.0);
         }
     }

@@ -61,7 +61,7 @@ class Assembler {
 
   /// A new ghosted vector with this layout (3 dofs per owned vertex); the caller owns it.
   [[nodiscard]] PetscOwner<Vec, VecDestroy> create_vector() const;
-  [[nodiscard]] Vec reference() const { return reference_; }       ///< reference positions
+  [[nodiscard]] Vec reference() const { return reference_; }  ///< reference positions
   /// out := the external force (gravity, tractions) at time t (static: the load factor), summed over ranks.
   void external_force(double t, Vec out) const;
   /// y := M x (lumped: the summed vertex masses; consistent: the P1 mass matrix). Collective.
@@ -70,7 +70,7 @@ class Assembler {
   [[nodiscard]] const std::vector<double>& lumped_mass() const { return owned_mass_; }
   /// The consistent mass matrix (no prescribed-row treatment), or nullptr with lumped mass.
   [[nodiscard]] Mat mass_matrix() const { return mass_matrix_; }
-  [[nodiscard]] Mat matrix() const { return matrix_; }             ///< the COO-preallocated stiffness matrix
+  [[nodiscard]] Mat matrix() const { return matrix_; }  ///< the COO-preallocated stiffness matrix
   [[nodiscard]] const std::vector<PetscInt>& dirichlet_rows() const { return dirichlet_rows_; }
 
   /// Copy x (any vector of this layout) to the internal positions and update their ghosts. Collective.
@@ -103,18 +103,18 @@ class Assembler {
   const LocalMesh& mesh_;
   const Model& model_;
   PetscOwner<Vec, VecDestroy> x_ghost_, f_ghost_, reference_;
-  std::vector<PetscOwner<Vec, VecDestroy>> loads_;  ///< per Model::loads group, summed over ranks
+  std::vector<PetscOwner<Vec, VecDestroy>> loads_;    ///< per Model::loads group, summed over ranks
   PetscOwner<Mat, MatDestroy> matrix_, mass_matrix_;  ///< mass_matrix_: consistent mass only
   std::vector<double> owned_mass_;                    ///< 3 per owned vertex
   std::vector<double> mass_values_;                   ///< consistent mass: one per kernel COO entry
   std::vector<char> owned_prescribed_;                ///< 3 per owned vertex
   bool viscous_ = false;
-  PetscOwner<Vec, VecDestroy> velocity_ghost_;          ///< viscous: the velocity with its ghosts
-  std::vector<double> damping_values_;                ///< viscous: D blocks, one per kernel COO entry
+  PetscOwner<Vec, VecDestroy> velocity_ghost_;  ///< viscous: the velocity with its ghosts
+  std::vector<double> damping_values_;          ///< viscous: D blocks, one per kernel COO entry
   std::vector<PetscInt> dirichlet_rows_;
   std::vector<double> coo_values_;
-  std::vector<double> force_buffer_;        ///< 3 * n_local, for formulations after the first
-  std::vector<std::size_t> block_offset_;   ///< per formulation: its first block in coo_values_
+  std::vector<double> force_buffer_;       ///< 3 * n_local, for formulations after the first
+  std::vector<std::size_t> block_offset_;  ///< per formulation: its first block in coo_values_
   /// COO entries (indices into coo_values_) whose row or column is a prescribed dof on any rank: zeroed
   /// after every evaluation. The last 3 * n_owned COO entries are the diagonals of this rank's owned dofs
   /// (lumped mass, attachment springs; 1 at prescribed dofs), so the handed-over matrix has prescribed

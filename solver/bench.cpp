@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <limits>
 #include <map>
-#include <string_view>
 #include <sstream>
+#include <string_view>
 
 #include "mesh/topology.hpp"
 #include "partition/collective.hpp"
@@ -177,7 +177,8 @@ void measure_memory(MPI_Comm comm, Assembler& assembler, BenchResult& r) {
   EDGEFEM_PETSC(MatGetInfo(K, MAT_GLOBAL_SUM, &info));
   PetscInt rows = 0;
   EDGEFEM_PETSC(MatGetSize(K, &rows, nullptr));
-  r.matrix_bytes = info.nz_used * (sizeof(PetscScalar) + sizeof(PetscInt)) + static_cast<double>(rows) * sizeof(PetscInt);
+  r.matrix_bytes = info.nz_used * (sizeof(PetscScalar) + sizeof(PetscInt)) +
+                   static_cast<double>(rows) * sizeof(PetscInt);
 }
 
 /// The job's models, named "a+b" in r.model, and the largest of their FLOP formulas (from the registry).
@@ -228,13 +229,14 @@ std::string to_json(const BenchResult& r) {
     << ", \"faces\": " << r.faces << ", \"tets\": " << r.tets << ", \"tseps\": " << r.tseps
     << ", \"seconds\": {\"f\": " << number(r.seconds_f) << ", \"f_and_K\": " << number(r.seconds_f_and_K)
     << ", \"solve\": " << number(r.seconds_solve) << ", \"pc_setup\": " << number(r.seconds_pc_setup)
-    << ", \"ksp\": " << number(r.seconds_ksp) << "}, \"ksp_iterations\": " << r.ksp_iterations
-    << ", \"ksp_reason\": \"" << r.ksp_reason << "\", \"ksp_converged\": " << (r.ksp_converged ? "true" : "false")
-    << ", \"preconditioner\": \"" << r.preconditioner << "\", \"bytes_per_tet\": " << number(r.bytes_per_tet())
+    << ", \"ksp\": " << number(r.seconds_ksp) << "}, \"ksp_iterations\": " << r.ksp_iterations << ", \"ksp_reason\": \""
+    << r.ksp_reason << "\", \"ksp_converged\": " << (r.ksp_converged ? "true" : "false") << ", \"preconditioner\": \""
+    << r.preconditioner << "\", \"bytes_per_tet\": " << number(r.bytes_per_tet())
     << ", \"bytes\": {\"kernel\": " << number(r.kernel_bytes) << ", \"coo_values\": " << number(r.coo_bytes)
     << ", \"matrix\": " << number(r.matrix_bytes) << "}, \"flops_per_tet\": {\"f\": " << number(r.flops_f)
-    << ", \"f_and_K\": " << number(r.flops_f_and_K) << "}, \"mtets_per_second\": {\"f\": "
-    << number(r.tets / r.seconds_f / 1e6) << ", \"f_and_K\": " << number(r.tets / r.seconds_f_and_K / 1e6)
+    << ", \"f_and_K\": " << number(r.flops_f_and_K)
+    << "}, \"mtets_per_second\": {\"f\": " << number(r.tets / r.seconds_f / 1e6)
+    << ", \"f_and_K\": " << number(r.tets / r.seconds_f_and_K / 1e6)
     << "}, \"deformation_jacobian\": " << number(r.deformation_jacobian) << "}";
   return o.str();
 }

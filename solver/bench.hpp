@@ -15,7 +15,7 @@
 namespace edgefem {
 
 struct BenchResult {
-  std::string model;                 ///< the job's models, e.g. "stvk" or "stvk+stvk-tl"
+  std::string model;  ///< the job's models, e.g. "stvk" or "stvk+stvk-tl"
   int ranks = 1, threads = 1, repeat = 1;
   std::int64_t vertices = 0, edges = 0, faces = 0, tets = 0, tseps = 0;
   double seconds_f = 0, seconds_f_and_K = 0, seconds_solve = 0;  ///< solve = pc_setup + ksp
@@ -23,11 +23,11 @@ struct BenchResult {
   int ksp_iterations = 0;
   std::string ksp_reason;
   bool ksp_converged = false;
-  std::string preconditioner;        ///< PETSc's pc_type of the solve (and the package of a factorization)
+  std::string preconditioner;  ///< PETSc's pc_type of the solve (and the package of a factorization)
   double kernel_bytes = 0, coo_bytes = 0, matrix_bytes = 0;  ///< summed over ranks
   /// Per tet, the largest of the job's models' FLOP formulas (ModelInfo::flops, materials/registry.hpp).
   double flops_f = 0, flops_f_and_K = 0;
-  double deformation_jacobian = 1;                           ///< det of the homogeneous deformation benchmarked
+  double deformation_jacobian = 1;  ///< det of the homogeneous deformation benchmarked
 
   [[nodiscard]] double bytes_per_tet() const { return (kernel_bytes + coo_bytes + matrix_bytes) / tets; }
 };

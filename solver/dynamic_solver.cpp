@@ -13,8 +13,8 @@ namespace {
 
 using Owned = VecArray;  ///< the owned entries of a (ghosted) global vector
 
-const char* const field_names[] = {"position", "velocity", "acceleration", "force_rate", "external_work",
-                                   "velocity_change"};
+const char* const field_names[] = {"position",   "velocity",      "acceleration",
+                                   "force_rate", "external_work", "velocity_change"};
 constexpr std::size_t n_required_fields = 5;  ///< velocity_change (the predictor's) is optional: older checkpoints
 
 }  // namespace
@@ -43,7 +43,8 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
     for (const auto& d : model_.dirichlet) vel.span()[static_cast<std::size_t>(d.dof)] = 0.0;
   }
   diagonal_.assign(3 * static_cast<std::size_t>(mesh_.n_owned), 0.0);
-  for (auto* v : {&saved_v_, &saved_a_, &saved_g_, &saved_w_, &saved_h_, &saved_slope_}) *v = assembler_.create_vector();
+  for (auto* v : {&saved_v_, &saved_a_, &saved_g_, &saved_w_, &saved_h_, &saved_slope_})
+    *v = assembler_.create_vector();
   energy_cannot_grow_ = model_.attachments.empty() &&
                         std::all_of(model_.dirichlet.begin(), model_.dirichlet.end(),
                                     [](const DirichletDof& d) { return d.displacement == 0.0 && d.rotation < 0; });
@@ -76,7 +77,8 @@ void DynamicSolver::set_prescribed(Vec x, double t) {
     const double target = prescribed_position(model_, d, mesh_.mesh.coords, t);
     const double ref = mesh_.mesh.coords[static_cast<std::size_t>(d.dof)];
     // Static initial phase: the prescribed displacement at t = 0 ramped by the load factor.
-    xa.span()[static_cast<std::size_t>(d.dof)] = phase_ == Phase::static_initial ? ref + load_factor_ * (target - ref) : target;
+    xa.span()[static_cast<std::size_t>(d.dof)] = phase_ == Phase::static_initial ? ref + load_factor_ * (target - ref)
+                                                                                 : target;
   }
 }
 
@@ -110,7 +112,7 @@ void DynamicSolver::residual(Vec x, Vec r) {
   const bool is_static = phase_ == Phase::static_initial;
   EDGEFEM_PETSC(VecAXPY(r, is_static ? -load_factor_ : -1.0, work2_));
   EDGEFEM_PETSC(VecWAXPY(work_, -1.0, x_n_, x));  // u = x - x_n
-  std::span<const double> velocity;  // at the new time, for the attachment dampers
+  std::span<const double> velocity;               // at the new time, for the attachment dampers
   if (!is_static) {
     if (beta != 0.0) {
       // Stiffness damping beta g, g = rate(f - f_n, g_n): r = f - h_ext becomes (1 + k) f - h_ext - k f_n
@@ -198,7 +200,8 @@ bool DynamicSolver::attempt_linearized(double h, std::string& why) {
     std::fill(diagonal_.begin(), diagonal_.end(), 0.0);
     for (const auto& a : model_.attachments)
       for (const LocalIndex v : a.vertices)
-        for (int i = 0; i < 3; ++i) diagonal_[3 * static_cast<std::size_t>(v) + i] += h * a.spec.stiffness + a.spec.damping;
+        for (int i = 0; i < 3; ++i)
+          diagonal_[3 * static_cast<std::size_t>(v) + i] += h * a.spec.stiffness + a.spec.damping;
     c.diagonal = diagonal_;
   }
   // work_ = the velocity guess: v_n on free dofs, the prescribed velocity on prescribed dofs.
@@ -232,7 +235,8 @@ bool DynamicSolver::attempt_linearized(double h, std::string& why) {
       add_attachment_terms(model_, mesh_.mesh.coords, t_new_, xn.span(), zero, 0.0, terms, {});
       for (std::size_t i = 0; i < terms.size(); ++i) b.span()[i] -= terms[i];
     }
-    for (const auto& d : model_.dirichlet) b.span()[static_cast<std::size_t>(d.dof)] = vg.span()[static_cast<std::size_t>(d.dof)];
+    for (const auto& d : model_.dirichlet)
+      b.span()[static_cast<std::size_t>(d.dof)] = vg.span()[static_cast<std::size_t>(d.dof)];
   }
   EDGEFEM_PETSC(PetscLogStagePop());
   // Solve into h_-free storage: the new velocity goes to work2_ (initial guess: the velocity guess).
@@ -274,8 +278,8 @@ bool DynamicSolver::attempt(double h, std::string& why) {
   }
   const double time_n = time_;
   // The rates and work the acceptance below overwrites, and their copies (restored if the step is rejected).
-  const std::array<std::pair<Vec, Vec>, 6> kept = {{{v_, saved_v_}, {a_, saved_a_}, {g_, saved_g_}, {w_, saved_w_},
-                                                    {h_, saved_h_}, {slope_, saved_slope_}}};
+  const std::array<std::pair<Vec, Vec>, 6> kept = {
+      {{v_, saved_v_}, {a_, saved_a_}, {g_, saved_g_}, {w_, saved_w_}, {h_, saved_h_}, {slope_, saved_slope_}}};
   if (energy_cannot_grow_)
     for (const auto& [state, copy] : kept) EDGEFEM_PETSC(VecCopy(state, copy));
   // Accept: v = rate(u, v_n) (and a = rate(v - v_n, a_n), g = rate(f - f_n, g_n) for Newmark), the external
@@ -359,11 +363,13 @@ void DynamicSolver::solve_initial_static() {
         static_cast<double>(k - 1) / n, static_cast<double>(k) / n, spec_.max_step_cuts,
         [&](double, double s, std::string& why) {
           load_factor_ = s;
-          return solve_load_step(*newton_, predictor, use_predictor, x_, saved, s,
-                                 [this](Vec x, double) { set_prescribed(x, 0.0); }, nullptr, step_label(), why);
+          return solve_load_step(
+              *newton_, predictor, use_predictor, x_, saved, s, [this](Vec x, double) { set_prescribed(x, 0.0); },
+              nullptr, step_label(), why);
         },
         [&](double, double increment, const std::string& why) {
-          EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: initial state, load step %d: %s; cutting the load increment to %.4g\n",
+          EDGEFEM_PETSC(PetscPrintf(comm_,
+                                    "  warning: initial state, load step %d: %s; cutting the load increment to %.4g\n",
                                     k, why.c_str(), increment));
         });
     if (taken == 0)
@@ -481,8 +487,8 @@ std::vector<TimeStepReport> DynamicSolver::run(const std::function<void(long lon
                                 "est. left %.1f s  energy %.9e\n",
                                 step_, n_steps_, time_, report.newton_iterations, report.ksp_iterations,
                                 report.stats.pc_setups,
-                                substeps > 1 ? ("  substeps " + std::to_string(substeps)).c_str() : "",
-                                report.seconds, left, report.energy.total()));
+                                substeps > 1 ? ("  substeps " + std::to_string(substeps)).c_str() : "", report.seconds,
+                                left, report.energy.total()));
     }
     if (on_step) on_step(step_, time_);
   }

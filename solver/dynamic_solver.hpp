@@ -42,10 +42,10 @@ namespace edgefem {
 
 /// Energies of the current state, summed over ranks.
 struct EnergyReport {
-  double kinetic = 0.0;          ///< v^T M v / 2
-  double strain = 0.0;           ///< W(x)
-  double attachment = 0.0;       ///< springs of the penalty attachments
-  double external_work = 0.0;    ///< work of h (loads) since the start, trapezoidal in time
+  double kinetic = 0.0;        ///< v^T M v / 2
+  double strain = 0.0;         ///< W(x)
+  double attachment = 0.0;     ///< springs of the penalty attachments
+  double external_work = 0.0;  ///< work of h (loads) since the start, trapezoidal in time
   /// kinetic + strain + attachment - external_work: constant for an undamped, conservative system.
   [[nodiscard]] double total() const { return kinetic + strain + attachment - external_work; }
 };
@@ -67,8 +67,8 @@ class DynamicSolver {
   /// job's and the command line's PETSc options. The state starts at rest in the reference configuration with
   /// job.dynamic->initial_velocity (initial_state: static solves the equilibrium at t = 0 in run()).
   /// `quiet`: nothing on the console; `iteration_lines`: one line per Newton iteration besides one per step.
-  DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model,
-                const std::string& cli_petsc_options, bool quiet, bool iteration_lines = false);
+  DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model, const std::string& cli_petsc_options,
+                bool quiet, bool iteration_lines = false);
   ~DynamicSolver();
   DynamicSolver(const DynamicSolver&) = delete;
   DynamicSolver& operator=(const DynamicSolver&) = delete;
@@ -144,14 +144,14 @@ class DynamicSolver {
   bool energy_cannot_grow_ = false;
   static constexpr double kEnergyGrowth = 1e-2;
   std::optional<EnergyReport> accepted_energy_;  ///< after the last accepted (sub)step
-  PetscOwner<Vec, VecDestroy> vel_, fv_;  ///< viscous forces: the velocity of the last residual, f_v
+  PetscOwner<Vec, VecDestroy> vel_, fv_;         ///< viscous forces: the velocity of the last residual, f_v
   /// Predictor (backward Euler): the velocity change per unit time of the last step.
   PetscOwner<Vec, VecDestroy> slope_;
   std::optional<NewtonDriver> newton_;
   std::vector<double> diagonal_;  ///< attachment terms on the matrix diagonal, 3 per owned vertex
   std::vector<double> velocity_;  ///< residual(): the velocity at the new time, 3 per owned vertex
   Phase phase_ = Phase::dynamic;
-  double h_step_ = 0.0;           ///< the (sub)step being solved
+  double h_step_ = 0.0;  ///< the (sub)step being solved
   double time_ = 0.0, t_new_ = 0.0, load_factor_ = 1.0;
   long long step_ = 0, n_steps_ = 0;
   bool restarted_ = false;

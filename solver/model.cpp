@@ -106,9 +106,11 @@ void check_flat_membrane_is_held(MPI_Comm comm, const Job& job, const LocalMesh&
   const char* name = axis == 0 ? "x" : axis == 1 ? "y" : "z";
   throw InputError(where(job, 0, "analysis") +
                    "a flat membrane has no out-of-plane stiffness at rest, so this static solve would be singular: " +
-                   (axis < 0 ? std::string("use analysis type dynamic (the membrane's plane is not normal to x, y or z)")
-                             : std::string("fix the normal component on every vertex (boundary: - select: {all: true}, "
-                                           "fix: [") + name + "]) or use analysis type dynamic"));
+                   (axis < 0
+                        ? std::string("use analysis type dynamic (the membrane's plane is not normal to x, y or z)")
+                        : std::string("fix the normal component on every vertex (boundary: - select: {all: true}, "
+                                      "fix: [") +
+                              name + "]) or use analysis type dynamic"));
 }
 
 /// The VolinoMaterial of a `model: volino` entry; curve files are read here. Throws InputError naming the key.
@@ -205,7 +207,8 @@ void check_membrane_mesh_models(MPI_Comm comm, const Job& job, const Mesh& mesh)
                        (job.mesh_file ? " " + *job.mesh_file : std::string()) + " has only triangles (" +
                        std::to_string(global_count(comm, mesh.n_triangles())) +
                        ") and was read as a membrane; a solid needs a 3-D mesh (Gmsh: gmsh -3, or Mesh 3; in the "
-                       ".geo file), a membrane a membrane model (" + models_of(CellKind::triangle) + ")");
+                       ".geo file), a membrane a membrane model (" +
+                       models_of(CellKind::triangle) + ")");
 }
 
 /// Per local cell, the index of its job.materials entry: every cell gets exactly one, every entry some cell
@@ -222,8 +225,8 @@ std::vector<int> material_of_cells(MPI_Comm comm, const Job& job, const LocalMes
       if (spec_of[t] >= 0 && !local_error) {
         local_error = true;
         error = where(job, spec.line, "materials[" + std::to_string(m) + "]") + "region " +
-                std::to_string(cells.region[t]) + " already has a material (materials[" +
-                std::to_string(spec_of[t]) + "]); each cell needs exactly one";
+                std::to_string(cells.region[t]) + " already has a material (materials[" + std::to_string(spec_of[t]) +
+                "]); each cell needs exactly one";
       }
       spec_of[t] = static_cast<int>(m);
       ++spec_hits[m];
@@ -341,7 +344,8 @@ std::map<LocalIndex, DirichletDof> add_boundary(MPI_Comm comm, const Job& job, c
     int rotation = -1;
     if (bc.rotate) {
       rotation = static_cast<int>(model.rotations.size());
-      model.rotations.push_back({bc.rotate->axis, bc.rotate->center, bc.rotate->angle_degrees * std::numbers::pi / 180.0});
+      model.rotations.push_back({bc.rotate->axis, bc.rotate->center,
+                                 bc.rotate->angle_degrees * std::numbers::pi / 180.0});
     }
     long long hits = 0;
     auto& selected = model.boundary_vertices.emplace_back();
@@ -426,7 +430,8 @@ void add_tractions(MPI_Comm comm, Model& model, const Job& job, const LocalMesh&
     }
     if (global_count(comm, hits) == 0)
       throw InputError(where(job, tr.select.line, "loads.tractions[" + std::to_string(i) + "].select") +
-                       (cells.solid() ? "selects no boundary face of the mesh" : "selects no boundary edge of the mesh") +
+                       (cells.solid() ? "selects no boundary face of the mesh"
+                                      : "selects no boundary edge of the mesh") +
                        region_hint(comm, lm, tr.select));
   }
 }

@@ -5,8 +5,8 @@
 /// Vertex and dof indices here are local (owned first, then ghosts); no PETSc.
 #include <mpi.h>
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -61,9 +61,9 @@ struct Model {
   std::vector<Schedule> schedules;                            ///< [0] = default for Dirichlet, [1] = default for loads
   std::vector<LoadGroup> loads;                               ///< gravity + tractions, grouped by schedule
   std::vector<Attachment> attachments;
-  std::vector<std::vector<LocalIndex>> formulation_cells;     ///< per formulation: its local cells
-  std::vector<double> lumped_mass;                            ///< per local vertex: share of own cells' mass (unsummed)
-  bool consistent_mass = false;                               ///< job: analysis.mass = consistent
+  std::vector<std::vector<LocalIndex>> formulation_cells;  ///< per formulation: its local cells
+  std::vector<double> lumped_mass;                         ///< per local vertex: share of own cells' mass (unsummed)
+  bool consistent_mass = false;                            ///< job: analysis.mass = consistent
 };
 
 /// The prescribed position of dof d at time t (static: the load factor); reference = 3 reference coordinates

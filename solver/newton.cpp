@@ -134,15 +134,9 @@ NewtonDriver::NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli
         EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHSHELL));
         EDGEFEM_PETSC(SNESLineSearchShellSetUserFunc(line_search, &NewtonDriver::full_step, this));
         break;
-      case SolverSpec::LineSearch::cp:
-        EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHCP));
-        break;
-      case SolverSpec::LineSearch::bt:
-        EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHBT));
-        break;
-      case SolverSpec::LineSearch::basic:
-        EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHBASIC));
-        break;
+      case SolverSpec::LineSearch::cp: EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHCP)); break;
+      case SolverSpec::LineSearch::bt: EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHBT)); break;
+      case SolverSpec::LineSearch::basic: EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHBASIC)); break;
     }
     EDGEFEM_PETSC(SNESLineSearchSetPreCheck(line_search, &NewtonDriver::exact_identity_rows, this));
   }
@@ -160,7 +154,6 @@ NewtonDriver::NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli
   PetscBool ew = PETSC_FALSE;
   EDGEFEM_PETSC(SNESKSPGetUseEW(snes_, &ew));
   petsc_forcing_ = ew == PETSC_TRUE;  // -snes_ksp_ew: PETSc's Eisenstat-Walker sets the tolerances
-
 }
 
 NewtonDriver::~NewtonDriver() = default;
@@ -554,7 +547,8 @@ NewtonResult NewtonDriver::solve_linear(Vec b, Vec y, const std::string& label, 
     EDGEFEM_PETSC(KSPSolve(k, b, y));
     if (!problem_.identity_rows.empty()) {  // the identity rows' solution is b's, exactly
       VecArray ya(y, false), ba(b, true);
-      for (const PetscInt i : problem_.identity_rows) ya.span()[static_cast<std::size_t>(i)] = ba.span()[static_cast<std::size_t>(i)];
+      for (const PetscInt i : problem_.identity_rows)
+        ya.span()[static_cast<std::size_t>(i)] = ba.span()[static_cast<std::size_t>(i)];
     }
     record_linear_solve();
     KSPConvergedReason reason;

@@ -139,15 +139,15 @@ class NewtonDriver {
   Mat matrix_;
   PetscOwner<SNES, SNESDestroy> snes_;
   PetscOwner<Vec, VecDestroy> r_, work_;
-  bool own_lag_ = true;       ///< false when -snes_lag_preconditioner is given (PETSc's lag then rules)
+  bool own_lag_ = true;         ///< false when -snes_lag_preconditioner is given (PETSc's lag then rules)
   bool petsc_forcing_ = false;  ///< -snes_ksp_ew given: PETSc's Eisenstat-Walker instead of ours
   double eta_ = 0.0;            ///< the last forcing term
   // Preconditioner reuse.
   bool pc_ready_ = false, force_rebuild_ = true, rebuilt_now_ = false, reused_in_solve_ = false;
-  bool gmres_fallback_ = false;  ///< this solve switched CG to GMRES
-  int indefinite_solves_ = 0;    ///< solves in which CG met an indefinite system
-  double fresh_rate_ = -1.0;         ///< KSP iterations per decade of residual reduction right after a set-up
-  double excess_iterations_ = 0.0;   ///< the last solve's KSP iterations beyond the fresh rate's
+  bool gmres_fallback_ = false;     ///< this solve switched CG to GMRES
+  int indefinite_solves_ = 0;       ///< solves in which CG met an indefinite system
+  double fresh_rate_ = -1.0;        ///< KSP iterations per decade of residual reduction right after a set-up
+  double excess_iterations_ = 0.0;  ///< the last solve's KSP iterations beyond the fresh rate's
   // The current solve.
   std::string label_;
   double reference_norm_ = 0.0, floor_ = 0.0, last_norm_ = 0.0, previous_norm_ = 0.0, atol_ = 0.0, rtol_ = 0.0;

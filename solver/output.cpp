@@ -1,8 +1,8 @@
 #include "solver/output.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -21,7 +21,10 @@ std::string numbered(const char* pattern, long long n) {
 
 ResultWriter::ResultWriter(MPI_Comm comm, std::string directory, const LocalMesh& mesh, const Model& model,
                            std::optional<double> resume_after)
-    : comm_(comm), directory_(std::move(directory)), mesh_(mesh), model_(model),
+    : comm_(comm),
+      directory_(std::move(directory)),
+      mesh_(mesh),
+      model_(model),
       pvd_((std::filesystem::path(directory_) / "solution.pvd").string()) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
@@ -61,7 +64,8 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
   for (std::size_t i = 0; i < m.coords.size(); ++i) displacement.values[i] = positions[i] - m.coords[i];
   DataArray force_array{"force", 3, {force.begin(), force.end()}, {}, false};
   piece.point_data = {std::move(displacement), std::move(force_array)};
-  if (!velocity.empty()) piece.point_data.push_back(DataArray{"velocity", 3, {velocity.begin(), velocity.end()}, {}, false});
+  if (!velocity.empty())
+    piece.point_data.push_back(DataArray{"velocity", 3, {velocity.begin(), velocity.end()}, {}, false});
 
   const LocalIndex n_cells = solid ? m.n_tets() : m.n_triangles();
   const int n = model_.nodes_per_cell;

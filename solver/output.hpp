@@ -7,11 +7,11 @@
 /// Kirchhoff, 3x3), von_mises (of the Cauchy stress), rank, region.
 #include <mpi.h>
 
-#include <optional>
 #include <cstdio>
+#include <optional>
 #include <span>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "io/vtk_output.hpp"
 #include "partition/partition.hpp"

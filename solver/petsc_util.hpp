@@ -52,7 +52,7 @@ class PetscOwner {
     handle_ = nullptr;
   }
   [[nodiscard]] Handle get() const { return handle_; }
-  Handle* address() { return &handle_; }  ///< for Create calls; the owner must be empty
+  Handle* address() { return &handle_; }       ///< for Create calls; the owner must be empty
   operator Handle() const { return handle_; }  // NOLINT: implicit on purpose, PETSc calls take handles
 
  private:

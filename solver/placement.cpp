@@ -97,7 +97,8 @@ void warn_if_oversubscribed(MPI_Comm comm) {
   std::vector<int> all;
   if (node_rank == 0) {
     int total = 0;
-    for (int p = 0; p < node_size; ++p) offsets[static_cast<std::size_t>(p)] = total, total += counts[static_cast<std::size_t>(p)];
+    for (int p = 0; p < node_size; ++p)
+      offsets[static_cast<std::size_t>(p)] = total, total += counts[static_cast<std::size_t>(p)];
     all.resize(static_cast<std::size_t>(total));
   }
   MPI_Gatherv(mine.data(), count, MPI_INT, all.data(), counts.data(), offsets.data(), MPI_INT, 0, node_comm);
@@ -110,7 +111,8 @@ void warn_if_oversubscribed(MPI_Comm comm) {
       r.rank = all[i];
       r.threads = all[i + 1];
       const auto n = static_cast<std::size_t>(all[i + 2]);
-      r.cpus.assign(all.begin() + static_cast<std::ptrdiff_t>(i + 3), all.begin() + static_cast<std::ptrdiff_t>(i + 3 + n));
+      r.cpus.assign(all.begin() + static_cast<std::ptrdiff_t>(i + 3),
+                    all.begin() + static_cast<std::ptrdiff_t>(i + 3 + n));
       ranks.push_back(std::move(r));
       i += 3 + n;
     }

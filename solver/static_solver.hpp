@@ -29,10 +29,10 @@ struct StepReport {
   int step = 0;
   double load_factor = 0.0;
   int newton_iterations = 0;
-  int ksp_iterations = 0;      ///< summed over the step's Newton iterations
-  int substeps = 1;            ///< > 1 when the step had to be cut
+  int ksp_iterations = 0;  ///< summed over the step's Newton iterations
+  int substeps = 1;        ///< > 1 when the step had to be cut
   double seconds = 0.0;
-  NewtonStats stats;           ///< the step's solver counts and times (PC set-ups, assembly, ...)
+  NewtonStats stats;  ///< the step's solver counts and times (PC set-ups, assembly, ...)
 };
 
 /// The owned-entry indices of the prescribed dofs (identity rows of every Jacobian).
@@ -46,8 +46,8 @@ class StaticSolver {
   /// Sets up vectors, the COO pattern and the Newton driver with our defaults, then applies the job's PETSc
   /// options and finally `cli_petsc_options` (which win).
   /// `quiet`: nothing on the console; `iteration_lines`: one line per Newton iteration besides one per step.
-  StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model,
-               const std::string& cli_petsc_options, bool quiet, bool iteration_lines = false);
+  StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model, const std::string& cli_petsc_options,
+               bool quiet, bool iteration_lines = false);
   ~StaticSolver();
   StaticSolver(const StaticSolver&) = delete;
   StaticSolver& operator=(const StaticSolver&) = delete;

@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_series.hpp"
-#include "core/error.hpp"
 #include "partition/collective.hpp"
 #include "tests/support/mpi_testing.hpp"
 
@@ -541,9 +541,11 @@ TEST_F(Checkpoint, SeriesRotatesOnlyItsOwnAndSetsOtherRunsAside) {
   EXPECT_EQ(path, (dir_ / "checkpoint_000002.ckpt").string());
   on_rank0([&] { fs::copy_file(aside / "checkpoint_000020.ckpt", dir_ / "checkpoint_000030.ckpt"); });
   second.write(n_vertices, owned, state(5));
-  EXPECT_EQ(checkpoint_names(dir_), (Names{"checkpoint_000002.ckpt", "checkpoint_000005.ckpt", "checkpoint_000030.ckpt"}));
+  EXPECT_EQ(checkpoint_names(dir_),
+            (Names{"checkpoint_000002.ckpt", "checkpoint_000005.ckpt", "checkpoint_000030.ckpt"}));
   second.write(n_vertices, owned, state(10));
-  EXPECT_EQ(checkpoint_names(dir_), (Names{"checkpoint_000005.ckpt", "checkpoint_000010.ckpt", "checkpoint_000030.ckpt"}));
+  EXPECT_EQ(checkpoint_names(dir_),
+            (Names{"checkpoint_000005.ckpt", "checkpoint_000010.ckpt", "checkpoint_000030.ckpt"}));
   EXPECT_EQ(checkpoint_names(aside), (Names{"checkpoint_000015.ckpt", "checkpoint_000020.ckpt"}));
 
   // --restart DIR: the newest run's newest checkpoint, not the other run's higher step.

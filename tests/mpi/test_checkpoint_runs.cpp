@@ -100,8 +100,8 @@ void strip_run_id(const std::string& path) {
 class CheckpointRuns : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(work_dir) / (std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
-                                 "_np" + std::to_string(ranks));
+    dir_ = fs::path(work_dir) / (std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_np" +
+                                 std::to_string(ranks));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     out_ = (dir_ / "out").string();
@@ -114,15 +114,16 @@ class CheckpointRuns : public ::testing::Test {
       traction: [0, 0, -500.0]
       schedule: {table: [[0, 0], [0.1, 0], [0.15, 1], [1, 1]]}
 solver:
-  newton: {max_it: 1})", "0");
+  newton: {max_it: 1})",
+                                                  "0");
   }
 
   /// `mpiexec -n ranks edgefem run dir/JOB.yaml --output out --quiet EXTRA`; output in log_, returns the exit code.
   int edgefem(const std::string& job, const std::string& extra = "") {
     const std::string log = (dir_ / (job + "_" + std::to_string(++n_runs_) + ".log")).string();
     const std::string command = std::string(EDGEFEM_MPIEXEC) + " -n " + std::to_string(ranks) + " --oversubscribe " +
-                                EDGEFEM_BINARY + " run '" + (dir_ / (job + ".yaml")).string() + "' --output '" +
-                                out_ + "' --quiet " + extra + " > '" + log + "' 2>&1";
+                                EDGEFEM_BINARY + " run '" + (dir_ / (job + ".yaml")).string() + "' --output '" + out_ +
+                                "' --quiet " + extra + " > '" + log + "' 2>&1";
     const int status = std::system(command.c_str());
     log_ = read_text(log);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -144,8 +144,9 @@ TEST_P(UniaxialTension, MatchesClosedFormStvk) {
   EXPECT_LT(error, 1e-8) << GetParam() << " on " << world_size() << " ranks";
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, UniaxialTension, ::testing::Values("stvk", "stvk-tl"),
-                         [](const auto& info) { return info.param == "stvk" ? std::string("stvk") : std::string("stvk_tl"); });
+INSTANTIATE_TEST_SUITE_P(Models, UniaxialTension, ::testing::Values("stvk", "stvk-tl"), [](const auto& info) {
+  return info.param == "stvk" ? std::string("stvk") : std::string("stvk_tl");
+});
 
 TEST(Distributed, TwoMaterialsTwoFormulationsEqualSerialSolve) {
   // Gmsh binary 2.2 mesh, physical volumes 1 (isotropic, stvk) and 2 (fibre-reinforced, stvk-tl).
@@ -270,7 +271,8 @@ TEST(Distributed, OutputReadsBackWithVtk) {
     }
     double expected = 0;
     for (std::size_t v = 0; v < s.displacement.size() / 3; ++v)
-      expected = std::max(expected, std::hypot(s.displacement[3 * v], s.displacement[3 * v + 1], s.displacement[3 * v + 2]));
+      expected = std::max(expected,
+                          std::hypot(s.displacement[3 * v], s.displacement[3 * v + 1], s.displacement[3 * v + 2]));
     EXPECT_NEAR(largest, expected, 1e-12 * expected);
     EXPECT_EQ(at_clamp, 0.0);
     failures = ::testing::Test::HasFailure() ? 1 : 0;
@@ -298,7 +300,8 @@ TEST(Distributed, SelectionMatchingNothingFailsOnEveryRank) {
     (void)build_model(MPI_COMM_WORLD, job, mesh);
     ADD_FAILURE() << "expected an InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("region 99; regions in the mesh: 1, 11, 12, 13, 14, 15, 16"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("region 99; regions in the mesh: 1, 11, 12, 13, 14, 15, 16"),
+              std::string::npos)
         << e.what();
   }
 }

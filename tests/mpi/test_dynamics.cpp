@@ -51,8 +51,11 @@ TEST_P(FreeFall, MatchesExactDiscreteSolution) {
                                 "  type: dynamic\n"
                                 "  dt: 0.1\n"
                                 "  end_time: 1.0\n"
-                                "  integrator: " + integrator + "\n"
-                                "  mass: " + mass + "\n" + tight_solver());
+                                "  integrator: " +
+                                    integrator +
+                                    "\n"
+                                    "  mass: " +
+                                    mass + "\n" + tight_solver());
   // Backward Euler: v_n = n dt g, x_n = X + g dt^2 n (n + 1) / 2. Linearized Euler: the same (K(x_n) times a
   // uniform velocity is zero). Newmark (average acceleration): exact for constant acceleration.
   const bool newmark = integrator == "newmark";
@@ -90,10 +93,11 @@ TEST_P(FreeFall, MatchesExactDiscreteSolution) {
   };
   const RunResult r = simulate(MPI_COMM_WORLD, job, spec);
   if (world_rank() == 0)
-    std::printf("dynamics: free fall %-16s (%d ranks, %lld states): max |x - x_exact| / |u| = %.2e, "
-                "max |v - v_exact| / |v| = %.2e, kinetic energy rel. error %.2e, |total energy| / kinetic %.2e "
-                "(%.2f s)\n",
-                param.c_str(), world_size(), checked, worst_x, worst_v, worst_kinetic, worst_energy, r.seconds);
+    std::printf(
+        "dynamics: free fall %-16s (%d ranks, %lld states): max |x - x_exact| / |u| = %.2e, "
+        "max |v - v_exact| / |v| = %.2e, kinetic energy rel. error %.2e, |total energy| / kinetic %.2e "
+        "(%.2f s)\n",
+        param.c_str(), world_size(), checked, worst_x, worst_v, worst_kinetic, worst_energy, r.seconds);
   EXPECT_EQ(checked, n_steps + 1);
   EXPECT_LT(worst_x, 1e-10) << integrator;
   EXPECT_LT(worst_v, 1e-10) << integrator;
@@ -120,8 +124,8 @@ INSTANTIATE_TEST_SUITE_P(Integrators, FreeFall,
 // ---------------------------------------------------------------------------------------------------------
 // 2 and 3. The vibrating cantilever 6 x 1 x 1, clamped at x = 0, released from a static tip deflection.
 
-std::string cantilever_yaml(const std::string& integrator, double end_time, double alpha, double beta,
-                            double traction, const std::string& model = "stvk") {
+std::string cantilever_yaml(const std::string& integrator, double end_time, double alpha, double beta, double traction,
+                            const std::string& model = "stvk") {
   char buffer[2048];
   std::snprintf(buffer, sizeof buffer,
                 "mesh:\n"
@@ -184,9 +188,9 @@ double log_decay_rate(const std::vector<std::array<double, 2>>& p, std::size_t f
 
 struct EnergyHistory {
   RunResult run;
-  double e0 = 0;            ///< strain energy of the initial (static) state
-  double drift = 0;         ///< max |total - total_0| / e0
-  double max_kinetic = 0;   ///< / e0
+  double e0 = 0;           ///< strain energy of the initial (static) state
+  double drift = 0;        ///< max |total - total_0| / e0
+  double max_kinetic = 0;  ///< / e0
   double tip0 = 0, tip_max = 0;
 };
 
@@ -195,8 +199,8 @@ EnergyHistory energy_history(const std::string& name, const std::string& integra
   RunSpec spec;
   spec.probe = tip_probe;
   EnergyHistory h;
-  h.run = simulate(MPI_COMM_WORLD, job_from_yaml(name, cantilever_yaml(integrator, 0.05 * n_steps, 0, 0, traction, model)),
-                   spec);
+  h.run = simulate(MPI_COMM_WORLD,
+                   job_from_yaml(name, cantilever_yaml(integrator, 0.05 * n_steps, 0, 0, traction, model)), spec);
   const auto& e = h.run.energy;
   if (e.size() != static_cast<std::size_t>(n_steps + 1)) throw std::runtime_error(name + ": wrong number of states");
   h.e0 = e[0].strain;
@@ -247,14 +251,16 @@ TEST(Dynamics, NewmarkConservesEnergyBackwardEulerDissipates) {
   const double be_step1 = (be.run.energy[1].total() - be.run.energy[0].total()) / be.e0;
   if (world_rank() == 0) {
     for (const auto* h : {&linear, &stvk, &stvk_half})
-      std::printf("dynamics: cantilever newmark %-6s (%d ranks): E0 = %.6e, tip %.5f, %d steps: tip max %.5f, max "
-                  "kinetic / E0 = %.4f, max |total - total_0| / E0 = %.3e (%.2f s)\n",
-                  h == &linear ? "linear" : "stvk", world_size(), h->e0, h->tip0, n_steps, h->tip_max, h->max_kinetic,
-                  h->drift, h->run.seconds);
-    std::printf("dynamics: cantilever backward-euler (%d ranks): smallest relative drop per step of kinetic+strain "
-                "%.3e, of the total (steps >= 2) %.3e; total change in step 1 %+.3e E0; final (kinetic+strain)/E0 = "
-                "%.4e (%.2f s)\n",
-                world_size(), min_mech_drop, min_total_drop, be_step1, be_final, be.run.seconds);
+      std::printf(
+          "dynamics: cantilever newmark %-6s (%d ranks): E0 = %.6e, tip %.5f, %d steps: tip max %.5f, max "
+          "kinetic / E0 = %.4f, max |total - total_0| / E0 = %.3e (%.2f s)\n",
+          h == &linear ? "linear" : "stvk", world_size(), h->e0, h->tip0, n_steps, h->tip_max, h->max_kinetic, h->drift,
+          h->run.seconds);
+    std::printf(
+        "dynamics: cantilever backward-euler (%d ranks): smallest relative drop per step of kinetic+strain "
+        "%.3e, of the total (steps >= 2) %.3e; total change in step 1 %+.3e E0; final (kinetic+strain)/E0 = "
+        "%.4e (%.2f s)\n",
+        world_size(), min_mech_drop, min_total_drop, be_step1, be_final, be.run.seconds);
   }
   for (const auto* h : {&linear, &stvk, &stvk_half}) {
     // It really oscillates: most of the energy becomes kinetic, the tip swings through to the other side.
@@ -275,8 +281,8 @@ TEST(Dynamics, MassProportionalDampingDecaysAtHalfAlpha) {
   const double alpha = 0.3, end_time = 8.0;
   RunSpec spec;
   spec.probe = tip_probe;
-  const RunResult damped =
-      simulate(MPI_COMM_WORLD, job_from_yaml("alpha", cantilever_yaml("newmark", end_time, alpha, 0, 1.0)), spec);
+  const RunResult damped = simulate(MPI_COMM_WORLD,
+                                    job_from_yaml("alpha", cantilever_yaml("newmark", end_time, alpha, 0, 1.0)), spec);
   const auto p = peaks(damped.times, damped.probe);
   ASSERT_GE(p.size(), 4u);
   const double rate = log_decay_rate(p, 0);
@@ -289,11 +295,12 @@ TEST(Dynamics, MassProportionalDampingDecaysAtHalfAlpha) {
     worst_energy = std::max(worst_energy, std::abs(ratio / std::exp(-alpha * damped.times[n]) - 1.0));
   }
   if (world_rank() == 0) {
-    std::printf("dynamics: mass damping alpha = %.3f (%d ranks): %zu peaks, envelope decay rate %.5f (expected "
-                "alpha/2 = %.5f, error %+.2f %%); (kinetic+strain)/E0 at the peaks vs exp(-alpha t): worst ratio "
-                "error %.2f %%; period %.4f\n",
-                alpha, world_size(), p.size(), rate, alpha / 2, 100 * (rate / (alpha / 2) - 1),
-                100 * worst_energy, 2 * (p.back()[0] - p.front()[0]) / static_cast<double>(p.size() - 1));
+    std::printf(
+        "dynamics: mass damping alpha = %.3f (%d ranks): %zu peaks, envelope decay rate %.5f (expected "
+        "alpha/2 = %.5f, error %+.2f %%); (kinetic+strain)/E0 at the peaks vs exp(-alpha t): worst ratio "
+        "error %.2f %%; period %.4f\n",
+        alpha, world_size(), p.size(), rate, alpha / 2, 100 * (rate / (alpha / 2) - 1), 100 * worst_energy,
+        2 * (p.back()[0] - p.front()[0]) / static_cast<double>(p.size() - 1));
   }
   EXPECT_NEAR(rate / (alpha / 2), 1.0, 0.03);
   EXPECT_LT(worst_energy, 0.03);
@@ -305,8 +312,8 @@ TEST(Dynamics, StiffnessProportionalDampingMatchesBetaOmegaOverTwo) {
   const double beta = 0.01, end_time = 10.0;
   RunSpec spec;
   spec.probe = tip_probe;
-  const RunResult r =
-      simulate(MPI_COMM_WORLD, job_from_yaml("beta", cantilever_yaml("newmark", end_time, 0, beta, 1.0)), spec);
+  const RunResult r = simulate(MPI_COMM_WORLD,
+                               job_from_yaml("beta", cantilever_yaml("newmark", end_time, 0, beta, 1.0)), spec);
   const auto p = peaks(r.times, r.probe);
   ASSERT_GE(p.size(), 6u);
   // Skip the first half period (higher-mode transient); period from the first to the last retained peak.
@@ -314,7 +321,7 @@ TEST(Dynamics, StiffnessProportionalDampingMatchesBetaOmegaOverTwo) {
   const double half_period = (p.back()[0] - p[first][0]) / static_cast<double>(p.size() - 1 - first);
   const double period = 2 * half_period;
   const double omega_d = 2 * std::numbers::pi / period;
-  const double rate = log_decay_rate(p, first);            // zeta omega, measured
+  const double rate = log_decay_rate(p, first);  // zeta omega, measured
   // zeta omega = beta omega^2 / 2 with omega^2 = omega_d^2 + (zeta omega)^2.
   const double expected = beta * (omega_d * omega_d + rate * rate) / 2;
   // The peak ratio over one period: measured (geometric mean over the run) vs exp(-zeta omega T).
@@ -325,11 +332,12 @@ TEST(Dynamics, StiffnessProportionalDampingMatchesBetaOmegaOverTwo) {
   for (std::size_t k = first; k + 2 < p.size(); ++k)
     worst_pair = std::max(worst_pair, std::abs(std::abs(p[k + 2][1] / p[k][1]) / expected_ratio - 1));
   if (world_rank() == 0)
-    std::printf("dynamics: stiffness damping beta = %.4f (%d ranks): %zu peaks, period %.4f (omega %.4f), zeta "
-                "%.5f; decay rate zeta*omega measured %.5f, expected beta*omega^2/2 = %.5f (error %+.2f %%); peak "
-                "ratio per period %.4f vs exp(-zeta omega T) = %.4f, worst single pair of peaks off by %.2f %%\n",
-                beta, world_size(), p.size(), period, omega_d, rate / omega_d, rate, expected,
-                100 * (rate / expected - 1), measured_ratio, expected_ratio, 100 * worst_pair);
+    std::printf(
+        "dynamics: stiffness damping beta = %.4f (%d ranks): %zu peaks, period %.4f (omega %.4f), zeta "
+        "%.5f; decay rate zeta*omega measured %.5f, expected beta*omega^2/2 = %.5f (error %+.2f %%); peak "
+        "ratio per period %.4f vs exp(-zeta omega T) = %.4f, worst single pair of peaks off by %.2f %%\n",
+        beta, world_size(), p.size(), period, omega_d, rate / omega_d, rate, expected, 100 * (rate / expected - 1),
+        measured_ratio, expected_ratio, 100 * worst_pair);
   EXPECT_NEAR(rate / expected, 1.0, 0.05);
   EXPECT_NEAR(measured_ratio / expected_ratio, 1.0, 0.05);
   EXPECT_LT(worst_pair, 0.05);

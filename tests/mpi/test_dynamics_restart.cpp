@@ -74,9 +74,10 @@ TEST_P(Distributed, SerialEqualsDistributed) {
     dx = relative_difference(all.position, serial.position, u);
     dv = relative_difference(all.velocity, serial.velocity, vmax);
     seconds_serial = serial.seconds;
-    std::printf("dynamics: %-16s 20 steps on %d ranks vs 1: max |dx| / max |u| = %.2e, max |dv| / max |v| = %.2e "
-                "(max |u| = %.4f, max |v| = %.4f; %.2f s on %d ranks, %.2f s serial)\n",
-                integrator.c_str(), world_size(), dx, dv, u, vmax, all.seconds, world_size(), seconds_serial);
+    std::printf(
+        "dynamics: %-16s 20 steps on %d ranks vs 1: max |dx| / max |u| = %.2e, max |dv| / max |v| = %.2e "
+        "(max |u| = %.4f, max |v| = %.4f; %.2f s on %d ranks, %.2f s serial)\n",
+        integrator.c_str(), world_size(), dx, dv, u, vmax, all.seconds, world_size(), seconds_serial);
   }
   EXPECT_LT(from_rank0(dx), 1e-8);
   EXPECT_LT(from_rank0(dv), 1e-8);
@@ -92,7 +93,9 @@ TEST_P(Distributed, RestartFromCheckpointEqualsUninterruptedRun) {
   // fresh solver differs at the KSP tolerance; that case is (d) below.)
   const Job job = job_from_yaml("restart_" + integrator, loaded_yaml(integrator, steps, "jacobi"));
   const int P = world_size();
-  auto checkpoint = [&](int ranks) { return scratch() + "/restart_" + integrator + "_" + std::to_string(ranks) + ".ckpt"; };
+  auto checkpoint = [&](int ranks) {
+    return scratch() + "/restart_" + integrator + "_" + std::to_string(ranks) + ".ckpt";
+  };
   struct Comparison {
     std::string what;
     double dx, dv, tolerance;
@@ -175,17 +178,19 @@ TEST_P(Distributed, RestartFromCheckpointEqualsUninterruptedRun) {
     const double dx = relative_difference(b.position, a.position, max_displacement(a));
     const double dv = relative_difference(b.velocity, a.velocity, max_abs(a.velocity));
     if (world_rank() == 0)
-      std::printf("dynamics: restart %-16s with GAMG, written and restarted on %d: max |dx| / max |u| = %.2e, "
-                  "max |dv| / max |v| = %.2e (tolerances 1e-12, 1e-9)\n",
-                  integrator.c_str(), P, dx, dv);
+      std::printf(
+          "dynamics: restart %-16s with GAMG, written and restarted on %d: max |dx| / max |u| = %.2e, "
+          "max |dv| / max |v| = %.2e (tolerances 1e-12, 1e-9)\n",
+          integrator.c_str(), P, dx, dv);
     EXPECT_LT(dx, 1e-12);
     EXPECT_LT(dv, 1e-9);
   }
   for (const auto& c : results) {
     if (world_rank() == 0)
-      std::printf("dynamics: restart %-16s at step %d of %d, %-30s: max |dx| / max |u| = %.2e, max |dv| / max |v| "
-                  "= %.2e (tolerance %.0e)\n",
-                  integrator.c_str(), half, steps, c.what.c_str(), c.dx, c.dv, c.tolerance);
+      std::printf(
+          "dynamics: restart %-16s at step %d of %d, %-30s: max |dx| / max |u| = %.2e, max |dv| / max |v| "
+          "= %.2e (tolerance %.0e)\n",
+          integrator.c_str(), half, steps, c.what.c_str(), c.dx, c.dv, c.tolerance);
     EXPECT_LT(c.dx, c.tolerance) << c.what;
     EXPECT_LT(c.dv, c.tolerance) << c.what;
   }
@@ -194,8 +199,7 @@ TEST_P(Distributed, RestartFromCheckpointEqualsUninterruptedRun) {
                 integrator.c_str(), energy);
 }
 
-INSTANTIATE_TEST_SUITE_P(Integrators, Distributed,
-                         ::testing::Values("backward-euler", "linearized-euler", "newmark"),
+INSTANTIATE_TEST_SUITE_P(Integrators, Distributed, ::testing::Values("backward-euler", "linearized-euler", "newmark"),
                          [](const auto& info) {
                            std::string s = info.param;
                            std::replace(s.begin(), s.end(), '-', '_');

@@ -173,8 +173,10 @@ int run(const std::vector<std::string>& args, const std::string& log, double tim
 }
 
 std::vector<std::string> edgefem_command(int ranks, const std::string& dir, const std::string& restart = "") {
-  std::vector<std::string> args = {EDGEFEM_MPIEXEC, "-n", std::to_string(ranks), "--oversubscribe", EDGEFEM_BINARY,
-                                   "run", job_file, "--output", dir, "--quiet"};
+  std::vector<std::string> args = {EDGEFEM_MPIEXEC,   "-n",           std::to_string(ranks),
+                                   "--oversubscribe", EDGEFEM_BINARY, "run",
+                                   job_file,          "--output",     dir,
+                                   "--quiet"};
   if (!restart.empty()) {
     args.push_back("--restart");
     args.push_back(restart);
@@ -216,8 +218,11 @@ Checkpoint read_checkpoint_file(const std::string& path) {
   const std::size_t field_bytes = static_cast<std::size_t>(n) * 24;
   const std::size_t total = first + n_fields * field_bytes + 16;
   if (bytes.size() != total)
-    return c.error = path + ": " + std::to_string(bytes.size()) + " bytes, the header announces " + std::to_string(total), c;
-  if (std::memcmp(bytes.data() + total - 16, "EDGEFEM-END\0\0\0\0\0", 16) != 0) return c.error = path + ": no trailer", c;
+    return c.error = path + ": " + std::to_string(bytes.size()) + " bytes, the header announces " +
+                     std::to_string(total),
+           c;
+  if (std::memcmp(bytes.data() + total - 16, "EDGEFEM-END\0\0\0\0\0", 16) != 0)
+    return c.error = path + ": no trailer", c;
   for (std::uint32_t f = 0; f < n_fields; ++f) {
     const char* name = bytes.data() + 96 + 32 * f;
     std::vector<double> values(static_cast<std::size_t>(3 * n));
@@ -306,7 +311,8 @@ OutputCheck check_output(const std::string& dir) {
     std::vector<std::string> sources;
     for (std::sregex_iterator it(text.begin(), text.end(), source_re), end; it != end; ++it)
       sources.push_back((*it)[1].str());
-    if (sources.size() != 2) out.problems.push_back(file + ": " + std::to_string(sources.size()) + " pieces, expected 2");
+    if (sources.size() != 2)
+      out.problems.push_back(file + ": " + std::to_string(sources.size()) + " pieces, expected 2");
     for (const auto& s : sources) {
       const std::string piece = (fs::path(pvtu).parent_path() / s).string();
       if (!fs::exists(piece)) {
@@ -333,7 +339,8 @@ OutputCheck check_output(const std::string& dir) {
 
 /// max |a - b| over the fields `name` of two checkpoints, relative to max |b - reference| (the displacement,
 /// for positions) when `reference` is given, else to max |b|.
-double relative(const Checkpoint& a, const Checkpoint& b, const std::string& name, const std::vector<double>* reference) {
+double relative(const Checkpoint& a, const Checkpoint& b, const std::string& name,
+                const std::vector<double>* reference) {
   const auto& x = a.fields.at(name);
   const auto& y = b.fields.at(name);
   double d = 0, s = 0;
@@ -395,7 +402,8 @@ TEST(KillRestart, KilledRunsRestartToTheUninterruptedResult) {
   // The uninterrupted run, 2 ranks.
   const std::string ref_dir = work_dir + "/uninterrupted";
   const auto t_ref = Clock::now();
-  ASSERT_EQ(run(edgefem_command(2, ref_dir), work_dir + "/uninterrupted.log"), 0) << read_text(work_dir + "/uninterrupted.log");
+  ASSERT_EQ(run(edgefem_command(2, ref_dir), work_dir + "/uninterrupted.log"), 0)
+      << read_text(work_dir + "/uninterrupted.log");
   const double ref_seconds = seconds_since(t_ref);
   char name[64];
   std::snprintf(name, sizeof name, "/checkpoint_%06d.ckpt", n_steps);
@@ -459,12 +467,12 @@ TEST(KillRestart, KilledRunsRestartToTheUninterruptedResult) {
     EXPECT_LE(newest.step, o.last_step) << "the output lags behind the newest checkpoint";
     // Two are kept; a kill between writing a checkpoint and removing the oldest leaves three.
     EXPECT_LE(ckpts.size(), 3u);
-    std::printf("kill_restart: trial %d: first checkpoint after %.2f s; %s %.3f s after the output of step %d "
-                "(%.2f s; %zu processes); left %zu outputs (steps 0..%lld, %zu pieces read), newest checkpoint step "
-                "%lld\n",
-                trial, first_checkpoint, finished ? "finished before the kill" : "killed", delay, target,
-                kill_time, n_killed, o.entries,
-                o.last_step, o.pieces, static_cast<long long>(newest.step));
+    std::printf(
+        "kill_restart: trial %d: first checkpoint after %.2f s; %s %.3f s after the output of step %d "
+        "(%.2f s; %zu processes); left %zu outputs (steps 0..%lld, %zu pieces read), newest checkpoint step "
+        "%lld\n",
+        trial, first_checkpoint, finished ? "finished before the kill" : "killed", delay, target, kill_time, n_killed,
+        o.entries, o.last_step, o.pieces, static_cast<long long>(newest.step));
 
     // Restart from the directory (its newest checkpoint) and finish.
     const auto t_restart = Clock::now();
@@ -500,9 +508,11 @@ TEST(KillRestart, KilledRunsRestartToTheUninterruptedResult) {
     EXPECT_EQ(check_energy_csv(dir + "/energy.csv"), "");
     EXPECT_EQ(checkpoints(dir).size(), 2u) << "the two newest checkpoints are kept";
     const std::string energy = last_line(dir + "/energy.csv");
-    std::printf("kill_restart: trial %d: restart %.2f s; final checkpoint vs uninterrupted (max |u| = %.4f): max |dx| / max |u| = "
-                "%.2e, max |dv| / max |v| = %.2e, dt max |dv| / max |u| = %.2e; energy.csv last rows differ by %.2e\n",
-                trial, restart_seconds, u_max, dx, dv, dt * dv_abs / u_max, row_difference(energy, ref_energy));
+    std::printf(
+        "kill_restart: trial %d: restart %.2f s; final checkpoint vs uninterrupted (max |u| = %.4f): max |dx| / max "
+        "|u| = "
+        "%.2e, max |dv| / max |v| = %.2e, dt max |dv| / max |u| = %.2e; energy.csv last rows differ by %.2e\n",
+        trial, restart_seconds, u_max, dx, dv, dt * dv_abs / u_max, row_difference(energy, ref_energy));
     EXPECT_LT(row_difference(energy, ref_energy), 1e-10) << energy << "\n" << ref_energy;
     EXPECT_LT(dx, 1e-12);
     EXPECT_LT(dt * dv_abs / u_max, 1e-12);

@@ -44,9 +44,7 @@ using mpitest::world_rank;
 using mpitest::world_size;
 
 /// Per-executable scratch directory (the np1/np2/np3 tests may run concurrently).
-std::string scratch() {
-  return mpitest::scratch_dir("membranes");
-}
+std::string scratch() { return mpitest::scratch_dir("membranes"); }
 
 std::string source(const std::string& relative) { return std::string(EDGEFEM_SOURCE_DIR) + "/" + relative; }
 
@@ -80,8 +78,8 @@ const std::string kSolver =
 
 struct PlanarMesh {
   std::vector<std::array<double, 2>> points;
-  std::vector<std::array<int, 3>> triangles;   ///< counter-clockwise
-  std::vector<std::array<int, 3>> lines;       ///< (a, b, tag)
+  std::vector<std::array<int, 3>> triangles;  ///< counter-clockwise
+  std::vector<std::array<int, 3>> lines;      ///< (a, b, tag)
 };
 
 /// Written by rank 0, readable on every rank when this returns. Returns the mesh spec for a job file.
@@ -98,7 +96,8 @@ std::string write_msh(const std::string& name, const PlanarMesh& m) {
     }
     out << "$EndNodes\n$Elements\n" << m.lines.size() + m.triangles.size() << "\n";
     std::size_t id = 0;
-    for (const auto& l : m.lines) out << ++id << " 1 2 " << l[2] << " " << l[2] << " " << l[0] + 1 << " " << l[1] + 1 << "\n";
+    for (const auto& l : m.lines)
+      out << ++id << " 1 2 " << l[2] << " " << l[2] << " " << l[0] + 1 << " " << l[1] + 1 << "\n";
     for (const auto& t : m.triangles)
       out << ++id << " 2 2 1 1 " << t[0] + 1 << " " << t[1] + 1 << " " << t[2] + 1 << "\n";
     out << "$EndElements\n";
@@ -189,7 +188,7 @@ struct Traction {
   double p = 1e-5;  ///< nominal traction on the top edge, force per unit reference length
   int steps = 1;
   std::string mesh = sheet(8, 8);
-  bool hold_normal = true;  ///< fix z on every vertex
+  bool hold_normal = true;    ///< fix z on every vertex
   bool clamp_bottom = false;  ///< fix x and y on the bottom edge (an inhomogeneous state) instead of y alone
 };
 
@@ -221,7 +220,7 @@ std::string traction_yaml(const Traction& t) {
 
 struct StaticResult {
   std::vector<double> reference, displacement;  ///< rank 0 of the comm: 3 per original vertex
-  std::vector<LocalIndex> triangles;             ///< rank 0: the whole mesh's triangles
+  std::vector<LocalIndex> triangles;            ///< rank 0: the whole mesh's triangles
   std::vector<StepReport> reports;
   double seconds = 0;
 };
@@ -258,7 +257,8 @@ struct Strains {
 Strains mean_strains(const StaticResult& r) {
   double G[2][2] = {{0, 0}, {0, 0}}, area = 0;
   for (std::size_t t = 0; t + 2 < r.triangles.size(); t += 3) {
-    const std::size_t a = 3 * static_cast<std::size_t>(r.triangles[t]), b = 3 * static_cast<std::size_t>(r.triangles[t + 1]),
+    const std::size_t a = 3 * static_cast<std::size_t>(r.triangles[t]),
+                      b = 3 * static_cast<std::size_t>(r.triangles[t + 1]),
                       c = 3 * static_cast<std::size_t>(r.triangles[t + 2]);
     const double e1[2] = {r.reference[b] - r.reference[a], r.reference[b + 1] - r.reference[a + 1]};
     const double e2[2] = {r.reference[c] - r.reference[a], r.reference[c + 1] - r.reference[a + 1]};
@@ -332,9 +332,10 @@ TEST(Membranes, SmallStrainPureTractionMatchesLinearElasticity) {
       const double ey = s.yy / expected - 1, ex = (s.xx + t.poisson * s.yy) / expected;
       worst = std::max({worst, std::abs(ey), std::abs(ex)});
       if (world_rank() == 0)
-        std::printf("membranes: small strain %-15s nu %.1f E %3g h %.1f (%d ranks): eps_y / (p/(E h)) - 1 = %+.2e, "
-                    "(eps_x + nu eps_y) / (p/(E h)) = %+.2e, shear %+.1e\n",
-                    model.c_str(), t.poisson, t.young, t.thickness, world_size(), ey, ex, s.shear / expected);
+        std::printf(
+            "membranes: small strain %-15s nu %.1f E %3g h %.1f (%d ranks): eps_y / (p/(E h)) - 1 = %+.2e, "
+            "(eps_x + nu eps_y) / (p/(E h)) = %+.2e, shear %+.1e\n",
+            model.c_str(), t.poisson, t.young, t.thickness, world_size(), ey, ex, s.shear / expected);
       EXPECT_LT(std::abs(ey), 1e-3) << model << " nu " << t.poisson;
       EXPECT_LT(std::abs(ex), 1e-3) << model << " nu " << t.poisson;
       EXPECT_LT(std::abs(s.shear / expected), 1e-3) << model << " nu " << t.poisson;
@@ -365,9 +366,10 @@ TEST(Membranes, SpringsMatchOnlyNearOneThirdOnEquilateralMeshes) {
     const Strains sp = run("equilateral", equilateral, "springs", nu), tb = run("equilateral", equilateral, "trbs", nu);
     const double dy = sp.yy / tb.yy - 1, dx = sp.xx / tb.xx - 1;
     if (world_rank() == 0)
-      std::printf("membranes: springs on equilateral triangles, nu %.3f (%d ranks): eps_y / eps_y(trbs) - 1 = %+.3e, "
-                  "eps_x / eps_x(trbs) - 1 = %+.3e; -eps_x / eps_y = %.4f (trbs %.4f); eps_y / (p/E) = %.4f (trbs %.4f)\n",
-                  nu, world_size(), dy, dx, -sp.xx / sp.yy, -tb.xx / tb.yy, sp.yy / 1e-5, tb.yy / 1e-5);
+      std::printf(
+          "membranes: springs on equilateral triangles, nu %.3f (%d ranks): eps_y / eps_y(trbs) - 1 = %+.3e, "
+          "eps_x / eps_x(trbs) - 1 = %+.3e; -eps_x / eps_y = %.4f (trbs %.4f); eps_y / (p/E) = %.4f (trbs %.4f)\n",
+          nu, world_size(), dy, dx, -sp.xx / sp.yy, -tb.xx / tb.yy, sp.yy / 1e-5, tb.yy / 1e-5);
     if (nu == third) {
       EXPECT_LT(std::abs(dy), 1e-4);
       EXPECT_LT(std::abs(dx), 1e-4);
@@ -385,9 +387,10 @@ TEST(Membranes, SpringsMatchOnlyNearOneThirdOnEquilateralMeshes) {
     const Strains sp = run("unstructured", unstructured, "springs", nu);
     const double ey = sp.yy / 1e-5 - 1, nu_eff = -sp.xx / sp.yy;
     if (world_rank() == 0)
-      std::printf("membranes: springs on the unstructured square, nu %.3f (%d ranks): eps_y / (p/E) - 1 = %+.3e, "
-                  "-eps_x / eps_y = %.4f, shear / eps_y = %+.2e\n",
-                  nu, world_size(), ey, nu_eff, sp.shear / sp.yy);
+      std::printf(
+          "membranes: springs on the unstructured square, nu %.3f (%d ranks): eps_y / (p/E) - 1 = %+.3e, "
+          "-eps_x / eps_y = %.4f, shear / eps_y = %+.2e\n",
+          nu, world_size(), ey, nu_eff, sp.shear / sp.yy);
     if (nu == third) {
       EXPECT_LT(std::abs(ey), 0.10);
       EXPECT_NEAR(nu_eff, third, 0.05);
@@ -400,9 +403,10 @@ TEST(Membranes, SpringsMatchOnlyNearOneThirdOnEquilateralMeshes) {
   for (const double nu : {third, 0.6}) {
     const Strains sp = run("sheet", sheet(8, 8), "springs", nu);
     if (world_rank() == 0)
-      std::printf("membranes: springs on the right-triangle sheet, nu %.3f (%d ranks): eps_y / (p/E) = %.4f, "
-                  "-eps_x / eps_y = %.4f, shear / eps_y = %+.4f\n",
-                  nu, world_size(), sp.yy / 1e-5, -sp.xx / sp.yy, sp.shear / sp.yy);
+      std::printf(
+          "membranes: springs on the right-triangle sheet, nu %.3f (%d ranks): eps_y / (p/E) = %.4f, "
+          "-eps_x / eps_y = %.4f, shear / eps_y = %+.4f\n",
+          nu, world_size(), sp.yy / 1e-5, -sp.xx / sp.yy, sp.shear / sp.yy);
     EXPECT_GT(std::abs(sp.yy / 1e-5 - 1), 0.1) << nu;
     EXPECT_GT(std::abs(sp.shear / sp.yy), 0.1) << nu;
   }
@@ -427,10 +431,11 @@ TEST(Membranes, TrbsAgreesWithLinearAtSmallLoadsAndDivergesAtLargeLoads) {
     const auto exact = stvk_uniaxial(p, nu);
     const double diff = trbs.yy / lin.yy - 1;
     if (world_rank() == 0)
-      std::printf("membranes: p/E = %+g, nu %.1f (%d ranks): linear eps_y = %+.9e (error %+.1e), eps_x / eps_y = %.6f; "
-                  "trbs eps_y = %+.9e eps_x = %+.9e (vs closed-form StVK: %+.1e, %+.1e); trbs / linear - 1 = %+.4f\n",
-                  p, nu, world_size(), lin.yy, lin.yy / p - 1, lin.xx / lin.yy, trbs.yy, trbs.xx,
-                  trbs.yy / exact[1] - 1, trbs.xx / exact[0] - 1, diff);
+      std::printf(
+          "membranes: p/E = %+g, nu %.1f (%d ranks): linear eps_y = %+.9e (error %+.1e), eps_x / eps_y = %.6f; "
+          "trbs eps_y = %+.9e eps_x = %+.9e (vs closed-form StVK: %+.1e, %+.1e); trbs / linear - 1 = %+.4f\n",
+          p, nu, world_size(), lin.yy, lin.yy / p - 1, lin.xx / lin.yy, trbs.yy, trbs.xx, trbs.yy / exact[1] - 1,
+          trbs.xx / exact[0] - 1, diff);
     // linear-membrane is linear: exact at any load.
     EXPECT_NEAR(lin.yy / p, 1.0, 1e-8);
     EXPECT_NEAR(lin.xx / lin.yy, -nu, 1e-8);
@@ -487,11 +492,12 @@ TEST(Membranes, StrainsAreMeshIndependent) {
         const double dy = g->yy / u->yy - 1, dx = g->xx / u->xx - 1;
         worst = std::max({worst, std::abs(dy), std::abs(dx)});
         if (world_rank() == 0)
-          std::printf("membranes: mesh independence (%s) %-15s p/E = %+g (%d ranks): uniform eps = (%+.6e, %+.6e), "
-                      "graded eps = (%+.6e, %+.6e): relative difference eps_y %+.2e, eps_x %+.2e\n",
-                      pair.name, model.c_str(), p, world_size(), u->xx, u->yy, g->xx, g->yy, dy, dx);
+          std::printf(
+              "membranes: mesh independence (%s) %-15s p/E = %+g (%d ranks): uniform eps = (%+.6e, %+.6e), "
+              "graded eps = (%+.6e, %+.6e): relative difference eps_y %+.2e, eps_x %+.2e\n",
+              pair.name, model.c_str(), p, world_size(), u->xx, u->yy, g->xx, g->yy, dy, dx);
       }
-  // trbs and linear-membrane reproduce the homogeneous state on any mesh; trqs is not a continuum model but
+      // trbs and linear-membrane reproduce the homogeneous state on any mesh; trqs is not a continuum model but
       // stays within a few %; tensile springs depend on the mesh (reported, not asserted).
       if (model == "trqs") {
         EXPECT_LT(worst, 0.05) << pair.name;
@@ -536,10 +542,11 @@ TEST(Membranes, StaticSerialEqualsDistributed) {
       u = max_abs(serial.displacement);
       relative = max_difference(all.displacement, serial.displacement) / u;
       seconds = serial.seconds;
-      std::printf("membranes: static trbs p/E = 0.3, clamped bottom (%s) on %d ranks vs 1: max |x - x_serial| / max |u| = %.2e "
-                  "(max |u| = %.6f; %.2f s on %d ranks, %.2f s serial)\n",
-                  mesh.substr(0, 8) == "generate" ? "sheet 12 x 12" : "graded.msh", world_size(), relative, u,
-                  all.seconds, world_size(), seconds);
+      std::printf(
+          "membranes: static trbs p/E = 0.3, clamped bottom (%s) on %d ranks vs 1: max |x - x_serial| / max |u| = %.2e "
+          "(max |u| = %.6f; %.2f s on %d ranks, %.2f s serial)\n",
+          mesh.substr(0, 8) == "generate" ? "sheet 12 x 12" : "graded.msh", world_size(), relative, u, all.seconds,
+          world_size(), seconds);
     }
     EXPECT_LT(from_rank0(relative), 1e-8);
     EXPECT_GT(from_rank0(u), 0.2);
@@ -573,19 +580,22 @@ TEST(Membranes, DynamicSerialEqualsDistributed) {
   // edge): backward Euler, dt = 10 ms, 10 steps (Volino §4.3's hanging cloth, shortened).
   const Job job = job_from_yaml("distributed_dynamic",
                                 "mesh:\n"
-                                "  " + sheet(10, 10) + "\n"
-                                "materials:\n"
-                                "  - {model: trbs, young: 1000, poisson: 0.3, thickness: 1, density: 0.1}\n"
-                                "boundary:\n"
-                                "  - select: {region: 14}\n"
-                                "    fix: [x, y, z]\n"
-                                "loads:\n"
-                                "  gravity: [0, -4.905, -8.49571]\n"
-                                "analysis:\n"
-                                "  type: dynamic\n"
-                                "  dt: 0.01\n"
-                                "  end_time: 0.1\n"
-                                "  integrator: backward-euler\n" + kSolver);
+                                "  " +
+                                    sheet(10, 10) +
+                                    "\n"
+                                    "materials:\n"
+                                    "  - {model: trbs, young: 1000, poisson: 0.3, thickness: 1, density: 0.1}\n"
+                                    "boundary:\n"
+                                    "  - select: {region: 14}\n"
+                                    "    fix: [x, y, z]\n"
+                                    "loads:\n"
+                                    "  gravity: [0, -4.905, -8.49571]\n"
+                                    "analysis:\n"
+                                    "  type: dynamic\n"
+                                    "  dt: 0.01\n"
+                                    "  end_time: 0.1\n"
+                                    "  integrator: backward-euler\n" +
+                                    kSolver);
   const DynamicResult all = simulate(MPI_COMM_WORLD, job);
   double dx = 0, dv = 0, fall = 0;
   if (world_rank() == 0) {
@@ -602,10 +612,11 @@ TEST(Membranes, DynamicSerialEqualsDistributed) {
     dv = max_difference(all.velocity, serial.velocity) / max_abs(serial.velocity);
     int newton = 0;
     for (const auto& s : serial.reports) newton += s.newton_iterations;
-    std::printf("membranes: hanging sheet, 10 backward-euler steps on %d ranks vs 1: max |dx| / max |u| = %.2e, "
-                "max |dv| / max |v| = %.2e (max |u| = %.5f, free edge moved %.6f, %d Newton iterations; %.2f s on "
-                "%d ranks, %.2f s serial)\n",
-                world_size(), dx, dv, u, fall, newton, all.seconds, world_size(), serial.seconds);
+    std::printf(
+        "membranes: hanging sheet, 10 backward-euler steps on %d ranks vs 1: max |dx| / max |u| = %.2e, "
+        "max |dv| / max |v| = %.2e (max |u| = %.5f, free edge moved %.6f, %d Newton iterations; %.2f s on "
+        "%d ranks, %.2f s serial)\n",
+        world_size(), dx, dv, u, fall, newton, all.seconds, world_size(), serial.seconds);
   }
   EXPECT_LT(from_rank0(dx), 1e-8);
   EXPECT_LT(from_rank0(dv), 1e-8);

@@ -28,9 +28,7 @@ namespace {
 using mpitest::world_rank;
 using mpitest::world_size;
 
-std::string scratch() {
-  return mpitest::scratch_dir("newton");
-}
+std::string scratch() { return mpitest::scratch_dir("newton"); }
 
 Job job_from_yaml(const std::string& name, const std::string& yaml) {
   return mpitest::job_from_yaml(scratch(), name, yaml);
@@ -78,11 +76,16 @@ std::string cantilever(const std::string& model, const std::string& solver_keys,
                        const std::string& cells = "[16, 4, 4]") {
   return "mesh:\n  generate: {shape: box, size: [10, 1, 1], cells: " + cells +
          "}\n"
-         "materials:\n  - {model: " + model + ", young: 1.0e4, poisson: 0.3, volumetric: none}\n"
+         "materials:\n  - {model: " +
+         model +
+         ", young: 1.0e4, poisson: 0.3, volumetric: none}\n"
          "boundary:\n  - select: {region: 11}\n    fix: [x, y, z]\n"
          "loads:\n  gravity: [0, 0, -1.0]\n"
-         "analysis: {type: static, steps: " + std::to_string(steps) + "}\n"
-         "solver:\n" + solver_keys;
+         "analysis: {type: static, steps: " +
+         std::to_string(steps) +
+         "}\n"
+         "solver:\n" +
+         solver_keys;
 }
 
 TEST(Newton, ExtrapolatorIsExactForQuadraticPaths) {
@@ -124,8 +127,9 @@ TEST(Newton, PredictorIsExactForALinearMaterialUnderALinearRamp) {
   // A linear material, gravity ramped over 4 load steps: from the second step on the extrapolated state is the
   // solution (to step 1's tolerance), so Newton needs at most one iteration; from the last converged state it
   // needs several (GAMG and a first forcing term of 1e-2: the first linear solve is loose).
-  const std::string keys = "  newton: {rtol: 1.0e-8, atol: 1.0e-14, max_it: 20, eta_max: 1.0e-2, predictor: %s}\n"
-                           "  linear: {preconditioner: gamg}\n";
+  const std::string keys =
+      "  newton: {rtol: 1.0e-8, atol: 1.0e-14, max_it: 20, eta_max: 1.0e-2, predictor: %s}\n"
+      "  linear: {preconditioner: gamg}\n";
   char with[160], without[160];
   std::snprintf(with, sizeof with, keys.c_str(), "extrapolate");
   std::snprintf(without, sizeof without, keys.c_str(), "none");
@@ -138,17 +142,19 @@ TEST(Newton, PredictorIsExactForALinearMaterialUnderALinearRamp) {
   }
   EXPECT_LT(relative_difference(extrapolated, plain), 1e-8);  // collective: on every rank
   if (world_rank() == 0)
-    std::printf("newton: linear ramp, Newton iterations per step with / without the predictor: %d %d %d %d / %d %d %d %d\n",
-                extrapolated.reports[0].newton_iterations, extrapolated.reports[1].newton_iterations,
-                extrapolated.reports[2].newton_iterations, extrapolated.reports[3].newton_iterations,
-                plain.reports[0].newton_iterations, plain.reports[1].newton_iterations,
-                plain.reports[2].newton_iterations, plain.reports[3].newton_iterations);
+    std::printf(
+        "newton: linear ramp, Newton iterations per step with / without the predictor: %d %d %d %d / %d %d %d %d\n",
+        extrapolated.reports[0].newton_iterations, extrapolated.reports[1].newton_iterations,
+        extrapolated.reports[2].newton_iterations, extrapolated.reports[3].newton_iterations,
+        plain.reports[0].newton_iterations, plain.reports[1].newton_iterations, plain.reports[2].newton_iterations,
+        plain.reports[3].newton_iterations);
 }
 
 TEST(Newton, ReusedPreconditionerGivesTheRebuiltSolution) {
   // GAMG kept across Newton iterations and load steps vs rebuilt at every iteration: the same converged state.
-  const std::string keys = "  newton: {rtol: 1.0e-12, atol: 1.0e-14, max_it: 30}\n"
-                           "  linear: {preconditioner: gamg, reuse: %s}\n";
+  const std::string keys =
+      "  newton: {rtol: 1.0e-12, atol: 1.0e-14, max_it: 30}\n"
+      "  linear: {preconditioner: gamg, reuse: %s}\n";
   char reuse[200], rebuild[200];
   std::snprintf(reuse, sizeof reuse, keys.c_str(), "true");
   std::snprintf(rebuild, sizeof rebuild, keys.c_str(), "false");
@@ -156,10 +162,11 @@ TEST(Newton, ReusedPreconditionerGivesTheRebuiltSolution) {
   const Solved fresh = solve(job_from_yaml("gamg_rebuild", cantilever("stvk", rebuild)));
   const double d = relative_difference(kept, fresh);
   if (world_rank() == 0)
-    std::printf("newton: GAMG reused (%d set-ups, %d Newton, %d KSP iterations) vs rebuilt every iteration (%d, %d, %d): "
-                "max |dx| / max |u| = %.2e\n",
-                kept.stats.pc_setups, kept.stats.newton_iterations, kept.stats.ksp_iterations, fresh.stats.pc_setups,
-                fresh.stats.newton_iterations, fresh.stats.ksp_iterations, d);
+    std::printf(
+        "newton: GAMG reused (%d set-ups, %d Newton, %d KSP iterations) vs rebuilt every iteration (%d, %d, %d): "
+        "max |dx| / max |u| = %.2e\n",
+        kept.stats.pc_setups, kept.stats.newton_iterations, kept.stats.ksp_iterations, fresh.stats.pc_setups,
+        fresh.stats.newton_iterations, fresh.stats.ksp_iterations, d);
   EXPECT_LT(d, 1e-10);
   EXPECT_EQ(fresh.stats.pc_setups, fresh.stats.newton_iterations);
   EXPECT_LT(kept.stats.pc_setups, kept.stats.newton_iterations / 2);
@@ -170,7 +177,8 @@ TEST(Newton, FailedSolveWithReusedPreconditionerRebuildsInsteadOfCutting) {
   // Cholesky factor solves in one or two, the factor kept from a state 30 degrees back does not. The failed solve
   // is redone with a new factor inside the same Newton iteration: no load step is cut.
   const std::string yaml =
-      "mesh: {file: " + std::string(EDGEFEM_SOURCE_DIR) + "/jobs/examples/meshes/cuboid.msh}\n"
+      "mesh: {file: " + std::string(EDGEFEM_SOURCE_DIR) +
+      "/jobs/examples/meshes/cuboid.msh}\n"
       "materials:\n  - {region: 1, model: stvk, young: 5.0e4, poisson: 0.4}\n"
       "boundary:\n"
       "  - select: {region: 21}\n    fix: [x, y, z]\n"
@@ -185,9 +193,10 @@ TEST(Newton, FailedSolveWithReusedPreconditionerRebuildsInsteadOfCutting) {
   for (const auto& r : limited.reports) cut += r.substeps > 1;
   const double d = relative_difference(limited, reference);  // collective
   if (world_rank() == 0)
-    std::printf("newton: twist with <= 3 CG iterations per solve: %d failed solves with a reused factor redone, %d "
-                "set-ups, %d steps cut; max |dx| / max |u| vs unlimited = %.2e\n",
-                limited.stats.pc_recoveries, limited.stats.pc_setups, cut, d);
+    std::printf(
+        "newton: twist with <= 3 CG iterations per solve: %d failed solves with a reused factor redone, %d "
+        "set-ups, %d steps cut; max |dx| / max |u| vs unlimited = %.2e\n",
+        limited.stats.pc_recoveries, limited.stats.pc_setups, cut, d);
   ASSERT_EQ(limited.reports.size(), 3u);
   EXPECT_GE(limited.stats.pc_recoveries, 1);
   EXPECT_EQ(cut, 0);
@@ -197,8 +206,8 @@ TEST(Newton, FailedSolveWithReusedPreconditionerRebuildsInsteadOfCutting) {
 TEST(Newton, StopsAtTheRoundOffFloorWhenTheToleranceIsUnreachable) {
   // rtol = atol = 0: no residual reaches them. Newton stops once |R| is at the residual of the positions'
   // rounding (|J d|, d_i = eps |x_i|) instead of running into max_it and cutting the step.
-  const Solved r = solve(job_from_yaml(
-      "floor", cantilever("stvk", "  newton: {rtol: 0.0, atol: 0.0, max_it: 25}\n", 2, "[20, 3, 3]")));
+  const Solved r = solve(job_from_yaml("floor", cantilever("stvk", "  newton: {rtol: 0.0, atol: 0.0, max_it: 25}\n", 2,
+                                                           "[20, 3, 3]")));
   ASSERT_EQ(r.reports.size(), 2u);
   for (const auto& step : r.reports) {
     EXPECT_EQ(step.substeps, 1);
@@ -218,9 +227,7 @@ TEST(Newton, CgComesBackAfterAnIndefiniteSolveAndGivesUpOnTheThird) {
   // next solve starts with CG again. After CG has met indefinite systems in three solves GMRES stays.
   constexpr PetscInt n = 6;  // unknowns per rank
   bool indefinite = false;
-  auto diagonal = [&](PetscInt i) {
-    return (indefinite && i == 0) ? -1.0 : 1.0 + 0.1 * static_cast<double>(i);
-  };
+  auto diagonal = [&](PetscInt i) { return (indefinite && i == 0) ? -1.0 : 1.0 + 0.1 * static_cast<double>(i); };
   PetscOwner<Mat, MatDestroy> matrix;
   EDGEFEM_PETSC(MatCreateAIJ(MPI_COMM_WORLD, n, n, PETSC_DETERMINE, PETSC_DETERMINE, 1, nullptr, 0, nullptr,
                              matrix.address()));

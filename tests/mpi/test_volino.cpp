@@ -11,9 +11,9 @@
 #include "io/job.hpp"
 #include "materials/curve.hpp"
 #include "partition/partition.hpp"
+#include "solver/dynamic_solver.hpp"
 #include "solver/load_mesh.hpp"
 #include "solver/model.hpp"
-#include "solver/dynamic_solver.hpp"
 #include "solver/static_solver.hpp"
 #include "tests/support/mpi_testing.hpp"
 
@@ -63,15 +63,18 @@ TEST(Volino, VirtualTensileTestReproducesTheInputCurve) {
 TEST(Volino, IsotropicLawEqualsTrbsInTheSolver) {
   // A stretched, sheared square with the same material as trbs and as Volino's isotropic law.
   auto run = [](const std::string& model) {
-    const Job job = mpitest::job_from_yaml(mpitest::scratch_dir("volino"), "volino_vs_" + model,
-                                           "mesh: {generate: {shape: sheet, size: [1, 1], cells: [6, 6]}}\n"
-                                           "materials: [{model: " + model + ", young: 10.0, poisson: 0.35, thickness: 0.5}]\n"
-                                           "boundary:\n"
-                                           "  - {select: {all: true}, fix: [z]}\n"
-                                           "  - {select: {region: 11}, fix: [x, y]}\n"
-                                           "  - {select: {region: 12}, displace: [0.2, 0.1, ~]}\n"
-                                           "analysis: {type: static, steps: 2}\n"
-                                           "solver: {newton: {rtol: 1.0e-12, atol: 1.0e-13}, petsc: \"-ksp_rtol 1e-13\"}\n");
+    const Job job =
+        mpitest::job_from_yaml(mpitest::scratch_dir("volino"), "volino_vs_" + model,
+                               "mesh: {generate: {shape: sheet, size: [1, 1], cells: [6, 6]}}\n"
+                               "materials: [{model: " +
+                                   model +
+                                   ", young: 10.0, poisson: 0.35, thickness: 0.5}]\n"
+                                   "boundary:\n"
+                                   "  - {select: {all: true}, fix: [z]}\n"
+                                   "  - {select: {region: 11}, fix: [x, y]}\n"
+                                   "  - {select: {region: 12}, displace: [0.2, 0.1, ~]}\n"
+                                   "analysis: {type: static, steps: 2}\n"
+                                   "solver: {newton: {rtol: 1.0e-12, atol: 1.0e-13}, petsc: \"-ksp_rtol 1e-13\"}\n");
     const LocalMesh mesh = mpitest::distributed_job_mesh(MPI_COMM_WORLD, job);
     StaticSolver solver(MPI_COMM_WORLD, job, mesh, build_model(MPI_COMM_WORLD, job, mesh), "", true);
     solver.run({});
@@ -94,14 +97,18 @@ double energy_after_release(const std::string& material) {
   const Job job = mpitest::job_from_yaml(
       mpitest::scratch_dir("volino"), "damped_" + std::to_string(std::hash<std::string>{}(material)),
       "mesh: {generate: {shape: sheet, size: [1, 1], cells: [8, 8]}}\n"
-      "materials: [" + material + "]\n"
-      "boundary:\n"
-      "  - {select: {all: true}, fix: [z]}\n"
-      "  - {select: {region: 11}, fix: [x, y]}\n"
-      "loads:\n"
-      "  tractions: [{select: {region: 12}, traction: [50, 0, 0], schedule: {table: [[0, 1], [0.02, 1], [0.021, 0]]}}]\n"
-      "analysis: {type: dynamic, dt: 0.005, end_time: 0.3, integrator: backward-euler}\n"
-      "solver: {newton: {rtol: 1.0e-10, atol: 1.0e-12}, petsc: \"-ksp_type cg -pc_type jacobi -ksp_rtol 1e-12\"}\n");
+      "materials: [" +
+          material +
+          "]\n"
+          "boundary:\n"
+          "  - {select: {all: true}, fix: [z]}\n"
+          "  - {select: {region: 11}, fix: [x, y]}\n"
+          "loads:\n"
+          "  tractions: [{select: {region: 12}, traction: [50, 0, 0], schedule: {table: [[0, 1], [0.02, 1], [0.021, "
+          "0]]}}]\n"
+          "analysis: {type: dynamic, dt: 0.005, end_time: 0.3, integrator: backward-euler}\n"
+          "solver: {newton: {rtol: 1.0e-10, atol: 1.0e-12}, petsc: \"-ksp_type cg -pc_type jacobi -ksp_rtol "
+          "1e-12\"}\n");
   const LocalMesh mesh = mpitest::distributed_job_mesh(MPI_COMM_WORLD, job);
   DynamicSolver solver(MPI_COMM_WORLD, job, mesh, build_model(MPI_COMM_WORLD, job, mesh), "", true);
   const auto reports = solver.run({});
@@ -111,12 +118,14 @@ double energy_after_release(const std::string& material) {
 
 TEST(Volino, DampedSpringsAndViscosityDissipate) {
   const double trbs = energy_after_release("{model: trbs, young: 1000, poisson: 0.3, density: 0.2}");
-  const double damped = energy_after_release("{model: trbs, young: 1000, poisson: 0.3, density: 0.2, spring_damping: 0.005}");
+  const double damped =
+      energy_after_release("{model: trbs, young: 1000, poisson: 0.3, density: 0.2, spring_damping: 0.005}");
   const double volino = energy_after_release("{model: volino, young: 1000, poisson: 0.3, density: 0.2}");
   const double viscous =
       energy_after_release("{model: volino, young: 1000, poisson: 0.3, density: 0.2, viscosity: [2, 2, 1]}");
   if (world_rank() == 0)
-    std::printf("energy after release: trbs %.6e, damped %.6e; volino %.6e, viscous %.6e\n", trbs, damped, volino, viscous);
+    std::printf("energy after release: trbs %.6e, damped %.6e; volino %.6e, viscous %.6e\n", trbs, damped, volino,
+                viscous);
   EXPECT_NEAR(volino / trbs, 1.0, 1e-8);  // the same material through both kernels
   EXPECT_LT(damped, 0.5 * trbs);
   EXPECT_LT(viscous, 0.5 * volino);

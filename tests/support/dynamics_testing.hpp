@@ -34,9 +34,7 @@ using mpitest::world_rank;
 using mpitest::world_size;
 
 /// Per-executable scratch directory (the np1/np2/np3 tests may run concurrently).
-inline std::string scratch() {
-  return mpitest::scratch_dir("dynamics");
-}
+inline std::string scratch() { return mpitest::scratch_dir("dynamics"); }
 
 /// Write `yaml` to the scratch directory (rank 0) and read it on every rank of MPI_COMM_WORLD.
 inline Job job_from_yaml(const std::string& name, const std::string& yaml) {
@@ -48,7 +46,8 @@ inline Job job_from_yaml(const std::string& name, const std::string& yaml) {
 inline std::string tight_solver(const std::string& pc = "gamg") {
   return "solver:\n"
          "  newton: {rtol: 1.0e-12, atol: 1.0e-13, max_it: 30}\n"
-         "  petsc: \"-ksp_type cg -pc_type " + pc + " -ksp_rtol 1e-12 -ksp_atol 1e-50\"\n";
+         "  petsc: \"-ksp_type cg -pc_type " +
+         pc + " -ksp_rtol 1e-12 -ksp_atol 1e-50\"\n";
 }
 
 struct Probe {
@@ -58,9 +57,9 @@ struct Probe {
 
 struct RunSpec {
   std::optional<Probe> probe;
-  std::string restart_from;        ///< checkpoint file to restore before running
-  long long checkpoint_at = -1;    ///< write a checkpoint after this step ...
-  std::string checkpoint_path;     ///< ... to this file
+  std::string restart_from;      ///< checkpoint file to restore before running
+  long long checkpoint_at = -1;  ///< write a checkpoint after this step ...
+  std::string checkpoint_path;   ///< ... to this file
   /// Called on every rank after the initial state and every step (collective calls allowed).
   std::function<void(DynamicSolver&, const LocalMesh&, long long, double)> on_step;
 };
@@ -68,10 +67,10 @@ struct RunSpec {
 struct RunResult {
   bool participated = false;
   std::vector<double> reference, position, velocity;  ///< 3 per original vertex, on every rank of the comm
-  std::vector<long long> steps;                        ///< steps seen by on_step
+  std::vector<long long> steps;                       ///< steps seen by on_step
   std::vector<double> times;
-  std::vector<EnergyReport> energy;                    ///< per entry of `steps`
-  std::vector<double> probe;                           ///< displacement of the probe, per entry of `steps`
+  std::vector<EnergyReport> energy;  ///< per entry of `steps`
+  std::vector<double> probe;         ///< displacement of the probe, per entry of `steps`
   std::vector<TimeStepReport> reports;
   double seconds = 0;
 };

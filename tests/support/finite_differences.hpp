@@ -40,8 +40,7 @@ inline std::vector<double> dense_from_blocks(std::size_t n, const std::vector<st
   std::vector<double> K(n * n, 0.0);
   for (std::size_t b = 0; b < pattern.size(); ++b)
     for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c)
-        K[(3 * pattern[b][0] + r) * n + 3 * pattern[b][1] + c] += blocks[9 * b + 3 * r + c];
+      for (int c = 0; c < 3; ++c) K[(3 * pattern[b][0] + r) * n + 3 * pattern[b][1] + c] += blocks[9 * b + 3 * r + c];
   return K;
 }
 
@@ -100,8 +99,8 @@ inline std::vector<double> fd_stiffness(const TetFormulation& form, std::vector<
 
 /// What a finite-difference test of a formulation at x measures; the test states the tolerances.
 struct FdComparison {
-  std::vector<double> f, K;   ///< force_and_stiffness(): f = dW/dx, dense K = df/dx (row-major)
-  std::vector<double> f_only;  ///< force() alone
+  std::vector<double> f, K;      ///< force_and_stiffness(): f = dW/dx, dense K = df/dx (row-major)
+  std::vector<double> f_only;    ///< force() alone
   double force_error = 0.0;      ///< rel_max_diff(f, central differences of W)
   double stiffness_error = 0.0;  ///< rel_max_diff(K, central differences of f)
   double asymmetry = 0.0;        ///< max |K_ij - K_ji|

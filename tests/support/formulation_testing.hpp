@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <random>
 #include <memory>
+#include <random>
 #include <span>
 #include <stdexcept>
 #include <string>

@@ -100,7 +100,7 @@ inline StvkTri stvk_triangle(const double* X, const double* x, const MembraneMat
 /// The StVK reference summed over a mesh in scalar type T: energy, dense f and K (summed in T, rounded to double).
 template <class T = double>
 inline T stvk_mesh(const TriMesh& m, std::span<const MembraneMaterial> mat, const std::vector<double>& x,
-            std::vector<double>* f, std::vector<double>* K) {
+                   std::vector<double>* f, std::vector<double>* K) {
   const std::size_t n = x.size();
   std::vector<T> fT(f ? n : 0, T(0)), KT(K ? n * n : 0, T(0));
   T W = 0;
@@ -126,6 +126,5 @@ inline T stvk_mesh(const TriMesh& m, std::span<const MembraneMaterial> mat, cons
   if (K) K->assign(KT.begin(), KT.end());
   return W;
 }
-
 
 }  // namespace edgefem::testing::membrane

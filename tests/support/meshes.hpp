@@ -119,7 +119,8 @@ inline TriMesh triangle_patch(int nx, int ny, double jitter, unsigned seed, bool
       const double x = lx * (i + (interior ? jitter * u(rng) : 0.0)) / nx;
       const double y = ly * (j + (interior ? jitter * u(rng) : 0.0)) / ny;
       Eigen::Vector3d q(x, y, 0.0);
-      if (curved) q = generic_rotation() * Eigen::Vector3d(x, y, 0.15 * std::sin(3.0 * x) * std::cos(2.0 * y) + 0.1 * x * y);
+      if (curved)
+        q = generic_rotation() * Eigen::Vector3d(x, y, 0.15 * std::sin(3.0 * x) * std::cos(2.0 * y) + 0.1 * x * y);
       for (int c = 0; c < 3; ++c) m.coords[3 * perm[j * (nx + 1) + i] + c] = q[c];
     }
   auto id = [&](int i, int j) { return perm[j * (nx + 1) + i]; };

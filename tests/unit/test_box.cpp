@@ -92,7 +92,8 @@ TEST(BoxGenerator, KuhnSplitConformsAndBoundaryTrianglesAreOutwardTetFaces) {
   std::map<int, int> per_tag;
   for (LocalIndex t = 0; t < m.n_triangles(); ++t) {
     const LocalIndex* v = &m.triangles[3 * static_cast<std::size_t>(t)];
-    ASSERT_EQ(face_count[sorted_face(v[0], v[1], v[2])], 1) << "boundary triangle " << t << " is not a boundary tet face";
+    ASSERT_EQ(face_count[sorted_face(v[0], v[1], v[2])], 1)
+        << "boundary triangle " << t << " is not a boundary tet face";
     const int tag = m.triangle_region[static_cast<std::size_t>(t)];
     ++per_tag[tag];
     ASSERT_GE(tag, box_region::x_min);

@@ -56,7 +56,8 @@ class GmshTest : public testing::DirectoryTest {
       read_gmsh(path);
     } catch (const InputError& e) {
       const std::string msg = e.what();
-      for (const auto& piece : pieces) EXPECT_NE(msg.find(piece), std::string::npos) << "missing '" << piece << "' in: " << msg;
+      for (const auto& piece : pieces)
+        EXPECT_NE(msg.find(piece), std::string::npos) << "missing '" << piece << "' in: " << msg;
       return msg;
     }
     ADD_FAILURE() << "no InputError for " << path;
@@ -119,7 +120,8 @@ TEST_F(GmshTest, ReadsBoxMeshWrittenAsMsh) {
   const Mesh box = generate_box({2, 1, 1}, {8, 4, 4});
   TestModel model;
   model.entities = {{2, 1, {11}}, {3, 1, {1}}};
-  for (LocalIndex v = 0; v < box.n_vertices(); ++v) model.nodes.push_back({static_cast<std::uint64_t>(v) + 1, box.vertex(v), 3, 1});
+  for (LocalIndex v = 0; v < box.n_vertices(); ++v)
+    model.nodes.push_back({static_cast<std::uint64_t>(v) + 1, box.vertex(v), 3, 1});
   for (LocalIndex t = 0; t < box.n_triangles(); ++t) {
     const auto* v = &box.triangles[3 * static_cast<std::size_t>(t)];
     model.elements.push_back({2, 2, 1, {v[0] + 1ULL, v[1] + 1ULL, v[2] + 1ULL}});
@@ -177,7 +179,8 @@ TEST_F(GmshTest, TruncatedAsciiFileNamesTheLastLine) {
   expect_error(path, {path + ":" + std::to_string(last_line) + ":", "unexpected end of file"});
 
   // Cut after a complete line: the missing '$EndNodes' is named.
-  const std::string path2 = write("truncated2.msh", std::string(good22).substr(0, std::string(good22).find("$EndNodes")));
+  const std::string path2 = write("truncated2.msh",
+                                  std::string(good22).substr(0, std::string(good22).find("$EndNodes")));
   expect_error(path2, {path2 + ":10:", "unexpected end of file", "$EndNodes"});
 }
 
@@ -231,7 +234,8 @@ TEST_F(GmshTest, UnusedAndDuplicateVerticesAreErrors) {
   const std::string path = write("unused.msh", unused);
   expect_error(path, {path + ":10:", "node 55", "unused vertex"});
 
-  const std::string duplicate = replace(replace(good22, "4 0 0 1\n", "4 0 0 1\n2 5 5 5\n"), "$Nodes\n4\n", "$Nodes\n5\n");
+  const std::string duplicate = replace(replace(good22, "4 0 0 1\n", "4 0 0 1\n2 5 5 5\n"), "$Nodes\n4\n",
+                                        "$Nodes\n5\n");
   const std::string path2 = write("duplicate.msh", duplicate);
   expect_error(path2, {path2 + ":10:", "duplicate node tag 2", "line 7"});
 
@@ -298,7 +302,8 @@ TEST(GmshCheckMesh, AcceptsGoodMeshesAndNamesBadCells) {
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("dup: tetrahedron 2 (vertices 3 1 2 4) duplicates tetrahedron 1"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
 
   Mesh out_of_range = good;
@@ -321,7 +326,8 @@ TEST(GmshCheckMesh, AcceptsGoodMeshesAndNamesBadCells) {
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("huge: tetrahedron 1 (vertices 1 2 3 4): its volume overflows"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
 
   Mesh unused = good;
@@ -384,7 +390,8 @@ Mesh.MeshSizeMax = 0.4;
     double e[3][3];
     for (int c = 0; c < 3; ++c) e[0][c] = x1[c] - x0[c], e[1][c] = x2[c] - x0[c], e[2][c] = x3[c] - x0[c];
     volume += (e[0][0] * (e[1][1] * e[2][2] - e[1][2] * e[2][1]) - e[1][0] * (e[0][1] * e[2][2] - e[0][2] * e[2][1]) +
-               e[2][0] * (e[0][1] * e[1][2] - e[0][2] * e[1][1])) / 6.0;
+               e[2][0] * (e[0][1] * e[1][2] - e[0][2] * e[1][1])) /
+              6.0;
   }
   EXPECT_NEAR(volume, 2.0, 1e-9);
   EXPECT_TRUE(std::all_of(a.tet_region.begin(), a.tet_region.end(), [](int r) { return r == 1; }));

@@ -43,7 +43,8 @@ class JobTest : public ::testing::Test {
       const std::string msg = e.what();
       const std::string where = path + ":" + std::to_string(line) + ": ";
       EXPECT_EQ(msg.rfind(where, 0), 0u) << "expected the message to start with '" << where << "': " << msg;
-      for (const auto& piece : pieces) EXPECT_NE(msg.find(piece), std::string::npos) << "missing '" << piece << "' in: " << msg;
+      for (const auto& piece : pieces)
+        EXPECT_NE(msg.find(piece), std::string::npos) << "missing '" << piece << "' in: " << msg;
       return msg;
     }
     ADD_FAILURE() << "no InputError for:\n" << text;
@@ -161,10 +162,11 @@ TEST_F(JobTest, SolverStrategyKeys) {
   EXPECT_TRUE(plain.solver.reuse_preconditioner);
   EXPECT_EQ(plain.solver.direct_max_dofs, 10000);
   // Every key.
-  const Job job = read_job(write(head + "solver:\n"
-                                        "  newton: {predictor: none, line_search: cp, forcing: fixed, eta_max: 0.01}\n"
-                                        "  linear: {preconditioner: hypre, rtol: 1.0e-6, reuse: false, rebuild_ratio: 2,\n"
-                                        "           direct_max_dofs: 500}\n"));
+  const Job job = read_job(write(head +
+                                 "solver:\n"
+                                 "  newton: {predictor: none, line_search: cp, forcing: fixed, eta_max: 0.01}\n"
+                                 "  linear: {preconditioner: hypre, rtol: 1.0e-6, reuse: false, rebuild_ratio: 2,\n"
+                                 "           direct_max_dofs: 500}\n"));
   EXPECT_EQ(job.solver.predictor, SolverSpec::Predictor::none);
   EXPECT_EQ(job.solver.line_search, SolverSpec::LineSearch::cp);
   EXPECT_EQ(job.solver.forcing, SolverSpec::Forcing::fixed);
@@ -191,7 +193,8 @@ TEST_F(JobTest, MinimalGeneratedJobGetsDefaults) {
   generate: {shape: box, size: [10, 1, 1], cells: [40, 4, 4]}
 materials:
   - {young: 1e4, poisson: 0.3}
-)", "cantilever.yaml");
+)",
+                                 "cantilever.yaml");
   const Job job = read_job(path);
   EXPECT_FALSE(job.mesh_file.has_value());
   ASSERT_TRUE(job.generate.has_value());
@@ -208,8 +211,9 @@ materials:
   EXPECT_EQ(job.output_directory, (dir_ / "out" / "cantilever").string());
   EXPECT_EQ(job.output_every, 1);
 
-  const Job sheet = read_job(write("mesh:\n  generate: {shape: sheet, size: [1, 2], cells: [64, 32]}\n"
-                                   "materials: [{young: 1, poisson: 0.25, thickness: 0.01}]\n"));
+  const Job sheet =
+      read_job(write("mesh:\n  generate: {shape: sheet, size: [1, 2], cells: [64, 32]}\n"
+                     "materials: [{young: 1, poisson: 0.25, thickness: 0.01}]\n"));
   ASSERT_TRUE(sheet.generate.has_value());
   EXPECT_EQ(sheet.generate->shape, GeneratedShape::sheet);
   EXPECT_EQ(sheet.generate->size[0], 1.0);
@@ -235,8 +239,8 @@ materials:
                {"materials[0].poisson", "-1 < poisson < 0.5", "'0.5'"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - young: 1\n    poisson: 0.1\n    density:\n", 5,
                {"materials[0].density", "positive number", "an empty value"});
-  expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {young: 1, poisson: 0.1, volumetric_penalty: maybe}\n", 3,
-               {"materials[0].volumetric_penalty", "true or false", "'maybe'"});
+  expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {young: 1, poisson: 0.1, volumetric_penalty: maybe}\n",
+               3, {"materials[0].volumetric_penalty", "true or false", "'maybe'"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nanalysis:\n  steps: 0\n", 4,
                {"analysis.steps: expected an integer >= 1, got '0'"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nanalysis:\n  steps: 2.5\n", 4,
@@ -251,55 +255,69 @@ TEST_F(JobTest, UnknownAndDuplicateKeysAreErrors) {
   expect_error("mesh:\n  fiel: beam.msh\nmaterials: []\n", 2,
                {"unknown key 'mesh.fiel' (expected one of: file, generate)"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nsolvr: {}\n", 3,
-               {"unknown key 'solvr' (expected one of: mesh, materials, boundary, loads, attachments, analysis, solver, output)"});
+               {"unknown key 'solvr' (expected one of: mesh, materials, boundary, loads, attachments, analysis, "
+                "solver, output)"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - young: 1\n    poisson: 0.1\n    yung: 3\n", 5,
                {"unknown key 'materials[0].yung'"});
-  expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nsolver:\n  newton: {rtol: 1, maxit: 3}\n",
-               4, {"unknown key 'solver.newton.maxit' (expected one of: rtol, atol, max_it, predictor, line_search, forcing, "
-                   "eta_max)"});
-  expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nboundary:\n"
-               "  - select: {regoin: 3}\n    fix: [x]\n",
-               4, {"unknown key 'boundary[0].select.regoin' (expected one of: region, box, all)"});
+  expect_error(
+      "mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nsolver:\n  newton: {rtol: 1, maxit: 3}\n",
+      4,
+      {"unknown key 'solver.newton.maxit' (expected one of: rtol, atol, max_it, predictor, line_search, forcing, "
+       "eta_max)"});
+  expect_error(
+      "mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nboundary:\n"
+      "  - select: {regoin: 3}\n    fix: [x]\n",
+      4, {"unknown key 'boundary[0].select.regoin' (expected one of: region, box, all)"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nmaterials: []\n", 3,
                {"duplicate key 'materials'"});
 }
 
 TEST_F(JobTest, YamlSyntaxErrorNamesTheLine) {
-  expect_error("mesh:\n  file: beam.msh\nmaterials: [{young: 1, poisson: 0.1}\nboundary: []\n", 4, {"YAML syntax error"});
+  expect_error("mesh:\n  file: beam.msh\nmaterials: [{young: 1, poisson: 0.1}\nboundary: []\n", 4,
+               {"YAML syntax error"});
   expect_error("mesh: {file: meshes/beam.msh}\n  bad: indent\n", 2, {"YAML syntax error"});
 }
 
 TEST_F(JobTest, MissingMeshFileNamesTheResolvedPath) {
   const std::string msg = expect_error("mesh:\n  file: beam.msh\nmaterials: [{young: 1, poisson: 0.1}]\n", 2,
-                                       {"mesh.file: file 'beam.msh' not found (resolved to " + (dir_ / "beam.msh").string() + ")"});
+                                       {"mesh.file: file 'beam.msh' not found (resolved to " +
+                                        (dir_ / "beam.msh").string() + ")"});
   expect_error("mesh:\n  file: meshes\nmaterials: [{young: 1, poisson: 0.1}]\n", 2, {"mesh.file", "is a directory"});
 }
 
 TEST_F(JobTest, MissingAndConflictingKeys) {
   expect_error("materials: [{young: 1, poisson: 0.1}]\n", 1, {"missing required key 'mesh'"});
   expect_error("mesh: {file: meshes/beam.msh}\n", 1, {"missing required key 'materials'"});
-  expect_error("mesh: {file: meshes/beam.msh}\nmaterials: []\n", 2, {"materials: expected a non-empty list of materials"});
+  expect_error("mesh: {file: meshes/beam.msh}\nmaterials: []\n", 2,
+               {"materials: expected a non-empty list of materials"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {poisson: 0.1}\n", 3,
                {"missing required key 'materials[0].young'"});
-  expect_error("mesh:\n  file: meshes/beam.msh\n  generate: {shape: box, size: [1, 1, 1], cells: [1, 1, 1]}\n"
-               "materials: [{young: 1, poisson: 0.1}]\n",
-               2, {"mesh: expected exactly one of 'file' or 'generate', got both"});
+  expect_error(
+      "mesh:\n  file: meshes/beam.msh\n  generate: {shape: box, size: [1, 1, 1], cells: [1, 1, 1]}\n"
+      "materials: [{young: 1, poisson: 0.1}]\n",
+      2, {"mesh: expected exactly one of 'file' or 'generate', got both"});
   expect_error("mesh: {}\nmaterials: [{young: 1, poisson: 0.1}]\n", 1, {"got neither"});
-  expect_error("mesh:\n  generate: {shape: sheet, size: [1, 1, 1], cells: [4, 4]}\nmaterials: [{young: 1, poisson: 0.1}]\n",
-               2, {"mesh.generate.size: expected a list of 2 positive numbers, got a list of 3 entries"});
-  expect_error("mesh:\n  generate: {shape: box, size: [1, 1, 1], cells: [4, 0, 4]}\nmaterials: [{young: 1, poisson: 0.1}]\n",
-               2, {"mesh.generate.cells[1]: expected an integer >= 1, got '0'"});
-  expect_error("mesh:\n  generate: {shape: cylinder, size: [1, 1, 1], cells: [4, 4, 4]}\nmaterials: [{young: 1, poisson: 0.1}]\n",
-               2, {"mesh.generate.shape: expected one of: box, sheet, got 'cylinder'"});
-  expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {region: 1, young: 1, poisson: 0.1}\n"
-               "  - {region: 1, young: 2, poisson: 0.1}\n",
-               4, {"materials[1]: a second material for region 1"});
+  expect_error(
+      "mesh:\n  generate: {shape: sheet, size: [1, 1, 1], cells: [4, 4]}\nmaterials: [{young: 1, poisson: 0.1}]\n", 2,
+      {"mesh.generate.size: expected a list of 2 positive numbers, got a list of 3 entries"});
+  expect_error(
+      "mesh:\n  generate: {shape: box, size: [1, 1, 1], cells: [4, 0, 4]}\nmaterials: [{young: 1, poisson: 0.1}]\n", 2,
+      {"mesh.generate.cells[1]: expected an integer >= 1, got '0'"});
+  expect_error(
+      "mesh:\n  generate: {shape: cylinder, size: [1, 1, 1], cells: [4, 4, 4]}\nmaterials: [{young: 1, poisson: "
+      "0.1}]\n",
+      2, {"mesh.generate.shape: expected one of: box, sheet, got 'cylinder'"});
+  expect_error(
+      "mesh: {file: meshes/beam.msh}\nmaterials:\n  - {region: 1, young: 1, poisson: 0.1}\n"
+      "  - {region: 1, young: 2, poisson: 0.1}\n",
+      4, {"materials[1]: a second material for region 1"});
 }
 
 TEST_F(JobTest, ModelNamesAndMembranePoissonRange) {
-  expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: neo-hooke, young: 1, poisson: 0.1}\n", 3,
-               {"materials[0].model: expected one of: stvk, stvk-nsn, stvk-tl, linear (tetrahedra), trbs, trqs, springs, "
-                "linear-membrane, volino (triangles), got 'neo-hooke'"});
+  expect_error(
+      "mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: neo-hooke, young: 1, poisson: 0.1}\n", 3,
+      {"materials[0].model: expected one of: stvk, stvk-nsn, stvk-tl, linear (tetrahedra), trbs, trqs, springs, "
+       "linear-membrane, volino (triangles), got 'neo-hooke'"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nanalysis:\n  type: modal\n", 4,
                {"analysis.type: expected one of: static, dynamic, got 'modal'"});
   // Plane stress: a membrane takes 0.5 <= poisson < 1, a solid does not.
@@ -307,8 +325,9 @@ TEST_F(JobTest, ModelNamesAndMembranePoissonRange) {
                {"materials[0].poisson: expected a number with -1 < poisson < 0.5, got '0.6'"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: trbs, young: 1, poisson: 1.0}\n", 3,
                {"materials[0].poisson: expected a number with -1 < poisson < 1 (membrane, plane stress), got '1.0'"});
-  const Job job = read_job(write("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: trqs, young: 2, "
-                                 "poisson: 0.6, thickness: 0.01}\n"));
+  const Job job =
+      read_job(write("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: trqs, young: 2, "
+                     "poisson: 0.6, thickness: 0.01}\n"));
   EXPECT_EQ(job.materials[0].model->name, "trqs");
   EXPECT_DOUBLE_EQ(job.materials[0].poisson, 0.6);
   EXPECT_DOUBLE_EQ(job.materials[0].thickness, 0.01);
@@ -326,8 +345,9 @@ TEST_F(JobTest, UnknownChoicesListTheValidOnesAndSuggestTheNearest) {
   for (const ModelInfo& m : models()) EXPECT_NE(msg.find(std::string(m.name)), std::string::npos) << m.name;
   expect_error(head + "  - {model: volnio, young: 1, poisson: 0.1}\n", 3, {"got 'volnio' (did you mean 'volino'?)"});
   expect_error(head + "  - {model: TRBS, young: 1, poisson: 0.1}\n", 3, {"got 'TRBS' (did you mean 'trbs'?)"});
-  expect_error(head + "  - {young: 1, poisson: 0.1, volumetric: cubical}\n", 3,
-               {"materials[0].volumetric: expected one of: cubic, quadratic, none, got 'cubical' (did you mean 'cubic'?)"});
+  expect_error(
+      head + "  - {young: 1, poisson: 0.1, volumetric: cubical}\n", 3,
+      {"materials[0].volumetric: expected one of: cubic, quadratic, none, got 'cubical' (did you mean 'cubic'?)"});
   const std::string dyn = head + "  - {young: 1, poisson: 0.1}\nanalysis:\n  type: dynamic\n  dt: 1\n  end_time: 2\n";
   expect_error(dyn + "  integrator: backward_euler\n", 8,
                {"analysis.integrator: expected one of: backward-euler, linearized-euler, newmark, got "
@@ -349,11 +369,12 @@ TEST_F(JobTest, UnknownChoicesListTheValidOnesAndSuggestTheNearest) {
 
 TEST_F(JobTest, VolinoMaterials) {
   std::ofstream(dir_ / "warp.csv") << "strain,stress\n0,0\n0.01,20\n";
-  const Job job = read_job(write("mesh: {file: meshes/beam.msh}\nmaterials:\n"
-                                 "  - model: volino\n    thickness: 2\n    warp: {direction: [1, 0, 0], angle: 30}\n"
-                                 "    curves: {weft: [[0, 0], [0.1, 10]], warp: warp.csv, shear: [[0, 0], [1, 1]]}\n"
-                                 "    stabilization: eigen-clamp\n"
-                                 "  - {region: 2, model: volino, orthotropic: {weft: 10, warp: 20, shear: 3, poisson: 0.2}}\n"));
+  const Job job =
+      read_job(write("mesh: {file: meshes/beam.msh}\nmaterials:\n"
+                     "  - model: volino\n    thickness: 2\n    warp: {direction: [1, 0, 0], angle: 30}\n"
+                     "    curves: {weft: [[0, 0], [0.1, 10]], warp: warp.csv, shear: [[0, 0], [1, 1]]}\n"
+                     "    stabilization: eigen-clamp\n"
+                     "  - {region: 2, model: volino, orthotropic: {weft: 10, warp: 20, shear: 3, poisson: 0.2}}\n"));
   const VolinoSpec& v = job.materials[0].volino.value();
   EXPECT_EQ(v.warp_direction, (std::array<double, 3>{1, 0, 0}));
   EXPECT_DOUBLE_EQ(v.warp_angle_degrees, 30.0);
@@ -367,8 +388,9 @@ TEST_F(JobTest, VolinoMaterials) {
                {"materials[0].warp: only for model volino"});
   expect_error(head + "  - {model: volino, young: 1, poisson: 0.1, orthotropic: {weft: 1, warp: 1, shear: 1}}\n", 3,
                {"materials[0].young: not used with 'orthotropic' or 'curves'"});
-  expect_error(head + "  - model: volino\n    curves: {weft: [[0, 0], [0.2, 1], [0.1, 2]], warp: [[0, 0]], shear: [[0, 0]]}\n",
-               4, {"materials[0].curves.weft[2]: strain 0.1 is not after the strain of row 1 (0.2)"});
+  expect_error(
+      head + "  - model: volino\n    curves: {weft: [[0, 0], [0.2, 1], [0.1, 2]], warp: [[0, 0]], shear: [[0, 0]]}\n",
+      4, {"materials[0].curves.weft[2]: strain 0.1 is not after the strain of row 1 (0.2)"});
   expect_error(head + "  - model: volino\n    curves: {weft: missing.csv, warp: [[0, 0]], shear: [[0, 0]]}\n", 4,
                {"materials[0].curves.weft: curve file", "missing.csv' does not exist"});
   expect_error(head + "  - {model: volino, young: 1, poisson: 0.1, stabilization: hard}\n", 3,
@@ -380,19 +402,24 @@ TEST_F(JobTest, BoundaryConditionErrors) {
   expect_error(head + "  - select: {region: 11}\n    fix: [x, z]\n    displace: [~, 0, 0.5]\n", 6,
                {"boundary[0]: component 'z' is both fixed and displaced"});
   expect_error(head + "  - select: {region: 11}\n", 4, {"boundary[0]: expected 'fix', 'displace' or 'rotate'"});
-  expect_error(head + "  - select: {region: 11}\n    displace: [~, null, ~]\n", 4, {"boundary[0]: expected 'fix', 'displace' or 'rotate'"});
+  expect_error(head + "  - select: {region: 11}\n    displace: [~, null, ~]\n", 4,
+               {"boundary[0]: expected 'fix', 'displace' or 'rotate'"});
   expect_error(head + "  - select: {region: 11, all: true}\n    fix: [x]\n", 4,
                {"boundary[0].select: expected exactly one of 'region', 'box' or 'all', got 2"});
-  expect_error(head + "  - select: {all: true}\n    fix: [x, w]\n", 5, {"boundary[0].fix[1]: expected one of: x, y, z, got 'w'"});
-  expect_error(head + "  - select: {all: true}\n    fix: [x]\n  - select: {box: [[0, 0, 0], [1, -1, 1]]}\n    fix: [y]\n", 6,
-               {"boundary[1].select.box: expected the first corner to be below the second"});
+  expect_error(head + "  - select: {all: true}\n    fix: [x, w]\n", 5,
+               {"boundary[0].fix[1]: expected one of: x, y, z, got 'w'"});
+  expect_error(head +
+                   "  - select: {all: true}\n    fix: [x]\n  - select: {box: [[0, 0, 0], [1, -1, 1]]}\n    fix: [y]\n",
+               6, {"boundary[1].select.box: expected the first corner to be below the second"});
   expect_error(head + "  - select: {box: [[0, 0], [1, 1, 1]]}\n    fix: [y]\n", 4,
                {"boundary[0].select.box[0]: expected a list of 3 numbers, got a list of 2 entries"});
-  expect_error(head + "  - select: {all: true}\n    displace: [1, 2]\n", 5, {"boundary[0].displace: expected a list of 3"});
+  expect_error(head + "  - select: {all: true}\n    displace: [1, 2]\n", 5,
+               {"boundary[0].displace: expected a list of 3"});
   expect_error(head + "  - fix: [x]\n", 4, {"missing required key 'boundary[0].select'"});
-  expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nloads:\n  tractions:\n"
-               "    - select: {region: 12}\n      traction: [0, x, 0]\n",
-               6, {"loads.tractions[0].traction[1]: expected a number, got 'x'"});
+  expect_error(
+      "mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nloads:\n  tractions:\n"
+      "    - select: {region: 12}\n      traction: [0, x, 0]\n",
+      6, {"loads.tractions[0].traction[1]: expected a number, got 'x'"});
 }
 
 TEST_F(JobTest, UnreadableJobFile) {
@@ -447,15 +474,19 @@ materials:
 
 TEST_F(JobTest, AnisotropyErrors) {
   const std::string head = "mesh:\n  generate: {shape: box, size: [1, 1, 1], cells: [1, 1, 1]}\nmaterials:\n";
-  expect_error(head + "  - young: 1\n    anisotropy: {type: transversely-isotropic, fibre: [1, 0, 0], young_fibre: 1,"
-                      " young_transverse: 1, shear_fibre: 1, poisson_fibre: 0, poisson_transverse: 0}\n",
+  expect_error(head +
+                   "  - young: 1\n    anisotropy: {type: transversely-isotropic, fibre: [1, 0, 0], young_fibre: 1,"
+                   " young_transverse: 1, shear_fibre: 1, poisson_fibre: 0, poisson_transverse: 0}\n",
                4, {"materials[0].young", "not used with 'anisotropy'"});
-  expect_error(head + "  - anisotropy: {type: orthotropic}\n", 4, {"materials[0].anisotropy.type", "transversely-isotropic"});
-  expect_error(head + "  - anisotropy: {type: transversely-isotropic, fibre: [0, 0, 0], young_fibre: 1,"
-                      " young_transverse: 1, shear_fibre: 1, poisson_fibre: 0, poisson_transverse: 0}\n",
+  expect_error(head + "  - anisotropy: {type: orthotropic}\n", 4,
+               {"materials[0].anisotropy.type", "transversely-isotropic"});
+  expect_error(head +
+                   "  - anisotropy: {type: transversely-isotropic, fibre: [0, 0, 0], young_fibre: 1,"
+                   " young_transverse: 1, shear_fibre: 1, poisson_fibre: 0, poisson_transverse: 0}\n",
                4, {"materials[0].anisotropy.fibre", "non-zero direction"});
-  expect_error(head + "  - anisotropy: {type: transversely-isotropic, fibre: [1, 0, 0], young_fibre: 1,"
-                      " young_transverse: 1, poisson_fibre: 0, poisson_transverse: 0}\n",
+  expect_error(head +
+                   "  - anisotropy: {type: transversely-isotropic, fibre: [1, 0, 0], young_fibre: 1,"
+                   " young_transverse: 1, poisson_fibre: 0, poisson_transverse: 0}\n",
                4, {"missing required key 'materials[0].anisotropy.shear_fibre'"});
   expect_error(head + "  - young: 1\n    poisson: 0.3\n    volumetric: cubical\n", 6,
                {"materials[0].volumetric", "cubic, quadratic, none", "cubical"});
@@ -613,7 +644,8 @@ TEST_F(JobTest, DynamicDefaultsAndStaticHasNoDynamic) {
   EXPECT_EQ(beta.dynamic->damping_mass, 0.0);
   EXPECT_DOUBLE_EQ(beta.dynamic->damping_stiffness, 0.3);
   for (const char* integrator : {"backward-euler", "linearized-euler", "newmark"}) {
-    const Job j = read_job(write(head + "analysis: {type: dynamic, dt: 1, end_time: 2, integrator: " + integrator + "}\n"));
+    const Job j = read_job(write(head + "analysis: {type: dynamic, dt: 1, end_time: 2, integrator: " + integrator +
+                                 "}\n"));
     ASSERT_TRUE(j.dynamic.has_value());
     EXPECT_EQ(to_string(j.dynamic->integrator), integrator);
   }
@@ -656,7 +688,8 @@ TEST_F(JobTest, DynamicNestedFormMatchesFlatForm) {
   EXPECT_EQ(d.initial_state, InitialState::static_equilibrium);
 
   // Different keys may come from both places.
-  const Job mixed = read_job(write(head + "analysis:\n  type: dynamic\n  dt: 0.5\n  dynamic: {end_time: 2, mass: consistent}\n"));
+  const Job mixed =
+      read_job(write(head + "analysis:\n  type: dynamic\n  dt: 0.5\n  dynamic: {end_time: 2, mass: consistent}\n"));
   ASSERT_TRUE(mixed.dynamic.has_value());
   EXPECT_DOUBLE_EQ(mixed.dynamic->dt, 0.5);
   EXPECT_DOUBLE_EQ(mixed.dynamic->end_time, 2.0);
@@ -690,25 +723,29 @@ TEST_F(JobTest, DynamicAnalysisErrors) {
   for (const char* key : {"end_time: 1", "damping: {mass: 1}", "mass: lumped", "max_step_cuts: 2",
                           "initial_velocity: [0, 0, 0]", "initial_state: rest"}) {
     const std::string name = std::string(key).substr(0, std::string(key).find(':'));
-    expect_error(head + "  type: static\n  " + key + "\n", 5, {"analysis." + name + ": only for analysis type dynamic"});
+    expect_error(head + "  type: static\n  " + key + "\n", 5,
+                 {"analysis." + name + ": only for analysis type dynamic"});
   }
   expect_error(head + "  type: modal\n", 4, {"analysis.type: expected one of: static, dynamic, got 'modal'"});
   // Required keys.
   expect_error(head + "  type: dynamic\n  end_time: 1\n", 4, {"missing required key 'analysis.dt'"});
   expect_error(head + "  type: dynamic\n  dt: 0.1\n", 4, {"missing required key 'analysis.end_time'"});
-  expect_error(head + "  type: dynamic\n  dynamic:\n    dt: 0.1\n", 6, {"missing required key 'analysis.dynamic.end_time'"});
+  expect_error(head + "  type: dynamic\n  dynamic:\n    dt: 0.1\n", 6,
+               {"missing required key 'analysis.dynamic.end_time'"});
   // Ranges.
-  expect_error(head + "  type: dynamic\n  dt: 0\n  end_time: 1\n", 5, {"analysis.dt: expected a positive number, got '0'"});
+  expect_error(head + "  type: dynamic\n  dt: 0\n  end_time: 1\n", 5,
+               {"analysis.dt: expected a positive number, got '0'"});
   expect_error(head + "  type: dynamic\n  dt: 0.1\n  end_time: -1\n", 6,
                {"analysis.end_time: expected a positive number, got '-1'"});
   expect_error(head + "  type: dynamic\n  dt: 0.5\n  end_time: 0.25\n", 6,
                {"analysis.end_time: expected a number >= dt (0.5), got '0.25'"});
   expect_error(head + "  type: dynamic\n  dt: 0.3\n  end_time: 1\n", 6,
-               {"analysis.end_time: end_time / dt = 3.33333", "not a whole number of steps",
-                "nearest: 3 steps"});
+               {"analysis.end_time: end_time / dt = 3.33333", "not a whole number of steps", "nearest: 3 steps"});
   expect_error(head + "  type: dynamic\n  dt: 0.1\n  end_time: 0.36\n", 6, {"analysis.end_time", "nearest: 4 steps"});
-  expect_error(head + "  type: dynamic\n  dt: 1\n  end_time: 1.0000001\n", 6, {"analysis.end_time", "nearest: 1 step, end_time = 1)"});
-  expect_error(head + "  type: dynamic\n  dt: 1.0e-300\n  end_time: 1\n", 6, {"analysis.end_time", "more than supported"});
+  expect_error(head + "  type: dynamic\n  dt: 1\n  end_time: 1.0000001\n", 6,
+               {"analysis.end_time", "nearest: 1 step, end_time = 1)"});
+  expect_error(head + "  type: dynamic\n  dt: 1.0e-300\n  end_time: 1\n", 6,
+               {"analysis.end_time", "more than supported"});
   // Flat and nested at once.
   expect_error(head + "  type: dynamic\n  dt: 0.1\n  dynamic:\n    dt: 0.2\n    end_time: 1\n", 7,
                {"analysis.dynamic.dt: given twice, as 'analysis.dt' and as 'analysis.dynamic.dt'"});
@@ -717,7 +754,8 @@ TEST_F(JobTest, DynamicAnalysisErrors) {
   expect_error(head + "  type: dynamic\n  dynamic: {dt: 0.1, end_time: 1, steps: 3}\n", 5,
                {"unknown key 'analysis.dynamic.steps' (expected one of: dt, end_time, integrator, damping, mass, "
                 "max_step_cuts, initial_velocity, initial_state)"});
-  expect_error(head + "  type: dynamic\n  dynamic: [0.1]\n", 5, {"analysis.dynamic: expected a mapping with keys dt, "});
+  expect_error(head + "  type: dynamic\n  dynamic: [0.1]\n", 5,
+               {"analysis.dynamic: expected a mapping with keys dt, "});
   // Choices and values.
   const std::string dyn = head + "  type: dynamic\n  dt: 0.1\n  end_time: 1\n";
   expect_error(dyn + "  integrator: rk4\n", 7,
@@ -725,13 +763,15 @@ TEST_F(JobTest, DynamicAnalysisErrors) {
   expect_error(dyn + "  damping: {mass: 0.1, stiffness: -0.1}\n", 7,
                {"analysis.damping.stiffness: expected a non-negative number, got '-0.1'"});
   expect_error(dyn + "  damping: {mass: -1}\n", 7, {"analysis.damping.mass: expected a non-negative number, got '-1'"});
-  expect_error(dyn + "  damping: {alpha: 1}\n", 7, {"unknown key 'analysis.damping.alpha' (expected one of: mass, stiffness)"});
+  expect_error(dyn + "  damping: {alpha: 1}\n", 7,
+               {"unknown key 'analysis.damping.alpha' (expected one of: mass, stiffness)"});
   expect_error(dyn + "  mass: diagonal\n", 7, {"analysis.mass: expected one of: lumped, consistent, got 'diagonal'"});
   expect_error(dyn + "  max_step_cuts: -1\n", 7, {"analysis.max_step_cuts: expected an integer >= 0, got '-1'"});
   expect_error(dyn + "  max_step_cuts: 1.5\n", 7, {"analysis.max_step_cuts: expected an integer >= 0, got '1.5'"});
   expect_error(dyn + "  initial_velocity: [1, 2]\n", 7,
                {"analysis.initial_velocity: expected a list of 3 numbers [vx, vy, vz], got a list of 2 entries"});
-  expect_error(dyn + "  initial_state: moving\n", 7, {"analysis.initial_state: expected one of: rest, static, got 'moving'"});
+  expect_error(dyn + "  initial_state: moving\n", 7,
+               {"analysis.initial_state: expected one of: rest, static, got 'moving'"});
   expect_error(head + "  type: dynamic\n  dynamic:\n    dt: 0.1\n    end_time: 1\n    mass: diagonal\n", 8,
                {"analysis.dynamic.mass: expected one of: lumped, consistent, got 'diagonal'"});
 }
@@ -745,7 +785,8 @@ TEST_F(JobTest, ScheduleErrors) {
                {"boundary[0].schedule: schedule has no effect on fixed components"});
   expect_error(bc + "    displace: [1, ~, ~]\n    schedule: {ramp: [1, 1]}\n", 6,
                {"boundary[0].schedule.ramp: expected a ramp [t0, t1] with t1 > t0, got [1, 1]"});
-  expect_error(bc + "    displace: [1, ~, ~]\n    schedule: {ramp: [2, 1]}\n", 6, {"boundary[0].schedule.ramp", "got [2, 1]"});
+  expect_error(bc + "    displace: [1, ~, ~]\n    schedule: {ramp: [2, 1]}\n", 6,
+               {"boundary[0].schedule.ramp", "got [2, 1]"});
   expect_error(bc + "    displace: [1, ~, ~]\n    schedule: {ramp: [0, 1, 2]}\n", 6,
                {"boundary[0].schedule.ramp: expected a list of 2 times [t0, t1], got a list of 3 entries"});
   expect_error(bc + "    displace: [1, ~, ~]\n    schedule: {ramp: [0, x]}\n", 6,
@@ -759,13 +800,15 @@ TEST_F(JobTest, ScheduleErrors) {
   expect_error(bc + "    displace: [1, ~, ~]\n    schedule: [0, 1]\n", 6,
                {"boundary[0].schedule: expected a mapping with keys ramp, table, got a list of 2 entries"});
   const std::string tr = head + "loads:\n  tractions:\n    - select: {region: 12}\n      traction: [0, 0, 1]\n";
-  expect_error(tr + "      schedule: {table: []}\n", 7,
-               {"loads.tractions[0].schedule.table: expected a non-empty list of rows [t, s], got a list of 0 entries"});
+  expect_error(
+      tr + "      schedule: {table: []}\n", 7,
+      {"loads.tractions[0].schedule.table: expected a non-empty list of rows [t, s], got a list of 0 entries"});
   expect_error(tr + "      schedule: {table: 3}\n", 7,
                {"loads.tractions[0].schedule.table: expected a non-empty list of rows [t, s], got '3'"});
   expect_error(tr + "      schedule: {table: [[0, 0], [1, 2, 3]]}\n", 7,
                {"loads.tractions[0].schedule.table[1]: expected a row [t, s] of 2 numbers, got a list of 3 entries"});
-  expect_error(tr + "      schedule:\n        table:\n          - [0, 0]\n          - [1, 0.5]\n          - [1, 1]\n", 11,
+  expect_error(tr + "      schedule:\n        table:\n          - [0, 0]\n          - [1, 0.5]\n          - [1, 1]\n",
+               11,
                {"loads.tractions[0].schedule.table[2]: time 1 is not after the time of row 1 (1); times must be "
                 "strictly increasing"});
   expect_error(tr + "      schedule:\n        table:\n          - [2, 0]\n          - [1, 0.5]\n", 10,
@@ -787,17 +830,19 @@ TEST_F(JobTest, AttachmentErrors) {
                {"attachments[0].damping: expected a non-negative number, got '-2'"});
   expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    spring: 2\n", 6,
                {"unknown key 'attachments[0].spring' (expected one of: select, stiffness, damping, path, velocity)"});
-  expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    path: [[0, 0, 0, 0]]\n    velocity: [1, 0, 0]\n", 7,
-               {"attachments[0].velocity: not allowed together with 'attachments[0].path'"});
-  expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    velocity: [1, 0, 0]\n    path: [[0, 0, 0, 0]]\n", 7,
-               {"attachments[0].path: not allowed together with 'attachments[0].velocity'"});
+  expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    path: [[0, 0, 0, 0]]\n    velocity: [1, 0, 0]\n",
+               7, {"attachments[0].velocity: not allowed together with 'attachments[0].path'"});
+  expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    velocity: [1, 0, 0]\n    path: [[0, 0, 0, 0]]\n",
+               7, {"attachments[0].path: not allowed together with 'attachments[0].velocity'"});
   expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    path: []\n", 6,
                {"attachments[0].path: expected a non-empty list of rows [t, dx, dy, dz], got a list of 0 entries"});
   expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    path: [[0, 0, 0]]\n", 6,
                {"attachments[0].path[0]: expected a row [t, dx, dy, dz] of 4 numbers, got a list of 3 entries"});
-  expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    path:\n      - [0, 0, 0, 0]\n      - [0.5, 1, 1, 1]\n"
-                      "      - [0.25, 1, 1, 1]\n",
-               9, {"attachments[0].path[2]: time 0.25 is not after the time of row 1 (0.5)"});
+  expect_error(
+      head +
+          "  - select: {all: true}\n    stiffness: 1\n    path:\n      - [0, 0, 0, 0]\n      - [0.5, 1, 1, 1]\n"
+          "      - [0.25, 1, 1, 1]\n",
+      9, {"attachments[0].path[2]: time 0.25 is not after the time of row 1 (0.5)"});
   expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    velocity: [1, 0]\n", 6,
                {"attachments[0].velocity: expected a list of 3 numbers [vx, vy, vz], got a list of 2 entries"});
   expect_error(head + "  - {select: {all: true}, stiffness: 1}\n  - {select: {region: 3}, stiffness: x}\n", 5,
@@ -810,8 +855,10 @@ TEST_F(JobTest, CheckpointEveryNeedsDynamicWhateverTheKeyOrder) {
   expect_error(head + "analysis: {type: static}\noutput:\n  checkpoint_every: 5\n", 5, {only});
   expect_error(head + "output:\n  checkpoint_every: 5\nanalysis: {type: static}\n", 4, {only});
   expect_error(head + "output:\n  every: 2\n  checkpoint_every: 1\n", 5, {only});
-  expect_error(head + "output:\n  checkpoint_every: -1\n", 4, {"output.checkpoint_every: expected an integer >= 0, got '-1'"});
-  const Job job = read_job(write(head + "output:\n  checkpoint_every: 5\nanalysis: {type: dynamic, dt: 1, end_time: 10}\n"));
+  expect_error(head + "output:\n  checkpoint_every: -1\n", 4,
+               {"output.checkpoint_every: expected an integer >= 0, got '-1'"});
+  const Job job = read_job(write(head +
+                                 "output:\n  checkpoint_every: 5\nanalysis: {type: dynamic, dt: 1, end_time: 10}\n"));
   EXPECT_EQ(job.checkpoint_every, 5);
 }
 
@@ -830,11 +877,11 @@ TEST_F(JobTest, ScheduleEvaluation) {
   EXPECT_DOUBLE_EQ(table(-0.5), 1.0);  // constant before the first point
   EXPECT_DOUBLE_EQ(table(0.0), 1.0);
   EXPECT_DOUBLE_EQ(table(0.5), 2.0);
-  EXPECT_DOUBLE_EQ(table(1.0), 3.0);   // at an interior knot
+  EXPECT_DOUBLE_EQ(table(1.0), 3.0);  // at an interior knot
   EXPECT_DOUBLE_EQ(table(1.5), 2.0);
   EXPECT_DOUBLE_EQ(table(2.5), 0.0);
   EXPECT_DOUBLE_EQ(table(3.0), -1.0);
-  EXPECT_DOUBLE_EQ(table(10.0), -1.0); // constant after the last point
+  EXPECT_DOUBLE_EQ(table(10.0), -1.0);  // constant after the last point
 
   Schedule single;
   single.points = {{2.0, 0.7}};
@@ -843,8 +890,9 @@ TEST_F(JobTest, ScheduleEvaluation) {
   EXPECT_DOUBLE_EQ(single(5.0), 0.7);
 
   // A parsed ramp evaluates the same way.
-  const Job job = read_job(write("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nboundary:\n"
-                                 "  - select: {all: true}\n    displace: [1, ~, ~]\n    schedule: {ramp: [1, 3]}\n"));
+  const Job job =
+      read_job(write("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nboundary:\n"
+                     "  - select: {all: true}\n    displace: [1, ~, ~]\n    schedule: {ramp: [1, 3]}\n"));
   ASSERT_EQ(job.boundary.size(), 1u);
   ASSERT_TRUE(job.boundary[0].schedule.has_value());
   const Schedule& parsed = *job.boundary[0].schedule;

@@ -7,9 +7,9 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
-#include <ctime>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -25,7 +25,7 @@
 namespace edgefem {
 namespace {
 
-using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing;            // tests/support: meshes, finite differences
 using namespace testing::membrane;  // tests/support/membrane_testing.hpp
 
 // ---------------------------------------------------------------------------------------------------------

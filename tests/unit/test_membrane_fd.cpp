@@ -8,9 +8,9 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
-#include <ctime>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -26,7 +26,7 @@
 namespace edgefem {
 namespace {
 
-using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing;            // tests/support: meshes, finite differences
 using namespace testing::membrane;  // tests/support/membrane_testing.hpp
 
 using FdParam = std::tuple<std::string, std::string, std::string>;  // model, mesh, deformation
@@ -51,17 +51,18 @@ TEST_P(MembraneFd, ForceAndStiffnessMatchFiniteDifferences) {
                               << max_abs(c.K);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    MembraneAllModels, MembraneFd,
-    ::testing::Combine(::testing::Values("trbs", "trqs", "springs", "linear-membrane"),
-                       ::testing::Values("tri", "obtuse", "sliver", "patch"),
-                       ::testing::Values("random", "stretched", "compressed", "rotated", "collapsed")),
-    [](const auto& info) {
-      std::string s = std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" + std::get<2>(info.param);
-      for (char& c : s)
-        if (c == '-') c = '_';
-      return s;
-    });
+INSTANTIATE_TEST_SUITE_P(MembraneAllModels, MembraneFd,
+                         ::testing::Combine(::testing::Values("trbs", "trqs", "springs", "linear-membrane"),
+                                            ::testing::Values("tri", "obtuse", "sliver", "patch"),
+                                            ::testing::Values("random", "stretched", "compressed", "rotated",
+                                                              "collapsed")),
+                         [](const auto& info) {
+                           std::string s = std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" +
+                                           std::get<2>(info.param);
+                           for (char& c : s)
+                             if (c == '-') c = '_';
+                           return s;
+                         });
 
 }  // namespace
 }  // namespace edgefem

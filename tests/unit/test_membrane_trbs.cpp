@@ -7,9 +7,9 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
-#include <ctime>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -25,7 +25,7 @@
 namespace edgefem {
 namespace {
 
-using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing;            // tests/support: meshes, finite differences
 using namespace testing::membrane;  // tests/support/membrane_testing.hpp
 
 /// Condition number of the trbs spring sum: (sum of |spring terms|) / W, the factor by which the edge form
@@ -69,8 +69,12 @@ std::array<double, 9> random_triangle(std::mt19937& rng) {
     double min_sin = 1.0;
     for (int i = 0; i < 3; ++i) {
       const Eigen::Vector3d p(X[3 * i], X[3 * i + 1], X[3 * i + 2]);
-      const Eigen::Vector3d a = Eigen::Vector3d(X[3 * ((i + 1) % 3)], X[3 * ((i + 1) % 3) + 1], X[3 * ((i + 1) % 3) + 2]) - p;
-      const Eigen::Vector3d b = Eigen::Vector3d(X[3 * ((i + 2) % 3)], X[3 * ((i + 2) % 3) + 1], X[3 * ((i + 2) % 3) + 2]) - p;
+      const Eigen::Vector3d a = Eigen::Vector3d(X[3 * ((i + 1) % 3)], X[3 * ((i + 1) % 3) + 1],
+                                                X[3 * ((i + 1) % 3) + 2]) -
+                                p;
+      const Eigen::Vector3d b = Eigen::Vector3d(X[3 * ((i + 2) % 3)], X[3 * ((i + 2) % 3) + 1],
+                                                X[3 * ((i + 2) % 3) + 2]) -
+                                p;
       min_sin = std::min(min_sin, a.cross(b).norm() / (a.norm() * b.norm()));
     }
     if (min_sin > std::sin(5.0 * M_PI / 180.0)) return X;
@@ -124,8 +128,8 @@ TEST(MembraneTrbs, ForceAndStiffnessEqualDirectStvk) {
       worst_w = std::max(worst_w, ew), worst_f = std::max(worst_f, ef), worst_k = std::max(worst_k, ek);
       if (kappa < 1e3) worst_w_wellcond = std::max(worst_w_wellcond, ew);
     }
-  std::printf("[ membrane ] trbs vs direct StVK: max rel err W %.2e (%.2e for kappa < 1e3), f %.2e, K %.2e\n",
-              worst_w, worst_w_wellcond, worst_f, worst_k);
+  std::printf("[ membrane ] trbs vs direct StVK: max rel err W %.2e (%.2e for kappa < 1e3), f %.2e, K %.2e\n", worst_w,
+              worst_w_wellcond, worst_f, worst_k);
 }
 
 TEST(MembraneTrbs, SpringConstantsMatchDelingettesFormulas) {

@@ -9,9 +9,9 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
-#include <ctime>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -22,13 +22,13 @@
 #include "materials/formulation.hpp"
 #include "materials/membrane.hpp"
 #include "tests/support/formulation_testing.hpp"
-#include "tests/support/timing.hpp"
 #include "tests/support/membrane_testing.hpp"
+#include "tests/support/timing.hpp"
 
 namespace edgefem {
 namespace {
 
-using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing;            // tests/support: meshes, finite differences
 using namespace testing::membrane;  // tests/support/membrane_testing.hpp
 
 // ---------------------------------------------------------------------------------------------------------

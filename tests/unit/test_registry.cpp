@@ -24,8 +24,9 @@ TEST(Registry, EveryModelHasAUniqueNameAFactoryAndAnOutput) {
   }
   EXPECT_EQ(names.size(), 9u);
   EXPECT_EQ(find_model("neo-hooke"), nullptr);
-  EXPECT_EQ(model_list(), "stvk, stvk-nsn, stvk-tl, linear (tetrahedra), trbs, trqs, springs, linear-membrane, volino "
-                          "(triangles)");
+  EXPECT_EQ(model_list(),
+            "stvk, stvk-nsn, stvk-tl, linear (tetrahedra), trbs, trqs, springs, linear-membrane, volino "
+            "(triangles)");
 }
 
 TEST(Registry, UnknownNameListsTheKnownOnesAndSuggestsTheNearest) {
@@ -33,8 +34,8 @@ TEST(Registry, UnknownNameListsTheKnownOnesAndSuggestsTheNearest) {
     (void)model_named("stvk-nns");
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), "unknown model 'stvk-nns' (expected one of: " + model_list() +
-                                         "); did you mean 'stvk-nsn'?");
+    EXPECT_EQ(std::string(e.what()),
+              "unknown model 'stvk-nns' (expected one of: " + model_list() + "); did you mean 'stvk-nsn'?");
   }
   const std::string_view choices[] = {"backward-euler", "linearized-euler", "newmark"};
   EXPECT_EQ(nearest_spelling("backward_euler", choices), "backward-euler");

@@ -11,8 +11,8 @@
 #include <tuple>
 
 #include "materials/formulation.hpp"
-#include "tests/support/formulation_testing.hpp"
 #include "materials/tet_geometry.hpp"
+#include "tests/support/formulation_testing.hpp"
 
 namespace edgefem {
 namespace {
@@ -75,11 +75,10 @@ TEST(StvkTl, SmallHeterogeneousTableSharedByManyTets) {
   // A 4-entry table (isotropic cubic, isotropic quadratic, two fibre directions) indexed by t % 4 — the
   // memory layout build_model uses — against the same materials given one entry per tet.
   std::mt19937 rng(5);
-  const std::vector<TetMaterial> table = {
-      TetMaterial::isotropic_material(3.0, 0.3, VolumetricPenalty::cubic),
-      TetMaterial::isotropic_material(1.5, 0.45, VolumetricPenalty::quadratic),
-      testing::random_transverse(rng, {1, 0, 0}, VolumetricPenalty::cubic),
-      testing::random_transverse(rng, {0.3, -0.5, 0.8}, VolumetricPenalty::none)};
+  const std::vector<TetMaterial> table = {TetMaterial::isotropic_material(3.0, 0.3, VolumetricPenalty::cubic),
+                                          TetMaterial::isotropic_material(1.5, 0.45, VolumetricPenalty::quadratic),
+                                          testing::random_transverse(rng, {1, 0, 0}, VolumetricPenalty::cubic),
+                                          testing::random_transverse(rng, {0.3, -0.5, 0.8}, VolumetricPenalty::none)};
   const TetMesh m = testing::kuhn_box(3, 3, 2, 0.4, 0.1, 8);
   std::vector<std::int32_t> ids;
   std::vector<TetMaterial> per_tet;
@@ -175,9 +174,9 @@ TEST_P(RestStiffness, IsLinearElasticity) {
     for (int a = 0; a < 4; ++a) {
       const double* g = r.alpha[a];
       B(0, 3 * a) = g[0], B(1, 3 * a + 1) = g[1], B(2, 3 * a + 2) = g[2];
-      B(3, 3 * a) = g[1], B(3, 3 * a + 1) = g[0];  // 2 eps_xy
+      B(3, 3 * a) = g[1], B(3, 3 * a + 1) = g[0];      // 2 eps_xy
       B(4, 3 * a + 1) = g[2], B(4, 3 * a + 2) = g[1];  // 2 eps_yz
-      B(5, 3 * a) = g[2], B(5, 3 * a + 2) = g[0];  // 2 eps_zx
+      B(5, 3 * a) = g[2], B(5, 3 * a + 2) = g[0];      // 2 eps_zx
       for (int c = 0; c < 3; ++c) dJ[3 * a + c] = g[c];
     }
     Eigen::Matrix<double, 6, 6> D;
@@ -250,8 +249,9 @@ TEST_P(StrainStressForces, ReproduceTlForces) {
   tet_strain_stress(X, xt, mat, E, S);
   const auto r = tetgeo::reference_tet(X, 0);
   Eigen::Matrix3d F = Eigen::Matrix3d::Zero(), Sm;
-  for (int i = 0; i < 4; ++i) F += Eigen::Vector3d(xt[3 * i], xt[3 * i + 1], xt[3 * i + 2]) *
-                                    Eigen::Vector3d(r.alpha[i][0], r.alpha[i][1], r.alpha[i][2]).transpose();
+  for (int i = 0; i < 4; ++i)
+    F += Eigen::Vector3d(xt[3 * i], xt[3 * i + 1], xt[3 * i + 2]) *
+         Eigen::Vector3d(r.alpha[i][0], r.alpha[i][1], r.alpha[i][2]).transpose();
   for (int q = 0; q < 9; ++q) Sm(q / 3, q % 3) = S[q];
   EXPECT_LT((Sm - Sm.transpose()).cwiseAbs().maxCoeff(), 1e-14 * Sm.cwiseAbs().maxCoeff()) << "S symmetric";
   const auto tl = make_formulation("stvk-tl", m, std::vector<TetMaterial>{mat});
@@ -282,7 +282,8 @@ TEST(StvkTl, StrainStressIsDTimesGreenStrain) {
   const double A[9] = {1.1, 0.2, -0.1, 0.05, 0.9, 0.15, -0.2, 0.1, 1.2};
   double x[12];
   for (int i = 0; i < 4; ++i)
-    for (int r = 0; r < 3; ++r) x[3 * i + r] = A[3 * r] * X[3 * i] + A[3 * r + 1] * X[3 * i + 1] + A[3 * r + 2] * X[3 * i + 2];
+    for (int r = 0; r < 3; ++r)
+      x[3 * i + r] = A[3 * r] * X[3 * i] + A[3 * r + 1] * X[3 * i + 1] + A[3 * r + 2] * X[3 * i + 2];
   std::array<double, 9> E, S;
   tet_strain_stress(X, x, mat, E, S);
   for (int a = 0; a < 3; ++a)

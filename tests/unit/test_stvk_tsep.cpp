@@ -15,8 +15,8 @@
 #include <tuple>
 
 #include "materials/formulation.hpp"
-#include "tests/support/formulation_testing.hpp"
 #include "materials/tet_geometry.hpp"
+#include "tests/support/formulation_testing.hpp"
 
 namespace edgefem {
 namespace {
@@ -106,21 +106,22 @@ TEST_P(FormulationFd, ForceAndStiffnessMatchFiniteDifferences) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    StvkTsepAllFormulations, FormulationFd,
-    ::testing::Combine(::testing::Values("stvk", "stvk-nsn", "stvk-tl", "linear"),
-                       ::testing::Values("tet", "tet_neg", "cube2"),
-                       ::testing::Values("random", "stretched", "compressed", "rotated", "near_flat", "inverted"),
-                       ::testing::Values(VolumetricPenalty::none, VolumetricPenalty::cubic,
-                                         VolumetricPenalty::quadratic),
-                       ::testing::Bool()),
-    [](const auto& info) {
-      std::string s = std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" + std::get<2>(info.param) + "_" +
-                      penalty_name(std::get<3>(info.param)) + (std::get<4>(info.param) ? "_aniso" : "");
-      for (char& c : s)
-        if (c == '-') c = '_';
-      return s;
-    });
+INSTANTIATE_TEST_SUITE_P(StvkTsepAllFormulations, FormulationFd,
+                         ::testing::Combine(::testing::Values("stvk", "stvk-nsn", "stvk-tl", "linear"),
+                                            ::testing::Values("tet", "tet_neg", "cube2"),
+                                            ::testing::Values("random", "stretched", "compressed", "rotated",
+                                                              "near_flat", "inverted"),
+                                            ::testing::Values(VolumetricPenalty::none, VolumetricPenalty::cubic,
+                                                              VolumetricPenalty::quadratic),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           std::string s = std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" +
+                                           std::get<2>(info.param) + "_" + penalty_name(std::get<3>(info.param)) +
+                                           (std::get<4>(info.param) ? "_aniso" : "");
+                           for (char& c : s)
+                             if (c == '-') c = '_';
+                           return s;
+                         });
 
 // ---------------------------------------------------------------------------------------------------------
 // 2. Kikuuwe eq. 19, L_T = (C_ini/12) Q^-T D Q^-1 with q = [x^2, y^2, z^2, xy, yz, zx] and
@@ -186,7 +187,8 @@ TEST_P(EdgeSum, EnergyIsEdgeSumOfEq19AndNsnIsItsDiagonal) {
       for (int e = 0; e < 6; ++e) {
         const LocalIndex a = m.tets[4 * t + tetgeo::kEdgeLocal[e][0]], b = m.tets[4 * t + tetgeo::kEdgeLocal[e][1]];
         Eigen::Vector3d p, P;
-        for (int c = 0; c < 3; ++c) p[c] = x[3 * a + c] - x[3 * b + c], P[c] = m.coords[3 * a + c] - m.coords[3 * b + c];
+        for (int c = 0; c < 3; ++c)
+          p[c] = x[3 * a + c] - x[3 * b + c], P[c] = m.coords[3 * a + c] - m.coords[3 * b + c];
         zeta[e] = p.squaredNorm() - P.squaredNorm();
       }
       const auto L = eq19(X, mat[t].D);
@@ -223,7 +225,8 @@ TEST(StvkTsep, UniformScalingGivesExactStvkEnergy) {
       }
       expected += tetgeo::reference_tet(X, t).v0 * 0.5 * sumD * e * e;
     }
-    for (const char* name : {"stvk", "stvk-tl"}) EXPECT_NEAR(make_formulation(name, m, mat)->energy(x), expected, 1e-12 * expected) << name;
+    for (const char* name : {"stvk", "stvk-tl"})
+      EXPECT_NEAR(make_formulation(name, m, mat)->energy(x), expected, 1e-12 * expected) << name;
   }
 }
 

@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "tests/support/formulation_testing.hpp"
 #include "mesh/topology.hpp"
+#include "tests/support/formulation_testing.hpp"
 
 namespace edgefem {
 namespace {
@@ -145,8 +145,8 @@ TEST_P(TopologyBox, MatchesBruteForceAndCounts) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TopologyBoxes, TopologyBox,
-                         ::testing::Values(std::make_tuple(1, 1, 1), std::make_tuple(2, 2, 2),
-                                           std::make_tuple(3, 1, 2), std::make_tuple(4, 3, 2)));
+                         ::testing::Values(std::make_tuple(1, 1, 1), std::make_tuple(2, 2, 2), std::make_tuple(3, 1, 2),
+                                           std::make_tuple(4, 3, 2)));
 
 TEST(Topology, UnusedVerticesAndEulerOfTwoBalls) {
   // Two disjoint single tets in a numbering with unused vertices: V - E + F - T = 2 (two balls).

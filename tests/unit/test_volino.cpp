@@ -30,11 +30,10 @@
 #include "tests/support/timing.hpp"
 #include "tests/support/volino_testing.hpp"
 
-
 namespace edgefem {
 namespace {
 
-using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing;          // tests/support: meshes, finite differences
 using namespace testing::volino;  // tests/support/volino_testing.hpp
 
 // ---------------------------------------------------------------------------------------------------------
@@ -138,7 +137,8 @@ TEST(VolinoPattern, SameAsTrbsAndUntouchedVerticesAreZero) {
   const auto mat = random_volino("ortho", m.n_tris(), 1);
   const auto form = make(m, mat);
   std::vector<MembraneMaterial> mm(m.n_tris(), MembraneMaterial{1.0, 0.3, 0.1});
-  EXPECT_EQ(form->block_pattern(), make_membrane("trbs", m.coords, m.tris, mm, testing::iota_ids(m.n_tris()))->block_pattern());
+  EXPECT_EQ(form->block_pattern(),
+            make_membrane("trbs", m.coords, m.tris, mm, testing::iota_ids(m.n_tris()))->block_pattern());
   EXPECT_EQ(form->n_vertices(), m.n_vertices());
   EXPECT_EQ(form->n_triangles(), m.n_tris());
   std::vector<double> f(m.coords.size(), 7.0), b(9 * form->block_pattern().size(), 7.0);
@@ -223,8 +223,8 @@ TEST(VolinoTensile, StripStretchedAlongWarpReproducesTheCurve) {
       for (int c = 0; c < 3; ++c) ASSERT_NEAR(form->reference(t).warp[c], b[c], 1e-14);
     std::vector<double> strains;
     for (std::size_t k = 1; k < warp.knot_strains().size(); ++k) strains.push_back(warp.knot_strains()[k]);
-    strains.push_back(0.45);    // extrapolation
-    strains.push_back(-0.1);    // compression (odd extension)
+    strains.push_back(0.45);  // extrapolation
+    strains.push_back(-0.1);  // compression (odd extension)
     double worst = 0.0;
     for (std::size_t s = 0; s < strains.size(); ++s) {
       const double eps = strains[s], lambda = std::sqrt(1.0 + 2.0 * eps);
@@ -323,8 +323,8 @@ TEST(VolinoTiming, DISABLED_CostPerTriangle) {
     const double t_fk = best([&] { form.force_and_stiffness(x, f, b); });
     const double t_f = best([&] { form.force(x, f); });
     const double t_w = best([&] { (void)form.energy(x); });
-    std::printf("[ volino ] %-24s f+K %6.1f, f %6.1f, W %6.1f ns/triangle (1 thread, %zu triangles)\n", name, t_fk,
-                t_f, t_w, m.n_tris());
+    std::printf("[ volino ] %-24s f+K %6.1f, f %6.1f, W %6.1f ns/triangle (1 thread, %zu triangles)\n", name, t_fk, t_f,
+                t_w, m.n_tris());
   };
   const std::vector<MembraneMaterial> mm = {{2.0, 0.3, 0.1}};
   report("trbs", *make_membrane("trbs", m.coords, m.tris, mm, ids));

@@ -28,11 +28,10 @@
 #include "tests/support/membrane_testing.hpp"
 #include "tests/support/volino_testing.hpp"
 
-
 namespace edgefem {
 namespace {
 
-using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing;          // tests/support: meshes, finite differences
 using namespace testing::volino;  // tests/support/volino_testing.hpp
 using testing::membrane::stvk_mesh;
 
@@ -76,8 +75,10 @@ TEST(VolinoTrbs, IsotropicLawEqualsTrbs) {
       EXPECT_LT(ek, 1e-10) << mesh_name << " " << def;
       worst_w = std::max(worst_w, ew), worst_f = std::max(worst_f, ef), worst_k = std::max(worst_k, ek);
     }
-  std::printf("[ volino ] isotropic Volino vs trbs: max rel diff W %.2e, f %.2e, K %.2e; W vs long double StVK: "
-              "volino %.2e, trbs %.2e\n", worst_w, worst_f, worst_k, worst_ld, worst_ld_trbs);
+  std::printf(
+      "[ volino ] isotropic Volino vs trbs: max rel diff W %.2e, f %.2e, K %.2e; W vs long double StVK: "
+      "volino %.2e, trbs %.2e\n",
+      worst_w, worst_f, worst_k, worst_ld, worst_ld_trbs);
 }
 
 TEST(VolinoOrthotropic, EqualModuliEqualIsotropicAndTurningSwapsAxes) {

@@ -27,11 +27,10 @@
 #include "tests/support/formulation_testing.hpp"
 #include "tests/support/volino_testing.hpp"
 
-
 namespace edgefem {
 namespace {
 
-using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing;          // tests/support: meshes, finite differences
 using namespace testing::volino;  // tests/support/volino_testing.hpp
 
 using FdParam = std::tuple<std::string, std::string, std::string>;  // law, mesh, deformation
@@ -71,11 +70,11 @@ TEST_P(VolinoFd, ForceAndStiffnessMatchFiniteDifferences) {
     std::vector<double> K13(81), Kel(el.K.begin(), el.K.end());
     for (int j = 0; j < 3; ++j)
       for (int i = 0; i < 3; ++i) {
-        const Eigen::Matrix3d B = ah * (C[0] * r.ru[j] * r.ru[i] * U * U.transpose() +
-                                        C[4] * r.rv[j] * r.rv[i] * V * V.transpose() +
-                                        C[8] * (r.ru[j] * r.rv[i] * U * V.transpose() + r.rv[j] * r.ru[i] * V * U.transpose())) -
-                                  (s[0] * r.ru[j] * r.ru[i] + s[1] * r.rv[j] * r.rv[i] +
-                                   s[2] * (r.ru[j] * r.rv[i] + r.rv[j] * r.ru[i])) * Eigen::Matrix3d::Identity();
+        const Eigen::Matrix3d B =
+            ah * (C[0] * r.ru[j] * r.ru[i] * U * U.transpose() + C[4] * r.rv[j] * r.rv[i] * V * V.transpose() +
+                  C[8] * (r.ru[j] * r.rv[i] * U * V.transpose() + r.rv[j] * r.ru[i] * V * U.transpose())) -
+            (s[0] * r.ru[j] * r.ru[i] + s[1] * r.rv[j] * r.rv[i] + s[2] * (r.ru[j] * r.rv[i] + r.rv[j] * r.ru[i])) *
+                Eigen::Matrix3d::Identity();
         for (int a = 0; a < 3; ++a)
           for (int b = 0; b < 3; ++b) K13[9 * (3 * j + a) + 3 * i + b] = B(a, b);
       }
@@ -84,14 +83,15 @@ TEST_P(VolinoFd, ForceAndStiffnessMatchFiniteDifferences) {
   EXPECT_GT(worst13, 1e-3) << "printed eq. (13) vs the corrected tangent";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    VolinoAllLaws, VolinoFd,
-    ::testing::Combine(::testing::Values("iso", "ortho", "curves"),
-                       ::testing::Values("tri", "obtuse", "sliver", "patch"),
-                       ::testing::Values("random", "stretched", "compressed", "rotated", "collapsed")),
-    [](const auto& info) {
-      return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" + std::get<2>(info.param);
-    });
+INSTANTIATE_TEST_SUITE_P(VolinoAllLaws, VolinoFd,
+                         ::testing::Combine(::testing::Values("iso", "ortho", "curves"),
+                                            ::testing::Values("tri", "obtuse", "sliver", "patch"),
+                                            ::testing::Values("random", "stretched", "compressed", "rotated",
+                                                              "collapsed")),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" +
+                                  std::get<2>(info.param);
+                         });
 
 /// Positions of a flat mesh (z = 0, default warp = y) under the homogeneous deformation with weft strain e_uu,
 /// warp strain e_vv and shear e_uv: x = c + R (u U + v V), U = sqrt(1 + 2 e_uu) e_x, V = a e_x + b e_y,

@@ -27,11 +27,10 @@
 #include "tests/support/formulation_testing.hpp"
 #include "tests/support/volino_testing.hpp"
 
-
 namespace edgefem {
 namespace {
 
-using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing;          // tests/support: meshes, finite differences
 using namespace testing::volino;  // tests/support/volino_testing.hpp
 
 // ---------------------------------------------------------------------------------------------------------
@@ -101,7 +100,9 @@ TEST(VolinoLaw, RejectsInvalidParameters) {
   EXPECT_NE(msg([] { VolinoLaw::orthotropic(1.0, 4.0, 0.0, 0.1); }).find("shear modulus"), std::string::npos);
   EXPECT_NE(msg([] { VolinoLaw::isotropic(1.0, 1.0); }).find("Poisson"), std::string::npos);
   EXPECT_NE(msg([] { VolinoLaw::isotropic(-1.0, 0.3); }).find("Young"), std::string::npos);
-  EXPECT_NE(msg([] { VolinoLaw::linear({1, 2, 0, 2, 1, 0, 0, 0, 1}); }).find("not positive definite"),
+  EXPECT_NE(msg([] {
+              VolinoLaw::linear({1, 2, 0, 2, 1, 0, 0, 0, 1});
+            }).find("not positive definite"),
             std::string::npos);
   EXPECT_NE(msg([] { VolinoLaw::linear({1, 0.1, 0, 0, 1, 0, 0, 0, 1}); }).find("not symmetric"), std::string::npos);
   VolinoMaterial m;

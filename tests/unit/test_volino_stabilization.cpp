@@ -27,11 +27,10 @@
 #include "tests/support/formulation_testing.hpp"
 #include "tests/support/volino_testing.hpp"
 
-
 namespace edgefem {
 namespace {
 
-using namespace testing;  // tests/support: meshes, finite differences
+using namespace testing;          // tests/support: meshes, finite differences
 using namespace testing::volino;  // tests/support/volino_testing.hpp
 
 // ---------------------------------------------------------------------------------------------------------
@@ -46,7 +45,8 @@ TEST(VolinoStabilization, GeometricStressProjection) {
   EXPECT_NEAR(P[0], 1.5, 1e-15);
   EXPECT_NEAR(P[1], 1.5, 1e-15);
   EXPECT_NEAR(P[2], 1.5, 1e-15);
-  EXPECT_EQ(volino_geometric_stress({-1.0, 2.0, 0.0}, VolinoStabilization::clamp), (std::array<double, 3>{0.0, 2.0, 0.0}));
+  EXPECT_EQ(volino_geometric_stress({-1.0, 2.0, 0.0}, VolinoStabilization::clamp),
+            (std::array<double, 3>{0.0, 2.0, 0.0}));
   std::mt19937 rng(1);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   for (int trial = 0; trial < 1000; ++trial) {
@@ -54,8 +54,8 @@ TEST(VolinoStabilization, GeometricStressProjection) {
     Eigen::Matrix2d M;
     M << s[0], s[2], s[2], s[1];
     Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> es(M);
-    const Eigen::Matrix2d ref =
-        es.eigenvectors() * es.eigenvalues().cwiseMax(0.0).asDiagonal() * es.eigenvectors().transpose();
+    const Eigen::Matrix2d ref = es.eigenvectors() * es.eigenvalues().cwiseMax(0.0).asDiagonal() *
+                                es.eigenvectors().transpose();
     const auto p = volino_geometric_stress(s, VolinoStabilization::eigen_clamp);
     EXPECT_NEAR(p[0], ref(0, 0), 1e-14) << trial;
     EXPECT_NEAR(p[1], ref(1, 1), 1e-14) << trial;
@@ -135,20 +135,24 @@ TEST(VolinoStabilization, EigenClampMakesTheTangentPositiveSemidefinite) {
         // K_eig - K_none = h A (D (S~ - S) D^T) (x) I
         for (int j = 0; j < 3; ++j)
           for (int i = 0; i < 3; ++i) {
-            const double dg = ah * (r.ru[j] * r.ru[i] * (Sg[0] - e0.stress[0]) + r.rv[j] * r.rv[i] * (Sg[1] - e0.stress[1]) +
-                                    (r.ru[j] * r.rv[i] + r.rv[j] * r.ru[i]) * (Sg[2] - e0.stress[2]));
+            const double dg = ah *
+                              (r.ru[j] * r.ru[i] * (Sg[0] - e0.stress[0]) + r.rv[j] * r.rv[i] * (Sg[1] - e0.stress[1]) +
+                               (r.ru[j] * r.rv[i] + r.rv[j] * r.ru[i]) * (Sg[2] - e0.stress[2]));
             for (int a = 0; a < 3; ++a)
               for (int b = 0; b < 3; ++b) {
                 const int q = 9 * (3 * j + a) + 3 * i + b;
-                worst_diff = std::max(worst_diff, std::abs(e2.K[q] - e0.K[q] - (a == b ? dg : 0.0)) /
-                                                      max_abs(e0.K));
+                worst_diff = std::max(worst_diff, std::abs(e2.K[q] - e0.K[q] - (a == b ? dg : 0.0)) / max_abs(e0.K));
               }
           }
         Eigen::Matrix<double, 9, 9> K0, K2;
         for (int a = 0; a < 81; ++a) K0(a / 9, a % 9) = e0.K[a], K2(a / 9, a % 9) = e2.K[a];
         const double kmax = K0.cwiseAbs().maxCoeff();
-        min_none = std::min(min_none, Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 9, 9>>(K0).eigenvalues().minCoeff() / kmax);
-        min_eig = std::min(min_eig, Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 9, 9>>(K2).eigenvalues().minCoeff() / kmax);
+        min_none = std::min(min_none,
+                            Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 9, 9>>(K0).eigenvalues().minCoeff() /
+                                kmax);
+        min_eig = std::min(min_eig,
+                           Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 9, 9>>(K2).eigenvalues().minCoeff() /
+                               kmax);
       }
       EXPECT_GE(min_geo, -1e-14) << law << " " << def;
       EXPECT_GE(min_eig, -1e-12) << law << " " << def;

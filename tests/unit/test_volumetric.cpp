@@ -7,8 +7,8 @@
 #include <string>
 
 #include "materials/formulation.hpp"
-#include "tests/support/formulation_testing.hpp"
 #include "materials/tet_geometry.hpp"
+#include "tests/support/formulation_testing.hpp"
 
 namespace edgefem {
 namespace {

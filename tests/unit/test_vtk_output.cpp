@@ -328,8 +328,10 @@ TEST_F(VtkOutput, NoTemporaryFilesRemainAndOverwriteReplaces) {
   VtuPiece bigger = make_tet_piece(3);
   bigger.points.insert(bigger.points.end(), {5, 5, 5});
   for (auto& a : bigger.point_data) {
-    if (a.is_int) a.int_values.push_back(-1);
-    else a.values.insert(a.values.end(), static_cast<std::size_t>(a.n_components), 42.0);
+    if (a.is_int)
+      a.int_values.push_back(-1);
+    else
+      a.values.insert(a.values.end(), static_cast<std::size_t>(a.n_components), 42.0);
   }
   edgefem::write_vtu_piece(file.string(), bigger);
   auto grid = read_vtu(file);

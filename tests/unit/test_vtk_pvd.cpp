@@ -134,7 +134,7 @@ TEST_F(VtkOutput, PvdTruncateAfterDropsLaterEntriesOnly) {
   pvd.add(0.2, "s2.pvtu");
   pvd.add(0.1 + 0.2, "s3.pvtu");  // 0.30000000000000004
   pvd.add(0.4, "s4.pvtu");
-  pvd.add(0.25, "late.pvtu");     // out of order: kept, it is not later than the checkpoint
+  pvd.add(0.25, "late.pvtu");  // out of order: kept, it is not later than the checkpoint
 
   edgefem::PvdCollection a = pvd;
   a.truncate_after(0.3);  // step * dt: 0.29999999999999999, within the relative tolerance of 0.30000000000000004
