@@ -8,15 +8,11 @@
 namespace edgefem {
 namespace {
 
-class ConstantStiffness final : public TetFormulation {
+class ConstantStiffness final : public edge_assembly::EdgeFormulation<> {
  public:
   ConstantStiffness(std::string name, std::span<const double> coords, const TetFormulation& source);
 
   [[nodiscard]] std::string_view name() const override { return name_; }
-  [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override {
-    return edges_.pattern();
-  }
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
@@ -30,17 +26,13 @@ class ConstantStiffness final : public TetFormulation {
   void apply(const double* x, double* f) const;  ///< f := K0 (x - X)
 
   std::string name_;
-  LocalIndex n_vertices_ = 0;
-  std::vector<double> X_;            ///< reference positions
-  std::vector<double> kdiag_;        ///< 9 per touched vertex: K0(v, v) (diagonal slot order)
-  std::vector<double> kedge_;        ///< 9 per edge: K0(v0, v1)
-  edge_assembly::EdgeBlocks edges_;  ///< the source's edges and block layout
+  std::vector<double> X_;      ///< reference positions
+  std::vector<double> kdiag_;  ///< 9 per touched vertex: K0(v, v) (diagonal slot order)
+  std::vector<double> kedge_;  ///< 9 per edge: K0(v0, v1)
 };
 
 ConstantStiffness::ConstantStiffness(std::string name, std::span<const double> coords, const TetFormulation& source)
-    : name_(std::move(name)),
-      n_vertices_(static_cast<LocalIndex>(coords.size() / 3)),
-      X_(coords.begin(), coords.end()) {
+    : EdgeFormulation(coords), name_(std::move(name)), X_(coords.begin(), coords.end()) {
   const auto& pattern = source.block_pattern();
   std::vector<double> f(coords.size()), blocks(9 * pattern.size());
   source.force_and_stiffness(coords, f, blocks);

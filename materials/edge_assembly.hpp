@@ -31,6 +31,7 @@
 
 #include <omp.h>
 
+#include "materials/formulation.hpp"
 #include "mesh/mesh.hpp"
 
 /// Put after the parameter list of every kernel lambda handed to the engine's loops, e.g.
@@ -405,5 +406,21 @@ void VertexSweep::run(Cell&& cell, Edge&& edge, Vertex&& vertex) const {
     }
   }
 }
+
+/// Base of the edge formulations: the vertex count and the block layout (EdgeBlocks) that every one of them
+/// reports through the TetFormulation interface (or an interface derived from it, e.g. VolinoMembrane). The
+/// derived constructor sets edges_.
+template <class Interface = TetFormulation>
+class EdgeFormulation : public Interface {
+ public:
+  [[nodiscard]] LocalIndex n_vertices() const final { return n_vertices_; }
+  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const final { return edges_.pattern(); }
+
+ protected:
+  /// coords: 3 reference coordinates per vertex.
+  explicit EdgeFormulation(std::span<const double> coords) : n_vertices_(static_cast<LocalIndex>(coords.size() / 3)) {}
+  LocalIndex n_vertices_ = 0;
+  EdgeBlocks edges_;
+};
 
 }  // namespace edgefem::edge_assembly

@@ -50,16 +50,12 @@ struct TlTet {
   std::int32_t mat;
 };
 
-class StvkTl final : public TetFormulation {
+class StvkTl final : public edge_assembly::EdgeFormulation<> {
  public:
   StvkTl(std::span<const double> coords, std::span<const LocalIndex> tets, std::span<const TetMaterial> materials,
          std::span<const std::int32_t> material_of_tet);
 
   [[nodiscard]] std::string_view name() const override { return "stvk-tl"; }
-  [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override {
-    return edges_.pattern();
-  }
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
@@ -82,10 +78,8 @@ class StvkTl final : public TetFormulation {
   template <bool kStiffness>
   [[gnu::always_inline]] inline void vertex_terms(LocalIndex v, double* f, double* blocks, const double* kedge) const;
 
-  LocalIndex n_vertices_ = 0;
-  std::vector<TlTet> tet_;        ///< sorted by first (smallest) vertex
-  std::vector<TetMaterial> mat_;  ///< the material table
-  edge_assembly::EdgeBlocks edges_;
+  std::vector<TlTet> tet_;            ///< sorted by first (smallest) vertex
+  std::vector<TetMaterial> mat_;      ///< the material table
   edge_assembly::VertexSweep sweep_;  ///< cells: the tets
   Csr<std::uint32_t> e_list_;         ///< edge -> 6 t + slot (the tets' blocks K(E))
   Csr<std::uint32_t> vt_list_;        ///< vertex -> t << 2 | local vertex (forces)
@@ -95,7 +89,7 @@ class StvkTl final : public TetFormulation {
 
 StvkTl::StvkTl(std::span<const double> coords, std::span<const LocalIndex> tets, std::span<const TetMaterial> materials,
                std::span<const std::int32_t> material_of_tet)
-    : n_vertices_(static_cast<LocalIndex>(coords.size() / 3)), mat_(materials.begin(), materials.end()) {
+    : EdgeFormulation(coords), mat_(materials.begin(), materials.end()) {
   tetgeo::check_inputs(coords.size(), tets, materials.size(), material_of_tet, "make_stvk_tl");
   const std::int64_t nt = static_cast<std::int64_t>(material_of_tet.size());
   edge_assembly::check_packable(nt, 29, "tetrahedra");  // 6 t + 5 < 2^32 and t << 2 fit in 32 bits

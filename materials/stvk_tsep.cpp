@@ -84,16 +84,12 @@ std::int64_t tsep_of(const Topology& topo, std::span<const LocalIndex> tets, std
   return 3 * std::int64_t{f} + k;
 }
 
-class StvkTsep final : public TetFormulation {
+class StvkTsep final : public edge_assembly::EdgeFormulation<> {
  public:
   StvkTsep(std::span<const double> coords, std::span<const LocalIndex> tets, std::span<const TetMaterial> materials,
            std::span<const std::int32_t> material_of_tet, bool nsn);
 
   [[nodiscard]] std::string_view name() const override { return nsn_ ? "stvk-nsn" : "stvk"; }
-  [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override {
-    return edges_.pattern();
-  }
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
@@ -124,11 +120,9 @@ class StvkTsep final : public TetFormulation {
   template <bool kStiffness>
   void evaluate(const double* x, double* f, double* blocks) const;
 
-  LocalIndex n_vertices_ = 0;
   bool nsn_ = false;
   std::int64_t n_vol_ = 0;
 
-  edge_assembly::EdgeBlocks edges_;
   std::vector<double> H_, L_, L2_;
   edge_assembly::TsepGather g_terms_;        ///< edge -> (other edge, L(P)) (empty for NSN)
   edge_assembly::GroupedEdgeTerms k_terms_;  ///< K(E) TSEP terms (empty for NSN)
@@ -146,7 +140,7 @@ class StvkTsep final : public TetFormulation {
 
 StvkTsep::StvkTsep(std::span<const double> coords, std::span<const LocalIndex> tets,
                    std::span<const TetMaterial> materials, std::span<const std::int32_t> material_of_tet, bool nsn)
-    : n_vertices_(static_cast<LocalIndex>(coords.size() / 3)), nsn_(nsn) {
+    : EdgeFormulation(coords), nsn_(nsn) {
   tetgeo::check_inputs(coords.size(), tets, materials.size(), material_of_tet,
                        nsn ? "make_stvk_tsep (nsn)" : "make_stvk_tsep");
   const Topology topo = build_topology(n_vertices_, tets);

@@ -158,7 +158,7 @@ struct AngEntry {
 };
 
 template <SpringStrain kStrain>
-class TriangleSpringForm final : public TetFormulation {
+class TriangleSpringForm final : public edge_assembly::EdgeFormulation<> {
   static constexpr bool kSq = kStrain == SpringStrain::squared_length;
 
  public:
@@ -166,10 +166,6 @@ class TriangleSpringForm final : public TetFormulation {
                      std::span<const TriangleSprings> springs, bool angular);
 
   [[nodiscard]] std::string_view name() const override { return name_; }
-  [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override {
-    return edges_.pattern();
-  }
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
@@ -192,9 +188,7 @@ class TriangleSpringForm final : public TetFormulation {
   void vertex_terms(const double* x, double* f, double* blocks, const double* kedge) const;
 
   std::string name_;
-  LocalIndex n_vertices_ = 0;
   std::int64_t n_edges_ = 0;
-  edge_assembly::EdgeBlocks edges_;
   std::vector<double> rest_;                  ///< L^2 (trbs) or L (trqs)
   std::vector<double> a_;                     ///< internal tensile constant a_E
   Csr<AngEntry> ang_;                         ///< edge -> angular entries
@@ -209,7 +203,7 @@ template <SpringStrain kStrain>
 TriangleSpringForm<kStrain>::TriangleSpringForm(std::string name, std::span<const double> coords,
                                                 std::span<const LocalIndex> triangles,
                                                 std::span<const TriangleSprings> springs, bool angular)
-    : name_(std::move(name)), n_vertices_(static_cast<LocalIndex>(coords.size() / 3)) {
+    : EdgeFormulation(coords), name_(std::move(name)) {
   check_triangles(coords.size(), triangles, "make_triangle_springs");
   const std::int64_t nt = static_cast<std::int64_t>(triangles.size() / 3);
   if (static_cast<std::int64_t>(springs.size()) != nt)

@@ -366,17 +366,13 @@ void volino_element(const VolinoTriangle& ref, const VolinoMaterial& material, s
 
 namespace {
 
-class VolinoForm final : public VolinoMembrane {
+class VolinoForm final : public edge_assembly::EdgeFormulation<VolinoMembrane> {
  public:
   VolinoForm(std::span<const double> coords, std::span<const LocalIndex> triangles,
              std::span<const VolinoMaterial> materials, std::span<const std::int32_t> material_of_triangle,
              VolinoStabilization stab);
 
   [[nodiscard]] std::string_view name() const override { return "volino"; }
-  [[nodiscard]] LocalIndex n_vertices() const override { return n_vertices_; }
-  [[nodiscard]] const std::vector<std::array<LocalIndex, 2>>& block_pattern() const override {
-    return edges_.pattern();
-  }
   [[nodiscard]] double energy(std::span<const double> x) const override;
   void force(std::span<const double> x, std::span<double> f) const override;
   void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
@@ -399,7 +395,6 @@ class VolinoForm final : public VolinoMembrane {
     return x + 3 * std::int64_t{tri_[3 * t + i]};
   }
 
-  LocalIndex n_vertices_ = 0;
   std::int64_t nt_ = 0;
   VolinoStabilization stab_;
   bool viscous_ = false;
@@ -408,7 +403,6 @@ class VolinoForm final : public VolinoMembrane {
   std::vector<VolinoMaterial> materials_;
   std::vector<Geo> geo_;
   std::vector<VolinoTriangle> refs_;
-  edge_assembly::EdgeBlocks edges_;          ///< edges and block layout (K(v, v) from the element blocks)
   edge_assembly::Csr<std::int64_t> v_list_;  ///< vertex -> t << 2 | local index
   edge_assembly::Csr<std::int64_t> e_list_;  ///< edge -> t << 3 | off-slot << 1 | transpose
   mutable std::vector<State> st_;            ///< scratch: per-triangle state (tangent and damping)
@@ -418,7 +412,7 @@ class VolinoForm final : public VolinoMembrane {
 VolinoForm::VolinoForm(std::span<const double> coords, std::span<const LocalIndex> triangles,
                        std::span<const VolinoMaterial> materials, std::span<const std::int32_t> material_of_triangle,
                        VolinoStabilization stab)
-    : n_vertices_(static_cast<LocalIndex>(coords.size() / 3)), stab_(stab) {
+    : EdgeFormulation(coords), stab_(stab) {
   const std::string who = "make_volino: ";
   if (coords.size() % 3 != 0)
     throw std::invalid_argument(who + "coords holds " + std::to_string(coords.size()) +
