@@ -3,6 +3,7 @@
 /// the full key path, the bad value and what was expected.
 #include "io/job.hpp"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -945,6 +946,10 @@ Job read_job(const std::string& path) {
   YAML::Node root;
   try {
     root = YAML::Load(text.str());
+  } catch (const YAML::DeepRecursion& e) {  // its message is a bare "bad file"
+    throw InputError(path + ":" + std::to_string(line_of(e.mark)) + ": YAML nesting deeper than " +
+                     std::to_string(e.depth() - 1) +
+                     " levels (unclosed '[' or '{', or runaway indentation?); a job file nests a few levels");
   } catch (const YAML::Exception& e) {
     throw InputError(path + ":" + std::to_string(line_of(e.mark)) + ": YAML syntax error: " + e.msg);
   }

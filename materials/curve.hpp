@@ -82,7 +82,8 @@ class StressCurve {
 /// must be >= 0 and strictly increasing. Throws std::invalid_argument naming the file, the line and the bad value
 /// ("curve file 'a.csv', line 7: stress 'x1' is not a number"). Units are whatever the job declares (strain is the
 /// Green strain, stress the 2nd Piola-Kirchhoff stress of Volino's eq. (9), (14)).
-/// Kept in materials/ (which does not depend on io/): io/ may wrap it and rethrow as InputError.
+/// materials/ reports bad values as std::invalid_argument; solver/model.cpp rethrows it as an InputError naming
+/// the job file, line and key.
 std::vector<CurvePoint> read_curve_csv(const std::string& path);
 
 }  // namespace edgefem

@@ -8,6 +8,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -70,23 +71,23 @@ struct KuhnTable {
   }
 };
 
-}  // namespace
+/// Vertex numbering of a box of n[0] x n[1] x n[2] cells: x fastest.
+struct BoxGrid {
+  std::int64_t n[3];
+  [[nodiscard]] LocalIndex vertex(std::int64_t i, std::int64_t j, std::int64_t k) const {
+    return static_cast<LocalIndex>(i + (n[0] + 1) * (j + (n[1] + 1) * k));
+  }
+};
 
-Mesh generate_box(const std::array<double, 3>& size, const std::array<int, 3>& cells) {
-  const std::int64_t n_vertices = check_request("generate box", size, cells, 6);
-  const std::int64_t nx = cells[0], ny = cells[1], nz = cells[2];
-  const std::int64_t sx = nx + 1, sy = ny + 1;  // vertex strides: x fastest
-  auto vertex = [&](std::int64_t i, std::int64_t j, std::int64_t k) {
-    return static_cast<LocalIndex>(i + sx * (j + sy * k));
-  };
-
-  Mesh mesh;
-  mesh.coords.resize(3 * static_cast<std::size_t>(n_vertices));
+/// Vertex coordinates on the grid; the last plane of each axis is exactly at size[d].
+void box_coordinates(const BoxGrid& g, const std::array<double, 3>& size, std::vector<double>& coords) {
+  const std::int64_t nx = g.n[0], ny = g.n[1], nz = g.n[2];
+  coords.resize(3 * static_cast<std::size_t>((nx + 1) * (ny + 1) * (nz + 1)));
   for (std::int64_t k = 0; k <= nz; ++k) {
     const double z = k == nz ? size[2] : size[2] * static_cast<double>(k) / static_cast<double>(nz);
     for (std::int64_t j = 0; j <= ny; ++j) {
       const double y = j == ny ? size[1] : size[1] * static_cast<double>(j) / static_cast<double>(ny);
-      double* x = &mesh.coords[3 * static_cast<std::size_t>(vertex(0, j, k))];
+      double* x = &coords[3 * static_cast<std::size_t>(g.vertex(0, j, k))];
       for (std::int64_t i = 0; i <= nx; ++i, x += 3) {
         x[0] = i == nx ? size[0] : size[0] * static_cast<double>(i) / static_cast<double>(nx);
         x[1] = y;
@@ -94,20 +95,16 @@ Mesh generate_box(const std::array<double, 3>& size, const std::array<int, 3>& c
       }
     }
   }
+}
 
+/// Six Kuhn tets per cell, positively oriented, cells in order (x fastest).
+void box_tets(const BoxGrid& g, std::vector<LocalIndex>& tets) {
   static const KuhnTable kuhn;
-  const LocalIndex corner_offset[8] = {0,
-                                       1,
-                                       static_cast<LocalIndex>(sx),
-                                       static_cast<LocalIndex>(sx + 1),
-                                       static_cast<LocalIndex>(sx * sy),
-                                       static_cast<LocalIndex>(sx * sy + 1),
-                                       static_cast<LocalIndex>(sx * sy + sx),
-                                       static_cast<LocalIndex>(sx * sy + sx + 1)};
-  const std::size_t n_tets = 6 * static_cast<std::size_t>(nx * ny * nz);
-  mesh.tets.resize(4 * n_tets);
-  mesh.tet_region.assign(n_tets, box_region::volume);
-  LocalIndex* out = mesh.tets.data();
+  const std::int64_t nx = g.n[0], ny = g.n[1], nz = g.n[2];
+  LocalIndex corner_offset[8];
+  for (int c = 0; c < 8; ++c) corner_offset[c] = g.vertex(c & 1, (c >> 1) & 1, (c >> 2) & 1);
+  tets.resize(24 * static_cast<std::size_t>(nx * ny * nz));
+  LocalIndex* out = tets.data();
   for (std::int64_t k = 0; k < nz; ++k) {
     for (std::int64_t j = 0; j < ny; ++j) {
       for (std::int64_t i = 0; i < nx; ++i) {
@@ -117,7 +114,7 @@ Mesh generate_box(const std::array<double, 3>& size, const std::array<int, 3>& c
         // cell indices. An odd number of reflections reverses orientation: swap two vertices.
         const int mirror = static_cast<int>((i & 1) | ((j & 1) << 1) | ((k & 1) << 2));
         const bool reversed = (std::popcount(static_cast<unsigned>(mirror)) & 1) != 0;
-        const LocalIndex base = vertex(i, j, k);
+        const LocalIndex base = g.vertex(i, j, k);
         for (const auto& tet : kuhn.corner) {
           out[0] = base + corner_offset[tet[0] ^ mirror];
           out[1] = base + corner_offset[tet[reversed ? 2 : 1] ^ mirror];
@@ -128,16 +125,18 @@ Mesh generate_box(const std::array<double, 3>& size, const std::array<int, 3>& c
       }
     }
   }
+}
 
-  // Boundary triangles: face d = axis normal to the face, side 0 (min) or 1 (max). With in-plane axes
-  // p = d+1, q = d+2 (cyclic), e_p x e_q = e_d; quad corners A=(a,b), B=(a+1,b), C=(a+1,b+1), D=(a,b+1)
-  // in (p,q) are split along A-C when a+b is even, along B-D otherwise (matching the mirrored cells);
-  // (A,B,C) has normal +e_d.
-  const std::int64_t n[3] = {nx, ny, nz};
+/// Boundary triangles, tagged by face. Face d = axis normal to the face, side 0 (min) or 1 (max). With in-plane
+/// axes p = d+1, q = d+2 (cyclic), e_p x e_q = e_d; quad corners A=(a,b), B=(a+1,b), C=(a+1,b+1), D=(a,b+1) in
+/// (p,q) are split along A-C when a+b is even, along B-D otherwise (matching the mirrored cells); (A,B,C) has
+/// normal +e_d.
+void box_boundary(const BoxGrid& g, std::vector<LocalIndex>& triangles, std::vector<int>& region) {
+  const std::int64_t* n = g.n;
   std::size_t n_boundary = 0;
   for (int d = 0; d < 3; ++d) n_boundary += 4 * static_cast<std::size_t>(n[(d + 1) % 3] * n[(d + 2) % 3]);
-  mesh.triangles.reserve(3 * n_boundary);
-  mesh.triangle_region.reserve(n_boundary);
+  triangles.reserve(3 * n_boundary);
+  region.reserve(n_boundary);
   static constexpr int tags[3][2] = {{box_region::x_min, box_region::x_max},
                                      {box_region::y_min, box_region::y_max},
                                      {box_region::z_min, box_region::z_max}};
@@ -151,26 +150,38 @@ Mesh generate_box(const std::array<double, 3>& size, const std::array<int, 3>& c
             idx[d] = side ? n[d] : 0;
             idx[p] = a + da;
             idx[q] = b + db;
-            return vertex(idx[0], idx[1], idx[2]);
+            return g.vertex(idx[0], idx[1], idx[2]);
           };
           const LocalIndex A = at(0, 0), B = at(1, 0), C = at(1, 1), D = at(0, 1);
           const bool along_ac = ((a + b) & 1) == 0;  // the mirrored cells' face diagonal
           if (along_ac) {
             if (side == 1) {
-              mesh.triangles.insert(mesh.triangles.end(), {A, B, C, A, C, D});
+              triangles.insert(triangles.end(), {A, B, C, A, C, D});
             } else {
-              mesh.triangles.insert(mesh.triangles.end(), {A, C, B, A, D, C});
+              triangles.insert(triangles.end(), {A, C, B, A, D, C});
             }
           } else if (side == 1) {
-            mesh.triangles.insert(mesh.triangles.end(), {A, B, D, B, C, D});
+            triangles.insert(triangles.end(), {A, B, D, B, C, D});
           } else {
-            mesh.triangles.insert(mesh.triangles.end(), {A, D, B, B, D, C});
+            triangles.insert(triangles.end(), {A, D, B, B, D, C});
           }
-          mesh.triangle_region.insert(mesh.triangle_region.end(), 2, tags[d][side]);
+          region.insert(region.end(), 2, tags[d][side]);
         }
       }
     }
   }
+}
+
+}  // namespace
+
+Mesh generate_box(const std::array<double, 3>& size, const std::array<int, 3>& cells) {
+  check_request("generate box", size, cells, 6);
+  const BoxGrid grid{{cells[0], cells[1], cells[2]}};
+  Mesh mesh;
+  box_coordinates(grid, size, mesh.coords);
+  box_tets(grid, mesh.tets);
+  mesh.tet_region.assign(mesh.tets.size() / 4, box_region::volume);
+  box_boundary(grid, mesh.triangles, mesh.triangle_region);
   return mesh;
 }
 

@@ -278,6 +278,12 @@ TEST_F(JobTest, YamlSyntaxErrorNamesTheLine) {
   expect_error("mesh: {file: meshes/beam.msh}\n  bad: indent\n", 2, {"YAML syntax error"});
 }
 
+TEST_F(JobTest, DeepYamlNestingSaysSoInsteadOfBadFile) {
+  // yaml-cpp stops deep nesting with the message "bad file"; the reader names the nesting instead.
+  const std::string msg = expect_error("mesh: " + std::string(3000, '['), 1, {"YAML nesting deeper than", "levels"});
+  EXPECT_EQ(msg.find("bad file"), std::string::npos) << msg;
+}
+
 TEST_F(JobTest, MissingMeshFileNamesTheResolvedPath) {
   const std::string msg = expect_error("mesh:\n  file: beam.msh\nmaterials: [{young: 1, poisson: 0.1}]\n", 2,
                                        {"mesh.file: file 'beam.msh' not found (resolved to " +
