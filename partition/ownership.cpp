@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 
 namespace edgefem {
@@ -63,6 +64,35 @@ class OwnerShifter {
           shared_of_.items[next[*p]++] = static_cast<int>(v);
   }
 
+  /// Moves vertices out of every part owning more than `limit` (in ascending order) into parts owning fewer,
+  /// shortest chains first: phases of a breadth-first labelling (links to the nearest part with room, over
+  /// "p owns a vertex that q touches") and depth-first walks down the labels (Dinic's blocking flow). Stops
+  /// when no chain is left.
+  void level_out(std::int64_t limit) {
+    const int n_parts = static_cast<int>(load_.size());
+    for (bool moved = true; moved;) {
+      moved = false;
+      level_.assign(static_cast<std::size_t>(n_parts), unreached);
+      queue_.clear();
+      for (int p = 0; p < n_parts; ++p)
+        if (load_[p] < limit) {
+          level_[p] = 0;
+          queue_.push_back(p);
+        }
+      for (std::size_t head = 0; head < queue_.size(); ++head) {
+        const int q = queue_[head];
+        for (const int* v = shared_of_.first(q); v != shared_of_.last(q); ++v)
+          if (level_[owner_[*v]] == unreached) {
+            level_[owner_[*v]] = level_[q] + 1;
+            queue_.push_back(owner_[*v]);
+          }
+      }
+      next_.assign(shared_of_.begin.begin(), shared_of_.begin.end() - 1);
+      for (int p = 0; p < n_parts; ++p)
+        while (load_[p] > limit && level_[p] != unreached && walk_down(p, limit)) moved = true;
+    }
+  }
+
   /// Moves one vertex out of `source` into the nearest part (breadth first, ascending ids) owning fewer than
   /// `limit`; false if no chain reaches such a part.
   bool shift_out(int source, std::int64_t limit) {
@@ -108,6 +138,42 @@ class OwnerShifter {
   }
 
  private:
+  static constexpr int unreached = std::numeric_limits<int>::max();
+
+  /// One depth-first walk of level_out from `source` down the levels to a part with room; parts found to lead
+  /// nowhere are unlabelled, next_[p] is where part p's scan of its shared vertices resumes.
+  bool walk_down(int source, std::int64_t limit) {
+    path_.assign(1, source);
+    steps_.clear();
+    while (!path_.empty()) {
+      const int p = path_.back();
+      if (level_[p] == 0) {  // a part with room: each vertex of the walk moves one link down
+        for (std::size_t i = 0; i < steps_.size(); ++i) owner_[steps_[i]] = path_[i + 1];
+        --load_[source];
+        if (++load_[p] >= limit) level_[p] = unreached;
+        return true;
+      }
+      int down = -1;
+      for (; next_[p] < shared_of_.begin[p + 1]; ++next_[p]) {
+        const int v = shared_of_.items[next_[p]];
+        if (owner_[v] != p) continue;
+        for (const int* q = parts_of_.first(v); q != parts_of_.last(v) && down < 0; ++q)
+          if (level_[*q] == level_[p] - 1) down = *q;
+        if (down >= 0) {
+          path_.push_back(down);
+          steps_.push_back(v);
+          break;  // v is scanned again on the way back (another of its parts may lead down)
+        }
+      }
+      if (down < 0) {
+        level_[p] = unreached;
+        path_.pop_back();
+        if (!steps_.empty()) steps_.pop_back();
+      }
+    }
+    return false;
+  }
+
   void start(int part) {
     ++stamp_;
     queue_.assign(1, part);
@@ -128,6 +194,8 @@ class OwnerShifter {
   std::vector<std::int64_t> seen_;
   std::int64_t stamp_ = 0;
   std::vector<int> via_part_, via_vertex_, queue_;
+  std::vector<int> level_, path_, steps_;
+  std::vector<std::int64_t> next_;
 };
 
 }  // namespace
@@ -162,12 +230,8 @@ std::vector<int> balanced_vertex_owners(const std::vector<LocalIndex>& cells, in
   // two parts it changes (their sum of squares drops), so the loop ends and the largest count never grows.
   const std::int64_t floor_mean = n_used / n_parts, ceil_mean = (n_used + n_parts - 1) / n_parts;
   OwnerShifter shifter(parts_of, owner, load, n_parts);
-  for (int p = 0; p < n_parts; ++p)
-    while (load[p] > ceil_mean && shifter.shift_out(p, ceil_mean)) {
-    }
-  for (int p = 0; p < n_parts; ++p)
-    while (load[p] < floor_mean && shifter.shift_in(p, floor_mean)) {
-    }
+  shifter.level_out(ceil_mean);   // every part down to ceil(mean) ...
+  shifter.level_out(floor_mean);  // ... and up to floor(mean), from parts above it
   for (bool moved = true; moved;) {
     moved = false;
     for (int p = 0; p < n_parts; ++p)
