@@ -12,8 +12,11 @@ namespace edgefem {
 /// the owned counts are balanced: first greedily, in vertex order, to the touching part owning the fewest
 /// vertices so far; then vertices are shifted along chains of parts (each vertex to another part touching
 /// it) from parts above ceil(N_V / n_parts) to parts below it, and into parts below floor(N_V / n_parts)
-/// from parts above it, while such a chain exists. Deterministic: ties go to the lowest part id, vertices
-/// and parts are visited in ascending order. A vertex in no cell gets owner n_parts (the caller reports it).
+/// from parts above it, shortest chains first, while such a chain exists; a part left above (below) then
+/// moves vertices to (from) parts owning at least two fewer (more) while a chain reaches one. No part owns
+/// fewer than the vertices only its cells touch, which bounds the balance a cell partition allows.
+/// Deterministic: ties go to the lowest part id, vertices and parts are visited in ascending order, no
+/// threads. A vertex in no cell gets owner n_parts (the caller reports it).
 std::vector<int> balanced_vertex_owners(const std::vector<LocalIndex>& cells, int nodes,
                                         const std::vector<int>& cell_part, int n_parts, LocalIndex n_vertices);
 
