@@ -184,7 +184,25 @@ int command_info(const Arguments& arguments) {
     std::printf("  bounding box: [%g, %g] x [%g, %g] x [%g, %g]\n", box[0], box[1], box[2], box[3], box[4], box[5]);
   }
   const PartitionPlan plan = plan_partition(mesh, args.ranks);
-  std::printf("partition into %d rank%s (METIS, dual graph)\n", args.ranks, args.ranks == 1 ? "" : "s");
+  const PartitionQuality q = partition_quality(mesh, plan);
+  std::printf("partition into %d rank%s (METIS, dual graph): %.3f s (METIS %.3f, owners %.3f, numbering %.3f)\n",
+              args.ranks, args.ranks == 1 ? "" : "s", plan.seconds, plan.seconds_cells, plan.seconds_owners,
+              plan.seconds - plan.seconds_cells - plan.seconds_owners);
+  std::printf("  cut: %lld dual-graph edges (%s between parts), %lld vertices shared by parts\n",
+              static_cast<long long>(q.cut_facets), mesh.n_tets() > 0 ? "faces" : "edges",
+              static_cast<long long>(q.shared_vertices));
+  std::printf("  owned vertices per rank min/mean/max %lld/%.1f/%lld: max/mean %.3f, min/mean %.3f\n",
+              static_cast<long long>(q.owned_min), q.owned_mean, static_cast<long long>(q.owned_max),
+              q.owned_max / q.owned_mean, q.owned_min / q.owned_mean);
+  std::printf("  ghost vertices per rank min/mean/max %lld/%.1f/%lld, largest ghosts/owned %.2f (rank %d)\n",
+              static_cast<long long>(q.ghost_min), q.ghost_mean, static_cast<long long>(q.ghost_max), q.max_ghost_ratio,
+              q.max_ghost_ratio_part);
+  std::printf("  cells per rank max/mean %.3f\n", static_cast<double>(q.cells_max) / q.cells_mean);
+  constexpr int max_table_ranks = 32;
+  if (args.ranks > max_table_ranks) {
+    std::printf("  (the table per rank is printed for up to %d ranks)\n", max_table_ranks);
+    return 0;
+  }
   std::printf("  %6s %12s %12s %12s\n", "rank", "cells", "owned", "ghost");
   for (int p = 0; p < args.ranks; ++p) {
     const long long owned = plan.n_owned(p);

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <limits>
 #include <numeric>
 #include <string>
 
 #include "core/error.hpp"
 #include "partition/collective.hpp"
+#include "partition/ownership.hpp"
 
 namespace edgefem {
 namespace {
@@ -39,8 +41,8 @@ Facet make_facet(const LocalIndex* v, int n) {
   return f;
 }
 
-/// Boundary facets of the cells (facets that belong to exactly one cell) with that cell.
-std::vector<std::pair<Facet, LocalIndex>> boundary_facets(const CellView& cv) {
+/// Every facet of every cell with that cell, sorted (an interior facet appears twice, once per cell).
+std::vector<std::pair<Facet, LocalIndex>> cell_facets(const CellView& cv) {
   static constexpr int tet_faces[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};
   static constexpr int tri_edges[3][2] = {{1, 2}, {2, 0}, {0, 1}};
   const int nf = cv.nodes;  // a tet has 4 faces, a triangle 3 edges
@@ -56,6 +58,12 @@ std::vector<std::pair<Facet, LocalIndex>> boundary_facets(const CellView& cv) {
     }
   }
   std::sort(all.begin(), all.end());
+  return all;
+}
+
+/// Boundary facets of the cells (facets that belong to exactly one cell) with that cell.
+std::vector<std::pair<Facet, LocalIndex>> boundary_facets(const CellView& cv) {
+  const std::vector<std::pair<Facet, LocalIndex>> all = cell_facets(cv);
   std::vector<std::pair<Facet, LocalIndex>> boundary;
   for (std::size_t i = 0; i < all.size();) {
     std::size_t j = i + 1;
@@ -231,6 +239,10 @@ LocalMesh to_local_mesh(Piece&& mine) {
   return lm;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 bool LocalMesh::vertex_in_region(LocalIndex v, int region) const {
@@ -249,6 +261,7 @@ PartitionPlan plan_partition(const Mesh& mesh, int n_parts) {
     throw InputError("cannot split " + std::to_string(n_cells) + " cells over " + std::to_string(n_parts) +
                      " ranks: use at most one rank per cell");
 
+  const auto start = std::chrono::steady_clock::now();
   PartitionPlan plan;
   plan.n_parts = n_parts;
   plan.cell_part.assign(static_cast<std::size_t>(n_cells), 0);
@@ -269,13 +282,11 @@ PartitionPlan plan_partition(const Mesh& mesh, int n_parts) {
     std::copy(epart.begin(), epart.end(), plan.cell_part.begin());
   }
 
-  // Owner = lowest part touching the vertex.
-  plan.vertex_owner.assign(static_cast<std::size_t>(n_vertices), n_parts);
-  for (LocalIndex c = 0; c < n_cells; ++c)
-    for (int k = 0; k < cv.nodes; ++k) {
-      int& owner = plan.vertex_owner[(*cv.cells)[static_cast<std::size_t>(c) * cv.nodes + k]];
-      owner = std::min(owner, plan.cell_part[c]);
-    }
+  plan.seconds_cells = seconds_since(start);
+
+  // Owners: one of the parts touching the vertex, balancing the owned counts (ownership.hpp).
+  plan.vertex_owner = balanced_vertex_owners(*cv.cells, cv.nodes, plan.cell_part, n_parts, n_vertices);
+  plan.seconds_owners = seconds_since(start) - plan.seconds_cells;
   plan.owned_begin.assign(static_cast<std::size_t>(n_parts) + 1, 0);
   for (LocalIndex v = 0; v < n_vertices; ++v) {
     if (plan.vertex_owner[v] == n_parts)
@@ -317,7 +328,42 @@ PartitionPlan plan_partition(const Mesh& mesh, int n_parts) {
         list.push_back(original[touch[k].second]);
     i = j;
   }
+  plan.seconds = seconds_since(start);
   return plan;
+}
+
+PartitionQuality partition_quality(const Mesh& mesh, const PartitionPlan& plan) {
+  const CellView cv = cell_view(mesh);
+  PartitionQuality q;
+  const std::vector<std::pair<Facet, LocalIndex>> facets = cell_facets(cv);
+  for (std::size_t i = 0; i + 1 < facets.size(); ++i)
+    if (facets[i].first == facets[i + 1].first &&
+        plan.cell_part[facets[i].second] != plan.cell_part[facets[i + 1].second])
+      ++q.cut_facets;
+  std::vector<char> shared(static_cast<std::size_t>(mesh.n_vertices()), 0);
+  q.owned_min = q.ghost_min = std::numeric_limits<std::int64_t>::max();
+  for (int p = 0; p < plan.n_parts; ++p) {
+    const std::int64_t owned = plan.n_owned(p);
+    const auto ghosts = static_cast<std::int64_t>(plan.part_vertices[p].size()) - owned;
+    const auto cells = static_cast<std::int64_t>(plan.part_cells[p].size());
+    for (std::size_t k = static_cast<std::size_t>(owned); k < plan.part_vertices[p].size(); ++k)
+      shared[plan.part_vertices[p][k]] = 1;
+    q.owned_min = std::min(q.owned_min, owned);
+    q.owned_max = std::max(q.owned_max, owned);
+    q.ghost_min = std::min(q.ghost_min, ghosts);
+    q.ghost_max = std::max(q.ghost_max, ghosts);
+    q.cells_max = std::max(q.cells_max, cells);
+    q.owned_mean += static_cast<double>(owned) / plan.n_parts;
+    q.ghost_mean += static_cast<double>(ghosts) / plan.n_parts;
+    q.cells_mean += static_cast<double>(cells) / plan.n_parts;
+    const double ratio = owned > 0 ? static_cast<double>(ghosts) / owned : std::numeric_limits<double>::infinity();
+    if (p == 0 || ratio > q.max_ghost_ratio) {
+      q.max_ghost_ratio = ratio;
+      q.max_ghost_ratio_part = p;
+    }
+  }
+  q.shared_vertices = std::count(shared.begin(), shared.end(), 1);
+  return q;
 }
 
 LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole) {

@@ -2,13 +2,16 @@
 /// \file partition.hpp
 /// METIS partition of the cells and the distribution of a mesh read on rank 0.
 ///
-/// Ownership: a vertex is owned by the lowest rank that has a cell containing it. Global vertex
+/// Ownership: a vertex is owned by one of the ranks that have a cell containing it, chosen so that the
+/// ranks own nearly equal numbers of vertices (balanced_vertex_owners, ownership.hpp: every rank within
+/// [floor, ceil] of the mean where the mesh allows; deterministic, ties to the lowest rank). Global vertex
 /// numbering: rank 0's owned vertices first, then rank 1's, ... (each rank's owned range contiguous,
 /// in original file order inside a rank). On a rank, local vertices are its owned vertices (ascending
 /// global id) followed by its ghosts (ascending global id): ghosts are vertices of its own cells owned
 /// by another rank.
 #include <mpi.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "mesh/mesh.hpp"
@@ -24,6 +27,9 @@ struct PartitionPlan {
   std::vector<GlobalIndex> owned_begin;  ///< n_parts + 1 offsets: part p owns [owned_begin[p], owned_begin[p+1])
   std::vector<std::vector<LocalIndex>> part_vertices;  ///< per part: original vertex ids, owned first then ghosts
   std::vector<std::vector<LocalIndex>> part_cells;     ///< per part: original cell ids, ascending
+  double seconds_cells = 0;                            ///< wall time of the cell partition (METIS)
+  double seconds_owners = 0;                           ///< wall time of the vertex ownership (balanced_vertex_owners)
+  double seconds = 0;                                  ///< wall time of plan_partition in all
 
   [[nodiscard]] LocalIndex n_owned(int part) const {
     return static_cast<LocalIndex>(owned_begin[part + 1] - owned_begin[part]);
@@ -34,6 +40,19 @@ struct PartitionPlan {
 /// (dual graph: cells sharing a face, or an edge for triangles). n_parts == 1 skips METIS.
 /// Throws InputError when the mesh is too large for 32-bit METIS or n_parts exceeds the cell count.
 PartitionPlan plan_partition(const Mesh& mesh, int n_parts);
+
+/// How good a partition is for the distributed solve (what `edgefem info` prints).
+struct PartitionQuality {
+  std::int64_t cut_facets = 0;       ///< dual-graph edges cut: facets of two cells in different parts
+  std::int64_t shared_vertices = 0;  ///< vertices touched by more than one part
+  std::int64_t owned_min = 0, owned_max = 0, ghost_min = 0, ghost_max = 0, cells_max = 0;
+  double owned_mean = 0, ghost_mean = 0, cells_mean = 0;
+  double max_ghost_ratio = 0;  ///< the largest ghosts / owned of a part (infinite if a part owns none)
+  int max_ghost_ratio_part = 0;
+};
+
+/// The quality of `plan`, a partition of `mesh` made by plan_partition.
+PartitionQuality partition_quality(const Mesh& mesh, const PartitionPlan& plan);
 
 /// One rank's piece of the distributed mesh.
 struct LocalMesh {
