@@ -667,18 +667,14 @@ struct SummaryRecord {
   }
 };
 
-/// Collective: gathers each rank's peak memory and writes summary.json on rank 0. Returns the exit code: `code`,
-/// or 1 when the summary could not be written (the message printed).
+/// Collective: writes summary.json with every rank's peak memory. Returns the exit code: `code`, or 1 when the
+/// summary could not be written (the message printed).
 int write_run_summary(MPI_Comm comm, SummaryRecord& record, int code, std::optional<std::string> error) {
-  record.summary.peak_mb_per_rank = gather_on_rank0(comm, peak_memory_mb());
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
+  record.finish(code, std::move(error));
   try {
-    run_collectively(comm, [&] {
-      if (rank != 0) return;
-      record.finish(code, std::move(error));
-      write_summary(record.directory, record.summary);
-    });
+    write_summary_collectively(comm, record.directory, record.summary, peak_memory_mb());
   } catch (const Error& e) {
     if (rank == 0) std::fprintf(stderr, "edgefem: error: %s\n", e.what());
     return code != 0 ? code : 1;

@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "io/vtk_output.hpp"
+#include "partition/collective.hpp"
 
 namespace edgefem {
 
@@ -273,6 +274,15 @@ void write_summary(const std::string& directory, const RunSummary& summary) {
   } catch (const std::runtime_error& e) {  // (its message names the file, but as "VTK output")
     throw InputError(path + ": cannot write the run summary: " + e.what());
   }
+}
+
+void write_summary_collectively(MPI_Comm comm, const std::string& directory, RunSummary& summary, double peak_mb) {
+  summary.peak_mb_per_rank = gather_on_rank0(comm, peak_mb);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  run_collectively(comm, [&] {
+    if (rank == 0) write_summary(directory, summary);
+  });
 }
 
 std::string iso8601_utc_now() {

@@ -88,6 +88,10 @@ std::string to_json(const RunSummary& summary);
 /// directory is created if missing). Call on one rank. Throws InputError when the file cannot be written.
 void write_summary(const std::string& directory, const RunSummary& summary);
 
+/// Collective: gathers every rank's `peak_mb` into `summary.peak_mb_per_rank` and writes the summary on rank 0.
+/// A failure to write is thrown on every rank (CollectiveError, run_collectively).
+void write_summary_collectively(MPI_Comm comm, const std::string& directory, RunSummary& summary, double peak_mb);
+
 /// The UTC time now as ISO-8601 (seconds, `Z`).
 std::string iso8601_utc_now();
 
