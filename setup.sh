@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages edgefem needs (only apt-get; run as root or with sudo). clang, its libFuzzer
 # runtime (libclang-rt-dev) and its OpenMP (libomp-dev: the job reader names models, whose kernels use OpenMP)
-# build the reader fuzz targets that the test suite runs briefly (scripts/fuzz.sh).
+# build the reader fuzz targets that the test suite runs briefly (scripts/fuzz.sh). Python 3 runs the scripted tests
+# (tests/python/) and jobs/scaling/study.py, which reads jobs with PyYAML and plots with matplotlib.
 #   ./setup.sh               install what is missing
 #   ./setup.sh --with-gmsh   also Gmsh (scripts/bench_solve.sh meshes the benchmark cantilever with it)
 set -euo pipefail
@@ -11,6 +12,7 @@ packages=(
   libpetsc-real-dev libmetis-dev libvtk9-dev libeigen3-dev
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-dev libomp-dev
+  python3 python3-yaml python3-matplotlib
 )
 [ "${1:-}" = "--with-gmsh" ] && packages+=(gmsh)
 missing=()

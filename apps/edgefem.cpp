@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -22,6 +23,7 @@
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_series.hpp"
 #include "io/job.hpp"
+#include "io/summary.hpp"
 #include "io/vtk_output.hpp"
 #include "mesh/topology.hpp"
 #include "partition/collective.hpp"
@@ -41,6 +43,8 @@
 namespace {
 
 using namespace edgefem;
+
+constexpr const char* version = "0.1.0";
 
 constexpr const char* usage =
     "usage:\n"
@@ -244,8 +248,9 @@ int command_bench(const Arguments& args) {
   return 0;
 }
 
-/// Largest displacement, volume change, deformed bounding box, peak memory (collective; rank 0 prints).
-void print_state_summary(MPI_Comm comm, const LocalMesh& mesh, const std::vector<double>& x) {
+/// Largest displacement, volume change, deformed bounding box, peak memory (collective; rank 0 prints). Returns
+/// the largest displacement (every rank).
+RunSummary::Displacement print_state_summary(MPI_Comm comm, const LocalMesh& mesh, const std::vector<double>& x) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   struct {
@@ -307,13 +312,14 @@ void print_state_summary(MPI_Comm comm, const LocalMesh& mesh, const std::vector
               global_max.value, where[0], where[1], where[2], where[3], where[4], where[5], solid ? "volume" : "area",
               volumes_sum[0], volumes_sum[1], 100.0 * (volumes_sum[1] / volumes_sum[0] - 1.0), gmin[0], gmax[0],
               gmin[1], gmax[1], gmin[2], gmax[2], memory_max, memory_sum);
+  return {global_max.value, {where[0], where[1], where[2]}, {where[3], where[4], where[5]}};
 }
 
-/// Wall-clock seconds of the phases before the solve (the time the user waits is read -> partition -> set-up ->
-/// solve -> write).
+/// Wall-clock seconds of the phases before the solve (the time the user waits is read -> partition -> distribute
+/// -> set-up -> solve -> write).
 struct PhaseClock {
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last = start;
-  double read = 0.0, partition = 0.0, setup = 0.0;
+  double read = 0.0, partition = 0.0, distribute = 0.0, setup = 0.0;
   double lap() {
     const auto now = std::chrono::steady_clock::now();
     const double s = std::chrono::duration<double>(now - last).count();
@@ -332,6 +338,33 @@ void print_solver_summary(MPI_Comm comm, const NewtonStats& s, const std::string
               "PC set-up %.3f s, KSP and vector work %.3f s\n",
               s.newton_iterations, s.ksp_iterations, s.pc_setups, preconditioner.c_str(), s.seconds_assembly,
               s.seconds_pc_setup, std::max(0.0, s.seconds - s.seconds_assembly - s.seconds_pc_setup));
+}
+
+/// Runs `f` when it goes out of scope, also when an exception unwinds it (what a failed run has done so far).
+class AtScopeExit {
+ public:
+  explicit AtScopeExit(std::function<void()> f) : f_(std::move(f)) {}
+  AtScopeExit(const AtScopeExit&) = delete;
+  AtScopeExit& operator=(const AtScopeExit&) = delete;
+  ~AtScopeExit() {
+    try {
+      f_();
+    } catch (...) {  // (only a failed allocation; the record is then incomplete)
+    }
+  }
+
+ private:
+  std::function<void()> f_;
+};
+
+/// The solver's counts and the solve phases of summary.json (the Newton solves' assembly, PC set-up and the rest,
+/// KSP and vector work), and the output phase.
+void record_solve(RunSummary& summary, const NewtonStats& s, const std::string& preconditioner, double output_seconds) {
+  summary.solver = RunSummary::Solver{s.newton_iterations, s.ksp_iterations, s.pc_setups, preconditioner};
+  summary.phases_s.assembly = s.seconds_assembly;
+  summary.phases_s.pc_setup = s.seconds_pc_setup;
+  summary.phases_s.ksp = std::max(0.0, s.seconds - s.seconds_assembly - s.seconds_pc_setup);
+  summary.phases_s.output = output_seconds;
 }
 
 /// The force on each boundary entry's vertices at the last recorded step (the reaction in a static equilibrium).
@@ -428,16 +461,18 @@ void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, DynamicSolver
   PetscPrintf(comm,
               "summary: %zu time steps of %s (dt %.6g, t = %.6g), %d Newton iterations, %d KSP iterations, "
               "%d steps cut\n"
-              "  time: total %.3f s = read %.3f + partition %.3f + set-up %.3f + time steps %.3f s (%.4f s per step) + "
-              "output and checkpoints %.3f s\n"
+              "  time: total %.3f s = read %.3f + partition %.3f + distribute %.3f + set-up %.3f + time steps %.3f s "
+              "(%.4f s per step) + output and checkpoints %.3f s\n"
               "  energy: kinetic %.9e, strain %.9e, attachment %.9e, external work %.9e; total %.9e "
               "(largest change from the first output %.3e)\n",
               reports.size(), integrator.c_str(), spec.dt, solver.time(), newton, ksp, cut_steps, total, clock.read,
-              clock.partition, clock.setup, step_seconds, step_seconds / n, output_seconds, last_energy.kinetic,
-              last_energy.strain, last_energy.attachment, last_energy.external_work, last_energy.total(), max_drift);
+              clock.partition, clock.distribute, clock.setup, step_seconds, step_seconds / n, output_seconds,
+              last_energy.kinetic, last_energy.strain, last_energy.attachment, last_energy.external_work,
+              last_energy.total(), max_drift);
 }
 
-int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Model model, PhaseClock& clock) {
+int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Model model, PhaseClock& clock,
+                RunSummary& summary) {
   namespace fs = std::filesystem;
   MPI_Comm comm = PETSC_COMM_WORLD;
   const DynamicSpec& spec = *job.dynamic;
@@ -457,6 +492,8 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
   CsvLog energy_log(comm, (fs::path(job.output_directory) / "energy.csv").string(),
                     "step,time,kinetic,strain,attachment,external_work,total", keep);
   ReactionLog reactions(comm, job.output_directory, solver.model(), keep);
+  clock.setup += clock.lap();  // the solver, the restart and the output files
+  summary.phases_s.setup = clock.setup;
 
   auto write_checkpoint_now = [&] {
     CheckpointState state = solver.checkpoint_state();
@@ -470,6 +507,23 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
   std::vector<TimeStepReport> reports;
   EnergyReport first_energy;
   bool have_first = false;
+  const long long first_step = solver.step();
+  bool completed = false;         // (a failed run's cut steps are not known)
+  const AtScopeExit record{[&] {  // summary.json: also what a failed run did
+    record_solve(summary, solver.stats(), default_preconditioner_name(job.solver, kind), output_seconds);
+    const long long steps = solver.step() - first_step;
+    long long cut = 0;
+    for (const auto& r : reports) cut += r.substeps > 1;
+    summary.analysis = {{"integrator", json_string(std::string(to_string(spec.integrator)))},
+                        {"dt", json_number(spec.dt)},
+                        {"end_time", json_number(spec.end_time)},
+                        {"time_steps", std::to_string(solver.n_steps())},
+                        {"first_step", std::to_string(first_step)},
+                        {"steps", std::to_string(steps)},
+                        {"time", json_number(solver.time())},
+                        {"steps_cut", completed ? std::to_string(cut) : "null"},
+                        {"restart", start.path.empty() ? "null" : json_string(start.path)}};
+  }};
   auto on_step = [&](long long step, double time) {
     const auto t0 = std::chrono::steady_clock::now();
     PetscLogStagePush(stage_output);
@@ -493,6 +547,7 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
   };
   try {
     reports = solver.run(on_step);
+    completed = true;
   } catch (const SolverError& e) {
     // Keep what was computed: a checkpoint of the last completed step (it exists once written), then report.
     std::string saved;
@@ -508,14 +563,17 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
 
   print_dynamic_summary(comm, spec, solver, reports, first_energy, start, clock, output_seconds);
   print_solver_summary(comm, solver.stats(), default_preconditioner_name(job.solver, kind));
-  print_state_summary(comm, mesh, solver.local_positions());
+  summary.largest_displacement = print_state_summary(comm, mesh, solver.local_positions());
+  summary.output = writer.pvd_path();
   if (!reports.empty()) print_reactions(comm, job, reactions);  // (the reactions of a restart state: reactions.csv)
   PetscPrintf(comm, "  output: %s\n  checkpoint: %s\n", writer.pvd_path().c_str(),
               (last_checkpoint.empty() ? start.path : last_checkpoint).c_str());
   return 0;
 }
 
-int command_run(const Arguments& args) {
+/// `summary`: filled as the run goes; `summary_directory` is set once the output directory is known (from then
+/// on main writes summary.json there, also when the run fails).
+int command_run(const Arguments& args, RunSummary& summary, std::string& summary_directory) {
   MPI_Comm comm = PETSC_COMM_WORLD;
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -525,6 +583,13 @@ int command_run(const Arguments& args) {
   Job job;
   run_collectively(comm, [&] { job = read_job(args.path); });
   if (!args.output.empty()) job.output_directory = args.output;
+  summary.job = job.job_file;
+  summary.analysis_type = job.analysis_type == AnalysisType::dynamics ? "dynamic" : "static";
+  summary_directory = job.output_directory;
+  if (rank == 0) {  // a summary.json left by an earlier run would describe this one until it ends
+    std::error_code ignored;
+    std::filesystem::remove(std::filesystem::path(summary_directory) / "summary.json", ignored);
+  }
   if (!args.restart.empty() && job.analysis_type != AnalysisType::dynamics)
     throw InputError("--restart: " + job.job_file + " is a static analysis; only dynamic analyses write checkpoints");
 
@@ -533,28 +598,49 @@ int command_run(const Arguments& args) {
     if (rank == 0) whole = load_job_mesh(job);
   });
   clock.read = clock.lap();
-  const LocalMesh mesh = distribute_mesh(comm, whole);
+  summary.phases_s.read = clock.read;
+  const std::string cell_kind = whole.n_tets() > 0 ? "tet" : "triangle";  // (rank 0's, the one that writes)
+  const LocalMesh mesh = distribute_mesh(comm, whole, &clock.partition);
   whole = Mesh{};
-  clock.partition = clock.lap();
+  clock.distribute = std::max(0.0, clock.lap() - clock.partition);
+  summary.phases_s.partition = clock.partition;
+  summary.phases_s.distribute = clock.distribute;
+  summary.mesh = RunSummary::Mesh{job.mesh_file ? *job.mesh_file
+                                                : "generated " + std::string(to_string(job.generate->shape)),
+                                  static_cast<long long>(mesh.n_global_vertices),
+                                  static_cast<long long>(mesh.n_global_cells), cell_kind,
+                                  3 * static_cast<long long>(mesh.n_global_vertices)};
+  summary.partition = RunSummary::Partition{"metis", spread_over_ranks(comm, mesh.n_owned),
+                                            spread_over_ranks(comm, mesh.n_ghost())};
   Model model = build_model(comm, job, mesh);
   PetscPrintf(comm, "edgefem: %s\n  mesh: %lld vertices, %lld %s on %d rank%s x %d thread%s\n", job.job_file.c_str(),
               static_cast<long long>(mesh.n_global_vertices), static_cast<long long>(mesh.n_global_cells),
               model.nodes_per_cell == 4 ? "tetrahedra" : "triangles", size, size == 1 ? "" : "s", threads(),
               threads() == 1 ? "" : "s");
-  warn_if_oversubscribed(comm);
+  summary.oversubscribed = warn_if_oversubscribed(comm);
 
   if (job.analysis_type == AnalysisType::dynamics) {
-    clock.setup = clock.lap();  // the dynamic solver's own set-up is counted in its time steps' phase
-    return run_dynamic(args, job, mesh, std::move(model), clock);
+    clock.setup = clock.lap();  // the model; run_dynamic adds the solver's set-up, the restart and the output files
+    return run_dynamic(args, job, mesh, std::move(model), clock, summary);
   }
   const LinearSystemKind kind = linear_system_kind(mesh, model, false);
   StaticSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet, args.verbose);
   ResultWriter writer(comm, job.output_directory, mesh, solver.model());
+  ReactionLog reactions(comm, job.output_directory, solver.model());
   clock.setup = clock.lap();
+  summary.phases_s.setup = clock.setup;
   const PetscLogStage stage_output = log_stage("Output");
   double output_seconds = 0;
-  ReactionLog reactions(comm, job.output_directory, solver.model());
+  int steps_done = 0;
+  double load_factor_done = 0.0;
+  const AtScopeExit record{[&] {  // summary.json: also what a failed run did
+    record_solve(summary, solver.stats(), default_preconditioner_name(job.solver, kind), output_seconds);
+    summary.analysis = {{"load_steps", std::to_string(job.steps)},
+                        {"steps", std::to_string(steps_done)},
+                        {"load_factor", json_number(load_factor_done)}};
+  }};
   const auto reports = solver.run([&](int step, double load_factor) {
+    steps_done = step, load_factor_done = load_factor;
     const auto t0 = std::chrono::steady_clock::now();
     PetscLogStagePush(stage_output);
     const std::vector<double> f = solver.local_internal_force();
@@ -573,20 +659,61 @@ int command_run(const Arguments& args) {
   const double total = clock.total();
   PetscPrintf(comm,
               "summary: %zu load steps, %d Newton iterations, %d KSP iterations\n"
-              "  time: total %.3f s = read %.3f + partition %.3f + set-up %.3f + load steps %.3f + output %.3f s\n",
-              reports.size(), newton, ksp, total, clock.read, clock.partition, clock.setup, solve_seconds,
-              output_seconds);
+              "  time: total %.3f s = read %.3f + partition %.3f + distribute %.3f + set-up %.3f + load steps %.3f + "
+              "output %.3f s\n",
+              reports.size(), newton, ksp, total, clock.read, clock.partition, clock.distribute, clock.setup,
+              solve_seconds, output_seconds);
   print_solver_summary(comm, solver.stats(), default_preconditioner_name(job.solver, kind));
-  print_state_summary(comm, mesh, solver.local_positions());
+  summary.largest_displacement = print_state_summary(comm, mesh, solver.local_positions());
+  summary.output = writer.pvd_path();
   print_reactions(comm, job, reactions);
   PetscPrintf(comm, "  output: %s\n", writer.pvd_path().c_str());
   return 0;
 }
 
+/// The run's summary.json (README "Run summary"): filled by command_run, written by main once the output
+/// directory is known (`directory` not empty), whether the run succeeds or fails.
+struct SummaryRecord {
+  RunSummary summary;
+  std::string directory;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+
+  void finish(int exit_code, std::optional<std::string> error) {
+    summary.exit_code = exit_code;
+    summary.error = std::move(error);
+    summary.phases_s.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+};
+
+/// Collective: writes summary.json with every rank's peak memory. Returns the exit code: `code`, or 1 when the
+/// summary could not be written (the message printed).
+int write_run_summary(MPI_Comm comm, SummaryRecord& record, int code, std::optional<std::string> error) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  record.finish(code, std::move(error));
+  try {
+    write_summary_collectively(comm, record.directory, record.summary, peak_memory_mb());
+  } catch (const Error& e) {
+    if (rank == 0) std::fprintf(stderr, "edgefem: error: %s\n", e.what());
+    return code != 0 ? code : 1;
+  }
+  return code;
+}
+
 /// An error possibly thrown on this rank only: report it and abort every rank so that none waits in a collective.
-[[noreturn]] void abort_run(int rank, const char* what) {
+/// On rank 0 summary.json records it first (without the other ranks' memory: no collective call is safe here).
+[[noreturn]] void abort_run(int rank, const char* what, SummaryRecord& record) {
   std::fprintf(stderr, "edgefem: rank %d: fatal error: %s\n", rank, what);
   std::fflush(stderr);
+  if (rank == 0 && !record.directory.empty()) {
+    record.summary.peak_mb_per_rank.clear();
+    record.finish(2, std::string(what));
+    try {
+      write_summary(record.directory, record.summary);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "edgefem: rank 0: %s\n", e.what());
+    }
+  }
   MPI_Abort(PETSC_COMM_WORLD, 2);
   std::abort();  // (MPI_Abort does not return)
 }
@@ -597,33 +724,47 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
-      std::printf("edgefem %s: distributed edge/TSEP StVK solver\n%s", "0.1.0", usage);
+      std::printf("edgefem %s: distributed edge/TSEP StVK solver\n%s", version, usage);
       return 0;
     }
     if (arg == "--version") {
-      std::printf("edgefem 0.1.0\n");
+      std::printf("edgefem %s\n", version);
       return 0;
     }
+  }
+  SummaryRecord record;
+  record.summary.version = version;
+  record.summary.started = iso8601_utc_now();
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) record.summary.command += ' ';
+    record.summary.command += argv[i];
   }
   if (PetscInitialize(&argc, &argv, nullptr, nullptr) != 0) return 2;
   int rank = 0;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  MPI_Comm_size(PETSC_COMM_WORLD, &record.summary.ranks);
+  record.start = std::chrono::steady_clock::now();  // (the total counts from here: MPI's start-up is not the run's)
+  record.summary.threads_per_rank = threads();
   int code = 0;
+  std::optional<std::string> error;
   try {
     const Arguments args = parse_arguments(argc, argv);
     if (args.command == "run")
-      code = command_run(args);
+      code = command_run(args, record.summary, record.directory);
     else if (args.command == "bench")
       code = command_bench(args);
     else
       code = command_info(args);
   } catch (const Error& e) {
-    if (e.scope() != ErrorScope::every_rank) abort_run(rank, e.what());
+    if (e.scope() != ErrorScope::every_rank) abort_run(rank, e.what(), record);
     if (rank == 0) std::fprintf(stderr, "edgefem: error: %s\n", e.what());  // the same message on every rank
     code = 1;
+    error = e.what();
   } catch (const std::exception& e) {  // not one of ours: possibly on one rank only
-    abort_run(rank, e.what());
+    abort_run(rank, e.what(), record);
   }
+  // Every rank gets here (an every-rank error or none), so the summary may gather.
+  if (!record.directory.empty()) code = write_run_summary(PETSC_COMM_WORLD, record, code, std::move(error));
   PetscFinalize();
   return code;
 }

@@ -200,8 +200,11 @@ Piece make_piece(const Mesh& whole, const CellView& cv, const PartitionPlan& pla
 }
 
 /// Rank 0: partitions `whole` into n_parts and cuts it into one piece per part.
-std::vector<Piece> cut_into_pieces(const Mesh& whole, int n_parts) {
+/// `partition_seconds`: the time plan_partition took.
+std::vector<Piece> cut_into_pieces(const Mesh& whole, int n_parts, double& partition_seconds) {
+  const auto t0 = std::chrono::steady_clock::now();
   const PartitionPlan plan = plan_partition(whole, n_parts);
+  partition_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const CellView cv = cell_view(whole);
   TaggedFacets tagged;
   const VertexTags vt = tag_vertices(whole, cv, tagged);
@@ -366,14 +369,16 @@ PartitionQuality partition_quality(const Mesh& mesh, const PartitionPlan& plan) 
   return q;
 }
 
-LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole) {
+LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole, double* partition_seconds) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
 
   std::vector<Piece> pieces;
   run_collectively(comm, [&] {
-    if (rank == 0) pieces = cut_into_pieces(whole, size);
+    double seconds = 0.0;
+    if (rank == 0) pieces = cut_into_pieces(whole, size, seconds);
+    if (partition_seconds != nullptr) *partition_seconds = seconds;
   });
   Piece mine;
   if (rank == 0) {

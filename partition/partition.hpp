@@ -78,7 +78,8 @@ struct LocalMesh {
 
 /// Collective: rank 0 passes the whole mesh (others pass an empty Mesh); rank 0 partitions it into
 /// the communicator's size and sends every rank its piece. Throws CollectiveError on every rank if
-/// rank 0 fails.
-LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole);
+/// rank 0 fails. `partition_seconds` (optional): on rank 0, the wall time of plan_partition (METIS) alone; the
+/// rest of the call is the distribution (cutting the pieces, sending them, building the LocalMesh).
+LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole, double* partition_seconds = nullptr);
 
 }  // namespace edgefem

@@ -78,7 +78,7 @@ std::string oversubscription_warning(const std::vector<RankPlacement>& ranks, co
   return {};
 }
 
-void warn_if_oversubscribed(MPI_Comm comm) {
+bool warn_if_oversubscribed(MPI_Comm comm) {
   int rank = 0, size_of_world = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size_of_world);
@@ -123,7 +123,7 @@ void warn_if_oversubscribed(MPI_Comm comm) {
   // The lowest rank with a warning sends it to rank 0, which prints it.
   int candidate = warning.empty() ? size_of_world : rank, first = size_of_world;
   MPI_Allreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, comm);
-  if (first == size_of_world) return;
+  if (first == size_of_world) return false;
   if (rank == first && first != 0) {
     const int n = static_cast<int>(warning.size());
     MPI_Send(&n, 1, MPI_INT, 0, 0, comm);
@@ -139,6 +139,7 @@ void warn_if_oversubscribed(MPI_Comm comm) {
     std::fprintf(stderr, "edgefem: warning: %s\n", warning.c_str());
     std::fflush(stderr);
   }
+  return true;
 }
 
 }  // namespace edgefem

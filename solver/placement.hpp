@@ -23,7 +23,8 @@ struct RankPlacement {
 std::string oversubscription_warning(const std::vector<RankPlacement>& ranks, const std::string& node,
                                      int node_cpus = 0);
 
-/// Gathers each node's placement and prints the first node's warning on rank 0 (stderr). Collective.
-void warn_if_oversubscribed(MPI_Comm comm);
+/// Gathers each node's placement and prints the first node's warning on rank 0 (stderr). Collective; returns, on
+/// every rank, whether some node is oversubscribed (the warning was printed).
+bool warn_if_oversubscribed(MPI_Comm comm);
 
 }  // namespace edgefem

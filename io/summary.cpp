@@ -1,0 +1,297 @@
+#include "io/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <system_error>
+
+#include "core/error.hpp"
+#include "io/vtk_output.hpp"
+#include "partition/collective.hpp"
+
+namespace edgefem {
+
+Spread spread_over_ranks(MPI_Comm comm, double value) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  double lo = 0, hi = 0, sum = 0;
+  MPI_Allreduce(&value, &lo, 1, MPI_DOUBLE, MPI_MIN, comm);
+  MPI_Allreduce(&value, &hi, 1, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return {lo, hi, sum / size};
+}
+
+std::vector<double> gather_on_rank0(MPI_Comm comm, double value) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::vector<double> all(rank == 0 ? static_cast<std::size_t>(size) : 0);
+  MPI_Gather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm);
+  return all;
+}
+
+namespace {
+
+/// Length of the valid UTF-8 sequence at s[i] (0: not valid UTF-8: a stray or overlong byte, a surrogate, > U+10FFFF).
+std::size_t utf8_length(const std::string& s, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  std::size_t n = 0;
+  unsigned int code = 0;
+  if (c < 0x80) return 1;
+  if ((c & 0xE0) == 0xC0) {
+    n = 2, code = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 3, code = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 4, code = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (byte(i + k) & 0x3F);
+  }
+  static constexpr unsigned int smallest[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code < smallest[n] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
+  return n;
+}
+
+/// Writes the members of one JSON object, one per line at a given indentation.
+class ObjectWriter {
+ public:
+  ObjectWriter(std::string& out, int indent) : out_(out), indent_(indent) { out_ += "{"; }
+  void raw(const std::string& key, const std::string& json) {
+    out_ += first_ ? "\n" : ",\n";
+    first_ = false;
+    out_.append(static_cast<std::size_t>(indent_ + 2), ' ');
+    out_ += json_string(key) + ": " + json;
+  }
+  void close() {
+    if (!first_) {
+      out_ += "\n";
+      out_.append(static_cast<std::size_t>(indent_), ' ');
+    }
+    out_ += "}";
+  }
+  [[nodiscard]] int inner() const { return indent_ + 2; }
+
+ private:
+  std::string& out_;
+  int indent_;
+  bool first_ = true;
+};
+
+std::string optional_string(const std::optional<std::string>& s) { return s ? json_string(*s) : "null"; }
+std::string seconds(const std::optional<double>& s) { return s ? json_number(*s, 9) : "null"; }
+
+std::string array(const double* x, std::size_t n, int digits = 17) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < n; ++i) out += (i ? ", " : "") + json_number(x[i], digits);
+  return out + "]";
+}
+
+std::string spread(const Spread& s) {
+  return "{\"min\": " + json_number(s.min) + ", \"max\": " + json_number(s.max) + ", \"mean\": " + json_number(s.mean) +
+         "}";
+}
+
+}  // namespace
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7F) {
+          char code[8];
+          std::snprintf(code, sizeof code, "\\u%04x", c);
+          out += code;
+        } else if (c >= 0x80) {
+          const std::size_t n = utf8_length(s, i);
+          if (n == 0) {
+            out += "\\ufffd";
+            ++i;
+          } else {
+            out.append(s, i, n);
+            i += n;
+          }
+          continue;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+    ++i;
+  }
+  return out + "\"";
+}
+
+std::string json_number(double x, int digits) {
+  if (!std::isfinite(x)) return "null";
+  // The shortest of 15..`digits` digits that reads back as the same double (0.05, not 0.050000000000000003).
+  char text[40];
+  for (int d = std::min(15, digits); d <= digits; ++d) {
+    std::snprintf(text, sizeof text, "%.*g", d, x);
+    if (d == digits || std::strtod(text, nullptr) == x) break;
+  }
+  return text;
+}
+
+std::string to_json(const RunSummary& s) {
+  std::string out;
+  ObjectWriter top(out, 0);
+  const int in = top.inner();
+  top.raw("schema", json_string("edgefem-summary/1"));
+  top.raw("version", json_string(s.version));
+  top.raw("job", json_string(s.job));
+  top.raw("status", json_string(s.exit_code == 0 ? "ok" : "error"));
+  top.raw("exit_code", std::to_string(s.exit_code));
+  top.raw("error", optional_string(s.error));
+  top.raw("started", json_string(s.started));
+  top.raw("command", json_string(s.command));
+  top.raw("ranks", std::to_string(s.ranks));
+  top.raw("threads_per_rank", std::to_string(s.threads_per_rank));
+  top.raw("oversubscribed", s.oversubscribed ? "true" : "false");
+
+  if (s.mesh) {
+    std::string m;
+    ObjectWriter o(m, in);
+    o.raw("source", json_string(s.mesh->source));
+    o.raw("vertices", std::to_string(s.mesh->vertices));
+    o.raw("cells", std::to_string(s.mesh->cells));
+    o.raw("cell_kind", json_string(s.mesh->cell_kind));
+    o.raw("dofs", std::to_string(s.mesh->dofs));
+    o.close();
+    top.raw("mesh", m);
+  } else {
+    top.raw("mesh", "null");
+  }
+
+  if (s.partition) {
+    std::string p;
+    ObjectWriter o(p, in);
+    o.raw("method", json_string(s.partition->method));
+    o.raw("owned_vertices", spread(s.partition->owned_vertices));
+    o.raw("ghost_vertices", spread(s.partition->ghost_vertices));
+    o.close();
+    top.raw("partition", p);
+  } else {
+    top.raw("partition", "null");
+  }
+
+  if (!s.analysis_type.empty()) {
+    std::string a;
+    ObjectWriter o(a, in);
+    o.raw("type", json_string(s.analysis_type));
+    for (const auto& [key, value] : s.analysis) o.raw(key, value);
+    o.close();
+    top.raw("analysis", a);
+  } else {
+    top.raw("analysis", "null");
+  }
+
+  {
+    std::string p;
+    ObjectWriter o(p, in);
+    const auto& t = s.phases_s;
+    o.raw("read", seconds(t.read));
+    o.raw("partition", seconds(t.partition));
+    o.raw("distribute", seconds(t.distribute));
+    o.raw("setup", seconds(t.setup));
+    o.raw("assembly", seconds(t.assembly));
+    o.raw("pc_setup", seconds(t.pc_setup));
+    o.raw("ksp", seconds(t.ksp));
+    o.raw("output", seconds(t.output));
+    o.raw("total", seconds(t.total));
+    o.close();
+    top.raw("phases_s", p);
+  }
+
+  if (s.solver) {
+    std::string v;
+    ObjectWriter o(v, in);
+    o.raw("newton_iterations", std::to_string(s.solver->newton_iterations));
+    o.raw("ksp_iterations", std::to_string(s.solver->ksp_iterations));
+    o.raw("pc_setups", std::to_string(s.solver->pc_setups));
+    o.raw("preconditioner", json_string(s.solver->preconditioner));
+    o.close();
+    top.raw("solver", v);
+  } else {
+    top.raw("solver", "null");
+  }
+
+  if (!s.peak_mb_per_rank.empty()) {
+    double hi = s.peak_mb_per_rank.front(), sum = 0;
+    for (const double m : s.peak_mb_per_rank) hi = std::max(hi, m), sum += m;
+    std::string v;
+    ObjectWriter o(v, in);
+    o.raw("peak_mb_max_rank", json_number(hi, 9));
+    o.raw("peak_mb_total", json_number(sum, 9));
+    o.raw("peak_mb_per_rank", array(s.peak_mb_per_rank.data(), s.peak_mb_per_rank.size(), 9));
+    o.close();
+    top.raw("memory", v);
+  } else {
+    top.raw("memory", "null");
+  }
+
+  if (s.largest_displacement) {
+    const auto& d = *s.largest_displacement;
+    std::string v;
+    ObjectWriter o(v, in);
+    o.raw("magnitude", json_number(d.magnitude));
+    o.raw("reference_point", array(d.reference_point.data(), 3));
+    o.raw("u", array(d.u.data(), 3));
+    o.close();
+    top.raw("largest_displacement", v);
+  } else {
+    top.raw("largest_displacement", "null");
+  }
+
+  top.raw("output", optional_string(s.output));
+  top.close();
+  return out + "\n";
+}
+
+void write_summary(const std::string& directory, const RunSummary& summary) {
+  std::error_code ec;
+  std::filesystem::create_directories(directory, ec);
+  if (ec) throw InputError(directory + ": cannot create the output directory for summary.json: " + ec.message());
+  const std::string path = (std::filesystem::path(directory) / "summary.json").string();
+  try {
+    write_file_atomically(path, to_json(summary));
+  } catch (const std::runtime_error& e) {  // (its message names the file, but as "VTK output")
+    throw InputError(path + ": cannot write the run summary: " + e.what());
+  }
+}
+
+void write_summary_collectively(MPI_Comm comm, const std::string& directory, RunSummary& summary, double peak_mb) {
+  summary.peak_mb_per_rank = gather_on_rank0(comm, peak_mb);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  run_collectively(comm, [&] {
+    if (rank == 0) write_summary(directory, summary);
+  });
+}
+
+std::string iso8601_utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+}  // namespace edgefem

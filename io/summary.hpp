@@ -1,0 +1,98 @@
+#pragma once
+/// \file summary.hpp
+/// The machine-readable record of one `edgefem run`: DIR/summary.json (schema "edgefem-summary/1", README
+/// "Run summary"). `RunSummary` is plain data that the program fills while it runs; `to_json` writes it by hand
+/// (no JSON library), with escaped strings, 17 significant digits (9 for seconds) and null for what is not known
+/// or not finite. `write_summary` puts it in place atomically.
+#include <mpi.h>
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace edgefem {
+
+/// Smallest, largest and mean of one value over the ranks.
+struct Spread {
+  double min = 0.0, max = 0.0, mean = 0.0;
+};
+
+/// Collective: the spread of `value` over the ranks of `comm` (every rank gets it).
+Spread spread_over_ranks(MPI_Comm comm, double value);
+
+/// Collective: every rank's `value`, in rank order, on rank 0 (empty on the others).
+std::vector<double> gather_on_rank0(MPI_Comm comm, double value);
+
+struct RunSummary {
+  std::string version;  ///< edgefem's
+  std::string job;      ///< the job file's path
+  int exit_code = 0;
+  std::optional<std::string> error;  ///< the message of the error that ended the run
+  std::string started;               ///< ISO-8601 UTC, e.g. 2026-11-26T14:20:07Z
+  std::string command;               ///< the command line, arguments joined by spaces
+  int ranks = 1;
+  int threads_per_rank = 1;
+  bool oversubscribed = false;
+
+  struct Mesh {
+    std::string source;  ///< the mesh file's path, or "generated box" / "generated sheet"
+    long long vertices = 0, cells = 0;
+    std::string cell_kind;  ///< "tet" | "triangle"
+    long long dofs = 0;
+  };
+  std::optional<Mesh> mesh;
+
+  struct Partition {
+    std::string method = "metis";
+    Spread owned_vertices, ghost_vertices;
+  };
+  std::optional<Partition> partition;
+
+  /// `analysis`: "type" first, then the keys the analysis fills (static: load steps; dynamic: time steps, dt...).
+  /// Values are JSON text already (use json_number, json_string, ...).
+  std::string analysis_type;
+  std::vector<std::pair<std::string, std::string>> analysis;
+
+  /// Wall-clock seconds on rank 0 (the collective phases take about as long on every rank).
+  struct Phases {
+    std::optional<double> read, partition, distribute, setup, assembly, pc_setup, ksp, output, total;
+  } phases_s;
+
+  struct Solver {
+    int newton_iterations = 0, ksp_iterations = 0, pc_setups = 0;
+    std::string preconditioner;
+  };
+  std::optional<Solver> solver;
+
+  std::vector<double> peak_mb_per_rank;  ///< empty when not gathered (a run aborted on one rank)
+
+  struct Displacement {
+    double magnitude = 0.0;
+    std::array<double, 3> reference_point{}, u{};
+  };
+  std::optional<Displacement> largest_displacement;
+
+  std::optional<std::string> output;  ///< the .pvd
+};
+
+/// JSON text of a string (quoted, escaped; bytes that are not UTF-8 become U+FFFD).
+std::string json_string(const std::string& s);
+/// JSON text of a number with `digits` significant digits; NaN and infinities are `null`.
+std::string json_number(double x, int digits = 17);
+
+/// The summary as a JSON document (2-space indentation, keys in the schema's order, a final newline).
+std::string to_json(const RunSummary& summary);
+
+/// Writes `summary` to `directory`/summary.json through a temporary file in that directory and a rename (the
+/// directory is created if missing). Call on one rank. Throws InputError when the file cannot be written.
+void write_summary(const std::string& directory, const RunSummary& summary);
+
+/// Collective: gathers every rank's `peak_mb` into `summary.peak_mb_per_rank` and writes the summary on rank 0.
+/// A failure to write is thrown on every rank (CollectiveError, run_collectively).
+void write_summary_collectively(MPI_Comm comm, const std::string& directory, RunSummary& summary, double peak_mb);
+
+/// The UTC time now as ISO-8601 (seconds, `Z`).
+std::string iso8601_utc_now();
+
+}  // namespace edgefem

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""jobs/scaling/study.py on a tiny generated job (tests/data/cantilever_small.yaml, 480 tets): strong and weak
+scaling on 1 and 2 ranks (results.csv rows and values, the two PNGs), the Slurm array script, and the errors (a bad
+--ranks list, a weak study of a file mesh, a missing executable, a failed run).
+
+  test_study.py --edgefem PATH --mpiexec PATH --out DIR
+"""
+import argparse
+import csv
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+STUDY = os.path.join(REPO, "jobs", "scaling", "study.py")
+JOB = os.path.join(REPO, "tests", "data", "cantilever_small.yaml")
+PHASES = ["read", "partition", "distribute", "setup", "assembly", "pc_setup", "ksp", "output"]
+
+
+def fail(message):
+    print(f"test_study: FAILED: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+
+
+def study(*args, expect=0, message=None):
+    command = [sys.executable, STUDY, *args]
+    print("running:", " ".join(command), flush=True)
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    print(proc.stdout[-4000:])
+    print(proc.stderr[-4000:], file=sys.stderr)
+    if expect == 0:
+        check(proc.returncode == 0, f"study.py exited with {proc.returncode}")
+    else:
+        check(proc.returncode != 0, "study.py succeeded where it should fail")
+        check(message in proc.stderr, f"the error does not say {message!r}")
+    return proc
+
+
+def check_study(out, kind, cells, oversubscribed):
+    with open(os.path.join(out, "results.csv")) as f:
+        rows = list(csv.DictReader(f))
+    check([(r["kind"], int(r["ranks"]), int(r["threads"])) for r in rows] == [(kind, 1, 1), (kind, 2, 1)],
+          f"{kind}: rows {[(r['kind'], r['ranks'], r['threads']) for r in rows]}")
+    for r, n, over in zip(rows, cells, oversubscribed):
+        check(int(r["cells"]) == n, f"{kind}: cells {r['cells']} != {n}")
+        check(float(r["cells_per_rank"]) == n / int(r["ranks"]), f"{kind}: cells_per_rank {r['cells_per_rank']}")
+        check(int(r["oversubscribed"]) == over, f"{kind} r{r['ranks']}: oversubscribed {r['oversubscribed']}")
+        check(r["status"] == "ok" and int(r["newton_iterations"]) > 0 and int(r["ksp_iterations"]) > 0, f"{r}")
+        phases = [float(r[p + "_s"]) for p in PHASES]
+        check(all(t >= 0 for t in phases) and 0 < sum(phases) <= float(r["total_s"]), f"{kind}: phases {r}")
+        check(float(r["peak_mb_max_rank"]) > 1, f"{r}")
+        check(float(r["peak_mb_total"]) >= float(r["peak_mb_max_rank"]), f"{r}")
+        check(os.path.isfile(os.path.join(out, "runs", r["run"], "edgefem.log")), f"no log for {r['run']}")
+    check(int(rows[1]["dofs"]) == int(rows[0]["dofs"]) if kind == "strong" else int(rows[1]["dofs"]) > int(rows[0]["dofs"]),
+          f"{kind}: dofs {rows[0]['dofs']}, {rows[1]['dofs']}")
+    for png in ("speedup.png", "efficiency.png"):
+        path = os.path.join(out, png)
+        with open(path, "rb") as f:
+            check(f.read(8) == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG")
+        check(os.path.getsize(path) > 10000, f"{path} is nearly empty")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--edgefem", required=True)
+    parser.add_argument("--mpiexec", required=True)
+    parser.add_argument("--out", required=True)
+    a = parser.parse_args()
+    shutil.rmtree(a.out, ignore_errors=True)
+    common = ["--edgefem", a.edgefem, "--mpiexec", a.mpiexec]
+
+    # Strong, with --cores 1: the 2-rank run is oversubscribed (--oversubscribe --bind-to none) and marked so.
+    strong = os.path.join(a.out, "strong")
+    study("--job", JOB, "--ranks", "1,2", "--threads", "1", "--kind", "strong", "--out", strong, "--cores", "1",
+          *common)
+    check_study(strong, "strong", [480, 480], [0, 1])
+    # Weak: the longest cell count doubles on 2 ranks (cells [20, 2, 2] -> [40, 2, 2]), 480 tets per rank.
+    weak = os.path.join(a.out, "weak")
+    proc = study("--job", JOB, "--ranks", "1,2", "--kind", "weak", "--out", weak, "--cores", "2", *common)
+    check("weak_r2_t1: 2 rank(s) x 1 thread(s), 960 cells, 480.0 cells per rank" in proc.stdout, "cells per rank")
+    check_study(weak, "weak", [480, 960], [0, 0])
+    # --collect again reproduces results.csv.
+    with open(os.path.join(weak, "results.csv")) as f:
+        first = f.read()
+    study("--collect", weak)
+    with open(os.path.join(weak, "results.csv")) as f:
+        check(f.read() == first, "--collect wrote another results.csv")
+
+    # Slurm: an array job with one task per configuration (nothing runs).
+    slurm = os.path.join(a.out, "slurm")
+    study("--job", JOB, "--ranks", "1,2,4", "--threads", "1,2", "--kind", "strong", "--out", slurm, "--slurm",
+          "--edgefem", a.edgefem)
+    script = os.path.join(slurm, "study.sbatch")
+    with open(script) as f:
+        text = f.read()
+    for line in ["#SBATCH --array=0-5", "#SBATCH --ntasks=4", "#SBATCH --cpus-per-task=2", "ranks=(1 1 2 2 4 4)",
+                 "threads=(1 2 1 2 1 2)", "--cpu-bind=cores", "--collect"]:
+        check(line in text, f"{script} lacks {line!r}")
+    check(subprocess.run(["bash", "-n", script]).returncode == 0, f"{script} is not valid bash")
+    study("--collect", slurm, expect=1, message="strong_r1_t1/edgefem.log")
+
+    # Errors.
+    bad = os.path.join(a.out, "bad")
+    study("--job", JOB, "--ranks", "1,two", "--kind", "strong", "--out", bad, *common, expect=1,
+          message="--ranks: expected a comma-separated list of positive integers (e.g. 1,2,4), got '1,two'")
+    study("--job", JOB, "--ranks", "1", "--threads", "0", "--kind", "strong", "--out", bad, *common, expect=1,
+          message="--threads: expected")
+    study("--job", os.path.join(REPO, "jobs", "examples", "column.yaml"), "--ranks", "1,2", "--kind", "weak", "--out",
+          bad, *common, expect=1, message="reads its mesh from a file; weak scaling needs a generated mesh")
+    study("--job", JOB, "--ranks", "1", "--kind", "strong", "--out", bad, "--edgefem", os.path.join(a.out, "none"),
+          expect=1, message="is not an executable file")
+    failed = os.path.join(a.out, "failed")
+    study("--job", os.path.join(REPO, "tests", "data", "bad_young.yaml"), "--ranks", "1", "--kind", "strong", "--out",
+          failed, *common, expect=1,
+          message=f"run strong_r1_t1 failed (exit status 1): see {failed}/runs/strong_r1_t1/edgefem.log")
+    print("test_study: OK")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+// The run summary writer (io/summary.*): JSON string escaping, numbers, nulls, the document's shape and its atomic
+// write. The CLI tests (tests/python/check_summary.py) read real runs' summaries with Python's json module.
+#include "io/summary.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "core/error.hpp"
+#include "tests/support/test_directory.hpp"
+
+namespace edgefem {
+namespace {
+
+class SummaryFile : public testing::DirectoryTest {
+ protected:
+  SummaryFile() : DirectoryTest("edgefem_summary") {}
+};
+
+TEST(Summary, StringEscapes) {
+  EXPECT_EQ(json_string("plain"), "\"plain\"");
+  EXPECT_EQ(json_string("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(json_string("line\nnext\ttab\rcr\bbs\fff"), "\"line\\nnext\\ttab\\rcr\\bbs\\fff\"");
+  EXPECT_EQ(json_string(std::string("nul\0x\x01\x1f\x7f", 8)), "\"nul\\u0000x\\u0001\\u001f\\u007f\"");
+  // Valid UTF-8 passes through; a stray byte, a truncated sequence, an overlong form and a surrogate become U+FFFD.
+  EXPECT_EQ(json_string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+  EXPECT_EQ(json_string("a\xff"
+                        "b"),
+            "\"a\\ufffdb\"");
+  EXPECT_EQ(json_string("end\xe2\x82"), "\"end\\ufffd\\ufffd\"");
+  EXPECT_EQ(json_string("\xc0\xaf"), "\"\\ufffd\\ufffd\"");
+  EXPECT_EQ(json_string("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");
+}
+
+TEST(Summary, Numbers) {
+  EXPECT_EQ(json_number(0.05), "0.05");                     // the shortest that reads back, not 0.050000000000000003
+  EXPECT_EQ(json_number(1.0 / 3.0), "0.3333333333333333");  // 16 digits suffice
+  EXPECT_EQ(std::strtod(json_number(1.0 / 3.0).c_str(), nullptr), 1.0 / 3.0);
+  EXPECT_EQ(json_number(2.0), "2");
+  EXPECT_EQ(json_number(-1.5e-300), "-1.5e-300");
+  EXPECT_EQ(json_number(0.123456789012, 9), "0.123456789");
+  EXPECT_EQ(json_number(std::numeric_limits<double>::quiet_NaN()), "null");
+  EXPECT_EQ(json_number(std::numeric_limits<double>::infinity()), "null");
+  EXPECT_EQ(json_number(-std::numeric_limits<double>::infinity(), 9), "null");
+}
+
+RunSummary example() {
+  RunSummary s;
+  s.version = "0.1.0";
+  s.job = "jobs/a \"quoted\" job.yaml";
+  s.started = "2026-11-26T14:00:00Z";
+  s.command = "edgefem run job.yaml";
+  s.ranks = 2;
+  s.threads_per_rank = 3;
+  s.mesh = RunSummary::Mesh{"generated box", 189, 480, "tet", 567};
+  s.partition = RunSummary::Partition{"metis", {90, 99, 94.5}, {0, 9, 4.5}};
+  s.analysis_type = "static";
+  s.analysis = {{"steps", "2"}};
+  s.phases_s.read = 0.25;
+  s.phases_s.total = std::numeric_limits<double>::quiet_NaN();
+  s.solver = RunSummary::Solver{10, 47, 3, "GAMG"};
+  s.peak_mb_per_rank = {58.5, 60.25};
+  s.largest_displacement = RunSummary::Displacement{1.5, {10, 0.5, 1}, {0, 0, -1.5}};
+  s.output = "out/solution.pvd";
+  return s;
+}
+
+TEST(Summary, DocumentHasTheSchemaKeysInOrder) {
+  const std::string json = to_json(example());
+  const char* keys[] = {"\"schema\": \"edgefem-summary/1\"",
+                        "\"version\": \"0.1.0\"",
+                        "\"job\": \"jobs/a \\\"quoted\\\" job.yaml\"",
+                        "\"status\": \"ok\"",
+                        "\"exit_code\": 0",
+                        "\"error\": null",
+                        "\"started\": \"2026-11-26T14:00:00Z\"",
+                        "\"ranks\": 2",
+                        "\"threads_per_rank\": 3",
+                        "\"oversubscribed\": false",
+                        "\"cell_kind\": \"tet\"",
+                        "\"dofs\": 567",
+                        "\"owned_vertices\": {\"min\": 90, \"max\": 99, \"mean\": 94.5}",
+                        "\"type\": \"static\"",
+                        "\"steps\": 2",
+                        "\"read\": 0.25",
+                        "\"partition\": null",  // phases_s.partition: not measured
+                        "\"total\": null",      // NaN
+                        "\"newton_iterations\": 10",
+                        "\"preconditioner\": \"GAMG\"",
+                        "\"peak_mb_max_rank\": 60.25",
+                        "\"peak_mb_total\": 118.75",
+                        "\"peak_mb_per_rank\": [58.5, 60.25]",
+                        "\"reference_point\": [10, 0.5, 1]",
+                        "\"u\": [0, 0, -1.5]",
+                        "\"output\": \"out/solution.pvd\""};
+  std::size_t at = 0;
+  for (const char* key : keys) {
+    const std::size_t found = json.find(key, at);
+    ASSERT_NE(found, std::string::npos) << key << " missing (or out of order) in\n" << json;
+    at = found;
+  }
+  EXPECT_EQ(json.front(), '{');
+  EXPECT_EQ(json.substr(json.size() - 2), "}\n");
+}
+
+TEST(Summary, FailedRunBeforeTheMesh) {
+  RunSummary s;
+  s.exit_code = 1;
+  s.error = "job.yaml: bad\n  second line";
+  const std::string json = to_json(s);
+  for (const char* key : {"\"status\": \"error\"", "\"exit_code\": 1", "\"error\": \"job.yaml: bad\\n  second line\"",
+                          "\"mesh\": null", "\"partition\": null", "\"analysis\": null", "\"solver\": null",
+                          "\"memory\": null", "\"largest_displacement\": null", "\"output\": null"})
+    EXPECT_NE(json.find(key), std::string::npos) << key << " missing in\n" << json;
+}
+
+TEST_F(SummaryFile, WriteCreatesTheDirectoryAndLeavesNoTemporary) {
+  const std::string out = (dir_ / "new" / "dir").string();
+  write_summary(out, example());
+  EXPECT_EQ(testing::read_text(std::filesystem::path(out) / "summary.json"), to_json(example()));
+  int files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(out)) ++files;
+  EXPECT_EQ(files, 1);
+}
+
+TEST_F(SummaryFile, UnwritableDirectoryIsAnInputErrorNamingTheFile) {
+  const std::string file = write("a_file", "x");
+  try {
+    write_summary(file, example());  // a file where the directory should be
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a_file"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace edgefem
