@@ -33,6 +33,7 @@
 #include "solver/output.hpp"
 #include "solver/placement.hpp"
 #include "solver/static_solver.hpp"
+#include "solver/stop_signal.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -449,6 +450,7 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
   const PetscLogStage stage_output = log_stage("Output");
   double output_seconds = 0;
   std::string last_checkpoint;
+  long long last_checkpoint_step = -1;
   std::vector<TimeStepReport> reports;
   EnergyReport first_energy;
   bool have_first = false;
@@ -469,12 +471,21 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
       writer.write(step, time, x, f, v);
     }
     if (step > 0 && ((job.checkpoint_every > 0 && step % job.checkpoint_every == 0) || step == solver.n_steps()))
-      last_checkpoint = write_checkpoint_now();
+      last_checkpoint = write_checkpoint_now(), last_checkpoint_step = step;
     PetscLogStagePop();
     output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
+  int stop_signal = 0;  // SIGTERM/SIGUSR1 on some rank: stop after the step, with a checkpoint of it
+  const auto should_stop = [&] { return (stop_signal = agree_on_stop(comm)) != 0; };
   try {
-    reports = solver.run(on_step);
+    reports = solver.run(on_step, should_stop);
+    if (stop_signal != 0 && last_checkpoint_step != solver.step()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      PetscLogStagePush(stage_output);
+      last_checkpoint = write_checkpoint_now(), last_checkpoint_step = solver.step();
+      PetscLogStagePop();
+      output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
   } catch (const SolverError& e) {
     // Keep what was computed: a checkpoint of the last completed step (it exists once written), then report.
     std::string saved;
@@ -494,7 +505,14 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
   if (!reports.empty()) print_reactions(comm, job, reactions);  // (the reactions of a restart state: reactions.csv)
   PetscPrintf(comm, "  output: %s\n  checkpoint: %s\n", writer.pvd_path().c_str(),
               (last_checkpoint.empty() ? start.path : last_checkpoint).c_str());
-  return 0;
+  if (stop_signal == 0) return 0;
+  const std::string output = args.output.empty() ? std::string() : " --output " + args.output;
+  PetscPrintf(comm,
+              "edgefem: stopped by %s after time step %lld of %lld (t = %.9g), checkpoint %s written; continue with: "
+              "edgefem run %s%s --restart %s (exit status %d)\n",
+              stop_signal_name(stop_signal), solver.step(), solver.n_steps(), solver.time(), last_checkpoint.c_str(),
+              args.path.c_str(), output.c_str(), job.output_directory.c_str(), kExitStoppedRestartable);
+  return kExitStoppedRestartable;
 }
 
 int command_run(const Arguments& args) {
@@ -503,6 +521,7 @@ int command_run(const Arguments& args) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   PhaseClock clock;
+  install_stop_handlers();  // from here SIGTERM/SIGUSR1 stop the run after a step (solver/stop_signal.hpp)
 
   Job job;
   run_collectively(comm, [&] { job = read_job(args.path); });
@@ -536,18 +555,29 @@ int command_run(const Arguments& args) {
   const PetscLogStage stage_output = log_stage("Output");
   double output_seconds = 0;
   ReactionLog reactions(comm, job.output_directory, solver.model());
-  const auto reports = solver.run([&](int step, double load_factor) {
-    const auto t0 = std::chrono::steady_clock::now();
-    PetscLogStagePush(stage_output);
+  int stop_signal = 0;  // SIGTERM/SIGUSR1 on some rank: stop after the load step (outputs written, no checkpoint)
+  int last_written = -1;
+  const auto should_stop = [&] { return (stop_signal = agree_on_stop(comm)) != 0; };
+  const auto reports = solver.run(
+      [&](int step, double load_factor) {
+        const auto t0 = std::chrono::steady_clock::now();
+        PetscLogStagePush(stage_output);
+        const std::vector<double> f = solver.local_internal_force();
+        reactions.record(step, load_factor, f);
+        if (step % job.output_every == 0 || step == job.steps || step == 0) {
+          const std::vector<double> x = solver.local_positions();
+          writer.write(step, load_factor, x, f);
+          last_written = step;
+        }
+        PetscLogStagePop();
+        output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      },
+      should_stop);
+  if (stop_signal != 0 && !reports.empty() && last_written != reports.back().step) {
+    // The state the run stopped in is its result: written even between `output.every` steps.
     const std::vector<double> f = solver.local_internal_force();
-    reactions.record(step, load_factor, f);
-    if (step % job.output_every == 0 || step == job.steps || step == 0) {
-      const std::vector<double> x = solver.local_positions();
-      writer.write(step, load_factor, x, f);
-    }
-    PetscLogStagePop();
-    output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  });
+    writer.write(reports.back().step, reports.back().load_factor, solver.local_positions(), f);
+  }
 
   int newton = 0, ksp = 0;
   double solve_seconds = 0;
@@ -562,7 +592,16 @@ int command_run(const Arguments& args) {
   print_state_summary(comm, mesh, solver.local_positions());
   print_reactions(comm, job, reactions);
   PetscPrintf(comm, "  output: %s\n", writer.pvd_path().c_str());
-  return 0;
+  if (stop_signal == 0) return 0;
+  // No restart for load stepping: its state is the positions alone, but a continued run would also have to
+  // rebuild the predictor's history and splice the .pvd; a static run is short next to a wall time.
+  PetscPrintf(comm,
+              "edgefem: stopped by %s after load step %zu of %d (load factor %.9g), results up to it written; a "
+              "static run has no checkpoints and cannot be continued: run the job again from the start (exit "
+              "status %d)\n",
+              stop_signal_name(stop_signal), reports.size(), job.steps,
+              reports.empty() ? 0.0 : reports.back().load_factor, kExitStoppedNotRestartable);
+  return kExitStoppedNotRestartable;
 }
 
 /// An error possibly thrown on this rank only: report it and abort every rank so that none waits in a collective.
