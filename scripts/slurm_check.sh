@@ -11,16 +11,24 @@
 #     reactions.csv within 1e-10 relative to the largest value of its row.
 # The daemons are stopped and the folder removed on every exit (trap). Exit status: 0 passed, 1 failed, 77 Slurm
 # cannot be started here (not installed: ./setup.sh installs it; not root; the daemons do not come up).
-#   scripts/slurm_check.sh [--edgefem PATH] [--keep]     (--keep: leave the temporary folder, print its path)
+#   scripts/slurm_check.sh [--edgefem PATH] [--keep] [--launcher srun|mpirun] [--deliver batch|steps]
+#     --keep: leave the temporary folder and print its path; --launcher: the template's EDGEFEM_LAUNCHER (srun);
+#     --deliver: the signal to the batch shell (`scancel --batch`, as --signal=B:USR1@120 does; the default) or to
+#     the job steps' processes only (`scancel` without --batch, as --signal=USR1@120 does).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 edgefem=${EDGEFEM:-$root/build/edgefem}
 keep=0
+launcher=srun
+deliver=batch
 while [ $# -gt 0 ]; do
   case "$1" in
     --edgefem) edgefem=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    *) echo "usage: scripts/slurm_check.sh [--edgefem PATH] [--keep]" >&2; exit 2 ;;
+    --launcher) launcher=$2; shift 2 ;;
+    --deliver) deliver=$2; shift 2 ;;
+    *) echo "usage: scripts/slurm_check.sh [--edgefem PATH] [--keep] [--launcher srun|mpirun] [--deliver batch|steps]" >&2
+       exit 2 ;;
   esac
 done
 job=$root/tests/data/dyn_signal_stop.yaml
@@ -115,14 +123,16 @@ echo "slurm_check: one-node Slurm up in $((SECONDS - t0)) s ($(slurmctld -V))"
 # The job through the template; the uninterrupted reference beside it (plain mpirun, 2 ranks).
 out=$tmp/run/slurm
 id=$(sbatch --parsable -D "$root" -o "$tmp/job.log" \
-  --export=ALL,EDGEFEM="$edgefem",EDGEFEM_JOB="$job",EDGEFEM_OUTPUT="$out",OMP_NUM_THREADS=1 "$template") ||
+  --export=ALL,EDGEFEM="$edgefem",EDGEFEM_JOB="$job",EDGEFEM_OUTPUT="$out",EDGEFEM_LAUNCHER="$launcher",OMP_NUM_THREADS=1 \
+  "$template") ||
   fail "sbatch refused the template"
 echo "slurm_check: submitted job $id"
 OMP_NUM_THREADS=1 mpirun -n 2 --oversubscribe "$edgefem" run "$job" --output "$tmp/run/reference" --quiet \
   >"$tmp/reference.log" 2>&1 &
 reference=$!
 
-state() { squeue -h -j "$id" -o "%T" 2>/dev/null; }
+# The job's state from slurmctld (UNKNOWN while it does not answer: never mistaken for the end of the job).
+state() { scontrol show job -o "$id" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2 || echo UNKNOWN; }
 wait_until() {  # wait_until SECONDS WHAT COMMAND...: until COMMAND succeeds
   local limit=$1 what=$2
   shift 2
@@ -133,14 +143,18 @@ wait_until() {  # wait_until SECONDS WHAT COMMAND...: until COMMAND succeeds
   done
 }
 wait_until 60 "step 10 of the first start" test -e "$out/step_000010.pvtu"
-scancel --signal=USR1 --batch "$id" || fail "scancel --signal=USR1 --batch $id"
-echo "slurm_check: sent SIGUSR1 to the batch shell of job $id at $((SECONDS - t0)) s"
+if [ "$deliver" = batch ]; then
+  scancel --signal=USR1 --batch "$id" || fail "scancel --signal=USR1 --batch $id"
+else
+  scancel --signal=USR1 "$id" || fail "scancel --signal=USR1 $id"
+fi
+echo "slurm_check: sent SIGUSR1 to the $deliver of job $id at $((SECONDS - t0)) s ($launcher launches the ranks)"
 
 # The template requeues; Slurm holds a requeued job back (BeginTime) for 2 minutes: release it now.
-requeued() { [ "$(scontrol show job "$id" | grep -o 'Restarts=[0-9]*')" = "Restarts=1" ] && [ "$(state)" = PENDING ]; }
+requeued() { [ "$(scontrol show job "$id" 2>/dev/null | grep -o 'Restarts=[0-9]*')" = "Restarts=1" ] && [ "$(state)" = PENDING ]; }
 wait_until 60 "requeue" requeued
 scontrol update JobId="$id" StartTime=now || fail "scontrol update JobId=$id StartTime=now"
-finished() { [ -z "$(state)" ] || [ "$(state)" = COMPLETED ]; }
+finished() { [[ "$(state)" =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE)$ ]]; }
 wait_until 90 "end of the requeued job" finished
 wait "$reference" || { cat "$tmp/reference.log"; fail "the uninterrupted run failed"; }
 reference=
@@ -151,12 +165,13 @@ exit_code=$(scontrol show job "$id" 2>/dev/null | grep -o ' ExitCode=[0-9:]*' | 
 stop=$(grep -o 'stopped by SIGUSR1 after time step [0-9]* of' <<<"$log" | grep -o '[0-9]* of' | grep -o '[0-9]*')
 problems=()
 [ -n "$stop" ] || problems+=("edgefem did not report a stop by SIGUSR1")
-grep -q 'exited with exit code 85\|Exited with exit code 85' <<<"$log" || problems+=("no exit code 85 from srun")
+[ "$launcher" != srun ] || grep -q 'Exited with exit code 85' <<<"$log" || problems+=("no exit code 85 from srun")
 grep -q "requeueing job $id" <<<"$log" || problems+=("the template did not requeue")
 grep -q "start 1: .* --restart $out" <<<"$log" || problems+=("the requeued start did not pass --restart $out")
 [ -z "$stop" ] || grep -q "restart from $out/checkpoint_$(printf %06d "$stop").ckpt" <<<"$log" ||
   problems+=("the requeued start did not continue from checkpoint_$(printf %06d "${stop:-0}").ckpt")
 grep -q "edgefem finished" <<<"$log" || problems+=("the requeued start did not finish")
+[ "$(state)" = COMPLETED ] || problems+=("job $id ended $(state)")
 [ -z "$exit_code" ] || [ "$exit_code" = "ExitCode=0:0" ] || problems+=("job $exit_code")
 
 # Every row of both CSV files, relative to the largest magnitude of the row's value columns.
