@@ -49,7 +49,9 @@ constexpr const char* usage =
     "              -ksp_type gmres -pc_type hypre -log_view]   (--verbose: a line per Newton iteration too)\n"
     "  edgefem info MESH.msh|JOB.yaml [--ranks N]\n"
     "  edgefem bench JOB.yaml [--repeat N] [--json FILE] [PETSc options]\n"
-    "  edgefem --help | --version\n";
+    "  edgefem --help | --version\n"
+    "exit status of run: 0 done, 1 error, 2 a rank's fatal error; SIGTERM or SIGUSR1 stop it after the current step:\n"
+    "  85 with a checkpoint of that step (dynamic; --restart DIR continues), 86 without (static: run it again)\n";
 
 struct Arguments {
   std::string command, path;
