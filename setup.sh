@@ -2,7 +2,9 @@
 # Installs the Debian 12 packages edgefem needs (only apt-get; run as root or with sudo). clang, its libFuzzer
 # runtime (libclang-rt-dev) and its OpenMP (libomp-dev: the job reader names models, whose kernels use OpenMP)
 # build the reader fuzz targets that the test suite runs briefly (scripts/fuzz.sh). Python 3 runs the scripted tests
-# (tests/python/) and jobs/scaling/study.py, which reads jobs with PyYAML and plots with matplotlib.
+# (tests/python/) and jobs/scaling/study.py, which reads jobs with PyYAML and plots with matplotlib. slurmctld,
+# slurmd and slurm-client let the suite run the Slurm round trip of jobs/cluster/slurm.sbatch (scripts/slurm_check.sh
+# starts its own one-node Slurm in a temporary folder; the packages' system services are not configured or used).
 #   ./setup.sh               install what is missing
 #   ./setup.sh --with-gmsh   also Gmsh (scripts/bench_solve.sh meshes the benchmark cantilever with it)
 set -euo pipefail
@@ -13,6 +15,7 @@ packages=(
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-dev libomp-dev
   python3 python3-yaml python3-matplotlib
+  slurmctld slurmd slurm-client
 )
 [ "${1:-}" = "--with-gmsh" ] && packages+=(gmsh)
 missing=()

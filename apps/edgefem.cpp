@@ -35,6 +35,7 @@
 #include "solver/output.hpp"
 #include "solver/placement.hpp"
 #include "solver/static_solver.hpp"
+#include "solver/stop_signal.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -52,7 +53,9 @@ constexpr const char* usage =
     "              -ksp_type gmres -pc_type hypre -log_view]   (--verbose: a line per Newton iteration too)\n"
     "  edgefem info MESH.msh|JOB.yaml [--ranks N]\n"
     "  edgefem bench JOB.yaml [--repeat N] [--json FILE] [PETSc options]\n"
-    "  edgefem --help | --version\n";
+    "  edgefem --help | --version\n"
+    "exit status of run: 0 done, 1 error, 2 a rank's fatal error; SIGTERM or SIGUSR1 stop it after the current step:\n"
+    "  85 with a checkpoint of that step (dynamic; --restart DIR continues), 86 without (static: run it again)\n";
 
 struct Arguments {
   std::string command, path;
@@ -504,6 +507,7 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
   const PetscLogStage stage_output = log_stage("Output");
   double output_seconds = 0;
   std::string last_checkpoint;
+  long long last_checkpoint_step = -1;
   std::vector<TimeStepReport> reports;
   EnergyReport first_energy;
   bool have_first = false;
@@ -541,13 +545,22 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
       writer.write(step, time, x, f, v);
     }
     if (step > 0 && ((job.checkpoint_every > 0 && step % job.checkpoint_every == 0) || step == solver.n_steps()))
-      last_checkpoint = write_checkpoint_now();
+      last_checkpoint = write_checkpoint_now(), last_checkpoint_step = step;
     PetscLogStagePop();
     output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
+  int stop_signal = 0;  // SIGTERM/SIGUSR1 on some rank: stop after the step, with a checkpoint of it
+  const auto should_stop = [&] { return (stop_signal = agree_on_stop(comm)) != 0; };
   try {
-    reports = solver.run(on_step);
+    reports = solver.run(on_step, should_stop);
     completed = true;
+    if (stop_signal != 0 && last_checkpoint_step != solver.step()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      PetscLogStagePush(stage_output);
+      last_checkpoint = write_checkpoint_now(), last_checkpoint_step = solver.step();
+      PetscLogStagePop();
+      output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
   } catch (const SolverError& e) {
     // Keep what was computed: a checkpoint of the last completed step (it exists once written), then report.
     std::string saved;
@@ -568,7 +581,15 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
   if (!reports.empty()) print_reactions(comm, job, reactions);  // (the reactions of a restart state: reactions.csv)
   PetscPrintf(comm, "  output: %s\n  checkpoint: %s\n", writer.pvd_path().c_str(),
               (last_checkpoint.empty() ? start.path : last_checkpoint).c_str());
-  return 0;
+  if (stop_signal == 0) return 0;
+  summary.stopped = true;
+  const std::string output = args.output.empty() ? std::string() : " --output " + args.output;
+  PetscPrintf(comm,
+              "edgefem: stopped by %s after time step %lld of %lld (t = %.9g), checkpoint %s written; continue with: "
+              "edgefem run %s%s --restart %s (exit status %d)\n",
+              stop_signal_name(stop_signal), solver.step(), solver.n_steps(), solver.time(), last_checkpoint.c_str(),
+              args.path.c_str(), output.c_str(), job.output_directory.c_str(), kExitStoppedRestartable);
+  return kExitStoppedRestartable;
 }
 
 /// `summary`: filled as the run goes; `summary_directory` is set once the output directory is known (from then
@@ -579,6 +600,7 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   PhaseClock clock;
+  install_stop_handlers();  // from here SIGTERM/SIGUSR1 stop the run after a step (solver/stop_signal.hpp)
 
   Job job;
   run_collectively(comm, [&] { job = read_job(args.path); });
@@ -639,19 +661,30 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
                         {"steps", std::to_string(steps_done)},
                         {"load_factor", json_number(load_factor_done)}};
   }};
-  const auto reports = solver.run([&](int step, double load_factor) {
-    steps_done = step, load_factor_done = load_factor;
-    const auto t0 = std::chrono::steady_clock::now();
-    PetscLogStagePush(stage_output);
+  int stop_signal = 0;  // SIGTERM/SIGUSR1 on some rank: stop after the load step (outputs written, no checkpoint)
+  int last_written = -1;
+  const auto should_stop = [&] { return (stop_signal = agree_on_stop(comm)) != 0; };
+  const auto reports = solver.run(
+      [&](int step, double load_factor) {
+        steps_done = step, load_factor_done = load_factor;
+        const auto t0 = std::chrono::steady_clock::now();
+        PetscLogStagePush(stage_output);
+        const std::vector<double> f = solver.local_internal_force();
+        reactions.record(step, load_factor, f);
+        if (step % job.output_every == 0 || step == job.steps || step == 0) {
+          const std::vector<double> x = solver.local_positions();
+          writer.write(step, load_factor, x, f);
+          last_written = step;
+        }
+        PetscLogStagePop();
+        output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      },
+      should_stop);
+  if (stop_signal != 0 && !reports.empty() && last_written != reports.back().step) {
+    // The state the run stopped in is its result: written even between `output.every` steps.
     const std::vector<double> f = solver.local_internal_force();
-    reactions.record(step, load_factor, f);
-    if (step % job.output_every == 0 || step == job.steps || step == 0) {
-      const std::vector<double> x = solver.local_positions();
-      writer.write(step, load_factor, x, f);
-    }
-    PetscLogStagePop();
-    output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  });
+    writer.write(reports.back().step, reports.back().load_factor, solver.local_positions(), f);
+  }
 
   int newton = 0, ksp = 0;
   double solve_seconds = 0;
@@ -668,7 +701,17 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
   summary.output = writer.pvd_path();
   print_reactions(comm, job, reactions);
   PetscPrintf(comm, "  output: %s\n", writer.pvd_path().c_str());
-  return 0;
+  if (stop_signal == 0) return 0;
+  summary.stopped = true;
+  // No restart for load stepping: its state is the positions alone, but a continued run would also have to
+  // rebuild the predictor's history and splice the .pvd; a static run is short next to a wall time.
+  PetscPrintf(comm,
+              "edgefem: stopped by %s after load step %zu of %d (load factor %.9g), results up to it written; a "
+              "static run has no checkpoints and cannot be continued: run the job again from the start (exit "
+              "status %d)\n",
+              stop_signal_name(stop_signal), reports.size(), job.steps,
+              reports.empty() ? 0.0 : reports.back().load_factor, kExitStoppedNotRestartable);
+  return kExitStoppedNotRestartable;
 }
 
 /// The run's summary.json (README "Run summary"): filled by command_run, written by main once the output

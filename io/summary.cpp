@@ -156,7 +156,7 @@ std::string to_json(const RunSummary& s) {
   top.raw("schema", json_string("edgefem-summary/1"));
   top.raw("version", json_string(s.version));
   top.raw("job", json_string(s.job));
-  top.raw("status", json_string(s.exit_code == 0 ? "ok" : "error"));
+  top.raw("status", json_string(s.stopped ? "stopped" : s.exit_code == 0 ? "ok" : "error"));
   top.raw("exit_code", std::to_string(s.exit_code));
   top.raw("error", optional_string(s.error));
   top.raw("started", json_string(s.started));

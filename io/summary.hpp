@@ -28,6 +28,7 @@ struct RunSummary {
   std::string version;  ///< edgefem's
   std::string job;      ///< the job file's path
   int exit_code = 0;
+  bool stopped = false;              ///< stopped by SIGTERM/SIGUSR1 after a step (status "stopped")
   std::optional<std::string> error;  ///< the message of the error that ended the run
   std::string started;               ///< ISO-8601 UTC, e.g. 2026-11-26T14:20:07Z
   std::string command;               ///< the command line, arguments joined by spaces

@@ -437,7 +437,8 @@ void DynamicSolver::initial_acceleration() {
   }
 }
 
-std::vector<TimeStepReport> DynamicSolver::run(const std::function<void(long long, double)>& on_step) {
+std::vector<TimeStepReport> DynamicSolver::run(const std::function<void(long long, double)>& on_step,
+                                               const std::function<bool()>& should_stop) {
   std::vector<TimeStepReport> reports;
   if (!restarted_) {
     if (spec_.initial_state == InitialState::static_equilibrium) solve_initial_static();
@@ -491,6 +492,7 @@ std::vector<TimeStepReport> DynamicSolver::run(const std::function<void(long lon
                                 left, report.energy.total()));
     }
     if (on_step) on_step(step_, time_);
+    if (step_ < n_steps_ && should_stop && should_stop()) break;
   }
   return reports;
 }

@@ -74,9 +74,12 @@ class DynamicSolver {
   DynamicSolver& operator=(const DynamicSolver&) = delete;
 
   /// Integrate from the current state to end_time. `on_step(step, time)` is called for the initial state
-  /// (unless restarted) and after every completed step. Throws SolverError when a step fails even after
+  /// (unless restarted) and after every completed step. `should_stop()` (if given) is called after `on_step` of
+  /// every completed step but the last; true ends the run there (the state is that step's). It must return the
+  /// same on every rank (solver/stop_signal.hpp: agree_on_stop). Throws SolverError when a step fails even after
   /// cutting; the state is then the last completed step.
-  std::vector<TimeStepReport> run(const std::function<void(long long, double)>& on_step);
+  std::vector<TimeStepReport> run(const std::function<void(long long, double)>& on_step,
+                                  const std::function<bool()>& should_stop = {});
 
   /// The state for a checkpoint: position, velocity, acceleration, force_rate, external_work and the predictor's
   /// velocity_change of the owned vertices.

@@ -113,7 +113,8 @@ void StaticSolver::tangent_predict(Vec x, double to) {
   if (r.converged) EDGEFEM_PETSC(VecAXPY(x, 1.0, dx_));
 }
 
-std::vector<StepReport> StaticSolver::run(const std::function<void(int, double)>& on_step) {
+std::vector<StepReport> StaticSolver::run(const std::function<void(int, double)>& on_step,
+                                          const std::function<bool()>& should_stop) {
   std::vector<StepReport> reports;
   step_ = 0;
   load_factor_ = 0.0;
@@ -157,6 +158,7 @@ std::vector<StepReport> StaticSolver::run(const std::function<void(int, double)>
                                 report.stats.pc_setups, report.seconds, left));
     }
     if (on_step) on_step(k, report.load_factor);
+    if (k < n_steps_ && should_stop && should_stop()) break;
   }
   return reports;
 }

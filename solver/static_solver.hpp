@@ -53,8 +53,11 @@ class StaticSolver {
   StaticSolver& operator=(const StaticSolver&) = delete;
 
   /// Solve all load steps; `on_step(step, load_factor)` is called after step 0 (reference) and each
-  /// converged step (for output). Throws SolverError when a step fails.
-  std::vector<StepReport> run(const std::function<void(int, double)>& on_step);
+  /// converged step (for output). `should_stop()` (if given) is called after `on_step` of every converged step
+  /// but the last; true ends the run there. It must return the same on every rank. Throws SolverError when a
+  /// step fails.
+  std::vector<StepReport> run(const std::function<void(int, double)>& on_step,
+                              const std::function<bool()>& should_stop = {});
 
   /// Current positions of all local vertices (owned then ghosts), 3 per vertex, ghosts up to date.
   [[nodiscard]] std::vector<double> local_positions();
