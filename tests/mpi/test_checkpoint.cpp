@@ -24,7 +24,9 @@
 #include "core/error.hpp"
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_series.hpp"
+#include "io/crc32.hpp"
 #include "partition/collective.hpp"
+#include "tests/support/checkpoint_files.hpp"
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
@@ -50,8 +52,11 @@ double value(std::size_t field, std::int64_t vertex, int comp, double salt = 0.0
 /// This rank's owned vertices: scheme 0 gives vertex i to rank (7 i) % P and shuffles each rank's list;
 /// scheme 1 gives the lower half to the last rank, the upper half to rank 0 (rank 1 of 3 owns nothing),
 /// in descending order; scheme 2 gives rank r the ascending block [r N / P, (r + 1) N / P).
-std::vector<std::int64_t> ownership(int scheme, std::int64_t n = n_vertices) {
-  const int rank = world_rank(), size = world_size();
+/// (Of the ranks of `comm`.)
+std::vector<std::int64_t> ownership_in(MPI_Comm comm, int scheme, std::int64_t n = n_vertices) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   std::vector<std::int64_t> owned;
   for (std::int64_t i = 0; i < n; ++i) {
     int owner = 0;
@@ -71,6 +76,10 @@ std::vector<std::int64_t> ownership(int scheme, std::int64_t n = n_vertices) {
     std::reverse(owned.begin(), owned.end());
   }
   return owned;
+}
+
+std::vector<std::int64_t> ownership(int scheme, std::int64_t n = n_vertices) {
+  return ownership_in(MPI_COMM_WORLD, scheme, n);
 }
 
 CheckpointState make_state(const std::vector<std::int64_t>& owned, double salt = 0.0) {
@@ -145,7 +154,8 @@ void expect_throw_everywhere(F&& f, const std::string& needle) {
 }
 
 std::uint64_t expected_file_size(const CheckpointState& s) {
-  return 512 + (s.job_text.size() + 7) / 8 * 8 + s.fields.size() * static_cast<std::uint64_t>(n_vertices) * 24 + 16;
+  return 512 + (s.job_text.size() + 7) / 8 * 8 + s.fields.size() * static_cast<std::uint64_t>(n_vertices) * 24 + 48 +
+         16;
 }
 
 /// A directory shared by all ranks (created by rank 0, name broadcast), removed after the test.
@@ -264,7 +274,7 @@ TEST_F(Checkpoint, NoFieldsAndEmptyStrings) {
   s.step = -1;
   s.time = -0.0;
   write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s);
-  EXPECT_EQ(fs::file_size(file_), 512u + 16u);
+  EXPECT_EQ(fs::file_size(file_), 512u + 48u + 16u);
   const CheckpointState read = read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, ownership(1));
   expect_header(read, s);
   EXPECT_TRUE(read.fields.empty());
@@ -295,14 +305,16 @@ TEST_F(Checkpoint, TruncatedFileFailsOnEveryRank) {
   write_good();
   const auto full = fs::file_size(file_);
   on_rank0([&] { fs::resize_file(file_, full - 3); });
-  expect_throw_everywhere<InputError>([&] { read_scheme(0); }, file_ + ": truncated checkpoint: the header announces " +
-                                                                   std::to_string(full) + " bytes, the file has " +
-                                                                   std::to_string(full - 3));
+  expect_throw_everywhere<DamagedCheckpoint>([&] { read_scheme(0); },
+                                             file_ + ": truncated checkpoint: the header announces " +
+                                                 std::to_string(full) + " bytes, the file has " +
+                                                 std::to_string(full - 3));
   on_rank0([&] { fs::resize_file(file_, 100); });
-  expect_throw_everywhere<InputError>(
+  expect_throw_everywhere<DamagedCheckpoint>(
       [&] { read_scheme(1); }, file_ + ": truncated checkpoint: the file has 100 bytes, less than the 512-byte header");
   on_rank0([&] { fs::resize_file(file_, 0); });
-  expect_throw_everywhere<InputError>([&] { read_scheme(0); }, file_ + ": truncated checkpoint: the file is empty");
+  expect_throw_everywhere<DamagedCheckpoint>([&] { read_scheme(0); },
+                                             file_ + ": truncated checkpoint: the file is empty");
 }
 
 TEST_F(Checkpoint, LongerFileOrDamagedEndMarkerFails) {
@@ -324,9 +336,18 @@ TEST_F(Checkpoint, WrongMagicAndVersionFail) {
   expect_throw_everywhere<InputError>([&] { read_scheme(0); },
                                       file_ + ": not an edgefem checkpoint (wrong magic number)");
   patch(3, "E");
-  patch(16, std::string("\x02\0\0\0", 4));
+  // Another version, checksums in order (a newer edgefem's file) ...
+  patch(16, std::string("\x03\0\0\0", 4));
+  on_rank0([&] { ckptfile::reseal(file_); });
   expect_throw_everywhere<InputError>([&] { read_scheme(0); },
-                                      file_ + ": checkpoint format version 2, this edgefem reads version 1");
+                                      file_ + ": checkpoint format version 3, this edgefem reads versions 1 and 2");
+  // ... and a version 2 file whose version bytes were damaged: the header's checksum tells.
+  patch(16, std::string("\x02\0\0\0", 4));
+  on_rank0([&] { ckptfile::reseal(file_); });
+  (void)read_scheme(0);
+  patch(16, std::string("\x06\0\0\0", 4));
+  expect_throw_everywhere<DamagedCheckpoint>([&] { read_scheme(0); },
+                                             file_ + ": damaged checkpoint: the header fails its CRC-32 check");
   // A short file that is not a checkpoint is "not a checkpoint", not "truncated".
   on_rank0([&] {
     std::ofstream out(file_, std::ios::binary | std::ios::trunc);
@@ -464,9 +485,11 @@ TEST_F(Checkpoint, RunIdInTheHeaderAndFilesWithoutOne) {
   EXPECT_GE(read.written, before);
   EXPECT_LE(read.written, after);
 
-  // A file of an edgefem without run ids (those bytes zero) reads as run 0 with all its values.
-  patch(352, std::string(24, '\0'));
+  // A file of an edgefem without run ids (version 1, those bytes zero) reads as run 0 with all its values.
+  on_rank0([&] { ckptfile::to_version1(file_, true); });
   const CheckpointState old = read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, ownership(2));
+  EXPECT_EQ(old.format_version, 1u);
+  EXPECT_EQ(read.format_version, 2u);
   EXPECT_EQ(old.run_id, 0u);
   EXPECT_EQ(old.run_started, 0);
   EXPECT_EQ(old.written, 0);

@@ -25,6 +25,7 @@
 
 #include "io/checkpoint.hpp"
 #include "mesh/box.hpp"
+#include "tests/support/checkpoint_files.hpp"
 #include "tests/support/mpi_testing.hpp"
 #include "tests/support/test_directory.hpp"
 
@@ -89,13 +90,9 @@ std::vector<double> positions(const std::string& path) {
 
 using mpitest::checkpoint_names;
 
-/// Makes `path` look like a checkpoint of an edgefem without run ids: the run fields (bytes 352..375) zeroed.
-void strip_run_id(const std::string& path) {
-  std::fstream io(path, std::ios::in | std::ios::out | std::ios::binary);
-  io.seekp(352);
-  const char zeros[24] = {};
-  io.write(zeros, sizeof zeros);
-}
+/// Makes `path` look like a checkpoint of an edgefem without run ids: version 1 (no checksums), the run fields
+/// (bytes 352..375) zeroed.
+void strip_run_id(const std::string& path) { ckptfile::to_version1(path, true); }
 
 class CheckpointRuns : public ::testing::Test {
  protected:
