@@ -2,7 +2,7 @@
 // velocity, acceleration), written and read back REPEATS times by the ranks of MPI_COMM_WORLD; prints the
 // fastest and the median of each. Two ownerships: "blocks" (rank r owns [r N / P, (r + 1) N / P)) and
 // "strided" (vertex i on rank i % P: every owned run is one vertex long, the worst case for a file view).
-// Usage: mpiexec -n P edgefem_bench_checkpoint [N] [DIR] [REPEATS]
+// Usage: mpiexec -n P edgefem_bench_checkpoint [N] [DIR] [REPEATS] [blocks|strided]
 #include <mpi.h>
 
 #include <algorithm>
@@ -33,10 +33,12 @@ int main(int argc, char** argv) {
   const std::int64_t n = argc > 1 ? std::atoll(argv[1]) : 1000000;
   const std::string dir = argc > 2 ? argv[2] : std::filesystem::temp_directory_path().string();
   const int repeats = argc > 3 ? std::atoi(argv[3]) : 5;
+  const std::string only = argc > 4 ? argv[4] : "";
   const std::string path = dir + "/edgefem_bench_checkpoint.ckpt";
   int status = 0;
   try {
     for (const char* scheme : {"blocks", "strided"}) {
+      if (!only.empty() && only != scheme) continue;
       std::vector<std::int64_t> owned;
       for (std::int64_t i = 0; i < n; ++i) {
         const int owner = std::string(scheme) == "blocks" ? static_cast<int>(i * size / n) : static_cast<int>(i % size);
@@ -72,10 +74,11 @@ int main(int argc, char** argv) {
       }
       if (rank == 0) {
         const double mb = 72.0 * static_cast<double>(n) / 1e6;
-        std::printf("%d ranks, %lld vertices (%.1f MB of fields), %s: write min %.4f s median %.4f s, "
-                    "read min %.4f s median %.4f s\n",
-                    size, static_cast<long long>(n), mb, scheme, *std::min_element(write_s.begin(), write_s.end()),
-                    median(write_s), *std::min_element(read_s.begin(), read_s.end()), median(read_s));
+        std::printf(
+            "%d ranks, %lld vertices (%.1f MB of fields), %s: write min %.4f s median %.4f s, "
+            "read min %.4f s median %.4f s\n",
+            size, static_cast<long long>(n), mb, scheme, *std::min_element(write_s.begin(), write_s.end()),
+            median(write_s), *std::min_element(read_s.begin(), read_s.end()), median(read_s));
       }
     }
     if (rank == 0) std::filesystem::remove(path);

@@ -17,6 +17,12 @@
 ///  - Writing goes to PATH.tmp (created or truncated to 0 bytes), MPI_File_sync, close, agreement (an
 ///    MPI_Allreduce: every rank has closed), then rank 0 checks the size, renames onto PATH and fsyncs the
 ///    directory. Validation happens before PATH.tmp is touched; any later failure removes PATH.tmp.
+///  - Checksums (format version 2): each rank folds its sorted owned vertices, run by run, into a positioned CRC
+///    register (crc32::Positioned) from the same buffer it writes or has read; one MPI_Allreduce (MPI_BXOR) per
+///    write or read combines the fields' registers. Rank 0 writes the header and job text first, then, after the
+///    fields and a collective reset of the file view to bytes, the checksum block and the end marker. On reading,
+///    rank 0 checks everything but the fields (read_head, shared with read_checkpoint_info); every rank then
+///    compares the combined field CRCs with the trailer's, so the verdict is the same everywhere.
 #include "io/checkpoint.hpp"
 
 #include <fcntl.h>
