@@ -3,6 +3,7 @@
 // Run under mpiexec with 1, 2 and 3 ranks (CTest: mpi.checkpoint.npN); every assertion holds on every rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -515,6 +516,37 @@ TEST_F(Checkpoint, WrittenOnAnyNumberOfRanksVerifiesOnAnyOther) {
       MPI_Barrier(MPI_COMM_WORLD);
     }
   }
+}
+
+TEST_F(Checkpoint, LargeFieldsFoldedBySeveralThreadsPerRank) {
+  // Enough vertices per rank for the CRC to be split over the OpenMP threads (3 here), owned in scattered runs.
+  constexpr std::int64_t n = 240000;
+  const int saved_threads = omp_get_max_threads();
+  omp_set_num_threads(3);
+  std::vector<std::int64_t> owned;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if ((i / 7 + i / 1000) % world_size() == world_rank()) owned.push_back(i);
+  }
+  CheckpointState s;
+  s.field_names = {"position"};
+  s.fields.emplace_back();
+  for (const std::int64_t v : owned) {
+    for (int c = 0; c < 3; ++c) s.fields[0].push_back(static_cast<double>(v) * 0.001 + c);
+  }
+  write_checkpoint(MPI_COMM_WORLD, file_, n, owned, s);
+  if (world_rank() == 0) {
+    const std::vector<char> bytes = ckptfile::read_bytes(file_);
+    const ckptfile::Offsets o = ckptfile::offsets(bytes);
+    EXPECT_EQ(ckptfile::get<std::uint32_t>(bytes, o.checksums + 8), bitwise_crc(bytes, o.fields, o.field_bytes));
+  }
+  std::reverse(owned.begin(), owned.end());
+  const CheckpointState read = read_checkpoint(MPI_COMM_WORLD, file_, n, owned);
+  ASSERT_EQ(read.fields.size(), 1u);
+  EXPECT_EQ(read.fields[0][0], static_cast<double>(owned[0]) * 0.001);
+  on_rank0([&] { ckptfile::flip_bit(file_, 512 + 24 * (n - 1), 0); });  // the last vertex's x
+  expect_throw_everywhere<DamagedCheckpoint>([&] { (void)read_checkpoint(MPI_COMM_WORLD, file_, n, owned); },
+                                             file_ + ": damaged checkpoint: field 'position' fails its CRC-32 check");
+  omp_set_num_threads(saved_threads);
 }
 
 TEST_F(Checkpoint, AFlippedBitInAnyPartIsRefusedOnEveryRankNamingThePart) {
