@@ -417,10 +417,12 @@ RestartPoint restart_if_asked(MPI_Comm comm, const Arguments& args, const Job& j
   const DynamicSpec& spec = *job.dynamic;
   RestartPoint start;
   if (args.restart.empty()) return start;
-  const RestartChoice choice = choose_restart_checkpoint(comm, args.restart);
-  for (const std::string& note : choice.notes) PetscPrintf(comm, "warning: %s\n", note.c_str());
-  const std::string& path = choice.path;
-  const CheckpointState state = read_checkpoint(comm, path, mesh.n_global_vertices, owned_original);
+  // The checkpoint named, or the newest intact one of the directory's newest run (damaged ones skipped, saying
+  // why); nothing on disk changes before the restart has succeeded.
+  const Restart restart = read_restart_checkpoint(comm, args.restart, mesh.n_global_vertices, owned_original);
+  for (const std::string& note : restart.notes) PetscPrintf(comm, "warning: %s\n", note.c_str());
+  const std::string& path = restart.path;
+  const CheckpointState& state = restart.state;
   if (std::abs(state.dt - spec.dt) > 1e-12 * spec.dt)
     throw InputError(job.job_file + ": analysis.dt = " + std::to_string(spec.dt) + " but " + path +
                      " was written with dt = " + std::to_string(state.dt) + " (a restart keeps the time step)");

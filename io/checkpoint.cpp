@@ -17,9 +17,16 @@
 ///  - Writing goes to PATH.tmp (created or truncated to 0 bytes), MPI_File_sync, close, agreement (an
 ///    MPI_Allreduce: every rank has closed), then rank 0 checks the size, renames onto PATH and fsyncs the
 ///    directory. Validation happens before PATH.tmp is touched; any later failure removes PATH.tmp.
+///  - Checksums (format version 2): each rank folds its sorted owned vertices, run by run, into a positioned CRC
+///    register (crc32::Positioned) from the same buffer it writes or has read; one MPI_Allreduce (MPI_BXOR) per
+///    write or read combines the fields' registers. Rank 0 writes the header and job text first, then, after the
+///    fields and a collective reset of the file view to bytes, the checksum block and the end marker. On reading,
+///    rank 0 checks everything but the fields (read_head, shared with read_checkpoint_info); every rank then
+///    compares the combined field CRCs with the trailer's, so the verdict is the same everywhere.
 #include "io/checkpoint.hpp"
 
 #include <fcntl.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,11 +40,13 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
 
 #include "core/error.hpp"
+#include "io/crc32.hpp"
 #include "partition/collective.hpp"
 
 namespace edgefem {
@@ -56,10 +65,14 @@ constexpr std::size_t header_bytes = 512;
 constexpr std::size_t name_bytes = 32;
 constexpr std::size_t max_name_length = name_bytes - 1;
 constexpr std::size_t max_fields = 8;
-constexpr std::uint32_t format_version = 1;
+constexpr std::uint32_t format_version = 2;  ///< written; version 1 (no checksums) is still read
 constexpr std::size_t vertex_bytes = 3 * sizeof(double);
 constexpr char magic[16] = "EDGEFEM-CKPT";   // zero-padded to 16 bytes
-constexpr char trailer[16] = "EDGEFEM-END";  // zero-padded to 16 bytes
+constexpr char trailer[16] = "EDGEFEM-END";  // zero-padded to 16 bytes (the end marker)
+/// Version 2: the checksum block before the end marker (CRC-32 of header, job text, each field slot, itself).
+constexpr std::size_t checksum_bytes = 48;
+constexpr std::size_t off_crc_header = 0, off_crc_job = 4, off_crc_fields = 8, off_crc_self = 40;
+static_assert(off_crc_fields + 4 * max_fields == off_crc_self && off_crc_self + 8 == checksum_bytes);
 /// Bounds that keep every offset far from int64 overflow (and rank 0's header + job text write in one
 /// int-counted call); a header beyond them is corrupt.
 constexpr std::int64_t max_vertices = std::int64_t{1} << 50;
@@ -83,6 +96,7 @@ struct Layout {
   std::int64_t n_vertices = 0;
   std::uint64_t n_fields = 0;
   std::uint64_t job_bytes = 0;
+  std::uint32_t version = format_version;
 
   [[nodiscard]] MPI_Offset field_bytes() const {
     return static_cast<MPI_Offset>(n_vertices) * MPI_Offset{vertex_bytes};
@@ -90,9 +104,55 @@ struct Layout {
   [[nodiscard]] MPI_Offset field_offset(std::size_t f) const {
     return static_cast<MPI_Offset>(header_bytes + padded8(job_bytes)) + static_cast<MPI_Offset>(f) * field_bytes();
   }
+  /// Where the checksum block (version 2) or the end marker (version 1) starts.
   [[nodiscard]] MPI_Offset trailer_offset() const { return field_offset(n_fields); }
-  [[nodiscard]] MPI_Offset total_bytes() const { return trailer_offset() + MPI_Offset{sizeof trailer}; }
+  [[nodiscard]] MPI_Offset end_marker_offset() const {
+    return trailer_offset() + (version >= 2 ? MPI_Offset{checksum_bytes} : MPI_Offset{0});
+  }
+  [[nodiscard]] MPI_Offset total_bytes() const { return end_marker_offset() + MPI_Offset{sizeof trailer}; }
 };
+
+/// The CRC-32s of a version-2 file (io/crc32.hpp: zlib's crc32 of those bytes).
+struct Checksums {
+  std::uint32_t header = 0;                        ///< the 512 header bytes
+  std::uint32_t job = 0;                           ///< the job text with its zero padding
+  std::array<std::uint32_t, max_fields> fields{};  ///< each field's N x 24 bytes; 0 for unused slots
+
+  [[nodiscard]] std::vector<char> encode() const {
+    std::vector<char> block(checksum_bytes, 0);
+    std::memcpy(block.data() + off_crc_header, &header, 4);
+    std::memcpy(block.data() + off_crc_job, &job, 4);
+    std::memcpy(block.data() + off_crc_fields, fields.data(), 4 * max_fields);
+    const std::uint32_t self = crc32::of(block.data(), off_crc_self);
+    std::memcpy(block.data() + off_crc_self, &self, 4);
+    return block;
+  }
+  /// The checksums of a block, or nothing if the block fails its own CRC.
+  static std::optional<Checksums> decode(const char* block) {
+    std::uint32_t self = 0;
+    std::memcpy(&self, block + off_crc_self, 4);
+    if (crc32::of(block, off_crc_self) != self) return std::nullopt;
+    Checksums c;
+    std::memcpy(&c.header, block + off_crc_header, 4);
+    std::memcpy(&c.job, block + off_crc_job, 4);
+    std::memcpy(c.fields.data(), block + off_crc_fields, 4 * max_fields);
+    return c;
+  }
+};
+
+std::string hex32(std::uint32_t value) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08x", value);
+  return text;
+}
+
+/// "PATH: damaged checkpoint: WHAT fails its CRC-32 check (the trailer records X, the file gives Y)".
+void check_crc(const std::string& path, const std::string& what, std::uint32_t recorded, std::uint32_t computed) {
+  if (recorded != computed) {
+    throw DamagedCheckpoint(path + ": damaged checkpoint: " + what + " fails its CRC-32 check (the trailer records " +
+                            hex32(recorded) + ", the file gives " + hex32(computed) + ")");
+  }
+}
 
 template <class T>
 void put(std::vector<char>& buf, std::size_t offset, T value) {
@@ -112,45 +172,82 @@ std::string get_name(const std::vector<char>& buf, std::size_t offset) {
   return std::string(p, ::strnlen(p, name_bytes));
 }
 
-/// The layout a header announces, checked against the file size: `head` holds the first `head_read` bytes
-/// (min(size, header_bytes)) of a file of `size` bytes. Throws InputError naming `path`.
-Layout check_header(const std::string& path, const std::vector<char>& head, std::size_t head_read, std::int64_t size) {
-  auto bad = [&](const std::string& what) { throw InputError(path + ": " + what); };
-  // A file shorter than the magic number must at least start like one to count as truncated.
-  if (std::memcmp(head.data(), magic, std::min(head_read, sizeof magic)) != 0) {
-    bad("not an edgefem checkpoint (wrong magic number)");
-  }
-  if (head_read < header_bytes) {
-    bad("truncated checkpoint: the file has " + std::to_string(size) + " bytes, less than the " +
-        std::to_string(header_bytes) + "-byte header");
-  }
-  const auto version = get<std::uint32_t>(head, off_version);
-  if (version != format_version) {
-    bad("checkpoint format version " + std::to_string(version) + ", this edgefem reads version " +
-        std::to_string(format_version));
-  }
+/// What is read and checked before the fields: header, layout, job text, checksums (version 2).
+struct Head {
+  std::vector<char> header = std::vector<char>(header_bytes, 0);
   Layout layout;
-  layout.n_fields = get<std::uint32_t>(head, off_n_fields);
-  layout.n_vertices = get<std::int64_t>(head, off_n_vertices);
-  layout.job_bytes = get<std::uint64_t>(head, off_job_bytes);
-  if (layout.n_fields > max_fields) {
-    bad("corrupt checkpoint header: " + std::to_string(layout.n_fields) + " fields (at most " +
-        std::to_string(max_fields) + ")");
-  }
-  if (layout.n_vertices < 0 || layout.n_vertices > max_vertices) {
-    bad("corrupt checkpoint header: vertex count " + std::to_string(layout.n_vertices));
-  }
-  if (layout.job_bytes > max_job_bytes) {
-    bad("corrupt checkpoint header: job text of " + std::to_string(layout.job_bytes) + " bytes");
-  }
-  if (size != layout.total_bytes()) {
-    bad(std::string(size < layout.total_bytes() ? "truncated" : "corrupt") + " checkpoint: the header announces " +
-        std::to_string(layout.total_bytes()) + " bytes, the file has " + std::to_string(size));
-  }
-  return layout;
-}
+  std::string job_text;
+  Checksums checksums;  ///< version 2
+};
 
-std::string missing_end_marker() { return "truncated or corrupt checkpoint: the end marker 'EDGEFEM-END' is missing"; }
+/// Reads and checks everything but the fields of a file of `size` bytes through
+/// `read_at(offset, data, bytes, what)` (which throws on a failed or short read). Throws DamagedCheckpoint naming
+/// `path` for a truncated or corrupt file or a checksum that does not match, InputError for a file that is not
+/// a checkpoint or of another version.
+template <class ReadAt>
+Head read_head(const std::string& path, std::int64_t size, ReadAt&& read_at) {
+  auto damaged = [&](const std::string& what) { throw DamagedCheckpoint(path + ": " + what); };
+  if (size <= 0) damaged("truncated checkpoint: the file is empty");
+  Head h;
+  const std::size_t head_read = static_cast<std::size_t>(std::min<std::int64_t>(size, header_bytes));
+  read_at(0, h.header.data(), head_read, "header");
+  // A file shorter than the magic number must at least start like one to count as truncated.
+  if (std::memcmp(h.header.data(), magic, std::min(head_read, sizeof magic)) != 0)
+    throw InputError(path + ": not an edgefem checkpoint (wrong magic number)");
+  if (head_read < header_bytes) {
+    damaged("truncated checkpoint: the file has " + std::to_string(size) + " bytes, less than the " +
+            std::to_string(header_bytes) + "-byte header");
+  }
+  // Version 2 ends with the checksums and the end marker: when they are there and intact, the header is checked
+  // before any of its values is believed (a damaged count would otherwise read as a truncated file).
+  const std::uint32_t header_crc = crc32::of(h.header.data(), header_bytes);
+  std::optional<Checksums> tail;
+  const std::size_t tail_bytes = checksum_bytes + sizeof trailer;
+  if (static_cast<std::uint64_t>(size) >= header_bytes + tail_bytes) {
+    std::vector<char> block(tail_bytes);
+    read_at(size - static_cast<std::int64_t>(tail_bytes), block.data(), tail_bytes, "trailer");
+    if (std::memcmp(block.data() + checksum_bytes, trailer, sizeof trailer) == 0)
+      tail = Checksums::decode(block.data());
+  }
+  if (tail) check_crc(path, "the header", tail->header, header_crc);
+
+  Layout& layout = h.layout;
+  layout.version = get<std::uint32_t>(h.header, off_version);
+  if (layout.version != 1 && layout.version != 2) {
+    throw InputError(path + ": checkpoint format version " + std::to_string(layout.version) +
+                     ", this edgefem reads versions 1 and 2");
+  }
+  layout.n_fields = get<std::uint32_t>(h.header, off_n_fields);
+  layout.n_vertices = get<std::int64_t>(h.header, off_n_vertices);
+  layout.job_bytes = get<std::uint64_t>(h.header, off_job_bytes);
+  if (layout.n_fields > max_fields) {
+    damaged("corrupt checkpoint header: " + std::to_string(layout.n_fields) + " fields (at most " +
+            std::to_string(max_fields) + ")");
+  }
+  if (layout.n_vertices < 0 || layout.n_vertices > max_vertices)
+    damaged("corrupt checkpoint header: vertex count " + std::to_string(layout.n_vertices));
+  if (layout.job_bytes > max_job_bytes)
+    damaged("corrupt checkpoint header: job text of " + std::to_string(layout.job_bytes) + " bytes");
+  if (size != layout.total_bytes()) {
+    damaged(std::string(size < layout.total_bytes() ? "truncated" : "corrupt") + " checkpoint: the header announces " +
+            std::to_string(layout.total_bytes()) + " bytes, the file has " + std::to_string(size));
+  }
+  char end[sizeof trailer];
+  read_at(layout.end_marker_offset(), end, sizeof end, "end marker");
+  if (std::memcmp(end, trailer, sizeof trailer) != 0)
+    damaged("truncated or corrupt checkpoint: the end marker 'EDGEFEM-END' is missing");
+  if (layout.version >= 2) {
+    // The size matches and the end marker is in place: the tail read above is this file's checksum block.
+    if (!tail) damaged("damaged checkpoint: the checksums in the trailer fail their own CRC-32 check");
+    h.checksums = *tail;
+  }
+  std::string padded(static_cast<std::size_t>(padded8(layout.job_bytes)), '\0');
+  if (!padded.empty()) read_at(header_bytes, padded.data(), padded.size(), "job text");
+  if (layout.version >= 2) check_crc(path, "the job text", h.checksums.job, crc32::of(padded.data(), padded.size()));
+  padded.resize(static_cast<std::size_t>(layout.job_bytes));
+  h.job_text = std::move(padded);
+  return h;
+}
 
 std::string mpi_error_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -159,20 +256,36 @@ std::string mpi_error_text(int code) {
   return std::string(text, static_cast<std::size_t>(length));
 }
 
+/// Which exception a failure becomes on every rank.
+enum class Kind : char {
+  collective = 'C',  ///< CollectiveError (wrong arguments, a failed write)
+  input = 'I',       ///< InputError (a problem with the file)
+  damaged = 'D',     ///< DamagedCheckpoint (truncated, corrupt, a checksum that does not match)
+};
+
 /// The first error this rank met during a phase of collective calls.
 struct Failure {
   std::string message;  ///< empty: none
-  bool input = false;   ///< InputError (a problem with the file) rather than CollectiveError
+  Kind kind = Kind::collective;
 
-  void set(std::string text, bool is_input = false) {
+  void set(std::string text, Kind k = Kind::collective) {
     if (!message.empty()) return;
     message = std::move(text);
-    input = is_input;
+    kind = k;
   }
   /// Records a failed MPI call ("PATH: WHAT: <MPI error string>"); returns rc == MPI_SUCCESS.
-  bool check_mpi(int rc, const std::string& path, const std::string& what, bool is_input = false) {
-    if (rc != MPI_SUCCESS) set(path + ": " + what + ": " + mpi_error_text(rc), is_input);
+  bool check_mpi(int rc, const std::string& path, const std::string& what, Kind k = Kind::collective) {
+    if (rc != MPI_SUCCESS) set(path + ": " + what + ": " + mpi_error_text(rc), k);
     return rc == MPI_SUCCESS;
+  }
+  /// Records the exception of a local step.
+  void set_from(const std::exception& e) {
+    if (dynamic_cast<const DamagedCheckpoint*>(&e) != nullptr)
+      set(e.what(), Kind::damaged);
+    else if (dynamic_cast<const InputError*>(&e) != nullptr)
+      set(e.what(), Kind::input);
+    else
+      set(e.what());
   }
 };
 
@@ -180,15 +293,16 @@ struct Failure {
 /// message and kind on every rank.
 bool any_failed(MPI_Comm comm, Failure& failure) {
   std::string message;
-  if (!failure.message.empty()) message = (failure.input ? 'I' : 'C') + failure.message;
+  if (!failure.message.empty()) message = static_cast<char>(failure.kind) + failure.message;
   if (!agree_on_failure(comm, !failure.message.empty(), message)) return false;
-  failure.input = !message.empty() && message.front() == 'I';
+  failure.kind = message.empty() ? Kind::collective : static_cast<Kind>(message.front());
   failure.message = message.empty() ? std::string("checkpoint: unknown failure") : message.substr(1);
   return true;
 }
 
 [[noreturn]] void raise(const Failure& failure) {
-  if (failure.input) throw InputError(failure.message);
+  if (failure.kind == Kind::damaged) throw DamagedCheckpoint(failure.message);
+  if (failure.kind == Kind::input) throw InputError(failure.message);
   throw CollectiveError(failure.message);
 }
 
@@ -198,10 +312,8 @@ void local_step(MPI_Comm comm, F&& f) {
   Failure failure;
   try {
     f();
-  } catch (const InputError& e) {
-    failure.set(e.what(), true);
   } catch (const std::exception& e) {
-    failure.set(e.what());
+    failure.set_from(e);
   }
   if (any_failed(comm, failure)) raise(failure);
 }
@@ -481,13 +593,13 @@ CheckpointState decode_header(const std::vector<char>& head, std::size_t n_field
 /// After a successful collective access of `count` doubles: records a short transfer ("PATH: WHAT: VERB n of
 /// count values") in `failure`.
 void check_count(Failure& failure, MPI_Status& status, int count, const std::string& path, const std::string& what,
-                 const char* verb, bool is_input = false) {
+                 const char* verb, Kind kind = Kind::collective) {
   int moved = count;  // (ROMIO leaves the status of a 0-count access unset)
   if (count > 0) MPI_Get_count(&status, MPI_DOUBLE, &moved);
   if (moved != count) {
     failure.set(path + ": " + what + ": " + verb + " " + std::to_string(moved) + " of " + std::to_string(count) +
                     " values",
-                is_input);
+                kind);
   }
 }
 
@@ -518,24 +630,73 @@ MPI_File create_temporary(MPI_Comm comm, const std::string& path, const std::str
   return fh;
 }
 
-/// Rank 0: the header and job text at offset 0 and the end marker after the fields of `tmp`.
-void write_header(MPI_File fh, const std::string& path, const std::string& tmp, const Layout& layout,
-                  const CheckpointState& state, Failure& failure) {
+/// Rank 0: the header and job text at offset 0 of `tmp`; returns their checksums.
+Checksums write_header(MPI_File fh, const std::string& path, const std::string& tmp, const Layout& layout,
+                       const CheckpointState& state, Failure& failure) {
   const std::vector<char> head = encode_header(layout, state);
+  Checksums checksums;
+  checksums.header = crc32::of(head.data(), header_bytes);
+  checksums.job = crc32::of(head.data() + header_bytes, head.size() - header_bytes);
   MPI_Status status;
   failure.check_mpi(MPI_File_write_at(fh, 0, head.data(), static_cast<int>(head.size()), MPI_BYTE, &status), path,
                     "writing the header to '" + tmp + "'");
-  failure.check_mpi(MPI_File_write_at(fh, layout.trailer_offset(), trailer, sizeof trailer, MPI_BYTE, &status), path,
-                    "writing the end marker to '" + tmp + "'");
+  return checksums;
 }
 
-/// Collective: writes this rank's values of every field (in sorted order) through its field view.
-void write_fields(const FieldAccess& file, const std::string& tmp, const Layout& layout,
-                  const std::vector<std::vector<double>>& fields) {
+/// Rank 0: the checksum block and the end marker after the fields of `tmp`.
+void write_trailer(MPI_File fh, const std::string& path, const std::string& tmp, const Layout& layout,
+                   const Checksums& checksums, Failure& failure) {
+  std::vector<char> block = checksums.encode();
+  block.insert(block.end(), trailer, trailer + sizeof trailer);
+  MPI_Status status;
+  failure.check_mpi(MPI_File_write_at(fh, layout.trailer_offset(), block.data(), static_cast<int>(block.size()),
+                                      MPI_BYTE, &status),
+                    path, "writing the checksums and the end marker to '" + tmp + "'");
+}
+
+/// This rank's contribution to the CRC-32 of one field (crc32::Positioned): `data` holds the values of its owned
+/// vertices sorted by original index, each run of consecutive vertices at its place in the field.
+/// The OpenMP threads each fold a contiguous share of the vertices (contributions of disjoint parts XOR together).
+std::uint32_t field_contribution(const FieldAccess& file, const double* data) {
+  const std::uint64_t length = static_cast<std::uint64_t>(file.n_vertices) * vertex_bytes;
+  const std::size_t m = file.order.size();
+  const int shares = m < 65536 ? 1 : omp_get_max_threads();
+  std::uint32_t sum = 0;
+#pragma omp parallel for reduction(^ : sum) schedule(static, 1) num_threads(shares)
+  for (int share = 0; share < shares; ++share) {
+    crc32::Positioned crc(length);
+    const std::size_t end_share = m * static_cast<std::size_t>(share + 1) / static_cast<std::size_t>(shares);
+    for (std::size_t k = m * static_cast<std::size_t>(share) / static_cast<std::size_t>(shares); k < end_share;) {
+      const std::int64_t first = file.owned[file.order[k]];
+      std::size_t end = k + 1;
+      while (end < end_share && file.owned[file.order[end]] == first + static_cast<std::int64_t>(end - k)) ++end;
+      crc.add(static_cast<std::uint64_t>(first) * vertex_bytes, data + 3 * k, (end - k) * vertex_bytes);
+      k = end;
+    }
+    sum ^= crc.contribution();
+  }
+  return sum;
+}
+
+/// Collective: the CRC-32 of every field from the ranks' contributions (the same on every rank).
+std::vector<std::uint32_t> combine_field_crcs(MPI_Comm comm, std::vector<std::uint32_t> contributions,
+                                              std::int64_t n_vertices) {
+  MPI_Allreduce(MPI_IN_PLACE, contributions.data(), static_cast<int>(contributions.size()), MPI_UINT32_T, MPI_BXOR,
+                comm);
+  for (std::uint32_t& crc : contributions)
+    crc = crc32::Positioned::finish(crc, static_cast<std::uint64_t>(n_vertices) * vertex_bytes);
+  return contributions;
+}
+
+/// Collective: writes this rank's values of every field (in sorted order) through its field view; returns its
+/// contribution to each field's CRC-32.
+std::vector<std::uint32_t> write_fields(const FieldAccess& file, const std::string& tmp, const Layout& layout,
+                                        const std::vector<std::vector<double>>& fields) {
   const FieldView view(file.owned, file.order, file.n_vertices);
   const bool identity = std::is_sorted(file.owned.begin(), file.owned.end());
   std::vector<double> buffer(identity ? 0 : 3 * file.order.size());
   const int count = static_cast<int>(3 * file.order.size());
+  std::vector<std::uint32_t> contributions(layout.n_fields, 0);
   for (std::size_t f = 0; f < layout.n_fields; ++f) {
     const std::vector<double>& values = fields[f];
     if (!identity) {
@@ -544,6 +705,7 @@ void write_fields(const FieldAccess& file, const std::string& tmp, const Layout&
       }
     }
     const double* data = identity ? values.data() : buffer.data();
+    contributions[f] = field_contribution(file, data);
     const std::string what = "writing field " + std::to_string(f) + " to '" + tmp + "'";
     file.failure.check_mpi(MPI_File_set_view(file.fh, layout.field_offset(f), MPI_DOUBLE, view.type(), "native",
                                              MPI_INFO_NULL),
@@ -552,6 +714,7 @@ void write_fields(const FieldAccess& file, const std::string& tmp, const Layout&
     if (file.failure.check_mpi(MPI_File_write_all(file.fh, data, count, MPI_DOUBLE, &status), file.path, what))
       check_count(file.failure, status, count, file.path, what, "wrote");
   }
+  return contributions;
 }
 
 /// Rank 0, once every rank has closed `tmp`: checks its size, renames it onto `path` and fsyncs the directory.
@@ -582,14 +745,14 @@ MPI_File open_checkpoint(MPI_Comm comm, const std::string& path, Failure& failur
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
     if (st.type() == fs::file_type::not_found)
-      failure.set(path + ": cannot open the checkpoint: no such file", true);
+      failure.set(path + ": cannot open the checkpoint: no such file", Kind::input);
     else if (st.type() == fs::file_type::directory)
-      failure.set(path + ": cannot open the checkpoint: it is a directory", true);
+      failure.set(path + ": cannot open the checkpoint: it is a directory", Kind::input);
   }
   if (any_failed(comm, failure)) raise(failure);
   MPI_File fh = MPI_FILE_NULL;
   failure.check_mpi(MPI_File_open(comm, path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh), path,
-                    "cannot open the checkpoint", true);
+                    "cannot open the checkpoint", Kind::input);
   if (any_failed(comm, failure)) {
     if (fh != MPI_FILE_NULL) MPI_File_close(&fh);
     raise(failure);
@@ -598,59 +761,63 @@ MPI_File open_checkpoint(MPI_Comm comm, const std::string& path, Failure& failur
   return fh;
 }
 
-/// Rank 0: reads and validates the header (into `head`), the end marker and the job text of an open
-/// checkpoint. Throws InputError naming `path`.
-void read_header(MPI_File fh, const std::string& path, std::vector<char>& head, std::string& job_text) {
-  auto bad = [&](const std::string& what) { throw InputError(path + ": " + what); };
+/// Rank 0: reads and checks everything but the fields of an open checkpoint (read_head). Throws InputError or
+/// DamagedCheckpoint naming `path`.
+Head read_header(MPI_File fh, const std::string& path) {
   MPI_Offset size = 0;
   Failure io;
-  if (!io.check_mpi(MPI_File_get_size(fh, &size), path, "cannot get the file size", true)) throw InputError(io.message);
-  auto read_at = [&](MPI_Offset offset, char* data, std::size_t bytes, const char* what) {
+  if (!io.check_mpi(MPI_File_get_size(fh, &size), path, "cannot get the file size", Kind::input))
+    throw InputError(io.message);
+  auto read_at = [&](std::int64_t offset, char* data, std::size_t bytes, const char* what) {
     MPI_Status status;
     if (!io.check_mpi(MPI_File_read_at(fh, offset, data, static_cast<int>(bytes), MPI_BYTE, &status), path,
-                      std::string("reading the ") + what, true)) {
+                      std::string("reading the ") + what, Kind::input)) {
       throw InputError(io.message);
     }
     int got = 0;
     MPI_Get_count(&status, MPI_BYTE, &got);
-    if (got != static_cast<int>(bytes)) bad(std::string("short read of the ") + what);
+    if (got != static_cast<int>(bytes)) throw DamagedCheckpoint(path + ": short read of the " + what);
   };
-  if (size == 0) bad("truncated checkpoint: the file is empty");
-  const std::size_t head_read = static_cast<std::size_t>(std::min<MPI_Offset>(size, header_bytes));
-  read_at(0, head.data(), head_read, "header");
-  const Layout layout = check_header(path, head, head_read, size);
-  char end[sizeof trailer];
-  read_at(layout.trailer_offset(), end, sizeof end, "end marker");
-  if (std::memcmp(end, trailer, sizeof trailer) != 0) bad(missing_end_marker());
-  job_text.resize(static_cast<std::size_t>(layout.job_bytes));
-  if (!job_text.empty()) read_at(header_bytes, job_text.data(), job_text.size(), "job text");
+  return read_head(path, size, read_at);
 }
 
-/// Collective: rank 0's header and job text to every rank.
-void broadcast_header(MPI_Comm comm, std::vector<char>& head, std::string& job_text) {
-  MPI_Bcast(head.data(), static_cast<int>(header_bytes), MPI_CHAR, 0, comm);
-  std::int64_t job_bytes = static_cast<std::int64_t>(job_text.size());
+/// Collective: rank 0's header, job text and checksums to every rank.
+void broadcast_head(MPI_Comm comm, Head& h) {
+  MPI_Bcast(h.header.data(), static_cast<int>(header_bytes), MPI_CHAR, 0, comm);
+  std::int64_t job_bytes = static_cast<std::int64_t>(h.job_text.size());
   MPI_Bcast(&job_bytes, 1, MPI_INT64_T, 0, comm);
-  job_text.resize(static_cast<std::size_t>(job_bytes));
-  MPI_Bcast(job_text.data(), static_cast<int>(job_bytes), MPI_CHAR, 0, comm);
+  h.job_text.resize(static_cast<std::size_t>(job_bytes));
+  MPI_Bcast(h.job_text.data(), static_cast<int>(job_bytes), MPI_CHAR, 0, comm);
+  std::array<std::uint32_t, 2 + max_fields> crcs{};
+  crcs[0] = h.checksums.header, crcs[1] = h.checksums.job;
+  std::copy(h.checksums.fields.begin(), h.checksums.fields.end(), crcs.begin() + 2);
+  MPI_Bcast(crcs.data(), static_cast<int>(crcs.size()), MPI_UINT32_T, 0, comm);
+  h.checksums.header = crcs[0], h.checksums.job = crcs[1];
+  std::copy(crcs.begin() + 2, crcs.end(), h.checksums.fields.begin());
+  h.layout = Layout{get<std::int64_t>(h.header, off_n_vertices), get<std::uint32_t>(h.header, off_n_fields),
+                    static_cast<std::uint64_t>(job_bytes), get<std::uint32_t>(h.header, off_version)};
 }
 
-/// Collective: reads this rank's values of every field (named `field_names`) through its field view.
+/// Collective: reads this rank's values of every field (named `field_names`) through its field view; puts its
+/// contribution to each field's CRC-32 into `contributions`.
 std::vector<std::vector<double>> read_fields(const FieldAccess& file, const Layout& layout,
-                                             const std::vector<std::string>& field_names) {
+                                             const std::vector<std::string>& field_names,
+                                             std::vector<std::uint32_t>& contributions) {
   const FieldView view(file.owned, file.order, file.n_vertices);
   std::vector<double> buffer(3 * file.order.size());
   const int count = static_cast<int>(buffer.size());
   std::vector<std::vector<double>> fields(layout.n_fields);
+  contributions.assign(layout.n_fields, 0);
   for (std::size_t f = 0; f < layout.n_fields; ++f) {
     const std::string what = "reading field '" + field_names[f] + "'";
     file.failure.check_mpi(MPI_File_set_view(file.fh, layout.field_offset(f), MPI_DOUBLE, view.type(), "native",
                                              MPI_INFO_NULL),
-                           file.path, what, true);
+                           file.path, what, Kind::input);
     MPI_Status status;
     if (file.failure.check_mpi(MPI_File_read_all(file.fh, buffer.data(), count, MPI_DOUBLE, &status), file.path, what,
-                               true))
-      check_count(file.failure, status, count, file.path, what, "read", true);
+                               Kind::input))
+      check_count(file.failure, status, count, file.path, what, "read", Kind::input);
+    contributions[f] = field_contribution(file, buffer.data());
     std::vector<double>& values = fields[f];
     values.resize(buffer.size());
     for (std::size_t k = 0; k < file.order.size(); ++k) {
@@ -680,8 +847,16 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_ver
   const std::string tmp = path + ".tmp";
   Failure failure;
   MPI_File fh = create_temporary(comm, path, tmp, failure);
-  if (rank == 0) write_header(fh, path, tmp, layout, state, failure);
-  write_fields(FieldAccess{fh, path, owned_original, order, n_vertices, failure}, tmp, layout, state.fields);
+  Checksums checksums;
+  if (rank == 0) checksums = write_header(fh, path, tmp, layout, state, failure);
+  const std::vector<std::uint32_t> crcs = combine_field_crcs(
+      comm, write_fields(FieldAccess{fh, path, owned_original, order, n_vertices, failure}, tmp, layout, state.fields),
+      n_vertices);
+  std::copy(crcs.begin(), crcs.end(), checksums.fields.begin());
+  // Back to the whole file as bytes (collective) for rank 0's explicit-offset write of the trailer.
+  failure.check_mpi(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL), path,
+                    "resetting the file view of '" + tmp + "'");
+  if (rank == 0) write_trailer(fh, path, tmp, layout, checksums, failure);
   failure.check_mpi(MPI_File_sync(fh), path, "syncing '" + tmp + "'");
   failure.check_mpi(MPI_File_close(&fh), path, "closing '" + tmp + "'");
 
@@ -713,33 +888,51 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
     raise(failure);
   };
 
-  // Phase 3: rank 0 reads and validates header, job text and trailer, then broadcasts header and job text.
-  std::vector<char> head(header_bytes, 0);
-  std::string job_text;
+  // Phase 3: rank 0 reads and checks header, job text and trailer, then broadcasts them.
+  Head h;
   if (rank == 0) {
     try {
-      read_header(fh, path, head, job_text);
-    } catch (const InputError& e) {
-      failure.set(e.what(), true);
+      h = read_header(fh, path);
+    } catch (const std::exception& e) {
+      failure.set_from(e);
     }
   }
   if (any_failed(comm, failure)) close_and_raise();
-  broadcast_header(comm, head, job_text);
-  const Layout layout{get<std::int64_t>(head, off_n_vertices), get<std::uint32_t>(head, off_n_fields),
-                      static_cast<std::uint64_t>(job_text.size())};
+  broadcast_head(comm, h);
+  const Layout& layout = h.layout;
   if (layout.n_vertices != n_vertices) {
     failure.set(path + ": checkpoint has " + std::to_string(layout.n_vertices) + " vertices, the job's mesh has " +
                     std::to_string(n_vertices),
-                true);
+                Kind::input);
   }
   if (any_failed(comm, failure)) close_and_raise();
-  CheckpointState state = decode_header(head, layout.n_fields);
-  state.job_text = std::move(job_text);
+  // Every vertex read by exactly one rank: the fields' checksums are combined from the ranks' parts.
+  try {
+    check_ownership(comm, path, n_vertices, owned_original);
+  } catch (const Error&) {  // thrown on every rank
+    MPI_File_close(&fh);
+    throw;
+  }
+  CheckpointState state = decode_header(h.header, layout.n_fields);
+  state.job_text = std::move(h.job_text);
+  state.format_version = layout.version;
 
-  // Phase 4: every rank reads its owned vertices of every field.
+  // Phase 4: every rank reads its owned vertices of every field; version 2: the fields' CRC-32s, combined over
+  // the ranks, match the trailer's.
+  std::vector<std::uint32_t> contributions;
   state.fields = read_fields(FieldAccess{fh, path, owned_original, order, n_vertices, failure}, layout,
-                             state.field_names);
-  failure.check_mpi(MPI_File_close(&fh), path, "closing the checkpoint", true);
+                             state.field_names, contributions);
+  failure.check_mpi(MPI_File_close(&fh), path, "closing the checkpoint", Kind::input);
+  if (layout.version >= 2) {
+    const std::vector<std::uint32_t> crcs = combine_field_crcs(comm, contributions, n_vertices);
+    for (std::size_t f = 0; f < crcs.size() && failure.message.empty(); ++f) {
+      try {
+        check_crc(path, "field '" + state.field_names[f] + "'", h.checksums.fields[f], crcs[f]);
+      } catch (const DamagedCheckpoint& e) {
+        failure.set(e.what(), Kind::damaged);
+      }
+    }
+  }
   if (any_failed(comm, failure)) raise(failure);
   return state;
 }
@@ -749,24 +942,20 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   if (!in) throw InputError(path + ": cannot open the checkpoint: " + std::strerror(errno));
   in.seekg(0, std::ios::end);
   const std::int64_t size = static_cast<std::int64_t>(in.tellg());
-  if (size <= 0) throw InputError(path + ": truncated checkpoint: the file is empty");
-  std::vector<char> head(header_bytes, 0);
-  const std::size_t head_read = static_cast<std::size_t>(std::min<std::int64_t>(size, header_bytes));
-  in.seekg(0);
-  in.read(head.data(), static_cast<std::streamsize>(head_read));
-  if (!in) throw InputError(path + ": short read of the header");
-  const Layout layout = check_header(path, head, head_read, size);
-  char end[sizeof trailer];
-  in.seekg(static_cast<std::streamoff>(layout.trailer_offset()));
-  in.read(end, sizeof end);
-  if (!in || std::memcmp(end, trailer, sizeof trailer) != 0) throw InputError(path + ": " + missing_end_marker());
+  auto read_at = [&](std::int64_t offset, char* data, std::size_t bytes, const char* what) {
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(data, static_cast<std::streamsize>(bytes));
+    if (!in) throw DamagedCheckpoint(path + ": short read of the " + what);
+  };
+  const Head h = read_head(path, size, read_at);
   CheckpointInfo info;
   info.path = path;
-  info.step = get<std::int64_t>(head, off_step);
-  info.time = get<double>(head, off_time);
-  info.run_id = get<std::uint64_t>(head, off_run_id);
-  info.run_started = get<std::int64_t>(head, off_run_started);
-  info.written = get<std::int64_t>(head, off_written);
+  info.step = get<std::int64_t>(h.header, off_step);
+  info.time = get<double>(h.header, off_time);
+  info.run_id = get<std::uint64_t>(h.header, off_run_id);
+  info.run_started = get<std::int64_t>(h.header, off_run_started);
+  info.written = get<std::int64_t>(h.header, off_written);
+  info.format_version = h.layout.version;
   return info;
 }
 

@@ -139,6 +139,67 @@ RestartChoice choose_restart_checkpoint(MPI_Comm comm, const std::string& path) 
   return choice;
 }
 
+Restart read_restart_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
+                                std::span<const std::int64_t> owned_original) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  // Rank 0 lists the candidates: PATH itself, or the newest run's checkpoints of the directory, newest first.
+  std::vector<std::string> candidates, skipped;
+  std::string run;  // the newest run, described (a directory only)
+  run_collectively(comm, [&] {
+    if (rank != 0) return;
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) {
+      candidates.push_back(path);
+      return;
+    }
+    const CheckpointListing listing = list_checkpoints(path);
+    for (const auto& bad : listing.unreadable) skipped.push_back(bad.error);
+    if (listing.checkpoints.empty()) {
+      std::string why;
+      for (const std::string& s : skipped) why += "; skipped " + s;
+      throw InputError("--restart: no complete checkpoint_*.ckpt in directory '" + path + "'" + why);
+    }
+    const CheckpointInfo& newest = listing.checkpoints.front();
+    run = describe_run(CheckpointRun{newest.run_id, newest.run_started});
+    for (const CheckpointInfo& c : listing.checkpoints) {
+      if (c.run_id == newest.run_id && c.run_started == newest.run_started) candidates.push_back(c.path);
+    }
+  });
+  broadcast(comm, candidates);
+  broadcast(comm, skipped);
+  broadcast(comm, run);
+  const bool directory = !run.empty();
+
+  Restart restart;
+  for (const std::string& s : skipped) restart.notes.push_back("skipping " + s);
+  for (const std::string& candidate : candidates) {
+    try {
+      restart.state = read_checkpoint(comm, candidate, n_vertices, owned_original);  // throws on every rank
+    } catch (const DamagedCheckpoint& e) {
+      if (!directory) throw;
+      skipped.push_back(e.what());
+      restart.notes.push_back(std::string("skipping ") + e.what());
+      continue;
+    }
+    restart.path = candidate;
+    break;
+  }
+  if (restart.path.empty()) {
+    std::string why;
+    for (const std::string& s : skipped) why += "; skipped " + s;
+    throw InputError("--restart: no intact checkpoint of the newest run (" + run + ") in directory '" + path + "'" +
+                     why);
+  }
+  if (!skipped.empty()) restart.notes.push_back("using " + restart.path + ", the newest intact checkpoint of " + run);
+  if (restart.state.format_version < 2) {
+    restart.notes.push_back(restart.path + " is a checkpoint of format version " +
+                            std::to_string(restart.state.format_version) +
+                            ", without checksums: its contents cannot be verified");
+  }
+  return restart;
+}
+
 CheckpointSeries::CheckpointSeries(MPI_Comm comm, std::string directory, std::optional<CheckpointRun> continued)
     : comm_(comm), directory_(std::move(directory)) {
   MPI_Comm_rank(comm_, &rank_);

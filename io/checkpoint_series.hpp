@@ -58,6 +58,22 @@ struct RestartChoice {
 /// complete checkpoint.
 RestartChoice choose_restart_checkpoint(MPI_Comm comm, const std::string& path);
 
+/// The checkpoint `--restart PATH` continues, read and verified (read_restart_checkpoint).
+struct Restart {
+  std::string path;                ///< the checkpoint used
+  CheckpointState state;           ///< its contents (this rank's owned vertices)
+  std::vector<std::string> notes;  ///< for the user: files skipped and why, the one used instead, a v1 file
+};
+
+/// Collective. `--restart PATH`: if PATH is not a directory, read_checkpoint(PATH) (a damaged file throws
+/// DamagedCheckpoint on every rank: no fallback). If it is a directory: the checkpoints of its newest run
+/// (choose_restart_checkpoint's order), newest first, read in turn until one is intact; each unreadable or
+/// damaged one is skipped with a note saying why, and a note names the one used. Throws InputError on every
+/// rank, naming every file skipped and why, if the newest run has no intact checkpoint. Moves, renames and
+/// deletes nothing: a restart that fails leaves the directory as it was.
+Restart read_restart_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
+                                std::span<const std::int64_t> owned_original);
+
 /// The checkpoints one run writes into its output directory.
 class CheckpointSeries {
  public:

@@ -3,6 +3,7 @@
 // Run under mpiexec with 1, 2 and 3 ranks (CTest: mpi.checkpoint.npN); every assertion holds on every rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,7 +25,9 @@
 #include "core/error.hpp"
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_series.hpp"
+#include "io/crc32.hpp"
 #include "partition/collective.hpp"
+#include "tests/support/checkpoint_files.hpp"
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
@@ -50,8 +53,11 @@ double value(std::size_t field, std::int64_t vertex, int comp, double salt = 0.0
 /// This rank's owned vertices: scheme 0 gives vertex i to rank (7 i) % P and shuffles each rank's list;
 /// scheme 1 gives the lower half to the last rank, the upper half to rank 0 (rank 1 of 3 owns nothing),
 /// in descending order; scheme 2 gives rank r the ascending block [r N / P, (r + 1) N / P).
-std::vector<std::int64_t> ownership(int scheme, std::int64_t n = n_vertices) {
-  const int rank = world_rank(), size = world_size();
+/// (Of the ranks of `comm`.)
+std::vector<std::int64_t> ownership_in(MPI_Comm comm, int scheme, std::int64_t n = n_vertices) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   std::vector<std::int64_t> owned;
   for (std::int64_t i = 0; i < n; ++i) {
     int owner = 0;
@@ -71,6 +77,10 @@ std::vector<std::int64_t> ownership(int scheme, std::int64_t n = n_vertices) {
     std::reverse(owned.begin(), owned.end());
   }
   return owned;
+}
+
+std::vector<std::int64_t> ownership(int scheme, std::int64_t n = n_vertices) {
+  return ownership_in(MPI_COMM_WORLD, scheme, n);
 }
 
 CheckpointState make_state(const std::vector<std::int64_t>& owned, double salt = 0.0) {
@@ -145,7 +155,8 @@ void expect_throw_everywhere(F&& f, const std::string& needle) {
 }
 
 std::uint64_t expected_file_size(const CheckpointState& s) {
-  return 512 + (s.job_text.size() + 7) / 8 * 8 + s.fields.size() * static_cast<std::uint64_t>(n_vertices) * 24 + 16;
+  return 512 + (s.job_text.size() + 7) / 8 * 8 + s.fields.size() * static_cast<std::uint64_t>(n_vertices) * 24 + 48 +
+         16;
 }
 
 /// A directory shared by all ranks (created by rank 0, name broadcast), removed after the test.
@@ -264,7 +275,7 @@ TEST_F(Checkpoint, NoFieldsAndEmptyStrings) {
   s.step = -1;
   s.time = -0.0;
   write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s);
-  EXPECT_EQ(fs::file_size(file_), 512u + 16u);
+  EXPECT_EQ(fs::file_size(file_), 512u + 48u + 16u);
   const CheckpointState read = read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, ownership(1));
   expect_header(read, s);
   EXPECT_TRUE(read.fields.empty());
@@ -295,14 +306,16 @@ TEST_F(Checkpoint, TruncatedFileFailsOnEveryRank) {
   write_good();
   const auto full = fs::file_size(file_);
   on_rank0([&] { fs::resize_file(file_, full - 3); });
-  expect_throw_everywhere<InputError>([&] { read_scheme(0); }, file_ + ": truncated checkpoint: the header announces " +
-                                                                   std::to_string(full) + " bytes, the file has " +
-                                                                   std::to_string(full - 3));
+  expect_throw_everywhere<DamagedCheckpoint>([&] { read_scheme(0); },
+                                             file_ + ": truncated checkpoint: the header announces " +
+                                                 std::to_string(full) + " bytes, the file has " +
+                                                 std::to_string(full - 3));
   on_rank0([&] { fs::resize_file(file_, 100); });
-  expect_throw_everywhere<InputError>(
+  expect_throw_everywhere<DamagedCheckpoint>(
       [&] { read_scheme(1); }, file_ + ": truncated checkpoint: the file has 100 bytes, less than the 512-byte header");
   on_rank0([&] { fs::resize_file(file_, 0); });
-  expect_throw_everywhere<InputError>([&] { read_scheme(0); }, file_ + ": truncated checkpoint: the file is empty");
+  expect_throw_everywhere<DamagedCheckpoint>([&] { read_scheme(0); },
+                                             file_ + ": truncated checkpoint: the file is empty");
 }
 
 TEST_F(Checkpoint, LongerFileOrDamagedEndMarkerFails) {
@@ -324,9 +337,18 @@ TEST_F(Checkpoint, WrongMagicAndVersionFail) {
   expect_throw_everywhere<InputError>([&] { read_scheme(0); },
                                       file_ + ": not an edgefem checkpoint (wrong magic number)");
   patch(3, "E");
-  patch(16, std::string("\x02\0\0\0", 4));
+  // Another version, checksums in order (a newer edgefem's file) ...
+  patch(16, std::string("\x03\0\0\0", 4));
+  on_rank0([&] { ckptfile::reseal(file_); });
   expect_throw_everywhere<InputError>([&] { read_scheme(0); },
-                                      file_ + ": checkpoint format version 2, this edgefem reads version 1");
+                                      file_ + ": checkpoint format version 3, this edgefem reads versions 1 and 2");
+  // ... and a version 2 file whose version bytes were damaged: the header's checksum tells.
+  patch(16, std::string("\x02\0\0\0", 4));
+  on_rank0([&] { ckptfile::reseal(file_); });
+  (void)read_scheme(0);
+  patch(16, std::string("\x06\0\0\0", 4));
+  expect_throw_everywhere<DamagedCheckpoint>([&] { read_scheme(0); },
+                                             file_ + ": damaged checkpoint: the header fails its CRC-32 check");
   // A short file that is not a checkpoint is "not a checkpoint", not "truncated".
   on_rank0([&] {
     std::ofstream out(file_, std::ios::binary | std::ios::trunc);
@@ -420,6 +442,202 @@ TEST_F(Checkpoint, FailedWriteLeavesThePreviousCheckpoint) {
   expect_values(read, owned, 3);
 }
 
+// ---- checksums (format version 2) ----------------------------------------------------------------------
+
+/// CRC-32 bit by bit from the definition (no tables: independent of io/crc32).
+std::uint32_t bitwise_crc(const std::vector<char>& bytes, std::size_t offset, std::size_t size) {
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (std::size_t i = offset; i < offset + size; ++i) {
+    c ^= static_cast<unsigned char>(bytes[i]);
+    for (int k = 0; k < 8; ++k) c = (c & 1u) != 0 ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+  }
+  return ~c;
+}
+
+TEST_F(Checkpoint, TheTrailerHoldsTheCrc32OfEachPartOfTheFile) {
+  write_good();
+  if (world_rank() == 0) {
+    const std::vector<char> bytes = ckptfile::read_bytes(file_);
+    const ckptfile::Offsets o = ckptfile::offsets(bytes);
+    ASSERT_EQ(o.n_fields, 3u);
+    ASSERT_EQ(bytes.size(), o.end + 16);
+    auto u32 = [&](std::size_t offset) { return ckptfile::get<std::uint32_t>(bytes, offset); };
+    EXPECT_EQ(u32(16), 2u) << "format version";
+    EXPECT_EQ(u32(o.checksums), bitwise_crc(bytes, 0, 512)) << "header";
+    EXPECT_EQ(u32(o.checksums + 4), bitwise_crc(bytes, 512, o.job_padded)) << "job text";
+    for (std::size_t f = 0; f < 8; ++f) {
+      const std::uint32_t expected = f < 3 ? bitwise_crc(bytes, o.fields + f * o.field_bytes, o.field_bytes) : 0;
+      EXPECT_EQ(u32(o.checksums + 8 + 4 * f), expected) << "field " << f;
+    }
+    EXPECT_EQ(u32(o.checksums + 40), bitwise_crc(bytes, o.checksums, 40)) << "the checksums' own";
+    EXPECT_EQ(u32(o.checksums + 44), 0u);
+    EXPECT_EQ(std::string(bytes.data() + o.end, 16), std::string("EDGEFEM-END\0\0\0\0\0", 16));
+  }
+}
+
+/// MPI_COMM_WORLD's first `n` ranks (MPI_COMM_NULL on the others).
+MPI_Comm first_ranks(int n) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank() < n ? 0 : MPI_UNDEFINED, world_rank(), &comm);
+  return comm;
+}
+
+TEST_F(Checkpoint, WrittenOnAnyNumberOfRanksVerifiesOnAnyOther) {
+  // Every (writers, readers) pair up to the world size (on 3 ranks: written on 2, read on 1 and 3, ...): the
+  // field checksums are the file's, not the partition's, and every read verifies them.
+  std::vector<std::uint32_t> first_crcs;
+  for (int writers = 1; writers <= world_size(); ++writers) {
+    if (MPI_Comm comm = first_ranks(writers); comm != MPI_COMM_NULL) {
+      const auto owned = ownership_in(comm, writers % 2 == 0 ? 0 : 1);
+      write_checkpoint(comm, file_, n_vertices, owned, make_state(owned));
+      MPI_Comm_free(&comm);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0) {
+      const std::vector<char> bytes = ckptfile::read_bytes(file_);
+      const ckptfile::Offsets o = ckptfile::offsets(bytes);
+      std::vector<std::uint32_t> crcs;
+      for (std::size_t f = 0; f < 3; ++f) crcs.push_back(ckptfile::get<std::uint32_t>(bytes, o.checksums + 8 + 4 * f));
+      if (first_crcs.empty()) first_crcs = crcs;
+      EXPECT_EQ(crcs, first_crcs) << "written on " << writers << " ranks";
+    }
+    for (int readers = 1; readers <= world_size(); ++readers) {
+      if (MPI_Comm comm = first_ranks(readers); comm != MPI_COMM_NULL) {
+        for (const int scheme : {0, 1, 2}) {
+          SCOPED_TRACE("written on " + std::to_string(writers) + " ranks, read on " + std::to_string(readers) +
+                       " with scheme " + std::to_string(scheme));
+          const auto owned = ownership_in(comm, scheme);
+          const CheckpointState read = read_checkpoint(comm, file_, n_vertices, owned);
+          EXPECT_EQ(read.format_version, 2u);
+          expect_values(read, owned, 3);
+        }
+        MPI_Comm_free(&comm);
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+  }
+}
+
+TEST_F(Checkpoint, LargeFieldsFoldedBySeveralThreadsPerRank) {
+  // Enough vertices per rank for the CRC to be split over the OpenMP threads (3 here), owned in scattered runs.
+  constexpr std::int64_t n = 240000;
+  const int saved_threads = omp_get_max_threads();
+  omp_set_num_threads(3);
+  std::vector<std::int64_t> owned;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if ((i / 7 + i / 1000) % world_size() == world_rank()) owned.push_back(i);
+  }
+  CheckpointState s;
+  s.field_names = {"position"};
+  s.fields.emplace_back();
+  for (const std::int64_t v : owned) {
+    for (int c = 0; c < 3; ++c) s.fields[0].push_back(static_cast<double>(v) * 0.001 + c);
+  }
+  write_checkpoint(MPI_COMM_WORLD, file_, n, owned, s);
+  if (world_rank() == 0) {
+    const std::vector<char> bytes = ckptfile::read_bytes(file_);
+    const ckptfile::Offsets o = ckptfile::offsets(bytes);
+    EXPECT_EQ(ckptfile::get<std::uint32_t>(bytes, o.checksums + 8), bitwise_crc(bytes, o.fields, o.field_bytes));
+  }
+  std::reverse(owned.begin(), owned.end());
+  const CheckpointState read = read_checkpoint(MPI_COMM_WORLD, file_, n, owned);
+  ASSERT_EQ(read.fields.size(), 1u);
+  EXPECT_EQ(read.fields[0][0], static_cast<double>(owned[0]) * 0.001);
+  on_rank0([&] { ckptfile::flip_bit(file_, 512 + 24 * (n - 1), 0); });  // the last vertex's x
+  expect_throw_everywhere<DamagedCheckpoint>([&] { (void)read_checkpoint(MPI_COMM_WORLD, file_, n, owned); },
+                                             file_ + ": damaged checkpoint: field 'position' fails its CRC-32 check");
+  omp_set_num_threads(saved_threads);
+}
+
+TEST_F(Checkpoint, AFlippedBitInAnyPartIsRefusedOnEveryRankNamingThePart) {
+  write_good();
+  std::vector<char> bytes;
+  if (world_rank() == 0) bytes = ckptfile::read_bytes(file_);
+  // Every rank needs the offsets: rank 0's file, broadcast.
+  std::uint64_t size = bytes.size();
+  MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  bytes.resize(size);
+  MPI_Bcast(bytes.data(), static_cast<int>(size), MPI_CHAR, 0, MPI_COMM_WORLD);
+  const ckptfile::Offsets o = ckptfile::offsets(bytes);
+  const std::string job_size = std::to_string(make_state({}).job_text.size());
+  ASSERT_NE(o.job_padded, make_state({}).job_text.size()) << "the job text should have padding";
+  const std::string damaged = file_ + ": damaged checkpoint: ";
+  struct Case {
+    std::size_t offset;
+    int bit;
+    std::string needle;
+    bool info_sees_it;  ///< read_checkpoint_info checks all but the fields
+  };
+  const std::vector<Case> cases = {
+      {40, 0, damaged + "the header fails its CRC-32 check (the trailer records 0x", true},         // time
+      {24, 4, damaged + "the header fails its CRC-32 check", true},                                 // vertex count
+      {100, 1, damaged + "the header fails its CRC-32 check", true},                                // a field name
+      {370, 7, damaged + "the header fails its CRC-32 check", true},                                // written
+      {512 + 3, 2, damaged + "the job text fails its CRC-32 check (the trailer records 0x", true},  // job text
+      {o.fields - 1, 0, damaged + "the job text fails its CRC-32 check", true},                     // its padding
+      {o.fields, 0, damaged + "field 'position' fails its CRC-32 check (the trailer records 0x", false},
+      {o.fields + o.field_bytes + o.field_bytes / 2 + 5, 6, damaged + "field 'velocity' fails its CRC-32 check", false},
+      {o.checksums - 1, 3, damaged + "field 'acceleration_name_of_31_chars__' fails its CRC-32 check", false},
+      {o.checksums + 12, 0, damaged + "the checksums in the trailer fail their own CRC-32 check", true},
+      {o.checksums + 41, 0, damaged + "the checksums in the trailer fail their own CRC-32 check", true},
+      {o.end + 2, 1, file_ + ": truncated or corrupt checkpoint: the end marker 'EDGEFEM-END' is missing", true},
+  };
+  int scheme = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE("bit " + std::to_string(c.bit) + " of byte " + std::to_string(c.offset));
+    on_rank0([&] { ckptfile::flip_bit(file_, c.offset, c.bit); });
+    expect_throw_everywhere<DamagedCheckpoint>([&] { read_scheme(scheme); }, c.needle);
+    if (world_rank() == 0) {
+      bool refused = false;
+      try {
+        (void)read_checkpoint_info(file_);
+      } catch (const DamagedCheckpoint& e) {
+        refused = std::string(e.what()).find(c.needle) != std::string::npos;
+      }
+      EXPECT_EQ(refused, c.info_sees_it);
+    }
+    on_rank0([&] { ckptfile::flip_bit(file_, c.offset, c.bit); });  // repaired: reads again
+    const auto owned = ownership(scheme);
+    expect_values(read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned), owned, 3);
+    scheme = (scheme + 1) % 3;
+  }
+  // Two bits of one field cancelled by two others would pass; one bit in each field is caught by the first field.
+  on_rank0([&] {
+    for (std::size_t f = 0; f < 3; ++f) ckptfile::flip_bit(file_, o.fields + f * o.field_bytes + 8, 1);
+  });
+  expect_throw_everywhere<DamagedCheckpoint>([&] { read_scheme(1); }, damaged + "field 'position'");
+}
+
+TEST_F(Checkpoint, ATruncatedVersion2FileIsRefusedAtAnyLength) {
+  write_good();
+  const auto full = fs::file_size(file_);
+  // Cut inside the end marker, the checksums, the last field, the job text.
+  for (const std::uint64_t cut :
+       {std::uint64_t{1}, std::uint64_t{16}, std::uint64_t{40}, std::uint64_t{64}, std::uint64_t{1000}, full - 600}) {
+    SCOPED_TRACE("without the last " + std::to_string(cut) + " bytes");
+    on_rank0([&] { fs::resize_file(file_, full - cut); });
+    expect_throw_everywhere<DamagedCheckpoint>([&] { read_scheme(2); },
+                                               file_ + ": truncated checkpoint: the header announces " +
+                                                   std::to_string(full) + " bytes, the file has " +
+                                                   std::to_string(full - cut));
+    write_good();
+  }
+}
+
+TEST_F(Checkpoint, Version1FilesAreReadWithoutVerification) {
+  write_good();
+  on_rank0([&] { ckptfile::to_version1(file_); });
+  EXPECT_EQ(fs::file_size(file_), expected_file_size(make_state({})) - 48);  // no checksum block
+  const auto owned = ownership(1);
+  const CheckpointState read = read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned);
+  EXPECT_EQ(read.format_version, 1u);
+  expect_header(read, make_state(owned));
+  expect_values(read, owned, 3);
+  if (world_rank() == 0) {
+    EXPECT_EQ(read_checkpoint_info(file_).format_version, 1u);
+  }
+}
+
 // ---- run ids and a run's series of checkpoints (io/checkpoint_series) ------------------------------------
 
 std::int64_t now_ns() {
@@ -464,9 +682,11 @@ TEST_F(Checkpoint, RunIdInTheHeaderAndFilesWithoutOne) {
   EXPECT_GE(read.written, before);
   EXPECT_LE(read.written, after);
 
-  // A file of an edgefem without run ids (those bytes zero) reads as run 0 with all its values.
-  patch(352, std::string(24, '\0'));
+  // A file of an edgefem without run ids (version 1, those bytes zero) reads as run 0 with all its values.
+  on_rank0([&] { ckptfile::to_version1(file_, true); });
   const CheckpointState old = read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, ownership(2));
+  EXPECT_EQ(old.format_version, 1u);
+  EXPECT_EQ(read.format_version, 2u);
   EXPECT_EQ(old.run_id, 0u);
   EXPECT_EQ(old.run_started, 0);
   EXPECT_EQ(old.written, 0);
@@ -596,6 +816,69 @@ TEST_F(Checkpoint, ARestartFromAnEarlierCheckpointSupersedesTheLaterOnes) {
                                            "--restart: no complete checkpoint_*.ckpt in directory '" + empty + "'");
   // A path that is not a directory is taken as it is (read_checkpoint reports a missing file).
   EXPECT_EQ(choose_restart_checkpoint(MPI_COMM_WORLD, empty + "/x.ckpt").path, empty + "/x.ckpt");
+}
+
+TEST_F(Checkpoint, RestartFromADirectoryFallsBackToTheNewestIntactCheckpointAndChangesNothing) {
+  const auto owned = ownership(0);
+  const std::string dir = dir_.string();
+  auto path = [&](const char* name) { return (dir_ / name).string(); };
+  // An older run with a higher step, then the newest run's steps 5 and 10 (nothing set aside: both runs here).
+  CheckpointSeries older(MPI_COMM_WORLD, dir, std::nullopt);
+  older.write(n_vertices, owned, state_at(owned, 20));
+  CheckpointSeries newest(MPI_COMM_WORLD, dir, std::nullopt);
+  for (std::int64_t step : {5, 10}) newest.write(n_vertices, owned, state_at(owned, step));
+  const std::string five = path("checkpoint_000005.ckpt"), ten = path("checkpoint_000010.ckpt");
+  const std::string run = describe_run(newest.run());
+
+  // Intact: the newest, no note.
+  Restart r = read_restart_checkpoint(MPI_COMM_WORLD, dir, n_vertices, ownership(2));
+  EXPECT_EQ(r.path, ten);
+  EXPECT_TRUE(r.notes.empty());
+  EXPECT_EQ(r.state.step, 10);
+
+  // One bit of step 10's velocity: skipped, saying why; step 5 is used (not the other run's step 20).
+  std::size_t velocity = 0;
+  if (world_rank() == 0) velocity = ckptfile::offsets(ckptfile::read_bytes(ten)).fields + 24 * n_vertices + 100;
+  on_rank0([&] { ckptfile::flip_bit(ten, velocity, 3); });
+  const auto before = ckptfile::snapshot(dir_);
+  r = read_restart_checkpoint(MPI_COMM_WORLD, dir, n_vertices, ownership(1));
+  EXPECT_EQ(r.path, five);
+  EXPECT_EQ(r.state.step, 5);
+  expect_values(r.state, ownership(1), 3);
+  ASSERT_EQ(r.notes.size(), 2u);
+  EXPECT_EQ(r.notes[0].rfind("skipping " + ten + ": damaged checkpoint: field 'velocity' fails its CRC-32 check", 0),
+            0u)
+      << r.notes[0];
+  EXPECT_EQ(r.notes[1], "using " + five + ", the newest intact checkpoint of " + run);
+
+  // --restart FILE with the damaged file: refused with the reason, no fallback.
+  expect_throw_everywhere<DamagedCheckpoint>(
+      [&] { (void)read_restart_checkpoint(MPI_COMM_WORLD, ten, n_vertices, owned); },
+      ten + ": damaged checkpoint: field 'velocity' fails its CRC-32 check");
+
+  // Step 5's header damaged too: no intact checkpoint of the newest run; the other run's is not taken.
+  on_rank0([&] { ckptfile::flip_bit(five, 48, 0); });
+  expect_throw_everywhere<InputError>([&] { (void)read_restart_checkpoint(MPI_COMM_WORLD, dir, n_vertices, owned); },
+                                      "--restart: no intact checkpoint of the newest run (" + run + ") in directory '" +
+                                          dir + "'; skipped " + five +
+                                          ": damaged checkpoint: the header fails its CRC-32 check");
+  expect_throw_everywhere<InputError>([&] { (void)read_restart_checkpoint(MPI_COMM_WORLD, dir, n_vertices, owned); },
+                                      "; skipped " + ten +
+                                          ": damaged checkpoint: field 'velocity' fails its CRC-32 check");
+  on_rank0([&] { ckptfile::flip_bit(five, 48, 0); });
+  // Nothing was moved, renamed, deleted or changed by any of these (the failures included).
+  if (world_rank() == 0) {
+    EXPECT_EQ(ckptfile::snapshot(dir_), before);
+    EXPECT_EQ(before.size(), 3u);
+  }
+
+  // A version-1 file restarts with a note that it cannot be verified.
+  on_rank0([&] { ckptfile::to_version1(five); });
+  r = read_restart_checkpoint(MPI_COMM_WORLD, dir, n_vertices, owned);
+  EXPECT_EQ(r.path, five);
+  ASSERT_EQ(r.notes.size(), 3u);
+  EXPECT_EQ(r.notes[2],
+            five + " is a checkpoint of format version 1, without checksums: its contents cannot be verified");
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 
 #include "io/checkpoint.hpp"
 #include "mesh/box.hpp"
+#include "tests/support/checkpoint_files.hpp"
 #include "tests/support/mpi_testing.hpp"
 #include "tests/support/test_directory.hpp"
 
@@ -89,13 +90,9 @@ std::vector<double> positions(const std::string& path) {
 
 using mpitest::checkpoint_names;
 
-/// Makes `path` look like a checkpoint of an edgefem without run ids: the run fields (bytes 352..375) zeroed.
-void strip_run_id(const std::string& path) {
-  std::fstream io(path, std::ios::in | std::ios::out | std::ios::binary);
-  io.seekp(352);
-  const char zeros[24] = {};
-  io.write(zeros, sizeof zeros);
-}
+/// Makes `path` look like a checkpoint of an edgefem without run ids: version 1 (no checksums), the run fields
+/// (bytes 352..375) zeroed.
+void strip_run_id(const std::string& path) { ckptfile::to_version1(path, true); }
 
 class CheckpointRuns : public ::testing::Test {
  protected:
@@ -227,6 +224,11 @@ TEST_F(CheckpointRuns, CheckpointsWithoutRunIdAreAnOlderRunAndStillRestart) {
                       "(an older edgefem); continued under a new run id)"),
             std::string::npos)
       << log_;
+  EXPECT_NE(log_.find("warning: " + out_ +
+                      "/checkpoint_000010.ckpt is a checkpoint of format version 1, without checksums: its contents "
+                      "cannot be verified"),
+            std::string::npos)
+      << log_;
   // The continued run has an id of its own; the files without one are moved aside, not deleted.
   EXPECT_NE(log_.find("warning: moved 2 checkpoints of another run (a run without id (an older edgefem), steps 5 "
                       "and 10)"),
@@ -236,6 +238,65 @@ TEST_F(CheckpointRuns, CheckpointsWithoutRunIdAreAnOlderRunAndStillRestart) {
   EXPECT_NE(info("checkpoint_000020.ckpt").run_id, 0u);
   EXPECT_EQ(checkpoint_names(out_ + "/previous_run_unknown"),
             (std::vector<std::string>{"checkpoint_000005.ckpt", "checkpoint_000010.ckpt"}));
+}
+
+TEST_F(CheckpointRuns, ADamagedCheckpointIsRefusedAndARestartThatFailsChangesNothingOnDisk) {
+  ASSERT_EQ(edgefem("long"), 0) << log_;
+  const CheckpointInfo stale = info("checkpoint_000020.ckpt");
+  const std::vector<double> uninterrupted = positions(out_ + "/checkpoint_000020.ckpt");
+  ASSERT_FALSE(uninterrupted.empty());
+  ASSERT_EQ(edgefem("short"), 0) << log_;
+  const CheckpointInfo newest = info("checkpoint_000010.ckpt");
+  // The first run's higher steps back in the directory: a restart that moved other runs' files would show.
+  const std::string aside = out_ + "/previous_run_" + hex(stale.run_id);
+  for (const char* name : {"checkpoint_000015.ckpt", "checkpoint_000020.ckpt"})
+    fs::rename(aside + "/" + name, out_ + "/" + name);
+  const std::string five = out_ + "/checkpoint_000005.ckpt", ten = out_ + "/checkpoint_000010.ckpt";
+  const ckptfile::Offsets o = ckptfile::offsets(ckptfile::read_bytes(ten));
+  ckptfile::flip_bit(ten, o.fields + o.field_bytes / 2 + 3, 5);  // inside the "position" field
+  const auto before = ckptfile::snapshot(out_);
+
+  // --restart FILE: refused with the reason, exit status 1, nothing changed.
+  EXPECT_EQ(edgefem("long", "--restart '" + ten + "'"), 1) << log_;
+  EXPECT_NE(log_.find(ten + ": damaged checkpoint: field 'position' fails its CRC-32 check (the trailer records 0x"),
+            std::string::npos)
+      << log_;
+  EXPECT_EQ(ckptfile::snapshot(out_), before);
+
+  // --restart DIR with step 5's header damaged too: the newest run has no intact checkpoint; the other run's
+  // higher steps are not taken; nothing changed.
+  ckptfile::flip_bit(five, 40, 2);
+  const auto before_dir = ckptfile::snapshot(out_);
+  EXPECT_EQ(edgefem("long", "--restart '" + out_ + "'"), 1) << log_;
+  EXPECT_NE(log_.find("--restart: no intact checkpoint of the newest run (run " + hex(newest.run_id)),
+            std::string::npos)
+      << log_;
+  EXPECT_NE(log_.find("skipped " + five + ": damaged checkpoint: the header fails its CRC-32 check"), std::string::npos)
+      << log_;
+  EXPECT_EQ(ckptfile::snapshot(out_), before_dir);
+
+  // Step 5 repaired: --restart DIR skips step 10 saying why, continues from step 5, and ends where the
+  // uninterrupted run did.
+  ckptfile::flip_bit(five, 40, 2);
+  ASSERT_EQ(edgefem("long", "--restart '" + out_ + "'"), 0) << log_;
+  EXPECT_NE(log_.find("warning: skipping " + ten + ": damaged checkpoint: field 'position' fails its CRC-32 check"),
+            std::string::npos)
+      << log_;
+  EXPECT_NE(log_.find("warning: using " + five + ", the newest intact checkpoint of run " + hex(newest.run_id)),
+            std::string::npos)
+      << log_;
+  EXPECT_NE(log_.find("restart from " + five + ": step 5, t = 0.25"), std::string::npos) << log_;
+  EXPECT_NE(log_.find("summary: 15 time steps"), std::string::npos) << log_;
+  EXPECT_EQ(checkpoint_names(out_), (std::vector<std::string>{"checkpoint_000015.ckpt", "checkpoint_000020.ckpt"}));
+  EXPECT_EQ(info("checkpoint_000020.ckpt").run_id, newest.run_id);
+  const std::vector<double> restarted = positions(out_ + "/checkpoint_000020.ckpt");
+  ASSERT_EQ(restarted.size(), uninterrupted.size());
+  double difference = 0, scale = 0;
+  for (std::size_t i = 0; i < restarted.size(); ++i) {
+    difference = std::max(difference, std::abs(restarted[i] - uninterrupted[i]));
+    scale = std::max(scale, std::abs(uninterrupted[i]));
+  }
+  EXPECT_LT(difference, 1e-10 * scale);
 }
 
 TEST_F(CheckpointRuns, AFailedRunNamesItsLastCheckpointWhichExists) {

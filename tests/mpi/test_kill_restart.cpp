@@ -205,7 +205,8 @@ Checkpoint read_checkpoint_file(const std::string& path) {
   };
   if (bytes.size() < 512) return c.error = path + ": " + std::to_string(bytes.size()) + " bytes, no header", c;
   if (std::memcmp(bytes.data(), "EDGEFEM-CKPT\0\0\0\0", 16) != 0) return c.error = path + ": bad magic", c;
-  if (get(16, std::uint32_t{}) != 1) return c.error = path + ": version is not 1", c;
+  const std::uint32_t version = get(16, std::uint32_t{});
+  if (version != 1 && version != 2) return c.error = path + ": version is not 1 or 2", c;
   const std::uint32_t n_fields = get(20, std::uint32_t{});
   const std::int64_t n = get(24, std::int64_t{});
   c.step = get(32, std::int64_t{});
@@ -216,7 +217,7 @@ Checkpoint read_checkpoint_file(const std::string& path) {
   if (n_fields > 8 || n != n_vertices) return c.error = path + ": bad field or vertex count", c;
   const std::size_t first = 512 + (job_bytes + 7) / 8 * 8;
   const std::size_t field_bytes = static_cast<std::size_t>(n) * 24;
-  const std::size_t total = first + n_fields * field_bytes + 16;
+  const std::size_t total = first + n_fields * field_bytes + (version == 2 ? 48 : 0) + 16;  // checksums, end marker
   if (bytes.size() != total)
     return c.error = path + ": " + std::to_string(bytes.size()) + " bytes, the header announces " +
                      std::to_string(total),
