@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A dry run of jobs/cluster/pbs.sh without a PBS server (ctest: pbs.dry_run): the script runs as PBS would run it
 # (PBS_JOBID, PBS_O_WORKDIR; qstat and qsub are stand-ins in a temporary PATH folder: qstat reports the walltime
-# the check chooses, qsub records its arguments) on tests/data/dyn_signal_stop.yaml, 2 ranks. Checked: the alarm
-# 35 s before the wall time stops edgefem with a checkpoint (85), the script submits its continuation with the
+# the check chooses, qsub records its arguments) on tests/data/dyn_signal_stop.yaml made 4 times as long (400 steps,
+# about 12 s uncontended on 2 ranks, so that the alarm lands mid-run however fast the machine), 2 ranks. Checked:
+# the alarm 37 s before the wall time stops edgefem with a checkpoint (85), the script submits its continuation with the
 # chain's variables, and each continuation, run with those variables, restarts from the last checkpoint, until one
 # finishes (energy.csv then holds every step once). Not checked here: PBS itself (select, mpiprocs, kill_delay).
 #   scripts/pbs_check.sh [--edgefem PATH]
@@ -17,15 +18,17 @@ source "$root/scripts/env.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/edgefem-pbs.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin"
+sed 's/^  end_time: 5.0 .*/  end_time: 20.0/' "$root/tests/data/dyn_signal_stop.yaml" >"$tmp/job.yaml"
+grep -q "end_time: 20.0" "$tmp/job.yaml" || fail "could not lengthen tests/data/dyn_signal_stop.yaml"
 printf '#!/bin/bash\necho "Job Id: $1"\necho "    Resource_List.walltime = $(cat %s/walltime)"\n' "$tmp" >"$tmp/bin/qstat"
 printf '#!/bin/bash\nprintf "%%s\\n" "$@" >"%s/qsub.args"\necho 1002.fake\n' "$tmp" >"$tmp/bin/qsub"
 chmod +x "$tmp/bin/qstat" "$tmp/bin/qsub"
 export PATH=$tmp/bin:$PATH OMP_NUM_THREADS=1
 common=(PBS_O_WORKDIR="$root" PBS_JOBNAME=edgefem EDGEFEM_RANKS=2 EDGEFEM="$edgefem")
 
-# First job: the alarm fires 35 s before the 40 s walltime, i.e. about 5 s in, mid-run (a run takes 10-20 s).
+# First job: the alarm fires 37 s before the 40 s walltime, i.e. about 3 s in, mid-run (a run takes 12-40 s).
 echo 00:00:40 >"$tmp/walltime"
-env "${common[@]}" PBS_JOBID=1001.fake EDGEFEM_LEAD=35 EDGEFEM_JOB=tests/data/dyn_signal_stop.yaml \
+env "${common[@]}" PBS_JOBID=1001.fake EDGEFEM_LEAD=37 EDGEFEM_JOB="$tmp/job.yaml" \
   EDGEFEM_OUTPUT="$tmp/out" bash "$root/jobs/cluster/pbs.sh" >"$tmp/first.log" 2>&1
 status=$?
 first=$(cat "$tmp/first.log")
@@ -35,7 +38,7 @@ stop=$(grep -o 'stopped by SIGUSR1 after time step [0-9]*' <<<"$first" | grep -o
 [ -e "$tmp/qsub.args" ] || { echo "$first"; fail "no continuation submitted"; }
 
 # The continuations, each with exactly the variables its predecessor passed to qsub, until one finishes: the
-# second gets 47 s (its alarm 12 s in: it may stop again), the later ones 10 minutes.
+# second gets 47 s (its alarm 10 s in: it may stop again), the later ones 10 minutes.
 previous=$stop
 jobs=1
 while [ -e "$tmp/qsub.args" ]; do
@@ -58,6 +61,6 @@ while [ -e "$tmp/qsub.args" ]; do
 done
 grep -q "edgefem finished" <<<"$log" || { echo "$log"; fail "the last job did not finish"; }
 steps=$(awk -F, 'NR > 1 { if ($1 != NR - 2) bad = 1; n++ } END { print bad ? "bad" : n }' "$tmp/out/energy.csv")
-[ "$steps" = 101 ] || fail "energy.csv after the continuation: $steps rows (expected steps 0..100 once each)"
+[ "$steps" = 401 ] || fail "energy.csv after the continuation: $steps rows (expected steps 0..400 once each)"
 echo "pbs_check: the alarm stopped edgefem after step $stop (exit 85); $jobs jobs in all, each continuing from the" \
-  "last one's checkpoint, finished the run (energy.csv: steps 0..100 once each); PASSED"
+  "last one's checkpoint, finished the run (energy.csv: steps 0..400 once each); PASSED"

@@ -206,10 +206,15 @@ int run_and_signal(const std::string& job, const std::string& dir, const std::st
     if (!ranks.empty()) target = ranks.back();
   }
   kill(target, signal);
+  // Repeated: signals to the ranks every 10 ms while they finish the step and write the checkpoint, until the run
+  // says it stopped (the checkpoint is then complete). Not beyond: PetscFinalize restores the default action of
+  // SIGUSR1/SIGTERM, so a signal during the last milliseconds of the process would kill a rank (exit 138).
+  const std::string log = dir + ".log";
   for (const auto t_signal = Clock::now(); repeat && seconds_since(t_signal) < 120;) {
     int status = 0;
     if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (read_text(log).find("edgefem: stopped by") != std::string::npos) break;
     for (const pid_t rank : edgefem_children(pid)) kill(rank, signal);
   }
   return wait_for(pid);
