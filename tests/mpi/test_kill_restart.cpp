@@ -47,14 +47,17 @@
 
 #include "io/vtk_output.hpp"
 #include "mesh/box.hpp"
+#include "tests/support/processes.hpp"
 #include "tests/support/test_directory.hpp"
 
 namespace edgefem {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using testing::Clock;
 using testing::read_text;
+using testing::seconds_since;
+using testing::spawn;
 
 const std::string job_file = std::string(EDGEFEM_SOURCE_DIR) + "/tests/data/dyn_kill_restart.yaml";
 const std::string work_dir = std::string(EDGEFEM_BINARY_DIR) + "/test-out/kill_restart";
@@ -64,31 +67,8 @@ constexpr double dt = 0.05;
 constexpr int n_cells = 12 * 2 * 2 * 6;
 constexpr std::int64_t n_vertices = 13 * 3 * 3;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
 // ---------------------------------------------------------------------------------------------------------
 // Processes.
-
-/// fork + exec `args` in a new process group, stdout and stderr to `log`.
-pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-      close(fd);
-    }
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  if (pid > 0) setpgid(pid, pid);  // also from the parent: no race with the kill
-  return pid;
-}
 
 /// (pid, ppid, pgid, state) of every process, from /proc/PID/stat.
 struct ProcessInfo {

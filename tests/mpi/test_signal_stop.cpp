@@ -36,41 +36,21 @@
 
 #include "io/vtk_output.hpp"
 #include "solver/stop_signal.hpp"
+#include "tests/support/processes.hpp"
 #include "tests/support/test_directory.hpp"
 
 namespace edgefem {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using testing::Clock;
 using testing::read_text;
+using testing::seconds_since;
+using testing::spawn;
 
 const std::string data_dir = std::string(EDGEFEM_SOURCE_DIR) + "/tests/data/";
 const std::string work_dir = std::string(EDGEFEM_BINARY_DIR) + "/test-out/signal_stop";
 constexpr int n_steps = 100;  // dyn_signal_stop.yaml
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-/// fork + exec `args` in a new process group, stdout and stderr to `log`.
-pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-      close(fd);
-    }
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  if (pid > 0) setpgid(pid, pid);
-  return pid;
-}
 
 /// Waits for `pid` (at most `timeout` s; then kills its process group): the exit code, -1 for a signal or timeout.
 int wait_for(pid_t pid, double timeout = 180) {
