@@ -31,6 +31,7 @@
 #include "solver/bench.hpp"
 #include "solver/dynamic_solver.hpp"
 #include "solver/load_mesh.hpp"
+#include "solver/memory_budget.hpp"
 #include "solver/model.hpp"
 #include "solver/output.hpp"
 #include "solver/placement.hpp"
@@ -49,8 +50,10 @@ constexpr const char* version = "0.1.0";
 
 constexpr const char* usage =
     "usage:\n"
-    "  edgefem run JOB.yaml [--quiet | --verbose] [--output DIR] [--restart CHECKPOINT|DIR] [PETSc options, e.g.\n"
-    "              -ksp_type gmres -pc_type hypre -log_view]   (--verbose: a line per Newton iteration too)\n"
+    "  edgefem run JOB.yaml [--quiet | --verbose] [--output DIR] [--restart CHECKPOINT|DIR]\n"
+    "              [--ignore-memory-estimate] [PETSc options, e.g. -ksp_type gmres -pc_type hypre -log_view]\n"
+    "              (--verbose: a line per Newton iteration too; --ignore-memory-estimate: run even when the\n"
+    "              estimate says the mesh is too large for the nodes' memory)\n"
     "  edgefem info MESH.msh|JOB.yaml [--ranks N]\n"
     "  edgefem bench JOB.yaml [--repeat N] [--json FILE] [PETSc options]\n"
     "  edgefem --help | --version\n"
@@ -60,10 +63,11 @@ constexpr const char* usage =
 struct Arguments {
   std::string command, path;
   bool quiet = false;
-  bool verbose = false;  // run: one line per Newton iteration too
-  std::string output;    // overrides the job's output.directory
-  std::string restart;   // run: checkpoint file (or output directory: its newest checkpoint)
-  int ranks = 0;         // info: parts of the partition preview (0: the number of ranks it runs on)
+  bool verbose = false;                 // run: one line per Newton iteration too
+  bool ignore_memory_estimate = false;  // run: go on when the memory estimate says the run does not fit
+  std::string output;                   // overrides the job's output.directory
+  std::string restart;                  // run: checkpoint file (or output directory: its newest checkpoint)
+  int ranks = 0;                        // info: parts of the partition preview (0: the number of ranks it runs on)
   int repeat = 5;
   std::string json;           // bench: write the result here
   std::string petsc_options;  // the PETSc options given on the command line, to re-apply after the job's
@@ -81,6 +85,8 @@ Arguments parse_arguments(int argc, char** argv) {
       a.quiet = true;
     } else if (arg == "--verbose") {
       a.verbose = true;
+    } else if (arg == "--ignore-memory-estimate") {
+      a.ignore_memory_estimate = true;
     } else if (arg == "--output") {
       if (i + 1 >= argc) throw InputError("--output: missing directory");
       a.output = argv[++i];
@@ -636,11 +642,17 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
                                   3 * static_cast<long long>(mesh.n_global_vertices)};
   summary.partition = RunSummary::Partition{"metis", spread_over_ranks(comm, mesh.n_owned),
                                             spread_over_ranks(comm, mesh.n_ghost())};
+  // Before the model is built: will the run fit in memory (and with which multigrid)?
+  const MemoryPlan memory = plan_memory(comm, job, mesh, args.petsc_options);
+  summary.estimated_peak_mb = memory.estimated_peak_mb_max_rank;
+  if (!memory.fits && !args.ignore_memory_estimate) throw ResourceError(memory.problem);
+  if (memory.unsmoothed_aggregation) job.solver.aggregation = SolverSpec::Aggregation::unsmoothed;
   Model model = build_model(comm, job, mesh);
   PetscPrintf(comm, "edgefem: %s\n  mesh: %lld vertices, %lld %s on %d rank%s x %d thread%s\n", job.job_file.c_str(),
               static_cast<long long>(mesh.n_global_vertices), static_cast<long long>(mesh.n_global_cells),
               model.nodes_per_cell == 4 ? "tetrahedra" : "triangles", size, size == 1 ? "" : "s", threads(),
               threads() == 1 ? "" : "s");
+  if (!memory.report.empty() && (!args.quiet || !memory.fits)) PetscPrintf(comm, "%s\n", memory.report.c_str());
   summary.oversubscribed = warn_if_oversubscribed(comm);
 
   if (job.analysis_type == AnalysisType::dynamics) {

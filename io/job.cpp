@@ -95,6 +95,9 @@ constexpr std::array<Choice<Spec::Preconditioner>, 5> preconditioners = {
      {"hypre", Spec::Preconditioner::hypre},
      {"direct", Spec::Preconditioner::direct},
      {"block-jacobi", Spec::Preconditioner::block_jacobi}}};
+constexpr std::array<Choice<Spec::Aggregation>, 3> aggregations = {{{"auto", Spec::Aggregation::automatic},
+                                                                    {"smoothed", Spec::Aggregation::smoothed},
+                                                                    {"unsmoothed", Spec::Aggregation::unsmoothed}}};
 
 template <class E, std::size_t N>
 std::string_view name_of(const std::array<Choice<E>, N>& choices, E value) {
@@ -849,8 +852,9 @@ void JobParser::parse_solver(const Value& v, Job& job) const {
     if (const Value* f = n.get("forcing")) s.forcing = choice(*f, forcings);
   }
   if (const Value* linear = m.get("linear")) {
-    const Map l(*this, *linear, {"preconditioner", "rtol", "reuse", "rebuild_ratio", "direct_max_dofs"});
+    const Map l(*this, *linear, {"preconditioner", "aggregation", "rtol", "reuse", "rebuild_ratio", "direct_max_dofs"});
     if (const Value* p = l.get("preconditioner")) s.preconditioner = choice(*p, preconditioners);
+    if (const Value* a = l.get("aggregation")) s.aggregation = choice(*a, aggregations);
     if (const Value* rtol = l.get("rtol"))
       s.linear_rtol = number(*rtol, "a number in (0, 1)", [](double x) { return x > 0.0 && x < 1.0; });
     if (const Value* reuse = l.get("reuse")) s.reuse_preconditioner = boolean(*reuse);

@@ -183,10 +183,15 @@ struct SolverSpec {
   /// `auto`: block Jacobi/ICC(4) for dynamic membranes; otherwise a sparse direct factorization (MUMPS Cholesky)
   /// up to `direct_max_dofs` unknowns and GAMG above.
   enum class Preconditioner { automatic, gamg, hypre, direct, block_jacobi };
+  /// GAMG's prolongation: `smoothed` aggregation (PETSc's default; fewer CG iterations on bending problems, but
+  /// Galerkin products denser than the fine matrix), `unsmoothed` (a fraction of the memory and set-up), `auto`:
+  /// smoothed unless the memory estimate says it would not fit (solver/memory_budget.hpp).
+  enum class Aggregation { automatic, smoothed, unsmoothed };
   Predictor predictor = Predictor::extrapolate;
   LineSearch line_search = LineSearch::full;
   Forcing forcing = Forcing::eisenstat_walker;
   Preconditioner preconditioner = Preconditioner::automatic;
+  Aggregation aggregation = Aggregation::automatic;
   double linear_rtol = 1e-8;         ///< KSP rtol with fixed forcing; the tightest forcing term with Eisenstat–Walker
   double eta_max = 1e-3;             ///< Eisenstat–Walker: the first and largest forcing term
   bool reuse_preconditioner = true;  ///< keep the preconditioner across Newton iterations and steps while it pays

@@ -240,6 +240,7 @@ std::string to_json(const RunSummary& s) {
     o.raw("peak_mb_max_rank", json_number(hi, 9));
     o.raw("peak_mb_total", json_number(sum, 9));
     o.raw("peak_mb_per_rank", array(s.peak_mb_per_rank.data(), s.peak_mb_per_rank.size(), 9));
+    o.raw("estimated_peak_mb_max_rank", s.estimated_peak_mb ? json_number(*s.estimated_peak_mb, 9) : "null");
     o.close();
     top.raw("memory", v);
   } else {

@@ -67,6 +67,8 @@ struct RunSummary {
   std::optional<Solver> solver;
 
   std::vector<double> peak_mb_per_rank;  ///< empty when not gathered (a run aborted on one rank)
+  /// The memory plan's estimate of the largest rank's peak (solver/memory_budget.hpp), made before the model.
+  std::optional<double> estimated_peak_mb;
 
   struct Displacement {
     double magnitude = 0.0;

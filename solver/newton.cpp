@@ -44,6 +44,12 @@ void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_pet
   EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
   EDGEFEM_PETSC(KSPSetTolerances(ksp, job.solver.linear_rtol, PETSC_DEFAULT, PETSC_DEFAULT, 2000));
   EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
+  // An option the job and the command line do not give, set in PETSc's database (theirs win).
+  auto set_default = [&](const char* name, const char* value) {
+    if (!option_given(name) && job.petsc_options.find(name) == std::string::npos &&
+        cli_petsc_options.find(name) == std::string::npos)
+      EDGEFEM_PETSC(PetscOptionsSetValue(nullptr, name, value));
+  };
   switch (chosen_preconditioner(job.solver, kind)) {
     case P::direct:
       EDGEFEM_PETSC(PCSetType(pc, PCCHOLESKY));
@@ -52,11 +58,6 @@ void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_pet
     case P::block_jacobi: {
       // ICC(4) in reverse Cuthill-McKee order on each rank's block: on the hanging cloth a third of ICC(0)'s time.
       EDGEFEM_PETSC(PCSetType(pc, PCBJACOBI));
-      auto set_default = [&](const char* name, const char* value) {
-        if (!option_given(name) && job.petsc_options.find(name) == std::string::npos &&
-            cli_petsc_options.find(name) == std::string::npos)
-          EDGEFEM_PETSC(PetscOptionsSetValue(nullptr, name, value));
-      };
       set_default("-sub_pc_type", "icc");
       set_default("-sub_pc_factor_levels", "4");
       set_default("-sub_pc_factor_mat_ordering_type", "rcm");
@@ -69,8 +70,10 @@ void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_pet
     case P::gamg:
     case P::automatic:
       // PETSc's GAMG defaults. A graph threshold of 0.02 saves 9-10 % on the slender cantilever but makes the
-      // set-up on a cube 1.6-2.4 times as expensive (docs/solver.md): not a default.
+      // set-up on a cube 1.6-2.4 times as expensive (docs/solver.md): not a default. Unsmoothed aggregation when
+      // the job asks for it or the memory plan chose it (solver/memory_budget.hpp).
       EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
+      if (job.solver.aggregation == SolverSpec::Aggregation::unsmoothed) set_default("-pc_gamg_agg_nsmooths", "0");
       break;
   }
   if (!job.petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, job.petsc_options.c_str()));
@@ -83,7 +86,7 @@ std::string default_preconditioner_name(const SolverSpec& spec, const LinearSyst
     case SolverSpec::Preconditioner::direct: return "Cholesky (MUMPS)";
     case SolverSpec::Preconditioner::block_jacobi: return "block Jacobi/ICC(4)";
     case SolverSpec::Preconditioner::hypre: return "hypre BoomerAMG";
-    default: return "GAMG";
+    default: return spec.aggregation == SolverSpec::Aggregation::unsmoothed ? "GAMG (unsmoothed aggregation)" : "GAMG";
   }
 }
 

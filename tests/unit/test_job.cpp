@@ -161,12 +161,13 @@ TEST_F(JobTest, SolverStrategyKeys) {
   EXPECT_DOUBLE_EQ(plain.solver.linear_rtol, 1e-8);
   EXPECT_TRUE(plain.solver.reuse_preconditioner);
   EXPECT_EQ(plain.solver.direct_max_dofs, 10000);
+  EXPECT_EQ(plain.solver.aggregation, SolverSpec::Aggregation::automatic);
   // Every key.
   const Job job = read_job(write(head +
                                  "solver:\n"
                                  "  newton: {predictor: none, line_search: cp, forcing: fixed, eta_max: 0.01}\n"
                                  "  linear: {preconditioner: hypre, rtol: 1.0e-6, reuse: false, rebuild_ratio: 2,\n"
-                                 "           direct_max_dofs: 500}\n"));
+                                 "           direct_max_dofs: 500, aggregation: unsmoothed}\n"));
   EXPECT_EQ(job.solver.predictor, SolverSpec::Predictor::none);
   EXPECT_EQ(job.solver.line_search, SolverSpec::LineSearch::cp);
   EXPECT_EQ(job.solver.forcing, SolverSpec::Forcing::fixed);
@@ -176,6 +177,7 @@ TEST_F(JobTest, SolverStrategyKeys) {
   EXPECT_FALSE(job.solver.reuse_preconditioner);
   EXPECT_DOUBLE_EQ(job.solver.rebuild_ratio, 2.0);
   EXPECT_EQ(job.solver.direct_max_dofs, 500);
+  EXPECT_EQ(job.solver.aggregation, SolverSpec::Aggregation::unsmoothed);
   // Bad values name the key, the value and the choices.
   expect_error(head + "solver:\n  newton: {predictor: secant}\n", 4,
                {"solver.newton.predictor: expected one of: extrapolate, none, got 'secant'"});
@@ -184,8 +186,10 @@ TEST_F(JobTest, SolverStrategyKeys) {
   expect_error(head + "solver:\n  newton: {eta_max: 1.5}\n", 4, {"solver.newton.eta_max: expected a number in (0, 1)"});
   expect_error(head + "solver:\n  linear: {reuse: sometimes}\n", 4, {"solver.linear.reuse: expected true or false"});
   expect_error(head + "solver:\n  linear: {precond: gamg}\n", 4,
-               {"unknown key 'solver.linear.precond' (expected one of: preconditioner, rtol, reuse, rebuild_ratio, "
-                "direct_max_dofs)"});
+               {"unknown key 'solver.linear.precond' (expected one of: preconditioner, aggregation, rtol, reuse, "
+                "rebuild_ratio, direct_max_dofs)"});
+  expect_error(head + "solver:\n  linear: {aggregation: smooth}\n", 4,
+               {"solver.linear.aggregation: expected one of: auto, smoothed, unsmoothed, got 'smooth'"});
 }
 
 TEST_F(JobTest, MinimalGeneratedJobGetsDefaults) {

@@ -1,0 +1,211 @@
+#include "solver/memory_budget.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "core/error.hpp"
+#include "partition/collective.hpp"
+
+namespace edgefem {
+namespace {
+
+constexpr double kMB = 1024.0 * 1024.0;
+constexpr double kGB = 1024.0 * kMB;
+/// The share of a node's available memory a run may plan to fill (the rest: the OS, MPI buffers, the estimate's
+/// error).
+constexpr double kUsableFraction = 0.9;
+
+double read_number_file(const std::string& path) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word) || word == "max") return 0;
+  try {
+    return std::stod(word);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+/// What this process's memory cgroup still allows (limit - usage), or 0 when there is no limit or it cannot be
+/// read. cgroup v2: the "0::PATH" line of /proc/self/cgroup; v1: the "N:memory:PATH" line.
+double cgroup_headroom() {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  double best = 0;
+  while (std::getline(in, line)) {
+    const std::size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    double limit = 0, usage = 0;
+    if (controllers.empty()) {  // v2
+      limit = read_number_file("/sys/fs/cgroup" + path + "/memory.max");
+      usage = read_number_file("/sys/fs/cgroup" + path + "/memory.current");
+    } else if (controllers == "memory") {  // v1
+      for (const std::string& root : {"/sys/fs/cgroup/memory" + path, std::string("/sys/fs/cgroup/memory")}) {
+        limit = read_number_file(root + "/memory.limit_in_bytes");
+        usage = read_number_file(root + "/memory.usage_in_bytes");
+        if (limit > 0) break;
+      }
+    }
+    // v1 reports "no limit" as a huge number (2^63 rounded to pages).
+    if (limit <= 0 || limit > 1e18) continue;
+    const double headroom = std::max(0.0, limit - usage);
+    best = best == 0 ? headroom : std::min(best, headroom);
+  }
+  return best;
+}
+
+bool option_in(const std::string& options, const char* name) { return options.find(name) != std::string::npos; }
+
+/// Bytes as "12.3 GB", or "456 MB" below a gigabyte.
+std::string gb(double bytes) {
+  char text[32];
+  if (bytes < kGB)
+    std::snprintf(text, sizeof text, "%.0f MB", bytes / kMB);
+  else
+    std::snprintf(text, sizeof text, "%.1f GB", bytes / kGB);
+  return text;
+}
+
+}  // namespace
+
+double available_node_bytes() {
+  // An explicit figure (MB) overrides what the node reports: for tests of the plan, and for machines whose
+  // /proc and cgroup do not show a scheduler's limit.
+  if (const char* forced = std::getenv("EDGEFEM_NODE_MEMORY_MB")) {
+    try {
+      return std::stod(forced) * kMB;
+    } catch (const std::exception&) {
+      throw InputError(std::string("EDGEFEM_NODE_MEMORY_MB: expected a number of megabytes, got '") + forced + "'");
+    }
+  }
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double value = 0, available = 0;
+  std::string unit;
+  while (in >> key >> value) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") available = value * 1024.0;
+  }
+  const double cgroup = cgroup_headroom();
+  if (cgroup > 0) available = available > 0 ? std::min(available, cgroup) : cgroup;
+  return available;
+}
+
+double resident_bytes() {
+  std::ifstream in("/proc/self/statm");
+  double size = 0, resident = 0;
+  if (!(in >> size >> resident)) return 0;
+  return resident * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+RankEstimate estimate_rank_bytes(long long tets, long long triangles, int ranks) {
+  // Bytes per local cell, measured with /proc/self/statm samples and valgrind massif on generated StVK boxes
+  // (docs/design.md, "Memory"). Tets: the edge/TSEP kernel data is ~0.9 KB, the matrix ~0.3 KB, its COO
+  // hand-over ~0.6 KB, vectors and the model the rest. Smoothed-aggregation GAMG: ~1 KB per tet on one rank,
+  // ~3.4 KB on two (the parallel Galerkin product's intermediates). Triangles: a membrane cell has about as many
+  // matrix entries as a tet (more vertices and edges per cell) but a smaller kernel.
+  RankEstimate e;
+  const double t = static_cast<double>(tets), s = static_cast<double>(triangles);
+  e.model = 2600.0 * t + 1800.0 * s;
+  e.smoothed = (ranks > 1 ? 3400.0 : 1200.0) * (t + s);
+  e.unsmoothed = 400.0 * (t + s);
+  e.output = 400.0 * t + 300.0 * s;
+  return e;
+}
+
+MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const std::string& cli_petsc_options) {
+  int ranks = 1, rank = 0;
+  MPI_Comm_size(comm, &ranks);
+  MPI_Comm_rank(comm, &rank);
+  const long long tets = mesh.mesh.n_tets();
+  const long long triangles = tets > 0 ? 0 : mesh.mesh.n_triangles();
+  const RankEstimate e = estimate_rank_bytes(tets, triangles, ranks);
+
+  // Which preconditioner the estimate is for. An AMG unless the job or the command line picks another, or the
+  // automatic choice is a direct factorization (small systems) or block Jacobi (dynamic membranes).
+  using P = SolverSpec::Preconditioner;
+  const std::string options = job.petsc_options + " " + cli_petsc_options;
+  const bool user_pc = option_in(options, "-pc_type");
+  const long long dofs = 3 * static_cast<long long>(mesh.n_global_vertices);
+  const bool dynamic_membrane = job.analysis_type == AnalysisType::dynamics && tets == 0;
+  bool amg = job.solver.preconditioner == P::gamg || job.solver.preconditioner == P::hypre;
+  if (job.solver.preconditioner == P::automatic) amg = !dynamic_membrane && dofs > job.solver.direct_max_dofs;
+  amg = amg || user_pc;
+  const bool can_choose = amg && !user_pc && job.solver.preconditioner != P::hypre &&
+                          job.solver.aggregation == SolverSpec::Aggregation::automatic &&
+                          !option_in(options, "-pc_gamg_agg_nsmooths");
+  const bool lean_only = job.solver.aggregation == SolverSpec::Aggregation::unsmoothed;
+  const double pc_rich = amg ? (lean_only ? e.unsmoothed : e.smoothed) : e.unsmoothed;
+
+  // Sums per node: [0] the extra bytes with the rich preconditioner, [1] with the lean one, [2] the cells.
+  const double resident = resident_bytes();
+  const double mine[3] = {e.model + pc_rich + e.output, e.model + e.unsmoothed + e.output,
+                          static_cast<double>(tets + triangles)};
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  double on_node[3] = {0, 0, 0};
+  MPI_Allreduce(mine, on_node, 3, MPI_DOUBLE, MPI_SUM, node);
+  int node_rank = 0, node_size = 1;
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_size(node, &node_size);
+  double available = 0;
+  run_collectively(comm, [&] { available = node_rank == 0 ? available_node_bytes() : 0; });  // (a bad variable)
+  MPI_Bcast(&available, 1, MPI_DOUBLE, 0, node);
+  MPI_Comm_free(&node);
+
+  // Fits on every node? Unknown availability (no /proc): assume it fits.
+  const double usable = kUsableFraction * available;
+  const int fits_rich = available <= 0 || on_node[0] <= usable ? 1 : 0;
+  const int fits_lean = available <= 0 || on_node[1] <= usable ? 1 : 0;
+  int all[2] = {fits_rich, fits_lean}, every[2] = {0, 0};
+  MPI_Allreduce(all, every, 2, MPI_INT, MPI_MIN, comm);
+
+  // The worst node (largest shortfall), for the message: its need, availability, rank count and name.
+  struct {
+    double shortfall;
+    int rank;
+  } worst_local{(can_choose ? on_node[1] : on_node[0]) - usable, rank}, worst{};
+  MPI_Allreduce(&worst_local, &worst, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm);
+  double worst_need[3] = {can_choose ? on_node[1] : on_node[0], available, static_cast<double>(node_size)};
+  char host[MPI_MAX_PROCESSOR_NAME] = {0};
+  int host_length = 0;
+  MPI_Get_processor_name(host, &host_length);
+  MPI_Bcast(worst_need, 3, MPI_DOUBLE, worst.rank, comm);
+  MPI_Bcast(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, worst.rank, comm);
+
+  MemoryPlan plan;
+  plan.unsmoothed_aggregation = can_choose && every[0] == 0 && every[1] == 1;
+  const bool lean = can_choose && every[0] == 0;  // unsmoothed aggregation, or the leanest plan that failed
+  const double peak = resident + (lean ? mine[1] : mine[0]);
+  MPI_Allreduce(&peak, &plan.estimated_peak_mb_max_rank, 1, MPI_DOUBLE, MPI_MAX, comm);
+  plan.estimated_peak_mb_max_rank /= kMB;
+
+  plan.fits = plan.unsmoothed_aggregation || every[0] == 1;
+  if (!plan.fits) {
+    plan.problem = std::string("memory: by the estimate from the mesh size (") + std::to_string(mesh.n_global_cells) +
+                   " cells), this run needs" + (can_choose ? ", even with unsmoothed aggregation, " : " ") +
+                   gb(worst_need[0]) + " more on node " + host + " (" +
+                   std::to_string(static_cast<int>(worst_need[2])) + " rank" + (worst_need[2] == 1 ? "" : "s") +
+                   "; beyond the memory in use now), which has " + gb(worst_need[1]) +
+                   " available: run it on more nodes (ranks sharing a node share its memory)" +
+                   (amg && !can_choose && !lean_only ? ", or with `solver: {linear: {aggregation: unsmoothed}}`" : "") +
+                   ". docs/design.md, \"Memory\", says how the estimate is made; --ignore-memory-estimate runs anyway";
+    plan.report = "  warning: " + plan.problem.substr(8);
+  } else if (plan.unsmoothed_aggregation) {
+    plan.report = "  memory: smoothed-aggregation GAMG would need an estimated " + gb(on_node[0]) +
+                  " more on this node, which has " + gb(available) +
+                  " available: using unsmoothed aggregation (-pc_gamg_agg_nsmooths 0: more CG iterations, a "
+                  "fraction of the memory; estimated peak " +
+                  gb(plan.estimated_peak_mb_max_rank * kMB) + " on the largest rank)";
+  }
+  return plan;
+}
+
+}  // namespace edgefem

@@ -1,0 +1,52 @@
+#pragma once
+/// \file memory_budget.hpp
+/// Before the model is built: will the run fit in memory? An estimate of every rank's peak from its cell count,
+/// summed over the ranks of each node and compared with what the node has available, so that a run too large for
+/// its machine stops with a message instead of being killed by the kernel's out-of-memory killer mid-solve.
+///
+/// The estimate is linear in the rank's cells, with bytes per cell measured on this code (docs/design.md,
+/// "Memory"): the model and the assembled system (kernel data, matrix, its COO hand-over), the preconditioner
+/// (smoothed-aggregation GAMG builds Galerkin products that are far denser than the fine matrix; unsmoothed
+/// aggregation a fraction of that) and the output. When smoothed aggregation would not fit but unsmoothed does,
+/// the plan says to use unsmoothed aggregation (`solver.linear.aggregation: auto`, the default).
+#include <mpi.h>
+
+#include <string>
+
+#include "io/job.hpp"
+#include "partition/partition.hpp"
+
+namespace edgefem {
+
+/// The node's memory a run may still use, in bytes: MemAvailable of /proc/meminfo, or less when this process's
+/// memory cgroup (v1 or v2: a Slurm or container limit) leaves less. 0 when neither can be read. The environment
+/// variable EDGEFEM_NODE_MEMORY_MB, when set, replaces both (tests; nodes whose limits /proc does not show).
+double available_node_bytes();
+
+/// This process's resident set now, in bytes (/proc/self/statm); 0 when unreadable.
+double resident_bytes();
+
+/// Estimated peak bytes of one rank beyond what it holds now, for `tets` and `triangles` local cells.
+struct RankEstimate {
+  double model = 0;       ///< model, assembler, matrix and its COO hand-over, vectors
+  double smoothed = 0;    ///< a smoothed-aggregation GAMG hierarchy (or another AMG: hypre)
+  double unsmoothed = 0;  ///< an unsmoothed-aggregation GAMG hierarchy
+  double output = 0;      ///< the VTK piece of one output step
+};
+RankEstimate estimate_rank_bytes(long long tets, long long triangles, int ranks);
+
+struct MemoryPlan {
+  bool fits = true;                       ///< the plan fits every node (by the estimate)
+  bool unsmoothed_aggregation = false;    ///< set `-pc_gamg_agg_nsmooths 0`: smoothed aggregation would not fit
+  double estimated_peak_mb_max_rank = 0;  ///< current + estimate with the plan's preconditioner, largest rank
+  std::string problem;  ///< when it does not fit: the message (the worst node's need and availability, what to do)
+  std::string report;   ///< a line for the run header (rank 0's), empty when there is nothing to say
+};
+
+/// Collective. Estimates every rank's peak, sums them per node (MPI_COMM_TYPE_SHARED) against the node's
+/// available memory and decides the aggregation when `job.solver.aggregation` is `auto` and no
+/// `-pc_gamg_agg_nsmooths` option is given. The same plan on every rank (the caller throws ResourceError with
+/// `problem` when it does not fit, unless told to go on).
+MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const std::string& cli_petsc_options);
+
+}  // namespace edgefem
