@@ -486,4 +486,63 @@ LocalMesh distribute_slices(MPI_Comm comm, MeshSlice&& slice, CellPartitioner me
   return lm;
 }
 
+namespace {
+
+template <class T>
+void send_array(MPI_Comm comm, int dest, const std::vector<T>& v) {
+  long long n = static_cast<long long>(v.size());
+  MPI_Send(&n, 1, MPI_LONG_LONG, dest, 0, comm);
+  constexpr long long chunk = (1LL << 30) / sizeof(T);
+  for (long long off = 0; off < n; off += chunk)
+    MPI_Send(v.data() + off, static_cast<int>(std::min(chunk, n - off) * sizeof(T)), MPI_BYTE, dest, 1, comm);
+}
+
+template <class T>
+void recv_array(MPI_Comm comm, std::vector<T>& v) {
+  long long n = 0;
+  MPI_Recv(&n, 1, MPI_LONG_LONG, 0, 0, comm, MPI_STATUS_IGNORE);
+  v.resize(static_cast<std::size_t>(n));
+  constexpr long long chunk = (1LL << 30) / sizeof(T);
+  for (long long off = 0; off < n; off += chunk)
+    MPI_Recv(v.data() + off, static_cast<int>(std::min(chunk, n - off) * sizeof(T)), MPI_BYTE, 0, 1, comm,
+             MPI_STATUS_IGNORE);
+}
+
+template <class S, class F>
+void for_each_slice_array(S& s, F&& f) {
+  f(s.coords);
+  f(s.cells);
+  f(s.cell_region);
+  f(s.facets);
+  f(s.facet_region);
+}
+
+}  // namespace
+
+MeshSlice scatter_slices(MPI_Comm comm, const Mesh& whole) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  MeshSlice mine;
+  if (rank == 0) {
+    for (int r = 1; r < size; ++r) {
+      const MeshSlice s = slice_of(whole, r, size);
+      const std::array<GlobalIndex, 5> header{s.nodes, s.n_vertices, s.n_cells, s.vertex_begin, s.cell_begin};
+      MPI_Send(header.data(), 5, MPI_INT64_T, r, 0, comm);
+      for_each_slice_array(s, [&](const auto& v) { send_array(comm, r, v); });
+    }
+    mine = slice_of(whole, 0, size);
+  } else {
+    std::array<GlobalIndex, 5> header{};
+    MPI_Recv(header.data(), 5, MPI_INT64_T, 0, 0, comm, MPI_STATUS_IGNORE);
+    mine.nodes = static_cast<int>(header[0]);
+    mine.n_vertices = header[1];
+    mine.n_cells = header[2];
+    mine.vertex_begin = header[3];
+    mine.cell_begin = header[4];
+    for_each_slice_array(mine, [&](auto& v) { recv_array(comm, v); });
+  }
+  return mine;
+}
+
 }  // namespace edgefem

@@ -38,4 +38,8 @@ struct SliceTimes {
 /// names a vertex out of range, a vertex in no cell, more ranks than cells, or a failing partitioner.
 LocalMesh distribute_slices(MPI_Comm comm, MeshSlice&& slice, CellPartitioner method, SliceTimes* times = nullptr);
 
+/// Collective: rank 0 passes a whole mesh (the others an empty one); every rank gets slice_of(whole, rank, size)
+/// (for a mesh read on rank 0 and partitioned by PT-Scotch).
+MeshSlice scatter_slices(MPI_Comm comm, const Mesh& whole);
+
 }  // namespace edgefem

@@ -7,10 +7,17 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <string>
 
 #include "core/error.hpp"
 #include "io/gmsh.hpp"
+#include "io/gmsh_parallel.hpp"
 #include "io/job.hpp"
 #include "mesh/box.hpp"
 #include "mesh/slice.hpp"
@@ -168,6 +175,136 @@ TEST(Slices, VertexOutOfRangeFailsOnEveryRank) {
   MeshSlice s = slice_of(whole, world_rank(), world_size());
   if (world_rank() == world_size() - 1) s.cells.back() = s.n_vertices + 7;
   EXPECT_THROW(distribute_slices(MPI_COMM_WORLD, std::move(s), CellPartitioner::ptscotch), CollectiveError);
+}
+
+// ---- the parallel Gmsh reader --------------------------------------------------------------------------------
+
+/// A MSH 4.1 binary file written by gmsh in this test (rank 0), with physical groups on the volume and two faces;
+/// empty when gmsh is not installed.
+std::string gmsh_binary_file() {
+  const std::string dir = mpitest::scratch_dir("slices");
+  const std::string msh = dir + "/box.msh";
+  int ok = 0;
+  if (world_rank() == 0) {
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/box.geo") << "SetFactory(\"OpenCASCADE\");\nBox(1) = {0, 0, 0, 2, 1, 1};\n"
+                                       "Physical Volume(1) = {1};\nPhysical Surface(11) = {1};\n"
+                                       "Physical Surface(12) = {2};\nMesh.CharacteristicLengthMax = 0.25;\n";
+    const std::string command = "gmsh -3 -format msh41 -bin " + dir + "/box.geo -o " + msh + " > " + dir +
+                                "/gmsh.log 2>&1";
+    ok = std::system(command.c_str()) == 0 && std::filesystem::exists(msh) ? 1 : 0;
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return ok != 0 ? msh : std::string();
+}
+
+/// `path` with `edit` applied to its bytes, written next to it as `name` (rank 0).
+std::string edited_copy(const std::string& path, const std::string& name,
+                        const std::function<void(std::string&)>& edit) {
+  const std::string out = std::filesystem::path(path).parent_path().string() + "/" + name;
+  if (world_rank() == 0) {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    edit(bytes);
+    std::ofstream(out, std::ios::binary) << bytes;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return out;
+}
+
+TEST(GmshParallel, BinarySlicesDistributeLikeTheSerialReader) {
+  const std::string msh = gmsh_binary_file();
+  if (msh.empty()) GTEST_SKIP() << "gmsh is not installed";
+  ASSERT_TRUE(is_gmsh41_binary(msh));
+  const Mesh whole = load_mesh_file(msh);
+  ASSERT_GT(whole.n_tets(), 500);
+  const LocalMesh expected = distribute_mesh(MPI_COMM_WORLD, world_rank() == 0 ? whole : Mesh{});
+  MeshSlice slice = read_gmsh_slice(MPI_COMM_WORLD, msh);
+  // This rank's blocks only: a share of the vertices and cells.
+  EXPECT_EQ(slice.n_vertices, whole.n_vertices());
+  EXPECT_EQ(slice.n_cells, whole.n_tets());
+  EXPECT_LE(slice.n_local_cells(), whole.n_tets() / world_size() + 1);
+  EXPECT_EQ(slice.coords, slice_of(whole, world_rank(), world_size()).coords);
+  const LocalMesh got = distribute_slices(MPI_COMM_WORLD, std::move(slice), CellPartitioner::metis);
+  expect_same_local_mesh(got, expected);
+}
+
+TEST(GmshParallel, RunPathReadsInParallelAndSolvesLikeSerial) {
+  const std::string msh = gmsh_binary_file();
+  if (msh.empty()) GTEST_SKIP() << "gmsh is not installed";
+  const std::string yaml = "mesh: {file: " + msh +
+                           "}\nmaterials: [{young: 1000, poisson: 0.3}]\n"
+                           "boundary:\n  - {select: {region: 11}, fix: [x, y, z]}\n"
+                           "loads: {tractions: [{select: {region: 12}, traction: [0, 0, -20]}]}\n";
+  const Job job = mpitest::job_from_yaml(mpitest::scratch_dir("slices"), "gmsh_job", yaml);
+  ::setenv("EDGEFEM_PARALLEL_READ_MIN_BYTES", "0", 1);
+  DistributedJobMesh loaded = load_distributed_job_mesh(MPI_COMM_WORLD, job);
+  ::unsetenv("EDGEFEM_PARALLEL_READ_MIN_BYTES");
+  EXPECT_EQ(loaded.reader, MeshReader::parallel_gmsh);
+  EXPECT_EQ(loaded.partitioner, CellPartitioner::metis);
+  const std::vector<double> distributed = solve(MPI_COMM_WORLD, job, loaded.mesh);
+  double relative = 0;
+  if (world_rank() == 0) {
+    const DistributedJobMesh serial_mesh = load_distributed_job_mesh(MPI_COMM_SELF, job);
+    EXPECT_EQ(serial_mesh.reader, MeshReader::serial);  // 64 KB < the default threshold
+    const std::vector<double> serial = solve(MPI_COMM_SELF, job, serial_mesh.mesh);
+    ASSERT_EQ(serial.size(), distributed.size());
+    double diff = 0, largest = 0;
+    for (std::size_t i = 0; i < serial.size(); ++i) {
+      diff = std::max(diff, std::abs(serial[i] - distributed[i]));
+      largest = std::max(largest, std::abs(serial[i]));
+    }
+    relative = diff / largest;
+    EXPECT_GT(largest, 0.01);
+  }
+  MPI_Bcast(&relative, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  EXPECT_LT(relative, 1e-8);
+}
+
+/// read_gmsh_slice must throw CollectiveError on every rank with every piece in its message.
+void expect_read_error(const std::string& path, const std::vector<std::string>& pieces) {
+  try {
+    read_gmsh_slice(MPI_COMM_WORLD, path);
+    ADD_FAILURE() << "no error reading " << path;
+  } catch (const CollectiveError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind(path + ": byte ", 0), 0u) << message;
+    for (const auto& piece : pieces) EXPECT_NE(message.find(piece), std::string::npos) << message;
+  }
+}
+
+TEST(GmshParallel, TruncatedOrDamagedFileFailsOnEveryRank) {
+  const std::string msh = gmsh_binary_file();
+  if (msh.empty()) GTEST_SKIP() << "gmsh is not installed";
+  // Cut in the middle of the elements: the scan finds a block running past the end.
+  expect_read_error(edited_copy(msh, "cut.msh", [](std::string& b) { b.resize(b.size() * 3 / 4); }),
+                    {"unexpected end of file (truncated?)", "element block"});
+  // Cut in the middle of the nodes.
+  expect_read_error(edited_copy(msh, "cut_nodes.msh",
+                                [](std::string& b) {
+                                  b.resize(b.find("$Nodes") + (b.find("$EndNodes") - b.find("$Nodes")) / 2);
+                                }),
+                    {"unexpected end of file (truncated?)", "node block"});
+  // An element type overwritten: the first element block's type (after the 4 size_t of the header, dim, entity).
+  expect_read_error(edited_copy(msh, "bad_type.msh",
+                                [](std::string& b) {
+                                  const std::size_t at = b.find("$Elements\n") + 10 + 32 + 8;
+                                  const std::int32_t bad = 99;
+                                  std::memcpy(&b[at], &bad, 4);
+                                }),
+                    {"unsupported element type 99"});
+  // A damaged section end.
+  expect_read_error(edited_copy(msh, "bad_end.msh",
+                                [](std::string& b) { b.replace(b.find("$EndElements"), 12, "$EndElementz"); }),
+                    {"expected '$EndElements'"});
+  // A node tag an element references that is not in $Nodes: the last node of the last element.
+  expect_read_error(edited_copy(msh, "bad_node.msh",
+                                [](std::string& b) {
+                                  const std::size_t at = b.find("\n$EndElements") - 8;
+                                  const std::uint64_t bad = 1u << 30;
+                                  std::memcpy(&b[at], &bad, 8);
+                                }),
+                    {"references node 1073741824, which is not in $Nodes"});
 }
 
 }  // namespace
