@@ -640,6 +640,11 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
   clock.partition = loaded.seconds_partition;
   clock.distribute = loaded.seconds_distribute;
   const LocalMesh mesh = std::move(loaded.mesh);
+  // The peak memory of read, partition and distribution (rank 0 held the whole mesh on the rank-0 path).
+  const double input_peak = peak_memory_mb();
+  double input_peak_max = 0, input_peak_sum = 0;
+  MPI_Allreduce(&input_peak, &input_peak_max, 1, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(&input_peak, &input_peak_sum, 1, MPI_DOUBLE, MPI_SUM, comm);
   summary.phases_s.read = clock.read;
   const std::string cell_kind = mesh.mesh.n_tets() > 0 ? "tet" : "triangle";
   summary.phases_s.partition = clock.partition;
@@ -656,8 +661,11 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
               static_cast<long long>(mesh.n_global_vertices), static_cast<long long>(mesh.n_global_cells),
               model.nodes_per_cell == 4 ? "tetrahedra" : "triangles", size, size == 1 ? "" : "s", threads(),
               threads() == 1 ? "" : "s");
-  PetscPrintf(comm, "  mesh input: %s reader, %s partition; read %.3f s, partition %.3f s, distribute %.3f s\n",
-              to_string(loaded.reader), to_string(loaded.partitioner), clock.read, clock.partition, clock.distribute);
+  PetscPrintf(comm,
+              "  mesh input: %s reader, %s partition; read %.3f s, partition %.3f s, distribute %.3f s; peak memory "
+              "so far %.1f MB on the largest rank, %.1f MB mean\n",
+              to_string(loaded.reader), to_string(loaded.partitioner), clock.read, clock.partition, clock.distribute,
+              input_peak_max, input_peak_sum / size);
   summary.oversubscribed = warn_if_oversubscribed(comm);
 
   if (job.analysis_type == AnalysisType::dynamics) {

@@ -17,9 +17,10 @@ namespace edgefem {
 namespace {
 
 /// All-to-all of plain records: item i goes to rank dest(items[i]); returns the items this rank receives,
-/// grouped by source rank in rank order, each source's in the order it sent them.
+/// grouped by source rank in rank order, each source's in the order it sent them. `items` is consumed (freed once
+/// packed, so that at most two copies of the records exist at a time).
 template <class T, class Dest>
-std::vector<T> exchange(MPI_Comm comm, const std::vector<T>& items, Dest&& dest) {
+std::vector<T> exchange(MPI_Comm comm, std::vector<T>&& items, Dest&& dest) {
   int size = 1;
   MPI_Comm_size(comm, &size);
   std::vector<long long> send_count(static_cast<std::size_t>(size), 0), recv_count(send_count.size(), 0);
@@ -35,11 +36,14 @@ std::vector<T> exchange(MPI_Comm comm, const std::vector<T>& items, Dest&& dest)
   std::vector<int> sd(sc.size(), 0), rd(rc.size(), 0);
   std::partial_sum(sc.begin(), sc.end() - 1, sd.begin() + 1);
   std::partial_sum(rc.begin(), rc.end() - 1, rd.begin() + 1);
-  std::vector<T> send(items.size()), recv(static_cast<std::size_t>(n_recv));
+  std::vector<T> send(items.size());
   {
     std::vector<int> next = sd;
     for (std::size_t i = 0; i < items.size(); ++i) send[next[to[i]]++] = items[i];
   }
+  std::vector<T>().swap(items);
+  std::vector<int>().swap(to);
+  std::vector<T> recv(static_cast<std::size_t>(n_recv));
   MPI_Datatype type;
   MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &type);
   MPI_Type_commit(&type);
@@ -153,7 +157,8 @@ void dual_graph(MPI_Comm comm, const MeshSlice& s, const std::vector<GlobalIndex
   }
   for (std::size_t f = 0; f < s.facet_region.size(); ++f)
     records.push_back({make_key(s.facets.data() + f * fs, fs), -1, 1, s.facet_region[f]});
-  std::vector<FacetRecord> mine = exchange(comm, records, [&](const FacetRecord& r) { return hash_rank(r.key, size); });
+  std::vector<FacetRecord> mine = exchange(comm, std::move(records),
+                                           [&](const FacetRecord& r) { return hash_rank(r.key, size); });
   release(records);
   std::sort(mine.begin(), mine.end(), [](const FacetRecord& a, const FacetRecord& b) {
     if (a.key != b.key) return a.key < b.key;
@@ -177,11 +182,12 @@ void dual_graph(MPI_Comm comm, const MeshSlice& s, const std::vector<GlobalIndex
     i = j;
   }
   release(mine);
-  links = exchange(comm, out_links, [&](const Link& l) { return block_of(cell_begins, l.cell); });
+  links = exchange(comm, std::move(out_links), [&](const Link& l) { return block_of(cell_begins, l.cell); });
   std::sort(links.begin(), links.end(), [](const Link& a, const Link& b) {
     return a.cell != b.cell ? a.cell < b.cell : a.neighbour < b.neighbour;
   });
-  boundary = exchange(comm, out_boundary, [&](const BoundaryFacet& f) { return block_of(cell_begins, f.cell); });
+  boundary = exchange(comm, std::move(out_boundary),
+                      [&](const BoundaryFacet& f) { return block_of(cell_begins, f.cell); });
 }
 
 /// Step 2: the part of each of this rank's cells.
@@ -274,7 +280,8 @@ LocalMesh distribute_slices(MPI_Comm comm, MeshSlice&& slice, CellPartitioner me
   auto same_vertex_tag = [](const VertexTag& a, const VertexTag& b) { return a.vertex == b.vertex && a.tag == b.tag; };
   std::sort(tags.begin(), tags.end(), by_vertex_tag);
   tags.erase(std::unique(tags.begin(), tags.end(), same_vertex_tag), tags.end());
-  std::vector<VertexTag> directory_tags = exchange(comm, tags, [&](const VertexTag& t) { return directory(t.vertex); });
+  std::vector<VertexTag> directory_tags = exchange(comm, std::move(tags),
+                                                   [&](const VertexTag& t) { return directory(t.vertex); });
   release(tags);
   std::sort(directory_tags.begin(), directory_tags.end(), by_vertex_tag);
   directory_tags.erase(std::unique(directory_tags.begin(), directory_tags.end(), same_vertex_tag),
@@ -293,10 +300,11 @@ LocalMesh distribute_slices(MPI_Comm comm, MeshSlice&& slice, CellPartitioner me
   const GlobalIndex n_vertices = s.n_vertices, n_cells = s.n_cells, vertex_begin = s.vertex_begin;
   std::vector<double> block_coords = std::move(s.coords);
   s = MeshSlice{};
-  std::vector<CellRecord> my_cells = exchange(comm, cells_out, [](const CellRecord& r) { return r.part; });
+  std::vector<CellRecord> my_cells = exchange(comm, std::move(cells_out), [](const CellRecord& r) { return r.part; });
   release(cells_out);
   for (BoundaryFacet& f : boundary) f.part = part[f.cell - cell_begins[rank]];
-  std::vector<BoundaryFacet> my_facets = exchange(comm, boundary, [](const BoundaryFacet& f) { return f.part; });
+  std::vector<BoundaryFacet> my_facets = exchange(comm, std::move(boundary),
+                                                  [](const BoundaryFacet& f) { return f.part; });
   release(boundary);
   std::sort(my_cells.begin(), my_cells.end(), [](const CellRecord& a, const CellRecord& b) { return a.cell < b.cell; });
 
@@ -311,7 +319,7 @@ LocalMesh distribute_slices(MPI_Comm comm, MeshSlice&& slice, CellPartitioner me
   requests.erase(std::unique(requests.begin(), requests.end(),
                              [](const VertexRequest& a, const VertexRequest& b) { return a.vertex == b.vertex; }),
                  requests.end());
-  std::vector<VertexRequest> asked = exchange(comm, requests,
+  std::vector<VertexRequest> asked = exchange(comm, std::move(requests),
                                               [&](const VertexRequest& r) { return directory(r.vertex); });
   release(requests);
   std::sort(asked.begin(), asked.end(), by_vertex_part);
@@ -407,9 +415,9 @@ LocalMesh distribute_slices(MPI_Comm comm, MeshSlice&& slice, CellPartitioner me
   release(directory_tags);
   release(block_coords);
   const double partition_seconds = seconds_since(start);
-  std::vector<VertexInfo> my_vertices = exchange(comm, answers, [](const VertexInfo& a) { return a.part; });
+  std::vector<VertexInfo> my_vertices = exchange(comm, std::move(answers), [](const VertexInfo& a) { return a.part; });
   release(answers);
-  std::vector<VertexTag> my_tags = exchange(comm, tag_answers, [](const VertexTag& t) { return t.part; });
+  std::vector<VertexTag> my_tags = exchange(comm, std::move(tag_answers), [](const VertexTag& t) { return t.part; });
   release(tag_answers);
 
   // 5. The LocalMesh.

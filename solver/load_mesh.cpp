@@ -62,6 +62,10 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }  // namespace
 
 MeshReader choose_reader(const Job& job, std::string* why) {
+  if (const char* input = std::getenv("EDGEFEM_INPUT"); input != nullptr && std::string(input) == "serial") {
+    if (why != nullptr) *why = "EDGEFEM_INPUT=serial";
+    return MeshReader::serial;
+  }
   if (job.generate) {
     if (job.generate->shape == GeneratedShape::box) {
       if (why != nullptr) *why = "each rank generates its block of the box";

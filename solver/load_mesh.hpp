@@ -34,7 +34,8 @@ enum class MeshReader : std::uint8_t {
 };
 const char* to_string(MeshReader reader);
 
-/// The reader `run` uses for the job's mesh on `ranks` ranks and why (`edgefem info` prints it). Any rank.
+/// The reader `run` uses for the job's mesh and why (`edgefem info` prints it). Any rank. The environment
+/// variable EDGEFEM_INPUT=serial forces the rank-0 path (for comparisons: the path of edgefem before the slices).
 MeshReader choose_reader(const Job& job, std::string* why = nullptr);
 
 /// The partitioner for `n_cells` cells under the job's partition.method.
