@@ -196,21 +196,36 @@ int command_info(const Arguments& arguments) {
       }
     std::printf("  bounding box: [%g, %g] x [%g, %g] x [%g, %g]\n", box[0], box[1], box[2], box[3], box[4], box[5]);
   }
+  if (is_job_file(args.path)) {
+    const Job job = read_job(args.path);
+    std::string why;
+    const MeshReader reader = choose_reader(job, &why);
+    const long long n_cells = mesh.n_tets() > 0 ? mesh.n_tets() : mesh.n_triangles();
+    std::printf("run input: %s reader (%s); partition %s (partition.method %s; automatic: METIS below %lld cells)\n",
+                to_string(reader), why.c_str(), to_string(choose_partitioner(job, n_cells)),
+                std::string(to_string(job.partition_method)).c_str(), static_cast<long long>(kPtScotchMinCells));
+  }
+  // The quality of both partitioners (the per-rank table below is METIS's).
+  const PartitionPlan scotch_plan = plan_partition(mesh, args.ranks, CellPartitioner::ptscotch);
   const PartitionPlan plan = plan_partition(mesh, args.ranks);
-  const PartitionQuality q = partition_quality(mesh, plan);
-  std::printf("partition into %d rank%s (METIS, dual graph): %.3f s (METIS %.3f, owners %.3f, numbering %.3f)\n",
-              args.ranks, args.ranks == 1 ? "" : "s", plan.seconds, plan.seconds_cells, plan.seconds_owners,
-              plan.seconds - plan.seconds_cells - plan.seconds_owners);
-  std::printf("  cut: %lld dual-graph edges (%s between parts), %lld vertices shared by parts\n",
-              static_cast<long long>(q.cut_facets), mesh.n_tets() > 0 ? "faces" : "edges",
-              static_cast<long long>(q.shared_vertices));
-  std::printf("  owned vertices per rank min/mean/max %lld/%.1f/%lld: max/mean %.3f, min/mean %.3f\n",
-              static_cast<long long>(q.owned_min), q.owned_mean, static_cast<long long>(q.owned_max),
-              q.owned_max / q.owned_mean, q.owned_min / q.owned_mean);
-  std::printf("  ghost vertices per rank min/mean/max %lld/%.1f/%lld, largest ghosts/owned %.2f (rank %d)\n",
-              static_cast<long long>(q.ghost_min), q.ghost_mean, static_cast<long long>(q.ghost_max), q.max_ghost_ratio,
-              q.max_ghost_ratio_part);
-  std::printf("  cells per rank max/mean %.3f\n", static_cast<double>(q.cells_max) / q.cells_mean);
+  auto print_quality = [&](const PartitionPlan& plan, const char* name) {
+    const PartitionQuality q = partition_quality(mesh, plan);
+    std::printf("partition into %d rank%s (%s, dual graph): %.3f s (%s %.3f, owners %.3f, numbering %.3f)\n",
+                args.ranks, args.ranks == 1 ? "" : "s", name, plan.seconds, name, plan.seconds_cells,
+                plan.seconds_owners, plan.seconds - plan.seconds_cells - plan.seconds_owners);
+    std::printf("  cut: %lld dual-graph edges (%s between parts), %lld vertices shared by parts\n",
+                static_cast<long long>(q.cut_facets), mesh.n_tets() > 0 ? "faces" : "edges",
+                static_cast<long long>(q.shared_vertices));
+    std::printf("  owned vertices per rank min/mean/max %lld/%.1f/%lld: max/mean %.3f, min/mean %.3f\n",
+                static_cast<long long>(q.owned_min), q.owned_mean, static_cast<long long>(q.owned_max),
+                q.owned_max / q.owned_mean, q.owned_min / q.owned_mean);
+    std::printf("  ghost vertices per rank min/mean/max %lld/%.1f/%lld, largest ghosts/owned %.2f (rank %d)\n",
+                static_cast<long long>(q.ghost_min), q.ghost_mean, static_cast<long long>(q.ghost_max),
+                q.max_ghost_ratio, q.max_ghost_ratio_part);
+    std::printf("  cells per rank max/mean %.3f\n", static_cast<double>(q.cells_max) / q.cells_mean);
+  };
+  print_quality(scotch_plan, "PT-Scotch");
+  print_quality(plan, "METIS");
   constexpr int max_table_ranks = 32;
   if (args.ranks > max_table_ranks) {
     std::printf("  (the table per rank is printed for up to %d ranks)\n", max_table_ranks);
@@ -623,16 +638,21 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
   if (!args.restart.empty() && job.analysis_type != AnalysisType::dynamics)
     throw InputError("--restart: " + job.job_file + " is a static analysis; only dynamic analyses write checkpoints");
 
-  Mesh whole;
-  run_collectively(comm, [&] {
-    if (rank == 0) whole = load_job_mesh(job);
-  });
-  clock.read = clock.lap();
+  // Read (or generate), partition and distribute: by slices for large binary files and boxes (no rank holds the
+  // whole mesh), else on rank 0 (solver/load_mesh.hpp).
+  DistributedJobMesh loaded = load_distributed_job_mesh(comm, job);
+  clock.lap();
+  clock.read = loaded.seconds_read;
+  clock.partition = loaded.seconds_partition;
+  clock.distribute = loaded.seconds_distribute;
+  const LocalMesh mesh = std::move(loaded.mesh);
+  // The peak memory of read, partition and distribution (rank 0 held the whole mesh on the rank-0 path).
+  const double input_peak = peak_memory_mb();
+  double input_peak_max = 0, input_peak_sum = 0;
+  MPI_Allreduce(&input_peak, &input_peak_max, 1, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(&input_peak, &input_peak_sum, 1, MPI_DOUBLE, MPI_SUM, comm);
   summary.phases_s.read = clock.read;
-  const std::string cell_kind = whole.n_tets() > 0 ? "tet" : "triangle";  // (rank 0's, the one that writes)
-  const LocalMesh mesh = distribute_mesh(comm, whole, &clock.partition);
-  whole = Mesh{};
-  clock.distribute = std::max(0.0, clock.lap() - clock.partition);
+  const std::string cell_kind = mesh.mesh.n_tets() > 0 ? "tet" : "triangle";
   summary.phases_s.partition = clock.partition;
   summary.phases_s.distribute = clock.distribute;
   summary.mesh = RunSummary::Mesh{job.mesh_file ? *job.mesh_file
@@ -640,7 +660,7 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
                                   static_cast<long long>(mesh.n_global_vertices),
                                   static_cast<long long>(mesh.n_global_cells), cell_kind,
                                   3 * static_cast<long long>(mesh.n_global_vertices)};
-  summary.partition = RunSummary::Partition{"metis", spread_over_ranks(comm, mesh.n_owned),
+  summary.partition = RunSummary::Partition{to_string(loaded.partitioner), spread_over_ranks(comm, mesh.n_owned),
                                             spread_over_ranks(comm, mesh.n_ghost())};
   // Before the model is built: will the run fit in memory (and with which multigrid)?
   const MemoryPlan memory = plan_memory(comm, job, mesh, args.petsc_options);
@@ -652,6 +672,11 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
               static_cast<long long>(mesh.n_global_vertices), static_cast<long long>(mesh.n_global_cells),
               model.nodes_per_cell == 4 ? "tetrahedra" : "triangles", size, size == 1 ? "" : "s", threads(),
               threads() == 1 ? "" : "s");
+  PetscPrintf(comm,
+              "  mesh input: %s reader, %s partition; read %.3f s, partition %.3f s, distribute %.3f s; peak memory "
+              "so far %.1f MB on the largest rank, %.1f MB mean\n",
+              to_string(loaded.reader), to_string(loaded.partitioner), clock.read, clock.partition, clock.distribute,
+              input_peak_max, input_peak_sum / size);
   if (!memory.report.empty() && (!args.quiet || !memory.fits)) PetscPrintf(comm, "%s\n", memory.report.c_str());
   summary.oversubscribed = warn_if_oversubscribed(comm);
 

@@ -63,6 +63,8 @@ struct Choice {
 
 constexpr std::array<Choice<GeneratedShape>, 2> shapes = {
     {{"box", GeneratedShape::box}, {"sheet", GeneratedShape::sheet}}};
+constexpr std::array<Choice<PartitionMethod>, 2> partition_methods = {
+    {{"metis", PartitionMethod::metis}, {"ptscotch", PartitionMethod::ptscotch}}};
 constexpr std::array<Choice<AnalysisType>, 2> analysis_types = {
     {{"static", AnalysisType::statics}, {"dynamic", AnalysisType::dynamics}}};
 constexpr std::array<Choice<Integrator>, 3> integrators = {{{"backward-euler", Integrator::backward_euler},
@@ -313,11 +315,16 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
   if (!root.IsMap()) {
     fail(line_of(root.Mark()),
          "expected a mapping with keys mesh, materials, boundary, loads, attachments, analysis, "
-         "solver, output at the top level, got " +
+         "solver, output, partition at the top level, got " +
              (root.IsNull() ? std::string("an empty document") : describe(root)));
   }
-  const Map map(*this, top, {"mesh", "materials", "boundary", "loads", "attachments", "analysis", "solver", "output"});
+  const Map map(*this, top,
+                {"mesh", "materials", "boundary", "loads", "attachments", "analysis", "solver", "output", "partition"});
   parse_mesh(map.require("mesh"), job);
+  if (const Value* partition = map.get("partition")) {
+    const Map m(*this, *partition, {"method"});
+    job.partition_method = choice(m.require("method"), partition_methods);
+  }
 
   const Value& materials = map.require("materials");
   const auto material_items = list(materials, "a non-empty list of materials");
@@ -934,6 +941,9 @@ std::array<double, 3> AttachmentSpec::rate(double t) const {
 }
 
 std::string_view to_string(GeneratedShape shape) { return name_of(shapes, shape); }
+std::string_view to_string(PartitionMethod method) {
+  return method == PartitionMethod::automatic ? "automatic" : name_of(partition_methods, method);
+}
 std::string_view to_string(AnalysisType type) { return name_of(analysis_types, type); }
 std::string_view to_string(Integrator integrator) { return name_of(integrators, integrator); }
 std::string_view to_string(MassMatrix mass) { return name_of(masses, mass); }

@@ -25,8 +25,13 @@ enum class MassMatrix : std::uint8_t { lumped, consistent };
 /// `analysis.initial_state`: the reference configuration, or the static equilibrium at t = 0 (at rest).
 enum class InitialState : std::uint8_t { rest, static_equilibrium };
 
+/// `partition.method`: the cell partitioner. `automatic` (the key absent): METIS on rank 0 below
+/// kPtScotchMinCells cells (solver/load_mesh.hpp), PT-Scotch on the distributed dual graph from there on.
+enum class PartitionMethod : std::uint8_t { automatic, metis, ptscotch };
+
 /// The job file's spelling of each choice (messages, checkpoints, reports).
 std::string_view to_string(GeneratedShape shape);
+std::string_view to_string(PartitionMethod method);
 std::string_view to_string(AnalysisType type);
 std::string_view to_string(Integrator integrator);
 std::string_view to_string(MassMatrix mass);
@@ -205,6 +210,7 @@ struct Job {
   std::string job_dir;                   ///< directory the relative paths were resolved against
   std::optional<std::string> mesh_file;  ///< resolved path, or empty when generated
   std::optional<GenerateSpec> generate;
+  PartitionMethod partition_method = PartitionMethod::automatic;  ///< `partition: {method}`
   std::vector<MaterialSpec> materials;
   std::vector<BoundarySpec> boundary;
   LoadSpec loads;

@@ -74,55 +74,53 @@ struct KuhnTable {
 /// Vertex numbering of a box of n[0] x n[1] x n[2] cells: x fastest.
 struct BoxGrid {
   std::int64_t n[3];
-  [[nodiscard]] LocalIndex vertex(std::int64_t i, std::int64_t j, std::int64_t k) const {
-    return static_cast<LocalIndex>(i + (n[0] + 1) * (j + (n[1] + 1) * k));
+  [[nodiscard]] std::int64_t vertex(std::int64_t i, std::int64_t j, std::int64_t k) const {
+    return i + (n[0] + 1) * (j + (n[1] + 1) * k);
   }
 };
 
-/// Vertex coordinates on the grid; the last plane of each axis is exactly at size[d].
-void box_coordinates(const BoxGrid& g, const std::array<double, 3>& size, std::vector<double>& coords) {
-  const std::int64_t nx = g.n[0], ny = g.n[1], nz = g.n[2];
-  coords.resize(3 * static_cast<std::size_t>((nx + 1) * (ny + 1) * (nz + 1)));
-  for (std::int64_t k = 0; k <= nz; ++k) {
-    const double z = k == nz ? size[2] : size[2] * static_cast<double>(k) / static_cast<double>(nz);
-    for (std::int64_t j = 0; j <= ny; ++j) {
-      const double y = j == ny ? size[1] : size[1] * static_cast<double>(j) / static_cast<double>(ny);
-      double* x = &coords[3 * static_cast<std::size_t>(g.vertex(0, j, k))];
-      for (std::int64_t i = 0; i <= nx; ++i, x += 3) {
-        x[0] = i == nx ? size[0] : size[0] * static_cast<double>(i) / static_cast<double>(nx);
-        x[1] = y;
-        x[2] = z;
-      }
-    }
+/// Coordinate of grid plane i of n along an axis of length `size`; the last plane is exactly at `size`.
+double grid_coordinate(std::int64_t i, std::int64_t n, double size) {
+  return i == n ? size : size * static_cast<double>(i) / static_cast<double>(n);
+}
+
+/// Coordinates of the grid vertices [first, end) (x fastest), 3 per vertex.
+void box_coordinates(const BoxGrid& g, const std::array<double, 3>& size, std::int64_t first, std::int64_t end,
+                     std::vector<double>& coords) {
+  const std::int64_t sx = g.n[0] + 1, sy = g.n[1] + 1;
+  coords.resize(3 * static_cast<std::size_t>(end - first));
+  double* x = coords.data();
+  for (std::int64_t v = first; v < end; ++v, x += 3) {
+    x[0] = grid_coordinate(v % sx, g.n[0], size[0]);
+    x[1] = grid_coordinate((v / sx) % sy, g.n[1], size[1]);
+    x[2] = grid_coordinate(v / (sx * sy), g.n[2], size[2]);
   }
 }
 
-/// Six Kuhn tets per cell, positively oriented, cells in order (x fastest).
-void box_tets(const BoxGrid& g, std::vector<LocalIndex>& tets) {
+/// Six Kuhn tets per cell for the cells [first, end) (cell id i + nx (j + ny k)), positively oriented, in order.
+template <class Index>
+void box_tets(const BoxGrid& g, std::int64_t first, std::int64_t end, std::vector<Index>& tets) {
   static const KuhnTable kuhn;
-  const std::int64_t nx = g.n[0], ny = g.n[1], nz = g.n[2];
-  LocalIndex corner_offset[8];
+  const std::int64_t nx = g.n[0], ny = g.n[1];
+  std::int64_t corner_offset[8];
   for (int c = 0; c < 8; ++c) corner_offset[c] = g.vertex(c & 1, (c >> 1) & 1, (c >> 2) & 1);
-  tets.resize(24 * static_cast<std::size_t>(nx * ny * nz));
-  LocalIndex* out = tets.data();
-  for (std::int64_t k = 0; k < nz; ++k) {
-    for (std::int64_t j = 0; j < ny; ++j) {
-      for (std::int64_t i = 0; i < nx; ++i) {
-        // Mirror the Kuhn split in every other cell along each axis (corner c -> c ^ mirror), so the
-        // mesh has no preferred diagonal direction (a single diagonal makes a coarse beam twist and
-        // bend sideways). Shared faces still conform: their diagonal depends only on the two in-plane
-        // cell indices. An odd number of reflections reverses orientation: swap two vertices.
-        const int mirror = static_cast<int>((i & 1) | ((j & 1) << 1) | ((k & 1) << 2));
-        const bool reversed = (std::popcount(static_cast<unsigned>(mirror)) & 1) != 0;
-        const LocalIndex base = g.vertex(i, j, k);
-        for (const auto& tet : kuhn.corner) {
-          out[0] = base + corner_offset[tet[0] ^ mirror];
-          out[1] = base + corner_offset[tet[reversed ? 2 : 1] ^ mirror];
-          out[2] = base + corner_offset[tet[reversed ? 1 : 2] ^ mirror];
-          out[3] = base + corner_offset[tet[3] ^ mirror];
-          out += 4;
-        }
-      }
+  tets.resize(24 * static_cast<std::size_t>(end - first));
+  Index* out = tets.data();
+  for (std::int64_t cell = first; cell < end; ++cell) {
+    const std::int64_t i = cell % nx, j = (cell / nx) % ny, k = cell / (nx * ny);
+    // Mirror the Kuhn split in every other cell along each axis (corner c -> c ^ mirror), so the
+    // mesh has no preferred diagonal direction (a single diagonal makes a coarse beam twist and
+    // bend sideways). Shared faces still conform: their diagonal depends only on the two in-plane
+    // cell indices. An odd number of reflections reverses orientation: swap two vertices.
+    const int mirror = static_cast<int>((i & 1) | ((j & 1) << 1) | ((k & 1) << 2));
+    const bool reversed = (std::popcount(static_cast<unsigned>(mirror)) & 1) != 0;
+    const std::int64_t base = g.vertex(i, j, k);
+    for (const auto& tet : kuhn.corner) {
+      out[0] = static_cast<Index>(base + corner_offset[tet[0] ^ mirror]);
+      out[1] = static_cast<Index>(base + corner_offset[tet[reversed ? 2 : 1] ^ mirror]);
+      out[2] = static_cast<Index>(base + corner_offset[tet[reversed ? 1 : 2] ^ mirror]);
+      out[3] = static_cast<Index>(base + corner_offset[tet[3] ^ mirror]);
+      out += 4;
     }
   }
 }
@@ -150,7 +148,7 @@ void box_boundary(const BoxGrid& g, std::vector<LocalIndex>& triangles, std::vec
             idx[d] = side ? n[d] : 0;
             idx[p] = a + da;
             idx[q] = b + db;
-            return g.vertex(idx[0], idx[1], idx[2]);
+            return static_cast<LocalIndex>(g.vertex(idx[0], idx[1], idx[2]));
           };
           const LocalIndex A = at(0, 0), B = at(1, 0), C = at(1, 1), D = at(0, 1);
           const bool along_ac = ((a + b) & 1) == 0;  // the mirrored cells' face diagonal
@@ -178,11 +176,36 @@ Mesh generate_box(const std::array<double, 3>& size, const std::array<int, 3>& c
   check_request("generate box", size, cells, 6);
   const BoxGrid grid{{cells[0], cells[1], cells[2]}};
   Mesh mesh;
-  box_coordinates(grid, size, mesh.coords);
-  box_tets(grid, mesh.tets);
+  box_coordinates(grid, size, 0, (grid.n[0] + 1) * (grid.n[1] + 1) * (grid.n[2] + 1), mesh.coords);
+  box_tets(grid, 0, grid.n[0] * grid.n[1] * grid.n[2], mesh.tets);
   mesh.tet_region.assign(mesh.tets.size() / 4, box_region::volume);
   box_boundary(grid, mesh.triangles, mesh.triangle_region);
   return mesh;
+}
+
+MeshSlice generate_box_slice(const std::array<double, 3>& size, const std::array<int, 3>& cells, int rank, int ranks) {
+  check_request("generate box", size, cells, 6);
+  const BoxGrid grid{{cells[0], cells[1], cells[2]}};
+  const std::int64_t n_hex = grid.n[0] * grid.n[1] * grid.n[2];
+  MeshSlice slice;
+  slice.nodes = 4;
+  slice.n_vertices = (grid.n[0] + 1) * (grid.n[1] + 1) * (grid.n[2] + 1);
+  slice.n_cells = 6 * n_hex;
+  slice.vertex_begin = slice_begin(slice.n_vertices, rank, ranks);
+  box_coordinates(grid, size, slice.vertex_begin, slice_begin(slice.n_vertices, rank + 1, ranks), slice.coords);
+  const std::int64_t hex_begin = slice_begin(n_hex, rank, ranks), hex_end = slice_begin(n_hex, rank + 1, ranks);
+  slice.cell_begin = 6 * hex_begin;
+  box_tets(grid, hex_begin, hex_end, slice.cells);
+  slice.cell_region.assign(slice.cells.size() / 4, box_region::volume);
+  // The boundary triangles (a surface: O(N^(2/3))) are generated whole and this rank keeps its block.
+  std::vector<LocalIndex> triangles;
+  std::vector<int> region;
+  box_boundary(grid, triangles, region);
+  const auto n_boundary = static_cast<GlobalIndex>(region.size());
+  const GlobalIndex first = slice_begin(n_boundary, rank, ranks), end = slice_begin(n_boundary, rank + 1, ranks);
+  slice.facets.assign(triangles.begin() + 3 * first, triangles.begin() + 3 * end);
+  slice.facet_region.assign(region.begin() + first, region.begin() + end);
+  return slice;
 }
 
 Mesh generate_sheet(std::array<double, 2> size, std::array<int, 2> cells) {

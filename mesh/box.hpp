@@ -4,6 +4,7 @@
 #include <array>
 
 #include "mesh/mesh.hpp"
+#include "mesh/slice.hpp"
 
 namespace edgefem {
 
@@ -21,6 +22,12 @@ inline constexpr int x_min = 11, x_max = 12, y_min = 13, y_max = 14, z_min = 15,
 /// normal (x1-x0) x (x2-x0) points out of the box. Throws InputError for cells < 1, size <= 0 or a mesh
 /// too large for 32-bit local indices.
 Mesh generate_box(const std::array<double, 3>& size, const std::array<int, 3>& cells);
+
+/// Rank `rank` of `ranks`' slice of generate_box(size, cells) (mesh/slice.hpp): the vertices of its block with
+/// their coordinates, the 6 tets of each hexahedron of its block of hexahedra (hexahedron id i + nx (j + ny k),
+/// tet id 6 hex + t: the numbering of generate_box) and its block of the boundary triangles. No rank builds the
+/// whole mesh. Same input checks as generate_box.
+MeshSlice generate_box_slice(const std::array<double, 3>& size, const std::array<int, 3>& cells, int rank, int ranks);
 
 /// Rectangle [0,size[0]] x [0,size[1]] in the z = 0 plane, cells[0] x cells[1] quads split into two
 /// triangles each (same diagonal everywhere, normal +z), tagged box_region::volume (1). Boundary lines

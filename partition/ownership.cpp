@@ -200,29 +200,20 @@ class OwnerShifter {
 
 }  // namespace
 
-std::vector<int> balanced_vertex_owners(const std::vector<LocalIndex>& cells, int nodes,
-                                        const std::vector<int>& cell_part, int n_parts, LocalIndex n_vertices) {
-  const Rows parts_of = vertex_parts(cells, nodes, cell_part, n_vertices);
-  std::vector<int> owner(static_cast<std::size_t>(n_vertices), n_parts);
-  std::vector<std::int64_t> load(static_cast<std::size_t>(n_parts), 0);
-  std::int64_t n_used = 0;
-  for (LocalIndex v = 0; v < n_vertices; ++v)
-    if (parts_of.size(v) == 1) {
-      owner[v] = *parts_of.first(v);
-      ++load[owner[v]];
-    }
+std::vector<int> balance_shared_owners(std::vector<std::int64_t> shared_begin, std::vector<int> shared_parts,
+                                       std::vector<std::int64_t> load, std::int64_t n_used, int n_parts) {
+  Rows parts_of{std::move(shared_begin), std::move(shared_parts)};
+  const auto n_shared = static_cast<std::int64_t>(parts_of.begin.size()) - 1;
+  std::vector<int> owner(static_cast<std::size_t>(n_shared), n_parts);
   // Greedy: each shared vertex, in order, to the touching part owning the fewest so far (lowest id on ties).
-  for (LocalIndex v = 0; v < n_vertices; ++v) {
-    if (parts_of.size(v) == 0) continue;
-    ++n_used;
-    if (parts_of.size(v) == 1) continue;
+  for (std::int64_t v = 0; v < n_shared; ++v) {
     int best = *parts_of.first(v);
     for (const int* p = parts_of.first(v) + 1; p != parts_of.last(v); ++p)
       if (load[*p] < load[best]) best = *p;
     owner[v] = best;
     ++load[best];
   }
-  if (n_parts == 1) return owner;
+  if (n_parts == 1 || n_shared == 0) return owner;
   // Then chains of single-vertex moves: first every part down to ceil(mean) and up to floor(mean) where a
   // chain reaches a part with room (or a surplus); then parts still outside (their vertices touched by no other
   // part alone exceed the mean, or no chain reaches far enough) move a vertex to a part owning at least two
@@ -239,6 +230,33 @@ std::vector<int> balanced_vertex_owners(const std::vector<LocalIndex>& cells, in
     for (int p = 0; p < n_parts; ++p)
       while (load[p] < floor_mean && shifter.shift_in(p, load[p] + 1)) moved = true;
   }
+  return owner;
+}
+
+std::vector<int> balanced_vertex_owners(const std::vector<LocalIndex>& cells, int nodes,
+                                        const std::vector<int>& cell_part, int n_parts, LocalIndex n_vertices) {
+  const Rows parts_of = vertex_parts(cells, nodes, cell_part, n_vertices);
+  std::vector<int> owner(static_cast<std::size_t>(n_vertices), n_parts);
+  std::vector<std::int64_t> load(static_cast<std::size_t>(n_parts), 0);
+  std::int64_t n_used = 0;
+  std::vector<std::int64_t> shared_begin(1, 0);
+  std::vector<int> shared_parts;
+  std::vector<LocalIndex> shared;
+  for (LocalIndex v = 0; v < n_vertices; ++v) {
+    if (parts_of.size(v) == 0) continue;
+    ++n_used;
+    if (parts_of.size(v) == 1) {
+      owner[v] = *parts_of.first(v);
+      ++load[owner[v]];
+    } else {
+      shared.push_back(v);
+      shared_parts.insert(shared_parts.end(), parts_of.first(v), parts_of.last(v));
+      shared_begin.push_back(static_cast<std::int64_t>(shared_parts.size()));
+    }
+  }
+  const std::vector<int> shared_owner = balance_shared_owners(std::move(shared_begin), std::move(shared_parts),
+                                                              std::move(load), n_used, n_parts);
+  for (std::size_t i = 0; i < shared.size(); ++i) owner[shared[i]] = shared_owner[i];
   return owner;
 }
 

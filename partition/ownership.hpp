@@ -1,6 +1,7 @@
 #pragma once
 /// \file ownership.hpp
 /// Which part owns each vertex of a partitioned mesh: balanced owned counts (no MPI, no METIS).
+#include <cstdint>
 #include <vector>
 
 #include "mesh/mesh.hpp"
@@ -19,5 +20,13 @@ namespace edgefem {
 /// threads. A vertex in no cell gets owner n_parts (the caller reports it).
 std::vector<int> balanced_vertex_owners(const std::vector<LocalIndex>& cells, int nodes,
                                         const std::vector<int>& cell_part, int n_parts, LocalIndex n_vertices);
+
+/// The balancing step of balanced_vertex_owners alone, on the shared vertices only (what a distributed
+/// partition gathers: partition/distributed.cpp). Row i (`shared_begin[i] .. shared_begin[i+1]` of
+/// `shared_parts`) lists the parts touching the i-th shared vertex, ascending, at least two; rows in ascending
+/// vertex order. `load`: per part, the vertices only that part touches; `n_used`: the vertices in cells. Returns
+/// the owner of each shared vertex: exactly what balanced_vertex_owners gives them for the same mesh.
+std::vector<int> balance_shared_owners(std::vector<std::int64_t> shared_begin, std::vector<int> shared_parts,
+                                       std::vector<std::int64_t> load, std::int64_t n_used, int n_parts);
 
 }  // namespace edgefem

@@ -254,7 +254,28 @@ bool LocalMesh::vertex_in_region(LocalIndex v, int region) const {
   return false;
 }
 
-PartitionPlan plan_partition(const Mesh& mesh, int n_parts) {
+const char* to_string(CellPartitioner method) { return method == CellPartitioner::metis ? "metis" : "ptscotch"; }
+
+std::vector<int> metis_cell_parts(const std::vector<LocalIndex>& cells, int nodes, LocalIndex n_vertices, int n_parts) {
+  if (static_cast<long long>(cells.size()) >= std::numeric_limits<idx_t>::max())
+    throw InputError("mesh too large for 32-bit METIS (" + std::to_string(cells.size() / nodes) +
+                     " cells); use partition: {method: ptscotch}");
+  const auto n_cells = static_cast<idx_t>(cells.size() / nodes);
+  idx_t ne = n_cells, nn = n_vertices, ncommon = nodes - 1, nparts = n_parts, objval = 0;
+  std::vector<idx_t> eptr(static_cast<std::size_t>(n_cells) + 1), eind(cells.begin(), cells.end());
+  for (idx_t c = 0; c <= n_cells; ++c) eptr[c] = c * nodes;
+  std::vector<idx_t> epart(static_cast<std::size_t>(n_cells)), npart(static_cast<std::size_t>(n_vertices));
+  idx_t options[METIS_NOPTIONS];
+  METIS_SetDefaultOptions(options);
+  options[METIS_OPTION_NUMBERING] = 0;
+  options[METIS_OPTION_SEED] = 1;  // reproducible partitions
+  const int status = METIS_PartMeshDual(&ne, &nn, eptr.data(), eind.data(), nullptr, nullptr, &ncommon, &nparts,
+                                        nullptr, options, &objval, epart.data(), npart.data());
+  if (status != METIS_OK) throw InputError("METIS_PartMeshDual failed with status " + std::to_string(status));
+  return {epart.begin(), epart.end()};
+}
+
+PartitionPlan plan_partition(const Mesh& mesh, int n_parts, CellPartitioner method) {
   const CellView cv = cell_view(mesh);
   const LocalIndex n_cells = cv.count();
   const LocalIndex n_vertices = mesh.n_vertices();
@@ -268,21 +289,26 @@ PartitionPlan plan_partition(const Mesh& mesh, int n_parts) {
   PartitionPlan plan;
   plan.n_parts = n_parts;
   plan.cell_part.assign(static_cast<std::size_t>(n_cells), 0);
-  if (n_parts > 1) {
-    if (static_cast<long long>(cv.cells->size()) >= std::numeric_limits<idx_t>::max())
-      throw InputError("mesh too large for 32-bit METIS (" + std::to_string(n_cells) + " cells)");
-    idx_t ne = n_cells, nn = n_vertices, ncommon = cv.nodes - 1, nparts = n_parts, objval = 0;
-    std::vector<idx_t> eptr(static_cast<std::size_t>(n_cells) + 1), eind(cv.cells->begin(), cv.cells->end());
-    for (LocalIndex c = 0; c <= n_cells; ++c) eptr[c] = static_cast<idx_t>(c) * cv.nodes;
-    std::vector<idx_t> epart(static_cast<std::size_t>(n_cells)), npart(static_cast<std::size_t>(n_vertices));
-    idx_t options[METIS_NOPTIONS];
-    METIS_SetDefaultOptions(options);
-    options[METIS_OPTION_NUMBERING] = 0;
-    options[METIS_OPTION_SEED] = 1;  // reproducible partitions
-    const int status = METIS_PartMeshDual(&ne, &nn, eptr.data(), eind.data(), nullptr, nullptr, &ncommon, &nparts,
-                                          nullptr, options, &objval, epart.data(), npart.data());
-    if (status != METIS_OK) throw InputError("METIS_PartMeshDual failed with status " + std::to_string(status));
-    std::copy(epart.begin(), epart.end(), plan.cell_part.begin());
+  if (n_parts > 1 && method == CellPartitioner::metis) {
+    plan.cell_part = metis_cell_parts(*cv.cells, cv.nodes, n_vertices, n_parts);
+  } else if (n_parts > 1) {
+    // The dual graph as CSR: cells sharing a facet are neighbours.
+    const std::vector<std::pair<Facet, LocalIndex>> facets = cell_facets(cv);
+    std::vector<std::pair<LocalIndex, LocalIndex>> links;
+    for (std::size_t i = 0; i + 1 < facets.size(); ++i)
+      if (facets[i].first == facets[i + 1].first) {
+        links.emplace_back(facets[i].second, facets[i + 1].second);
+        links.emplace_back(facets[i + 1].second, facets[i].second);
+      }
+    std::sort(links.begin(), links.end());
+    std::vector<std::int64_t> offsets(static_cast<std::size_t>(n_cells) + 1, 0);
+    std::vector<GlobalIndex> neighbours(links.size());
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      ++offsets[links[i].first + 1];
+      neighbours[i] = links[i].second;
+    }
+    std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+    plan.cell_part = scotch_cell_parts(MPI_COMM_SELF, offsets, neighbours, n_parts);
   }
 
   plan.seconds_cells = seconds_since(start);

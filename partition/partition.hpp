@@ -36,10 +36,26 @@ struct PartitionPlan {
   }
 };
 
-/// Partition the cells of `mesh` (tets, or triangles when it has no tets) into n_parts with METIS
-/// (dual graph: cells sharing a face, or an edge for triangles). n_parts == 1 skips METIS.
+/// Which partitioner splits the cells: METIS on one process (METIS_PartMeshDual, seed 1), or PT-Scotch on the
+/// distributed dual graph (SCOTCH_dgraphPart, default strategy, random seed 1).
+enum class CellPartitioner : std::uint8_t { metis, ptscotch };
+const char* to_string(CellPartitioner method);
+
+/// METIS_PartMeshDual of `cells` (`nodes` vertex ids per cell, 0-based, < n_vertices) into n_parts, seed 1 (the
+/// partition plan_partition makes). Throws InputError when METIS fails or the mesh is too large for it.
+std::vector<int> metis_cell_parts(const std::vector<LocalIndex>& cells, int nodes, LocalIndex n_vertices, int n_parts);
+
+/// Collective on comm: SCOTCH_dgraphPart of the distributed dual graph into n_parts. Each rank passes its
+/// consecutive block of graph vertices (cells) as CSR: `offsets` (n_local + 1) into `neighbours` (global cell
+/// ids). Returns the part of each local cell. Throws InputError (on the ranks where PT-Scotch failed; callers
+/// agree on failure) when the graph does not fit PT-Scotch's 32-bit integers or the partition fails.
+std::vector<int> scotch_cell_parts(MPI_Comm comm, const std::vector<std::int64_t>& offsets,
+                                   const std::vector<GlobalIndex>& neighbours, int n_parts);
+
+/// Partition the cells of `mesh` (tets, or triangles when it has no tets) into n_parts with METIS or PT-Scotch
+/// (on MPI_COMM_SELF) (dual graph: cells sharing a face, or an edge for triangles). n_parts == 1 skips both.
 /// Throws InputError when the mesh is too large for 32-bit METIS or n_parts exceeds the cell count.
-PartitionPlan plan_partition(const Mesh& mesh, int n_parts);
+PartitionPlan plan_partition(const Mesh& mesh, int n_parts, CellPartitioner method = CellPartitioner::metis);
 
 /// How good a partition is for the distributed solve (what `edgefem info` prints).
 struct PartitionQuality {

@@ -1,8 +1,15 @@
 #pragma once
 /// \file load_mesh.hpp
-/// The mesh a job names: read from its file (Gmsh .msh) or generated, then checked.
+/// The mesh a job names: read from its file (Gmsh .msh) or generated, then checked; and the distributed
+/// LocalMesh of every rank, by the path that keeps the largest rank's memory in check.
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+
 #include "io/job.hpp"
 #include "mesh/mesh.hpp"
+#include "partition/partition.hpp"
 
 namespace edgefem {
 
@@ -11,5 +18,40 @@ Mesh load_job_mesh(const Job& job);
 
 /// Read a mesh file by extension (.msh) and check it. Throws InputError.
 Mesh load_mesh_file(const std::string& path);
+
+/// `partition.method: automatic` picks PT-Scotch (on the distributed dual graph) from this many cells on, METIS
+/// on rank 0 below (README "Large meshes": measured).
+inline constexpr std::int64_t kPtScotchMinCells = 500000;
+/// MSH 4.1 binary files from this size on are read in parallel (read_gmsh_slice), smaller ones on rank 0
+/// (README "Large meshes": measured). The environment variable EDGEFEM_PARALLEL_READ_MIN_BYTES overrides it.
+inline constexpr std::int64_t kParallelReadMinBytes = 16 << 20;
+
+/// How the mesh reached the ranks.
+enum class MeshReader : std::uint8_t {
+  serial,          ///< rank 0 read (or generated) the whole mesh
+  parallel_gmsh,   ///< every rank read its slice of a MSH 4.1 binary file
+  generated_block  ///< every rank generated its block of the box
+};
+const char* to_string(MeshReader reader);
+
+/// The reader `run` uses for the job's mesh and why (`edgefem info` prints it). Any rank. The environment
+/// variable EDGEFEM_INPUT=serial forces the rank-0 path (for comparisons: the path of edgefem before the slices).
+MeshReader choose_reader(const Job& job, std::string* why = nullptr);
+
+/// The partitioner for `n_cells` cells under the job's partition.method.
+CellPartitioner choose_partitioner(const Job& job, std::int64_t n_cells);
+
+struct DistributedJobMesh {
+  LocalMesh mesh;
+  MeshReader reader = MeshReader::serial;
+  CellPartitioner partitioner = CellPartitioner::metis;
+  double seconds_read = 0, seconds_partition = 0, seconds_distribute = 0;  ///< this rank's wall times
+};
+
+/// Collective: the job's mesh read (or generated), partitioned and distributed over comm: MSH 4.1 binary files of
+/// kParallelReadMinBytes and more and generated boxes by slices (distribute_slices: no rank holds the whole
+/// mesh), other meshes on rank 0 (distribute_mesh, or scattered slices for PT-Scotch). Throws CollectiveError
+/// (InputError messages) on every rank.
+DistributedJobMesh load_distributed_job_mesh(MPI_Comm comm, const Job& job);
 
 }  // namespace edgefem

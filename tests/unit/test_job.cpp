@@ -260,7 +260,7 @@ TEST_F(JobTest, UnknownAndDuplicateKeysAreErrors) {
                {"unknown key 'mesh.fiel' (expected one of: file, generate)"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nsolvr: {}\n", 3,
                {"unknown key 'solvr' (expected one of: mesh, materials, boundary, loads, attachments, analysis, "
-                "solver, output)"});
+                "solver, output, partition)"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - young: 1\n    poisson: 0.1\n    yung: 3\n", 5,
                {"unknown key 'materials[0].yung'"});
   expect_error(
@@ -321,6 +321,20 @@ TEST_F(JobTest, MissingAndConflictingKeys) {
       "mesh: {file: meshes/beam.msh}\nmaterials:\n  - {region: 1, young: 1, poisson: 0.1}\n"
       "  - {region: 1, young: 2, poisson: 0.1}\n",
       4, {"materials[1]: a second material for region 1"});
+}
+
+TEST_F(JobTest, PartitionMethod) {
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\n";
+  expect_error(head + "partition: {method: parmetis}\n", 3,
+               {"partition.method: expected one of: metis, ptscotch, got 'parmetis'"});
+  expect_error(head + "partition: {method: ptscotsh}\n", 3, {"partition.method", "did you mean 'ptscotch'?"});
+  expect_error(head + "partition: {}\n", 3, {"missing required key 'partition.method'"});
+  expect_error(head + "partition: {methd: metis}\n", 3, {"unknown key 'partition.methd' (expected one of: method)"});
+  expect_error(head + "partition: metis\n", 3, {"partition"});
+  EXPECT_EQ(read_job(write(head)).partition_method, PartitionMethod::automatic);
+  EXPECT_EQ(read_job(write(head + "partition: {method: metis}\n")).partition_method, PartitionMethod::metis);
+  EXPECT_EQ(read_job(write(head + "partition: {method: ptscotch}\n")).partition_method, PartitionMethod::ptscotch);
+  EXPECT_EQ(to_string(PartitionMethod::ptscotch), "ptscotch");
 }
 
 TEST_F(JobTest, ModelNamesAndMembranePoissonRange) {
