@@ -322,8 +322,8 @@ TEST_F(JobTest, MissingAndConflictingKeys) {
 TEST_F(JobTest, ModelNamesAndMembranePoissonRange) {
   expect_error(
       "mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: neo-hooke, young: 1, poisson: 0.1}\n", 3,
-      {"materials[0].model: expected one of: stvk, stvk-nsn, stvk-tl, linear (tetrahedra), trbs, trqs, springs, "
-       "linear-membrane, volino (triangles), got 'neo-hooke'"});
+      {"materials[0].model: expected one of: stvk, stvk-nsn, stvk-tl, linear, neo-hookean (tetrahedra), trbs, trqs, "
+       "springs, linear-membrane, volino (triangles), got 'neo-hooke'"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nanalysis:\n  type: modal\n", 4,
                {"analysis.type: expected one of: static, dynamic, got 'modal'"});
   // Plane stress: a membrane takes 0.5 <= poisson < 1, a solid does not.
