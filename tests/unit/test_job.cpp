@@ -340,6 +340,16 @@ TEST_F(JobTest, ModelNamesAndMembranePoissonRange) {
   EXPECT_EQ(job.materials[0].model->cell, CellKind::triangle);
   EXPECT_EQ(model_named("linear-membrane").cell, CellKind::triangle);
   EXPECT_EQ(model_named("linear").cell, CellKind::tetrahedron);
+  // neo-hookean: isotropic young and poisson only (no anisotropy block), the solid's Poisson range.
+  expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: neo-hookean, young: 1, poisson: 0.5}\n", 3,
+               {"materials[0].poisson: expected a number with -1 < poisson < 0.5, got '0.5'"});
+  expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - model: neo-hookean\n    anisotropy: {type: x}\n", 4,
+               {"materials[0].anisotropy: only for model"});
+  EXPECT_EQ(read_job(write("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: neo-hookean, young: 2, "
+                           "poisson: 0.3}\n"))
+                .materials[0]
+                .model->name,
+            "neo-hookean");
 }
 
 TEST_F(JobTest, UnknownChoicesListTheValidOnesAndSuggestTheNearest) {
