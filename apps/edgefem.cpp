@@ -624,7 +624,7 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
   clock.read = clock.lap();
   summary.phases_s.read = clock.read;
   const std::string cell_kind = whole.n_tets() > 0 ? "tet" : "triangle";  // (rank 0's, the one that writes)
-  const LocalMesh mesh = distribute_mesh(comm, whole, &clock.partition);
+  const LocalMesh mesh = distribute_mesh(comm, whole, &clock.partition, any_bending(job));
   whole = Mesh{};
   clock.distribute = std::max(0.0, clock.lap() - clock.partition);
   summary.phases_s.partition = clock.partition;
