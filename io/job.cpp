@@ -424,7 +424,8 @@ void JobParser::parse_mesh(const Value& v, Job& job) const {
 MaterialSpec JobParser::parse_material(const Value& v) const {
   const Map m(*this, v,
               {"region", "model", "young", "poisson", "anisotropy", "density", "volumetric_penalty", "volumetric",
-               "thickness", "warp", "orthotropic", "curves", "stabilization", "spring_damping", "viscosity"});
+               "thickness", "warp", "orthotropic", "curves", "stabilization", "spring_damping", "viscosity",
+               "bending"});
   MaterialSpec spec;
   spec.line = v.line;
   if (const Value* region = m.get("region")) {
@@ -501,6 +502,14 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
       fail(damping->line,
            damping->path + ": only for model" + only_for([](const ModelInfo& i) { return i.keys.spring_damping; }));
     spec.spring_damping = number(*damping, "a non-negative number (time)", [](double z) { return z >= 0.0; });
+  }
+  if (const Value* bending = m.get("bending")) {
+    if (!membrane)
+      fail(bending->line, bending->path + ": only for membrane model" +
+                              only_for([](const ModelInfo& i) { return i.cell == CellKind::triangle; }));
+    const Map b(*this, *bending, {"stiffness"});
+    spec.bending_stiffness = number(b.require("stiffness"), "a non-negative number (bending stiffness kb)",
+                                    [](double k) { return k >= 0.0; });
   }
   return spec;
 }
@@ -949,6 +958,11 @@ std::string_view to_string(Integrator integrator) { return name_of(integrators, 
 std::string_view to_string(MassMatrix mass) { return name_of(masses, mass); }
 std::string_view to_string(InitialState state) { return name_of(initial_states, state); }
 std::string_view to_string(VolumetricPenalty volumetric) { return name_of(volumetrics, volumetric); }
+
+bool any_bending(const Job& job) {
+  return std::any_of(job.materials.begin(), job.materials.end(),
+                     [](const MaterialSpec& m) { return m.bending_stiffness > 0.0; });
+}
 
 Job read_job(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

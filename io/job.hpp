@@ -91,6 +91,8 @@ struct MaterialSpec {
   std::optional<VolinoSpec> volino;  ///< model volino only
   /// Delingette's damped springs (trbs, trqs, springs; dynamics): zeta (time) in the damped elongations.
   double spring_damping = 0.0;
+  /// Membranes: Bergou's isometric bending stiffness kb (`bending: {stiffness: kb}`, materials/bending.hpp); 0 = none.
+  double bending_stiffness = 0.0;
   int line = 0;  ///< line of the entry in the job file (0 if not from a file)
 };
 
@@ -231,5 +233,9 @@ struct Job {
 /// Parse and validate a job file. Throws InputError naming file, line and key on any problem:
 /// unknown key, wrong type, missing required key, out-of-range value, mesh file that does not exist.
 Job read_job(const std::string& path);
+
+/// True when a material of the job has membrane bending (bending_stiffness > 0): the mesh is then distributed with
+/// its hinge stencils (distribute_mesh(..., hinges = true)).
+[[nodiscard]] bool any_bending(const Job& job);
 
 }  // namespace edgefem

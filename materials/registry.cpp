@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "materials/cell_output.hpp"
+#include "materials/neo_hookean.hpp"
 
 namespace edgefem {
 namespace {
@@ -22,6 +23,9 @@ std::unique_ptr<TetFormulation> stvk_tsep(const FormulationInput& in) {
 }
 std::unique_ptr<TetFormulation> stvk_tl(const FormulationInput& in) {
   return make_stvk_tl(in.coords, in.cells, in.tables.tet, in.material_of_cell);
+}
+std::unique_ptr<TetFormulation> neo_hookean(const FormulationInput& in) {
+  return make_neo_hookean(in.coords, in.cells, in.tables.tet, in.material_of_cell);
 }
 std::unique_ptr<TetFormulation> linear(const FormulationInput& in) {
   return make_linear(in.coords, in.cells, in.tables.tet, in.material_of_cell);
@@ -61,6 +65,10 @@ FlopCounts linear_flops(const MeshCounts& n) {
 double tet_output(const double* X, const double* x, const MaterialTables& t, std::int32_t m, double* E, double* S) {
   return tet_cell_strain_stress(X, x, t.tet[static_cast<std::size_t>(m)], E, S);
 }
+double neo_hookean_output(const double* X, const double* x, const MaterialTables& t, std::int32_t m, double* E,
+                          double* S) {
+  return neo_hookean_strain_stress(X, x, t.tet[static_cast<std::size_t>(m)], E, S);
+}
 double membrane_output(const double* X, const double* x, const MaterialTables& t, std::int32_t m, double* E,
                        double* S) {
   return membrane_strain_stress(X, x, t.membrane[static_cast<std::size_t>(m)], E, S);
@@ -75,11 +83,12 @@ constexpr MaterialKeys volino_keys{.volino = true};
 constexpr CellKind tet = CellKind::tetrahedron, triangle = CellKind::triangle;
 
 /// The table. Tetrahedral models first (messages list them in this order).
-constexpr std::array<ModelInfo, 9> table = {{
+constexpr std::array<ModelInfo, 10> table = {{
     {"stvk", tet, solid_keys, stvk_tsep<false>, stvk_flops<true>, tet_output},
     {"stvk-nsn", tet, solid_keys, stvk_tsep<true>, stvk_flops<false>, tet_output},
     {"stvk-tl", tet, solid_keys, stvk_tl, stvk_tl_flops, tet_output},
     {"linear", tet, solid_keys, linear, linear_flops, tet_output},
+    {"neo-hookean", tet, {}, neo_hookean, nullptr, neo_hookean_output},
     {"trbs", triangle, spring_keys, membrane<trbs_name>, nullptr, membrane_output},
     {"trqs", triangle, spring_keys, membrane<trqs_name>, nullptr, membrane_output},
     {"springs", triangle, spring_keys, membrane<springs_name>, nullptr, membrane_output},

@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 #include <string>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "partition/collective.hpp"
@@ -101,7 +102,8 @@ struct Piece {
   std::vector<LocalIndex> cells, facets;
   std::vector<int> cell_region, facet_region, region_offsets, regions;
   std::vector<GlobalIndex> global_vertex, original_vertex, cell_global,
-      header;  // header: n_owned, first_owned, n_global_vertices, n_global_cells, nodes
+      header;                                  // header: n_owned, first_owned, n_global_vertices, n_global_cells, nodes
+  std::vector<LocalIndex> hinges, hinge_cell;  // 4 local vertices and the local cell of each hinge stencil
 };
 
 /// Calls f on every array of a piece, in the order they travel from rank 0 to their rank.
@@ -118,6 +120,8 @@ void for_each_array(P& piece, F&& f) {
   f(piece.global_vertex);
   f(piece.original_vertex);
   f(piece.cell_global);
+  f(piece.hinges);
+  f(piece.hinge_cell);
 }
 
 /// The facets of the file (triangles of a tet mesh, lines of a triangle mesh), sorted with their region tags.
@@ -168,10 +172,69 @@ std::vector<TaggedFacets> boundary_facets_per_part(const CellView& cv, const Par
   return part_facets;
 }
 
+/// One bending stencil of a membrane mesh (original ids): the interior edge v[0] v[1], the opposite vertices v[2]
+/// (of `cell`, the triangle with the smaller file index) and v[3] (of the other triangle).
+struct Hinge {
+  std::array<LocalIndex, 4> v;
+  LocalIndex cell;
+};
+
+/// The hinge stencils of a triangle mesh, per part: every edge shared by exactly two triangles of the same region
+/// tag, assigned to the part of its first triangle (smaller file index). That part needs the other triangle's
+/// opposite vertex too: it is added to the part's ghosts (ascending global ids after the owned vertices), so
+/// every hinge is assembled by exactly one rank, which has all four of its vertices.
+std::vector<std::vector<Hinge>> find_hinges(const CellView& cv, PartitionPlan& plan) {
+  std::vector<std::vector<Hinge>> per_part(static_cast<std::size_t>(plan.n_parts));
+  if (cv.nodes != 3) return per_part;
+  struct Side {
+    LocalIndex a, b, cell, opposite;
+  };
+  std::vector<Side> sides;
+  sides.reserve(3 * static_cast<std::size_t>(cv.count()));
+  for (LocalIndex c = 0; c < cv.count(); ++c) {
+    const LocalIndex* t = cv.cells->data() + 3 * static_cast<std::size_t>(c);
+    for (int k = 0; k < 3; ++k) {
+      const LocalIndex a = t[k], b = t[(k + 1) % 3];
+      sides.push_back({std::min(a, b), std::max(a, b), c, t[(k + 2) % 3]});
+    }
+  }
+  std::sort(sides.begin(), sides.end(),
+            [](const Side& x, const Side& y) { return std::tie(x.a, x.b, x.cell) < std::tie(y.a, y.b, y.cell); });
+  std::vector<std::vector<GlobalIndex>> extra(static_cast<std::size_t>(plan.n_parts));
+  for (std::size_t i = 0; i < sides.size();) {
+    std::size_t j = i + 1;
+    while (j < sides.size() && sides[j].a == sides[i].a && sides[j].b == sides[i].b) ++j;
+    const Side &s0 = sides[i], &s1 = sides[i + 1];
+    if (j - i == 2 && (*cv.region)[s0.cell] == (*cv.region)[s1.cell]) {
+      const int part = plan.cell_part[s0.cell];
+      per_part[part].push_back({{s0.a, s0.b, s0.opposite, s1.opposite}, s0.cell});
+      if (plan.cell_part[s1.cell] != part) extra[part].push_back(plan.global_id[s1.opposite]);
+    }
+    i = j;
+  }
+  // Add the missing opposite vertices to the parts' ghosts (ascending global id, each once).
+  std::vector<LocalIndex> original(plan.global_id.size());
+  for (std::size_t v = 0; v < plan.global_id.size(); ++v) original[plan.global_id[v]] = static_cast<LocalIndex>(v);
+  for (int p = 0; p < plan.n_parts; ++p) {
+    if (extra[p].empty()) continue;
+    auto& list = plan.part_vertices[p];
+    const auto owned = static_cast<std::ptrdiff_t>(plan.n_owned(p));
+    std::vector<GlobalIndex> ghosts;
+    for (auto it = list.begin() + owned; it != list.end(); ++it) ghosts.push_back(plan.global_id[*it]);
+    for (const GlobalIndex g : extra[p])
+      if (g < plan.owned_begin[p] || g >= plan.owned_begin[p + 1]) ghosts.push_back(g);
+    std::sort(ghosts.begin(), ghosts.end());
+    ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
+    list.resize(static_cast<std::size_t>(owned));
+    for (const GlobalIndex g : ghosts) list.push_back(original[g]);
+  }
+  return per_part;
+}
+
 /// Part p's piece: its vertices (owned then ghosts) with coordinates, ids and region tags, its cells and its
 /// boundary facets in local numbering. `local_of` (-1 per vertex of `whole`) is scratch, left all -1.
 Piece make_piece(const Mesh& whole, const CellView& cv, const PartitionPlan& plan, int p, const VertexTags& vt,
-                 const TaggedFacets& facets, std::vector<LocalIndex>& local_of) {
+                 const TaggedFacets& facets, const std::vector<Hinge>& hinges, std::vector<LocalIndex>& local_of) {
   Piece pc;
   const auto& verts = plan.part_vertices[p];
   for (std::size_t i = 0; i < verts.size(); ++i) local_of[verts[i]] = static_cast<LocalIndex>(i);
@@ -195,23 +258,32 @@ Piece make_piece(const Mesh& whole, const CellView& cv, const PartitionPlan& pla
     for (int k = 0; k < cv.nodes - 1; ++k) pc.facets.push_back(local_of[facet[k]]);
     pc.facet_region.push_back(tag);
   }
+  const auto& cells = plan.part_cells[p];
+  for (const Hinge& h : hinges) {
+    for (int k = 0; k < 4; ++k) pc.hinges.push_back(local_of[h.v[k]]);
+    pc.hinge_cell.push_back(static_cast<LocalIndex>(std::lower_bound(cells.begin(), cells.end(), h.cell) -
+                                                    cells.begin()));
+  }
   for (LocalIndex v : verts) local_of[v] = -1;
   return pc;
 }
 
 /// Rank 0: partitions `whole` into n_parts and cuts it into one piece per part.
-/// `partition_seconds`: the time plan_partition took.
-std::vector<Piece> cut_into_pieces(const Mesh& whole, int n_parts, double& partition_seconds) {
+/// `partition_seconds`: the time plan_partition took. `hinges`: find the membrane's hinge stencils (find_hinges).
+std::vector<Piece> cut_into_pieces(const Mesh& whole, int n_parts, double& partition_seconds, bool hinges) {
   const auto t0 = std::chrono::steady_clock::now();
-  const PartitionPlan plan = plan_partition(whole, n_parts);
+  PartitionPlan plan = plan_partition(whole, n_parts);
   partition_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const CellView cv = cell_view(whole);
+  const std::vector<std::vector<Hinge>> part_hinges =
+      hinges ? find_hinges(cv, plan) : std::vector<std::vector<Hinge>>(static_cast<std::size_t>(n_parts));
   TaggedFacets tagged;
   const VertexTags vt = tag_vertices(whole, cv, tagged);
   const std::vector<TaggedFacets> part_facets = boundary_facets_per_part(cv, plan, tagged);
   std::vector<Piece> pieces(static_cast<std::size_t>(n_parts));
   std::vector<LocalIndex> local_of(static_cast<std::size_t>(whole.n_vertices()), -1);
-  for (int p = 0; p < n_parts; ++p) pieces[p] = make_piece(whole, cv, plan, p, vt, part_facets[p], local_of);
+  for (int p = 0; p < n_parts; ++p)
+    pieces[p] = make_piece(whole, cv, plan, p, vt, part_facets[p], part_hinges[p], local_of);
   return pieces;
 }
 
@@ -239,6 +311,8 @@ LocalMesh to_local_mesh(Piece&& mine) {
   lm.global_vertex = std::move(mine.global_vertex);
   lm.original_vertex = std::move(mine.original_vertex);
   lm.cell_global = std::move(mine.cell_global);
+  lm.hinges = std::move(mine.hinges);
+  lm.hinge_cell = std::move(mine.hinge_cell);
   return lm;
 }
 
@@ -395,7 +469,7 @@ PartitionQuality partition_quality(const Mesh& mesh, const PartitionPlan& plan) 
   return q;
 }
 
-LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole, double* partition_seconds) {
+LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole, double* partition_seconds, bool hinges) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -403,7 +477,7 @@ LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole, double* partition_se
   std::vector<Piece> pieces;
   run_collectively(comm, [&] {
     double seconds = 0.0;
-    if (rank == 0) pieces = cut_into_pieces(whole, size, seconds);
+    if (rank == 0) pieces = cut_into_pieces(whole, size, seconds, hinges);
     if (partition_seconds != nullptr) *partition_seconds = seconds;
   });
   Piece mine;
@@ -416,7 +490,9 @@ LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole, double* partition_se
   } else {
     for_each_array(mine, [&](auto& array) { recv_vector(comm, array); });
   }
-  return to_local_mesh(std::move(mine));
+  LocalMesh lm = to_local_mesh(std::move(mine));
+  lm.has_hinges = hinges;
+  return lm;
 }
 
 }  // namespace edgefem

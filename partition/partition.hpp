@@ -8,7 +8,7 @@
 /// numbering: rank 0's owned vertices first, then rank 1's, ... (each rank's owned range contiguous,
 /// in original file order inside a rank). On a rank, local vertices are its owned vertices (ascending
 /// global id) followed by its ghosts (ascending global id): ghosts are vertices of its own cells owned
-/// by another rank.
+/// by another rank (and, with bending hinges, the opposite vertices of the hinge stencils it assembles).
 #include <mpi.h>
 
 #include <cstdint>
@@ -86,6 +86,14 @@ struct LocalMesh {
   /// Region tags touching each local vertex (tags of the cells and file facets containing it), CSR.
   std::vector<int> vertex_region_offsets;
   std::vector<int> vertex_regions;
+  /// Membrane bending stencils (distribute_mesh with hinges = true): 4 local vertices per interior edge this rank
+  /// assembles (the edge, then the opposite vertex of hinge_cell, then that of the other triangle), and the local
+  /// cell (a triangle of this rank) each belongs to. An interior edge is an edge shared by exactly two triangles of
+  /// the same region tag; it is assigned to the rank of the triangle with the smaller file index, whose ghosts then
+  /// include the other triangle's opposite vertex (a ghost that no local cell touches).
+  std::vector<LocalIndex> hinges;
+  std::vector<LocalIndex> hinge_cell;
+  bool has_hinges = false;  ///< the stencils were computed (hinges may still be empty)
 
   [[nodiscard]] LocalIndex n_local() const { return mesh.n_vertices(); }
   [[nodiscard]] LocalIndex n_ghost() const { return n_local() - n_owned; }
@@ -96,6 +104,7 @@ struct LocalMesh {
 /// the communicator's size and sends every rank its piece. Throws CollectiveError on every rank if
 /// rank 0 fails. `partition_seconds` (optional): on rank 0, the wall time of plan_partition (METIS) alone; the
 /// rest of the call is the distribution (cutting the pieces, sending them, building the LocalMesh).
-LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole, double* partition_seconds = nullptr);
+/// `hinges`: also find the membrane bending stencils (LocalMesh::hinges; every rank passes the same value).
+LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole, double* partition_seconds = nullptr, bool hinges = false);
 
 }  // namespace edgefem

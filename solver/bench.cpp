@@ -209,7 +209,7 @@ BenchResult run_bench(MPI_Comm comm, const Job& job, int repeat, const std::stri
 #endif
   // Whole-mesh statistics on rank 0, then the distributed set-up.
   Mesh whole = whole_mesh_counts(comm, job, r);
-  const LocalMesh mesh = distribute_mesh(comm, whole);
+  const LocalMesh mesh = distribute_mesh(comm, whole, nullptr, any_bending(job));
   whole = Mesh{};
   const Model model = build_model(comm, job, mesh);
   Assembler assembler(comm, mesh, model);

@@ -66,6 +66,10 @@ MeshReader choose_reader(const Job& job, std::string* why) {
     if (why != nullptr) *why = "EDGEFEM_INPUT=serial";
     return MeshReader::serial;
   }
+  if (any_bending(job)) {  // the hinge stencils are found on the whole mesh (distribute_mesh)
+    if (why != nullptr) *why = "membrane bending finds its hinge stencils on rank 0";
+    return MeshReader::serial;
+  }
   if (job.generate) {
     if (job.generate->shape == GeneratedShape::box) {
       if (why != nullptr) *why = "each rank generates its block of the box";
@@ -137,11 +141,13 @@ DistributedJobMesh load_distributed_job_mesh(MPI_Comm comm, const Job& job) {
   });
   long long n_cells = whole.n_tets() > 0 ? whole.n_tets() : whole.n_triangles();
   MPI_Bcast(&n_cells, 1, MPI_LONG_LONG, 0, comm);
-  out.partitioner = choose_partitioner(job, n_cells);
+  // Membrane bending: METIS on rank 0, which also finds the hinge stencils (distribute_mesh).
+  const bool hinges = any_bending(job);
+  out.partitioner = hinges ? CellPartitioner::metis : choose_partitioner(job, n_cells);
   out.seconds_read = seconds_since(t);
   t = std::chrono::steady_clock::now();
   if (out.partitioner == CellPartitioner::metis) {
-    out.mesh = distribute_mesh(comm, whole, &out.seconds_partition);
+    out.mesh = distribute_mesh(comm, whole, &out.seconds_partition, hinges);
     out.seconds_distribute = std::max(0.0, seconds_since(t) - out.seconds_partition);
     return out;
   }

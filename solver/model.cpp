@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "materials/bending.hpp"
 #include "materials/curve.hpp"
 #include "materials/membrane.hpp"
 #include "materials/volino.hpp"
@@ -330,6 +331,28 @@ void add_formulations(Model& model, const Job& job, const Mesh& mesh, const Cell
   }
 }
 
+/// Bergou's isometric bending (materials/bending.hpp) on the hinge stencils of this rank (LocalMesh::hinges) whose
+/// triangle's material has `bending`: one more formulation, "bending", with no cells of its own (its stiffness is
+/// constant; the assembler adds it to the membrane's K).
+void add_bending(Model& model, const Job& job, const LocalMesh& lm) {
+  if (!any_bending(job)) return;
+  if (!lm.has_hinges)
+    throw std::logic_error(
+        "build_model: the job has membrane bending but the mesh was distributed without its "
+        "hinge stencils (distribute_mesh(..., hinges = any_bending(job)))");
+  std::vector<LocalIndex> stencils;
+  std::vector<double> stiffness;
+  for (std::size_t h = 0; h < lm.hinge_cell.size(); ++h) {
+    const double kb = job.materials[static_cast<std::size_t>(model.cell_material[lm.hinge_cell[h]])].bending_stiffness;
+    if (kb <= 0.0) continue;
+    stencils.insert(stencils.end(), lm.hinges.begin() + static_cast<std::ptrdiff_t>(4 * h),
+                    lm.hinges.begin() + static_cast<std::ptrdiff_t>(4 * h + 4));
+    stiffness.push_back(kb);
+  }
+  model.formulation_cells.emplace_back();
+  model.formulations.push_back(make_bending(lm.mesh.coords, stencils, stiffness));
+}
+
 /// Dirichlet conditions on owned vertices (later entries override earlier ones per component), their schedules
 /// and rotations, and each boundary entry's owned vertices. Returns the prescribed dofs.
 std::map<LocalIndex, DirichletDof> add_boundary(MPI_Comm comm, const Job& job, const LocalMesh& lm, Model& model) {
@@ -524,6 +547,7 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
     model.cell_mass[t] = spec.density * (cells.solid() ? mesh.tet_volume(t) : spec.thickness * mesh.triangle_area(t));
   }
   add_formulations(model, job, mesh, cells);
+  if (!cells.solid()) add_bending(model, job, lm);
 
   // Schedules: [0] prescribed displacements without their own (static: the load factor; dynamic: a ramp over
   // the run), [1] loads without their own (static: the load factor; dynamic: constant 1).

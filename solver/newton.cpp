@@ -616,6 +616,10 @@ bool solve_load_step(NewtonDriver& newton, Extrapolator& predictor, bool use_pre
   double reference = -1.0;
   if (use_predictor && (predictor.ready() || tangent)) {
     reference = newton.residual_norm(x);
+    // Not finite (e.g. the prescribed values alone invert elements of a model with J <= 0 -> infinite energy, such
+    // as neo-hookean): no reference; the relative test then uses the first iterate's norm (rtol * inf would accept
+    // any iterate).
+    if (!std::isfinite(reference)) reference = -1.0;
     if (predictor.ready()) {
       predictor.predict(s, x);
     } else {

@@ -57,7 +57,7 @@ inline LocalMesh distributed_job_mesh(MPI_Comm comm, const Job& job) {
   MPI_Comm_rank(comm, &rank);
   Mesh whole;
   if (rank == 0) whole = load_job_mesh(job);
-  return distribute_mesh(comm, whole);
+  return distribute_mesh(comm, whole, nullptr, any_bending(job));
 }
 
 /// Collective: per-vertex 3-vectors of the owned vertices (each field holds 3 values per local vertex, ghosts

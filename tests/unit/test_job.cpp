@@ -340,8 +340,8 @@ TEST_F(JobTest, PartitionMethod) {
 TEST_F(JobTest, ModelNamesAndMembranePoissonRange) {
   expect_error(
       "mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: neo-hooke, young: 1, poisson: 0.1}\n", 3,
-      {"materials[0].model: expected one of: stvk, stvk-nsn, stvk-tl, linear (tetrahedra), trbs, trqs, springs, "
-       "linear-membrane, volino (triangles), got 'neo-hooke'"});
+      {"materials[0].model: expected one of: stvk, stvk-nsn, stvk-tl, linear, neo-hookean (tetrahedra), trbs, trqs, "
+       "springs, linear-membrane, volino (triangles), got 'neo-hooke'"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nanalysis:\n  type: modal\n", 4,
                {"analysis.type: expected one of: static, dynamic, got 'modal'"});
   // Plane stress: a membrane takes 0.5 <= poisson < 1, a solid does not.
@@ -358,6 +358,32 @@ TEST_F(JobTest, ModelNamesAndMembranePoissonRange) {
   EXPECT_EQ(job.materials[0].model->cell, CellKind::triangle);
   EXPECT_EQ(model_named("linear-membrane").cell, CellKind::triangle);
   EXPECT_EQ(model_named("linear").cell, CellKind::tetrahedron);
+  // bending: {stiffness: kb} on membrane models only, kb >= 0.
+  const std::string sheet = "mesh:\n  generate: {shape: sheet, size: [1, 1], cells: [2, 2]}\nmaterials:\n";
+  EXPECT_EQ(read_job(write(sheet + "  - {model: trbs, young: 1, poisson: 0.3, bending: {stiffness: 0.25}}\n"))
+                .materials[0]
+                .bending_stiffness,
+            0.25);
+  EXPECT_TRUE(any_bending(read_job(write(sheet +
+                                         "  - {model: volino, young: 1, poisson: 0, bending: {stiffness: 1}}\n"))));
+  EXPECT_FALSE(any_bending(read_job(write(sheet + "  - {model: trbs, young: 1, poisson: 0.3}\n"))));
+  expect_error(sheet + "  - {model: trbs, young: 1, poisson: 0.3, bending: {stiffness: -1}}\n", 4,
+               {"materials[0].bending.stiffness: expected a non-negative number (bending stiffness kb), got '-1'"});
+  expect_error(sheet + "  - {model: trbs, young: 1, poisson: 0.3, bending: {stiff: 1}}\n", 4, {"materials[0].bending"});
+  expect_error(
+      "mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: stvk, young: 1, poisson: 0.3, bending: "
+      "{stiffness: 1}}\n",
+      3, {"materials[0].bending: only for membrane models trbs, trqs, springs, linear-membrane and volino"});
+  // neo-hookean: isotropic young and poisson only (no anisotropy block), the solid's Poisson range.
+  expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: neo-hookean, young: 1, poisson: 0.5}\n", 3,
+               {"materials[0].poisson: expected a number with -1 < poisson < 0.5, got '0.5'"});
+  expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - model: neo-hookean\n    anisotropy: {type: x}\n", 4,
+               {"materials[0].anisotropy: only for model"});
+  EXPECT_EQ(read_job(write("mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: neo-hookean, young: 2, "
+                           "poisson: 0.3}\n"))
+                .materials[0]
+                .model->name,
+            "neo-hookean");
 }
 
 TEST_F(JobTest, UnknownChoicesListTheValidOnesAndSuggestTheNearest) {
