@@ -30,6 +30,7 @@
 #include "partition/partition.hpp"
 #include "solver/bench.hpp"
 #include "solver/dynamic_solver.hpp"
+#include "solver/pbd_solver.hpp"
 #include "solver/load_mesh.hpp"
 #include "solver/model.hpp"
 #include "solver/output.hpp"
@@ -411,9 +412,10 @@ struct RestartPoint {
 
 /// With --restart: reads the chosen checkpoint, checks it against the job (time step, end time; warns about
 /// another integrator or job text) and restores the solver's state from it. Collective.
+template <class Solver>
 RestartPoint restart_if_asked(MPI_Comm comm, const Arguments& args, const Job& job, const LocalMesh& mesh,
                               const std::vector<std::int64_t>& owned_original, const std::string& job_text,
-                              DynamicSolver& solver) {
+                              Solver& solver) {
   const DynamicSpec& spec = *job.dynamic;
   RestartPoint start;
   if (args.restart.empty()) return start;
@@ -446,7 +448,8 @@ RestartPoint restart_if_asked(MPI_Comm comm, const Arguments& args, const Job& j
 
 /// The first summary lines of a dynamic run: steps and iterations, where the time went, the last energy and
 /// its largest change from the first output. Collective (a restart at the end time evaluates the energy).
-void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, DynamicSolver& solver,
+template <class Solver>
+void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, Solver& solver,
                            const std::vector<TimeStepReport>& reports, const EnergyReport& first_energy,
                            const RestartPoint& start, const PhaseClock& clock, double output_seconds) {
   int newton = 0, ksp = 0, cut_steps = 0;
@@ -476,13 +479,13 @@ void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, DynamicSolver
               last_energy.total(), max_drift);
 }
 
-int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Model model, PhaseClock& clock,
-                RunSummary& summary) {
+/// The time loop of either dynamic solver (DynamicSolver, PbdSolver: the same state, output and checkpoints).
+template <class Solver>
+int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mesh, Solver& solver,
+                     LinearSystemKind kind, PhaseClock& clock, RunSummary& summary) {
   namespace fs = std::filesystem;
   MPI_Comm comm = PETSC_COMM_WORLD;
   const DynamicSpec& spec = *job.dynamic;
-  const LinearSystemKind kind = linear_system_kind(mesh, model, true);
-  DynamicSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet, args.verbose);
   std::vector<std::int64_t> owned_original(mesh.original_vertex.begin(), mesh.original_vertex.begin() + mesh.n_owned);
   const std::string job_text = read_text(job.job_file);
 
@@ -592,6 +595,18 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
               stop_signal_name(stop_signal), solver.step(), solver.n_steps(), solver.time(), last_checkpoint.c_str(),
               args.path.c_str(), output.c_str(), job.output_directory.c_str(), kExitStoppedRestartable);
   return kExitStoppedRestartable;
+}
+
+int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Model model, PhaseClock& clock,
+                RunSummary& summary) {
+  MPI_Comm comm = PETSC_COMM_WORLD;
+  const LinearSystemKind kind = linear_system_kind(mesh, model, true);
+  if (job.dynamic->integrator == Integrator::position_based) {
+    PbdSolver solver(comm, job, mesh, std::move(model), args.quiet);
+    return run_dynamic_with(args, job, mesh, solver, kind, clock, summary);
+  }
+  DynamicSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet, args.verbose);
+  return run_dynamic_with(args, job, mesh, solver, kind, clock, summary);
 }
 
 /// `summary`: filled as the run goes; `summary_directory` is set once the output directory is known (from then

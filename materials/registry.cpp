@@ -76,9 +76,9 @@ constexpr CellKind tet = CellKind::tetrahedron, triangle = CellKind::triangle;
 
 /// The table. Tetrahedral models first (messages list them in this order).
 constexpr std::array<ModelInfo, 9> table = {{
-    {"stvk", tet, solid_keys, stvk_tsep<false>, stvk_flops<true>, tet_output},
+    {"stvk", tet, solid_keys, stvk_tsep<false>, stvk_flops<true>, tet_output, stvk_element_energy_gradient},
     {"stvk-nsn", tet, solid_keys, stvk_tsep<true>, stvk_flops<false>, tet_output},
-    {"stvk-tl", tet, solid_keys, stvk_tl, stvk_tl_flops, tet_output},
+    {"stvk-tl", tet, solid_keys, stvk_tl, stvk_tl_flops, tet_output, stvk_element_energy_gradient},
     {"linear", tet, solid_keys, linear, linear_flops, tet_output},
     {"trbs", triangle, spring_keys, membrane<trbs_name>, nullptr, membrane_output},
     {"trqs", triangle, spring_keys, membrane<trqs_name>, nullptr, membrane_output},
