@@ -125,11 +125,15 @@ PetscOwner<Vec, VecDestroy> PbdConstraints::create_vector() const {
   return v;
 }
 
-void PbdConstraints::reset_multipliers() { std::fill(lambda_.begin(), lambda_.end(), 0.0); }
+void PbdConstraints::reset_multipliers() {
+  std::fill(lambda_.begin(), lambda_.end(), 0.0);
+  if (xpbd_) contribution_.assign(12 * lambda_.size(), 0.0);
+}
 
 std::size_t PbdConstraints::bytes() const {
   return vertices_.size() * sizeof(vertices_[0]) + rest_.size() * sizeof(TetRest) +
-         material_.size() * sizeof(std::int32_t) + lambda_.size() * sizeof(double);
+         material_.size() * sizeof(std::int32_t) + lambda_.size() * sizeof(double) +
+         contribution_.size() * sizeof(double);
 }
 
 template <bool kJacobi>
@@ -150,9 +154,52 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
     double wg2 = 0.0;
     for (int i = 0; i < 12; ++i) wg2 += w[i] * g[i] * g[i];
     const double k = modulus_[m];
-    if (!(energy > kRestDensity * k * rest_[c].v0) || !(wg2 > 0.0)) return;
+    if (!(energy > kRestDensity * k * rest_[c].v0) || !(wg2 > 0.0)) {
+      // At rest: the element's force -dt^2 g is zero, so is its share of x - x* (consistent XPBD).
+      if (xpbd_ && !kJacobi) {
+        double* s = contribution_.data() + 12 * c;
+        for (int a = 0; a < 4; ++a)
+          for (int q = 0; q < 3; ++q) {
+            const std::size_t d = 3 * static_cast<std::size_t>(v[a]) + q;
+            const double dx = -w[3 * a + q] * s[3 * a + q];
+            s[3 * a + q] = 0.0;
+            x[d] += dx;
+            if (v[a] >= n_owned_) ghost_change[d] = dx;
+          }
+      }
+      return;
+    }
+    if (xpbd_ && !kJacobi) {
+      // Consistent XPBD: the element's share of x - x* is kept as s_e = grad C_e lambda_e (force units, in
+      // contribution_); each projection replaces it by grad C(x) lambda' with lambda' from the linearised
+      // C(x') + alpha~ lambda' = 0, x' = x + w (grad C lambda' - s_e):
+      //   lambda' = (-C + sum w grad C . s_e) / (sum w |grad C|^2 + alpha~).
+      // Its fixed point is x = x* + M^-1 sum_e grad C_e lambda_e with lambda_e = -C_e/alpha~, i.e. M (x - x*)/dt^2
+      // + dE/dx = 0: the backward-Euler step (plain XPBD adds grad C lambda increments taken at different x,
+      // which for C = sqrt(2E/k) stalls a few per cent away from it).
+      double* s = contribution_.data() + 12 * c;
+      const double constraint = std::sqrt(2.0 * energy / k);
+      const double alpha = 1.0 / (k * dt_ * dt_);
+      const double to_grad = 1.0 / (k * constraint);  // grad C = to_grad * g
+      double ws = 0.0;
+      for (int i = 0; i < 12; ++i) ws += w[i] * g[i] * s[i];
+      const double lambda = (-constraint + to_grad * ws) / (wg2 * to_grad * to_grad + alpha);
+      lambda_[c] = lambda;
+      for (int a = 0; a < 4; ++a)
+        for (int q = 0; q < 3; ++q) {
+          const int i = 3 * a + q;
+          const double s_new = to_grad * lambda * g[i];
+          const double dx = w[i] * (s_new - s[i]);
+          s[i] = s_new;
+          const std::size_t d = 3 * static_cast<std::size_t>(v[a]) + q;
+          x[d] += dx;
+          if (v[a] >= n_owned_) ghost_change[d] = dx;
+        }
+      return;
+    }
     if (xpbd_) {
-      // C = sqrt(2E/k), grad C = g / (k C), sum w |grad C|^2 = wg2 / (2 E k).
+      // Jacobi: plain XPBD (Macklin et al. 2016) on C = sqrt(2E/k), grad C = g / (k C),
+      // sum w |grad C|^2 = wg2 / (2 E k).
       const double constraint = std::sqrt(2.0 * energy / k);
       const double alpha = 1.0 / (k * dt_ * dt_);
       const double dlambda = (-constraint - alpha * lambda_[c]) / (wg2 / (2.0 * energy * k) + alpha);

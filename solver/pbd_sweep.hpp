@@ -5,10 +5,11 @@
 /// projected along the mass-weighted gradient,
 ///   PBD (xpbd = false, Bender eq. 2-3):  dlambda = -E / sum_i w_i |g_i|^2,
 ///   XPBD (Macklin et al. 2016) on C_e = sqrt(2 E_e / k), compliance alpha = 1/k, alpha~ = alpha/dt^2 (so that
-///        C^2 / (2 alpha) = E_e: the stiffness does not cancel out, and the fixed point of the iteration is the
-///        backward-Euler step M (x - x*)/dt^2 + dE/dx = 0):
-///        dlambda = (-C - alpha~ lambda) / (sum_i w_i |grad_i C|^2 + alpha~),  grad C = g / (k C),
-///   dx_i = w_i dlambda grad_i C,
+///        C^2 / (2 alpha) = E_e: the stiffness does not cancel out), grad C = g / (k C):
+///        jacobi: dlambda = (-C - alpha~ lambda) / (sum_i w_i |grad_i C|^2 + alpha~), dx_i = w_i dlambda grad_i C;
+///        colored: the consistent form (pbd_sweep.cpp) whose fixed point is the backward-Euler step
+///        M (x - x*)/dt^2 + dE/dx = 0 (plain XPBD stalls a few per cent away from it for this nonlinear C),
+///   PBD: dx_i = w_i dlambda g_i,
 /// with w the inverse lumped mass per dof (0 on prescribed dofs). k is the material's reference modulus (largest
 /// diagonal entry of D); any k gives the same iterates.
 ///
@@ -87,7 +88,8 @@ class PbdConstraints {
   std::vector<std::array<LocalIndex, 4>> vertices_;  ///< per constraint (sorted by colour)
   std::vector<TetRest> rest_;
   std::vector<std::int32_t> material_;
-  std::vector<double> lambda_;  ///< XPBD multipliers of the current step
+  std::vector<double> lambda_;        ///< XPBD multipliers of the current step
+  std::vector<double> contribution_;  ///< consistent XPBD: 12 per constraint, grad C_e lambda_e (force units)
   std::vector<TetMaterial> tables_;
   std::vector<ElementEnergyGradient> kernel_;  ///< per material entry
   std::vector<double> modulus_;                ///< per material entry: k (XPBD compliance 1/k)
