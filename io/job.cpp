@@ -69,8 +69,7 @@ constexpr std::array<Choice<Integrator>, 4> integrators = {{{"backward-euler", I
                                                             {"linearized-euler", Integrator::linearized_euler},
                                                             {"newmark", Integrator::newmark},
                                                             {"position-based", Integrator::position_based}}};
-constexpr std::array<Choice<PbdSweep>, 2> pbd_sweeps = {
-    {{"colored", PbdSweep::colored}, {"jacobi", PbdSweep::jacobi}}};
+constexpr std::array<Choice<PbdSweep>, 2> pbd_sweeps = {{{"colored", PbdSweep::colored}, {"jacobi", PbdSweep::jacobi}}};
 constexpr std::array<Choice<MassMatrix>, 2> masses = {
     {{"lumped", MassMatrix::lumped}, {"consistent", MassMatrix::consistent}}};
 constexpr std::array<Choice<InitialState>, 2> initial_states = {
@@ -354,8 +353,7 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
       if (m.model->element_energy == nullptr) {
         fail(m.line, materials.path + "[" + std::to_string(i) + "].model: model '" + std::string(m.model->name) +
                          "' has no element energy for integrator position-based (models that have one: " +
-                         model_names_where([](const ModelInfo& info) { return info.element_energy != nullptr; }) +
-                         ")");
+                         model_names_where([](const ModelInfo& info) { return info.element_energy != nullptr; }) + ")");
       }
     }
     if (const Value* attachments = map.get("attachments"); attachments && !job.attachments.empty()) {
@@ -760,9 +758,15 @@ AttachmentSpec JobParser::parse_attachment(const Value& v) const {
 
 void JobParser::parse_analysis(const Value& v, Job& job) const {
   // The dynamic keys, given directly under `analysis` or (older form) inside `analysis.dynamic`.
-  static const std::initializer_list<const char*> dynamic_keys = {
-      "dt",           "end_time",         "integrator",    "damping",       "mass",
-      "max_step_cuts", "initial_velocity", "initial_state", "position_based"};
+  static const std::initializer_list<const char*> dynamic_keys = {"dt",
+                                                                  "end_time",
+                                                                  "integrator",
+                                                                  "damping",
+                                                                  "mass",
+                                                                  "max_step_cuts",
+                                                                  "initial_velocity",
+                                                                  "initial_state",
+                                                                  "position_based"};
   const Map m(*this, v,
               {"type", "steps", "dynamic", "dt", "end_time", "integrator", "damping", "mass", "max_step_cuts",
                "initial_velocity", "initial_state", "position_based"});
@@ -867,8 +871,9 @@ void JobParser::parse_analysis(const Value& v, Job& job) const {
     // The integrator has no Newton: keys that only steer Newton's integrators are refused, not ignored.
     for (const char* key : {"damping", "mass", "max_step_cuts", "initial_state"}) {
       if (const Value* given = get(key)) {
-        fail(given->line, given->path + ": not used by integrator position-based (use analysis.position_based."
-                                        "velocity_damping for damping; the mass is lumped)");
+        fail(given->line, given->path +
+                              ": not used by integrator position-based (use analysis.position_based."
+                              "velocity_damping for damping; the mass is lumped)");
       }
     }
   }

@@ -157,10 +157,10 @@ struct GenerateSpec {
 
 /// `analysis.position_based:` (integrator position-based only).
 struct PositionBasedSpec {
-  int iterations = 5;                     ///< constraint sweeps per step (>= 1)
-  PbdSweep sweep = PbdSweep::colored;     ///< colored Gauss-Seidel (rank-count independent) | jacobi (averaged)
-  bool xpbd = true;                       ///< compliance 1/(k dt^2) from the material; false = Bender's E = 0
-  double velocity_damping = 0.0;          ///< v <- (1 - velocity_damping) v after each step, in [0, 1)
+  int iterations = 5;                  ///< constraint sweeps per step (>= 1)
+  PbdSweep sweep = PbdSweep::colored;  ///< colored Gauss-Seidel (rank-count independent) | jacobi (averaged)
+  bool xpbd = true;                    ///< compliance 1/(k dt^2) from the material; false = Bender's E = 0
+  double velocity_damping = 0.0;       ///< v <- (1 - velocity_damping) v after each step, in [0, 1)
 };
 
 /// `analysis: {type: dynamic, dynamic: {...}}`.
