@@ -30,10 +30,10 @@
 #include "partition/partition.hpp"
 #include "solver/bench.hpp"
 #include "solver/dynamic_solver.hpp"
-#include "solver/pbd_solver.hpp"
 #include "solver/load_mesh.hpp"
 #include "solver/model.hpp"
 #include "solver/output.hpp"
+#include "solver/pbd_solver.hpp"
 #include "solver/placement.hpp"
 #include "solver/static_solver.hpp"
 #include "solver/stop_signal.hpp"
@@ -228,6 +228,24 @@ int command_bench(const Arguments& args) {
   run_collectively(comm, [&] { job = read_job(args.path); });
   warn_if_oversubscribed(comm);
   const BenchResult r = run_bench(comm, job, args.repeat, args.petsc_options);
+  if (r.position_based) {
+    PetscPrintf(comm,
+                "bench %s: position-based, model %s, %d rank%s x %d thread%s, best of %d\n"
+                "  mesh: N_V = %lld, N_T = %lld, %d colours\n"
+                "  sweep    %10.6f s  (%s%s): %.3f Mtet projections/s, %.3f M/s per core (wall); CPU %.6f s: "
+                "%.3f M projections per CPU second\n"
+                "  memory   %10.1f bytes/tet (constraint data)\n",
+                job.job_file.c_str(), r.model.c_str(), r.ranks, r.ranks == 1 ? "" : "s", r.threads,
+                r.threads == 1 ? "" : "s", r.repeat, static_cast<long long>(r.vertices), static_cast<long long>(r.tets),
+                r.pbd_colors, r.seconds_pbd_sweep, r.pbd_sweep.c_str(), r.pbd_xpbd ? ", xpbd" : "",
+                r.tets / r.seconds_pbd_sweep / 1e6, r.projections_per_core() / 1e6, r.cpu_seconds_pbd_sweep,
+                r.tets / r.cpu_seconds_pbd_sweep / 1e6, r.pbd_bytes / r.tets);
+    if (!args.json.empty())
+      run_collectively(comm, [&] {
+        if (rank == 0) write_file_atomically(args.json, to_json(r) + "\n");
+      });
+    return 0;
+  }
   PetscPrintf(comm,
               "bench %s: model %s, %d rank%s x %d thread%s, best of %d\n"
               "  mesh: N_V = %lld, N_E = %lld, N_F = %lld, N_T = %lld, TSEPs = %lld\n"

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "materials/element_energy_inline.hpp"
 #include "partition/collective.hpp"
 #include "partition/coloring.hpp"
 #include "solver/assembly.hpp"
@@ -146,7 +147,10 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
       w[3 * a + k] = w_[3 * v[a] + k];
     }
   const std::int32_t m = material_[c];
-  const double energy = kernel_[m](rest_[c], xe, tables_[m], g);
+  const ElementEnergyGradient kernel = kernel_[m];
+  const double energy = kernel == &stvk_element_energy_gradient
+                            ? stvk_energy_gradient_inline(rest_[c], xe, tables_[m], g)  // the same, inlined
+                            : kernel(rest_[c], xe, tables_[m], g);
   double scale = 0.0;  // dx_i = scale * w_i * g_i
   if (fixed_lambda_) {
     scale = *fixed_lambda_;
