@@ -9,6 +9,7 @@
 #include <cmath>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "materials/element_energy.hpp"
@@ -100,7 +101,12 @@ INSTANTIATE_TEST_SUITE_P(Pbd, ElementEnergyRoute,
                                            RouteCase{VolumetricPenalty::cubic, false, 0.8},
                                            RouteCase{VolumetricPenalty::quadratic, false, 1.05},
                                            RouteCase{VolumetricPenalty::cubic, true, 0.85},
-                                           RouteCase{VolumetricPenalty::quadratic, true, 1.2}));
+                                           RouteCase{VolumetricPenalty::quadratic, true, 1.2}),
+                         [](const ::testing::TestParamInfo<RouteCase>& info) {
+                           return std::string(testing::penalty_name(info.param.penalty)) +
+                                  (info.param.anisotropic ? "_anisotropic" : "_isotropic") +
+                                  (info.param.scale < 1.0 ? "_compressed" : "_stretched");
+                         });
 
 TEST(ElementEnergy, ModelsWithoutAnElementEnergyAreTheOnesThePositionBasedIntegratorRefuses) {
   EXPECT_NE(model_named("stvk").element_energy, nullptr);
