@@ -34,6 +34,7 @@
 #include "solver/memory_budget.hpp"
 #include "solver/model.hpp"
 #include "solver/output.hpp"
+#include "solver/pbd_solver.hpp"
 #include "solver/placement.hpp"
 #include "solver/static_solver.hpp"
 #include "solver/stop_signal.hpp"
@@ -248,6 +249,24 @@ int command_bench(const Arguments& args) {
   run_collectively(comm, [&] { job = read_job(args.path); });
   warn_if_oversubscribed(comm);
   const BenchResult r = run_bench(comm, job, args.repeat, args.petsc_options);
+  if (r.position_based) {
+    PetscPrintf(comm,
+                "bench %s: position-based, model %s, %d rank%s x %d thread%s, best of %d\n"
+                "  mesh: N_V = %lld, N_T = %lld, %d colours\n"
+                "  sweep    %10.6f s  (%s%s): %.3f Mtet projections/s, %.3f M/s per core (wall); CPU %.6f s: "
+                "%.3f M projections per CPU second\n"
+                "  memory   %10.1f bytes/tet (constraint data)\n",
+                job.job_file.c_str(), r.model.c_str(), r.ranks, r.ranks == 1 ? "" : "s", r.threads,
+                r.threads == 1 ? "" : "s", r.repeat, static_cast<long long>(r.vertices), static_cast<long long>(r.tets),
+                r.pbd_colors, r.seconds_pbd_sweep, r.pbd_sweep.c_str(), r.pbd_xpbd ? ", xpbd" : "",
+                r.tets / r.seconds_pbd_sweep / 1e6, r.projections_per_core() / 1e6, r.cpu_seconds_pbd_sweep,
+                r.tets / r.cpu_seconds_pbd_sweep / 1e6, r.pbd_bytes / r.tets);
+    if (!args.json.empty())
+      run_collectively(comm, [&] {
+        if (rank == 0) write_file_atomically(args.json, to_json(r) + "\n");
+      });
+    return 0;
+  }
   PetscPrintf(comm,
               "bench %s: model %s, %d rank%s x %d thread%s, best of %d\n"
               "  mesh: N_V = %lld, N_E = %lld, N_F = %lld, N_T = %lld, TSEPs = %lld\n"
@@ -432,9 +451,10 @@ struct RestartPoint {
 
 /// With --restart: reads the chosen checkpoint, checks it against the job (time step, end time; warns about
 /// another integrator or job text) and restores the solver's state from it. Collective.
+template <class Solver>
 RestartPoint restart_if_asked(MPI_Comm comm, const Arguments& args, const Job& job, const LocalMesh& mesh,
                               const std::vector<std::int64_t>& owned_original, const std::string& job_text,
-                              DynamicSolver& solver) {
+                              Solver& solver) {
   const DynamicSpec& spec = *job.dynamic;
   RestartPoint start;
   if (args.restart.empty()) return start;
@@ -467,7 +487,8 @@ RestartPoint restart_if_asked(MPI_Comm comm, const Arguments& args, const Job& j
 
 /// The first summary lines of a dynamic run: steps and iterations, where the time went, the last energy and
 /// its largest change from the first output. Collective (a restart at the end time evaluates the energy).
-void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, DynamicSolver& solver,
+template <class Solver>
+void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, Solver& solver,
                            const std::vector<TimeStepReport>& reports, const EnergyReport& first_energy,
                            const RestartPoint& start, const PhaseClock& clock, double output_seconds) {
   int newton = 0, ksp = 0, cut_steps = 0;
@@ -497,13 +518,13 @@ void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, DynamicSolver
               last_energy.total(), max_drift);
 }
 
-int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Model model, PhaseClock& clock,
-                RunSummary& summary) {
+/// The time loop of either dynamic solver (DynamicSolver, PbdSolver: the same state, output and checkpoints).
+template <class Solver>
+int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mesh, Solver& solver,
+                     LinearSystemKind kind, PhaseClock& clock, RunSummary& summary) {
   namespace fs = std::filesystem;
   MPI_Comm comm = PETSC_COMM_WORLD;
   const DynamicSpec& spec = *job.dynamic;
-  const LinearSystemKind kind = linear_system_kind(mesh, model, true);
-  DynamicSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet, args.verbose);
   std::vector<std::int64_t> owned_original(mesh.original_vertex.begin(), mesh.original_vertex.begin() + mesh.n_owned);
   const std::string job_text = read_text(job.job_file);
 
@@ -613,6 +634,18 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
               stop_signal_name(stop_signal), solver.step(), solver.n_steps(), solver.time(), last_checkpoint.c_str(),
               args.path.c_str(), output.c_str(), job.output_directory.c_str(), kExitStoppedRestartable);
   return kExitStoppedRestartable;
+}
+
+int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Model model, PhaseClock& clock,
+                RunSummary& summary) {
+  MPI_Comm comm = PETSC_COMM_WORLD;
+  const LinearSystemKind kind = linear_system_kind(mesh, model, true);
+  if (job.dynamic->integrator == Integrator::position_based) {
+    PbdSolver solver(comm, job, mesh, std::move(model), args.quiet);
+    return run_dynamic_with(args, job, mesh, solver, kind, clock, summary);
+  }
+  DynamicSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet, args.verbose);
+  return run_dynamic_with(args, job, mesh, solver, kind, clock, summary);
 }
 
 /// `summary`: filled as the run goes; `summary_directory` is set once the output directory is known (from then

@@ -67,9 +67,11 @@ constexpr std::array<Choice<PartitionMethod>, 2> partition_methods = {
     {{"metis", PartitionMethod::metis}, {"ptscotch", PartitionMethod::ptscotch}}};
 constexpr std::array<Choice<AnalysisType>, 2> analysis_types = {
     {{"static", AnalysisType::statics}, {"dynamic", AnalysisType::dynamics}}};
-constexpr std::array<Choice<Integrator>, 3> integrators = {{{"backward-euler", Integrator::backward_euler},
+constexpr std::array<Choice<Integrator>, 4> integrators = {{{"backward-euler", Integrator::backward_euler},
                                                             {"linearized-euler", Integrator::linearized_euler},
-                                                            {"newmark", Integrator::newmark}}};
+                                                            {"newmark", Integrator::newmark},
+                                                            {"position-based", Integrator::position_based}}};
+constexpr std::array<Choice<PbdSweep>, 2> pbd_sweeps = {{{"colored", PbdSweep::colored}, {"jacobi", PbdSweep::jacobi}}};
 constexpr std::array<Choice<MassMatrix>, 2> masses = {
     {{"lumped", MassMatrix::lumped}, {"consistent", MassMatrix::consistent}}};
 constexpr std::array<Choice<InitialState>, 2> initial_states = {
@@ -355,6 +357,21 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
   std::optional<Value> checkpoint;
   if (const Value* output = map.get("output")) checkpoint = parse_output(*output, job);
   // Cross-section checks, after every section is read (independent of the order of the keys in the file).
+  if (job.dynamic && job.dynamic->integrator == Integrator::position_based) {
+    for (std::size_t i = 0; i < job.materials.size(); ++i) {
+      const MaterialSpec& m = job.materials[i];
+      if (m.model->element_energy == nullptr) {
+        fail(m.line, materials.path + "[" + std::to_string(i) + "].model: model '" + std::string(m.model->name) +
+                         "' has no element energy for integrator position-based (models that have one: " +
+                         model_names_where([](const ModelInfo& info) { return info.element_energy != nullptr; }) + ")");
+      }
+    }
+    if (const Value* attachments = map.get("attachments"); attachments && !job.attachments.empty()) {
+      fail(attachments->line, attachments->path +
+                                  ": penalty attachments are not supported by integrator position-based (prescribe "
+                                  "the motion with boundary: displace/schedule instead)");
+    }
+  }
   if (checkpoint && job.checkpoint_every > 0 && job.analysis_type != AnalysisType::dynamics) {
     fail(checkpoint->line, checkpoint->path + ": checkpoints are written by dynamic analyses only (analysis type is '" +
                                std::string(to_string(job.analysis_type)) + "'; set it to 0 or remove it)");
@@ -760,11 +777,18 @@ AttachmentSpec JobParser::parse_attachment(const Value& v) const {
 
 void JobParser::parse_analysis(const Value& v, Job& job) const {
   // The dynamic keys, given directly under `analysis` or (older form) inside `analysis.dynamic`.
-  static const std::initializer_list<const char*> dynamic_keys = {
-      "dt", "end_time", "integrator", "damping", "mass", "max_step_cuts", "initial_velocity", "initial_state"};
+  static const std::initializer_list<const char*> dynamic_keys = {"dt",
+                                                                  "end_time",
+                                                                  "integrator",
+                                                                  "damping",
+                                                                  "mass",
+                                                                  "max_step_cuts",
+                                                                  "initial_velocity",
+                                                                  "initial_state",
+                                                                  "position_based"};
   const Map m(*this, v,
               {"type", "steps", "dynamic", "dt", "end_time", "integrator", "damping", "mass", "max_step_cuts",
-               "initial_velocity", "initial_state"});
+               "initial_velocity", "initial_state", "position_based"});
   const Value* type = m.get("type");
   if (type) job.analysis_type = choice(*type, analysis_types);
   if (const Value* steps = m.get("steps")) {
@@ -847,6 +871,31 @@ void JobParser::parse_analysis(const Value& v, Job& job) const {
     d.initial_velocity = numbers<3>(*velocity, "a list of 3 numbers [vx, vy, vz]", "a number");
   }
   if (const Value* state = get("initial_state")) d.initial_state = choice(*state, initial_states);
+  const Value* pbd = get("position_based");
+  if (pbd && d.integrator != Integrator::position_based) {
+    fail(pbd->line, pbd->path + ": only for integrator position-based (analysis.integrator is '" +
+                        std::string(to_string(d.integrator)) + "')");
+  }
+  if (pbd) {
+    const Map p(*this, *pbd, {"iterations", "sweep", "xpbd", "velocity_damping"});
+    PositionBasedSpec& s = d.position_based;
+    if (const Value* n = p.get("iterations"))
+      s.iterations = int_value(*n, "an integer >= 1", [](long long i) { return i >= 1; });
+    if (const Value* sweep = p.get("sweep")) s.sweep = choice(*sweep, pbd_sweeps);
+    if (const Value* xpbd = p.get("xpbd")) s.xpbd = boolean(*xpbd);
+    if (const Value* damping = p.get("velocity_damping"))
+      s.velocity_damping = number(*damping, "a number in [0, 1)", [](double x) { return x >= 0.0 && x < 1.0; });
+  }
+  if (d.integrator == Integrator::position_based) {
+    // The integrator has no Newton: keys that only steer Newton's integrators are refused, not ignored.
+    for (const char* key : {"damping", "mass", "max_step_cuts", "initial_state"}) {
+      if (const Value* given = get(key)) {
+        fail(given->line, given->path +
+                              ": not used by integrator position-based (use analysis.position_based."
+                              "velocity_damping for damping; the mass is lumped)");
+      }
+    }
+  }
   job.dynamic = d;
 }
 
@@ -955,6 +1004,7 @@ std::string_view to_string(PartitionMethod method) {
 }
 std::string_view to_string(AnalysisType type) { return name_of(analysis_types, type); }
 std::string_view to_string(Integrator integrator) { return name_of(integrators, integrator); }
+std::string_view to_string(PbdSweep sweep) { return name_of(pbd_sweeps, sweep); }
 std::string_view to_string(MassMatrix mass) { return name_of(masses, mass); }
 std::string_view to_string(InitialState state) { return name_of(initial_states, state); }
 std::string_view to_string(VolumetricPenalty volumetric) { return name_of(volumetrics, volumetric); }

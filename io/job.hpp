@@ -19,7 +19,10 @@ enum class GeneratedShape : std::uint8_t { box, sheet };
 /// `analysis.type`.
 enum class AnalysisType : std::uint8_t { statics, dynamics };
 /// `analysis.integrator` (dynamic_solver.hpp).
-enum class Integrator : std::uint8_t { backward_euler, linearized_euler, newmark };
+/// position_based: Bender et al. 2014 energy constraints (solver/pbd_solver.hpp), no Newton.
+enum class Integrator : std::uint8_t { backward_euler, linearized_euler, newmark, position_based };
+/// `analysis.position_based.sweep`: graph-coloured Gauss-Seidel or Jacobi with averaging.
+enum class PbdSweep : std::uint8_t { colored, jacobi };
 /// `analysis.mass`.
 enum class MassMatrix : std::uint8_t { lumped, consistent };
 /// `analysis.initial_state`: the reference configuration, or the static equilibrium at t = 0 (at rest).
@@ -34,6 +37,7 @@ std::string_view to_string(GeneratedShape shape);
 std::string_view to_string(PartitionMethod method);
 std::string_view to_string(AnalysisType type);
 std::string_view to_string(Integrator integrator);
+std::string_view to_string(PbdSweep sweep);
 std::string_view to_string(MassMatrix mass);
 std::string_view to_string(InitialState state);
 std::string_view to_string(VolumetricPenalty volumetric);
@@ -158,6 +162,14 @@ struct GenerateSpec {
   std::array<int, 3> cells{1, 1, 1};
 };
 
+/// `analysis.position_based:` (integrator position-based only).
+struct PositionBasedSpec {
+  int iterations = 5;                  ///< constraint sweeps per step (>= 1)
+  PbdSweep sweep = PbdSweep::colored;  ///< colored Gauss-Seidel (rank-count independent) | jacobi (averaged)
+  bool xpbd = true;                    ///< compliance 1/(k dt^2) from the material; false = Bender's E = 0
+  double velocity_damping = 0.0;       ///< v <- (1 - velocity_damping) v after each step, in [0, 1)
+};
+
 /// `analysis: {type: dynamic, dynamic: {...}}`.
 struct DynamicSpec {
   double dt = 0.0;        ///< time step (> 0)
@@ -171,6 +183,7 @@ struct DynamicSpec {
   /// rest: start at the reference configuration; static: start from the static equilibrium under the
   /// loads and prescribed displacements at t = 0 (solved in `analysis.steps` load steps), at rest.
   InitialState initial_state = InitialState::rest;
+  PositionBasedSpec position_based;  ///< integrator position-based only
 };
 
 /// `solver:` — the Newton–Krylov strategy (docs/solver.md). PETSc options given in `solver.petsc` or on the

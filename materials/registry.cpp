@@ -77,6 +77,18 @@ double volino_output(const double* X, const double* x, const MaterialTables& t, 
   return volino_strain_stress(X, x, t.volino[static_cast<std::size_t>(m)], E, S);
 }
 
+// ---- per-element energy (the position-based integrator) ----------------------------------------------------------
+
+/// neo-hookean through the element interface: TetRest's alpha rows are the rows of D_m^-1. Inverted tets (J <= 0)
+/// give +infinity and a zero gradient (neo_hookean.hpp).
+double neo_hookean_element(const TetRest& rest, const double* x, const TetMaterial& material, double* gradient) {
+  NeoHookeanRest r;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) r.dm_inv[static_cast<std::size_t>(3 * i + j)] = rest.alpha[i][j];
+  r.v0 = rest.v0;
+  return neo_hookean_energy_gradient(r, material.mu, material.lambda, x, gradient);
+}
+
 constexpr MaterialKeys solid_keys{.anisotropy = true};
 constexpr MaterialKeys spring_keys{.spring_damping = true};
 constexpr MaterialKeys volino_keys{.volino = true};
@@ -84,11 +96,11 @@ constexpr CellKind tet = CellKind::tetrahedron, triangle = CellKind::triangle;
 
 /// The table. Tetrahedral models first (messages list them in this order).
 constexpr std::array<ModelInfo, 10> table = {{
-    {"stvk", tet, solid_keys, stvk_tsep<false>, stvk_flops<true>, tet_output},
+    {"stvk", tet, solid_keys, stvk_tsep<false>, stvk_flops<true>, tet_output, stvk_element_energy_gradient},
     {"stvk-nsn", tet, solid_keys, stvk_tsep<true>, stvk_flops<false>, tet_output},
-    {"stvk-tl", tet, solid_keys, stvk_tl, stvk_tl_flops, tet_output},
+    {"stvk-tl", tet, solid_keys, stvk_tl, stvk_tl_flops, tet_output, stvk_element_energy_gradient},
     {"linear", tet, solid_keys, linear, linear_flops, tet_output},
-    {"neo-hookean", tet, {}, neo_hookean, nullptr, neo_hookean_output},
+    {"neo-hookean", tet, {}, neo_hookean, nullptr, neo_hookean_output, neo_hookean_element},
     {"trbs", triangle, spring_keys, membrane<trbs_name>, nullptr, membrane_output},
     {"trqs", triangle, spring_keys, membrane<trqs_name>, nullptr, membrane_output},
     {"springs", triangle, spring_keys, membrane<springs_name>, nullptr, membrane_output},

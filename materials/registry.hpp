@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "materials/element_energy.hpp"
 #include "materials/formulation.hpp"
 #include "materials/membrane.hpp"
 #include "materials/volino.hpp"
@@ -76,6 +77,9 @@ struct ModelInfo {
   /// Kikuuwe's per-tet counts; nullptr when the model has no formula (then `edgefem bench` reports 0).
   FlopCounts (*flops)(const MeshCounts& counts) = nullptr;
   CellStrainStress strain_stress = nullptr;
+  /// Per-element energy and gradient (tetrahedra: E_e = V0 Psi), for the position-based integrator; nullptr when
+  /// the model has none (that integrator then refuses it). Must be the energy `make` builds, element by element.
+  ElementEnergyGradient element_energy = nullptr;
 };
 
 /// Every model, tetrahedral ones first, in the order messages list them.

@@ -1,6 +1,7 @@
 #pragma once
 /// \file bench.hpp
-/// `edgefem bench JOB.yaml`: times the assembly of f and of f + K (kernels, the hand-over to PETSc and the
+/// `edgefem bench JOB.yaml`: for a position-based job, times one constraint sweep (tet projections per second
+/// per core); otherwise times the assembly of f and of f + K (kernels, the hand-over to PETSc and the
 /// finished VecGhost/Mat assembly) and one linear solve, for the job's own mesh and materials, on any number
 /// of ranks. Assembly times are the best of N repetitions of the slowest rank; the linear solve (the run's
 /// default linear solver on the tangent at rest, the job's loads as right-hand side) is timed once, the
@@ -28,6 +29,20 @@ struct BenchResult {
   /// Per tet, the largest of the job's models' FLOP formulas (ModelInfo::flops, materials/registry.hpp).
   double flops_f = 0, flops_f_and_K = 0;
   double deformation_jacobian = 1;  ///< det of the homogeneous deformation benchmarked
+
+  /// Position-based jobs (analysis.integrator position-based): one constraint sweep over every tet (the job's
+  /// sweep and xpbd) at the homogeneous deformation, instead of the assembly and the linear solve.
+  bool position_based = false;
+  std::string pbd_sweep;  ///< colored | jacobi
+  bool pbd_xpbd = false;
+  int pbd_colors = 0;
+  double seconds_pbd_sweep = 0;  ///< best of N, slowest rank (wall)
+  /// Best of N of the CPU time of a sweep summed over ranks (std::clock: all threads of a process). On a loaded
+  /// machine tets / this is the per-core rate the wall time cannot show.
+  double cpu_seconds_pbd_sweep = 0;
+  double pbd_bytes = 0;  ///< per-constraint data, summed over ranks
+  /// Tet projections per second per core (ranks x threads).
+  [[nodiscard]] double projections_per_core() const { return tets / seconds_pbd_sweep / (ranks * threads); }
 
   [[nodiscard]] double bytes_per_tet() const { return (kernel_bytes + coo_bytes + matrix_bytes) / tets; }
 };

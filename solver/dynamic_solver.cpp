@@ -33,6 +33,8 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
   stage_assembly_ = log_stage("Assembly");
   n_steps_ = std::llround(spec_.end_time / spec_.dt);
   integrator_ = spec_.integrator;
+  if (integrator_ == Integrator::position_based)
+    throw std::invalid_argument("DynamicSolver: integrator position-based is run by PbdSolver (solver/pbd_solver.hpp)");
   for (auto* v : {&x_, &v_, &a_, &g_, &f_n_, &x_n_, &r_, &work_, &work2_, &h_, &w_, &vel_, &fv_, &slope_})
     *v = assembler_.create_vector();
   EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_));
@@ -271,6 +273,7 @@ bool DynamicSolver::attempt(double h, std::string& why) {
     case Integrator::backward_euler:
     case Integrator::newmark: ok = attempt_newton(h, why); break;
     case Integrator::linearized_euler: ok = attempt_linearized(h, why); break;
+    case Integrator::position_based: break;  // PbdSolver's (refused by the constructor)
   }
   if (!ok) {
     EDGEFEM_PETSC(VecCopy(x_n_, x_));

@@ -400,7 +400,7 @@ TEST_F(JobTest, UnknownChoicesListTheValidOnesAndSuggestTheNearest) {
       {"materials[0].volumetric: expected one of: cubic, quadratic, none, got 'cubical' (did you mean 'cubic'?)"});
   const std::string dyn = head + "  - {young: 1, poisson: 0.1}\nanalysis:\n  type: dynamic\n  dt: 1\n  end_time: 2\n";
   expect_error(dyn + "  integrator: backward_euler\n", 8,
-               {"analysis.integrator: expected one of: backward-euler, linearized-euler, newmark, got "
+               {"analysis.integrator: expected one of: backward-euler, linearized-euler, newmark, position-based, got "
                 "'backward_euler' (did you mean 'backward-euler'?)"});
   expect_error(dyn + "  integrator: newmrak\n", 8, {"(did you mean 'newmark'?)"});
   expect_error(head + "  - {young: 1, poisson: 0.1}\nsolver:\n  linear: {preconditioner: block_jacobi}\n", 5,
@@ -693,7 +693,7 @@ TEST_F(JobTest, DynamicDefaultsAndStaticHasNoDynamic) {
   ASSERT_TRUE(beta.dynamic.has_value());
   EXPECT_EQ(beta.dynamic->damping_mass, 0.0);
   EXPECT_DOUBLE_EQ(beta.dynamic->damping_stiffness, 0.3);
-  for (const char* integrator : {"backward-euler", "linearized-euler", "newmark"}) {
+  for (const char* integrator : {"backward-euler", "linearized-euler", "newmark", "position-based"}) {
     const Job j = read_job(write(head + "analysis: {type: dynamic, dt: 1, end_time: 2, integrator: " + integrator +
                                  "}\n"));
     ASSERT_TRUE(j.dynamic.has_value());
@@ -803,13 +803,14 @@ TEST_F(JobTest, DynamicAnalysisErrors) {
                {"analysis.end_time: given twice, as 'analysis.end_time' and as 'analysis.dynamic.end_time'"});
   expect_error(head + "  type: dynamic\n  dynamic: {dt: 0.1, end_time: 1, steps: 3}\n", 5,
                {"unknown key 'analysis.dynamic.steps' (expected one of: dt, end_time, integrator, damping, mass, "
-                "max_step_cuts, initial_velocity, initial_state)"});
+                "max_step_cuts, initial_velocity, initial_state, position_based)"});
   expect_error(head + "  type: dynamic\n  dynamic: [0.1]\n", 5,
                {"analysis.dynamic: expected a mapping with keys dt, "});
   // Choices and values.
   const std::string dyn = head + "  type: dynamic\n  dt: 0.1\n  end_time: 1\n";
-  expect_error(dyn + "  integrator: rk4\n", 7,
-               {"analysis.integrator: expected one of: backward-euler, linearized-euler, newmark, got 'rk4'"});
+  expect_error(
+      dyn + "  integrator: rk4\n", 7,
+      {"analysis.integrator: expected one of: backward-euler, linearized-euler, newmark, position-based, got 'rk4'"});
   expect_error(dyn + "  damping: {mass: 0.1, stiffness: -0.1}\n", 7,
                {"analysis.damping.stiffness: expected a non-negative number, got '-0.1'"});
   expect_error(dyn + "  damping: {mass: -1}\n", 7, {"analysis.damping.mass: expected a non-negative number, got '-1'"});
@@ -997,5 +998,56 @@ TEST_F(JobTest, CurveFileNameTooLongIsAnInputError) {
                    ", warp: [[0, 0]], shear: [[0, 0]]}\n",
                4, {"materials[0].curves.weft: curve file", name + "' does not exist"});
 }
+TEST_F(JobTest, PositionBasedKeys) {
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials:\n  - {young: 1, poisson: 0.1}\n";
+  const std::string dyn = head + "analysis:\n  type: dynamic\n  dt: 0.01\n  end_time: 0.1\n";
+  // Defaults, then every key.
+  const Job plain = read_job(write(dyn + "  integrator: position-based\n"));
+  ASSERT_TRUE(plain.dynamic.has_value());
+  EXPECT_EQ(plain.dynamic->integrator, Integrator::position_based);
+  EXPECT_EQ(plain.dynamic->position_based.iterations, 5);
+  EXPECT_EQ(plain.dynamic->position_based.sweep, PbdSweep::colored);
+  EXPECT_TRUE(plain.dynamic->position_based.xpbd);
+  EXPECT_EQ(plain.dynamic->position_based.velocity_damping, 0.0);
+  const Job full = read_job(write(dyn + "  integrator: position-based\n  position_based:\n    iterations: 20\n"
+                                        "    sweep: jacobi\n    xpbd: false\n    velocity_damping: 0.25\n"));
+  const PositionBasedSpec& p = full.dynamic->position_based;
+  EXPECT_EQ(p.iterations, 20);
+  EXPECT_EQ(p.sweep, PbdSweep::jacobi);
+  EXPECT_FALSE(p.xpbd);
+  EXPECT_DOUBLE_EQ(p.velocity_damping, 0.25);
+  EXPECT_EQ(to_string(PbdSweep::jacobi), "jacobi");
+  // Bad values: file, line, key, value and what was expected.
+  const std::string pbd = dyn + "  integrator: position-based\n  position_based:\n";
+  expect_error(pbd + "    iterations: 0\n", 10,
+               {"analysis.position_based.iterations: expected an integer >= 1, got '0'"});
+  expect_error(pbd + "    iterations: 2.5\n", 10, {"analysis.position_based.iterations: expected an integer >= 1"});
+  expect_error(pbd + "    sweep: gauss-seidel\n", 10,
+               {"analysis.position_based.sweep: expected one of: colored, jacobi, got 'gauss-seidel'"});
+  expect_error(pbd + "    sweep: colord\n", 10, {"(did you mean 'colored'?)"});
+  expect_error(pbd + "    xpbd: sometimes\n", 10, {"analysis.position_based.xpbd: expected true or false"});
+  expect_error(pbd + "    velocity_damping: 1.0\n", 10,
+               {"analysis.position_based.velocity_damping: expected a number in [0, 1), got '1.0'"});
+  expect_error(pbd + "    velocity_damping: -0.1\n", 10, {"expected a number in [0, 1)"});
+  expect_error(pbd + "    sweeps: 3\n", 10, {"sweeps"});
+  // The block belongs to the position-based integrator; Newton-only keys are refused with it.
+  expect_error(dyn + "  integrator: newmark\n  position_based: {iterations: 3}\n", 9,
+               {"analysis.position_based: only for integrator position-based (analysis.integrator is 'newmark')"});
+  expect_error(dyn + "  integrator: position-based\n  damping: {mass: 0.1}\n", 9,
+               {"analysis.damping: not used by integrator position-based"});
+  expect_error(dyn + "  integrator: position-based\n  mass: consistent\n", 9, {"analysis.mass: not used by"});
+  // Models without an element energy, and attachments, are refused naming the entry.
+  expect_error(
+      "mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: stvk-nsn, young: 1, poisson: 0.1}\n"
+      "analysis:\n  type: dynamic\n  dt: 0.01\n  end_time: 0.1\n  integrator: position-based\n",
+      3,
+      {"materials[0].model: model 'stvk-nsn' has no element energy for integrator position-based (models "
+       "that have one: stvk and stvk-tl)"});
+  expect_error(head +
+                   "attachments:\n  - {select: {all: true}, stiffness: 1}\nanalysis:\n  type: dynamic\n"
+                   "  dt: 0.01\n  end_time: 0.1\n  integrator: position-based\n",
+               5, {"attachments: penalty attachments are not supported by integrator position-based"});
+}
+
 }  // namespace
 }  // namespace edgefem

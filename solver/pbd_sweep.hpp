@@ -1,0 +1,107 @@
+#pragma once
+/// \file pbd_sweep.hpp
+/// The constraint sweeps of the position-based integrator (Bender et al. 2014, Algorithm 1 step 3): every
+/// tetrahedron is one energy constraint C_e = E_e(x) (ModelInfo::element_energy, the Newton solver's material),
+/// projected along the mass-weighted gradient,
+///   PBD (xpbd = false, Bender eq. 2-3):  dlambda = -E / sum_i w_i |g_i|^2,
+///   XPBD (Macklin et al. 2016) on C_e = sqrt(2 E_e / k), compliance alpha = 1/k, alpha~ = alpha/dt^2 (so that
+///        C^2 / (2 alpha) = E_e: the stiffness does not cancel out), grad C = g / (k C):
+///        jacobi: dlambda = (-C - alpha~ lambda) / (sum_i w_i |grad_i C|^2 + alpha~), dx_i = w_i dlambda grad_i C;
+///        colored: the consistent form (pbd_sweep.cpp) whose fixed point is the backward-Euler step
+///        M (x - x*)/dt^2 + dE/dx = 0 (plain XPBD stalls a few per cent away from it for this nonlinear C),
+///   PBD: dx_i = w_i dlambda g_i,
+/// with w the inverse lumped mass per dof (0 on prescribed dofs). k is the material's reference modulus (largest
+/// diagonal entry of D); any k gives the same iterates.
+///
+/// Distribution: each rank projects its own cells only. The cells carry a global colour (partition/coloring.hpp):
+/// cells of one colour share no vertex anywhere, so
+///  - colored (Gauss-Seidel): the cells of one colour are projected in parallel (OpenMP); a rank writes the new
+///    positions of its cells' vertices directly and records the change of each ghost vertex; after the colour the
+///    ghost changes are added into their owners (VecGhost reverse scatter: exactly one nonzero term per vertex)
+///    and the owners' positions sent to every ghost copy (forward scatter). Every vertex sees the same sequence of
+///    updates on any number of ranks: the sweep is rank-count independent (to round-off of the summed masses).
+///  - jacobi: every cell's correction from the same positions, summed per vertex (colour by colour, so threads do
+///    not race), summed over ranks and divided by the number of cells at the vertex (averaging), once per sweep.
+/// No PETSc beyond the two ghosted vectors; no allocation inside a sweep.
+#include <mpi.h>
+#include <petscvec.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "io/job.hpp"
+#include "materials/element_energy.hpp"
+#include "materials/registry.hpp"
+#include "partition/partition.hpp"
+#include "solver/model.hpp"
+#include "solver/petsc_util.hpp"
+
+namespace edgefem {
+
+/// One rank's tetrahedra as energy constraints, sorted by colour.
+class PbdConstraints {
+ public:
+  /// Collective (colours the mesh, sums the lumped masses). Every material's model must have an element_energy
+  /// (and the mesh tetrahedra). The inverse masses are 1/m on free dofs and 0 on the model's prescribed dofs.
+  /// Throws CollectiveError on every rank on bad input.
+  PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model& model);
+
+  /// A new ghosted vector (3 dofs per owned vertex, this rank's ghosts): the layout the sweeps work on.
+  [[nodiscard]] PetscOwner<Vec, VecDestroy> create_vector() const;
+
+  /// Inverse mass per dof of the local vertices (3 per local vertex, ghosts included, 0 = prescribed).
+  [[nodiscard]] std::span<const double> inverse_mass() const { return w_; }
+  /// Compliance scale for XPBD: alpha~ = 1/(k dt^2); dt <= 0 selects plain PBD energy constraints.
+  void set_time_step(double dt, bool xpbd) { dt_ = dt, xpbd_ = xpbd; }
+  /// Appendix A verification: every constraint uses this fixed multiplier (dx_i = w_i lambda g_i, no division),
+  /// and Jacobi sums the corrections without averaging. Empty = the normal projection.
+  void set_fixed_lambda(std::optional<double> lambda) { fixed_lambda_ = lambda; }
+  /// Zero the XPBD multipliers (at the start of every time step).
+  void reset_multipliers();
+
+  /// One sweep over all constraints. x: a create_vector() vector with its ghosts up to date; they are up to date
+  /// again on return. Collective.
+  void colored_sweep(Vec x);
+  void jacobi_sweep(Vec x);
+
+  [[nodiscard]] int n_colors() const { return n_colors_; }
+  [[nodiscard]] std::int64_t n_constraints() const { return static_cast<std::int64_t>(material_.size()); }
+  /// Bytes of the per-constraint data on this rank.
+  [[nodiscard]] std::size_t bytes() const;
+
+ private:
+  /// Project constraint c at positions x (local form). Gauss-Seidel: applied to x in place, ghost vertices' changes
+  /// also stored in ghost_change; Jacobi: added to change (x unchanged).
+  template <bool kJacobi>
+  void project(std::size_t c, double* x, double* ghost_change, double* change);
+  /// Collective: add delta_'s ghost entries into their owners and `scale` times the owned result into x (x's owned
+  /// entries), zero delta_, update x's ghosts.
+  void apply_changes(Vec x, bool jacobi);
+
+  MPI_Comm comm_;
+  int size_ = 1;
+  LocalIndex n_owned_ = 0, n_local_ = 0;
+  int n_colors_ = 0;
+  std::vector<std::size_t> color_begin_;             ///< n_colors + 1 offsets into the per-constraint arrays
+  std::vector<std::array<LocalIndex, 4>> vertices_;  ///< per constraint (sorted by colour)
+  std::vector<TetRest> rest_;
+  std::vector<std::int32_t> material_;
+  std::vector<double> lambda_;        ///< XPBD multipliers of the current step
+  std::vector<double> contribution_;  ///< consistent XPBD: 12 per constraint, grad C_e lambda_e (force units)
+  std::vector<TetMaterial> tables_;
+  std::vector<ElementEnergyGradient> kernel_;  ///< per material entry
+  std::vector<double> modulus_;                ///< per material entry: k (XPBD compliance 1/k)
+  std::vector<double> w_;                      ///< inverse mass per local dof
+  std::vector<double> cell_count_;             ///< per local vertex: cells at it on all ranks (jacobi)
+  std::vector<LocalIndex> shared_owned_;       ///< owned vertices that are ghosts on another rank
+  std::vector<double> change_;                 ///< jacobi: summed changes per local dof
+  std::vector<PetscInt> ghost_ids_;            ///< global vertex ids of the ghosts
+  PetscOwner<Vec, VecDestroy> delta_;          ///< ghost changes (colored) / summed changes (jacobi)
+  double dt_ = 0.0;
+  bool xpbd_ = false;
+  std::optional<double> fixed_lambda_;
+};
+
+}  // namespace edgefem
