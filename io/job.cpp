@@ -369,6 +369,10 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
         fail(spec.select.line, "boundary[" + std::to_string(b) +
                                    "]: with discretization type frames a boundary entry may only fix components "
                                    "(held frames); 'displace' (non-zero) and 'rotate' need type nodes");
+      if (!(spec.fix[0] && spec.fix[1] && spec.fix[2]))
+        fail(spec.select.line, "boundary[" + std::to_string(b) +
+                                   "]: with discretization type frames a boundary entry must fix x, y and z (it holds "
+                                   "whole frames, 6 dofs each), got fix of fewer components");
     }
     for (std::size_t m = 0; m < job.materials.size(); ++m) {
       const MaterialSpec& mat = job.materials[m];

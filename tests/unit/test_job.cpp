@@ -965,7 +965,8 @@ TEST_F(JobTest, DiscretizationFramesParses) {
   EXPECT_TRUE(counted.discretization.positions.empty());
   EXPECT_EQ(counted.discretization.weights, FrameWeights::hat);
   EXPECT_EQ(counted.discretization.line, 4);
-  const Job placed = read_job(write(head + "discretization:\n  type: frames\n  positions: [[0, 0.5, 0.5], [2, 0.5, 1]]\n"));
+  const Job placed = read_job(write(head +
+                                    "discretization:\n  type: frames\n  positions: [[0, 0.5, 0.5], [2, 0.5, 1]]\n"));
   ASSERT_EQ(placed.discretization.positions.size(), 2u);
   EXPECT_EQ(placed.discretization.positions[1], (std::array<double, 3>{2, 0.5, 1}));
   EXPECT_EQ(placed.discretization.weights, FrameWeights::harmonic);
@@ -993,12 +994,17 @@ TEST_F(JobTest, DiscretizationBadValuesAreNamed) {
   expect_error(head + "discretization:\n  type: frames\n  frames: 2\n  spacing: 1\n", 7,
                {"unknown key 'discretization.spacing'"});
   // Cross-section checks: what the frame model does not support is named, not ignored.
-  expect_error(head + "discretization: {type: frames, frames: 2}\nanalysis:\n  type: dynamic\n  dynamic: {dt: 0.1, "
-                      "end_time: 1}\n",
+  expect_error(head +
+                   "discretization: {type: frames, frames: 2}\nanalysis:\n  type: dynamic\n  dynamic: {dt: 0.1, "
+                   "end_time: 1}\n",
                4, {"discretization: type frames supports static analyses only", "'dynamic'"});
-  expect_error(head + "discretization: {type: frames, frames: 2}\nboundary:\n  - select: {all: true}\n    displace: "
-                      "[0.1, ~, ~]\n",
+  expect_error(head +
+                   "discretization: {type: frames, frames: 2}\nboundary:\n  - select: {all: true}\n    displace: "
+                   "[0.1, ~, ~]\n",
                6, {"boundary[0]: with discretization type frames a boundary entry may only fix components"});
+  expect_error(head +
+                   "discretization: {type: frames, frames: 2}\nboundary:\n  - select: {all: true}\n    fix: [x, y]\n",
+               6, {"boundary[0]: with discretization type frames a boundary entry must fix x, y and z"});
   expect_error(
       "mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: linear, young: 1, poisson: 0}\n"
       "discretization: {type: frames, frames: 2}\n",
