@@ -12,6 +12,7 @@
 #include "materials/frame_kinematics.hpp"
 
 #include <cmath>
+#include <type_traits>
 
 namespace edgefem::frames {
 namespace {
@@ -125,24 +126,40 @@ void homogeneous_rotation(const Quat<T>& q, T M[3][3]) {
   M[2][2] = ww - xx - yy + zz;
 }
 
-/// Seeds b as 8 Hyper<8> variables.
+double reciprocal(double a) { return 1.0 / a; }
+
+/// b_k as a number of type T: plain, or the k-th seeded variable of Hyper<8>.
+template <class T>
+T seed(double value, int k) {
+  if constexpr (std::is_same_v<T, double>) {
+    (void)k;
+    return value;
+  } else {
+    return variable<8>(value, k);
+  }
+}
+
+/// Seeds b as 8 numbers of type T.
+template <class T>
 struct SeededBlend {
-  Quat<Hyper<8>> b0, be;
+  Quat<T> b0, be;
   explicit SeededBlend(const DualQuat& b)
-      : b0{variable<8>(b[0], 0), variable<8>(b[1], 1), variable<8>(b[2], 2), variable<8>(b[3], 3)},
-        be{variable<8>(b[4], 4), variable<8>(b[5], 5), variable<8>(b[6], 6), variable<8>(b[7], 7)} {}
+      : b0{seed<T>(b[0], 0), seed<T>(b[1], 1), seed<T>(b[2], 2), seed<T>(b[3], 3)},
+        be{seed<T>(b[4], 4), seed<T>(b[5], 5), seed<T>(b[6], 6), seed<T>(b[7], 7)} {}
 };
 
-/// p(b, X) and, when A is given, A = dp/db, both as Hyper<8> in b; R = M(b0) / s.
-void skin_hyper(const DualQuat& b, const Vec3& X, Hyper<8> p[3], Hyper<8> R[3][3], Hyper<8> (*A)[8]) {
-  const SeededBlend s(b);
-  const Hyper<8> norm2 = s.b0.x * s.b0.x + s.b0.y * s.b0.y + s.b0.z * s.b0.z + s.b0.w * s.b0.w;
-  const Hyper<8> inv = reciprocal(norm2);
-  Hyper<8> M[3][3];
+/// p(b, X) and, when A is given, A = dp/db, both as T (Hyper<8> in b for the derivatives, double for values);
+/// R = M(b0) / s.
+template <class T>
+void skin_hyper(const DualQuat& b, const Vec3& X, T p[3], T R[3][3], T (*A)[8]) {
+  const SeededBlend<T> s(b);
+  const T norm2 = s.b0.x * s.b0.x + s.b0.y * s.b0.y + s.b0.z * s.b0.z + s.b0.w * s.b0.w;
+  const T inv = reciprocal(norm2);
+  T M[3][3];
   homogeneous_rotation(s.b0, M);
   const auto t2 = qmul(s.be, conj(s.b0));  // 2 vec(.) = translation times s
-  const Hyper<8> tr[3] = {2.0 * t2.x, 2.0 * t2.y, 2.0 * t2.z};
-  Hyper<8> g[3];
+  const T tr[3] = {2.0 * t2.x, 2.0 * t2.y, 2.0 * t2.z};
+  T g[3];
   for (int a = 0; a < 3; ++a) {
     g[a] = tr[a] + M[a][0] * X[0] + M[a][1] * X[1] + M[a][2] * X[2];
     p[a] = g[a] * inv;
@@ -157,7 +174,7 @@ void skin_hyper(const DualQuat& b, const Vec3& X, Hyper<8> p[3], Hyper<8> R[3][3
     Quat<double> e{0, 0, 0, 0};
     double* ek = (k % 4 == 0) ? &e.x : (k % 4 == 1) ? &e.y : (k % 4 == 2) ? &e.z : &e.w;
     *ek = 1.0;
-    Hyper<8> twice_B[3];
+    T twice_B[3];
     if (k < 4) {
       const auto q1 = qmul(b0X, conj(e));
       const auto q2 = qmul(qmul(e, Xq), conj(s.b0));
@@ -171,9 +188,9 @@ void skin_hyper(const DualQuat& b, const Vec3& X, Hyper<8> p[3], Hyper<8> R[3][3
       twice_B[1] = 2.0 * q.y;
       twice_B[2] = 2.0 * q.z;
     }
-    const Hyper<8>* bk = k == 0 ? &s.b0.x : k == 1 ? &s.b0.y : k == 2 ? &s.b0.z : &s.b0.w;
+    const T* bk = k == 0 ? &s.b0.x : k == 1 ? &s.b0.y : k == 2 ? &s.b0.z : &s.b0.w;
     for (int a = 0; a < 3; ++a) {
-      Hyper<8> num = twice_B[a];
+      T num = twice_B[a];
       if (k < 4) num = num - 2.0 * (p[a] * *bk);
       A[a][k] = num * inv;
     }
@@ -252,7 +269,7 @@ Vec3 skin(const DualQuat& b, const Vec3& X) {
 
 SkinnedPoint skin_derivatives(const DualQuat& b, const Vec3& X) {
   Hyper<8> p[3], R[3][3];
-  skin_hyper(b, X, p, R, nullptr);
+  skin_hyper<Hyper<8>>(b, X, p, R, nullptr);
   SkinnedPoint out;
   for (int a = 0; a < 3; ++a) {
     out.p[a] = p[a].v;
@@ -266,7 +283,7 @@ SkinnedPoint skin_derivatives(const DualQuat& b, const Vec3& X) {
 
 std::array<double, 9> deformation_gradient(const DualQuat& b, const double W[8][3], const Vec3& X) {
   Hyper<8> p[3], R[3][3], A[3][8];
-  skin_hyper(b, X, p, R, A);
+  skin_hyper<Hyper<8>>(b, X, p, R, A);
   std::array<double, 9> F{};
   for (int a = 0; a < 3; ++a)
     for (int c = 0; c < 3; ++c) {
@@ -292,10 +309,24 @@ double stvk_density(const std::array<double, 9>& F, double lambda, double mu) {
   return 0.5 * lambda * tr * tr + mu * ee;
 }
 
+double stvk_sample_energy(const DualQuat& b, const double W[8][3], const Vec3& X, double lambda, double mu,
+                          double volume) {
+  double p[3], R[3][3], A[3][8];
+  skin_hyper<double>(b, X, p, R, A);
+  std::array<double, 9> F{};
+  for (int a = 0; a < 3; ++a)
+    for (int c = 0; c < 3; ++c) {
+      double f = R[a][c];
+      for (int l = 0; l < 8; ++l) f += A[a][l] * W[l][c];
+      F[3 * a + c] = f;
+    }
+  return volume * stvk_density(F, lambda, mu);
+}
+
 void stvk_sample(const DualQuat& b, const double W[8][3], const Vec3& X, double lambda, double mu, double volume,
                  SampleEnergy& out) {
   Hyper<8> p[3], R[3][3], A[3][8];
-  skin_hyper(b, X, p, R, A);
+  skin_hyper<Hyper<8>>(b, X, p, R, A);
   double F[3][3];
   for (int a = 0; a < 3; ++a)
     for (int c = 0; c < 3; ++c) {

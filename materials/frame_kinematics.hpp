@@ -70,6 +70,10 @@ struct SampleEnergy {
 void stvk_sample(const DualQuat& b, const double W[8][3], const Vec3& X, double lambda, double mu, double volume,
                  SampleEnergy& out);
 
+/// The energy of stvk_sample alone, in plain doubles (line searches): volume psi(F).
+[[nodiscard]] double stvk_sample_energy(const DualQuat& b, const double W[8][3], const Vec3& X, double lambda,
+                                        double mu, double volume);
+
 /// StVK energy density of a deformation gradient (row-major 3x3).
 [[nodiscard]] double stvk_density(const std::array<double, 9>& F, double lambda, double mu);
 

@@ -227,6 +227,43 @@ void evaluate_frames(const FramePoints& samples, const FramePoints& loads, std::
     }
 }
 
+double frames_energy(const FramePoints& samples, const FramePoints& loads, std::span<const Vec3> rest_origins,
+                     std::span<const FramePose> poses) {
+  std::vector<DualQuat> d(poses.size());
+  for (std::size_t i = 0; i < poses.size(); ++i) d[i] = relative_transform(poses[i], rest_origins[i]).d;
+  const std::size_t n_samples = samples.size();
+  const std::size_t n_chunks = std::max<std::size_t>(1, std::min<std::size_t>(16, n_samples));
+  std::vector<double> chunk(n_chunks, 0.0);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t c = 0; c < n_chunks; ++c) {
+    const std::size_t begin = n_samples * c / n_chunks, end = n_samples * (c + 1) / n_chunks;
+    double e = 0.0;
+    for (std::size_t k = begin; k < end; ++k) {
+      DualQuat b{};
+      double W[8][3] = {};
+      for (int q = samples.offsets[k]; q < samples.offsets[k + 1]; ++q) {
+        const Influence& in = samples.influences[q];
+        for (int l = 0; l < 8; ++l) {
+          b[l] += in.c[0] * d[in.frame][l];
+          for (int cc = 0; cc < 3; ++cc) W[l][cc] += in.c[1 + cc] * d[in.frame][l];
+        }
+      }
+      e += stvk_sample_energy(b, W, samples.point[k], samples.lambda[k], samples.mu[k], samples.volume[k]);
+    }
+    chunk[c] = e;
+  }
+  double energy = 0.0;
+  for (const double e : chunk) energy += e;
+  for (std::size_t k = 0; k < loads.size(); ++k) {
+    DualQuat b{};
+    for (int q = loads.offsets[k]; q < loads.offsets[k + 1]; ++q)
+      for (int l = 0; l < 8; ++l) b[l] += loads.influences[q].c[0] * d[loads.influences[q].frame][l];
+    const Vec3 p = skin(b, loads.point[k]);
+    energy -= loads.force[k][0] * p[0] + loads.force[k][1] * p[1] + loads.force[k][2] * p[2];
+  }
+  return energy;
+}
+
 std::vector<double> skin_points(std::span<const double> reference, std::span<const double> weights,
                                 std::span<const Vec3> rest_origins, std::span<const FramePose> poses) {
   const std::size_t n = poses.size();

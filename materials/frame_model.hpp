@@ -50,6 +50,10 @@ struct FrameSystem {
 void evaluate_frames(const FramePoints& samples, const FramePoints& loads, std::span<const Vec3> rest_origins,
                      std::span<const FramePose> poses, bool want_hessian, FrameSystem& out);
 
+/// The energy of evaluate_frames alone (plain doubles, no derivatives; for line searches).
+[[nodiscard]] double frames_energy(const FramePoints& samples, const FramePoints& loads,
+                                   std::span<const Vec3> rest_origins, std::span<const FramePose> poses);
+
 /// Skinned positions of points with per-point weights (`weights[v * n_frames + i]`).
 std::vector<double> skin_points(std::span<const double> reference, std::span<const double> weights,
                                 std::span<const Vec3> rest_origins, std::span<const FramePose> poses);

@@ -101,6 +101,13 @@ void FrameSolver::evaluate(const std::vector<FramePose>& poses, double load_fact
   std::copy(buffer.begin() + 2 + static_cast<long>(out.gradient.size()), buffer.end(), out.hessian.begin());
 }
 
+double FrameSolver::energy(const std::vector<FramePose>& poses, double load_factor) const {
+  const frames::FramePoints loads = load_points(load_factor);
+  double e = frames::frames_energy(samples_, loads, placement_.origins, poses);
+  MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, comm_);
+  return e;
+}
+
 bool FrameSolver::solve_step(double load_factor, FrameStepReport& report, std::string& why) {
   const int n = n_frames();
   std::vector<int> free_dofs;
@@ -168,10 +175,8 @@ bool FrameSolver::solve_step(double load_factor, FrameStepReport& report, std::s
     double alpha = 1.0;
     std::vector<FramePose> trial = moved(alpha);
     for (int cut = 0; cut < 20; ++cut) {
-      frames::FrameSystem e;
-      evaluate(trial, load_factor, false, e);
-      if (std::isfinite(e.energy) && e.energy <= sys.energy + 1e-4 * alpha * slope + 1e-14 * std::abs(sys.energy))
-        break;
+      const double e = energy(trial, load_factor);
+      if (std::isfinite(e) && e <= sys.energy + 1e-4 * alpha * slope + 1e-14 * std::abs(sys.energy)) break;
       alpha *= 0.5;
       trial = moved(alpha);
     }

@@ -55,6 +55,8 @@ class FrameSolver {
                 frames::FrameSystem& out) const;
 
  private:
+  /// The summed energy alone (line searches).
+  [[nodiscard]] double energy(const std::vector<frames::FramePose>& poses, double load_factor) const;
   [[nodiscard]] frames::FramePoints load_points(double load_factor) const;
   bool solve_step(double load_factor, FrameStepReport& report, std::string& why);
 

@@ -182,6 +182,7 @@ TEST(FrameKinematics, SampleGradientAndHessianMatchFiniteDifferences) {
     SampleEnergy e;
     stvk_sample(b, W, X, lambda, mu, volume, e);
     EXPECT_NEAR(e.energy, volume * stvk_density(e.F, lambda, mu), 1e-14 * std::max(1.0, e.energy));
+    EXPECT_NEAR(stvk_sample_energy(b, W, X, lambda, mu, volume), e.energy, 1e-14 * std::max(1.0, e.energy));
     auto at = [&](int z, double hz) {
       DualQuat bb = b;
       double WW[8][3];
@@ -260,6 +261,8 @@ TEST(FrameModel, ForcesAndFullStiffnessMatchFiniteDifferences) {
   for (int i = 0; i < m.n; ++i) poses.push_back(random_pose(rng, m.rest[i], 0.4, 0.2));
   FrameSystem sys;
   evaluate_frames(m.samples, m.loads, m.rest, poses, true, sys);
+  // The plain-double energy of the line searches is the same sum.
+  EXPECT_NEAR(frames_energy(m.samples, m.loads, m.rest, poses), sys.energy, 1e-13 * std::abs(sys.energy));
   const int n6 = 6 * m.n;
   double gscale = 0.0, kscale = 0.0;
   for (int a = 0; a < n6; ++a) {
