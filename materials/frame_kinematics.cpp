@@ -11,13 +11,15 @@
 /// Piola-Kirchhoff stress and C = dP/dF (StVK: dP = dF S + F (lambda tr(dE) I + 2 mu dE), dE = sym(F^T dF)).
 #include "materials/frame_kinematics.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
 namespace edgefem::frames {
 namespace {
 
-/// Value, gradient and Hessian of a function of N variables (second-order forward mode).
+/// Value, gradient and Hessian of a function of N variables (second-order forward mode). Only the upper triangle
+/// h[i][j], j >= i, is computed and read.
 template <int N>
 struct Hyper {
   double v = 0.0;
@@ -38,7 +40,7 @@ Hyper<N> operator+(const Hyper<N>& a, const Hyper<N>& b) {
   r.v = a.v + b.v;
   for (int i = 0; i < N; ++i) r.g[i] = a.g[i] + b.g[i];
   for (int i = 0; i < N; ++i)
-    for (int j = 0; j < N; ++j) r.h[i][j] = a.h[i][j] + b.h[i][j];
+    for (int j = i; j < N; ++j) r.h[i][j] = a.h[i][j] + b.h[i][j];
   return r;
 }
 template <int N>
@@ -47,7 +49,7 @@ Hyper<N> operator-(const Hyper<N>& a, const Hyper<N>& b) {
   r.v = a.v - b.v;
   for (int i = 0; i < N; ++i) r.g[i] = a.g[i] - b.g[i];
   for (int i = 0; i < N; ++i)
-    for (int j = 0; j < N; ++j) r.h[i][j] = a.h[i][j] - b.h[i][j];
+    for (int j = i; j < N; ++j) r.h[i][j] = a.h[i][j] - b.h[i][j];
   return r;
 }
 template <int N>
@@ -60,7 +62,7 @@ Hyper<N> operator*(const Hyper<N>& a, double s) {
   r.v = a.v * s;
   for (int i = 0; i < N; ++i) r.g[i] = a.g[i] * s;
   for (int i = 0; i < N; ++i)
-    for (int j = 0; j < N; ++j) r.h[i][j] = a.h[i][j] * s;
+    for (int j = i; j < N; ++j) r.h[i][j] = a.h[i][j] * s;
   return r;
 }
 template <int N>
@@ -79,7 +81,7 @@ Hyper<N> operator*(const Hyper<N>& a, const Hyper<N>& b) {
   r.v = a.v * b.v;
   for (int i = 0; i < N; ++i) r.g[i] = a.v * b.g[i] + b.v * a.g[i];
   for (int i = 0; i < N; ++i)
-    for (int j = 0; j < N; ++j) r.h[i][j] = a.v * b.h[i][j] + b.v * a.h[i][j] + a.g[i] * b.g[j] + b.g[i] * a.g[j];
+    for (int j = i; j < N; ++j) r.h[i][j] = a.v * b.h[i][j] + b.v * a.h[i][j] + a.g[i] * b.g[j] + b.g[i] * a.g[j];
   return r;
 }
 /// 1 / a.
@@ -90,7 +92,7 @@ Hyper<N> reciprocal(const Hyper<N>& a) {
   r.v = inv;
   for (int i = 0; i < N; ++i) r.g[i] = -a.g[i] * inv * inv;
   for (int i = 0; i < N; ++i)
-    for (int j = 0; j < N; ++j) r.h[i][j] = 2.0 * a.g[i] * a.g[j] * inv * inv * inv - a.h[i][j] * inv * inv;
+    for (int j = i; j < N; ++j) r.h[i][j] = 2.0 * a.g[i] * a.g[j] * inv * inv * inv - a.h[i][j] * inv * inv;
   return r;
 }
 
@@ -249,7 +251,7 @@ RelativeTransform relative_transform(const FramePose& pose, const Vec3& rest_ori
     out.d[k] = parts[k]->v;
     for (int a = 0; a < 6; ++a) {
       out.first[k][a] = parts[k]->g[a];
-      for (int b = 0; b < 6; ++b) out.second[k][a][b] = parts[k]->h[a][b];
+      for (int b = 0; b < 6; ++b) out.second[k][a][b] = parts[k]->h[std::min(a, b)][std::max(a, b)];
     }
   }
   return out;
@@ -275,7 +277,7 @@ SkinnedPoint skin_derivatives(const DualQuat& b, const Vec3& X) {
     out.p[a] = p[a].v;
     for (int k = 0; k < 8; ++k) {
       out.grad[a][k] = p[a].g[k];
-      for (int m = 0; m < 8; ++m) out.hess[a][k][m] = p[a].h[k][m];
+      for (int m = 0; m < 8; ++m) out.hess[a][k][m] = p[a].h[std::min(k, m)][std::max(k, m)];
     }
   }
   return out;
