@@ -95,6 +95,9 @@ void FrameSolver::evaluate(const std::vector<FramePose>& poses, double load_fact
   buffer.insert(buffer.end(), out.gradient.begin(), out.gradient.end());
   buffer.insert(buffer.end(), out.hessian.begin(), out.hessian.end());
   MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(buffer.size()), MPI_DOUBLE, MPI_SUM, comm_);
+  // Rank 0's sums for everyone: MPI does not promise bitwise-equal results on every rank, and every decision below
+  // (convergence, line search, step) must be the same on all of them.
+  MPI_Bcast(buffer.data(), static_cast<int>(buffer.size()), MPI_DOUBLE, 0, comm_);
   out.energy = buffer[0];
   out.strain_energy = buffer[1];
   std::copy(buffer.begin() + 2, buffer.begin() + 2 + static_cast<long>(out.gradient.size()), out.gradient.begin());
@@ -105,6 +108,7 @@ double FrameSolver::energy(const std::vector<FramePose>& poses, double load_fact
   const frames::FramePoints loads = load_points(load_factor);
   double e = frames::frames_energy(samples_, loads, placement_.origins, poses);
   MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, comm_);
+  MPI_Bcast(&e, 1, MPI_DOUBLE, 0, comm_);  // the same bits everywhere (see evaluate)
   return e;
 }
 

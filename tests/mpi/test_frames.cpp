@@ -3,8 +3,14 @@
 // tet solver. Run under mpiexec with 1, 2 and 3 ranks; every assertion holds on every rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <vtkDataArray.h>
+#include <vtkNew.h>
+#include <vtkPointData.h>
+#include <vtkPolyData.h>
+#include <vtkXMLPolyDataReader.h>
 
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -152,6 +158,46 @@ TEST(Frames, ExampleBarTipWithinBandOfTetSolution) {
   const double w_frames = f.displacement[3 * tip + 2], w_tet = u_tet[3 * tip + 2];
   EXPECT_LT(w_tet, -0.05);
   EXPECT_LT(std::abs(w_frames - w_tet), 0.15 * std::abs(w_tet)) << "frames " << w_frames << ", tets " << w_tet;
+}
+
+TEST(Frames, FramesFileReadsBackWithPosesAndHeldFlags) {
+  // write_frames_vtp: origins, displacement, rotation quaternion, rotated axes and held flags, read back with VTK.
+  if (world_rank() != 0) return;
+  FramePlacement placement;
+  placement.origins = {{0, 0, 0}, {1, 0, 0}};
+  placement.file_vertices = {0, 1};
+  std::vector<frames::FramePose> poses(2);
+  poses[0].origin = {0, 0, 0};
+  const double tw[6] = {0, 0, 0.5, 0.25, -0.5, 0.125};
+  poses[1].origin = {1, 0, 0};
+  poses[1] = frames::retract(poses[1], tw);
+  std::filesystem::create_directories(dir());
+  const std::string path = dir() + "/frames_test.vtp";
+  write_frames_vtp(path, placement, poses, {1, 0});
+  vtkNew<vtkXMLPolyDataReader> reader;
+  reader->SetFileName(path.c_str());
+  reader->Update();
+  vtkPolyData* data = reader->GetOutput();
+  ASSERT_EQ(data->GetNumberOfPoints(), 2);
+  double p[3];
+  data->GetPoint(1, p);
+  EXPECT_DOUBLE_EQ(p[0], 1.25);
+  EXPECT_DOUBLE_EQ(p[1], -0.5);
+  vtkDataArray* u = data->GetPointData()->GetArray("displacement");
+  ASSERT_NE(u, nullptr);
+  EXPECT_DOUBLE_EQ(u->GetComponent(1, 2), 0.125);
+  vtkDataArray* q = data->GetPointData()->GetArray("rotation");
+  ASSERT_NE(q, nullptr);
+  EXPECT_NEAR(q->GetComponent(1, 2), std::sin(0.25), 1e-15);  // rotation by 0.5 about z
+  EXPECT_NEAR(q->GetComponent(1, 3), std::cos(0.25), 1e-15);
+  vtkDataArray* ax = data->GetPointData()->GetArray("axis_x");
+  ASSERT_NE(ax, nullptr);
+  EXPECT_NEAR(ax->GetComponent(1, 0), std::cos(0.5), 1e-15);
+  EXPECT_NEAR(ax->GetComponent(1, 1), std::sin(0.5), 1e-15);
+  vtkDataArray* held = data->GetPointData()->GetArray("held");
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(held->GetComponent(0, 0), 1.0);
+  EXPECT_EQ(held->GetComponent(1, 0), 0.0);
 }
 
 }  // namespace
