@@ -30,6 +30,7 @@
 #include "partition/partition.hpp"
 #include "solver/bench.hpp"
 #include "solver/dynamic_solver.hpp"
+#include "solver/frames_solver.hpp"
 #include "solver/load_mesh.hpp"
 #include "solver/memory_budget.hpp"
 #include "solver/model.hpp"
@@ -648,6 +649,62 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
   return run_dynamic_with(args, job, mesh, solver, kind, clock, summary);
 }
 
+/// A static run of the frame-based model (`discretization: {type: frames}`, solver/frames_solver.hpp): the skinned
+/// mesh as the usual PVTU series (force 0: the frame model has no vertex forces) and the frames as DIR/frames.pvd ->
+/// DIR/frames_NNNN.vtp.
+int run_frames(const Arguments& args, const Job& job, const LocalMesh& mesh, const Model& model, PhaseClock& clock,
+               RunSummary& summary) {
+  MPI_Comm comm = PETSC_COMM_WORLD;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  FrameSolver solver(comm, job, mesh, model, args.quiet);
+  ResultWriter writer(comm, job.output_directory, mesh, model);
+  PvdCollection frames_pvd((std::filesystem::path(job.output_directory) / "frames.pvd").string());
+  clock.setup = clock.lap();
+  summary.phases_s.setup = clock.setup;
+  int held = 0;
+  for (const int h : solver.held()) held += h;
+  PetscPrintf(comm, "  frames: %d (%d held), %s weights, %lld samples (one per tet), %d unknowns; set-up %.3f s\n",
+              solver.n_frames(), held, std::string(to_string(job.discretization.weights)).c_str(),
+              solver.n_samples_global(), 6 * (solver.n_frames() - held), clock.setup);
+  double output_seconds = 0;
+  const std::vector<double> zero(3 * static_cast<std::size_t>(mesh.n_local()), 0.0);
+  const auto reports = solver.run([&](int step, double load_factor) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (step % job.output_every == 0 || step == job.steps || step == 0) {
+      writer.write(step, load_factor, solver.local_positions(), zero);
+      if (rank == 0) {
+        char name[32];
+        std::snprintf(name, sizeof name, "frames_%04d.vtp", step);
+        write_frames_vtp((std::filesystem::path(job.output_directory) / name).string(), solver.placement(),
+                         solver.poses(), solver.held());
+        frames_pvd.add(load_factor, name);
+        frames_pvd.write();
+      }
+    }
+    output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
+  int newton = 0;
+  double solve_seconds = 0, evaluate_seconds = 0;
+  for (const auto& r : reports)
+    newton += r.newton_iterations, solve_seconds += r.seconds, evaluate_seconds += r.seconds_evaluate;
+  summary.solver = RunSummary::Solver{newton, 0, 0, "dense LDLT (frames)"};
+  summary.analysis = {{"load_steps", std::to_string(job.steps)},
+                      {"steps", std::to_string(reports.size())},
+                      {"discretization", json_string("frames")},
+                      {"frames", std::to_string(solver.n_frames())}};
+  PetscPrintf(comm,
+              "summary: %zu load steps, %d Newton iterations (frames)\n"
+              "  time: total %.3f s = read %.3f + partition %.3f + distribute %.3f + set-up %.3f + load steps %.3f "
+              "(sample sums %.3f) + output %.3f s\n",
+              reports.size(), newton, clock.total(), clock.read, clock.partition, clock.distribute, clock.setup,
+              solve_seconds, evaluate_seconds, output_seconds);
+  summary.largest_displacement = print_state_summary(comm, mesh, solver.local_positions());
+  summary.output = writer.pvd_path();
+  PetscPrintf(comm, "  output: %s, frames: %s\n", writer.pvd_path().c_str(), frames_pvd.path().c_str());
+  return 0;
+}
+
 /// `summary`: filled as the run goes; `summary_directory` is set once the output directory is known (from then
 /// on main writes summary.json there, also when the run fails).
 int command_run(const Arguments& args, RunSummary& summary, std::string& summary_directory) {
@@ -713,6 +770,7 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
   if (!memory.report.empty() && (!args.quiet || !memory.fits)) PetscPrintf(comm, "%s\n", memory.report.c_str());
   summary.oversubscribed = warn_if_oversubscribed(comm);
 
+  if (job.discretization.type == DiscretizationType::frames) return run_frames(args, job, mesh, model, clock, summary);
   if (job.analysis_type == AnalysisType::dynamics) {
     clock.setup = clock.lap();  // the model; run_dynamic adds the solver's set-up, the restart and the output files
     return run_dynamic(args, job, mesh, std::move(model), clock, summary);

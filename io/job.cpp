@@ -103,6 +103,11 @@ constexpr std::array<Choice<Spec::Aggregation>, 3> aggregations = {{{"auto", Spe
                                                                     {"smoothed", Spec::Aggregation::smoothed},
                                                                     {"unsmoothed", Spec::Aggregation::unsmoothed}}};
 
+constexpr std::array<Choice<DiscretizationType>, 2> discretizations = {
+    {{"nodes", DiscretizationType::nodes}, {"frames", DiscretizationType::frames}}};
+constexpr std::array<Choice<FrameWeights>, 2> frame_weights = {
+    {{"harmonic", FrameWeights::harmonic}, {"hat", FrameWeights::hat}}};
+
 template <class E, std::size_t N>
 std::string_view name_of(const std::array<Choice<E>, N>& choices, E value) {
   for (const auto& c : choices)
@@ -295,6 +300,7 @@ class JobParser {
   std::array<bool, 3> components(const Value& v) const;
   void parse_loads(const Value& v, Job& job) const;
   void parse_analysis(const Value& v, Job& job) const;
+  void parse_discretization(const Value& v, Job& job) const;
   void parse_solver(const Value& v, Job& job) const;
   /// Returns output.checkpoint_every if given (checked against the analysis type once every section is read).
   std::optional<Value> parse_output(const Value& v, Job& job) const;
@@ -316,12 +322,13 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
   const Value top{root, "", 1};
   if (!root.IsMap()) {
     fail(line_of(root.Mark()),
-         "expected a mapping with keys mesh, materials, boundary, loads, attachments, analysis, "
+         "expected a mapping with keys mesh, materials, boundary, loads, attachments, discretization, analysis, "
          "solver, output, partition at the top level, got " +
              (root.IsNull() ? std::string("an empty document") : describe(root)));
   }
   const Map map(*this, top,
-                {"mesh", "materials", "boundary", "loads", "attachments", "analysis", "solver", "output", "partition"});
+                {"mesh", "materials", "boundary", "loads", "attachments", "discretization", "analysis", "solver",
+                 "output", "partition"});
   parse_mesh(map.require("mesh"), job);
   if (const Value* partition = map.get("partition")) {
     const Map m(*this, *partition, {"method"});
@@ -352,6 +359,7 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
       job.attachments.push_back(parse_attachment(item));
   }
   if (const Value* analysis = map.get("analysis")) parse_analysis(*analysis, job);
+  if (const Value* discretization = map.get("discretization")) parse_discretization(*discretization, job);
   if (const Value* solver = map.get("solver")) parse_solver(*solver, job);
   job.output_directory = resolve("out/" + fs::path(path).stem().string());
   std::optional<Value> checkpoint;
@@ -370,6 +378,36 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
       fail(attachments->line, attachments->path +
                                   ": penalty attachments are not supported by integrator position-based (prescribe "
                                   "the motion with boundary: displace/schedule instead)");
+    }
+  }
+  if (job.discretization.type == DiscretizationType::frames) {
+    const int line = job.discretization.line;
+    if (job.analysis_type != AnalysisType::statics)
+      fail(line, "discretization: type frames supports static analyses only (analysis type is '" +
+                     std::string(to_string(job.analysis_type)) + "')");
+    if (!job.attachments.empty())
+      fail(line, "discretization: type frames does not support attachments (remove 'attachments' or use type nodes)");
+    for (std::size_t b = 0; b < job.boundary.size(); ++b) {
+      const BoundarySpec& spec = job.boundary[b];
+      const bool moves = spec.rotate || std::any_of(spec.displace.begin(), spec.displace.end(),
+                                                    [](const auto& d) { return d.has_value() && *d != 0.0; });
+      if (moves)
+        fail(spec.select.line, "boundary[" + std::to_string(b) +
+                                   "]: with discretization type frames a boundary entry may only fix components "
+                                   "(held frames); 'displace' (non-zero) and 'rotate' need type nodes");
+      if (!(spec.fix[0] && spec.fix[1] && spec.fix[2]))
+        fail(spec.select.line, "boundary[" + std::to_string(b) +
+                                   "]: with discretization type frames a boundary entry must fix x, y and z (it holds "
+                                   "whole frames, 6 dofs each), got fix of fewer components");
+    }
+    for (std::size_t m = 0; m < job.materials.size(); ++m) {
+      const MaterialSpec& mat = job.materials[m];
+      const bool stvk_tet = mat.model->cell == CellKind::tetrahedron && mat.model->name.starts_with("stvk");
+      if (!stvk_tet || mat.anisotropy)
+        fail(mat.line, "materials[" + std::to_string(m) +
+                           "]: discretization type frames evaluates isotropic StVK at the tets: expected model stvk, "
+                           "stvk-nsn or stvk-tl without anisotropy, got model '" +
+                           std::string(mat.model->name) + "'" + (mat.anisotropy ? " with anisotropy" : ""));
     }
   }
   if (checkpoint && job.checkpoint_every > 0 && job.analysis_type != AnalysisType::dynamics) {
@@ -933,6 +971,33 @@ void JobParser::parse_solver(const Value& v, Job& job) const {
   }
 }
 
+void JobParser::parse_discretization(const Value& v, Job& job) const {
+  const Map m(*this, v, {"type", "frames", "positions", "weights"});
+  DiscretizationSpec& d = job.discretization;
+  d.line = v.line;
+  if (const Value* type = m.get("type")) d.type = choice(*type, discretizations);
+  const Value* frames = m.get("frames");
+  const Value* positions = m.get("positions");
+  const Value* weights = m.get("weights");
+  if (d.type == DiscretizationType::nodes) {
+    for (const Value* given : {frames, positions, weights})
+      if (given) fail(given->line, given->path + ": only for type frames (type is nodes)");
+    return;
+  }
+  if ((frames == nullptr) == (positions == nullptr)) {
+    fail(v.line, v.path + ": expected exactly one of 'frames' (a count) or 'positions' (a list of points), got " +
+                     (frames ? "both" : "neither"));
+  }
+  if (frames) d.frame_count = int_value(*frames, "a frame count (an integer >= 1)", [](long long n) { return n >= 1; });
+  if (positions) {
+    const std::string what = "a non-empty list of frame positions [[x, y, z], ...]";
+    const auto items = list(*positions, what);
+    if (items.empty()) expected(*positions, what);
+    for (const auto& item : items) d.positions.push_back(numbers<3>(item, "a list of 3 numbers [x, y, z]", "a number"));
+  }
+  if (weights) d.weights = choice(*weights, frame_weights);
+}
+
 std::optional<Value> JobParser::parse_output(const Value& v, Job& job) const {
   const Map m(*this, v, {"directory", "every", "checkpoint_every"});
   if (const Value* directory = m.get("directory")) {
@@ -1008,6 +1073,8 @@ std::string_view to_string(PbdSweep sweep) { return name_of(pbd_sweeps, sweep); 
 std::string_view to_string(MassMatrix mass) { return name_of(masses, mass); }
 std::string_view to_string(InitialState state) { return name_of(initial_states, state); }
 std::string_view to_string(VolumetricPenalty volumetric) { return name_of(volumetrics, volumetric); }
+std::string_view to_string(DiscretizationType type) { return name_of(discretizations, type); }
+std::string_view to_string(FrameWeights weights) { return name_of(frame_weights, weights); }
 
 bool any_bending(const Job& job) {
   return std::any_of(job.materials.begin(), job.materials.end(),

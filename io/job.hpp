@@ -31,6 +31,12 @@ enum class InitialState : std::uint8_t { rest, static_equilibrium };
 /// `partition.method`: the cell partitioner. `automatic` (the key absent): METIS on rank 0 below
 /// kPtScotchMinCells cells (solver/load_mesh.hpp), PT-Scotch on the distributed dual graph from there on.
 enum class PartitionMethod : std::uint8_t { automatic, metis, ptscotch };
+/// `discretization.type`: mesh vertices as unknowns (every model), or rigid frames driving the tet mesh
+/// (Gilles et al. 2011; solver/frames_solver.hpp).
+enum class DiscretizationType : std::uint8_t { nodes, frames };
+/// `discretization.weights`: per-vertex frame weights from a Laplace solve (1 at the frame's vertex, 0 at the other
+/// frames' vertices), or hat functions along the path through the frames (in the order given or placed).
+enum class FrameWeights : std::uint8_t { harmonic, hat };
 
 /// The job file's spelling of each choice (messages, checkpoints, reports).
 std::string_view to_string(GeneratedShape shape);
@@ -41,6 +47,8 @@ std::string_view to_string(PbdSweep sweep);
 std::string_view to_string(MassMatrix mass);
 std::string_view to_string(InitialState state);
 std::string_view to_string(VolumetricPenalty volumetric);
+std::string_view to_string(DiscretizationType type);
+std::string_view to_string(FrameWeights weights);
 
 /// Which vertices (or boundary facets, for tractions) a condition applies to.
 struct Selection {
@@ -220,6 +228,16 @@ struct SolverSpec {
   long long direct_max_dofs = 10000;  ///< `auto`: largest system factorized directly
 };
 
+/// `discretization:` (default: nodes). With type frames exactly one of `frames` (a count, placed by deterministic
+/// farthest-point sampling over the mesh vertices) or `positions` (each snapped to its nearest vertex).
+struct DiscretizationSpec {
+  DiscretizationType type = DiscretizationType::nodes;
+  int frame_count = 0;                            ///< `frames: N` (0 when positions are given)
+  std::vector<std::array<double, 3>> positions;  ///< `positions: [[x, y, z], ...]`
+  FrameWeights weights = FrameWeights::harmonic;
+  int line = 0;  ///< line of the `discretization` entry (0 if not given)
+};
+
 struct Job {
   std::string job_file;                  ///< path of the YAML file itself
   std::string job_dir;                   ///< directory the relative paths were resolved against
@@ -230,6 +248,7 @@ struct Job {
   std::vector<BoundarySpec> boundary;
   LoadSpec loads;
   std::vector<AttachmentSpec> attachments;
+  DiscretizationSpec discretization;
   AnalysisType analysis_type = AnalysisType::statics;
   int steps = 1;                       ///< static load steps (dynamic: load steps of initial_state static)
   std::optional<DynamicSpec> dynamic;  ///< set when analysis_type is dynamics

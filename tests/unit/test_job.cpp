@@ -259,8 +259,8 @@ TEST_F(JobTest, UnknownAndDuplicateKeysAreErrors) {
   expect_error("mesh:\n  fiel: beam.msh\nmaterials: []\n", 2,
                {"unknown key 'mesh.fiel' (expected one of: file, generate)"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nsolvr: {}\n", 3,
-               {"unknown key 'solvr' (expected one of: mesh, materials, boundary, loads, attachments, analysis, "
-                "solver, output, partition)"});
+               {"unknown key 'solvr' (expected one of: mesh, materials, boundary, loads, attachments, "
+                "discretization, analysis, solver, output, partition)"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - young: 1\n    poisson: 0.1\n    yung: 3\n", 5,
                {"unknown key 'materials[0].yung'"});
   expect_error(
@@ -1049,5 +1049,62 @@ TEST_F(JobTest, PositionBasedKeys) {
                5, {"attachments: penalty attachments are not supported by integrator position-based"});
 }
 
+
+// discretization: type frames (issue 14): the typed values, and each bad value named with file, line and key.
+TEST_F(JobTest, DiscretizationFramesParses) {
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials:\n  - {young: 1, poisson: 0}\n";
+  const Job nodes = read_job(write(head));
+  EXPECT_EQ(nodes.discretization.type, DiscretizationType::nodes);
+  const Job counted = read_job(write(head + "discretization: {type: frames, frames: 4, weights: hat}\n"));
+  EXPECT_EQ(counted.discretization.type, DiscretizationType::frames);
+  EXPECT_EQ(counted.discretization.frame_count, 4);
+  EXPECT_TRUE(counted.discretization.positions.empty());
+  EXPECT_EQ(counted.discretization.weights, FrameWeights::hat);
+  EXPECT_EQ(counted.discretization.line, 4);
+  const Job placed = read_job(write(head +
+                                    "discretization:\n  type: frames\n  positions: [[0, 0.5, 0.5], [2, 0.5, 1]]\n"));
+  ASSERT_EQ(placed.discretization.positions.size(), 2u);
+  EXPECT_EQ(placed.discretization.positions[1], (std::array<double, 3>{2, 0.5, 1}));
+  EXPECT_EQ(placed.discretization.weights, FrameWeights::harmonic);
+  EXPECT_EQ(to_string(FrameWeights::hat), "hat");
+  EXPECT_EQ(to_string(DiscretizationType::frames), "frames");
+}
+
+TEST_F(JobTest, DiscretizationBadValuesAreNamed) {
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials:\n  - {young: 1, poisson: 0}\n";
+  expect_error(head + "discretization: {type: frame}\n", 4,
+               {"discretization.type: expected one of: nodes, frames", "'frame'", "did you mean 'frames'"});
+  expect_error(head + "discretization:\n  type: frames\n  frames: 0\n", 6,
+               {"discretization.frames: expected a frame count (an integer >= 1), got '0'"});
+  expect_error(head + "discretization:\n  type: frames\n  frames: 2.5\n", 6, {"discretization.frames", "'2.5'"});
+  expect_error(head + "discretization:\n  type: frames\n", 5,
+               {"discretization: expected exactly one of 'frames'", "got neither"});
+  expect_error(head + "discretization:\n  type: frames\n  frames: 2\n  positions: [[0, 0, 0]]\n", 5, {"got both"});
+  expect_error(head + "discretization:\n  type: frames\n  positions: [[0, 0]]\n", 6,
+               {"discretization.positions[0]: expected a list of 3 numbers [x, y, z]"});
+  expect_error(head + "discretization:\n  type: frames\n  positions: []\n", 6,
+               {"discretization.positions: expected a non-empty list of frame positions"});
+  expect_error(head + "discretization:\n  type: frames\n  frames: 2\n  weights: linear\n", 7,
+               {"discretization.weights: expected one of: harmonic, hat", "'linear'"});
+  expect_error(head + "discretization:\n  frames: 2\n", 5, {"discretization.frames: only for type frames"});
+  expect_error(head + "discretization:\n  type: frames\n  frames: 2\n  spacing: 1\n", 7,
+               {"unknown key 'discretization.spacing'"});
+  // Cross-section checks: what the frame model does not support is named, not ignored.
+  expect_error(head +
+                   "discretization: {type: frames, frames: 2}\nanalysis:\n  type: dynamic\n  dynamic: {dt: 0.1, "
+                   "end_time: 1}\n",
+               4, {"discretization: type frames supports static analyses only", "'dynamic'"});
+  expect_error(head +
+                   "discretization: {type: frames, frames: 2}\nboundary:\n  - select: {all: true}\n    displace: "
+                   "[0.1, ~, ~]\n",
+               6, {"boundary[0]: with discretization type frames a boundary entry may only fix components"});
+  expect_error(head +
+                   "discretization: {type: frames, frames: 2}\nboundary:\n  - select: {all: true}\n    fix: [x, y]\n",
+               6, {"boundary[0]: with discretization type frames a boundary entry must fix x, y and z"});
+  expect_error(
+      "mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: linear, young: 1, poisson: 0}\n"
+      "discretization: {type: frames, frames: 2}\n",
+      3, {"materials[0]: discretization type frames evaluates isotropic StVK", "model 'linear'"});
+}
 }  // namespace
 }  // namespace edgefem

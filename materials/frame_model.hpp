@@ -1,0 +1,61 @@
+#pragma once
+/// \file frame_model.hpp
+/// The frame-based model on one rank's tets (no MPI, no PETSc): one StVK sample per tet at its centroid (weight =
+/// tet volume, the paper's Eq. 14 with our tets instead of voxels), frame weights interpolated linearly in each tet
+/// from per-vertex values (so grad w_i is exact and constant per tet), and external vertex forces projected onto
+/// the frames by power conservation (Eq. 13). `evaluate_frames` returns this rank's partial energy, twist gradient
+/// (6 per frame, angular first) and dense twist Hessian (material + geometric terms); the sums over ranks are the
+/// caller's (solver/frames_solver.cpp).
+#include <span>
+#include <vector>
+
+#include "materials/frame_kinematics.hpp"
+#include "mesh/mesh.hpp"
+
+namespace edgefem::frames {
+
+/// Frame j's weight at a point and its gradient: c = (w, dw/dx, dw/dy, dw/dz).
+struct Influence {
+  int frame = 0;
+  double c[4]{};
+};
+
+/// Integration samples (one per tet) or load points (one per loaded vertex; only c[0] used), with the frames that
+/// influence each (non-zero weight or gradient), in CSR form.
+struct FramePoints {
+  std::vector<Vec3> point;         ///< reference position
+  std::vector<double> volume;      ///< samples: tet volume
+  std::vector<double> lambda, mu;  ///< samples: Lame constants
+  std::vector<Vec3> force;         ///< load points: force (already scaled by the load factor)
+  std::vector<int> offsets{0};
+  std::vector<Influence> influences;
+  [[nodiscard]] std::size_t size() const { return point.size(); }
+};
+
+/// Samples of `cells` (local tets of `mesh`): centroid, volume, Lame constants (per cell), and the influences from
+/// per-vertex weights (`weights[v * n_frames + i]`).
+FramePoints make_samples(const Mesh& mesh, std::span<const LocalIndex> cells, std::span<const double> cell_lambda,
+                         std::span<const double> cell_mu, std::span<const double> weights, int n_frames);
+
+/// This rank's partial energy, gradient and Hessian with respect to the frames' twists (retract, frame_kinematics.hpp)
+/// at `poses`: W = sum_samples V psi(F) - sum_loads f . p. Hessian row-major, 6 n_frames square.
+struct FrameSystem {
+  double energy = 0.0;
+  double strain_energy = 0.0;
+  std::vector<double> gradient;
+  std::vector<double> hessian;
+};
+/// `want_hessian` false skips the Hessian (line searches). Deterministic: samples are summed in fixed chunks, in
+/// order, whatever the thread count.
+void evaluate_frames(const FramePoints& samples, const FramePoints& loads, std::span<const Vec3> rest_origins,
+                     std::span<const FramePose> poses, bool want_hessian, FrameSystem& out);
+
+/// The energy of evaluate_frames alone (plain doubles, no derivatives; for line searches).
+[[nodiscard]] double frames_energy(const FramePoints& samples, const FramePoints& loads,
+                                   std::span<const Vec3> rest_origins, std::span<const FramePose> poses);
+
+/// Skinned positions of points with per-point weights (`weights[v * n_frames + i]`).
+std::vector<double> skin_points(std::span<const double> reference, std::span<const double> weights,
+                                std::span<const Vec3> rest_origins, std::span<const FramePose> poses);
+
+}  // namespace edgefem::frames

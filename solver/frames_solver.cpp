@@ -1,0 +1,258 @@
+/// \file frames_solver.cpp
+/// Static Newton on the frames (frames_solver.hpp).
+///
+/// Why not the shared NewtonDriver (solver/newton.hpp): it drives a PETSc SNES on distributed vectors in a linear
+/// space with a sparse assembled Jacobian. The frame unknowns are a handful of poses on SE(3): each iteration is an
+/// increment in the tangent space at the current poses (the retraction), and the system is small and dense, held
+/// whole on every rank. The loop below is the same Newton method (exact Hessian of the pulled-back energy, so
+/// quadratic convergence; an energy backtracking line search far from equilibrium).
+#include "solver/frames_solver.hpp"
+
+#include <Eigen/Dense>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "io/vtk_output.hpp"
+
+namespace edgefem {
+
+using frames::FramePose;
+using frames::Vec3;
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+FrameSolver::FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model, bool quiet)
+    : comm_(comm), job_(job), mesh_(mesh), model_(model), quiet_(quiet) {
+  const auto t0 = std::chrono::steady_clock::now();
+  placement_ = place_frames(comm, mesh, job.discretization, job.job_file);
+  weights_ = frame_weights(comm, mesh, job.discretization, placement_);
+  seconds_weights_ = seconds_since(t0);
+  const int n = n_frames();
+  held_ = held_frames(comm, mesh, model, job, weights_, n);
+  // One sample per own tet; Lame constants of its material.
+  const LocalIndex n_tets = mesh.mesh.n_tets();
+  std::vector<LocalIndex> cells(static_cast<std::size_t>(n_tets));
+  std::vector<double> lambda(cells.size()), mu(cells.size());
+  for (LocalIndex t = 0; t < n_tets; ++t) {
+    cells[t] = t;
+    const MaterialSpec& m = job.materials[static_cast<std::size_t>(model.cell_material[t])];
+    lambda[t] = m.young * m.poisson / ((1.0 + m.poisson) * (1.0 - 2.0 * m.poisson));
+    mu[t] = m.young / (2.0 * (1.0 + m.poisson));
+  }
+  samples_ = frames::make_samples(mesh.mesh, cells, lambda, mu, weights_, n);
+  long long mine = static_cast<long long>(samples_.size());
+  MPI_Allreduce(&mine, &n_samples_global_, 1, MPI_LONG_LONG, MPI_SUM, comm);
+  poses_.resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) poses_[i].origin = placement_.origins[i];
+}
+
+frames::FramePoints FrameSolver::load_points(double load_factor) const {
+  // Vertex forces of every load group at this load factor (this rank's cells' and facets' shares, unsummed: the
+  // sum over ranks happens with the frame gradient).
+  const int n = n_frames();
+  const LocalIndex n_local = mesh_.n_local();
+  std::vector<double> f(3 * static_cast<std::size_t>(n_local), 0.0);
+  for (const LoadGroup& g : model_.loads) {
+    const double s = model_.schedules[static_cast<std::size_t>(g.schedule)](load_factor);
+    for (std::size_t k = 0; k < f.size() && k < g.force.size(); ++k) f[k] += s * g.force[k];
+  }
+  frames::FramePoints p;
+  for (LocalIndex v = 0; v < n_local; ++v) {
+    const double* fv = &f[3 * static_cast<std::size_t>(v)];
+    if (fv[0] == 0.0 && fv[1] == 0.0 && fv[2] == 0.0) continue;
+    p.point.push_back({mesh_.mesh.coords[3 * v], mesh_.mesh.coords[3 * v + 1], mesh_.mesh.coords[3 * v + 2]});
+    p.force.push_back({fv[0], fv[1], fv[2]});
+    for (int i = 0; i < n; ++i) {
+      const double w = weights_[static_cast<std::size_t>(v) * n + i];
+      if (w == 0.0) continue;
+      frames::Influence in;
+      in.frame = i;
+      in.c[0] = w;
+      p.influences.push_back(in);
+    }
+    p.offsets.push_back(static_cast<int>(p.influences.size()));
+  }
+  return p;
+}
+
+void FrameSolver::evaluate(const std::vector<FramePose>& poses, double load_factor, bool want_hessian,
+                           frames::FrameSystem& out) const {
+  const frames::FramePoints loads = load_points(load_factor);
+  frames::evaluate_frames(samples_, loads, placement_.origins, poses, want_hessian, out);
+  // One reduction: energy, strain energy, gradient (and Hessian).
+  std::vector<double> buffer;
+  buffer.reserve(2 + out.gradient.size() + out.hessian.size());
+  buffer.push_back(out.energy);
+  buffer.push_back(out.strain_energy);
+  buffer.insert(buffer.end(), out.gradient.begin(), out.gradient.end());
+  buffer.insert(buffer.end(), out.hessian.begin(), out.hessian.end());
+  MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(buffer.size()), MPI_DOUBLE, MPI_SUM, comm_);
+  // Rank 0's sums for everyone: MPI does not promise bitwise-equal results on every rank, and every decision below
+  // (convergence, line search, step) must be the same on all of them.
+  MPI_Bcast(buffer.data(), static_cast<int>(buffer.size()), MPI_DOUBLE, 0, comm_);
+  out.energy = buffer[0];
+  out.strain_energy = buffer[1];
+  std::copy(buffer.begin() + 2, buffer.begin() + 2 + static_cast<long>(out.gradient.size()), out.gradient.begin());
+  std::copy(buffer.begin() + 2 + static_cast<long>(out.gradient.size()), buffer.end(), out.hessian.begin());
+}
+
+double FrameSolver::energy(const std::vector<FramePose>& poses, double load_factor) const {
+  const frames::FramePoints loads = load_points(load_factor);
+  double e = frames::frames_energy(samples_, loads, placement_.origins, poses);
+  MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, comm_);
+  MPI_Bcast(&e, 1, MPI_DOUBLE, 0, comm_);  // the same bits everywhere (see evaluate)
+  return e;
+}
+
+bool FrameSolver::solve_step(double load_factor, FrameStepReport& report, std::string& why) {
+  const int n = n_frames();
+  std::vector<int> free_dofs;
+  for (int i = 0; i < n; ++i)
+    if (!held_[i])
+      for (int a = 0; a < 6; ++a) free_dofs.push_back(6 * i + a);
+  const int m = static_cast<int>(free_dofs.size());
+  if (m == 0) return true;
+  const int n6 = 6 * n;
+  double first_norm = -1.0;
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  for (int it = 0;; ++it) {
+    const auto t0 = std::chrono::steady_clock::now();
+    frames::FrameSystem sys;
+    evaluate(poses_, load_factor, true, sys);
+    report.seconds_evaluate += seconds_since(t0);
+    Eigen::VectorXd g(m);
+    Eigen::MatrixXd K(m, m);
+    for (int a = 0; a < m; ++a) {
+      g[a] = sys.gradient[free_dofs[a]];
+      for (int b = 0; b < m; ++b) K(a, b) = sys.hessian[static_cast<std::size_t>(free_dofs[a]) * n6 + free_dofs[b]];
+    }
+    const double norm = g.norm();
+    if (!std::isfinite(norm)) {
+      why = "the frame forces are not finite";
+      return false;
+    }
+    if (first_norm < 0) first_norm = norm;
+    report.residuals.push_back(norm);
+    if (!quiet_ && job_.newton_max_it > 0 && rank == 0)
+      std::printf("    frames Newton %2d: |g| = %.6e, energy = %.12e\n", it, norm, sys.energy);
+    if (norm <= std::max(job_.newton_atol, job_.newton_rtol * first_norm)) return true;
+    if (it >= job_.newton_max_it) {
+      std::ostringstream msg;
+      msg << "no convergence in " << job_.newton_max_it << " Newton iterations (|g| " << first_norm << " -> " << norm
+          << ")";
+      why = msg.str();
+      return false;
+    }
+    ++report.newton_iterations;
+    // Newton step; where K is not positive definite (far from equilibrium), shift it until it is.
+    Eigen::VectorXd step(m);
+    if (rank == 0) {
+      double shift = 0.0;
+      const double scale = K.diagonal().cwiseAbs().maxCoeff();
+      for (int attempt = 0; attempt < 30; ++attempt) {
+        Eigen::LDLT<Eigen::MatrixXd> ldlt(K + shift * Eigen::MatrixXd::Identity(m, m));
+        step = -ldlt.solve(g);
+        if (ldlt.info() == Eigen::Success && ldlt.isPositive() && step.allFinite() && step.dot(g) < 0) break;
+        shift = shift == 0.0 ? 1e-8 * scale : 10.0 * shift;
+      }
+    }
+    MPI_Bcast(step.data(), m, MPI_DOUBLE, 0, comm_);
+    // Backtracking on the energy (Armijo), at most 20 halvings.
+    auto moved = [&](double alpha) {
+      std::vector<FramePose> p = poses_;
+      std::vector<double> full(static_cast<std::size_t>(n6), 0.0);
+      for (int a = 0; a < m; ++a) full[free_dofs[a]] = alpha * step[a];
+      for (int i = 0; i < n; ++i)
+        if (!held_[i]) p[i] = frames::retract(p[i], &full[6 * static_cast<std::size_t>(i)]);
+      return p;
+    };
+    const double slope = g.dot(step);
+    double alpha = 1.0;
+    std::vector<FramePose> trial = moved(alpha);
+    for (int cut = 0; cut < 20; ++cut) {
+      const double e = energy(trial, load_factor);
+      if (std::isfinite(e) && e <= sys.energy + 1e-4 * alpha * slope + 1e-14 * std::abs(sys.energy)) break;
+      alpha *= 0.5;
+      trial = moved(alpha);
+    }
+    poses_ = std::move(trial);
+  }
+}
+
+std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, double)>& on_step) {
+  std::vector<FrameStepReport> reports;
+  on_step(0, 0.0);
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  for (int step = 1; step <= job_.steps; ++step) {
+    const double load_factor = static_cast<double>(step) / job_.steps;
+    FrameStepReport report;
+    report.step = step;
+    report.load_factor = load_factor;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string why;
+    if (!solve_step(load_factor, report, why))
+      throw SolverError("frames: load step " + std::to_string(step) + " (load factor " + std::to_string(load_factor) +
+                        "): " + why);
+    report.seconds = seconds_since(t0);
+    if (!quiet_ && rank == 0)
+      std::printf("  step %d: load factor %.4g, %d Newton iterations, |g| %.3e -> %.3e, %.3f s\n", step, load_factor,
+                  report.newton_iterations, report.residuals.front(), report.residuals.back(), report.seconds);
+    reports.push_back(report);
+    on_step(step, load_factor);
+  }
+  return reports;
+}
+
+std::vector<double> FrameSolver::local_positions() const {
+  return frames::skin_points(mesh_.mesh.coords, weights_, placement_.origins, poses_);
+}
+
+void write_frames_vtp(const std::string& path, const FramePlacement& placement, const std::vector<FramePose>& poses,
+                      const std::vector<int>& held) {
+  const std::size_t n = poses.size();
+  std::ostringstream s;
+  s << std::setprecision(17);
+  s << "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+    << "<PolyData>\n<Piece NumberOfPoints=\"" << n << "\" NumberOfVerts=\"" << n
+    << "\" NumberOfLines=\"0\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n";
+  s << "<Points>\n<DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">\n";
+  for (const auto& p : poses) s << p.origin[0] << " " << p.origin[1] << " " << p.origin[2] << "\n";
+  s << "</DataArray>\n</Points>\n<PointData>\n";
+  s << "<DataArray type=\"Float64\" Name=\"displacement\" NumberOfComponents=\"3\" format=\"ascii\">\n";
+  for (std::size_t i = 0; i < n; ++i)
+    s << poses[i].origin[0] - placement.origins[i][0] << " " << poses[i].origin[1] - placement.origins[i][1] << " "
+      << poses[i].origin[2] - placement.origins[i][2] << "\n";
+  s << "</DataArray>\n<DataArray type=\"Float64\" Name=\"rotation\" NumberOfComponents=\"4\" format=\"ascii\">\n";
+  for (const auto& p : poses)
+    s << p.rotation[0] << " " << p.rotation[1] << " " << p.rotation[2] << " " << p.rotation[3] << "\n";
+  s << "</DataArray>\n";
+  const char* names[3] = {"axis_x", "axis_y", "axis_z"};
+  for (int c = 0; c < 3; ++c) {
+    s << "<DataArray type=\"Float64\" Name=\"" << names[c] << "\" NumberOfComponents=\"3\" format=\"ascii\">\n";
+    for (const auto& p : poses) {
+      const auto R = frames::rotation_matrix(p.rotation);
+      s << R[c] << " " << R[3 + c] << " " << R[6 + c] << "\n";
+    }
+    s << "</DataArray>\n";
+  }
+  s << "<DataArray type=\"Int32\" Name=\"held\" NumberOfComponents=\"1\" format=\"ascii\">\n";
+  for (std::size_t i = 0; i < n; ++i) s << held[i] << "\n";
+  s << "</DataArray>\n</PointData>\n<Verts>\n<DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n";
+  for (std::size_t i = 0; i < n; ++i) s << i << "\n";
+  s << "</DataArray>\n<DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n";
+  for (std::size_t i = 0; i < n; ++i) s << i + 1 << "\n";
+  s << "</DataArray>\n</Verts>\n</Piece>\n</PolyData>\n</VTKFile>\n";
+  write_file_atomically(path, s.str());
+}
+
+}  // namespace edgefem

@@ -1,0 +1,83 @@
+#pragma once
+/// \file frames_solver.hpp
+/// Static equilibrium of the frame-based model (`discretization: {type: frames}`; docs/design.md "Frame-based
+/// models"). Unknowns: 6 per free frame (a twist, angular first); the energy is summed over this rank's tet samples
+/// and loaded vertices (materials/frame_model.hpp), and the partial energy, gradient and dense Hessian are summed
+/// over the ranks with one MPI_Allreduce per evaluation. The small dense system is then solved redundantly on every
+/// rank (Eigen LDLT; rank 0's step is broadcast so every rank applies the same bits), and the poses are updated on
+/// SE(3) by `frames::retract`. Load steps as in StaticSolver (load factor step / steps); Newton with an energy
+/// backtracking line search; converged when |g_free| <= max(newton_atol, newton_rtol |g_free at the step's start|).
+#include <mpi.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "io/job.hpp"
+#include "materials/frame_model.hpp"
+#include "partition/partition.hpp"
+#include "solver/frames_setup.hpp"
+#include "solver/model.hpp"
+
+namespace edgefem {
+
+/// One load step of the frame solve (identical on every rank).
+struct FrameStepReport {
+  int step = 0;
+  double load_factor = 0.0;
+  int newton_iterations = 0;
+  std::vector<double> residuals;  ///< |g_free| before each iteration and after the last
+  double seconds = 0.0;
+  double seconds_evaluate = 0.0;  ///< in evaluate_frames (this rank) and the Allreduce
+};
+
+class FrameSolver {
+ public:
+  /// Collective: places the frames, computes the weights, the held frames and the samples.
+  FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model, bool quiet);
+
+  /// All load steps; `on_step(step, load_factor)` after step 0 (rest) and each converged step. Throws SolverError
+  /// (every rank) when a step does not converge in job.newton_max_it iterations.
+  std::vector<FrameStepReport> run(const std::function<void(int, double)>& on_step);
+
+  /// Skinned positions of every local vertex (owned and ghosts), 3 per vertex.
+  [[nodiscard]] std::vector<double> local_positions() const;
+  [[nodiscard]] int n_frames() const { return static_cast<int>(placement_.origins.size()); }
+  [[nodiscard]] const FramePlacement& placement() const { return placement_; }
+  [[nodiscard]] const std::vector<frames::FramePose>& poses() const { return poses_; }
+  [[nodiscard]] const std::vector<int>& held() const { return held_; }
+  [[nodiscard]] const std::vector<double>& weights() const { return weights_; }
+  [[nodiscard]] long long n_samples_global() const { return n_samples_global_; }
+  [[nodiscard]] double setup_seconds_weights() const { return seconds_weights_; }
+
+  /// Sum over ranks of the energy, gradient and Hessian at `poses` and `load_factor` (Hessian empty if not wanted).
+  void evaluate(const std::vector<frames::FramePose>& poses, double load_factor, bool want_hessian,
+                frames::FrameSystem& out) const;
+
+ private:
+  /// The summed energy alone (line searches).
+  [[nodiscard]] double energy(const std::vector<frames::FramePose>& poses, double load_factor) const;
+  [[nodiscard]] frames::FramePoints load_points(double load_factor) const;
+  bool solve_step(double load_factor, FrameStepReport& report, std::string& why);
+
+  MPI_Comm comm_;
+  const Job& job_;
+  const LocalMesh& mesh_;
+  const Model& model_;
+  bool quiet_;
+  FramePlacement placement_;
+  std::vector<double> weights_;
+  std::vector<int> held_;
+  frames::FramePoints samples_;
+  std::vector<frames::FramePose> poses_;
+  long long n_samples_global_ = 0;
+  double seconds_weights_ = 0.0;
+};
+
+/// Frames of one step as a VTK PolyData file (.vtp, ASCII): points at the frame origins, point data
+/// `displacement`, `rotation` (quaternion x, y, z, w), `axis_x`, `axis_y`, `axis_z` (the rotated frame axes) and
+/// `held` (1 = held by a fix). `n_frames` frames; written atomically.
+void write_frames_vtp(const std::string& path, const FramePlacement& placement,
+                      const std::vector<frames::FramePose>& poses, const std::vector<int>& held);
+
+}  // namespace edgefem

@@ -1,0 +1,204 @@
+// Frame-based model (issue 14) on the distributed mesh: serial == distributed, the extension law independent of the
+// frame count (nu = 0), held frames, harmonic weights, quadratic Newton convergence, and the example bar against the
+// tet solver. Run under mpiexec with 1, 2 and 3 ranks; every assertion holds on every rank.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <vtkDataArray.h>
+#include <vtkNew.h>
+#include <vtkPointData.h>
+#include <vtkPolyData.h>
+#include <vtkXMLPolyDataReader.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "io/job.hpp"
+#include "partition/partition.hpp"
+#include "solver/frames_solver.hpp"
+#include "solver/model.hpp"
+#include "solver/static_solver.hpp"
+#include "tests/support/mpi_testing.hpp"
+
+namespace edgefem {
+namespace {
+
+using mpitest::world_rank;
+
+struct FrameSolution {
+  std::vector<double> reference, displacement;  ///< by original vertex, on rank 0 of comm
+  std::vector<FrameStepReport> reports;
+  std::vector<int> held;
+  std::vector<frames::Vec3> origins;
+};
+
+FrameSolution solve_frames(MPI_Comm comm, const Job& job) {
+  const LocalMesh mesh = mpitest::distributed_job_mesh(comm, job);
+  const Model model = build_model(comm, job, mesh);
+  FrameSolver solver(comm, job, mesh, model, true);
+  FrameSolution s;
+  s.reports = solver.run([](int, double) {});
+  const std::vector<double> x = solver.local_positions();
+  std::vector<double> u(x.size());
+  for (std::size_t i = 0; i < u.size(); ++i) u[i] = x[i] - mesh.mesh.coords[i];
+  auto gathered = mpitest::gather_by_original_vertex(comm, mesh, {mesh.mesh.coords, u});
+  s.reference = std::move(gathered[0]);
+  s.displacement = std::move(gathered[1]);
+  s.held = solver.held();
+  s.origins = solver.placement().origins;
+  return s;
+}
+
+/// Displacements of the tet solver (type nodes) on the same job, by original vertex on rank 0 of comm.
+std::vector<double> solve_nodes(MPI_Comm comm, Job job) {
+  job.discretization = DiscretizationSpec{};
+  const LocalMesh mesh = mpitest::distributed_job_mesh(comm, job);
+  StaticSolver solver(comm, job, mesh, build_model(comm, job, mesh), "", true);
+  solver.run([](int, double) {});
+  const std::vector<double> x = solver.local_positions();
+  std::vector<double> u(3 * static_cast<std::size_t>(mesh.n_owned));
+  for (std::size_t i = 0; i < u.size(); ++i) u[i] = x[i] - mesh.mesh.coords[i];
+  return mpitest::gather_by_original_vertex(comm, mesh, {u})[0];
+}
+
+/// Index of the vertex at `p` in `reference` (3 per vertex), or -1.
+long find_vertex(const std::vector<double>& reference, double x, double y, double z) {
+  for (std::size_t v = 0; 3 * v < reference.size(); ++v)
+    if (std::abs(reference[3 * v] - x) < 1e-12 && std::abs(reference[3 * v + 1] - y) < 1e-12 &&
+        std::abs(reference[3 * v + 2] - z) < 1e-12)
+      return static_cast<long>(v);
+  return -1;
+}
+
+std::string bar_job(const std::string& discretization, double poisson, const std::string& load) {
+  return "mesh:\n  generate: {shape: box, size: [4, 1, 1], cells: [8, 2, 2]}\n"
+         "materials:\n  - {model: stvk-tl, young: 100, poisson: " +
+         std::to_string(poisson) + ", volumetric: none}\n" + discretization +
+         "boundary:\n  - select: {region: 11}\n    fix: [x, y, z]\n"
+         "loads:\n  tractions:\n    - select: {region: 12}\n      traction: " +
+         load + "\nanalysis: {type: static, steps: 2}\nsolver:\n  newton: {rtol: 1.0e-12, atol: 1.0e-11, max_it: 30}\n";
+}
+
+std::string dir() { return mpitest::scratch_dir("frames"); }
+
+TEST(Frames, ExtensionLawIndependentOfFrameCount) {
+  // nu = 0, hat weights, frames on the axis at vertex planes: the uniform stretch is in the frame space, so every
+  // frame count gives the exact StVK law P = E (eps + 3 eps^2 / 2 + eps^3 / 2) (digest, Sec. 5.2 corrected).
+  const double young = 100.0, traction = 30.0;
+  double eps = traction / young;  // Newton on the law
+  for (int k = 0; k < 50; ++k) {
+    const double f = eps + 1.5 * eps * eps + 0.5 * eps * eps * eps - traction / young;
+    eps -= f / (1.0 + 3.0 * eps + 1.5 * eps * eps);
+  }
+  ASSERT_GT(eps, 0.2);  // large strain: the quadratic and cubic terms matter
+  for (const char* positions : {"[[0, 0.5, 0.5], [4, 0.5, 0.5]]", "[[0, 0.5, 0.5], [2, 0.5, 0.5], [4, 0.5, 0.5]]",
+                                "[[0, 0.5, 0.5], [1, 0.5, 0.5], [2, 0.5, 0.5], [3, 0.5, 0.5], [4, 0.5, 0.5]]"}) {
+    const Job job = mpitest::job_from_yaml(dir(), "extension",
+                                           bar_job("discretization: {type: frames, weights: hat, positions: " +
+                                                       std::string(positions) + "}\n",
+                                                   0.0, "[30, 0, 0]"));
+    const FrameSolution s = solve_frames(MPI_COMM_WORLD, job);
+    EXPECT_EQ(s.held[0], 1) << positions;
+    for (std::size_t i = 1; i < s.held.size(); ++i) EXPECT_EQ(s.held[i], 0) << positions;
+    if (world_rank() != 0) continue;
+    double worst = 0.0;
+    for (std::size_t v = 0; 3 * v < s.reference.size(); ++v) {
+      worst = std::max(worst, std::abs(s.displacement[3 * v] - eps * s.reference[3 * v]));
+      worst = std::max(worst, std::abs(s.displacement[3 * v + 1]) + std::abs(s.displacement[3 * v + 2]));
+    }
+    EXPECT_LT(worst, 1e-9) << positions << ": eps " << eps;
+  }
+}
+
+TEST(Frames, DistributedEqualsSerialAndNewtonIsQuadratic) {
+  for (const char* weights : {"hat", "harmonic"}) {
+    const Job job = mpitest::job_from_yaml(dir(), std::string("bending_") + weights,
+                                           bar_job("discretization: {type: frames, frames: 5, weights: " +
+                                                       std::string(weights) + "}\n",
+                                                   0.2, "[0, 0.3, -0.6]"));
+    const FrameSolution distributed = solve_frames(MPI_COMM_WORLD, job);
+    // Quadratic convergence: once |g| is below 1e-3 of its start, each iteration at least squares the ratio.
+    for (const auto& r : distributed.reports) {
+      ASSERT_GE(r.residuals.size(), 3u);
+      ASSERT_LE(r.newton_iterations, 8) << weights;
+      const double g0 = r.residuals.front();
+      for (std::size_t k = 1; k + 1 < r.residuals.size(); ++k) {
+        const double a = r.residuals[k] / g0, b = r.residuals[k + 1] / g0;
+        if (a < 1e-3 && b > 1e-12) {
+          EXPECT_LT(b, 10.0 * a * a) << weights << " iteration " << k;
+        }
+      }
+    }
+    if (world_rank() != 0) continue;
+    const FrameSolution serial = solve_frames(MPI_COMM_SELF, job);
+    ASSERT_EQ(serial.displacement.size(), distributed.displacement.size());
+    ASSERT_EQ(serial.origins.size(), 5u);
+    for (std::size_t i = 0; i < 5; ++i)
+      for (int c = 0; c < 3; ++c) EXPECT_EQ(serial.origins[i][c], distributed.origins[i][c]) << "frame placement";
+    EXPECT_EQ(serial.held, distributed.held);
+    double diff = 0, scale = 0;
+    for (std::size_t i = 0; i < serial.displacement.size(); ++i) {
+      diff = std::max(diff, std::abs(serial.displacement[i] - distributed.displacement[i]));
+      scale = std::max(scale, std::abs(serial.displacement[i]));
+    }
+    EXPECT_GT(scale, 0.05) << weights;
+    EXPECT_LT(diff / scale, 1e-9) << weights;
+  }
+}
+
+TEST(Frames, ExampleBarTipWithinBandOfTetSolution) {
+  // jobs/examples/frames_bar.yaml: 8 frames against the tet solver on the same mesh (README table: band 15 %).
+  const Job job = read_job(std::string(EDGEFEM_SOURCE_DIR) + "/jobs/examples/frames_bar.yaml");
+  const FrameSolution f = solve_frames(MPI_COMM_WORLD, job);
+  const std::vector<double> u_tet = solve_nodes(MPI_COMM_WORLD, job);
+  if (world_rank() != 0) return;
+  const long tip = find_vertex(f.reference, 10.0, 0.5, 0.5);
+  ASSERT_GE(tip, 0);
+  const double w_frames = f.displacement[3 * tip + 2], w_tet = u_tet[3 * tip + 2];
+  EXPECT_LT(w_tet, -0.05);
+  EXPECT_LT(std::abs(w_frames - w_tet), 0.15 * std::abs(w_tet)) << "frames " << w_frames << ", tets " << w_tet;
+}
+
+TEST(Frames, FramesFileReadsBackWithPosesAndHeldFlags) {
+  // write_frames_vtp: origins, displacement, rotation quaternion, rotated axes and held flags, read back with VTK.
+  if (world_rank() != 0) return;
+  FramePlacement placement;
+  placement.origins = {{0, 0, 0}, {1, 0, 0}};
+  placement.file_vertices = {0, 1};
+  std::vector<frames::FramePose> poses(2);
+  poses[0].origin = {0, 0, 0};
+  const double tw[6] = {0, 0, 0.5, 0.25, -0.5, 0.125};
+  poses[1].origin = {1, 0, 0};
+  poses[1] = frames::retract(poses[1], tw);
+  std::filesystem::create_directories(dir());
+  const std::string path = dir() + "/frames_test.vtp";
+  write_frames_vtp(path, placement, poses, {1, 0});
+  vtkNew<vtkXMLPolyDataReader> reader;
+  reader->SetFileName(path.c_str());
+  reader->Update();
+  vtkPolyData* data = reader->GetOutput();
+  ASSERT_EQ(data->GetNumberOfPoints(), 2);
+  double p[3];
+  data->GetPoint(1, p);
+  EXPECT_DOUBLE_EQ(p[0], 1.25);
+  EXPECT_DOUBLE_EQ(p[1], -0.5);
+  vtkDataArray* u = data->GetPointData()->GetArray("displacement");
+  ASSERT_NE(u, nullptr);
+  EXPECT_DOUBLE_EQ(u->GetComponent(1, 2), 0.125);
+  vtkDataArray* q = data->GetPointData()->GetArray("rotation");
+  ASSERT_NE(q, nullptr);
+  EXPECT_NEAR(q->GetComponent(1, 2), std::sin(0.25), 1e-15);  // rotation by 0.5 about z
+  EXPECT_NEAR(q->GetComponent(1, 3), std::cos(0.25), 1e-15);
+  vtkDataArray* ax = data->GetPointData()->GetArray("axis_x");
+  ASSERT_NE(ax, nullptr);
+  EXPECT_NEAR(ax->GetComponent(1, 0), std::cos(0.5), 1e-15);
+  EXPECT_NEAR(ax->GetComponent(1, 1), std::sin(0.5), 1e-15);
+  vtkDataArray* held = data->GetPointData()->GetArray("held");
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(held->GetComponent(0, 0), 1.0);
+  EXPECT_EQ(held->GetComponent(1, 0), 0.0);
+}
+
+}  // namespace
+}  // namespace edgefem
