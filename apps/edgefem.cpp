@@ -669,9 +669,11 @@ int run_frames(const Arguments& args, const Job& job, const LocalMesh& mesh, con
               solver.n_samples_global(), 6 * (solver.n_frames() - held), clock.setup);
   double output_seconds = 0;
   const std::vector<double> zero(3 * static_cast<std::size_t>(mesh.n_local()), 0.0);
-  const auto reports = solver.run([&](int step, double load_factor) {
+  const bool dynamic = job.analysis_type == AnalysisType::dynamics;
+  const int last_step = dynamic ? static_cast<int>(std::lround(job.dynamic->end_time / job.dynamic->dt)) : job.steps;
+  const auto on_step = [&](int step, double load_factor) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (step % job.output_every == 0 || step == job.steps || step == 0) {
+    if (step % job.output_every == 0 || step == last_step || step == 0) {
       writer.write(step, load_factor, solver.local_positions(), zero);
       if (rank == 0) {
         char name[32];
@@ -683,7 +685,29 @@ int run_frames(const Arguments& args, const Job& job, const LocalMesh& mesh, con
       }
     }
     output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  });
+  };
+  if (dynamic) {
+    const auto steps = solver.run_dynamic(on_step);
+    double solve_seconds = 0;
+    for (const auto& r : steps) solve_seconds += r.seconds;
+    summary.solver = RunSummary::Solver{0, 0, 0, "dense LU (frames)"};
+    summary.analysis = {{"integrator", json_string("linearized-euler")},
+                        {"steps", std::to_string(steps.size())},
+                        {"discretization", json_string("frames")},
+                        {"frames", std::to_string(solver.n_frames())}};
+    PetscPrintf(comm,
+                "summary: %zu time steps of linearized-euler (frames, dt %.6g), kinetic energy %.6e, potential %.6e\n"
+                "  time: total %.3f s = read %.3f + partition %.3f + distribute %.3f + set-up %.3f + time steps %.3f + "
+                "output %.3f s\n",
+                steps.size(), job.dynamic->dt, steps.empty() ? 0.0 : steps.back().kinetic,
+                steps.empty() ? 0.0 : steps.back().potential, clock.total(), clock.read, clock.partition,
+                clock.distribute, clock.setup, solve_seconds, output_seconds);
+    summary.largest_displacement = print_state_summary(comm, mesh, solver.local_positions());
+    summary.output = writer.pvd_path();
+    PetscPrintf(comm, "  output: %s, frames: %s\n", writer.pvd_path().c_str(), frames_pvd.path().c_str());
+    return 0;
+  }
+  const auto reports = solver.run(on_step);
   int newton = 0;
   double solve_seconds = 0, evaluate_seconds = 0;
   for (const auto& r : reports)

@@ -382,9 +382,22 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
   }
   if (job.discretization.type == DiscretizationType::frames) {
     const int line = job.discretization.line;
-    if (job.analysis_type != AnalysisType::statics)
-      fail(line, "discretization: type frames supports static analyses only (analysis type is '" +
-                     std::string(to_string(job.analysis_type)) + "')");
+    if (job.analysis_type == AnalysisType::dynamics) {
+      const DynamicSpec& d = *job.dynamic;
+      if (d.integrator != Integrator::linearized_euler)
+        fail(line,
+             "discretization: type frames integrates in time with linearized-euler only (the paper's step), "
+             "got analysis.integrator '" +
+                 std::string(to_string(d.integrator)) + "'");
+      if (d.mass != MassMatrix::lumped)
+        fail(line, "discretization: type frames has lumped 6x6 frame masses only, got analysis.mass '" +
+                       std::string(to_string(d.mass)) + "'");
+      if (d.initial_state != InitialState::rest)
+        fail(line, "discretization: type frames starts dynamics at rest only, got analysis.initial_state '" +
+                       std::string(to_string(d.initial_state)) + "'");
+      if (job.checkpoint_every > 0)
+        fail(line, "discretization: type frames writes no checkpoints (output.checkpoint_every must be 0)");
+    }
     if (!job.attachments.empty())
       fail(line, "discretization: type frames does not support attachments (remove 'attachments' or use type nodes)");
     for (std::size_t b = 0; b < job.boundary.size(); ++b) {

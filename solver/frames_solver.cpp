@@ -52,6 +52,38 @@ FrameSolver::FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, c
   MPI_Allreduce(&mine, &n_samples_global_, 1, MPI_LONG_LONG, MPI_SUM, comm);
   poses_.resize(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) poses_[i].origin = placement_.origins[i];
+  if (job.analysis_type != AnalysisType::dynamics) return;
+  // Lumped masses (Eq. 6 with the cross terms dropped, Eq. 15): M_i = sum_samples m J_i^T J_i at rest, with
+  // J_i = dp/dtwist_i = (dp/db) w_i (dd_i/dtwist) at the sample (the tet's centroid, m = density * volume).
+  rest_mass_.assign(36 * static_cast<std::size_t>(n), 0.0);
+  std::vector<frames::RelativeTransform> rel(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) rel[i] = frames::relative_transform(poses_[i], placement_.origins[i]);
+  for (std::size_t k = 0; k < samples_.size(); ++k) {
+    frames::DualQuat b{};
+    for (int q = samples_.offsets[k]; q < samples_.offsets[k + 1]; ++q)
+      for (int l = 0; l < 8; ++l) b[l] += samples_.influences[q].c[0] * rel[samples_.influences[q].frame].d[l];
+    const frames::SkinnedPoint sp = frames::skin_derivatives(b, samples_.point[k]);
+    const double mass = model.cell_mass[k];
+    for (int q = samples_.offsets[k]; q < samples_.offsets[k + 1]; ++q) {
+      const frames::Influence& in = samples_.influences[q];
+      double J[3][6];
+      for (int a = 0; a < 3; ++a)
+        for (int c = 0; c < 6; ++c) {
+          double v = 0.0;
+          for (int l = 0; l < 8; ++l) v += sp.grad[a][l] * rel[in.frame].first[l][c];
+          J[a][c] = in.c[0] * v;
+        }
+      double* M = &rest_mass_[36 * static_cast<std::size_t>(in.frame)];
+      for (int r = 0; r < 6; ++r)
+        for (int c = 0; c < 6; ++c) M[6 * r + c] += mass * (J[0][r] * J[0][c] + J[1][r] * J[1][c] + J[2][r] * J[2][c]);
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, rest_mass_.data(), static_cast<int>(rest_mass_.size()), MPI_DOUBLE, MPI_SUM, comm);
+  MPI_Bcast(rest_mass_.data(), static_cast<int>(rest_mass_.size()), MPI_DOUBLE, 0, comm);
+  velocity_.assign(6 * static_cast<std::size_t>(n), 0.0);
+  for (int i = 0; i < n; ++i)
+    if (!held_[i])
+      for (int c = 0; c < 3; ++c) velocity_[6 * i + 3 + c] = job.dynamic->initial_velocity[c];
 }
 
 frames::FramePoints FrameSolver::load_points(double load_factor) const {
@@ -211,6 +243,75 @@ std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, doub
     on_step(step, load_factor);
   }
   return reports;
+}
+
+std::vector<FrameTimeStep> FrameSolver::run_dynamic(const std::function<void(int, double)>& on_step) {
+  const DynamicSpec& spec = *job_.dynamic;
+  const double h = spec.dt, alpha = spec.damping_mass, beta = spec.damping_stiffness;
+  const int n_steps = static_cast<int>(std::lround(spec.end_time / spec.dt));
+  const int n = n_frames(), n6 = 6 * n;
+  std::vector<int> free_dofs;
+  for (int i = 0; i < n; ++i)
+    if (!held_[i])
+      for (int a = 0; a < 6; ++a) free_dofs.push_back(6 * i + a);
+  const int m = static_cast<int>(free_dofs.size());
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  std::vector<FrameTimeStep> out;
+  on_step(0, 0.0);
+  for (int step = 1; step <= n_steps; ++step) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double time = step * h;
+    frames::FrameSystem sys;
+    evaluate(poses_, time, true, sys);
+    // M = blockdiag(Rot_i M_i Rot_i^T), Rot_i = diag(R_i, R_i) (Eq. 15).
+    Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n6, n6), H(n6, n6);
+    for (int i = 0; i < n; ++i) {
+      const auto r = frames::rotation_matrix(poses_[i].rotation);
+      Eigen::Matrix<double, 6, 6> rot = Eigen::Matrix<double, 6, 6>::Zero();
+      for (int a = 0; a < 3; ++a)
+        for (int c = 0; c < 3; ++c) rot(a, c) = rot(3 + a, 3 + c) = r[3 * a + c];
+      const Eigen::Map<const Eigen::Matrix<double, 6, 6, Eigen::RowMajor>> rest(&rest_mass_[36 * i]);
+      M.block<6, 6>(6 * i, 6 * i) = rot * rest * rot.transpose();
+    }
+    for (int a = 0; a < n6; ++a)
+      for (int b = 0; b < n6; ++b) H(a, b) = sys.hessian[static_cast<std::size_t>(a) * n6 + b];
+    const Eigen::Map<const Eigen::VectorXd> g(sys.gradient.data(), n6);
+    Eigen::Map<Eigen::VectorXd> omega(velocity_.data(), n6);
+    FrameTimeStep report;
+    report.step = step;
+    report.time = time;
+    report.potential = sys.energy;
+    if (m > 0) {
+      Eigen::MatrixXd A(m, m);
+      Eigen::VectorXd rhs(m);
+      const Eigen::VectorXd full_rhs = -h * g - h * (alpha * M + beta * H) * omega - h * h * H * omega;
+      for (int a = 0; a < m; ++a) {
+        rhs[a] = full_rhs[free_dofs[a]];
+        for (int b = 0; b < m; ++b)
+          A(a, b) = (1.0 + h * alpha) * M(free_dofs[a], free_dofs[b]) +
+                    (h * beta + h * h) * H(free_dofs[a], free_dofs[b]);
+      }
+      Eigen::VectorXd d_omega(m);
+      if (rank == 0) d_omega = A.partialPivLu().solve(rhs);
+      MPI_Bcast(d_omega.data(), m, MPI_DOUBLE, 0, comm_);
+      if (!d_omega.allFinite())
+        throw SolverError("frames: time step " + std::to_string(step) + " (t = " + std::to_string(time) +
+                          "): the linearised implicit Euler system is singular");
+      for (int a = 0; a < m; ++a) omega[free_dofs[a]] += d_omega[a];
+      for (int i = 0; i < n; ++i) {
+        if (held_[i]) continue;
+        double tw[6];
+        for (int a = 0; a < 6; ++a) tw[a] = h * velocity_[6 * i + a];
+        poses_[i] = frames::retract(poses_[i], tw);
+      }
+    }
+    report.kinetic = 0.5 * omega.dot(M * omega);
+    report.seconds = seconds_since(t0);
+    out.push_back(report);
+    on_step(step, time);
+  }
+  return out;
 }
 
 std::vector<double> FrameSolver::local_positions() const {

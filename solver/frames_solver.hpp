@@ -31,6 +31,15 @@ struct FrameStepReport {
   double seconds_evaluate = 0.0;  ///< in evaluate_frames (this rank) and the Allreduce
 };
 
+/// One time step of the frame dynamics (identical on every rank).
+struct FrameTimeStep {
+  int step = 0;
+  double time = 0.0;
+  double kinetic = 0.0;    ///< 1/2 Omega^T M Omega after the step (lumped, rotated masses)
+  double potential = 0.0;  ///< strain energy minus the loads' work, at the poses before the step
+  double seconds = 0.0;
+};
+
 class FrameSolver {
  public:
   /// Collective: places the frames, computes the weights, the held frames and the samples.
@@ -39,6 +48,18 @@ class FrameSolver {
   /// All load steps; `on_step(step, load_factor)` after step 0 (rest) and each converged step. Throws SolverError
   /// (every rank) when a step does not converge in job.newton_max_it iterations.
   std::vector<FrameStepReport> run(const std::function<void(int, double)>& on_step);
+
+  /// Dynamics: the paper's linearised implicit Euler step (Eq. 4, with the internal force on the right-hand side as
+  /// the digest corrects it) and the pose update (5) through `retract`, lumped 6x6 frame masses rotated with their
+  /// frames (15), Rayleigh damping B = alpha M + beta H (H = the Hessian of the potential, -K of the paper):
+  ///   [M (1 + h alpha) + (h beta + h^2) H] dOmega = -h g - h (alpha M + beta H) Omega - h^2 H Omega,
+  ///   Omega <- Omega + dOmega, pose <- retract(pose, h Omega).
+  /// One linear solve per step (no Newton iterations). Loads follow their schedules at the step's end time.
+  /// `on_step(step, time)` after step 0 and each step.
+  std::vector<FrameTimeStep> run_dynamic(const std::function<void(int, double)>& on_step);
+
+  /// The lumped rest masses M_i (6x6 row-major per frame, angular first), summed over ranks.
+  [[nodiscard]] const std::vector<double>& rest_masses() const { return rest_mass_; }
 
   /// Skinned positions of every local vertex (owned and ghosts), 3 per vertex.
   [[nodiscard]] std::vector<double> local_positions() const;
@@ -70,6 +91,8 @@ class FrameSolver {
   std::vector<int> held_;
   frames::FramePoints samples_;
   std::vector<frames::FramePose> poses_;
+  std::vector<double> rest_mass_;  ///< 36 per frame (dynamics only)
+  std::vector<double> velocity_;   ///< 6 per frame (dynamics only)
   long long n_samples_global_ = 0;
   double seconds_weights_ = 0.0;
 };

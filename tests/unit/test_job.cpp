@@ -1093,7 +1093,15 @@ TEST_F(JobTest, DiscretizationBadValuesAreNamed) {
   expect_error(head +
                    "discretization: {type: frames, frames: 2}\nanalysis:\n  type: dynamic\n  dynamic: {dt: 0.1, "
                    "end_time: 1}\n",
-               4, {"discretization: type frames supports static analyses only", "'dynamic'"});
+               4, {"discretization: type frames integrates in time with linearized-euler only", "'backward-euler'"});
+  expect_error(head +
+                   "discretization: {type: frames, frames: 2}\nanalysis:\n  type: dynamic\n  dynamic: {dt: 0.1, "
+                   "end_time: 1, integrator: linearized-euler, mass: consistent}\n",
+               4, {"discretization: type frames has lumped 6x6 frame masses only", "'consistent'"});
+  EXPECT_EQ(read_job(write(head + "discretization: {type: frames, frames: 2}\nanalysis:\n  type: dynamic\n  dynamic: "
+                                  "{dt: 0.1, end_time: 1, integrator: linearized-euler}\n"))
+                .discretization.type,
+            DiscretizationType::frames);
   expect_error(head +
                    "discretization: {type: frames, frames: 2}\nboundary:\n  - select: {all: true}\n    displace: "
                    "[0.1, ~, ~]\n",
