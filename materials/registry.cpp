@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
 #include "materials/cell_output.hpp"
 #include "materials/neo_hookean.hpp"
+#include "materials/tet_geometry.hpp"
 
 namespace edgefem {
 namespace {
@@ -79,14 +81,36 @@ double volino_output(const double* X, const double* x, const MaterialTables& t, 
 
 // ---- per-element energy (the position-based integrator) ----------------------------------------------------------
 
-/// neo-hookean through the element interface: TetRest's alpha rows are the rows of D_m^-1. Inverted tets (J <= 0)
-/// give +infinity and a zero gradient (neo_hookean.hpp).
+/// neo-hookean through the element interface: TetRest's alpha rows are the rows of D_m^-1. The volumetric penalty
+/// the formulation adds (V0 k_vol psi(J - 1), gradient V0 k_vol psi'(J - 1) cof(F) alpha_a) is added here too, so
+/// the element energy is the formulation's, element by element. Inverted tets (J <= 0) give +infinity and a zero
+/// gradient (neo_hookean.hpp).
 double neo_hookean_element(const TetRest& rest, const double* x, const TetMaterial& material, double* gradient) {
   NeoHookeanRest r;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) r.dm_inv[static_cast<std::size_t>(3 * i + j)] = rest.alpha[i][j];
   r.v0 = rest.v0;
-  return neo_hookean_energy_gradient(r, material.mu, material.lambda, x, gradient);
+  double w = neo_hookean_energy_gradient(r, material.mu, material.lambda, x, gradient);
+  if (material.volumetric == VolumetricPenalty::none || !std::isfinite(w)) return w;
+  double F[9];
+  for (int row = 0; row < 3; ++row)
+    for (int c = 0; c < 3; ++c) {
+      F[3 * row + c] = 0.0;
+      for (int a = 0; a < 3; ++a) F[3 * row + c] += (x[3 * (a + 1) + row] - x[row]) * rest.alpha[a][c];
+    }
+  double cof[9];
+  const double J = tetgeo::cofactor(F, cof);
+  const tetgeo::Penalty pen = tetgeo::vol_penalty(J - 1.0, material.volumetric);
+  w += rest.v0 * material.k_vol * pen.psi;
+  const double scale = rest.v0 * material.k_vol * pen.d1;
+  for (int a = 0; a < 3; ++a)
+    for (int row = 0; row < 3; ++row) {
+      const double g = scale * (cof[3 * row] * rest.alpha[a][0] + cof[3 * row + 1] * rest.alpha[a][1] +
+                                cof[3 * row + 2] * rest.alpha[a][2]);
+      gradient[3 * (a + 1) + row] += g;
+      gradient[row] -= g;
+    }
+  return w;
 }
 
 constexpr MaterialKeys solid_keys{.anisotropy = true};
