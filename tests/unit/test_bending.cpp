@@ -143,7 +143,9 @@ TEST(Bending, CylinderEnergyMatchesTheClosedForm) {
     const double closed = 1.5 * kb / (R * R) * (1.0 - 1.0 / n), rel = std::abs(form->energy(x) / closed - 1.0);
     std::printf("cylinder n = %d: W = %.9e, closed form %.9e, relative error %.3e\n", n, form->energy(x), closed, rel);
     EXPECT_LT(rel, 0.5 / (n * n));
-    if (previous > 0.0) EXPECT_LT(rel, previous / 3.0);
+    if (previous > 0.0) {
+      EXPECT_LT(rel, previous / 3.0);
+    }
     previous = rel;
   }
 }
