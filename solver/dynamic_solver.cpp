@@ -500,16 +500,21 @@ std::vector<TimeStepReport> DynamicSolver::run(const std::function<void(long lon
   return reports;
 }
 
-EnergyReport DynamicSolver::energy() {
+EnergyReport state_energy(Assembler& assembler, Vec x, Vec v, Vec w, Vec work) {
   EnergyReport e;
-  assembler_.set_positions(x_);
-  e.strain = assembler_.energy();
-  assembler_.mass_multiply(v_, work2_);
-  PetscScalar vmv = 0.0, work = 0.0;
-  EDGEFEM_PETSC(VecDot(v_, work2_, &vmv));
+  assembler.set_positions(x);
+  e.strain = assembler.energy();
+  assembler.mass_multiply(v, work);
+  PetscScalar vmv = 0.0, external = 0.0;
+  EDGEFEM_PETSC(VecDot(v, work, &vmv));
   e.kinetic = 0.5 * vmv;
-  EDGEFEM_PETSC(VecSum(w_, &work));
-  e.external_work = work;
+  EDGEFEM_PETSC(VecSum(w, &external));
+  e.external_work = external;
+  return e;
+}
+
+EnergyReport DynamicSolver::energy() {
+  EnergyReport e = state_energy(assembler_, x_, v_, w_, work2_);
   double local = 0.0;
   {
     Owned x(x_, true);

@@ -50,6 +50,11 @@ struct EnergyReport {
   [[nodiscard]] double total() const { return kinetic + strain + attachment - external_work; }
 };
 
+/// Collective: the strain energy at positions x, the kinetic energy of velocities v and the external work
+/// accumulated in w (its entries summed); attachment is left 0 (the caller adds its springs). `work`: a scratch
+/// vector of the assembler's layout. Moves the assembler's positions to x.
+EnergyReport state_energy(Assembler& assembler, Vec x, Vec v, Vec w, Vec work);
+
 struct TimeStepReport {
   long long step = 0;
   double time = 0.0;

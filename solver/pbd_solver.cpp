@@ -126,18 +126,7 @@ std::vector<TimeStepReport> PbdSolver::run(const std::function<void(long long, d
   return reports;
 }
 
-EnergyReport PbdSolver::energy() {
-  EnergyReport e;
-  assembler_.set_positions(x_);
-  e.strain = assembler_.energy();
-  assembler_.mass_multiply(v_, work_);
-  PetscScalar vmv = 0.0, work = 0.0;
-  EDGEFEM_PETSC(VecDot(v_, work_, &vmv));
-  e.kinetic = 0.5 * vmv;
-  EDGEFEM_PETSC(VecSum(w_, &work));
-  e.external_work = work;
-  return e;
-}
+EnergyReport PbdSolver::energy() { return state_energy(assembler_, x_, v_, w_, work_); }
 
 CheckpointState PbdSolver::checkpoint_state() {
   CheckpointState s;
