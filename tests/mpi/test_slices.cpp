@@ -157,6 +157,17 @@ TEST(Slices, PtScotchPartitionIsBalanced) {
   EXPECT_LT(largest / mean, 1.1);
 }
 
+TEST(Slices, PtScotchPartitionIsReproducible) {
+  // PT-Scotch runs in a deterministic context with a fixed seed (partition/scotch.cpp): the same slices give the
+  // same LocalMesh every time (before, two runs of the same job could differ, and so did GAMG's iterations).
+  const auto make = [] {
+    return distribute_slices(MPI_COMM_WORLD, generate_box_slice({3, 2, 2}, {15, 10, 9}, world_rank(), world_size()),
+                             CellPartitioner::ptscotch);
+  };
+  const LocalMesh first = make();
+  for (int repeat = 0; repeat < 3; ++repeat) expect_same_local_mesh(make(), first);
+}
+
 TEST(Slices, UnusedVertexFailsOnEveryRank) {
   Mesh whole = generate_box({1, 1, 1}, {2, 2, 2});
   whole.coords.insert(whole.coords.end(), {5, 5, 5});  // the last vertex: in no cell
