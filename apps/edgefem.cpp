@@ -31,6 +31,7 @@
 #include "solver/bench.hpp"
 #include "solver/dynamic_solver.hpp"
 #include "solver/frames_solver.hpp"
+#include "solver/huge_pages.hpp"
 #include "solver/load_mesh.hpp"
 #include "solver/memory_budget.hpp"
 #include "solver/model.hpp"
@@ -936,6 +937,7 @@ int main(int argc, char** argv) {
     if (i > 0) record.summary.command += ' ';
     record.summary.command += argv[i];
   }
+  use_huge_pages_in_petsc();
   if (PetscInitialize(&argc, &argv, nullptr, nullptr) != 0) return 2;
   int rank = 0;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
