@@ -17,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "io/vtk_output.hpp"
+#include "solver/newton.hpp"
 
 namespace edgefem {
 
@@ -231,10 +232,28 @@ std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, doub
     report.step = step;
     report.load_factor = load_factor;
     const auto t0 = std::chrono::steady_clock::now();
+    // The load stepping of the tet solver (advance(), solver/newton.hpp): a failed increment is halved, the poses
+    // restored, up to kMaxLoadStepCuts times in a row.
     std::string why;
-    if (!solve_step(load_factor, report, why))
+    const int taken = advance(
+        static_cast<double>(step - 1) / job_.steps, load_factor, kMaxLoadStepCuts,
+        [&](double, double b, std::string& failure) {
+          const std::vector<frames::FramePose> saved = poses_;
+          if (solve_step(b, report, failure)) return true;
+          poses_ = saved;
+          why = failure;
+          return false;
+        },
+        [&](double, double increment, const std::string& failure) {
+          if (rank == 0)
+            std::printf("  warning: step %d: frames: %s; cutting the load increment to %.4g\n", step, failure.c_str(),
+                        increment);
+        });
+    if (taken == 0)
       throw SolverError("frames: load step " + std::to_string(step) + " (load factor " + std::to_string(load_factor) +
-                        "): " + why);
+                        ") did not converge even after cutting the load increment " +
+                        std::to_string(kMaxLoadStepCuts) + " times: " + why);
+    report.substeps = taken;
     report.seconds = seconds_since(t0);
     if (!quiet_ && rank == 0)
       std::printf("  step %d: load factor %.4g, %d Newton iterations, |g| %.3e -> %.3e, %.3f s\n", step, load_factor,

@@ -29,6 +29,7 @@ struct FrameStepReport {
   std::vector<double> residuals;  ///< |g_free| before each iteration and after the last
   double seconds = 0.0;
   double seconds_evaluate = 0.0;  ///< in evaluate_frames (this rank) and the Allreduce
+  int substeps = 1;               ///< increments taken (more than 1 when the load increment was cut)
 };
 
 /// One time step of the frame dynamics (identical on every rank).

@@ -188,6 +188,9 @@ bool solve_load_step(NewtonDriver& newton, Extrapolator& predictor, bool use_pre
                      const std::function<void(Vec x, double s)>& set_prescribed,
                      const std::function<void(Vec x, double s)>& tangent, const std::string& label, std::string& why);
 
+/// How many times in a row a load step's increment may be halved before the step fails (static tets, frames).
+inline constexpr int kMaxLoadStepCuts = 6;
+
 /// Advance a parameter (load factor, time) from `from` to `to`: attempt(a, b, why) solves from the converged state
 /// at a to b and returns false (its state restored to a, `why` set) when it fails; a failure halves the increment,
 /// at most `max_cuts` times in a row before advance() returns false. on_cut(a, new increment, why) reports a cut.

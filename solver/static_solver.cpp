@@ -121,7 +121,7 @@ std::vector<StepReport> StaticSolver::run(const std::function<void(int, double)>
   predictor_->reset();
   predictor_->accept(x_, 0.0);
   if (on_step) on_step(0, 0.0);
-  constexpr int max_cuts = 6;
+  constexpr int max_cuts = kMaxLoadStepCuts;
   for (int k = 1; k <= n_steps_; ++k) {
     step_ = k;
     StepReport report;

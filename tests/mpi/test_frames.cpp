@@ -165,6 +165,31 @@ TEST(Frames, DistributedEqualsSerialAndNewtonIsQuadratic) {
   }
 }
 
+TEST(Frames, FailedLoadIncrementIsCutAndEndsOnTheSameSolution) {
+  // One load step of a large bending load with at most 6 Newton iterations per attempt: the increment is halved
+  // (advance(), shared with the tet solver) until the attempts converge, and the end state is the one 8 load steps
+  // with 30 iterations reach.
+  const std::string frames = "discretization: {type: frames, frames: 4, weights: hat}\n";
+  std::string cut_text = bar_job(frames, 0.2, "[0, 0, -4]", "{type: static, steps: 1}");
+  const std::string limit = "max_it: 30";
+  cut_text.replace(cut_text.find(limit), limit.size(), "max_it: 6");
+  const FrameSolution cut = solve_frames(MPI_COMM_WORLD, mpitest::job_from_yaml(dir(), "cut", cut_text));
+  const FrameSolution steps = solve_frames(
+      MPI_COMM_WORLD,
+      mpitest::job_from_yaml(dir(), "steps", bar_job(frames, 0.2, "[0, 0, -4]", "{type: static, steps: 8}")));
+  ASSERT_EQ(cut.reports.size(), 1u);
+  EXPECT_GT(cut.reports[0].substeps, 1);
+  for (const auto& r : steps.reports) EXPECT_EQ(r.substeps, 1);
+  if (world_rank() != 0) return;
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < cut.displacement.size(); ++i) {
+    diff = std::max(diff, std::abs(cut.displacement[i] - steps.displacement[i]));
+    scale = std::max(scale, std::abs(steps.displacement[i]));
+  }
+  EXPECT_GT(scale, 0.5);
+  EXPECT_LT(diff / scale, 1e-9);
+}
+
 TEST(Frames, ExampleBarTipWithinBandOfTetSolution) {
   // jobs/examples/frames_bar.yaml: 8 frames against the tet solver on the same mesh (README table: band 15 %).
   const Job job = read_job(std::string(EDGEFEM_SOURCE_DIR) + "/jobs/examples/frames_bar.yaml");
