@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Strong and weak scaling studies of edgefem (README "Scaling studies").
 
-  study.py --job JOB --ranks 1,2,4 --threads 1,2 --kind strong|weak --out DIR [--edgefem PATH] [--slurm]
+  study.py --job JOB --ranks 1,2,4 --threads 1,2 --kind strong|weak --out DIR [--repeat N] [--edgefem PATH] [--slurm]
   study.py --collect DIR
 
 Runs `edgefem run` once per (ranks, threads) configuration, each in DIR/runs/<kind>_r<R>_t<T>/ (its output in
 out/, its log in edgefem.log), then collects the runs' out/summary.json into DIR/results.csv and draws
-DIR/speedup.png and DIR/efficiency.png.
+DIR/speedup.png and DIR/efficiency.png. --repeat N runs every configuration N times (in rounds: all
+configurations, then all again, so that a drift of the machine's speed touches every configuration alike), in
+DIR/runs/<kind>_r<R>_t<T>_<k>/; the CSV has a row per run (column `repeat`) and the plots use each configuration's
+median per phase.
 
 strong: the job as it is, for every configuration.
 weak:   the job must generate its mesh (`mesh: generate:`); the cell counts grow with the rank count so that the cells
@@ -39,7 +42,7 @@ PHASES = ["read", "partition", "distribute", "setup", "assembly", "pc_setup", "k
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COLUMNS = (["kind", "ranks", "threads", "oversubscribed", "cells", "cells_per_rank", "dofs"] +
            [p + "_s" for p in PHASES] + ["total_s", "newton_iterations", "ksp_iterations", "peak_mb_max_rank",
-                                         "peak_mb_total", "status", "run"])
+                                         "peak_mb_total", "status", "repeat", "run"])
 
 
 class StudyError(Exception):
@@ -128,8 +131,8 @@ def configurations(args):
     return [(r, t) for r in args.ranks for t in args.threads]
 
 
-def run_name(kind, r, t):
-    return f"{kind}_r{r}_t{t}"
+def run_name(kind, r, t, repeat=1, repeats=1):
+    return f"{kind}_r{r}_t{t}" + (f"_{repeat}" if repeats > 1 else "")
 
 
 def prepare(args):
@@ -155,8 +158,8 @@ def prepare(args):
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
     r0 = args.ranks[0]
     runs = []
-    for r, t in configurations(args):
-        name = run_name(args.kind, r, t)
+    for k, (r, t) in ((k, c) for k in range(1, args.repeat + 1) for c in configurations(args)):
+        name = run_name(args.kind, r, t, k, args.repeat)
         run_dir = os.path.join(args.out, "runs", name)
         os.makedirs(run_dir, exist_ok=True)
         run_job = job
@@ -175,7 +178,7 @@ def prepare(args):
                 yaml.safe_dump(copy, f, default_flow_style=None, sort_keys=False)
             cells = cells_of(shape, scaled)
         # (under Slurm the node is not this machine: the runs' own summaries say whether they were oversubscribed)
-        runs.append({"name": name, "ranks": r, "threads": t, "job": run_job, "cells": cells,
+        runs.append({"name": name, "ranks": r, "threads": t, "repeat": k, "job": run_job, "cells": cells,
                      "oversubscribed": not args.slurm and r * t > args.cores})
     manifest = {"kind": args.kind, "job": job, "cores": args.cores, "runs": runs}
     with open(os.path.join(args.out, "study.json"), "w") as f:
@@ -287,7 +290,7 @@ def collect(out):
             row[p + "_s"] = phases[p]
         row.update(newton_iterations=s["solver"]["newton_iterations"], ksp_iterations=s["solver"]["ksp_iterations"],
                    peak_mb_max_rank=s["memory"]["peak_mb_max_rank"], peak_mb_total=s["memory"]["peak_mb_total"],
-                   status=s["status"], run=run["name"])
+                   status=s["status"], repeat=run.get("repeat", 1), run=run["name"])
         if (row["ranks"], row["threads"]) != (run["ranks"], run["threads"]):
             raise StudyError(f"run {run['name']}: its summary says {row['ranks']} ranks x {row['threads']} threads")
         rows.append(row)
@@ -296,8 +299,28 @@ def collect(out):
         writer.writeheader()
         writer.writerows(rows)
     print(f"study: wrote {os.path.join(out, 'results.csv')} ({len(rows)} runs)")
-    plot(out, manifest["kind"], rows)
+    plot(out, manifest["kind"], medians(rows))
     return rows
+
+
+def medians(rows):
+    """One row per (ranks, threads): each number the median over the configuration's repeats."""
+    groups = {}
+    for row in rows:
+        groups.setdefault((row["ranks"], row["threads"]), []).append(row)
+    merged = []
+    for group in groups.values():
+        row = dict(group[0])
+        for key, value in row.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and key not in ("ranks", "threads"):
+                values = sorted(g[key] for g in group if g[key] is not None)
+                n = len(values)
+                if n:
+                    row[key] = values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+        row["oversubscribed"] = int(any(g["oversubscribed"] for g in group))
+        row["runs"] = len(group)
+        merged.append(row)
+    return merged
 
 
 def plot(out, kind, rows):
@@ -344,7 +367,8 @@ def plot(out, kind, rows):
                 ax.set_ylabel(f"speedup over {r0} rank(s)" if what == "speedup" else "parallel efficiency")
             else:
                 ax.set_ylabel(f"scaled speedup R t({r0})/t(R)" if what == "speedup" else f"efficiency t({r0})/t(R)")
-            ax.set_title(f"{kind} scaling, {t} thread(s) per rank")
+            n_runs = max(r.get("runs", 1) for r in mine)
+            ax.set_title(f"{kind} scaling, {t} thread(s) per rank" + (f" (medians of {n_runs} runs)" if n_runs > 1 else ""))
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7, ncol=2)
         fig.tight_layout()
@@ -371,6 +395,7 @@ def main(argv=None):
     parser.add_argument("--mpiexec", default="mpirun", help="the MPI launcher for local runs (default mpirun)")
     parser.add_argument("--time", default="01:00:00", help="--slurm: each task's time limit (default 01:00:00)")
     parser.add_argument("--edgefem-args", default="", help="more arguments for edgefem run, e.g. '-pc_type gamg'")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per configuration (plots: the medians; default 1)")
     args = parser.parse_args(argv)
     try:
         if args.collect:
@@ -381,6 +406,8 @@ def main(argv=None):
             raise StudyError("missing " + ", ".join("--" + o for o in missing) + " (or --collect DIR)")
         args.ranks = positive_list(args.ranks, "ranks")
         args.threads = positive_list(args.threads, "threads")
+        if args.repeat < 1:
+            raise StudyError(f"--repeat: expected a positive integer, got {args.repeat}")
         args.edgefem_args = shlex.split(args.edgefem_args)
         if args.cores is None:
             args.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()

@@ -93,6 +93,21 @@ def main():
     with open(os.path.join(weak, "results.csv")) as f:
         check(f.read() == first, "--collect wrote another results.csv")
 
+    # --repeat 2: every configuration twice, in rounds; one CSV row per run; the plots from the medians.
+    repeated = os.path.join(a.out, "repeat")
+    study("--job", JOB, "--ranks", "1,2", "--kind", "strong", "--out", repeated, "--cores", "2", "--repeat", "2",
+          *common)
+    with open(os.path.join(repeated, "results.csv")) as f:
+        rows = list(csv.DictReader(f))
+    check([(int(r["ranks"]), int(r["repeat"]), r["run"]) for r in rows] ==
+          [(1, 1, "strong_r1_t1_1"), (2, 1, "strong_r2_t1_1"), (1, 2, "strong_r1_t1_2"), (2, 2, "strong_r2_t1_2")],
+          f"--repeat 2 rows {[(r['ranks'], r['repeat'], r['run']) for r in rows]}")
+    check(all(r["status"] == "ok" and float(r["total_s"]) > 0 for r in rows), "--repeat 2: a run is not ok")
+    for png in ("speedup.png", "efficiency.png"):
+        check(os.path.getsize(os.path.join(repeated, png)) > 10000, f"--repeat 2: {png} missing or nearly empty")
+    study("--job", JOB, "--ranks", "1", "--kind", "strong", "--out", repeated, "--repeat", "0", *common, expect=1,
+          message="--repeat: expected a positive integer, got 0")
+
     # Slurm: an array job with one task per configuration (nothing runs).
     slurm = os.path.join(a.out, "slurm")
     study("--job", JOB, "--ranks", "1,2,4", "--threads", "1,2", "--kind", "strong", "--out", slurm, "--slurm",
