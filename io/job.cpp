@@ -985,15 +985,16 @@ void JobParser::parse_solver(const Value& v, Job& job) const {
 }
 
 void JobParser::parse_discretization(const Value& v, Job& job) const {
-  const Map m(*this, v, {"type", "frames", "positions", "weights"});
+  const Map m(*this, v, {"type", "frames", "positions", "weights", "sample_grid"});
   DiscretizationSpec& d = job.discretization;
   d.line = v.line;
   if (const Value* type = m.get("type")) d.type = choice(*type, discretizations);
   const Value* frames = m.get("frames");
   const Value* positions = m.get("positions");
   const Value* weights = m.get("weights");
+  const Value* grid = m.get("sample_grid");
   if (d.type == DiscretizationType::nodes) {
-    for (const Value* given : {frames, positions, weights})
+    for (const Value* given : {frames, positions, weights, grid})
       if (given) fail(given->line, given->path + ": only for type frames (type is nodes)");
     return;
   }
@@ -1009,6 +1010,15 @@ void JobParser::parse_discretization(const Value& v, Job& job) const {
     for (const auto& item : items) d.positions.push_back(numbers<3>(item, "a list of 3 numbers [x, y, z]", "a number"));
   }
   if (weights) d.weights = choice(*weights, frame_weights);
+  if (grid) {
+    const std::string what = "a list of 3 integers >= 1 [nx, ny, nz] (sample cells along x, y, z)";
+    if (!grid->node.IsSequence() || grid->node.size() != 3) expected(*grid, what);
+    const auto items = list(*grid, what);
+    std::array<int, 3> n{};
+    for (std::size_t k = 0; k < 3; ++k)
+      n[k] = int_value(items[k], "an integer >= 1", [](long long c) { return c >= 1 && c <= 100000; });
+    d.sample_grid = n;
+  }
 }
 
 std::optional<Value> JobParser::parse_output(const Value& v, Job& job) const {

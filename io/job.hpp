@@ -235,6 +235,9 @@ struct DiscretizationSpec {
   int frame_count = 0;                            ///< `frames: N` (0 when positions are given)
   std::vector<std::array<double, 3>> positions;  ///< `positions: [[x, y, z], ...]`
   FrameWeights weights = FrameWeights::harmonic;
+  /// `sample_grid: [nx, ny, nz]`: integrate at one sample per cell of this grid over the mesh's bounding box
+  /// instead of one per tet (empty: per tet).
+  std::optional<std::array<int, 3>> sample_grid;
   int line = 0;  ///< line of the `discretization` entry (0 if not given)
 };
 

@@ -11,6 +11,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace edgefem::frames {
@@ -63,6 +64,57 @@ FramePoints make_samples(const Mesh& mesh, std::span<const LocalIndex> cells, st
     s.offsets.push_back(static_cast<int>(s.influences.size()));
   }
   return s;
+}
+
+std::vector<double> voxel_sums(const FramePoints& s, const Vec3& lo, const Vec3& hi, const std::array<int, 3>& n,
+                               int n_frames) {
+  const std::size_t width = kVoxelFields + 4 * static_cast<std::size_t>(n_frames);
+  const std::size_t n_voxels = static_cast<std::size_t>(n[0]) * n[1] * n[2];
+  std::vector<double> sums(n_voxels * width, 0.0);
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    std::size_t index = 0;
+    for (int d = 2; d >= 0; --d) {  // x fastest
+      const double extent = hi[d] - lo[d];
+      int i = extent > 0.0 ? static_cast<int>(std::floor((s.point[k][d] - lo[d]) / extent * n[d])) : 0;
+      i = std::clamp(i, 0, n[d] - 1);
+      index = index * static_cast<std::size_t>(n[d]) + static_cast<std::size_t>(i);
+    }
+    double* v = &sums[index * width];
+    const double V = s.volume[k];
+    v[0] += V;
+    for (int d = 0; d < 3; ++d) v[1 + d] += V * s.point[k][d];
+    v[4] += V * s.lambda[k];
+    v[5] += V * s.mu[k];
+    for (int q = s.offsets[k]; q < s.offsets[k + 1]; ++q) {
+      const Influence& in = s.influences[static_cast<std::size_t>(q)];
+      for (int a = 0; a < 4; ++a) v[kVoxelFields + 4 * in.frame + a] += V * in.c[a];
+    }
+  }
+  return sums;
+}
+
+FramePoints voxel_samples(std::span<const double> sums, const std::array<int, 3>& n, int n_frames, int first,
+                          int stride) {
+  const std::size_t width = kVoxelFields + 4 * static_cast<std::size_t>(n_frames);
+  const std::size_t n_voxels = static_cast<std::size_t>(n[0]) * n[1] * n[2];
+  FramePoints out;
+  for (std::size_t k = static_cast<std::size_t>(first); k < n_voxels; k += static_cast<std::size_t>(stride)) {
+    const double* v = &sums[k * width];
+    const double V = v[0];
+    if (!(V > 0.0)) continue;
+    out.point.push_back({v[1] / V, v[2] / V, v[3] / V});
+    out.volume.push_back(V);
+    out.lambda.push_back(v[4] / V);
+    out.mu.push_back(v[5] / V);
+    for (int f = 0; f < n_frames; ++f) {
+      Influence in;
+      in.frame = f;
+      for (int a = 0; a < 4; ++a) in.c[a] = v[kVoxelFields + 4 * f + a] / V;
+      if (in.c[0] != 0.0 || in.c[1] != 0.0 || in.c[2] != 0.0 || in.c[3] != 0.0) out.influences.push_back(in);
+    }
+    out.offsets.push_back(static_cast<int>(out.influences.size()));
+  }
+  return out;
 }
 
 namespace {

@@ -6,6 +6,7 @@
 /// the frames by power conservation (Eq. 13). `evaluate_frames` returns this rank's partial energy, twist gradient
 /// (6 per frame, angular first) and dense twist Hessian (material + geometric terms); the sums over ranks are the
 /// caller's (solver/frames_solver.cpp).
+#include <array>
 #include <span>
 #include <vector>
 
@@ -36,6 +37,18 @@ struct FramePoints {
 /// per-vertex weights (`weights[v * n_frames + i]`).
 FramePoints make_samples(const Mesh& mesh, std::span<const LocalIndex> cells, std::span<const double> cell_lambda,
                          std::span<const double> cell_mu, std::span<const double> weights, int n_frames);
+
+/// Voxel sampling (`discretization.sample_grid`, the paper's one sample per voxel): samples binned by their point
+/// into the n[0] x n[1] x n[2] cells of the box [lo, hi]. voxel_sums gives, per voxel, kVoxelFields + 4 n_frames
+/// values: V, V X (3), V lambda, V mu, then V c (4 per frame), summed over `s` (this rank's tet samples); the caller
+/// sums the arrays over ranks. voxel_samples makes the samples of the voxels k with k % stride == first that hold
+/// volume: at the volume-weighted centroid, with the volume-averaged Lame constants and influences (weight and
+/// gradient), weight = the voxel's volume.
+inline constexpr int kVoxelFields = 6;
+std::vector<double> voxel_sums(const FramePoints& s, const Vec3& lo, const Vec3& hi, const std::array<int, 3>& n,
+                               int n_frames);
+FramePoints voxel_samples(std::span<const double> sums, const std::array<int, 3>& n, int n_frames, int first,
+                          int stride);
 
 /// This rank's partial energy, gradient and Hessian with respect to the frames' twists (retract, frame_kinematics.hpp)
 /// at `poses`: W = sum_samples V psi(F) - sum_loads f . p. Hessian row-major, 6 n_frames square.

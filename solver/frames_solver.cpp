@@ -49,11 +49,20 @@ FrameSolver::FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, c
     mu[t] = m.young / (2.0 * (1.0 + m.poisson));
   }
   samples_ = frames::make_samples(mesh.mesh, cells, lambda, mu, weights_, n);
-  long long mine = static_cast<long long>(samples_.size());
-  MPI_Allreduce(&mine, &n_samples_global_, 1, MPI_LONG_LONG, MPI_SUM, comm);
   poses_.resize(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) poses_[i].origin = placement_.origins[i];
-  if (job.analysis_type != AnalysisType::dynamics) return;
+  // The masses (dynamics) come from the tets; the stiffness from the voxel samples when a sample grid is given.
+  if (job.analysis_type == AnalysisType::dynamics) init_dynamics();
+  if (job.discretization.sample_grid) use_voxel_samples(*job.discretization.sample_grid);
+  long long mine = static_cast<long long>(samples_.size());
+  MPI_Allreduce(&mine, &n_samples_global_, 1, MPI_LONG_LONG, MPI_SUM, comm);
+}
+
+void FrameSolver::init_dynamics() {
+  const Job& job = job_;
+  const Model& model = model_;
+  MPI_Comm comm = comm_;
+  const int n = n_frames();
   // Lumped masses (Eq. 6 with the cross terms dropped, Eq. 15): M_i = sum_samples m J_i^T J_i at rest, with
   // J_i = dp/dtwist_i = (dp/db) w_i (dd_i/dtwist) at the sample (the tet's centroid, m = density * volume).
   rest_mass_.assign(36 * static_cast<std::size_t>(n), 0.0);
@@ -85,6 +94,34 @@ FrameSolver::FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, c
   for (int i = 0; i < n; ++i)
     if (!held_[i])
       for (int c = 0; c < 3; ++c) velocity_[6 * i + 3 + c] = job.dynamic->initial_velocity[c];
+}
+
+void FrameSolver::use_voxel_samples(const std::array<int, 3>& grid) {
+  // The grid spans the global bounding box of the vertices; every rank bins its tets' samples, the sums are added
+  // over the ranks, and rank r takes the voxels k with k % ranks == r: the same samples on any rank count.
+  const int n = n_frames();
+  const std::size_t width = frames::kVoxelFields + 4 * static_cast<std::size_t>(n);
+  const double n_values = static_cast<double>(grid[0]) * grid[1] * grid[2] * static_cast<double>(width);
+  if (n_values > 1e8)
+    throw InputError(job_.job_file + ":" + std::to_string(job_.discretization.line) +
+                     ": discretization.sample_grid [" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) +
+                     ", " + std::to_string(grid[2]) + "] with " + std::to_string(n) +
+                     " frames needs too many voxel sums (" + std::to_string(static_cast<long long>(n_values)) +
+                     " values, at most 1e8): use a coarser grid");
+  frames::Vec3 lo{1e300, 1e300, 1e300}, hi{-1e300, -1e300, -1e300};
+  for (std::size_t v = 0; 3 * v < mesh_.mesh.coords.size(); ++v)
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = std::min(lo[d], mesh_.mesh.coords[3 * v + d]);
+      hi[d] = std::max(hi[d], mesh_.mesh.coords[3 * v + d]);
+    }
+  MPI_Allreduce(MPI_IN_PLACE, lo.data(), 3, MPI_DOUBLE, MPI_MIN, comm_);
+  MPI_Allreduce(MPI_IN_PLACE, hi.data(), 3, MPI_DOUBLE, MPI_MAX, comm_);
+  std::vector<double> sums = frames::voxel_sums(samples_, lo, hi, grid, n);
+  MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, comm_);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm_, &rank);
+  MPI_Comm_size(comm_, &size);
+  samples_ = frames::voxel_samples(sums, grid, n, rank, size);
 }
 
 frames::FramePoints FrameSolver::load_points(double load_factor) const {

@@ -9,6 +9,7 @@
 /// backtracking line search; converged when |g_free| <= max(newton_atol, newton_rtol |g_free at the step's start|).
 #include <mpi.h>
 
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -90,6 +91,11 @@ class FrameSolver {
   FramePlacement placement_;
   std::vector<double> weights_;
   std::vector<int> held_;
+  /// The lumped frame masses and initial velocities of a dynamic analysis (from the per-tet samples).
+  void init_dynamics();
+  /// Replaces the per-tet samples by one per cell of `grid` over the global bounding box (collective).
+  void use_voxel_samples(const std::array<int, 3>& grid);
+
   frames::FramePoints samples_;
   std::vector<frames::FramePose> poses_;
   std::vector<double> rest_mass_;  ///< 36 per frame (dynamics only)

@@ -1066,6 +1066,10 @@ TEST_F(JobTest, DiscretizationFramesParses) {
   ASSERT_EQ(placed.discretization.positions.size(), 2u);
   EXPECT_EQ(placed.discretization.positions[1], (std::array<double, 3>{2, 0.5, 1}));
   EXPECT_EQ(placed.discretization.weights, FrameWeights::harmonic);
+  EXPECT_FALSE(placed.discretization.sample_grid.has_value());
+  const Job voxels = read_job(write(head + "discretization: {type: frames, frames: 3, sample_grid: [5, 2, 1]}\n"));
+  ASSERT_TRUE(voxels.discretization.sample_grid.has_value());
+  EXPECT_EQ(*voxels.discretization.sample_grid, (std::array<int, 3>{5, 2, 1}));
   EXPECT_EQ(to_string(FrameWeights::hat), "hat");
   EXPECT_EQ(to_string(DiscretizationType::frames), "frames");
 }
@@ -1087,6 +1091,12 @@ TEST_F(JobTest, DiscretizationBadValuesAreNamed) {
   expect_error(head + "discretization:\n  type: frames\n  frames: 2\n  weights: linear\n", 7,
                {"discretization.weights: expected one of: harmonic, hat", "'linear'"});
   expect_error(head + "discretization:\n  frames: 2\n", 5, {"discretization.frames: only for type frames"});
+  expect_error(head + "discretization:\n  sample_grid: [2, 2, 2]\n", 5,
+               {"discretization.sample_grid: only for type frames"});
+  expect_error(head + "discretization:\n  type: frames\n  frames: 2\n  sample_grid: [4, 2]\n", 7,
+               {"discretization.sample_grid: expected a list of 3 integers >= 1 [nx, ny, nz]"});
+  expect_error(head + "discretization:\n  type: frames\n  frames: 2\n  sample_grid: [4, 0, 1]\n", 7,
+               {"discretization.sample_grid[1]: expected an integer >= 1, got '0'"});
   expect_error(head + "discretization:\n  type: frames\n  frames: 2\n  spacing: 1\n", 7,
                {"unknown key 'discretization.spacing'"});
   // Cross-section checks: what the frame model does not support is named, not ignored.
