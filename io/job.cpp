@@ -368,10 +368,11 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
   if (job.dynamic && job.dynamic->integrator == Integrator::position_based) {
     for (std::size_t i = 0; i < job.materials.size(); ++i) {
       const MaterialSpec& m = job.materials[i];
-      if (m.model->element_energy == nullptr) {
+      if (!position_based_constraint(*m.model)) {
         fail(m.line, materials.path + "[" + std::to_string(i) + "].model: model '" + std::string(m.model->name) +
                          "' has no element energy for integrator position-based (models that have one: " +
-                         model_names_where([](const ModelInfo& info) { return info.element_energy != nullptr; }) + ")");
+                         model_names_where([](const ModelInfo& info) { return position_based_constraint(info); }) +
+                         ")");
       }
     }
     if (const Value* attachments = map.get("attachments"); attachments && !job.attachments.empty()) {

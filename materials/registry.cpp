@@ -174,6 +174,10 @@ std::string model_list() {
   return out;
 }
 
+bool position_based_constraint(const ModelInfo& info) {
+  return info.element_energy != nullptr || info.name == std::string_view("trbs");
+}
+
 const ModelInfo& model_named(std::string_view name) {
   if (const ModelInfo* m = find_model(name)) return *m;
   std::vector<std::string_view> names;

@@ -92,6 +92,10 @@ struct ModelInfo {
 /// nearest spelling suggested when one is close.
 [[nodiscard]] const ModelInfo& model_named(std::string_view name);
 
+/// Whether the position-based integrator can take the model's cells as energy constraints: tets with an
+/// element_energy, and the trbs triangle (its plane-stress StVK energy, materials/membrane_energy.hpp).
+[[nodiscard]] bool position_based_constraint(const ModelInfo& info);
+
 /// The known names as "stvk, stvk-nsn, stvk-tl, linear (tetrahedra), trbs, ..., volino (triangles)".
 [[nodiscard]] std::string model_list();
 

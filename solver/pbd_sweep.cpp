@@ -7,8 +7,10 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "materials/element_energy_inline.hpp"
+#include "materials/membrane_energy.hpp"
 #include "partition/collective.hpp"
 #include "partition/coloring.hpp"
 #include "solver/assembly.hpp"
@@ -39,38 +41,59 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
   std::vector<std::int32_t> color;
   color = distributed_cell_colors(comm, mesh, model.nodes_per_cell, &n_colors_);
   run_collectively(comm, [&] {
-    if (model.cell_kind != CellKind::tetrahedron)
-      throw std::invalid_argument("integrator position-based: membranes (triangles) are not supported yet");
-    tables_ = model.materials.tet;
-    for (std::size_t m = 0; m < tables_.size(); ++m) {
-      const ModelInfo* info = model.material_model[m];
-      if (info->element_energy == nullptr)
-        throw std::invalid_argument("integrator position-based: model '" + std::string(info->name) +
-                                    "' has no element energy");
-      kernel_.push_back(info->element_energy);
-      const double* D = tables_[m].D.data();
-      modulus_.push_back(std::max({D[0], D[7], D[14]}));
+    nodes_ = model.nodes_per_cell;
+    if (nodes_ == 3) {
+      // Membranes: the plane-stress StVK triangle (Bender §4.3; the energy of trbs, membrane_energy.hpp).
+      membrane_tables_ = model.materials.membrane;
+      for (std::size_t m = 0; m < membrane_tables_.size(); ++m) {
+        const ModelInfo* info = model.material_model[m];
+        if (std::string_view(info->name) != "trbs")
+          throw std::invalid_argument("integrator position-based: membranes take model trbs (the plane-stress St. "
+                                      "Venant-Kirchhoff triangle of Bender et al. §4.3), got model '" +
+                                      std::string(info->name) + "'");
+        const MembraneMaterial& mm = membrane_tables_[m];
+        modulus_.push_back(mm.young / (1.0 - mm.poisson * mm.poisson));
+      }
+    } else {
+      tables_ = model.materials.tet;
+      for (std::size_t m = 0; m < tables_.size(); ++m) {
+        const ModelInfo* info = model.material_model[m];
+        if (info->element_energy == nullptr)
+          throw std::invalid_argument("integrator position-based: model '" + std::string(info->name) +
+                                      "' has no element energy");
+        kernel_.push_back(info->element_energy);
+        const double* D = tables_[m].D.data();
+        modulus_.push_back(std::max({D[0], D[7], D[14]}));
+      }
     }
-    const LocalIndex n_tets = mesh.mesh.n_tets();
+    const auto n_cells = static_cast<LocalIndex>(model.cell_material.size());
     color_begin_.assign(static_cast<std::size_t>(n_colors_) + 1, 0);
-    for (LocalIndex t = 0; t < n_tets; ++t) ++color_begin_[color[t] + 1];
+    for (LocalIndex t = 0; t < n_cells; ++t) ++color_begin_[color[t] + 1];
     std::partial_sum(color_begin_.begin(), color_begin_.end(), color_begin_.begin());
     std::vector<std::size_t> next(color_begin_.begin(), color_begin_.end() - 1);
-    vertices_.resize(n_tets);
-    rest_.resize(n_tets);
-    material_.resize(n_tets);
-    for (LocalIndex t = 0; t < n_tets; ++t) {  // ascending local index inside a colour
+    vertices_.resize(n_cells);
+    if (nodes_ == 4)
+      rest_.resize(n_cells);
+    else
+      tri_rest_.resize(n_cells);
+    material_.resize(n_cells);
+    const std::vector<LocalIndex>& cells = nodes_ == 4 ? mesh.mesh.tets : mesh.mesh.triangles;
+    for (LocalIndex t = 0; t < n_cells; ++t) {  // ascending local index inside a colour
       const std::size_t c = next[color[t]]++;
       double X[12];
-      for (int a = 0; a < 4; ++a) {
-        const LocalIndex v = mesh.mesh.tets[4 * t + a];
+      vertices_[c] = {0, 0, 0, -1};  // (triangles: 3 vertices)
+      for (int a = 0; a < nodes_; ++a) {
+        const LocalIndex v = cells[static_cast<std::size_t>(nodes_) * t + a];
         vertices_[c][a] = v;
         for (int k = 0; k < 3; ++k) X[3 * a + k] = mesh.mesh.coords[3 * v + k];
       }
-      rest_[c] = tet_rest(X, mesh.cell_global[t]);
+      if (nodes_ == 4)
+        rest_[c] = tet_rest(X, mesh.cell_global[t]);
+      else
+        tri_rest_[c] = tri_rest(X, mesh.cell_global[t]);
       material_[c] = model.cell_material[t];
     }
-    lambda_.assign(n_tets, 0.0);
+    lambda_.assign(n_cells, 0.0);
   });
 
   // Masses, prescribed dofs, cell counts and the owned vertices other ranks hold as ghosts, through delta_.
@@ -97,7 +120,7 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
   for (std::size_t i = 0; i < n_dofs; ++i) w_[i] = prescribed[i] != 0.0 || !(mass[i] > 0.0) ? 0.0 : 1.0 / mass[i];
   std::fill(partial.begin(), partial.end(), 0.0);
   for (const auto& v : vertices_)
-    for (LocalIndex a : v) partial[3 * static_cast<std::size_t>(a)] += 1.0;
+    for (int a = 0; a < nodes_; ++a) partial[3 * static_cast<std::size_t>(v[a])] += 1.0;
   const std::vector<double> count = summed(partial);
   cell_count_.resize(n_local_);
   for (LocalIndex v = 0; v < n_local_; ++v) cell_count_[v] = std::max(1.0, count[3 * static_cast<std::size_t>(v)]);
@@ -132,37 +155,45 @@ void PbdConstraints::reset_multipliers() {
 }
 
 std::size_t PbdConstraints::bytes() const {
-  return vertices_.size() * sizeof(vertices_[0]) + rest_.size() * sizeof(TetRest) +
+  return vertices_.size() * sizeof(vertices_[0]) + rest_.size() * sizeof(TetRest) + tri_rest_.size() * sizeof(TriRest) +
          material_.size() * sizeof(std::int32_t) + lambda_.size() * sizeof(double) +
          contribution_.size() * sizeof(double);
 }
 
-template <bool kJacobi>
+template <int N, bool kJacobi>
 void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, double* change) {
+  constexpr int n = 3 * N;  // dofs of the constraint
   const std::array<LocalIndex, 4>& v = vertices_[c];
-  double xe[12], g[12], w[12];
-  for (int a = 0; a < 4; ++a)
+  double xe[n], g[n], w[n];
+  for (int a = 0; a < N; ++a)
     for (int k = 0; k < 3; ++k) {
       xe[3 * a + k] = x[3 * v[a] + k];
       w[3 * a + k] = w_[3 * v[a] + k];
     }
   const std::int32_t m = material_[c];
-  const ElementEnergyGradient kernel = kernel_[m];
-  const double energy = kernel == &stvk_element_energy_gradient
-                            ? stvk_energy_gradient_inline(rest_[c], xe, tables_[m], g)  // the same, inlined
-                            : kernel(rest_[c], xe, tables_[m], g);
+  double energy = 0.0, volume = 0.0;
+  if constexpr (N == 4) {
+    const ElementEnergyGradient kernel = kernel_[m];
+    energy = kernel == &stvk_element_energy_gradient
+                 ? stvk_energy_gradient_inline(rest_[c], xe, tables_[m], g)  // the same, inlined
+                 : kernel(rest_[c], xe, tables_[m], g);
+    volume = rest_[c].v0;
+  } else {
+    energy = trbs_element_energy_gradient(tri_rest_[c], xe, membrane_tables_[m], g);
+    volume = tri_rest_[c].area * membrane_tables_[m].thickness;
+  }
   double scale = 0.0;  // dx_i = scale * w_i * g_i
   if (fixed_lambda_) {
     scale = *fixed_lambda_;
   } else {
     double wg2 = 0.0;
-    for (int i = 0; i < 12; ++i) wg2 += w[i] * g[i] * g[i];
+    for (int i = 0; i < n; ++i) wg2 += w[i] * g[i] * g[i];
     const double k = modulus_[m];
-    if (!(energy > kRestDensity * k * rest_[c].v0) || !(wg2 > 0.0)) {
+    if (!(energy > kRestDensity * k * volume) || !(wg2 > 0.0)) {
       // At rest: the element's force -dt^2 g is zero, so is its share of x - x* (consistent XPBD).
       if (xpbd_ && !kJacobi) {
         double* s = contribution_.data() + 12 * c;
-        for (int a = 0; a < 4; ++a)
+        for (int a = 0; a < N; ++a)
           for (int q = 0; q < 3; ++q) {
             const std::size_t d = 3 * static_cast<std::size_t>(v[a]) + q;
             const double dx = -w[3 * a + q] * s[3 * a + q];
@@ -186,10 +217,10 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
       const double alpha = 1.0 / (k * dt_ * dt_);
       const double to_grad = 1.0 / (k * constraint);  // grad C = to_grad * g
       double ws = 0.0;
-      for (int i = 0; i < 12; ++i) ws += w[i] * g[i] * s[i];
+      for (int i = 0; i < n; ++i) ws += w[i] * g[i] * s[i];
       const double lambda = (-constraint + to_grad * ws) / (wg2 * to_grad * to_grad + alpha);
       lambda_[c] = lambda;
-      for (int a = 0; a < 4; ++a)
+      for (int a = 0; a < N; ++a)
         for (int q = 0; q < 3; ++q) {
           const int i = 3 * a + q;
           const double s_new = to_grad * lambda * g[i];
@@ -213,7 +244,7 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
       scale = -energy / wg2;
     }
   }
-  for (int a = 0; a < 4; ++a)
+  for (int a = 0; a < N; ++a)
     for (int k = 0; k < 3; ++k) {
       const std::size_t d = 3 * static_cast<std::size_t>(v[a]) + k;
       const double dx = scale * w[3 * a + k] * g[3 * a + k];
@@ -262,8 +293,13 @@ void PbdConstraints::colored_sweep(Vec x) {
       std::optional<LocalForm> dl;
       double* dp = nullptr;
       if (size_ > 1) dl.emplace(delta_, false), dp = dl->span().data();
+      if (nodes_ == 4) {
 #pragma omp parallel for schedule(static)
-      for (std::int64_t c = begin; c < end; ++c) project<false>(static_cast<std::size_t>(c), xp, dp, nullptr);
+        for (std::int64_t c = begin; c < end; ++c) project<4, false>(static_cast<std::size_t>(c), xp, dp, nullptr);
+      } else {
+#pragma omp parallel for schedule(static)
+        for (std::int64_t c = begin; c < end; ++c) project<3, false>(static_cast<std::size_t>(c), xp, dp, nullptr);
+      }
     }
     if (size_ > 1) apply_changes(x, false);
   }
@@ -278,8 +314,13 @@ void PbdConstraints::jacobi_sweep(Vec x) {
     for (int color = 0; color < n_colors_; ++color) {
       const std::int64_t begin = static_cast<std::int64_t>(color_begin_[color]);
       const std::int64_t end = static_cast<std::int64_t>(color_begin_[color + 1]);
+      if (nodes_ == 4) {
 #pragma omp parallel for schedule(static)
-      for (std::int64_t c = begin; c < end; ++c) project<true>(static_cast<std::size_t>(c), xp, nullptr, cp);
+        for (std::int64_t c = begin; c < end; ++c) project<4, true>(static_cast<std::size_t>(c), xp, nullptr, cp);
+      } else {
+#pragma omp parallel for schedule(static)
+        for (std::int64_t c = begin; c < end; ++c) project<3, true>(static_cast<std::size_t>(c), xp, nullptr, cp);
+      }
     }
   }
   {

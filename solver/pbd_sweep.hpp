@@ -2,6 +2,7 @@
 /// \file pbd_sweep.hpp
 /// The constraint sweeps of the position-based integrator (Bender et al. 2014, Algorithm 1 step 3): every
 /// tetrahedron is one energy constraint C_e = E_e(x) (ModelInfo::element_energy, the Newton solver's material),
+/// every membrane triangle one with the plane-stress StVK energy of trbs (membrane_energy.hpp, §4.3),
 /// projected along the mass-weighted gradient,
 ///   PBD (xpbd = false, Bender eq. 2-3):  dlambda = -E / sum_i w_i |g_i|^2,
 ///   XPBD (Macklin et al. 2016) on C_e = sqrt(2 E_e / k), compliance alpha = 1/k, alpha~ = alpha/dt^2 (so that
@@ -33,6 +34,7 @@
 
 #include "io/job.hpp"
 #include "materials/element_energy.hpp"
+#include "materials/membrane_energy.hpp"
 #include "materials/registry.hpp"
 #include "partition/partition.hpp"
 #include "solver/model.hpp"
@@ -74,7 +76,7 @@ class PbdConstraints {
  private:
   /// Project constraint c at positions x (local form). Gauss-Seidel: applied to x in place, ghost vertices' changes
   /// also stored in ghost_change; Jacobi: added to change (x unchanged).
-  template <bool kJacobi>
+  template <int N, bool kJacobi>
   void project(std::size_t c, double* x, double* ghost_change, double* change);
   /// Collective: add delta_'s ghost entries into their owners and `scale` times the owned result into x (x's owned
   /// entries), zero delta_, update x's ghosts.
@@ -85,8 +87,11 @@ class PbdConstraints {
   LocalIndex n_owned_ = 0, n_local_ = 0;
   int n_colors_ = 0;
   std::vector<std::size_t> color_begin_;             ///< n_colors + 1 offsets into the per-constraint arrays
-  std::vector<std::array<LocalIndex, 4>> vertices_;  ///< per constraint (sorted by colour)
-  std::vector<TetRest> rest_;
+  int nodes_ = 4;                                    ///< vertices per constraint: 4 (tets) or 3 (triangles)
+  std::vector<std::array<LocalIndex, 4>> vertices_;  ///< per constraint (sorted by colour; triangles: 3 used)
+  std::vector<TetRest> rest_;                        ///< tets
+  std::vector<TriRest> tri_rest_;                    ///< triangles
+  std::vector<MembraneMaterial> membrane_tables_;    ///< triangles: per material entry
   std::vector<std::int32_t> material_;
   std::vector<double> lambda_;        ///< XPBD multipliers of the current step
   std::vector<double> contribution_;  ///< consistent XPBD: 12 per constraint, grad C_e lambda_e (force units)
