@@ -20,6 +20,7 @@
 #include "solver/dynamic_solver.hpp"
 #include "solver/model.hpp"
 #include "solver/pbd_solver.hpp"
+#include "solver/static_solver.hpp"
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
@@ -270,6 +271,62 @@ TEST(PbdMembrane, ColoredSweepIsRankCountIndependentAndConvergesToBackwardEuler)
   EXPECT_GT(distance[0], 1e-4);  // one sweep is visibly not backward Euler
   for (std::size_t k = 1; k + 1 < distance.size(); ++k) EXPECT_LT(distance[k], 0.01 * distance[k - 1]) << k;
   EXPECT_LT(distance.back(), 1e-10);
+}
+
+/// Bender et al. Fig. 7: a 1 m x 1 m cloth stretched by 10 % (the x = 1 edge moved 0.1 m, the x = 0 edge held in x,
+/// the middle of that edge in y, every vertex in z), with nu = 0.1, 0.3, 0.499: the lateral contraction of the
+/// position-based solution at rest (XPBD, 10 coloured sweeps per step of 0.5 ms, the stretch ramped over 50 ms,
+/// velocity damping 0.03 per step, 0.5 s) against the static Newton solution of the same trbs cloth. The paper reports Hausdorff distances below
+/// 4e-4 m (mean below 8e-6 m) against FEM; here the largest and the mean vertex distance (an upper bound of the
+/// Hausdorff distance of the two surfaces).
+TEST(PbdMembrane, Fig7StretchedClothRestsOnTheNewtonSolution) {
+  // 3 x 1000 steps of 10 sweeps with a ghost exchange per colour: on 3 ranks of this 2-core machine that is most of a
+  // minute of oversubscribed waiting; the sweep's rank independence is checked above on 3 ranks.
+  if (mpitest::world_size() > 2) GTEST_SKIP() << "Fig. 7 runs on 1 and 2 ranks";
+  MPI_Comm comm = MPI_COMM_WORLD;
+  for (const double nu : {0.1, 0.3, 0.499}) {
+    const std::string material = "  - {model: trbs, young: 1000, poisson: " + std::to_string(nu) +
+                                 ", thickness: 1.0, density: 0.2}\n";
+    const std::string head = "mesh:\n  generate: {shape: sheet, size: [1, 1], cells: [10, 10]}\nmaterials:\n" + material +
+                             "boundary:\n"
+                             "  - {select: {all: true}, fix: [z]}\n"
+                             "  - {select: {region: 11}, fix: [x]}\n"
+                             "  - {select: {box: [[-0.01, 0.49, -1], [0.01, 0.51, 1]]}, fix: [y]}\n";
+    const Job newton_job =
+        job_of("fig7_newton", head + "  - {select: {region: 12}, displace: [0.1, ~, ~]}\n"
+                                     "analysis: {type: static, steps: 4}\n"
+                                     "solver:\n  newton: {rtol: 1.0e-12, atol: 1.0e-13, max_it: 40}\n");
+    const Job pbd_job = job_of(
+        "fig7_pbd", head + "  - {select: {region: 12}, displace: [0.1, ~, ~], schedule: {ramp: [0, 0.05]}}\n"
+                           "analysis:\n  type: dynamic\n  dt: 0.0005\n  end_time: 0.5\n  integrator: position-based\n"
+                           "  position_based: {iterations: 10, sweep: colored, xpbd: true, velocity_damping: 0.03}\n");
+    const LocalMesh mesh = mpitest::distributed_job_mesh(comm, newton_job);
+    StaticSolver newton(comm, newton_job, mesh, build_model(comm, newton_job, mesh), "", true);
+    newton.run([](int, double) {});
+    const std::vector<double> reference = gathered_positions(comm, mesh, newton);
+    const LocalMesh pmesh = mpitest::distributed_job_mesh(comm, pbd_job);
+    PbdSolver pbd(comm, pbd_job, pmesh, build_model(comm, pbd_job, pmesh), true);
+    pbd.run({});
+    const std::vector<double> rested = gathered_positions(comm, pmesh, pbd);
+    ASSERT_EQ(rested.size(), reference.size());
+    const LocalMesh whole = mpitest::distributed_job_mesh(MPI_COMM_SELF, newton_job);
+    double largest = 0.0, mean = 0.0, contraction = 0.0;
+    const std::size_t nv = reference.size() / 3;
+    for (std::size_t v = 0; v < nv; ++v) {
+      double d2 = 0.0;
+      for (int c = 0; c < 3; ++c) d2 += (rested[3 * v + c] - reference[3 * v + c]) * (rested[3 * v + c] - reference[3 * v + c]);
+      largest = std::max(largest, std::sqrt(d2));
+      mean += std::sqrt(d2) / static_cast<double>(nv);
+      contraction = std::max(contraction, std::abs(reference[3 * v + 1] - whole.mesh.coords[3 * v + 1]));
+    }
+    if (world_rank() == 0)
+      std::printf("pbd: Fig. 7, nu = %.3f: lateral contraction (Newton) %.4e m; position-based at rest vs Newton: "
+                  "largest vertex distance %.3e m, mean %.3e m\n",
+                  nu, contraction, largest, mean);
+    EXPECT_GT(contraction, nu * 0.02);  // the lateral contraction is there and grows with nu
+    EXPECT_LT(largest, 4e-5) << "nu " << nu;  // (the paper: 4e-4 m)
+    EXPECT_LT(mean, 1e-5) << "nu " << nu;
+  }
 }
 
 TEST(PbdMembrane, OnlyTrbsIsAConstraint) {
