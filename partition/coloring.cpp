@@ -9,6 +9,7 @@
 #include <bit>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "partition/collective.hpp"
 
@@ -91,6 +92,57 @@ std::vector<std::int32_t> distributed_cell_colors(MPI_Comm comm, const LocalMesh
   });
   MPI_Bcast(&n, 1, MPI_INT, 0, comm);
   for (int r = 0; r <= size; ++r) offsets[r] /= (npc + 1);
+  for (int r = 0; r < size; ++r) counts[r] = offsets[r + 1] - offsets[r];
+  std::vector<std::int32_t> mine(n_local);
+  MPI_Scatterv(colors_sent.data(), counts.data(), offsets.data(), MPI_INT32_T, mine.data(), n_local, MPI_INT32_T, 0,
+               comm);
+  if (n_colors) *n_colors = n;
+  return mine;
+}
+
+std::vector<std::int32_t> distributed_stencil_colors(MPI_Comm comm, const LocalMesh& mesh,
+                                                     std::span<const LocalIndex> stencils, int* n_colors) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  constexpr int kWidth = 4;
+  const int n_local = static_cast<int>(stencils.size() / kWidth);
+  std::vector<std::int64_t> send(stencils.size());
+  for (std::size_t k = 0; k < stencils.size(); ++k) send[k] = mesh.original_vertex[stencils[k]];
+  std::vector<int> counts(size), offsets(size + 1, 0);
+  const int my_count = static_cast<int>(send.size());
+  MPI_Gather(&my_count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+  for (int r = 0; r < size; ++r) offsets[r + 1] = offsets[r] + counts[r];
+  std::vector<std::int64_t> all(rank == 0 ? offsets[size] : 0);
+  MPI_Gatherv(send.data(), my_count, MPI_INT64_T, all.data(), counts.data(), offsets.data(), MPI_INT64_T, 0, comm);
+  std::vector<std::int32_t> colors_sent;
+  int n = 0;
+  run_collectively(comm, [&] {
+    if (rank != 0) return;
+    const std::size_t gathered = all.size() / kWidth;
+    auto key = [&](std::size_t h) {
+      const std::int64_t a = all[kWidth * h], b = all[kWidth * h + 1];
+      return std::pair{std::min(a, b), std::max(a, b)};
+    };
+    std::vector<std::size_t> order(gathered);
+    for (std::size_t h = 0; h < gathered; ++h) order[h] = h;
+    std::sort(order.begin(), order.end(), [&](std::size_t l, std::size_t r) { return key(l) < key(r); });
+    std::vector<std::int64_t> sorted(all.size());
+    std::int64_t n_vertices = 0;
+    for (std::size_t i = 0; i < gathered; ++i)
+      for (int k = 0; k < kWidth; ++k) {
+        sorted[kWidth * i + k] = all[kWidth * order[i] + k];
+        n_vertices = std::max(n_vertices, sorted[kWidth * i + k] + 1);
+      }
+    const std::vector<std::int32_t> color = greedy_cell_colors(sorted, kWidth, n_vertices);
+    colors_sent.assign(gathered, 0);
+    for (std::size_t i = 0; i < gathered; ++i) {
+      colors_sent[order[i]] = color[i];
+      n = std::max(n, color[i] + 1);
+    }
+  });
+  MPI_Bcast(&n, 1, MPI_INT, 0, comm);
+  for (int r = 0; r <= size; ++r) offsets[r] /= kWidth;
   for (int r = 0; r < size; ++r) counts[r] = offsets[r + 1] - offsets[r];
   std::vector<std::int32_t> mine(n_local);
   MPI_Scatterv(colors_sent.data(), counts.data(), offsets.data(), MPI_INT32_T, mine.data(), n_local, MPI_INT32_T, 0,

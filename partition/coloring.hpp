@@ -32,4 +32,11 @@ std::vector<std::int32_t> greedy_cell_colors(std::span<const std::int64_t> cells
 std::vector<std::int32_t> distributed_cell_colors(MPI_Comm comm, const LocalMesh& mesh, int nodes_per_cell,
                                                   int* n_colors = nullptr);
 
+/// Collective: the colours of this rank's membrane bending stencils (`stencils`: 4 local vertex ids each, the
+/// interior edge first, as LocalMesh::hinges; every interior edge on exactly one rank), greedy over all stencils in
+/// the order of their edges' file vertex indices (smaller, then larger): stencils sharing a vertex differ in colour,
+/// and the colouring depends on the mesh file only. Throws CollectiveError on every rank if it fails.
+std::vector<std::int32_t> distributed_stencil_colors(MPI_Comm comm, const LocalMesh& mesh,
+                                                     std::span<const LocalIndex> stencils, int* n_colors = nullptr);
+
 }  // namespace edgefem

@@ -28,7 +28,9 @@ PbdSolver::PbdSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model
       model_(std::move(model)),
       assembler_(comm, mesh, model_),
       quiet_(quiet) {
-  sweep_.emplace(comm, mesh, model_);
+  std::vector<double> bending(job.materials.size());
+  for (std::size_t m = 0; m < bending.size(); ++m) bending[m] = job.materials[m].bending_stiffness;
+  sweep_.emplace(comm, mesh, model_, bending);
   sweep_->set_time_step(spec_.dt, spec_.position_based.xpbd);
   n_steps_ = std::llround(spec_.end_time / spec_.dt);
   for (auto* v : {&x_, &v_, &x_n_, &h_, &h_new_, &w_, &work_}) {

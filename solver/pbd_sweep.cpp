@@ -8,8 +8,10 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "materials/element_energy_inline.hpp"
+#include "materials/bending.hpp"
 #include "materials/membrane_energy.hpp"
 #include "partition/collective.hpp"
 #include "partition/coloring.hpp"
@@ -34,7 +36,8 @@ void reverse_add(Vec v) {
 
 }  // namespace
 
-PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
+PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model& model,
+                               std::span<const double> bending_stiffness)
     : comm_(comm), n_owned_(mesh.n_owned), n_local_(mesh.n_local()) {
   MPI_Comm_size(comm, &size_);
   for (LocalIndex v = n_owned_; v < n_local_; ++v) ghost_ids_.push_back(static_cast<PetscInt>(mesh.global_vertex[v]));
@@ -93,8 +96,69 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
         tri_rest_[c] = tri_rest(X, mesh.cell_global[t]);
       material_[c] = model.cell_material[t];
     }
-    lambda_.assign(n_cells, 0.0);
+    n_cells_ = static_cast<std::size_t>(n_cells);
   });
+  n_cell_colors_ = n_colors_;
+  // Bending stencils (membranes with `bending:`): coloured among themselves, after the cells. Every rank takes part
+  // in the colouring when any material bends (the job is the same everywhere).
+  const bool bends = model.nodes_per_cell == 3 &&
+                     std::any_of(bending_stiffness.begin(), bending_stiffness.end(), [](double kb) { return kb > 0.0; });
+  if (bends) {
+    std::vector<LocalIndex> stencils;
+    run_collectively(comm, [&] {
+      if (!mesh.has_hinges)
+        throw std::invalid_argument("integrator position-based: bending needs the mesh's hinge stencils "
+                                    "(distribute the mesh with hinges)");
+      for (std::size_t h = 0; h < mesh.hinge_cell.size(); ++h) {
+        const double kb = bending_stiffness[static_cast<std::size_t>(model.cell_material[mesh.hinge_cell[h]])];
+        if (!(kb > 0.0)) continue;
+        double X[12];
+        std::array<LocalIndex, 4> v{};
+        for (int a = 0; a < 4; ++a) {
+          v[a] = mesh.hinges[4 * h + a];
+          for (int k = 0; k < 3; ++k) X[3 * a + k] = mesh.mesh.coords[3 * v[a] + k];
+        }
+        stencils.insert(stencils.end(), v.begin(), v.end());
+        hinge_k_.push_back(bending_weights(X, kb));
+        hinge_kb_.push_back(kb);
+        double area = 0.0;  // the two triangles (x0, x1, x2) and (x0, x1, x3)
+        for (int o = 2; o < 4; ++o) {
+          double e1[3], e2[3];
+          for (int k = 0; k < 3; ++k) e1[k] = X[3 + k] - X[k], e2[k] = X[3 * o + k] - X[k];
+          const double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+          area += 0.5 * std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        }
+        hinge_area_.push_back(area);
+      }
+    });
+    int n_hinge_colors = 0;
+    const std::vector<std::int32_t> hinge_color = distributed_stencil_colors(comm, mesh, stencils, &n_hinge_colors);
+    // Append the hinges sorted by colour (ascending local order inside a colour).
+    const std::size_t n_hinges = hinge_k_.size();
+    std::vector<std::size_t> begin(static_cast<std::size_t>(n_hinge_colors) + 1, 0);
+    for (std::size_t h = 0; h < n_hinges; ++h) ++begin[hinge_color[h] + 1];
+    std::partial_sum(begin.begin(), begin.end(), begin.begin());
+    std::vector<std::size_t> slot(n_hinges);
+    {
+      std::vector<std::size_t> next(begin.begin(), begin.end() - 1);
+      for (std::size_t h = 0; h < n_hinges; ++h) slot[h] = next[hinge_color[h]]++;
+    }
+    auto permuted = [&](const auto& in) {
+      std::remove_cvref_t<decltype(in)> out(in.size());
+      for (std::size_t h = 0; h < n_hinges; ++h) out[slot[h]] = in[h];
+      return out;
+    };
+    hinge_k_ = permuted(hinge_k_);
+    hinge_kb_ = permuted(hinge_kb_);
+    hinge_area_ = permuted(hinge_area_);
+    vertices_.resize(n_cells_ + n_hinges);
+    material_.resize(n_cells_ + n_hinges, -1);
+    for (std::size_t h = 0; h < n_hinges; ++h)
+      for (int a = 0; a < 4; ++a) vertices_[n_cells_ + slot[h]][a] = stencils[4 * h + a];
+    for (int c = 1; c <= n_hinge_colors; ++c) color_begin_.push_back(n_cells_ + begin[c]);
+    n_colors_ += n_hinge_colors;
+  }
+  lambda_.assign(vertices_.size(), 0.0);
 
   // Masses, prescribed dofs, cell counts and the owned vertices other ranks hold as ghosts, through delta_.
   delta_ = create_vector();
@@ -119,8 +183,8 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
   w_.assign(n_dofs, 0.0);
   for (std::size_t i = 0; i < n_dofs; ++i) w_[i] = prescribed[i] != 0.0 || !(mass[i] > 0.0) ? 0.0 : 1.0 / mass[i];
   std::fill(partial.begin(), partial.end(), 0.0);
-  for (const auto& v : vertices_)
-    for (int a = 0; a < nodes_; ++a) partial[3 * static_cast<std::size_t>(v[a])] += 1.0;
+  for (std::size_t c = 0; c < vertices_.size(); ++c)
+    for (int a = 0; a < (c < n_cells_ ? nodes_ : 4); ++a) partial[3 * static_cast<std::size_t>(vertices_[c][a])] += 1.0;
   const std::vector<double> count = summed(partial);
   cell_count_.resize(n_local_);
   for (LocalIndex v = 0; v < n_local_; ++v) cell_count_[v] = std::max(1.0, count[3 * static_cast<std::size_t>(v)]);
@@ -156,11 +220,12 @@ void PbdConstraints::reset_multipliers() {
 
 std::size_t PbdConstraints::bytes() const {
   return vertices_.size() * sizeof(vertices_[0]) + rest_.size() * sizeof(TetRest) + tri_rest_.size() * sizeof(TriRest) +
+         hinge_k_.size() * (sizeof(hinge_k_[0]) + 2 * sizeof(double)) +
          material_.size() * sizeof(std::int32_t) + lambda_.size() * sizeof(double) +
          contribution_.size() * sizeof(double);
 }
 
-template <int N, bool kJacobi>
+template <int N, bool kHinge, bool kJacobi>
 void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, double* change) {
   constexpr int n = 3 * N;  // dofs of the constraint
   const std::array<LocalIndex, 4>& v = vertices_[c];
@@ -171,16 +236,23 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
       w[3 * a + k] = w_[3 * v[a] + k];
     }
   const std::int32_t m = material_[c];
-  double energy = 0.0, volume = 0.0;
-  if constexpr (N == 4) {
+  double energy = 0.0, volume = 0.0, k = 0.0;
+  if constexpr (kHinge) {
+    const std::size_t h = c - n_cells_;
+    energy = bending_energy_gradient(hinge_k_[h], xe, g);
+    volume = hinge_area_[h];
+    k = hinge_kb_[h];
+  } else if constexpr (N == 4) {
     const ElementEnergyGradient kernel = kernel_[m];
     energy = kernel == &stvk_element_energy_gradient
                  ? stvk_energy_gradient_inline(rest_[c], xe, tables_[m], g)  // the same, inlined
                  : kernel(rest_[c], xe, tables_[m], g);
     volume = rest_[c].v0;
+    k = modulus_[m];
   } else {
     energy = trbs_element_energy_gradient(tri_rest_[c], xe, membrane_tables_[m], g);
     volume = tri_rest_[c].area * membrane_tables_[m].thickness;
+    k = modulus_[m];
   }
   double scale = 0.0;  // dx_i = scale * w_i * g_i
   if (fixed_lambda_) {
@@ -188,7 +260,6 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
   } else {
     double wg2 = 0.0;
     for (int i = 0; i < n; ++i) wg2 += w[i] * g[i] * g[i];
-    const double k = modulus_[m];
     if (!(energy > kRestDensity * k * volume) || !(wg2 > 0.0)) {
       // At rest: the element's force -dt^2 g is zero, so is its share of x - x* (consistent XPBD).
       if (xpbd_ && !kJacobi) {
@@ -257,6 +328,25 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
     }
 }
 
+template <bool kJacobi>
+void PbdConstraints::project_color(int color, double* x, double* ghost_change, double* change) {
+  const std::int64_t begin = static_cast<std::int64_t>(color_begin_[color]);
+  const std::int64_t end = static_cast<std::int64_t>(color_begin_[color + 1]);
+  if (color >= n_cell_colors_) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = begin; c < end; ++c)
+      project<4, true, kJacobi>(static_cast<std::size_t>(c), x, ghost_change, change);
+  } else if (nodes_ == 4) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = begin; c < end; ++c)
+      project<4, false, kJacobi>(static_cast<std::size_t>(c), x, ghost_change, change);
+  } else {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = begin; c < end; ++c)
+      project<3, false, kJacobi>(static_cast<std::size_t>(c), x, ghost_change, change);
+  }
+}
+
 void PbdConstraints::apply_changes(Vec x, bool jacobi) {
   reverse_add(delta_);
   {
@@ -285,21 +375,13 @@ void PbdConstraints::apply_changes(Vec x, bool jacobi) {
 
 void PbdConstraints::colored_sweep(Vec x) {
   for (int color = 0; color < n_colors_; ++color) {
-    const std::int64_t begin = static_cast<std::int64_t>(color_begin_[color]);
-    const std::int64_t end = static_cast<std::int64_t>(color_begin_[color + 1]);
     {
       LocalForm xl(x, false);
       double* xp = xl.span().data();
       std::optional<LocalForm> dl;
       double* dp = nullptr;
       if (size_ > 1) dl.emplace(delta_, false), dp = dl->span().data();
-      if (nodes_ == 4) {
-#pragma omp parallel for schedule(static)
-        for (std::int64_t c = begin; c < end; ++c) project<4, false>(static_cast<std::size_t>(c), xp, dp, nullptr);
-      } else {
-#pragma omp parallel for schedule(static)
-        for (std::int64_t c = begin; c < end; ++c) project<3, false>(static_cast<std::size_t>(c), xp, dp, nullptr);
-      }
+      project_color<false>(color, xp, dp, nullptr);
     }
     if (size_ > 1) apply_changes(x, false);
   }
@@ -311,17 +393,7 @@ void PbdConstraints::jacobi_sweep(Vec x) {
     LocalForm xl(x, false);
     double* xp = xl.span().data();
     double* cp = change_.data();
-    for (int color = 0; color < n_colors_; ++color) {
-      const std::int64_t begin = static_cast<std::int64_t>(color_begin_[color]);
-      const std::int64_t end = static_cast<std::int64_t>(color_begin_[color + 1]);
-      if (nodes_ == 4) {
-#pragma omp parallel for schedule(static)
-        for (std::int64_t c = begin; c < end; ++c) project<4, true>(static_cast<std::size_t>(c), xp, nullptr, cp);
-      } else {
-#pragma omp parallel for schedule(static)
-        for (std::int64_t c = begin; c < end; ++c) project<3, true>(static_cast<std::size_t>(c), xp, nullptr, cp);
-      }
-    }
+    for (int color = 0; color < n_colors_; ++color) project_color<true>(color, xp, nullptr, cp);
   }
   {
     LocalForm dl(delta_, false);

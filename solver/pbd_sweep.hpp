@@ -48,7 +48,11 @@ class PbdConstraints {
   /// Collective (colours the mesh, sums the lumped masses). Every material's model must have an element_energy
   /// (and the mesh tetrahedra). The inverse masses are 1/m on free dofs and 0 on the model's prescribed dofs.
   /// Throws CollectiveError on every rank on bad input.
-  PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model& model);
+  /// `bending_stiffness` (per job material entry, 0 = none): membranes with bending also get one constraint per
+  /// hinge stencil of this rank (LocalMesh::hinges), Bergou's isometric bending energy (materials/bending.hpp),
+  /// coloured after the triangles.
+  PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model& model,
+                 std::span<const double> bending_stiffness = {});
 
   /// A new ghosted vector (3 dofs per owned vertex, this rank's ghosts): the layout the sweeps work on.
   [[nodiscard]] PetscOwner<Vec, VecDestroy> create_vector() const;
@@ -76,8 +80,12 @@ class PbdConstraints {
  private:
   /// Project constraint c at positions x (local form). Gauss-Seidel: applied to x in place, ghost vertices' changes
   /// also stored in ghost_change; Jacobi: added to change (x unchanged).
-  template <int N, bool kJacobi>
+  /// N vertices per constraint; kHinge: a bending stencil (4 vertices) instead of a cell.
+  template <int N, bool kHinge, bool kJacobi>
   void project(std::size_t c, double* x, double* ghost_change, double* change);
+  /// Project every constraint of colour `color` (OpenMP), dispatching on its kind.
+  template <bool kJacobi>
+  void project_color(int color, double* x, double* ghost_change, double* change);
   /// Collective: add delta_'s ghost entries into their owners and `scale` times the owned result into x (x's owned
   /// entries), zero delta_, update x's ghosts.
   void apply_changes(Vec x, bool jacobi);
@@ -92,6 +100,10 @@ class PbdConstraints {
   std::vector<TetRest> rest_;                        ///< tets
   std::vector<TriRest> tri_rest_;                    ///< triangles
   std::vector<MembraneMaterial> membrane_tables_;    ///< triangles: per material entry
+  std::size_t n_cells_ = 0;                          ///< constraints [0, n_cells_) are cells, then the hinges
+  int n_cell_colors_ = 0;                            ///< colours [0, n_cell_colors_) are cells', then the hinges'
+  std::vector<std::array<double, 4>> hinge_k_;       ///< per hinge (index c - n_cells_): Bergou's weights k
+  std::vector<double> hinge_kb_, hinge_area_;        ///< per hinge: stiffness kb, A0 + A1 (the rest test's scale)
   std::vector<std::int32_t> material_;
   std::vector<double> lambda_;        ///< XPBD multipliers of the current step
   std::vector<double> contribution_;  ///< consistent XPBD: 12 per constraint, grad C_e lambda_e (force units)
