@@ -107,8 +107,9 @@ CellPartitioner choose_partitioner(const Job& job, std::int64_t n_cells, std::st
       break;
     case PartitionMethod::automatic:
       if (bending) {
-        reason = "automatic; membrane bending: METIS on rank 0, which holds the whole mesh to find the hinge "
-                 "stencils (partition: {method: ptscotch} for sequential PT-Scotch there)";
+        reason =
+            "automatic; membrane bending: METIS on rank 0, which holds the whole mesh to find the hinge "
+            "stencils (partition: {method: ptscotch} for sequential PT-Scotch there)";
       } else {
         method = n_cells >= kPtScotchMinCells ? CellPartitioner::ptscotch : CellPartitioner::metis;
         reason = "automatic: METIS below " + std::to_string(kPtScotchMinCells) + " cells, PT-Scotch from there on";
@@ -163,7 +164,8 @@ DistributedJobMesh load_distributed_job_mesh(MPI_Comm comm, const Job& job) {
   const bool hinges = any_bending(job);
   std::string why;
   out.partitioner = choose_partitioner(job, n_cells, &why);
-  if (hinges) out.partition_notice = std::string("partition: ") + to_string(out.partitioner) + " on rank 0 (" + why + ")";
+  if (hinges)
+    out.partition_notice = std::string("partition: ") + to_string(out.partitioner) + " on rank 0 (" + why + ")";
   out.seconds_read = seconds_since(t);
   t = std::chrono::steady_clock::now();
   if (out.partitioner == CellPartitioner::metis || hinges) {

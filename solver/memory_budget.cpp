@@ -183,7 +183,8 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   const long long dofs = 3 * static_cast<long long>(mesh.n_global_vertices);
   const bool dynamic_membrane = job.analysis_type == AnalysisType::dynamics && tets == 0;
   P pc = job.solver.preconditioner;
-  if (pc == P::automatic) pc = dynamic_membrane ? P::block_jacobi : dofs > job.solver.direct_max_dofs ? P::gamg : P::direct;
+  if (pc == P::automatic)
+    pc = dynamic_membrane ? P::block_jacobi : dofs > job.solver.direct_max_dofs ? P::gamg : P::direct;
   bool amg = pc == P::gamg || pc == P::hypre;
   double pc_other = pc == P::block_jacobi ? 300.0 * static_cast<double>(tets + triangles) : e.unsmoothed;
   std::string pc_name = amg ? (pc == P::hypre ? "hypre" : "gamg") : pc == P::block_jacobi ? "bjacobi" : "direct";
@@ -211,8 +212,7 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
 
   // Sums per node: [0] the extra bytes with the rich preconditioner, [1] with the lean one, [2] the cells.
   const double resident = resident_bytes();
-  const double mine[3] = {e.base() + pc_rich, e.base() + pc_lean,
-                          static_cast<double>(tets + triangles)};
+  const double mine[3] = {e.base() + pc_rich, e.base() + pc_lean, static_cast<double>(tets + triangles)};
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
   double on_node[3] = {0, 0, 0};

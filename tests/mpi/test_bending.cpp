@@ -38,7 +38,9 @@ ClothRun simulate(MPI_Comm comm, const Job& job, const LocalMesh& mesh) {
   return {std::move(g[0]), std::move(g[1])};
 }
 
-ClothRun simulate(MPI_Comm comm, const Job& job) { return simulate(comm, job, mpitest::distributed_job_mesh(comm, job)); }
+ClothRun simulate(MPI_Comm comm, const Job& job) {
+  return simulate(comm, job, mpitest::distributed_job_mesh(comm, job));
+}
 
 /// Curl of the cloth's centre line Y = 0.5 (reference): the largest distance of its vertices from the chord
 /// between its two ends (the held one, X = 0, and the free one, X = 1). Zero for a flat (unbent) flap.

@@ -111,10 +111,11 @@ TEST(Slices, SheetSlicesDistributeLikeGenerateSheet) {
   // Odd sizes: the blocks of quads, vertices and boundary edges end mid-row.
   for (const std::array<int, 2> cells : {std::array<int, 2>{9, 5}, {4, 13}}) {
     const std::array<double, 2> size{1.5, 0.9};
-    const LocalMesh expected =
-        distribute_mesh(MPI_COMM_WORLD, world_rank() == 0 ? generate_sheet(size, cells) : Mesh{});
-    const LocalMesh got = distribute_slices(
-        MPI_COMM_WORLD, generate_sheet_slice(size, cells, world_rank(), world_size()), CellPartitioner::metis);
+    const LocalMesh expected = distribute_mesh(MPI_COMM_WORLD,
+                                               world_rank() == 0 ? generate_sheet(size, cells) : Mesh{});
+    const LocalMesh got = distribute_slices(MPI_COMM_WORLD,
+                                            generate_sheet_slice(size, cells, world_rank(), world_size()),
+                                            CellPartitioner::metis);
     ASSERT_GT(got.mesh.n_triangles(), 0);
     expect_same_local_mesh(got, expected);
   }

@@ -17,9 +17,10 @@ namespace {
 
 constexpr double kMB = 1024.0 * 1024.0;
 
-const char* kMesh = "mesh: {generate: {shape: box, size: [2, 2, 2], cells: [20, 20, 20]}}\n"  // 48,000 tets
-                    "materials: [{model: stvk, young: 1000, poisson: 0.3, density: 1}]\n"
-                    "boundary: [{select: {region: 11}, fix: [x, y, z]}]\n";
+const char* kMesh =
+    "mesh: {generate: {shape: box, size: [2, 2, 2], cells: [20, 20, 20]}}\n"  // 48,000 tets
+    "materials: [{model: stvk, young: 1000, poisson: 0.3, density: 1}]\n"
+    "boundary: [{select: {region: 11}, fix: [x, y, z]}]\n";
 
 Job job(const std::string& name, const std::string& rest) {
   return mpitest::job_from_yaml(mpitest::scratch_dir("memory_plan"), name, std::string(kMesh) + rest);
