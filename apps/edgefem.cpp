@@ -204,9 +204,10 @@ int command_info(const Arguments& arguments) {
     std::string why;
     const MeshReader reader = choose_reader(job, &why);
     const long long n_cells = mesh.n_tets() > 0 ? mesh.n_tets() : mesh.n_triangles();
-    std::printf("run input: %s reader (%s); partition %s (partition.method %s; automatic: METIS below %lld cells)\n",
-                to_string(reader), why.c_str(), to_string(choose_partitioner(job, n_cells)),
-                std::string(to_string(job.partition_method)).c_str(), static_cast<long long>(kPtScotchMinCells));
+    std::string partition_why;
+    const CellPartitioner partitioner = choose_partitioner(job, n_cells, &partition_why);
+    std::printf("run input: %s reader (%s); partition %s (%s)\n", to_string(reader), why.c_str(),
+                to_string(partitioner), partition_why.c_str());
   }
   // The quality of both partitioners (the per-rank table below is METIS's).
   const PartitionPlan scotch_plan = plan_partition(mesh, args.ranks, CellPartitioner::ptscotch);
@@ -792,6 +793,7 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
               "so far %.1f MB on the largest rank, %.1f MB mean\n",
               to_string(loaded.reader), to_string(loaded.partitioner), clock.read, clock.partition, clock.distribute,
               input_peak_max, input_peak_sum / size);
+  if (!loaded.partition_notice.empty()) PetscPrintf(comm, "  %s\n", loaded.partition_notice.c_str());
   if (!memory.report.empty() && (!args.quiet || !memory.fits)) PetscPrintf(comm, "%s\n", memory.report.c_str());
   summary.oversubscribed = warn_if_oversubscribed(comm);
 

@@ -208,49 +208,90 @@ MeshSlice generate_box_slice(const std::array<double, 3>& size, const std::array
   return slice;
 }
 
-Mesh generate_sheet(std::array<double, 2> size, std::array<int, 2> cells) {
-  const std::int64_t n_vertices = check_request("generate sheet", size, cells, 2);
-  const std::int64_t nx = cells[0], ny = cells[1], sx = nx + 1;
+namespace {
+
+/// Coordinates of the sheet's grid vertices [first, end) (x fastest, z = 0), 3 per vertex.
+void sheet_coordinates(std::int64_t nx, std::int64_t ny, const std::array<double, 2>& size, std::int64_t first,
+                       std::int64_t end, std::vector<double>& coords) {
+  const std::int64_t sx = nx + 1;
+  coords.resize(3 * static_cast<std::size_t>(end - first));
+  double* x = coords.data();
+  for (std::int64_t v = first; v < end; ++v, x += 3) {
+    x[0] = grid_coordinate(v % sx, nx, size[0]);
+    x[1] = grid_coordinate(v / sx, ny, size[1]);
+    x[2] = 0.0;
+  }
+}
+
+/// Two triangles per quad for the quads [first, end) (quad id i + nx j), split along A-C, normal +z, in order.
+template <class Index>
+void sheet_triangles(std::int64_t nx, std::int64_t first, std::int64_t end, std::vector<Index>& triangles) {
+  const std::int64_t sx = nx + 1;
+  triangles.resize(6 * static_cast<std::size_t>(end - first));
+  Index* out = triangles.data();
+  for (std::int64_t quad = first; quad < end; ++quad) {
+    const std::int64_t i = quad % nx, j = quad / nx;
+    const auto A = static_cast<Index>(i + sx * j), B = static_cast<Index>(i + 1 + sx * j),
+               C = static_cast<Index>(i + 1 + sx * (j + 1)), D = static_cast<Index>(i + sx * (j + 1));
+    const Index two[6] = {A, B, C, A, C, D};
+    for (const Index v : two) *out++ = v;
+  }
+}
+
+/// Boundary edges, counter-clockwise around the sheet (outward normal = edge direction x e_z), tagged by side.
+void sheet_boundary(std::int64_t nx, std::int64_t ny, std::vector<LocalIndex>& lines, std::vector<int>& region) {
+  const std::int64_t sx = nx + 1;
   auto vertex = [&](std::int64_t i, std::int64_t j) { return static_cast<LocalIndex>(i + sx * j); };
-
-  Mesh mesh;
-  mesh.coords.resize(3 * static_cast<std::size_t>(n_vertices));
-  for (std::int64_t j = 0; j <= ny; ++j) {
-    const double y = j == ny ? size[1] : size[1] * static_cast<double>(j) / static_cast<double>(ny);
-    for (std::int64_t i = 0; i <= nx; ++i) {
-      double* x = &mesh.coords[3 * static_cast<std::size_t>(vertex(i, j))];
-      x[0] = i == nx ? size[0] : size[0] * static_cast<double>(i) / static_cast<double>(nx);
-      x[1] = y;
-      x[2] = 0.0;
-    }
-  }
-
-  const std::size_t n_triangles = 2 * static_cast<std::size_t>(nx * ny);
-  mesh.triangles.resize(3 * n_triangles);
-  mesh.triangle_region.assign(n_triangles, box_region::volume);
-  LocalIndex* out = mesh.triangles.data();
-  for (std::int64_t j = 0; j < ny; ++j) {
-    for (std::int64_t i = 0; i < nx; ++i) {
-      const LocalIndex A = vertex(i, j), B = vertex(i + 1, j), C = vertex(i + 1, j + 1), D = vertex(i, j + 1);
-      const LocalIndex two[6] = {A, B, C, A, C, D};
-      for (const LocalIndex v : two) *out++ = v;
-    }
-  }
-
-  // Boundary edges, counter-clockwise around the sheet (outward normal = edge direction x e_z).
   const std::size_t n_lines = 2 * static_cast<std::size_t>(nx + ny);
-  mesh.lines.reserve(2 * n_lines);
-  mesh.line_region.reserve(n_lines);
+  lines.reserve(2 * n_lines);
+  region.reserve(n_lines);
   auto add = [&](LocalIndex v0, LocalIndex v1, int tag) {
-    mesh.lines.push_back(v0);
-    mesh.lines.push_back(v1);
-    mesh.line_region.push_back(tag);
+    lines.push_back(v0);
+    lines.push_back(v1);
+    region.push_back(tag);
   };
   for (std::int64_t j = 0; j < ny; ++j) add(vertex(0, j + 1), vertex(0, j), box_region::x_min);
   for (std::int64_t j = 0; j < ny; ++j) add(vertex(nx, j), vertex(nx, j + 1), box_region::x_max);
   for (std::int64_t i = 0; i < nx; ++i) add(vertex(i, 0), vertex(i + 1, 0), box_region::y_min);
   for (std::int64_t i = 0; i < nx; ++i) add(vertex(i + 1, ny), vertex(i, ny), box_region::y_max);
+}
+
+}  // namespace
+
+Mesh generate_sheet(std::array<double, 2> size, std::array<int, 2> cells) {
+  const std::int64_t n_vertices = check_request("generate sheet", size, cells, 2);
+  const std::int64_t nx = cells[0], ny = cells[1];
+  Mesh mesh;
+  sheet_coordinates(nx, ny, size, 0, n_vertices, mesh.coords);
+  sheet_triangles(nx, 0, nx * ny, mesh.triangles);
+  mesh.triangle_region.assign(mesh.triangles.size() / 3, box_region::volume);
+  sheet_boundary(nx, ny, mesh.lines, mesh.line_region);
   return mesh;
+}
+
+MeshSlice generate_sheet_slice(const std::array<double, 2>& size, const std::array<int, 2>& cells, int rank,
+                               int ranks) {
+  const std::int64_t n_vertices = check_request("generate sheet", size, cells, 2);
+  const std::int64_t nx = cells[0], ny = cells[1], n_quads = nx * ny;
+  MeshSlice slice;
+  slice.nodes = 3;
+  slice.n_vertices = n_vertices;
+  slice.n_cells = 2 * n_quads;
+  slice.vertex_begin = slice_begin(n_vertices, rank, ranks);
+  sheet_coordinates(nx, ny, size, slice.vertex_begin, slice_begin(n_vertices, rank + 1, ranks), slice.coords);
+  const std::int64_t quad_begin = slice_begin(n_quads, rank, ranks), quad_end = slice_begin(n_quads, rank + 1, ranks);
+  slice.cell_begin = 2 * quad_begin;
+  sheet_triangles(nx, quad_begin, quad_end, slice.cells);
+  slice.cell_region.assign(slice.cells.size() / 3, box_region::volume);
+  // The boundary edges (a perimeter: O(N^(1/2))) are generated whole and this rank keeps its block.
+  std::vector<LocalIndex> lines;
+  std::vector<int> region;
+  sheet_boundary(nx, ny, lines, region);
+  const auto n_lines = static_cast<GlobalIndex>(region.size());
+  const GlobalIndex first = slice_begin(n_lines, rank, ranks), end = slice_begin(n_lines, rank + 1, ranks);
+  slice.facets.assign(lines.begin() + 2 * first, lines.begin() + 2 * end);
+  slice.facet_region.assign(region.begin() + first, region.begin() + end);
+  return slice;
 }
 
 }  // namespace edgefem

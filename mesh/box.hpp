@@ -35,4 +35,10 @@ MeshSlice generate_box_slice(const std::array<double, 3>& size, const std::array
 /// Vertices are numbered x fastest: v(i,j) = i + (cells[0]+1) * j. Same input checks as generate_box.
 Mesh generate_sheet(std::array<double, 2> size, std::array<int, 2> cells);
 
+/// Rank `rank` of `ranks`' slice of generate_sheet(size, cells) (mesh/slice.hpp): the vertices of its block with
+/// their coordinates, the 2 triangles of each quad of its block of quads (quad id i + nx j, triangle id 2 quad + t:
+/// the numbering of generate_sheet) and its block of the boundary edges (nodes = 3). No rank builds the whole
+/// sheet. Same input checks as generate_sheet.
+MeshSlice generate_sheet_slice(const std::array<double, 2>& size, const std::array<int, 2>& cells, int rank, int ranks);
+
 }  // namespace edgefem

@@ -270,9 +270,11 @@ Piece make_piece(const Mesh& whole, const CellView& cv, const PartitionPlan& pla
 
 /// Rank 0: partitions `whole` into n_parts and cuts it into one piece per part.
 /// `partition_seconds`: the time plan_partition took. `hinges`: find the membrane's hinge stencils (find_hinges).
-std::vector<Piece> cut_into_pieces(const Mesh& whole, int n_parts, double& partition_seconds, bool hinges) {
+/// `method`: METIS, or PT-Scotch on this process alone.
+std::vector<Piece> cut_into_pieces(const Mesh& whole, int n_parts, double& partition_seconds, bool hinges,
+                                   CellPartitioner method) {
   const auto t0 = std::chrono::steady_clock::now();
-  PartitionPlan plan = plan_partition(whole, n_parts);
+  PartitionPlan plan = plan_partition(whole, n_parts, method);
   partition_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const CellView cv = cell_view(whole);
   const std::vector<std::vector<Hinge>> part_hinges =
@@ -469,7 +471,8 @@ PartitionQuality partition_quality(const Mesh& mesh, const PartitionPlan& plan) 
   return q;
 }
 
-LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole, double* partition_seconds, bool hinges) {
+LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole, double* partition_seconds, bool hinges,
+                          CellPartitioner method) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -477,7 +480,7 @@ LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole, double* partition_se
   std::vector<Piece> pieces;
   run_collectively(comm, [&] {
     double seconds = 0.0;
-    if (rank == 0) pieces = cut_into_pieces(whole, size, seconds, hinges);
+    if (rank == 0) pieces = cut_into_pieces(whole, size, seconds, hinges, method);
     if (partition_seconds != nullptr) *partition_seconds = seconds;
   });
   Piece mine;

@@ -105,6 +105,8 @@ struct LocalMesh {
 /// rank 0 fails. `partition_seconds` (optional): on rank 0, the wall time of plan_partition (METIS) alone; the
 /// rest of the call is the distribution (cutting the pieces, sending them, building the LocalMesh).
 /// `hinges`: also find the membrane bending stencils (LocalMesh::hinges; every rank passes the same value).
-LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole, double* partition_seconds = nullptr, bool hinges = false);
+/// `method`: the cell partitioner rank 0 runs (plan_partition; PT-Scotch on MPI_COMM_SELF, sequential).
+LocalMesh distribute_mesh(MPI_Comm comm, const Mesh& whole, double* partition_seconds = nullptr, bool hinges = false,
+                          CellPartitioner method = CellPartitioner::metis);
 
 }  // namespace edgefem

@@ -67,16 +67,13 @@ MeshReader choose_reader(const Job& job, std::string* why) {
     return MeshReader::serial;
   }
   if (any_bending(job)) {  // the hinge stencils are found on the whole mesh (distribute_mesh)
-    if (why != nullptr) *why = "membrane bending finds its hinge stencils on rank 0";
+    if (why != nullptr) *why = "membrane bending: the hinge stencils are found on the whole mesh on rank 0";
     return MeshReader::serial;
   }
   if (job.generate) {
-    if (job.generate->shape == GeneratedShape::box) {
-      if (why != nullptr) *why = "each rank generates its block of the box";
-      return MeshReader::generated_block;
-    }
-    if (why != nullptr) *why = "sheets are generated on rank 0";
-    return MeshReader::serial;
+    if (why != nullptr)
+      *why = std::string("each rank generates its block of the ") + std::string(to_string(job.generate->shape));
+    return MeshReader::generated_block;
   }
   const std::string& path = *job.mesh_file;
   std::error_code ec;
@@ -96,13 +93,31 @@ MeshReader choose_reader(const Job& job, std::string* why) {
   return MeshReader::parallel_gmsh;
 }
 
-CellPartitioner choose_partitioner(const Job& job, std::int64_t n_cells) {
+CellPartitioner choose_partitioner(const Job& job, std::int64_t n_cells, std::string* why) {
+  const bool bending = any_bending(job);
+  std::string reason;
+  CellPartitioner method = CellPartitioner::metis;
   switch (job.partition_method) {
-    case PartitionMethod::metis: return CellPartitioner::metis;
-    case PartitionMethod::ptscotch: return CellPartitioner::ptscotch;
-    case PartitionMethod::automatic: break;
+    case PartitionMethod::metis: reason = "partition.method metis"; break;
+    case PartitionMethod::ptscotch:
+      method = CellPartitioner::ptscotch;
+      reason = bending ? "partition.method ptscotch; membrane bending: sequential PT-Scotch on rank 0, which holds the "
+                         "whole mesh to find the hinge stencils"
+                       : "partition.method ptscotch";
+      break;
+    case PartitionMethod::automatic:
+      if (bending) {
+        reason =
+            "automatic; membrane bending: METIS on rank 0, which holds the whole mesh to find the hinge "
+            "stencils (partition: {method: ptscotch} for sequential PT-Scotch there)";
+      } else {
+        method = n_cells >= kPtScotchMinCells ? CellPartitioner::ptscotch : CellPartitioner::metis;
+        reason = "automatic: METIS below " + std::to_string(kPtScotchMinCells) + " cells, PT-Scotch from there on";
+      }
+      break;
   }
-  return n_cells >= kPtScotchMinCells ? CellPartitioner::ptscotch : CellPartitioner::metis;
+  if (why != nullptr) *why = reason;
+  return method;
 }
 
 DistributedJobMesh load_distributed_job_mesh(MPI_Comm comm, const Job& job) {
@@ -120,8 +135,11 @@ DistributedJobMesh load_distributed_job_mesh(MPI_Comm comm, const Job& job) {
   if (out.reader != MeshReader::serial) {
     MeshSlice slice;
     run_collectively(comm, [&] {
-      if (out.reader == MeshReader::generated_block)
-        slice = generate_box_slice(job.generate->size, job.generate->cells, rank, size);
+      if (out.reader != MeshReader::generated_block) return;
+      const GenerateSpec& g = *job.generate;
+      slice = g.shape == GeneratedShape::box
+                  ? generate_box_slice(g.size, g.cells, rank, size)
+                  : generate_sheet_slice({g.size[0], g.size[1]}, {g.cells[0], g.cells[1]}, rank, size);
     });
     if (out.reader == MeshReader::parallel_gmsh) slice = read_gmsh_slice(comm, *job.mesh_file);
     out.partitioner = choose_partitioner(job, slice.n_cells);
@@ -141,13 +159,17 @@ DistributedJobMesh load_distributed_job_mesh(MPI_Comm comm, const Job& job) {
   });
   long long n_cells = whole.n_tets() > 0 ? whole.n_tets() : whole.n_triangles();
   MPI_Bcast(&n_cells, 1, MPI_LONG_LONG, 0, comm);
-  // Membrane bending: METIS on rank 0, which also finds the hinge stencils (distribute_mesh).
+  // Membrane bending: rank 0 partitions (METIS, or PT-Scotch on one process) and finds the hinge stencils
+  // (distribute_mesh).
   const bool hinges = any_bending(job);
-  out.partitioner = hinges ? CellPartitioner::metis : choose_partitioner(job, n_cells);
+  std::string why;
+  out.partitioner = choose_partitioner(job, n_cells, &why);
+  if (hinges)
+    out.partition_notice = std::string("partition: ") + to_string(out.partitioner) + " on rank 0 (" + why + ")";
   out.seconds_read = seconds_since(t);
   t = std::chrono::steady_clock::now();
-  if (out.partitioner == CellPartitioner::metis) {
-    out.mesh = distribute_mesh(comm, whole, &out.seconds_partition, hinges);
+  if (out.partitioner == CellPartitioner::metis || hinges) {
+    out.mesh = distribute_mesh(comm, whole, &out.seconds_partition, hinges, out.partitioner);
     out.seconds_distribute = std::max(0.0, seconds_since(t) - out.seconds_partition);
     return out;
   }

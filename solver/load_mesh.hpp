@@ -30,7 +30,7 @@ inline constexpr std::int64_t kParallelReadMinBytes = 16 << 20;
 enum class MeshReader : std::uint8_t {
   serial,          ///< rank 0 read (or generated) the whole mesh
   parallel_gmsh,   ///< every rank read its slice of a MSH 4.1 binary file
-  generated_block  ///< every rank generated its block of the box
+  generated_block  ///< every rank generated its block of the box or sheet
 };
 const char* to_string(MeshReader reader);
 
@@ -38,18 +38,23 @@ const char* to_string(MeshReader reader);
 /// variable EDGEFEM_INPUT=serial forces the rank-0 path (for comparisons: the path of edgefem before the slices).
 MeshReader choose_reader(const Job& job, std::string* why = nullptr);
 
-/// The partitioner for `n_cells` cells under the job's partition.method.
-CellPartitioner choose_partitioner(const Job& job, std::int64_t n_cells);
+/// The partitioner for `n_cells` cells under the job's partition.method, and why (`why`, optional: what `run` and
+/// `edgefem info` print). With membrane bending the mesh is partitioned on rank 0, which finds the hinge stencils
+/// (distribute_mesh): `ptscotch` runs PT-Scotch there on one process, `automatic` is METIS.
+CellPartitioner choose_partitioner(const Job& job, std::int64_t n_cells, std::string* why = nullptr);
 
 struct DistributedJobMesh {
   LocalMesh mesh;
   MeshReader reader = MeshReader::serial;
   CellPartitioner partitioner = CellPartitioner::metis;
   double seconds_read = 0, seconds_partition = 0, seconds_distribute = 0;  ///< this rank's wall times
+  /// A line for the run header when the partitioner is not the usual one (membrane bending: rank 0 partitions),
+  /// saying which was used and why; empty otherwise.
+  std::string partition_notice;
 };
 
 /// Collective: the job's mesh read (or generated), partitioned and distributed over comm: MSH 4.1 binary files of
-/// kParallelReadMinBytes and more and generated boxes by slices (distribute_slices: no rank holds the whole
+/// kParallelReadMinBytes and more and generated boxes and sheets by slices (distribute_slices: no rank holds the whole
 /// mesh), other meshes on rank 0 (distribute_mesh, or scattered slices for PT-Scotch). Throws CollectiveError
 /// (InputError messages) on every rank.
 DistributedJobMesh load_distributed_job_mesh(MPI_Comm comm, const Job& job);

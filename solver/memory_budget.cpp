@@ -105,20 +105,62 @@ double resident_bytes() {
   return resident * static_cast<double>(sysconf(_SC_PAGESIZE));
 }
 
-RankEstimate estimate_rank_bytes(long long tets, long long triangles, int ranks) {
+RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long vertices, int ranks, SolveKind kind,
+                                 int frames) {
   // Bytes per local cell, measured with /proc/self/statm samples and valgrind massif on generated StVK boxes
-  // (docs/design.md, "Memory"). Tets: the edge/TSEP kernel data is ~0.9 KB, the matrix ~0.3 KB, its COO
-  // hand-over ~0.6 KB, vectors and the model the rest. Smoothed-aggregation GAMG: ~1 KB per tet on one rank,
-  // ~3.4 KB on two (the parallel Galerkin product's intermediates). Triangles: a membrane cell has about as many
-  // matrix entries as a tet (more vertices and edges per cell) but a smaller kernel.
+  // (docs/design.md, "Memory"): 2600 per tet from the distribution to the first solve, of which massif saw the
+  // edge/TSEP kernel data ~0.9 KB, the COO hand-over ~0.58 KB, the matrix ~0.29 KB and vectors ~0.16 KB (the rest:
+  // the model's other arrays, maps, PETSc's bookkeeping, counted with the model). Smoothed-aggregation GAMG: ~1 KB
+  // per tet on one rank, ~3.4 KB on two (the parallel Galerkin product's intermediates). Triangles: a membrane cell
+  // has about as many matrix entries as a tet (more vertices and edges per cell) but a smaller kernel.
   RankEstimate e;
-  const double t = static_cast<double>(tets), s = static_cast<double>(triangles);
-  e.model = 2600.0 * t + 1800.0 * s;
-  e.smoothed = (ranks > 1 ? 3400.0 : 1200.0) * (t + s);
-  e.unsmoothed = 400.0 * (t + s);
+  const double t = static_cast<double>(tets), s = static_cast<double>(triangles), v = static_cast<double>(vertices);
+  e.model = 1550.0 * t + 800.0 * s;
+  e.vectors = 180.0 * t + 150.0 * s;
   e.output = 400.0 * t + 300.0 * s;
+  switch (kind) {
+    case SolveKind::newton:
+      e.system = 870.0 * t + 850.0 * s;
+      e.smoothed = (ranks > 1 ? 3400.0 : 1200.0) * (t + s);
+      e.unsmoothed = 400.0 * (t + s);
+      break;
+    case SolveKind::position_based:
+      // Per constraint (a cell): 4 vertex ids, the rest shape (9 + 1 doubles), material, XPBD multiplier and the
+      // consistent XPBD contribution (12 doubles), sorted by colour: ~220 bytes (solver/pbd_sweep.hpp).
+      e.own = 220.0 * (t + s);
+      break;
+    case SolveKind::frames: {
+      // One sample per tet (centroid, volume, Lame constants ~50 bytes, an influence of ~40 bytes per frame: the
+      // harmonic weights are nowhere zero); per vertex a weight per frame and the scalar Laplace system of the
+      // harmonic weights with its GAMG (a ninth of the 3-dof system's bytes: ~400 per vertex).
+      const double n = std::max(1, frames);
+      e.own = (50.0 + 40.0 * n) * t + (8.0 * n + 400.0) * v;
+      break;
+    }
+  }
   return e;
 }
+
+SolveKind solve_kind(const Job& job) {
+  if (job.discretization.type == DiscretizationType::frames) return SolveKind::frames;
+  if (job.analysis_type == AnalysisType::dynamics && job.dynamic &&
+      job.dynamic->integrator == Integrator::position_based)
+    return SolveKind::position_based;
+  return SolveKind::newton;
+}
+
+namespace {
+
+/// The value of the last `-pc_type` in `options`, or "" when none.
+std::string pc_type_option(const std::string& options) {
+  std::istringstream in(options);
+  std::string word, value;
+  while (in >> word)
+    if (word == "-pc_type" && !(in >> value)) value.clear();
+  return value;
+}
+
+}  // namespace
 
 MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const std::string& cli_petsc_options) {
   int ranks = 1, rank = 0;
@@ -126,28 +168,51 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   MPI_Comm_rank(comm, &rank);
   const long long tets = mesh.mesh.n_tets();
   const long long triangles = tets > 0 ? 0 : mesh.mesh.n_triangles();
-  const RankEstimate e = estimate_rank_bytes(tets, triangles, ranks);
+  const SolveKind kind = solve_kind(job);
+  const int frames = job.discretization.frame_count > 0 ? job.discretization.frame_count
+                                                        : static_cast<int>(job.discretization.positions.size());
+  const RankEstimate e = estimate_rank_bytes(tets, triangles, mesh.n_local(), ranks, kind, frames);
 
-  // Which preconditioner the estimate is for. An AMG unless the job or the command line picks another, or the
-  // automatic choice is a direct factorization (small systems) or block Jacobi (dynamic membranes).
+  // Which preconditioner the estimate is for (Newton only). An AMG when the job or `-pc_type` names one, or the
+  // automatic choice is one (not a direct factorization of a small system, not block Jacobi for dynamic
+  // membranes). Block Jacobi's ILU(0) copies the local matrix (~300 bytes per cell); point Jacobi, SOR and none
+  // hold a few vectors; a direct factorization (small systems only) is counted as unsmoothed aggregation.
   using P = SolverSpec::Preconditioner;
   const std::string options = job.petsc_options + " " + cli_petsc_options;
-  const bool user_pc = option_in(options, "-pc_type");
+  const std::string user_pc = pc_type_option(options);
   const long long dofs = 3 * static_cast<long long>(mesh.n_global_vertices);
   const bool dynamic_membrane = job.analysis_type == AnalysisType::dynamics && tets == 0;
-  bool amg = job.solver.preconditioner == P::gamg || job.solver.preconditioner == P::hypre;
-  if (job.solver.preconditioner == P::automatic) amg = !dynamic_membrane && dofs > job.solver.direct_max_dofs;
-  amg = amg || user_pc;
-  const bool can_choose = amg && !user_pc && job.solver.preconditioner != P::hypre &&
+  P pc = job.solver.preconditioner;
+  if (pc == P::automatic)
+    pc = dynamic_membrane ? P::block_jacobi : dofs > job.solver.direct_max_dofs ? P::gamg : P::direct;
+  bool amg = pc == P::gamg || pc == P::hypre;
+  double pc_other = pc == P::block_jacobi ? 300.0 * static_cast<double>(tets + triangles) : e.unsmoothed;
+  std::string pc_name = amg ? (pc == P::hypre ? "hypre" : "gamg") : pc == P::block_jacobi ? "bjacobi" : "direct";
+  if (!user_pc.empty()) {
+    pc_name = user_pc;
+    amg = user_pc == "gamg" || user_pc == "hypre" || user_pc == "ml";
+    if (user_pc == "bjacobi" || user_pc == "asm" || user_pc == "ilu" || user_pc == "icc")
+      pc_other = 300.0 * static_cast<double>(tets + triangles);
+    else if (user_pc == "lu" || user_pc == "cholesky")
+      pc_other = e.unsmoothed;
+    else
+      pc_other = 0;  // jacobi, sor, none, shell, ...
+  }
+  if (kind != SolveKind::newton) {  // no matrix, no preconditioner
+    amg = false;
+    pc_other = 0;
+    pc_name = "none";
+  }
+  const bool can_choose = amg && user_pc.empty() && pc != P::hypre &&
                           job.solver.aggregation == SolverSpec::Aggregation::automatic &&
                           !option_in(options, "-pc_gamg_agg_nsmooths");
   const bool lean_only = job.solver.aggregation == SolverSpec::Aggregation::unsmoothed;
-  const double pc_rich = amg ? (lean_only ? e.unsmoothed : e.smoothed) : e.unsmoothed;
+  const double pc_rich = amg ? (lean_only ? e.unsmoothed : e.smoothed) : pc_other;
+  const double pc_lean = amg ? e.unsmoothed : pc_other;
 
   // Sums per node: [0] the extra bytes with the rich preconditioner, [1] with the lean one, [2] the cells.
   const double resident = resident_bytes();
-  const double mine[3] = {e.model + pc_rich + e.output, e.model + e.unsmoothed + e.output,
-                          static_cast<double>(tets + triangles)};
+  const double mine[3] = {e.base() + pc_rich, e.base() + pc_lean, static_cast<double>(tets + triangles)};
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
   double on_node[3] = {0, 0, 0};
@@ -181,6 +246,8 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   MPI_Bcast(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, worst.rank, comm);
 
   MemoryPlan plan;
+  plan.kind = kind;
+  plan.preconditioner = pc_name;
   plan.unsmoothed_aggregation = can_choose && every[0] == 0 && every[1] == 1;
   const bool lean = can_choose && every[0] == 0;  // unsmoothed aggregation, or the leanest plan that failed
   const double peak = resident + (lean ? mine[1] : mine[0]);

@@ -11,6 +11,7 @@
 /// the plan says to use unsmoothed aggregation (`solver.linear.aggregation: auto`, the default).
 #include <mpi.h>
 
+#include <cstdint>
 #include <string>
 
 #include "io/job.hpp"
@@ -26,24 +27,43 @@ double available_node_bytes();
 /// This process's resident set now, in bytes (/proc/self/statm); 0 when unreadable.
 double resident_bytes();
 
-/// Estimated peak bytes of one rank beyond what it holds now, for `tets` and `triangles` local cells.
-struct RankEstimate {
-  double model = 0;       ///< model, assembler, matrix and its COO hand-over, vectors
-  double smoothed = 0;    ///< a smoothed-aggregation GAMG hierarchy (or another AMG: hypre)
-  double unsmoothed = 0;  ///< an unsmoothed-aggregation GAMG hierarchy
-  double output = 0;      ///< the VTK piece of one output step
+/// What a job allocates besides the model, by how it solves (plan_memory picks it from the job).
+enum class SolveKind : std::uint8_t {
+  newton,          ///< statics and implicit dynamics: the assembled matrix, its COO hand-over, a preconditioner
+  position_based,  ///< analysis.integrator position-based: constraints sorted by colour, no matrix, no preconditioner
+  frames           ///< discretization.type frames: per-sample data and frame weights, no matrix on the mesh
 };
-RankEstimate estimate_rank_bytes(long long tets, long long triangles, int ranks);
+
+/// Estimated peak bytes of one rank beyond what it holds now, for `tets` and `triangles` local cells and
+/// `vertices` local vertices. Parts a job does not allocate are 0 (`kind`; `frames`: the frame count).
+struct RankEstimate {
+  double model = 0;       ///< the model: kernel data (edges, TSEPs, cells), masses, loads, maps
+  double system = 0;      ///< the assembled matrix and its COO hand-over to PETSc (newton only)
+  double vectors = 0;     ///< the solver's vectors
+  double own = 0;         ///< position-based: constraints by colour; frames: samples, weights, their Laplace solve
+  double smoothed = 0;    ///< a smoothed-aggregation GAMG hierarchy (or another AMG: hypre) (newton only)
+  double unsmoothed = 0;  ///< an unsmoothed-aggregation GAMG hierarchy (newton only)
+  double output = 0;      ///< the VTK piece of one output step
+  [[nodiscard]] double base() const { return model + system + vectors + own + output; }
+};
+RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long vertices, int ranks,
+                                 SolveKind kind = SolveKind::newton, int frames = 0);
+
+/// What the job's solver allocates (see SolveKind).
+SolveKind solve_kind(const Job& job);
 
 struct MemoryPlan {
   bool fits = true;                       ///< the plan fits every node (by the estimate)
   bool unsmoothed_aggregation = false;    ///< set `-pc_gamg_agg_nsmooths 0`: smoothed aggregation would not fit
   double estimated_peak_mb_max_rank = 0;  ///< current + estimate with the plan's preconditioner, largest rank
+  SolveKind kind = SolveKind::newton;     ///< what the estimate is for
+  std::string preconditioner;             ///< the preconditioner the estimate counts ("none" without a matrix)
   std::string problem;  ///< when it does not fit: the message (the worst node's need and availability, what to do)
   std::string report;   ///< a line for the run header (rank 0's), empty when there is nothing to say
 };
 
-/// Collective. Estimates every rank's peak, sums them per node (MPI_COMM_TYPE_SHARED) against the node's
+/// Collective. Estimates every rank's peak (only what the job's solver allocates: solve_kind, and for Newton the
+/// preconditioner the job or `-pc_type` names, or the automatic choice), sums them per node (MPI_COMM_TYPE_SHARED) against the node's
 /// available memory and decides the aggregation when `job.solver.aggregation` is `auto` and no
 /// `-pc_gamg_agg_nsmooths` option is given. The same plan on every rank (the caller throws ResourceError with
 /// `problem` when it does not fit, unless told to go on).

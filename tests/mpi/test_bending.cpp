@@ -30,13 +30,16 @@ struct ClothRun {
   std::vector<double> reference, position;  ///< every rank of comm: 3 per original vertex
 };
 
-ClothRun simulate(MPI_Comm comm, const Job& job) {
-  const LocalMesh mesh = mpitest::distributed_job_mesh(comm, job);
+ClothRun simulate(MPI_Comm comm, const Job& job, const LocalMesh& mesh) {
   DynamicSolver solver(comm, job, mesh, build_model(comm, job, mesh), "", true);
   (void)solver.run([](long long, double) {});
   const std::vector<double> x = solver.local_positions();
   auto g = mpitest::gather_by_original_vertex(comm, mesh, {mesh.mesh.coords, x}, true);
   return {std::move(g[0]), std::move(g[1])};
+}
+
+ClothRun simulate(MPI_Comm comm, const Job& job) {
+  return simulate(comm, job, mpitest::distributed_job_mesh(comm, job));
 }
 
 /// Curl of the cloth's centre line Y = 0.5 (reference): the largest distance of its vertices from the chord
@@ -86,6 +89,49 @@ TEST(Bending, EveryInteriorEdgeOnExactlyOneRankWithItsFourVertices) {
   }
   if (world_rank() == 0)
     std::printf("%lld hinges on %d ranks, %lld with an extra ghost vertex\n", total[0], world_size(), total[1]);
+}
+
+TEST(Bending, PtScotchPartitionsOnRankZeroAndSaysSo) {
+  // partition: {method: ptscotch} with bending: rank 0 holds the whole sheet for the hinge stencils and runs
+  // PT-Scotch there (sequentially); run's header says so. Every interior edge is still on exactly one rank, and the
+  // cloth moves as on one rank.
+  Job job = read_job(example());
+  job.partition_method = PartitionMethod::ptscotch;
+  const DistributedJobMesh loaded = load_distributed_job_mesh(MPI_COMM_WORLD, job);
+  EXPECT_EQ(loaded.reader, MeshReader::serial);
+  EXPECT_EQ(loaded.partitioner, CellPartitioner::ptscotch);
+  EXPECT_EQ(loaded.partition_notice.rfind("partition: ptscotch on rank 0 (partition.method ptscotch; membrane bending: "
+                                          "sequential PT-Scotch on rank 0",
+                                          0),
+            0u)
+      << loaded.partition_notice;
+  ASSERT_TRUE(loaded.mesh.has_hinges);
+  long long hinges = static_cast<long long>(loaded.mesh.hinge_cell.size()), total = 0;
+  MPI_Allreduce(&hinges, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(total, 3 * 16 * 16 - 2 * 16);
+  // Not METIS's partition under another name.
+  int differs = mpitest::distributed_job_mesh(MPI_COMM_WORLD, job).mesh.triangles != loaded.mesh.mesh.triangles ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &differs, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (world_size() > 1) {
+    EXPECT_EQ(differs, 1) << "the PT-Scotch partition equals METIS's";
+  }
+  job.partition_method = PartitionMethod::automatic;
+  std::string why;
+  EXPECT_EQ(choose_partitioner(job, 100000000, &why), CellPartitioner::metis);
+  EXPECT_NE(why.find("membrane bending: METIS on rank 0"), std::string::npos) << why;
+  const ClothRun distributed = simulate(MPI_COMM_WORLD, job, loaded.mesh);
+  double rel = 0.0;
+  if (world_rank() == 0) {
+    const ClothRun serial = simulate(MPI_COMM_SELF, job);
+    double d = 0.0, u = 0.0;
+    for (std::size_t i = 0; i < serial.position.size(); ++i) {
+      d = std::max(d, std::abs(serial.position[i] - distributed.position[i]));
+      u = std::max(u, std::abs(serial.position[i] - serial.reference[i]));
+    }
+    rel = d / u;
+  }
+  MPI_Bcast(&rel, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  EXPECT_LT(rel, 1e-8);
 }
 
 TEST(Bending, HangingClothCurlsLessWithBendingAndDistributedEqualsSerial) {

@@ -193,5 +193,46 @@ TEST(BoxSheet, CountsTagsOrientationAndArea) {
   EXPECT_NO_THROW(check_mesh(m, "sheet"));
 }
 
+TEST(BoxSheet, SlicesConcatenatedAreGenerateSheet) {
+  // Every rank's slice (generate_sheet_slice) in rank order gives back generate_sheet array for array: vertices
+  // and coordinates, triangles (ids 2 quad + t), boundary edges and their tags; odd sizes, more ranks than rows,
+  // and more ranks than quads (empty blocks).
+  const std::array<double, 2> size{2.5, 0.7};
+  for (const std::array<int, 2> cells : {std::array<int, 2>{1, 1}, {7, 3}, {5, 8}, {13, 1}, {3, 11}}) {
+    const Mesh whole = generate_sheet(size, cells);
+    for (int ranks = 1; ranks <= 7; ++ranks) {
+      SCOPED_TRACE("cells " + std::to_string(cells[0]) + " x " + std::to_string(cells[1]) + ", " +
+                   std::to_string(ranks) + " ranks");
+      std::vector<double> coords;
+      std::vector<GlobalIndex> triangles, lines;
+      std::vector<int> triangle_region, line_region;
+      GlobalIndex next_vertex = 0, next_cell = 0;
+      for (int r = 0; r < ranks; ++r) {
+        const MeshSlice s = generate_sheet_slice(size, cells, r, ranks);
+        EXPECT_EQ(s.nodes, 3);
+        EXPECT_EQ(s.n_vertices, whole.n_vertices());
+        EXPECT_EQ(s.n_cells, whole.n_triangles());
+        EXPECT_EQ(s.vertex_begin, next_vertex);
+        EXPECT_EQ(s.cell_begin, next_cell);
+        EXPECT_EQ(s.vertex_begin, slice_begin(s.n_vertices, r, ranks));
+        EXPECT_EQ(s.n_local_cells() % 2, 0);  // whole quads
+        next_vertex += s.n_local_vertices();
+        next_cell += s.n_local_cells();
+        coords.insert(coords.end(), s.coords.begin(), s.coords.end());
+        triangles.insert(triangles.end(), s.cells.begin(), s.cells.end());
+        triangle_region.insert(triangle_region.end(), s.cell_region.begin(), s.cell_region.end());
+        lines.insert(lines.end(), s.facets.begin(), s.facets.end());
+        line_region.insert(line_region.end(), s.facet_region.begin(), s.facet_region.end());
+      }
+      EXPECT_EQ(coords, whole.coords);
+      EXPECT_EQ(triangles, std::vector<GlobalIndex>(whole.triangles.begin(), whole.triangles.end()));
+      EXPECT_EQ(triangle_region, whole.triangle_region);
+      EXPECT_EQ(lines, std::vector<GlobalIndex>(whole.lines.begin(), whole.lines.end()));
+      EXPECT_EQ(line_region, whole.line_region);
+    }
+  }
+  EXPECT_THROW(generate_sheet_slice({1, 1}, {0, 3}, 0, 2), InputError);
+}
+
 }  // namespace
 }  // namespace edgefem
