@@ -51,10 +51,15 @@ class PbdSolver {
   [[nodiscard]] const Model& model() const { return model_; }
   [[nodiscard]] const NewtonStats& stats() const { return stats_; }  ///< always zero: no Newton
   [[nodiscard]] PbdConstraints& sweep() { return *sweep_; }
+  /// Tets with det F <= 0 now, on all ranks (solver/pbd_sweep.hpp). Collective.
+  [[nodiscard]] std::int64_t inverted_cells();
   /// Set the owned positions (ghosts updated); for tests.
   void set_positions(std::span<const double> owned);
 
  private:
+  /// analysis.initial_state flatten / mirror: the start positions (rest velocity unless initial_velocity is given).
+  void apply_initial_shape();
+
   MPI_Comm comm_;
   const DynamicSpec& spec_;
   const LocalMesh& mesh_;
