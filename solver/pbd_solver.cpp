@@ -2,8 +2,8 @@
 /// The position-based time loop (pbd_solver.hpp).
 #include "solver/pbd_solver.hpp"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <stdexcept>

@@ -7,6 +7,9 @@
 ///      prescribed dofs are set to x_D(t_{n+1}) (hard position constraints: inverse mass 0);
 ///   2. `iterations` sweeps over all constraints (XPBD multipliers start at 0 every step);
 ///   3. v_{n+1} = (x_{n+1} - x_n) / dt, then v_{n+1} *= (1 - velocity_damping).
+/// The start is the reference configuration, or (analysis.initial_state {flatten|mirror: axis}) the reference
+/// flattened onto / mirrored about the mid-plane of the bounding box normal to the axis (Bender et al. Fig. 6); the
+/// sweeps use the energies with inversion handling unless position_based.inversion is none.
 /// No Newton and no linear solve. The same state, output and checkpoints as DynamicSolver (positions, velocities,
 /// external work; the interface run_dynamic needs), so the PVTU series and restarts work unchanged.
 #include <mpi.h>

@@ -10,7 +10,8 @@
 ///        colored: the consistent form (pbd_sweep.cpp) whose fixed point is the backward-Euler step
 ///        M (x - x*)/dt^2 + dE/dx = 0 (plain XPBD stalls a few per cent away from it for this nonlinear C),
 ///   PBD: dx_i = w_i dlambda g_i,
-/// with w the inverse lumped mass per dof (0 on prescribed dofs). k is the material's reference modulus (largest
+/// with w the inverse lumped mass per dof (0 on prescribed dofs). With set_inversion_handling(true) E_e is the
+/// energy with inversion handling (ModelInfo::inverted_element_energy, materials/tet_inversion.hpp). k is the material's reference modulus (largest
 /// diagonal entry of D); any k gives the same iterates.
 ///
 /// Distribution: each rank projects its own cells only. The cells carry a global colour (partition/coloring.hpp):
