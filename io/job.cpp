@@ -71,6 +71,8 @@ constexpr std::array<Choice<Integrator>, 4> integrators = {{{"backward-euler", I
                                                             {"linearized-euler", Integrator::linearized_euler},
                                                             {"newmark", Integrator::newmark},
                                                             {"position-based", Integrator::position_based}}};
+constexpr std::array<Choice<PbdInversion>, 2> pbd_inversions = {{{"svd", PbdInversion::svd}, {"none", PbdInversion::none}}};
+constexpr std::array<Choice<int>, 3> axes = {{{"x", 0}, {"y", 1}, {"z", 2}}};
 constexpr std::array<Choice<PbdSweep>, 2> pbd_sweeps = {{{"colored", PbdSweep::colored}, {"jacobi", PbdSweep::jacobi}}};
 constexpr std::array<Choice<MassMatrix>, 2> masses = {
     {{"lumped", MassMatrix::lumped}, {"consistent", MassMatrix::consistent}}};
@@ -922,14 +924,27 @@ void JobParser::parse_analysis(const Value& v, Job& job) const {
   if (const Value* velocity = get("initial_velocity")) {
     d.initial_velocity = numbers<3>(*velocity, "a list of 3 numbers [vx, vy, vz]", "a number");
   }
-  if (const Value* state = get("initial_state")) d.initial_state = choice(*state, initial_states);
+  if (const Value* state = get("initial_state")) {
+    if (d.integrator != Integrator::position_based) {
+      d.initial_state = choice(*state, initial_states);
+    } else if (!state->node.IsScalar() || state->node.Scalar() != "rest") {
+      // Position-based: rest, or a collapsed / inverted start (Bender et al. Fig. 6).
+      if (!state->node.IsMap() || state->node.size() != 1)
+        expected(*state, "'rest' or a mapping with one key, flatten or mirror (integrator position-based)");
+      const Map shape(*this, *state, {"flatten", "mirror"});
+      const Value* flatten = shape.get("flatten");
+      const Value& axis = flatten ? *flatten : *shape.get("mirror");
+      d.position_based.initial_shape = flatten ? PbdInitialShape::flatten : PbdInitialShape::mirror;
+      d.position_based.initial_axis = choice(axis, axes);
+    }
+  }
   const Value* pbd = get("position_based");
   if (pbd && d.integrator != Integrator::position_based) {
     fail(pbd->line, pbd->path + ": only for integrator position-based (analysis.integrator is '" +
                         std::string(to_string(d.integrator)) + "')");
   }
   if (pbd) {
-    const Map p(*this, *pbd, {"iterations", "sweep", "xpbd", "velocity_damping"});
+    const Map p(*this, *pbd, {"iterations", "sweep", "xpbd", "velocity_damping", "inversion"});
     PositionBasedSpec& s = d.position_based;
     if (const Value* n = p.get("iterations"))
       s.iterations = int_value(*n, "an integer >= 1", [](long long i) { return i >= 1; });
@@ -937,10 +952,11 @@ void JobParser::parse_analysis(const Value& v, Job& job) const {
     if (const Value* xpbd = p.get("xpbd")) s.xpbd = boolean(*xpbd);
     if (const Value* damping = p.get("velocity_damping"))
       s.velocity_damping = number(*damping, "a number in [0, 1)", [](double x) { return x >= 0.0 && x < 1.0; });
+    if (const Value* inversion = p.get("inversion")) s.inversion = choice(*inversion, pbd_inversions);
   }
   if (d.integrator == Integrator::position_based) {
     // The integrator has no Newton: keys that only steer Newton's integrators are refused, not ignored.
-    for (const char* key : {"damping", "mass", "max_step_cuts", "initial_state"}) {
+    for (const char* key : {"damping", "mass", "max_step_cuts"}) {
       if (const Value* given = get(key)) {
         fail(given->line, given->path +
                               ": not used by integrator position-based (use analysis.position_based."

@@ -170,12 +170,22 @@ struct GenerateSpec {
   std::array<int, 3> cells{1, 1, 1};
 };
 
+/// `analysis.position_based.inversion`: svd = Bender et al. §4.2 (materials/tet_inversion.hpp), none = the plain
+/// element energy (StVK then cannot see mirrored or flattened tets).
+enum class PbdInversion : std::uint8_t { svd, none };
+/// `analysis.initial_state` of integrator position-based: the reference shape, all vertices projected onto the
+/// mid-plane of the bounding box normal to an axis (flatten), or mirrored about it (mirror: every tet inverted).
+enum class PbdInitialShape : std::uint8_t { rest, flatten, mirror };
+
 /// `analysis.position_based:` (integrator position-based only).
 struct PositionBasedSpec {
   int iterations = 5;                  ///< constraint sweeps per step (>= 1)
   PbdSweep sweep = PbdSweep::colored;  ///< colored Gauss-Seidel (rank-count independent) | jacobi (averaged)
   bool xpbd = true;                    ///< compliance 1/(k dt^2) from the material; false = Bender's E = 0
   double velocity_damping = 0.0;       ///< v <- (1 - velocity_damping) v after each step, in [0, 1)
+  PbdInversion inversion = PbdInversion::svd;
+  PbdInitialShape initial_shape = PbdInitialShape::rest;  ///< `analysis.initial_state: {flatten|mirror: axis}`
+  int initial_axis = 0;                                   ///< 0, 1, 2 = x, y, z (flatten / mirror)
 };
 
 /// `analysis: {type: dynamic, dynamic: {...}}`.

@@ -2,12 +2,20 @@
 /// \file element_energy_inline.hpp
 /// The body of stvk_element_energy_gradient (element_energy.hpp), inline so that the position-based sweep
 /// (solver/pbd_sweep.cpp) can call it without a function-pointer call per tet when a material's registry entry
-/// points at it. Same arithmetic, same results.
+/// points at it. Same arithmetic, same results. kInversion = true: stvk_inversion_energy_gradient
+/// (tet_inversion.hpp): isotropic tets that may be inverted or compressed below the clamp stretch 1/sqrt(3) (det F
+/// <= 0, or the Gershgorin bound of the Green strain's eigenvalues below -1/3) take the principal route; all others
+/// the plain arithmetic, bit for bit.
+#include <algorithm>
+#include <cmath>
+
 #include "materials/element_energy.hpp"
 #include "materials/tet_geometry.hpp"
+#include "materials/tet_inversion.hpp"
 
 namespace edgefem {
 
+template <bool kInversion = false>
 [[gnu::always_inline]] inline double stvk_energy_gradient_inline(const TetRest& rest, const double* x,
                                                                  const TetMaterial& material, double* gradient) {
   // F = sum_{a=1..3} (x_a - x_0) alpha_a^T (row-major).
@@ -25,6 +33,18 @@ namespace edgefem {
       const double s = F[i] * F[j] + F[3 + i] * F[3 + j] + F[6 + i] * F[6 + j];
       E[3 * i + j] = E[3 * j + i] = 0.5 * (s - (i == j ? 1.0 : 0.0));
     }
+  if constexpr (kInversion) {
+    if (material.isotropic) {
+      // sigma_min^2 = 1 + 2 lambda_min(E) >= 1 + 2 * (Gershgorin bound): below 1/3 the clamp may act.
+      const double lower = std::min({E[0] - std::abs(E[1]) - std::abs(E[2]), E[4] - std::abs(E[3]) - std::abs(E[5]),
+                                     E[8] - std::abs(E[6]) - std::abs(E[7])});
+      const double det =
+          F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) + F[2] * (F[3] * F[7] - F[4] * F[6]);
+      constexpr double kLowerStrain = 0.5 * (kStvkClampStretch * kStvkClampStretch - 1.0);
+      if (det <= 0.0 || lower < kLowerStrain)
+        return principal_element_energy_gradient(InvertibleLaw::stvk, rest, F, material, gradient);
+    }
+  }
   double S[9];
   double psi;
   if (material.isotropic) {

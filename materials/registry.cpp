@@ -13,6 +13,7 @@
 #include "materials/cell_output.hpp"
 #include "materials/neo_hookean.hpp"
 #include "materials/tet_geometry.hpp"
+#include "materials/tet_inversion.hpp"
 
 namespace edgefem {
 namespace {
@@ -113,6 +114,12 @@ double neo_hookean_element(const TetRest& rest, const double* x, const TetMateri
   return w;
 }
 
+/// neo-hookean with inversion handling (tet_inversion.hpp): the plain element where it is not needed.
+double neo_hookean_inverted_element(const TetRest& rest, const double* x, const TetMaterial& material,
+                                    double* gradient) {
+  return with_inversion_handling(InvertibleLaw::neo_hookean, neo_hookean_element, rest, x, material, gradient);
+}
+
 constexpr MaterialKeys solid_keys{.anisotropy = true};
 constexpr MaterialKeys spring_keys{.spring_damping = true};
 constexpr MaterialKeys volino_keys{.volino = true};
@@ -120,11 +127,14 @@ constexpr CellKind tet = CellKind::tetrahedron, triangle = CellKind::triangle;
 
 /// The table. Tetrahedral models first (messages list them in this order).
 constexpr std::array<ModelInfo, 10> table = {{
-    {"stvk", tet, solid_keys, stvk_tsep<false>, stvk_flops<true>, tet_output, stvk_element_energy_gradient},
+    {"stvk", tet, solid_keys, stvk_tsep<false>, stvk_flops<true>, tet_output, stvk_element_energy_gradient,
+     stvk_inversion_energy_gradient},
     {"stvk-nsn", tet, solid_keys, stvk_tsep<true>, stvk_flops<false>, tet_output},
-    {"stvk-tl", tet, solid_keys, stvk_tl, stvk_tl_flops, tet_output, stvk_element_energy_gradient},
+    {"stvk-tl", tet, solid_keys, stvk_tl, stvk_tl_flops, tet_output, stvk_element_energy_gradient,
+     stvk_inversion_energy_gradient},
     {"linear", tet, solid_keys, linear, linear_flops, tet_output},
-    {"neo-hookean", tet, {}, neo_hookean, nullptr, neo_hookean_output, neo_hookean_element},
+    {"neo-hookean", tet, {}, neo_hookean, nullptr, neo_hookean_output, neo_hookean_element,
+     neo_hookean_inverted_element},
     {"trbs", triangle, spring_keys, membrane<trbs_name>, nullptr, membrane_output},
     {"trqs", triangle, spring_keys, membrane<trqs_name>, nullptr, membrane_output},
     {"springs", triangle, spring_keys, membrane<springs_name>, nullptr, membrane_output},

@@ -80,6 +80,9 @@ struct ModelInfo {
   /// Per-element energy and gradient (tetrahedra: E_e = V0 Psi), for the position-based integrator; nullptr when
   /// the model has none (that integrator then refuses it). Must be the energy `make` builds, element by element.
   ElementEnergyGradient element_energy = nullptr;
+  /// The same energy with inversion handling (materials/tet_inversion.hpp: signed SVD, clamped principal stretches;
+  /// equal to element_energy on tets that are neither inverted nor compressed below the clamp); nullptr: none.
+  ElementEnergyGradient inverted_element_energy = nullptr;
 };
 
 /// Every model, tetrahedral ones first, in the order messages list them.

@@ -206,6 +206,7 @@ void time_pbd_sweep(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const 
   const PositionBasedSpec& spec = job.dynamic->position_based;
   PbdConstraints constraints(comm, mesh, model);
   constraints.set_time_step(job.dynamic->dt, spec.xpbd);
+  constraints.set_inversion_handling(spec.inversion == PbdInversion::svd);
   PetscOwner<Vec, VecDestroy> x = constraints.create_vector();
   auto deform = [&] {
     LocalForm xl(x, false);

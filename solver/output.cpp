@@ -72,6 +72,9 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
   DataArray strain{"green_strain", 9, std::vector<double>(9 * static_cast<std::size_t>(n_cells)), {}, false};
   DataArray stress{"stress", 9, std::vector<double>(9 * static_cast<std::size_t>(n_cells)), {}, false};
   DataArray mises{"von_mises", 1, std::vector<double>(static_cast<std::size_t>(n_cells)), {}, false};
+  // Tets: J = det F = det(x1-x0, x2-x0, x3-x0) / det(X1-X0, ...) (< 0: inverted; ParaView shows a recovery).
+  DataArray volume_ratio{"volume_ratio", 1, std::vector<double>(solid ? static_cast<std::size_t>(n_cells) : 0), {},
+                         false};
   DataArray rank_array{"rank", 1, {}, std::vector<std::int32_t>(static_cast<std::size_t>(n_cells), rank_), true};
   const std::vector<int>& cell_region = solid ? m.tet_region : m.triangle_region;
   DataArray region{"region", 1, {}, std::vector<std::int32_t>(cell_region.begin(), cell_region.end()), true};
@@ -90,8 +93,19 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
     const std::int32_t material = model_.cell_material[t];
     const ModelInfo& info = *model_.material_model[static_cast<std::size_t>(material)];
     mises.values[t] = info.strain_stress(X, x, model_.materials, material, E, S);
+    if (solid) {
+      auto det = [](const double* p) {
+        double d[3][3];
+        for (int a = 0; a < 3; ++a)
+          for (int c = 0; c < 3; ++c) d[a][c] = p[3 * (a + 1) + c] - p[c];
+        return d[0][0] * (d[1][1] * d[2][2] - d[1][2] * d[2][1]) - d[0][1] * (d[1][0] * d[2][2] - d[1][2] * d[2][0]) +
+               d[0][2] * (d[1][0] * d[2][1] - d[1][1] * d[2][0]);
+      };
+      volume_ratio.values[t] = det(x) / det(X);
+    }
   }
   piece.cell_data = {std::move(strain), std::move(stress), std::move(mises), std::move(rank_array), std::move(region)};
+  if (solid) piece.cell_data.push_back(std::move(volume_ratio));
 
   const std::string piece_name = numbered("piece_%05lld.vtu", rank_);
   run_collectively(comm_, [&] { write_vtu_piece((std::filesystem::path(step_dir) / piece_name).string(), piece); });

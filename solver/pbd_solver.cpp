@@ -2,8 +2,10 @@
 /// The position-based time loop (pbd_solver.hpp).
 #include "solver/pbd_solver.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -32,17 +34,39 @@ PbdSolver::PbdSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model
   for (std::size_t m = 0; m < bending.size(); ++m) bending[m] = job.materials[m].bending_stiffness;
   sweep_.emplace(comm, mesh, model_, bending);
   sweep_->set_time_step(spec_.dt, spec_.position_based.xpbd);
+  sweep_->set_inversion_handling(spec_.position_based.inversion == PbdInversion::svd);
   n_steps_ = std::llround(spec_.end_time / spec_.dt);
   for (auto* v : {&x_, &v_, &x_n_, &h_, &h_new_, &w_, &work_}) {
     *v = sweep_->create_vector();
     EDGEFEM_PETSC(VecSet(*v, 0.0));
   }
   EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_));
+  apply_initial_shape();
   update_ghosts(x_);
   Owned vel(v_, false);
   for (std::size_t i = 0; i < vel.span().size(); ++i) vel.span()[i] = spec_.initial_velocity[i % 3];
   for (const auto& d : model_.dirichlet) vel.span()[static_cast<std::size_t>(d.dof)] = 0.0;
 }
+
+void PbdSolver::apply_initial_shape() {
+  const PbdInitialShape shape = spec_.position_based.initial_shape;
+  if (shape == PbdInitialShape::rest) return;
+  // The mid-plane of the bounding box (min and max are exact on any number of ranks).
+  const int axis = spec_.position_based.initial_axis;
+  double low = std::numeric_limits<double>::infinity(), high = -low;
+  for (LocalIndex v = 0; v < mesh_.n_local(); ++v) {
+    const double c = mesh_.mesh.coords[3 * static_cast<std::size_t>(v) + axis];
+    low = std::min(low, c), high = std::max(high, c);
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &low, 1, MPI_DOUBLE, MPI_MIN, comm_);
+  MPI_Allreduce(MPI_IN_PLACE, &high, 1, MPI_DOUBLE, MPI_MAX, comm_);
+  const double mid = 0.5 * (low + high);
+  Owned x(x_, false);
+  for (std::size_t i = static_cast<std::size_t>(axis); i < x.span().size(); i += 3)
+    x.span()[i] = shape == PbdInitialShape::flatten ? mid : 2.0 * mid - x.span()[i];
+}
+
+std::int64_t PbdSolver::inverted_cells() { return sweep_->count_inverted(x_); }
 
 void PbdSolver::set_positions(std::span<const double> owned) {
   {
@@ -100,6 +124,10 @@ std::vector<TimeStepReport> PbdSolver::run(const std::function<void(long long, d
                                            const std::function<bool()>& should_stop) {
   std::vector<TimeStepReport> reports;
   if (!restarted_) {
+    if (!quiet_ && spec_.position_based.initial_shape != PbdInitialShape::rest)
+      EDGEFEM_PETSC(PetscPrintf(comm_, "step 0: initial state %s, inverted %lld of %lld tets\n",
+                                spec_.position_based.initial_shape == PbdInitialShape::flatten ? "flattened" : "mirrored",
+                                static_cast<long long>(inverted_cells()), static_cast<long long>(mesh_.n_global_cells)));
     assembler_.external_force(0.0, h_);
     if (on_step) on_step(step_, time_);
   }
@@ -118,9 +146,10 @@ std::vector<TimeStepReport> PbdSolver::run(const std::function<void(long long, d
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
       const double left = elapsed / static_cast<double>(step_ - first_step) * static_cast<double>(n_steps_ - step_);
       EDGEFEM_PETSC(PetscPrintf(comm_,
-                                "step %lld/%lld  t = %.6g  sweeps %d  wall %.3f s  est. left %.1f s  energy %.9e\n",
+                                "step %lld/%lld  t = %.6g  sweeps %d  wall %.3f s  est. left %.1f s  energy %.9e"
+                                "  inverted %lld\n",
                                 step_, n_steps_, time_, spec_.position_based.iterations, report.seconds, left,
-                                report.energy.total()));
+                                report.energy.total(), static_cast<long long>(inverted_cells())));
     }
     if (on_step) on_step(step_, time_);
     if (step_ < n_steps_ && should_stop && should_stop()) break;

@@ -7,6 +7,9 @@
 ///      prescribed dofs are set to x_D(t_{n+1}) (hard position constraints: inverse mass 0);
 ///   2. `iterations` sweeps over all constraints (XPBD multipliers start at 0 every step);
 ///   3. v_{n+1} = (x_{n+1} - x_n) / dt, then v_{n+1} *= (1 - velocity_damping).
+/// The start is the reference configuration, or (analysis.initial_state {flatten|mirror: axis}) the reference
+/// flattened onto / mirrored about the mid-plane of the bounding box normal to the axis (Bender et al. Fig. 6); the
+/// sweeps use the energies with inversion handling unless position_based.inversion is none.
 /// No Newton and no linear solve. The same state, output and checkpoints as DynamicSolver (positions, velocities,
 /// external work; the interface run_dynamic needs), so the PVTU series and restarts work unchanged.
 #include <mpi.h>
@@ -51,10 +54,15 @@ class PbdSolver {
   [[nodiscard]] const Model& model() const { return model_; }
   [[nodiscard]] const NewtonStats& stats() const { return stats_; }  ///< always zero: no Newton
   [[nodiscard]] PbdConstraints& sweep() { return *sweep_; }
+  /// Tets with det F <= 0 now, on all ranks (solver/pbd_sweep.hpp). Collective.
+  [[nodiscard]] std::int64_t inverted_cells();
   /// Set the owned positions (ghosts updated); for tests.
   void set_positions(std::span<const double> owned);
 
  private:
+  /// analysis.initial_state flatten / mirror: the start positions (rest velocity unless initial_velocity is given).
+  void apply_initial_shape();
+
   MPI_Comm comm_;
   const DynamicSpec& spec_;
   const LocalMesh& mesh_;

@@ -13,6 +13,7 @@
 #include "materials/element_energy_inline.hpp"
 #include "materials/bending.hpp"
 #include "materials/membrane_energy.hpp"
+#include "materials/tet_inversion.hpp"
 #include "partition/collective.hpp"
 #include "partition/coloring.hpp"
 #include "solver/assembly.hpp"
@@ -65,6 +66,9 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
           throw std::invalid_argument("integrator position-based: model '" + std::string(info->name) +
                                       "' has no element energy");
         kernel_.push_back(info->element_energy);
+        plain_kernel_.push_back(info->element_energy);
+        inverted_kernel_.push_back(info->inverted_element_energy ? info->inverted_element_energy
+                                                                 : info->element_energy);
         const double* D = tables_[m].D.data();
         modulus_.push_back(std::max({D[0], D[7], D[14]}));
       }
@@ -213,6 +217,31 @@ PetscOwner<Vec, VecDestroy> PbdConstraints::create_vector() const {
   return v;
 }
 
+void PbdConstraints::set_inversion_handling(bool on) {
+  inversion_ = on;
+  kernel_ = on ? inverted_kernel_ : plain_kernel_;
+}
+
+std::int64_t PbdConstraints::count_inverted(Vec x) const {
+  std::int64_t local = 0;
+  {
+    LocalForm xl(x, true);
+    const double* xp = xl.span().data();
+    for (std::size_t c = 0; c < rest_.size(); ++c) {  // (tets only: membranes have no rest_)
+      double xe[12], F[9];
+      for (int a = 0; a < 4; ++a)
+        for (int k = 0; k < 3; ++k) xe[3 * a + k] = xp[3 * vertices_[c][a] + k];
+      deformation_gradient(rest_[c], xe, F);
+      const double det = F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) +
+                         F[2] * (F[3] * F[7] - F[4] * F[6]);
+      if (!(det > 0.0)) ++local;
+    }
+  }
+  std::int64_t total = 0;
+  MPI_Allreduce(&local, &total, 1, MPI_INT64_T, MPI_SUM, comm_);
+  return total;
+}
+
 void PbdConstraints::reset_multipliers() {
   std::fill(lambda_.begin(), lambda_.end(), 0.0);
   if (xpbd_) contribution_.assign(12 * lambda_.size(), 0.0);
@@ -244,8 +273,10 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
     k = hinge_kb_[h];
   } else if constexpr (N == 4) {
     const ElementEnergyGradient kernel = kernel_[m];
-    energy = kernel == &stvk_element_energy_gradient
-                 ? stvk_energy_gradient_inline(rest_[c], xe, tables_[m], g)  // the same, inlined
+    energy = kernel == &stvk_element_energy_gradient  // the same, inlined
+                 ? stvk_energy_gradient_inline(rest_[c], xe, tables_[m], g)
+             : kernel == &stvk_inversion_energy_gradient
+                 ? stvk_energy_gradient_inline<true>(rest_[c], xe, tables_[m], g)
                  : kernel(rest_[c], xe, tables_[m], g);
     volume = rest_[c].v0;
     k = modulus_[m];

@@ -11,7 +11,8 @@
 ///        colored: the consistent form (pbd_sweep.cpp) whose fixed point is the backward-Euler step
 ///        M (x - x*)/dt^2 + dE/dx = 0 (plain XPBD stalls a few per cent away from it for this nonlinear C),
 ///   PBD: dx_i = w_i dlambda g_i,
-/// with w the inverse lumped mass per dof (0 on prescribed dofs). k is the material's reference modulus (largest
+/// with w the inverse lumped mass per dof (0 on prescribed dofs). With set_inversion_handling(true) E_e is the
+/// energy with inversion handling (ModelInfo::inverted_element_energy, materials/tet_inversion.hpp). k is the material's reference modulus (largest
 /// diagonal entry of D); any k gives the same iterates.
 ///
 /// Distribution: each rank projects its own cells only. The cells carry a global colour (partition/coloring.hpp):
@@ -64,6 +65,13 @@ class PbdConstraints {
   /// Appendix A verification: every constraint uses this fixed multiplier (dx_i = w_i lambda g_i, no division),
   /// and Jacobi sums the corrections without averaging. Empty = the normal projection.
   void set_fixed_lambda(std::optional<double> lambda) { fixed_lambda_ = lambda; }
+  /// Inversion handling (Bender et al. §4.2, materials/tet_inversion.hpp): true = every material's
+  /// ModelInfo::inverted_element_energy (where it has one), false (the default) = the plain element energy.
+  void set_inversion_handling(bool on);
+  [[nodiscard]] bool inversion_handling() const { return inversion_; }
+  /// Tets with det F <= 0 at positions x (a create_vector() vector, ghosts up to date), summed over ranks.
+  /// Collective.
+  [[nodiscard]] std::int64_t count_inverted(Vec x) const;
   /// Zero the XPBD multipliers (at the start of every time step).
   void reset_multipliers();
 
@@ -108,7 +116,9 @@ class PbdConstraints {
   std::vector<double> lambda_;        ///< XPBD multipliers of the current step
   std::vector<double> contribution_;  ///< consistent XPBD: 12 per constraint, grad C_e lambda_e (force units)
   std::vector<TetMaterial> tables_;
-  std::vector<ElementEnergyGradient> kernel_;  ///< per material entry
+  std::vector<ElementEnergyGradient> kernel_;  ///< per material entry: the one in use
+  std::vector<ElementEnergyGradient> plain_kernel_, inverted_kernel_;  ///< per material entry
+  bool inversion_ = false;
   std::vector<double> modulus_;                ///< per material entry: k (XPBD compliance 1/k)
   std::vector<double> w_;                      ///< inverse mass per local dof
   std::vector<double> cell_count_;             ///< per local vertex: cells at it on all ranks (jacobi)

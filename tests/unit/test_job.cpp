@@ -1036,6 +1036,29 @@ TEST_F(JobTest, PositionBasedKeys) {
   expect_error(dyn + "  integrator: position-based\n  damping: {mass: 0.1}\n", 9,
                {"analysis.damping: not used by integrator position-based"});
   expect_error(dyn + "  integrator: position-based\n  mass: consistent\n", 9, {"analysis.mass: not used by"});
+  // Inversion handling and the collapsed / inverted starts (Bender et al. §4.2, Fig. 6).
+  EXPECT_EQ(plain.dynamic->position_based.inversion, PbdInversion::svd);
+  EXPECT_EQ(plain.dynamic->position_based.initial_shape, PbdInitialShape::rest);
+  EXPECT_EQ(read_job(write(pbd + "    inversion: none\n")).dynamic->position_based.inversion, PbdInversion::none);
+  expect_error(pbd + "    inversion: clamp\n", 10,
+               {"analysis.position_based.inversion: expected one of: svd, none, got 'clamp'"});
+  const std::string pb = dyn + "  integrator: position-based\n";
+  const Job mirrored = read_job(write(pb + "  initial_state: {mirror: y}\n"));
+  EXPECT_EQ(mirrored.dynamic->position_based.initial_shape, PbdInitialShape::mirror);
+  EXPECT_EQ(mirrored.dynamic->position_based.initial_axis, 1);
+  const Job flat = read_job(write(pb + "  initial_state: {flatten: z}\n"));
+  EXPECT_EQ(flat.dynamic->position_based.initial_shape, PbdInitialShape::flatten);
+  EXPECT_EQ(flat.dynamic->position_based.initial_axis, 2);
+  EXPECT_EQ(read_job(write(pb + "  initial_state: rest\n")).dynamic->position_based.initial_shape,
+            PbdInitialShape::rest);
+  expect_error(pb + "  initial_state: {flatten: w}\n", 9,
+               {"analysis.initial_state.flatten: expected one of: x, y, z, got 'w'"});
+  expect_error(pb + "  initial_state: static\n", 9,
+               {"analysis.initial_state: expected 'rest' or a mapping with one key, flatten or mirror"});
+  expect_error(pb + "  initial_state: {flatten: z, mirror: x}\n", 9, {"analysis.initial_state: expected"});
+  expect_error(pb + "  initial_state: {squash: z}\n", 9, {"unknown key 'analysis.initial_state.squash'"});
+  expect_error(dyn + "  integrator: newmark\n  initial_state: {mirror: x}\n", 9,
+               {"analysis.initial_state: expected one of: rest, static"});
   // Models without an element energy, and attachments, are refused naming the entry.
   expect_error(
       "mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: stvk-nsn, young: 1, poisson: 0.1}\n"
