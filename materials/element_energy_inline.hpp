@@ -15,6 +15,20 @@
 
 namespace edgefem {
 
+/// The element gradient from the first Piola stress P (row-major 3x3): g_a = V0 P alpha_a (a = 1..3), g_0 = -sum.
+[[gnu::always_inline]] inline void nodal_gradient(const TetRest& rest, const double* P, double* gradient) {
+  const double v0 = rest.v0;
+  double g0[3] = {0.0, 0.0, 0.0};
+  for (int a = 0; a < 3; ++a)
+    for (int r = 0; r < 3; ++r) {
+      const double g = v0 * (P[3 * r] * rest.alpha[a][0] + P[3 * r + 1] * rest.alpha[a][1] +
+                             P[3 * r + 2] * rest.alpha[a][2]);
+      gradient[3 * (a + 1) + r] = g;
+      g0[r] -= g;
+    }
+  gradient[0] = g0[0], gradient[1] = g0[1], gradient[2] = g0[2];
+}
+
 template <bool kInversion = false>
 [[gnu::always_inline]] inline double stvk_energy_gradient_inline(const TetRest& rest, const double* x,
                                                                  const TetMaterial& material, double* gradient) {
@@ -82,18 +96,8 @@ template <bool kInversion = false>
       for (int k = 0; k < 9; ++k) P[k] += material.k_vol * pen.d1 * cof[k];
     }
   }
-  // g_a = V0 P alpha_a (a = 1..3), g_0 = -sum.
-  const double v0 = rest.v0;
-  double g0[3] = {0.0, 0.0, 0.0};
-  for (int a = 0; a < 3; ++a)
-    for (int r = 0; r < 3; ++r) {
-      const double g = v0 * (P[3 * r] * rest.alpha[a][0] + P[3 * r + 1] * rest.alpha[a][1] +
-                             P[3 * r + 2] * rest.alpha[a][2]);
-      gradient[3 * (a + 1) + r] = g;
-      g0[r] -= g;
-    }
-  gradient[0] = g0[0], gradient[1] = g0[1], gradient[2] = g0[2];
-  return v0 * psi;
+  nodal_gradient(rest, P, gradient);
+  return rest.v0 * psi;
 }
 
 }  // namespace edgefem

@@ -90,17 +90,8 @@ double principal_element_energy_gradient(InvertibleLaw law, const TetRest& rest,
     psi += material.k_vol * pen.psi;
     for (int k = 0; k < 9; ++k) P[k] += material.k_vol * pen.d1 * cof[k];
   }
-  const double v0 = rest.v0;
-  double g0[3] = {0.0, 0.0, 0.0};
-  for (int a = 0; a < 3; ++a)
-    for (int r = 0; r < 3; ++r) {
-      const double g = v0 * (P[3 * r] * rest.alpha[a][0] + P[3 * r + 1] * rest.alpha[a][1] +
-                             P[3 * r + 2] * rest.alpha[a][2]);
-      gradient[3 * (a + 1) + r] = g;
-      g0[r] -= g;
-    }
-  gradient[0] = g0[0], gradient[1] = g0[1], gradient[2] = g0[2];
-  return v0 * psi;
+  nodal_gradient(rest, P, gradient);
+  return rest.v0 * psi;
 }
 
 bool needs_principal_route(const double* F, double clamp) {

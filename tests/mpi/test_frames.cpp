@@ -100,15 +100,21 @@ std::string bar_job(const std::string& discretization, double poisson, const std
 
 std::string dir() { return mpitest::scratch_dir("frames"); }
 
-TEST(Frames, ExtensionLawIndependentOfFrameCount) {
-  // nu = 0, hat weights, frames on the axis at vertex planes: the uniform stretch is in the frame space, so every
-  // frame count gives the exact StVK law P = E (eps + 3 eps^2 / 2 + eps^3 / 2) (digest, Sec. 5.2 corrected).
-  const double young = 100.0, traction = 30.0;
-  double eps = traction / young;  // Newton on the law
+/// The strain eps of StVK under a uniaxial nominal stress P at nu = 0: P = E (eps + 3 eps^2/2 + eps^3/2), by Newton.
+double uniaxial_stvk_strain(double traction, double young) {
+  double eps = traction / young;
   for (int k = 0; k < 50; ++k) {
     const double f = eps + 1.5 * eps * eps + 0.5 * eps * eps * eps - traction / young;
     eps -= f / (1.0 + 3.0 * eps + 1.5 * eps * eps);
   }
+  return eps;
+}
+
+TEST(Frames, ExtensionLawIndependentOfFrameCount) {
+  // nu = 0, hat weights, frames on the axis at vertex planes: the uniform stretch is in the frame space, so every
+  // frame count gives the exact StVK law P = E (eps + 3 eps^2 / 2 + eps^3 / 2) (digest, Sec. 5.2 corrected).
+  const double young = 100.0, traction = 30.0;
+  const double eps = uniaxial_stvk_strain(traction, young);
   ASSERT_GT(eps, 0.2);  // large strain: the quadratic and cubic terms matter
   for (const char* positions : {"[[0, 0.5, 0.5], [4, 0.5, 0.5]]", "[[0, 0.5, 0.5], [2, 0.5, 0.5], [4, 0.5, 0.5]]",
                                 "[[0, 0.5, 0.5], [1, 0.5, 0.5], [2, 0.5, 0.5], [3, 0.5, 0.5], [4, 0.5, 0.5]]"}) {
@@ -196,11 +202,7 @@ TEST(Frames, VoxelSamplesKeepTheExtensionLawAndAreRankIndependent) {
   // exact law; a bending load on the voxel samples gives the same solution on any rank count (the voxel sums are
   // reduced over the ranks before the samples are dealt out).
   const double young = 100.0, traction = 30.0;
-  double eps = traction / young;
-  for (int k = 0; k < 50; ++k) {
-    const double f = eps + 1.5 * eps * eps + 0.5 * eps * eps * eps - traction / young;
-    eps -= f / (1.0 + 3.0 * eps + 1.5 * eps * eps);
-  }
+  const double eps = uniaxial_stvk_strain(traction, young);
   const std::string frames = "discretization: {type: frames, weights: hat, sample_grid: [3, 1, 1], positions: "
                              "[[0, 0.5, 0.5], [2, 0.5, 0.5], [4, 0.5, 0.5]]}\n";
   const FrameSolution stretched =
