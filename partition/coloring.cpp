@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -43,14 +44,47 @@ std::vector<std::int32_t> greedy_cell_colors(std::span<const std::int64_t> cells
   return color;
 }
 
-std::vector<std::int32_t> distributed_cell_colors(MPI_Comm comm, const LocalMesh& mesh, int nodes_per_cell,
-                                                  int* n_colors) {
+namespace {
+
+/// Gathers every rank's items (`width` int64 each) on rank 0, where `color` maps all of them (in gathered order)
+/// to colours; each rank gets its own items' colours back and `n_colors` the number of colours. Collective; a
+/// failure of `color` throws CollectiveError on every rank.
+std::vector<std::int32_t> colors_through_rank0(
+    MPI_Comm comm, const std::vector<std::int64_t>& send, int width, int* n_colors,
+    const std::function<std::vector<std::int32_t>(const std::vector<std::int64_t>& all)>& color) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
+  const int n_local = static_cast<int>(send.size()) / width;
+  std::vector<int> counts(size), offsets(size + 1, 0);
+  const int my_count = static_cast<int>(send.size());
+  MPI_Gather(&my_count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+  for (int r = 0; r < size; ++r) offsets[r + 1] = offsets[r] + counts[r];
+  std::vector<std::int64_t> all(rank == 0 ? offsets[size] : 0);
+  MPI_Gatherv(send.data(), my_count, MPI_INT64_T, all.data(), counts.data(), offsets.data(), MPI_INT64_T, 0, comm);
+  std::vector<std::int32_t> colors_sent;  // rank 0: per gathered item, in gathered order
+  int n = 0;
+  run_collectively(comm, [&] {
+    if (rank != 0) return;
+    colors_sent = color(all);
+    for (const std::int32_t c : colors_sent) n = std::max(n, c + 1);
+  });
+  MPI_Bcast(&n, 1, MPI_INT, 0, comm);
+  for (int r = 0; r <= size; ++r) offsets[r] /= width;
+  for (int r = 0; r < size; ++r) counts[r] = offsets[r + 1] - offsets[r];
+  std::vector<std::int32_t> mine(static_cast<std::size_t>(n_local));
+  MPI_Scatterv(colors_sent.data(), counts.data(), offsets.data(), MPI_INT32_T, mine.data(), n_local, MPI_INT32_T, 0,
+               comm);
+  if (n_colors) *n_colors = n;
+  return mine;
+}
+
+}  // namespace
+
+std::vector<std::int32_t> distributed_cell_colors(MPI_Comm comm, const LocalMesh& mesh, int nodes_per_cell,
+                                                  int* n_colors) {
   const int npc = nodes_per_cell;
-  const bool tets = npc == 4;
-  const std::vector<LocalIndex>& local_cells = tets ? mesh.mesh.tets : mesh.mesh.triangles;
+  const std::vector<LocalIndex>& local_cells = npc == 4 ? mesh.mesh.tets : mesh.mesh.triangles;
   const int n_local = static_cast<int>(local_cells.size() / npc);
   // Per local cell: its file index, then its vertices' file indices.
   std::vector<std::int64_t> send(static_cast<std::size_t>(n_local) * (npc + 1));
@@ -58,17 +92,7 @@ std::vector<std::int32_t> distributed_cell_colors(MPI_Comm comm, const LocalMesh
     send[c * (npc + 1)] = mesh.cell_global[c];
     for (int k = 0; k < npc; ++k) send[c * (npc + 1) + 1 + k] = mesh.original_vertex[local_cells[c * npc + k]];
   }
-  std::vector<int> counts(size), offsets(size + 1, 0);
-  const int my_count = static_cast<int>(send.size());
-  MPI_Gather(&my_count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-  for (int r = 0; r < size; ++r) offsets[r + 1] = offsets[r] + counts[r];
-  std::vector<std::int64_t> all(rank == 0 ? offsets[size] : 0);
-  MPI_Gatherv(send.data(), my_count, MPI_INT64_T, all.data(), counts.data(), offsets.data(), MPI_INT64_T, 0, comm);
-
-  std::vector<std::int32_t> colors_sent;  // rank 0: per gathered cell, in gathered order
-  int n = 0;
-  run_collectively(comm, [&] {
-    if (rank != 0) return;
+  return colors_through_rank0(comm, send, npc + 1, n_colors, [&](const std::vector<std::int64_t>& all) {
     const std::int64_t n_cells = mesh.n_global_cells;
     std::int64_t n_vertices = 0;
     std::vector<std::int64_t> by_file(static_cast<std::size_t>(n_cells) * npc, 0);
@@ -84,41 +108,18 @@ std::vector<std::int32_t> distributed_cell_colors(MPI_Comm comm, const LocalMesh
       }
     }
     const std::vector<std::int32_t> color = greedy_cell_colors(by_file, npc, n_vertices);
-    colors_sent.resize(gathered);
-    for (std::size_t c = 0; c < gathered; ++c) {
-      colors_sent[c] = color[all[c * (npc + 1)]];
-      n = std::max(n, colors_sent[c] + 1);
-    }
+    std::vector<std::int32_t> sent(gathered);
+    for (std::size_t c = 0; c < gathered; ++c) sent[c] = color[all[c * (npc + 1)]];
+    return sent;
   });
-  MPI_Bcast(&n, 1, MPI_INT, 0, comm);
-  for (int r = 0; r <= size; ++r) offsets[r] /= (npc + 1);
-  for (int r = 0; r < size; ++r) counts[r] = offsets[r + 1] - offsets[r];
-  std::vector<std::int32_t> mine(n_local);
-  MPI_Scatterv(colors_sent.data(), counts.data(), offsets.data(), MPI_INT32_T, mine.data(), n_local, MPI_INT32_T, 0,
-               comm);
-  if (n_colors) *n_colors = n;
-  return mine;
 }
 
 std::vector<std::int32_t> distributed_stencil_colors(MPI_Comm comm, const LocalMesh& mesh,
                                                      std::span<const LocalIndex> stencils, int* n_colors) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
   constexpr int kWidth = 4;
-  const int n_local = static_cast<int>(stencils.size() / kWidth);
   std::vector<std::int64_t> send(stencils.size());
   for (std::size_t k = 0; k < stencils.size(); ++k) send[k] = mesh.original_vertex[stencils[k]];
-  std::vector<int> counts(size), offsets(size + 1, 0);
-  const int my_count = static_cast<int>(send.size());
-  MPI_Gather(&my_count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-  for (int r = 0; r < size; ++r) offsets[r + 1] = offsets[r] + counts[r];
-  std::vector<std::int64_t> all(rank == 0 ? offsets[size] : 0);
-  MPI_Gatherv(send.data(), my_count, MPI_INT64_T, all.data(), counts.data(), offsets.data(), MPI_INT64_T, 0, comm);
-  std::vector<std::int32_t> colors_sent;
-  int n = 0;
-  run_collectively(comm, [&] {
-    if (rank != 0) return;
+  return colors_through_rank0(comm, send, kWidth, n_colors, [&](const std::vector<std::int64_t>& all) {
     const std::size_t gathered = all.size() / kWidth;
     auto key = [&](std::size_t h) {
       const std::int64_t a = all[kWidth * h], b = all[kWidth * h + 1];
@@ -135,20 +136,10 @@ std::vector<std::int32_t> distributed_stencil_colors(MPI_Comm comm, const LocalM
         n_vertices = std::max(n_vertices, sorted[kWidth * i + k] + 1);
       }
     const std::vector<std::int32_t> color = greedy_cell_colors(sorted, kWidth, n_vertices);
-    colors_sent.assign(gathered, 0);
-    for (std::size_t i = 0; i < gathered; ++i) {
-      colors_sent[order[i]] = color[i];
-      n = std::max(n, color[i] + 1);
-    }
+    std::vector<std::int32_t> sent(gathered);
+    for (std::size_t i = 0; i < gathered; ++i) sent[order[i]] = color[i];
+    return sent;
   });
-  MPI_Bcast(&n, 1, MPI_INT, 0, comm);
-  for (int r = 0; r <= size; ++r) offsets[r] /= kWidth;
-  for (int r = 0; r < size; ++r) counts[r] = offsets[r + 1] - offsets[r];
-  std::vector<std::int32_t> mine(n_local);
-  MPI_Scatterv(colors_sent.data(), counts.data(), offsets.data(), MPI_INT32_T, mine.data(), n_local, MPI_INT32_T, 0,
-               comm);
-  if (n_colors) *n_colors = n;
-  return mine;
 }
 
 }  // namespace edgefem
