@@ -35,6 +35,22 @@ void reverse_add(Vec v) {
   EDGEFEM_PETSC(VecGhostUpdateEnd(v, ADD_VALUES, SCATTER_REVERSE));
 }
 
+/// Counting sort by colour, stable: begin[k] = first slot of colour k (n_colors + 1 entries), slot[i] = the slot of
+/// item i (items of one colour keep their order).
+struct ColorSlots {
+  std::vector<std::size_t> begin, slot;
+};
+ColorSlots color_slots(std::span<const std::int32_t> color, int n_colors) {
+  ColorSlots out;
+  out.begin.assign(static_cast<std::size_t>(n_colors) + 1, 0);
+  for (const std::int32_t c : color) ++out.begin[static_cast<std::size_t>(c) + 1];
+  std::partial_sum(out.begin.begin(), out.begin.end(), out.begin.begin());
+  std::vector<std::size_t> next(out.begin.begin(), out.begin.end() - 1);
+  out.slot.resize(color.size());
+  for (std::size_t i = 0; i < color.size(); ++i) out.slot[i] = next[static_cast<std::size_t>(color[i])]++;
+  return out;
+}
+
 }  // namespace
 
 PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model& model,
@@ -74,10 +90,8 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
       }
     }
     const auto n_cells = static_cast<LocalIndex>(model.cell_material.size());
-    color_begin_.assign(static_cast<std::size_t>(n_colors_) + 1, 0);
-    for (LocalIndex t = 0; t < n_cells; ++t) ++color_begin_[color[t] + 1];
-    std::partial_sum(color_begin_.begin(), color_begin_.end(), color_begin_.begin());
-    std::vector<std::size_t> next(color_begin_.begin(), color_begin_.end() - 1);
+    const ColorSlots sorted = color_slots(color, n_colors_);
+    color_begin_ = sorted.begin;
     vertices_.resize(n_cells);
     if (nodes_ == 4)
       rest_.resize(n_cells);
@@ -86,7 +100,7 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
     material_.resize(n_cells);
     const std::vector<LocalIndex>& cells = nodes_ == 4 ? mesh.mesh.tets : mesh.mesh.triangles;
     for (LocalIndex t = 0; t < n_cells; ++t) {  // ascending local index inside a colour
-      const std::size_t c = next[color[t]]++;
+      const std::size_t c = sorted.slot[static_cast<std::size_t>(t)];
       double X[12];
       vertices_[c] = {0, 0, 0, -1};  // (triangles: 3 vertices)
       for (int a = 0; a < nodes_; ++a) {
@@ -125,28 +139,17 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
         stencils.insert(stencils.end(), v.begin(), v.end());
         hinge_k_.push_back(bending_weights(X, kb));
         hinge_kb_.push_back(kb);
-        double area = 0.0;  // the two triangles (x0, x1, x2) and (x0, x1, x3)
-        for (int o = 2; o < 4; ++o) {
-          double e1[3], e2[3];
-          for (int k = 0; k < 3; ++k) e1[k] = X[3 + k] - X[k], e2[k] = X[3 * o + k] - X[k];
-          const double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
-          area += 0.5 * std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-        }
-        hinge_area_.push_back(area);
+        const double t0[9] = {X[0], X[1], X[2], X[3], X[4], X[5], X[6], X[7], X[8]};      // (x0, x1, x2)
+        const double t1[9] = {X[0], X[1], X[2], X[3], X[4], X[5], X[9], X[10], X[11]};  // (x0, x1, x3)
+        hinge_area_.push_back(tri_rest(t0, static_cast<std::int64_t>(h)).area +
+                              tri_rest(t1, static_cast<std::int64_t>(h)).area);
       }
     });
     int n_hinge_colors = 0;
     const std::vector<std::int32_t> hinge_color = distributed_stencil_colors(comm, mesh, stencils, &n_hinge_colors);
     // Append the hinges sorted by colour (ascending local order inside a colour).
     const std::size_t n_hinges = hinge_k_.size();
-    std::vector<std::size_t> begin(static_cast<std::size_t>(n_hinge_colors) + 1, 0);
-    for (std::size_t h = 0; h < n_hinges; ++h) ++begin[hinge_color[h] + 1];
-    std::partial_sum(begin.begin(), begin.end(), begin.begin());
-    std::vector<std::size_t> slot(n_hinges);
-    {
-      std::vector<std::size_t> next(begin.begin(), begin.end() - 1);
-      for (std::size_t h = 0; h < n_hinges; ++h) slot[h] = next[hinge_color[h]]++;
-    }
+    const auto [begin, slot] = color_slots(hinge_color, n_hinge_colors);
     auto permuted = [&](const auto& in) {
       std::remove_cvref_t<decltype(in)> out(in.size());
       for (std::size_t h = 0; h < n_hinges; ++h) out[slot[h]] = in[h];
