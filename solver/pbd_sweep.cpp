@@ -10,6 +10,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "materials/element_energy_batch.hpp"
 #include "materials/element_energy_inline.hpp"
 #include "materials/bending.hpp"
 #include "materials/membrane_energy.hpp"
@@ -166,6 +167,7 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
     n_colors_ += n_hinge_colors;
   }
   lambda_.assign(vertices_.size(), 0.0);
+  set_inversion_handling(false);
 
   // Masses, prescribed dofs, cell counts and the owned vertices other ranks hold as ghosts, through delta_.
   delta_ = create_vector();
@@ -223,6 +225,10 @@ PetscOwner<Vec, VecDestroy> PbdConstraints::create_vector() const {
 void PbdConstraints::set_inversion_handling(bool on) {
   inversion_ = on;
   kernel_ = on ? inverted_kernel_ : plain_kernel_;
+  batchable_.assign(kernel_.size(), 0);
+  for (std::size_t m = 0; m < kernel_.size(); ++m)
+    batchable_[m] = tables_[m].isotropic &&
+                    kernel_[m] == (on ? &stvk_inversion_energy_gradient : &stvk_element_energy_gradient);
 }
 
 std::int64_t PbdConstraints::count_inverted(Vec x) const {
@@ -288,6 +294,14 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
     volume = tri_rest_[c].area * membrane_tables_[m].thickness;
     k = modulus_[m];
   }
+  correct<N, kJacobi>(c, w, g, energy, volume, k, x, ghost_change, change);
+}
+
+template <int N, bool kJacobi>
+void PbdConstraints::correct(std::size_t c, const double* w, const double* g, double energy, double volume, double k,
+                             double* x, double* ghost_change, double* change) {
+  constexpr int n = 3 * N;
+  const std::array<LocalIndex, 4>& v = vertices_[c];
   double scale = 0.0;  // dx_i = scale * w_i * g_i
   if (fixed_lambda_) {
     scale = *fixed_lambda_;
@@ -362,6 +376,118 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
     }
 }
 
+template <bool kJacobi, bool kInversion>
+void PbdConstraints::project_tets_batched(std::size_t begin, std::size_t end, double* x, double* ghost_change,
+                                          double* change) {
+  const std::int64_t n_batches = static_cast<std::int64_t>((end - begin + kLanes - 1) / kLanes);
+  // The coloured sweep's plain PBD and consistent XPBD updates are also computed lane by lane (lane_corrections);
+  // Jacobi and the fixed multiplier of Appendix A go through correct().
+  const bool lane_updates = !kJacobi && !fixed_lambda_;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t b = 0; b < n_batches; ++b) {
+    const std::size_t first = begin + static_cast<std::size_t>(b) * kLanes;
+    const int count = static_cast<int>(std::min<std::size_t>(kLanes, end - first));
+    TetLanes in;
+    Lanes w[12];
+    double modulus[kLanes];
+    bool batched[kLanes];
+    for (int l = 0; l < kLanes; ++l) {
+      const std::size_t c = first + static_cast<std::size_t>(l < count ? l : 0);  // spare lanes: copies of lane 0
+      const std::array<LocalIndex, 4>& v = vertices_[c];
+      for (int a = 0; a < 4; ++a)
+        for (int q = 0; q < 3; ++q) {
+          in.x[3 * a + q][l] = x[3 * v[a] + q];
+          w[3 * a + q][l] = w_[3 * v[a] + q];
+        }
+      const TetRest& rest = rest_[c];
+      for (int a = 0; a < 3; ++a)
+        for (int q = 0; q < 3; ++q) in.alpha[3 * a + q][l] = rest.alpha[a][q];
+      in.v0[l] = rest.v0;
+      const std::int32_t m = material_[c];
+      batched[l] = batchable_[static_cast<std::size_t>(m)] != 0;
+      const TetMaterial& material = tables_[m];
+      in.mu[l] = material.mu, in.lambda[l] = material.lambda;
+      in.k_vol[l] = material.volumetric == VolumetricPenalty::none ? 0.0 : material.k_vol;
+      in.cubic[l] = material.volumetric == VolumetricPenalty::cubic ? 1.0 : 0.0;
+      modulus[l] = modulus_[m];
+    }
+    Lanes gradient[12], energy;
+    std::int64_t principal[kLanes];
+    stvk_isotropic_batch(in, kInversion, gradient, energy, principal);
+    bool scalar[kLanes];  // another law, or the principal route: the scalar kernel
+    for (int l = 0; l < kLanes; ++l) scalar[l] = !batched[l] || principal[l] != 0;
+    Lanes dx[12];
+    if (lane_updates) lane_corrections(first, count, scalar, in.v0, modulus, w, gradient, energy, dx);
+    for (int l = 0; l < count; ++l) {
+      const std::size_t c = first + static_cast<std::size_t>(l);
+      if (scalar[l]) {
+        project<4, false, kJacobi>(c, x, ghost_change, change);
+        continue;
+      }
+      if (!lane_updates) {
+        double g[12], wl[12];
+        for (int i = 0; i < 12; ++i) g[i] = gradient[i][l], wl[i] = w[i][l];
+        correct<4, kJacobi>(c, wl, g, energy[l], in.v0[l], modulus[l], x, ghost_change, change);
+        continue;
+      }
+      const std::array<LocalIndex, 4>& v = vertices_[c];
+      for (int a = 0; a < 4; ++a)
+        for (int q = 0; q < 3; ++q) {
+          const std::size_t d = 3 * static_cast<std::size_t>(v[a]) + q;
+          x[d] += dx[3 * a + q][l];
+          if (v[a] >= n_owned_) ghost_change[d] = dx[3 * a + q][l];
+        }
+    }
+  }
+}
+
+void PbdConstraints::lane_corrections(std::size_t first, int count, const bool* skip, const Lanes& volume,
+                                      const Lanes& modulus,
+                                      const Lanes (&w)[12], const Lanes (&g)[12], const Lanes& energy,
+                                      Lanes (&dx)[12]) {
+  // correct<4, false> for kLanes tets at once, the same arithmetic per lane (each statement a loop over the lanes).
+  Lanes wg2{}, at_rest;
+  for (int i = 0; i < 12; ++i)
+    for (int l = 0; l < kLanes; ++l) wg2[l] += w[i][l] * g[i][l] * g[i][l];
+  for (int l = 0; l < kLanes; ++l)
+    at_rest[l] = !(energy[l] > kRestDensity * modulus[l] * volume[l]) || !(wg2[l] > 0.0) ? 1.0 : 0.0;
+  if (!xpbd_) {
+    Lanes scale;
+    for (int l = 0; l < kLanes; ++l) scale[l] = at_rest[l] != 0.0 ? 0.0 : -energy[l] / wg2[l];
+    for (int i = 0; i < 12; ++i)
+      for (int l = 0; l < kLanes; ++l) dx[i][l] = scale[l] * w[i][l] * g[i][l];
+    return;
+  }
+  // Consistent XPBD (see correct): s_e = grad C_e lambda_e, 12 per constraint in contribution_, contiguous for
+  // consecutive constraints; spare lanes work on a copy of lane 0's and are not written back.
+  Lanes s[12];
+  double* block = contribution_.data() + 12 * first;
+  for (int l = 0; l < kLanes; ++l)
+    for (int i = 0; i < 12; ++i) s[i][l] = block[12 * (l < count ? l : 0) + i];
+  Lanes ws{}, lambda, to_grad;
+  for (int i = 0; i < 12; ++i)
+    for (int l = 0; l < kLanes; ++l) ws[l] += w[i][l] * g[i][l] * s[i][l];
+  for (int l = 0; l < kLanes; ++l) {
+    const double k = modulus[l];
+    const double constraint = std::sqrt(2.0 * energy[l] / k);
+    const double alpha = 1.0 / (k * dt_ * dt_);
+    to_grad[l] = 1.0 / (k * constraint);
+    lambda[l] = (-constraint + to_grad[l] * ws[l]) / (wg2[l] * to_grad[l] * to_grad[l] + alpha);
+  }
+  for (int i = 0; i < 12; ++i)
+    for (int l = 0; l < kLanes; ++l) {
+      const bool rest = at_rest[l] != 0.0;
+      const double s_new = rest ? 0.0 : to_grad[l] * lambda[l] * g[i][l];
+      dx[i][l] = rest ? -w[i][l] * s[i][l] : w[i][l] * (s_new - s[i][l]);
+      s[i][l] = s_new;
+    }
+  for (int l = 0; l < count; ++l) {
+    if (skip[l]) continue;
+    if (at_rest[l] == 0.0) lambda_[first + static_cast<std::size_t>(l)] = lambda[l];
+    for (int i = 0; i < 12; ++i) block[12 * l + i] = s[i][l];
+  }
+}
+
 template <bool kJacobi>
 void PbdConstraints::project_color(int color, double* x, double* ghost_change, double* change) {
   const std::int64_t begin = static_cast<std::int64_t>(color_begin_[color]);
@@ -371,9 +497,12 @@ void PbdConstraints::project_color(int color, double* x, double* ghost_change, d
     for (std::int64_t c = begin; c < end; ++c)
       project<4, true, kJacobi>(static_cast<std::size_t>(c), x, ghost_change, change);
   } else if (nodes_ == 4) {
-#pragma omp parallel for schedule(static)
-    for (std::int64_t c = begin; c < end; ++c)
-      project<4, false, kJacobi>(static_cast<std::size_t>(c), x, ghost_change, change);
+    if (inversion_)
+      project_tets_batched<kJacobi, true>(static_cast<std::size_t>(begin), static_cast<std::size_t>(end), x,
+                                          ghost_change, change);
+    else
+      project_tets_batched<kJacobi, false>(static_cast<std::size_t>(begin), static_cast<std::size_t>(end), x,
+                                           ghost_change, change);
   } else {
 #pragma omp parallel for schedule(static)
     for (std::int64_t c = begin; c < end; ++c)

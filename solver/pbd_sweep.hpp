@@ -35,6 +35,7 @@
 
 #include "io/job.hpp"
 #include "materials/element_energy.hpp"
+#include "materials/element_energy_batch.hpp"
 #include "materials/membrane_energy.hpp"
 #include "materials/registry.hpp"
 #include "partition/partition.hpp"
@@ -91,6 +92,21 @@ class PbdConstraints {
   /// N vertices per constraint; kHinge: a bending stencil (4 vertices) instead of a cell.
   template <int N, bool kHinge, bool kJacobi>
   void project(std::size_t c, double* x, double* ghost_change, double* change);
+  /// The update of constraint c from its energy and gradient g at the current positions (w: the inverse masses of
+  /// its dofs; volume and k: the rest test's scale).
+  template <int N, bool kJacobi>
+  void correct(std::size_t c, const double* w, const double* g, double energy, double volume, double k, double* x,
+               double* ghost_change, double* change);
+  /// Tets [begin, end) of one colour, kLanes at a time through stvk_isotropic_lanes (element_energy_batch.hpp)
+  /// where the material allows it (batchable_), else through project (OpenMP over the batches).
+  template <bool kJacobi, bool kInversion>
+  void project_tets_batched(std::size_t begin, std::size_t end, double* x, double* ghost_change, double* change);
+  /// The coloured sweep's update (plain PBD or consistent XPBD, as correct<4, false>) of the tets [first, first +
+  /// count) from their batched energies and gradients: dx per dof and lane; XPBD: lambda_ and contribution_ of
+  /// those tets updated, except where skip[lane] (the caller projects them with the scalar kernel). Lanes from count
+  /// on are spare (not written back).
+  void lane_corrections(std::size_t first, int count, const bool* skip, const Lanes& volume, const Lanes& modulus,
+                        const Lanes (&w)[12], const Lanes (&g)[12], const Lanes& energy, Lanes (&dx)[12]);
   /// Project every constraint of colour `color` (OpenMP), dispatching on its kind.
   template <bool kJacobi>
   void project_color(int color, double* x, double* ghost_change, double* change);
@@ -119,6 +135,7 @@ class PbdConstraints {
   std::vector<ElementEnergyGradient> kernel_;  ///< per material entry: the one in use
   std::vector<ElementEnergyGradient> plain_kernel_, inverted_kernel_;  ///< per material entry
   bool inversion_ = false;
+  std::vector<std::uint8_t> batchable_;  ///< per material entry: isotropic StVK (kernel_ in use)
   std::vector<double> modulus_;                ///< per material entry: k (XPBD compliance 1/k)
   std::vector<double> w_;                      ///< inverse mass per local dof
   std::vector<double> cell_count_;             ///< per local vertex: cells at it on all ranks (jacobi)
