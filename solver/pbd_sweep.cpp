@@ -59,6 +59,27 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
     : comm_(comm), n_owned_(mesh.n_owned), n_local_(mesh.n_local()) {
   MPI_Comm_size(comm, &size_);
   for (LocalIndex v = n_owned_; v < n_local_; ++v) ghost_ids_.push_back(static_cast<PetscInt>(mesh.global_vertex[v]));
+  // The owned vertices other ranks hold as ghosts (a reverse sum of ones from every ghost copy).
+  delta_ = create_vector();
+  {
+    LocalForm d(delta_, false);
+    std::fill(d.span().begin() + 3 * static_cast<std::ptrdiff_t>(n_owned_), d.span().end(), 1.0);
+  }
+  reverse_add(delta_);
+  std::vector<std::uint8_t> shared(static_cast<std::size_t>(n_local_), 1);  // ghosts and shared owned vertices
+  {
+    LocalForm d(delta_, false);
+    for (LocalIndex v = 0; v < n_owned_; ++v) {
+      shared[v] = d.span()[3 * static_cast<std::size_t>(v)] != 0.0;
+      if (shared[v]) shared_owned_.push_back(v);
+    }
+    std::fill(d.span().begin(), d.span().end(), 0.0);
+  }
+  // Per colour the constraints touching a shared vertex come first (the interface), then the interior ones: the
+  // sweep overlaps the interface's ghost exchange with the interior's projections. Sort key 2 colour + interior.
+  auto touches_shared = [&](const LocalIndex* v, int n) {
+    return std::any_of(v, v + n, [&](LocalIndex u) { return shared[static_cast<std::size_t>(u)] != 0; });
+  };
   std::vector<std::int32_t> color;
   color = distributed_cell_colors(comm, mesh, model.nodes_per_cell, &n_colors_);
   run_collectively(comm, [&] {
@@ -91,15 +112,18 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
       }
     }
     const auto n_cells = static_cast<LocalIndex>(model.cell_material.size());
-    const ColorSlots sorted = color_slots(color, n_colors_);
-    color_begin_ = sorted.begin;
+    const std::vector<LocalIndex>& cells = nodes_ == 4 ? mesh.mesh.tets : mesh.mesh.triangles;
+    for (std::size_t t = 0; t < color.size(); ++t)
+      color[t] = 2 * color[t] + (touches_shared(cells.data() + static_cast<std::size_t>(nodes_) * t, nodes_) ? 0 : 1);
+    const ColorSlots sorted = color_slots(color, 2 * n_colors_);
+    for (int k = 0; k <= n_colors_; ++k) color_begin_.push_back(sorted.begin[2 * static_cast<std::size_t>(k)]);
+    for (int k = 0; k < n_colors_; ++k) interior_begin_.push_back(sorted.begin[2 * static_cast<std::size_t>(k) + 1]);
     vertices_.resize(n_cells);
     if (nodes_ == 4)
       rest_.resize(n_cells);
     else
       tri_rest_.resize(n_cells);
     material_.resize(n_cells);
-    const std::vector<LocalIndex>& cells = nodes_ == 4 ? mesh.mesh.tets : mesh.mesh.triangles;
     for (LocalIndex t = 0; t < n_cells; ++t) {  // ascending local index inside a colour
       const std::size_t c = sorted.slot[static_cast<std::size_t>(t)];
       double X[12];
@@ -147,10 +171,12 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
       }
     });
     int n_hinge_colors = 0;
-    const std::vector<std::int32_t> hinge_color = distributed_stencil_colors(comm, mesh, stencils, &n_hinge_colors);
-    // Append the hinges sorted by colour (ascending local order inside a colour).
+    std::vector<std::int32_t> hinge_color = distributed_stencil_colors(comm, mesh, stencils, &n_hinge_colors);
+    // Append the hinges sorted by colour, the interface first (ascending local order inside each part).
     const std::size_t n_hinges = hinge_k_.size();
-    const auto [begin, slot] = color_slots(hinge_color, n_hinge_colors);
+    for (std::size_t h = 0; h < n_hinges; ++h)
+      hinge_color[h] = 2 * hinge_color[h] + (touches_shared(stencils.data() + 4 * h, 4) ? 0 : 1);
+    const auto [begin, slot] = color_slots(hinge_color, 2 * n_hinge_colors);
     auto permuted = [&](const auto& in) {
       std::remove_cvref_t<decltype(in)> out(in.size());
       for (std::size_t h = 0; h < n_hinges; ++h) out[slot[h]] = in[h];
@@ -163,14 +189,15 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
     material_.resize(n_cells_ + n_hinges, -1);
     for (std::size_t h = 0; h < n_hinges; ++h)
       for (int a = 0; a < 4; ++a) vertices_[n_cells_ + slot[h]][a] = stencils[4 * h + a];
-    for (int c = 1; c <= n_hinge_colors; ++c) color_begin_.push_back(n_cells_ + begin[c]);
+    for (int k = 1; k <= n_hinge_colors; ++k) color_begin_.push_back(n_cells_ + begin[2 * static_cast<std::size_t>(k)]);
+    for (int k = 0; k < n_hinge_colors; ++k)
+      interior_begin_.push_back(n_cells_ + begin[2 * static_cast<std::size_t>(k) + 1]);
     n_colors_ += n_hinge_colors;
   }
   lambda_.assign(vertices_.size(), 0.0);
   set_inversion_handling(false);
 
-  // Masses, prescribed dofs, cell counts and the owned vertices other ranks hold as ghosts, through delta_.
-  delta_ = create_vector();
+  // Masses, prescribed dofs and cell counts, summed over the ranks through delta_.
   const std::size_t n_dofs = 3 * static_cast<std::size_t>(n_local_);
   auto summed = [&](const std::vector<double>& partial) {  // summed over ranks, ghosts up to date
     {
@@ -197,17 +224,8 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
   const std::vector<double> count = summed(partial);
   cell_count_.resize(n_local_);
   for (LocalIndex v = 0; v < n_local_; ++v) cell_count_[v] = std::max(1.0, count[3 * static_cast<std::size_t>(v)]);
-  std::fill(partial.begin(), partial.end(), 0.0);
-  for (std::size_t i = 3 * static_cast<std::size_t>(n_owned_); i < n_dofs; ++i) partial[i] = 1.0;
   {
-    LocalForm d(delta_, false);
-    std::copy(partial.begin(), partial.end(), d.span().begin());
-  }
-  reverse_add(delta_);
-  {
-    LocalForm d(delta_, false);
-    for (LocalIndex v = 0; v < n_owned_; ++v)
-      if (d.span()[3 * static_cast<std::size_t>(v)] != 0.0) shared_owned_.push_back(v);
+    LocalForm d(delta_, false);  // the sweeps start from zero changes
     std::fill(d.span().begin(), d.span().end(), 0.0);
   }
   change_.assign(n_dofs, 0.0);
@@ -489,20 +507,18 @@ void PbdConstraints::lane_corrections(std::size_t first, int count, const bool* 
 }
 
 template <bool kJacobi>
-void PbdConstraints::project_color(int color, double* x, double* ghost_change, double* change) {
-  const std::int64_t begin = static_cast<std::int64_t>(color_begin_[color]);
-  const std::int64_t end = static_cast<std::int64_t>(color_begin_[color + 1]);
+void PbdConstraints::project_range(int color, std::size_t first, std::size_t last, double* x, double* ghost_change,
+                                   double* change) {
+  const auto begin = static_cast<std::int64_t>(first), end = static_cast<std::int64_t>(last);
   if (color >= n_cell_colors_) {
 #pragma omp parallel for schedule(static)
     for (std::int64_t c = begin; c < end; ++c)
       project<4, true, kJacobi>(static_cast<std::size_t>(c), x, ghost_change, change);
   } else if (nodes_ == 4) {
     if (inversion_)
-      project_tets_batched<kJacobi, true>(static_cast<std::size_t>(begin), static_cast<std::size_t>(end), x,
-                                          ghost_change, change);
+      project_tets_batched<kJacobi, true>(first, last, x, ghost_change, change);
     else
-      project_tets_batched<kJacobi, false>(static_cast<std::size_t>(begin), static_cast<std::size_t>(end), x,
-                                           ghost_change, change);
+      project_tets_batched<kJacobi, false>(first, last, x, ghost_change, change);
   } else {
 #pragma omp parallel for schedule(static)
     for (std::int64_t c = begin; c < end; ++c)
@@ -510,8 +526,7 @@ void PbdConstraints::project_color(int color, double* x, double* ghost_change, d
   }
 }
 
-void PbdConstraints::apply_changes(Vec x, bool jacobi) {
-  reverse_add(delta_);
+void PbdConstraints::add_into_owners(Vec x, bool jacobi) {
   {
     LocalForm xl(x, false);
     LocalForm dl(delta_, false);
@@ -538,15 +553,24 @@ void PbdConstraints::apply_changes(Vec x, bool jacobi) {
 
 void PbdConstraints::colored_sweep(Vec x) {
   for (int color = 0; color < n_colors_; ++color) {
+    const std::size_t begin = color_begin_[color], interior = interior_begin_[color], end = color_begin_[color + 1];
+    if (size_ == 1) {
+      LocalForm xl(x, false);
+      project_range<false>(color, begin, end, xl.span().data(), nullptr, nullptr);
+      continue;
+    }
     {
       LocalForm xl(x, false);
-      double* xp = xl.span().data();
-      std::optional<LocalForm> dl;
-      double* dp = nullptr;
-      if (size_ > 1) dl.emplace(delta_, false), dp = dl->span().data();
-      project_color<false>(color, xp, dp, nullptr);
+      {
+        LocalForm dl(delta_, false);  // the interface's ghost changes
+        project_range<false>(color, begin, interior, xl.span().data(), dl.span().data(), nullptr);
+      }
+      // Their sum into the owners travels while the interior (no shared vertex, no ghost change) is projected.
+      EDGEFEM_PETSC(VecGhostUpdateBegin(delta_, ADD_VALUES, SCATTER_REVERSE));
+      project_range<false>(color, interior, end, xl.span().data(), nullptr, nullptr);
     }
-    if (size_ > 1) apply_changes(x, false);
+    EDGEFEM_PETSC(VecGhostUpdateEnd(delta_, ADD_VALUES, SCATTER_REVERSE));
+    add_into_owners(x, false);
   }
 }
 
@@ -556,13 +580,15 @@ void PbdConstraints::jacobi_sweep(Vec x) {
     LocalForm xl(x, false);
     double* xp = xl.span().data();
     double* cp = change_.data();
-    for (int color = 0; color < n_colors_; ++color) project_color<true>(color, xp, nullptr, cp);
+    for (int color = 0; color < n_colors_; ++color)
+      project_range<true>(color, color_begin_[color], color_begin_[color + 1], xp, nullptr, cp);
   }
   {
     LocalForm dl(delta_, false);
     std::copy(change_.begin(), change_.end(), dl.span().begin());
   }
-  apply_changes(x, true);
+  reverse_add(delta_);
+  add_into_owners(x, true);
 }
 
 }  // namespace edgefem

@@ -20,7 +20,8 @@
 ///  - colored (Gauss-Seidel): the cells of one colour are projected in parallel (OpenMP); a rank writes the new
 ///    positions of its cells' vertices directly and records the change of each ghost vertex; after the colour the
 ///    ghost changes are added into their owners (VecGhost reverse scatter: exactly one nonzero term per vertex)
-///    and the owners' positions sent to every ghost copy (forward scatter). Every vertex sees the same sequence of
+///    and the owners' positions sent to every ghost copy (forward scatter). The cells of a colour touching a shared
+///    vertex are projected first, the others while the reverse scatter travels. Every vertex sees the same sequence of
 ///    updates on any number of ranks: the sweep is rank-count independent (to round-off of the summed masses).
 ///  - jacobi: every cell's correction from the same positions, summed per vertex (colour by colour, so threads do
 ///    not race), summed over ranks and divided by the number of cells at the vertex (averaging), once per sweep.
@@ -107,18 +108,21 @@ class PbdConstraints {
   /// on are spare (not written back).
   void lane_corrections(std::size_t first, int count, const bool* skip, const Lanes& volume, const Lanes& modulus,
                         const Lanes (&w)[12], const Lanes (&g)[12], const Lanes& energy, Lanes (&dx)[12]);
-  /// Project every constraint of colour `color` (OpenMP), dispatching on its kind.
+  /// Project the constraints [first, last) of colour `color` (OpenMP), dispatching on its kind.
   template <bool kJacobi>
-  void project_color(int color, double* x, double* ghost_change, double* change);
-  /// Collective: add delta_'s ghost entries into their owners and `scale` times the owned result into x (x's owned
-  /// entries), zero delta_, update x's ghosts.
-  void apply_changes(Vec x, bool jacobi);
+  void project_range(int color, std::size_t first, std::size_t last, double* x, double* ghost_change, double* change);
+  /// Collective: with delta_'s ghost entries already summed into their owners (reverse scatter), add delta_'s owned
+  /// entries into x's (Jacobi: divided by the cells at the vertex unless the multiplier is fixed), zero delta_,
+  /// update x's ghosts.
+  void add_into_owners(Vec x, bool jacobi);
 
   MPI_Comm comm_;
   int size_ = 1;
   LocalIndex n_owned_ = 0, n_local_ = 0;
   int n_colors_ = 0;
   std::vector<std::size_t> color_begin_;             ///< n_colors + 1 offsets into the per-constraint arrays
+  /// per colour: its first constraint without a shared vertex (those before it, the interface, have one)
+  std::vector<std::size_t> interior_begin_;
   int nodes_ = 4;                                    ///< vertices per constraint: 4 (tets) or 3 (triangles)
   std::vector<std::array<LocalIndex, 4>> vertices_;  ///< per constraint (sorted by colour; triangles: 3 used)
   std::vector<TetRest> rest_;                        ///< tets
