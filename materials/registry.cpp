@@ -185,7 +185,8 @@ std::string model_list() {
 }
 
 bool position_based_constraint(const ModelInfo& info) {
-  return info.element_energy != nullptr || info.name == std::string_view("trbs");
+  return info.element_energy != nullptr || info.name == std::string_view("trbs") ||
+         info.name == std::string_view("volino");
 }
 
 const ModelInfo& model_named(std::string_view name) {

@@ -96,7 +96,8 @@ struct ModelInfo {
 [[nodiscard]] const ModelInfo& model_named(std::string_view name);
 
 /// Whether the position-based integrator can take the model's cells as energy constraints: tets with an
-/// element_energy, and the trbs triangle (its plane-stress StVK energy, materials/membrane_energy.hpp).
+/// element_energy, the trbs triangle (its plane-stress StVK energy, materials/membrane_energy.hpp) and Volino's
+/// triangle (materials/volino.hpp, its energy W).
 [[nodiscard]] bool position_based_constraint(const ModelInfo& info);
 
 /// The known names as "stvk, stvk-nsn, stvk-tl, linear (tetrahedra), trbs, ..., volino (triangles)".

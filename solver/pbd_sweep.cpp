@@ -15,6 +15,7 @@
 #include "materials/bending.hpp"
 #include "materials/membrane_energy.hpp"
 #include "materials/tet_inversion.hpp"
+#include "materials/volino.hpp"
 #include "partition/collective.hpp"
 #include "partition/coloring.hpp"
 #include "solver/assembly.hpp"
@@ -85,16 +86,34 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
   run_collectively(comm, [&] {
     nodes_ = model.nodes_per_cell;
     if (nodes_ == 3) {
-      // Membranes: the plane-stress StVK triangle (Bender §4.3; the energy of trbs, membrane_energy.hpp).
+      // Membranes (Bender §4.3): the plane-stress StVK triangle of trbs (membrane_energy.hpp), or Volino's
+      // weft/warp triangle (volino.hpp: isotropic, the paper's orthotropic law, or nonlinear curves).
       membrane_tables_ = model.materials.membrane;
-      for (std::size_t m = 0; m < membrane_tables_.size(); ++m) {
-        const ModelInfo* info = model.material_model[m];
-        if (std::string_view(info->name) != "trbs")
+      volino_tables_ = model.materials.volino;
+      volino_stabilization_ = model.materials.volino_stabilization;
+      for (std::size_t m = 0; m < model.material_model.size(); ++m) {
+        const std::string_view name = model.material_model[m]->name;
+        if (name != "trbs" && name != "volino")
           throw std::invalid_argument("integrator position-based: membranes take model trbs (the plane-stress St. "
-                                      "Venant-Kirchhoff triangle of Bender et al. §4.3), got model '" +
-                                      std::string(info->name) + "'");
-        const MembraneMaterial& mm = membrane_tables_[m];
-        modulus_.push_back(mm.young / (1.0 - mm.poisson * mm.poisson));
+                                      "Venant-Kirchhoff triangle of Bender et al. §4.3) or volino (orthotropic), "
+                                      "got model '" + std::string(name) + "'");
+        volino_material_.push_back(name == "volino");
+        if (name == "trbs") {
+          const MembraneMaterial& mm = membrane_tables_[m];
+          modulus_.push_back(mm.young / (1.0 - mm.poisson * mm.poisson));
+          continue;
+        }
+        const VolinoMaterial& vm = volino_tables_[m];
+        if (std::any_of(vm.viscosity.begin(), vm.viscosity.end(), [](double e) { return e != 0.0; }))
+          throw std::invalid_argument("integrator position-based: materials[" + std::to_string(m) +
+                                      "].viscosity: Volino's viscous stress is not an energy constraint (use "
+                                      "analysis.position_based.velocity_damping)");
+        // k: the largest diagonal entry of the law's tangent at zero strain (a stress: the energy density of the
+        // constraint is ~ k eps^2, as for the trbs triangle's E / (1 - nu^2)).
+        const double zero[3] = {0.0, 0.0, 0.0};
+        double sigma[3], C[9];
+        vm.law.evaluate(zero, sigma, C);
+        modulus_.push_back(std::max({C[0], C[4], C[8]}));
       }
     } else {
       tables_ = model.materials.tet;
@@ -133,11 +152,16 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
         vertices_[c][a] = v;
         for (int k = 0; k < 3; ++k) X[3 * a + k] = mesh.mesh.coords[3 * v + k];
       }
-      if (nodes_ == 4)
-        rest_[c] = tet_rest(X, mesh.cell_global[t]);
-      else
-        tri_rest_[c] = tri_rest(X, mesh.cell_global[t]);
       material_[c] = model.cell_material[t];
+      if (nodes_ == 4) {
+        rest_[c] = tet_rest(X, mesh.cell_global[t]);
+      } else {
+        tri_rest_[c] = tri_rest(X, mesh.cell_global[t]);
+        if (volino_material_[static_cast<std::size_t>(material_[c])]) {
+          if (volino_rest_.empty()) volino_rest_.resize(n_cells);
+          volino_rest_[c] = volino_reference(std::span<const double, 9>(X, 9), volino_tables_[material_[c]].warp);
+        }
+      }
     }
     n_cells_ = static_cast<std::size_t>(n_cells);
   });
@@ -276,6 +300,7 @@ void PbdConstraints::reset_multipliers() {
 
 std::size_t PbdConstraints::bytes() const {
   return vertices_.size() * sizeof(vertices_[0]) + rest_.size() * sizeof(TetRest) + tri_rest_.size() * sizeof(TriRest) +
+         volino_rest_.size() * sizeof(VolinoTriangle) +
          hinge_k_.size() * (sizeof(hinge_k_[0]) + 2 * sizeof(double)) +
          material_.size() * sizeof(std::int32_t) + lambda_.size() * sizeof(double) +
          contribution_.size() * sizeof(double);
@@ -306,6 +331,14 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
                  ? stvk_energy_gradient_inline<true>(rest_[c], xe, tables_[m], g)
                  : kernel(rest_[c], xe, tables_[m], g);
     volume = rest_[c].v0;
+    k = modulus_[m];
+  } else if (volino_material_[static_cast<std::size_t>(m)]) {
+    VolinoElement element;
+    volino_element(volino_rest_[c], volino_tables_[m], std::span<const double, 9>(xe, 9), volino_stabilization_,
+                   false, element);
+    energy = element.energy;
+    std::copy(element.f.begin(), element.f.end(), g);  // f = +dW/dx
+    volume = volino_rest_[c].area * volino_tables_[m].thickness;
     k = modulus_[m];
   } else {
     energy = trbs_element_energy_gradient(tri_rest_[c], xe, membrane_tables_[m], g);

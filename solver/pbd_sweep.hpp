@@ -2,7 +2,8 @@
 /// \file pbd_sweep.hpp
 /// The constraint sweeps of the position-based integrator (Bender et al. 2014, Algorithm 1 step 3): every
 /// tetrahedron is one energy constraint C_e = E_e(x) (ModelInfo::element_energy, the Newton solver's material),
-/// every membrane triangle one with the plane-stress StVK energy of trbs (membrane_energy.hpp, §4.3),
+/// every membrane triangle one with the plane-stress StVK energy of trbs (membrane_energy.hpp, §4.3) or Volino's
+/// weft/warp energy (volino.hpp: the paper's orthotropic cloth law, or nonlinear curves),
 /// projected along the mass-weighted gradient,
 ///   PBD (xpbd = false, Bender eq. 2-3):  dlambda = -E / sum_i w_i |g_i|^2,
 ///   XPBD (Macklin et al. 2016) on C_e = sqrt(2 E_e / k), compliance alpha = 1/k, alpha~ = alpha/dt^2 (so that
@@ -128,6 +129,10 @@ class PbdConstraints {
   std::vector<TetRest> rest_;                        ///< tets
   std::vector<TriRest> tri_rest_;                    ///< triangles
   std::vector<MembraneMaterial> membrane_tables_;    ///< triangles: per material entry
+  std::vector<VolinoMaterial> volino_tables_;        ///< triangles: per material entry (model volino)
+  std::vector<std::uint8_t> volino_material_;        ///< triangles: per material entry, 1 = volino, 0 = trbs
+  std::vector<VolinoTriangle> volino_rest_;          ///< per triangle when some material is volino (by constraint)
+  VolinoStabilization volino_stabilization_ = VolinoStabilization::none;
   std::size_t n_cells_ = 0;                          ///< constraints [0, n_cells_) are cells, then the hinges
   int n_cell_colors_ = 0;                            ///< colours [0, n_cell_colors_) are cells', then the hinges'
   std::vector<std::array<double, 4>> hinge_k_;       ///< per hinge (index c - n_cells_): Bergou's weights k
