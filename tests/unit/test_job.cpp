@@ -1065,7 +1065,7 @@ TEST_F(JobTest, PositionBasedKeys) {
       "analysis:\n  type: dynamic\n  dt: 0.01\n  end_time: 0.1\n  integrator: position-based\n",
       3,
       {"materials[0].model: model 'stvk-nsn' has no element energy for integrator position-based (models "
-       "that have one: stvk, stvk-tl, neo-hookean and trbs)"});
+       "that have one: stvk, stvk-tl, neo-hookean, trbs and volino)"});
   expect_error(head +
                    "attachments:\n  - {select: {all: true}, stiffness: 1}\nanalysis:\n  type: dynamic\n"
                    "  dt: 0.01\n  end_time: 0.1\n  integrator: position-based\n",
