@@ -377,10 +377,15 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
                          ")");
       }
     }
-    if (const Value* attachments = map.get("attachments"); attachments && !job.attachments.empty()) {
-      fail(attachments->line, attachments->path +
-                                  ": penalty attachments are not supported by integrator position-based (prescribe "
-                                  "the motion with boundary: displace/schedule instead)");
+    for (std::size_t i = 0; i < job.attachments.size(); ++i) {
+      const AttachmentSpec& a = job.attachments[i];
+      if (a.damping != 0.0) {
+        std::ostringstream value;
+        value << a.damping;
+        fail(a.line, "attachments[" + std::to_string(i) + "].damping: integrator position-based has no attachment "
+                     "dampers (the springs are energy constraints; use analysis.position_based.velocity_damping), "
+                     "expected 0, got " + value.str());
+      }
     }
   }
   if (job.discretization.type == DiscretizationType::frames) {

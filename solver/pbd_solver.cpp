@@ -92,7 +92,8 @@ void PbdSolver::step_once() {
       x.span()[static_cast<std::size_t>(d.dof)] = prescribed_position(model_, d, mesh_.mesh.coords, t_new);
   }
   update_ghosts(x_);
-  // 2. Constraint sweeps.
+  // 2. Constraint sweeps (the attachments pull towards their anchors at t_{n+1}).
+  sweep_->set_anchor_time(t_new);
   sweep_->reset_multipliers();
   for (int it = 0; it < spec_.position_based.iterations; ++it) {
     if (spec_.position_based.sweep == PbdSweep::colored)
@@ -157,7 +158,16 @@ std::vector<TimeStepReport> PbdSolver::run(const std::function<void(long long, d
   return reports;
 }
 
-EnergyReport PbdSolver::energy() { return state_energy(assembler_, x_, v_, w_, work_); }
+EnergyReport PbdSolver::energy() {
+  EnergyReport e = state_energy(assembler_, x_, v_, w_, work_);
+  double local = 0.0;
+  {
+    Owned x(x_, true);
+    local = attachment_energy(model_, mesh_.mesh.coords, time_, x.span());
+  }
+  MPI_Allreduce(&local, &e.attachment, 1, MPI_DOUBLE, MPI_SUM, comm_);
+  return e;
+}
 
 CheckpointState PbdSolver::checkpoint_state() {
   CheckpointState s;

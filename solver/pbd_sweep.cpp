@@ -218,6 +218,41 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
       interior_begin_.push_back(n_cells_ + begin[2 * static_cast<std::size_t>(k) + 1]);
     n_colors_ += n_hinge_colors;
   }
+  // Penalty attachments (job `attachments`): one constraint per attached owned vertex, one colour per entry (a
+  // vertex is in an entry once; its owner projects it), after the cells and hinges on every rank.
+  anchor_begin_ = vertices_.size();
+  n_anchor_colors_ = static_cast<int>(model.attachments.size());
+  {
+    double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
+    for (std::size_t i = 0; i < mesh.mesh.coords.size(); ++i)
+      lo[i % 3] = std::min(lo[i % 3], mesh.mesh.coords[i]), hi[i % 3] = std::max(hi[i % 3], mesh.mesh.coords[i]);
+    double extent[6] = {-lo[0], -lo[1], -lo[2], hi[0], hi[1], hi[2]}, global[6];
+    MPI_Allreduce(extent, global, 6, MPI_DOUBLE, MPI_MAX, comm);
+    anchor_scale_ = 0.0;
+    for (int d = 0; d < 3; ++d) anchor_scale_ += (global[3 + d] + global[d]) * (global[3 + d] + global[d]);
+  }
+  for (const Attachment& a : model.attachments) {
+    std::vector<LocalIndex> attached = a.vertices;
+    std::sort(attached.begin(), attached.end());
+    attached.erase(std::unique(attached.begin(), attached.end()), attached.end());
+    // Shared vertices first (the colour's interface), then the others, each part in ascending local order.
+    std::stable_partition(attached.begin(), attached.end(), [&](LocalIndex v) { return shared[v] != 0; });
+    const std::size_t first = vertices_.size();
+    for (const LocalIndex v : attached) {
+      vertices_.push_back({v, -1, -1, -1});
+      material_.push_back(-1);
+      anchor_spec_.push_back(static_cast<std::int32_t>(anchor_specs_.size()));
+      anchor_k_.push_back(a.spec.stiffness);
+      for (int q = 0; q < 3; ++q) anchor_reference_.push_back(mesh.mesh.coords[3 * static_cast<std::size_t>(v) + q]);
+    }
+    const auto interface = static_cast<std::size_t>(
+        std::count_if(attached.begin(), attached.end(), [&](LocalIndex v) { return shared[v] != 0; }));
+    interior_begin_.push_back(first + interface);
+    color_begin_.push_back(vertices_.size());
+    anchor_specs_.push_back(a.spec);
+  }
+  n_colors_ += n_anchor_colors_;
+  anchor_target_ = anchor_reference_;
   lambda_.assign(vertices_.size(), 0.0);
   set_inversion_handling(false);
 
@@ -244,7 +279,8 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
   for (std::size_t i = 0; i < n_dofs; ++i) w_[i] = prescribed[i] != 0.0 || !(mass[i] > 0.0) ? 0.0 : 1.0 / mass[i];
   std::fill(partial.begin(), partial.end(), 0.0);
   for (std::size_t c = 0; c < vertices_.size(); ++c)
-    for (int a = 0; a < (c < n_cells_ ? nodes_ : 4); ++a) partial[3 * static_cast<std::size_t>(vertices_[c][a])] += 1.0;
+    for (int a = 0; a < (c < n_cells_ ? nodes_ : c < anchor_begin_ ? 4 : 1); ++a)
+      partial[3 * static_cast<std::size_t>(vertices_[c][a])] += 1.0;
   const std::vector<double> count = summed(partial);
   cell_count_.resize(n_local_);
   for (LocalIndex v = 0; v < n_local_; ++v) cell_count_[v] = std::max(1.0, count[3 * static_cast<std::size_t>(v)]);
@@ -293,6 +329,13 @@ std::int64_t PbdConstraints::count_inverted(Vec x) const {
   return total;
 }
 
+void PbdConstraints::set_anchor_time(double t) {
+  for (std::size_t h = 0; h < anchor_k_.size(); ++h) {
+    const std::array<double, 3> d = anchor_specs_[static_cast<std::size_t>(anchor_spec_[h])].displacement(t);
+    for (int q = 0; q < 3; ++q) anchor_target_[3 * h + q] = anchor_reference_[3 * h + q] + d[q];
+  }
+}
+
 void PbdConstraints::reset_multipliers() {
   std::fill(lambda_.begin(), lambda_.end(), 0.0);
   if (xpbd_) contribution_.assign(12 * lambda_.size(), 0.0);
@@ -306,7 +349,7 @@ std::size_t PbdConstraints::bytes() const {
          contribution_.size() * sizeof(double);
 }
 
-template <int N, bool kHinge, bool kJacobi>
+template <int N, PbdConstraints::Stencil kStencil, bool kJacobi>
 void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, double* change) {
   constexpr int n = 3 * N;  // dofs of the constraint
   const std::array<LocalIndex, 4>& v = vertices_[c];
@@ -318,7 +361,18 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
     }
   const std::int32_t m = material_[c];
   double energy = 0.0, volume = 0.0, k = 0.0;
-  if constexpr (kHinge) {
+  if constexpr (kStencil == Stencil::anchor) {
+    // A penalty attachment: E = k |x - a|^2 / 2 on one vertex, g = k (x - a); the rest test's scale is the square
+    // of the mesh's bounding-box diagonal.
+    const std::size_t h = c - anchor_begin_;
+    k = anchor_k_[h];
+    for (int q = 0; q < 3; ++q) {
+      const double s = xe[q] - anchor_target_[3 * h + q];
+      g[q] = k * s;
+      energy += 0.5 * k * s * s;
+    }
+    volume = anchor_scale_;
+  } else if constexpr (kStencil == Stencil::hinge) {
     const std::size_t h = c - n_cells_;
     energy = bending_energy_gradient(hinge_k_[h], xe, g);
     volume = hinge_area_[h];
@@ -472,7 +526,7 @@ void PbdConstraints::project_tets_batched(std::size_t begin, std::size_t end, do
     for (int l = 0; l < count; ++l) {
       const std::size_t c = first + static_cast<std::size_t>(l);
       if (scalar[l]) {
-        project<4, false, kJacobi>(c, x, ghost_change, change);
+        project<4, Stencil::cell, kJacobi>(c, x, ghost_change, change);
         continue;
       }
       if (!lane_updates) {
@@ -543,10 +597,14 @@ template <bool kJacobi>
 void PbdConstraints::project_range(int color, std::size_t first, std::size_t last, double* x, double* ghost_change,
                                    double* change) {
   const auto begin = static_cast<std::int64_t>(first), end = static_cast<std::int64_t>(last);
-  if (color >= n_cell_colors_) {
+  if (color >= n_colors_ - n_anchor_colors_) {
 #pragma omp parallel for schedule(static)
     for (std::int64_t c = begin; c < end; ++c)
-      project<4, true, kJacobi>(static_cast<std::size_t>(c), x, ghost_change, change);
+      project<1, Stencil::anchor, kJacobi>(static_cast<std::size_t>(c), x, ghost_change, change);
+  } else if (color >= n_cell_colors_) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = begin; c < end; ++c)
+      project<4, Stencil::hinge, kJacobi>(static_cast<std::size_t>(c), x, ghost_change, change);
   } else if (nodes_ == 4) {
     if (inversion_)
       project_tets_batched<kJacobi, true>(first, last, x, ghost_change, change);
@@ -555,7 +613,7 @@ void PbdConstraints::project_range(int color, std::size_t first, std::size_t las
   } else {
 #pragma omp parallel for schedule(static)
     for (std::int64_t c = begin; c < end; ++c)
-      project<3, false, kJacobi>(static_cast<std::size_t>(c), x, ghost_change, change);
+      project<3, Stencil::cell, kJacobi>(static_cast<std::size_t>(c), x, ghost_change, change);
   }
 }
 

@@ -3,7 +3,8 @@
 /// The constraint sweeps of the position-based integrator (Bender et al. 2014, Algorithm 1 step 3): every
 /// tetrahedron is one energy constraint C_e = E_e(x) (ModelInfo::element_energy, the Newton solver's material),
 /// every membrane triangle one with the plane-stress StVK energy of trbs (membrane_energy.hpp, §4.3) or Volino's
-/// weft/warp energy (volino.hpp: the paper's orthotropic cloth law, or nonlinear curves),
+/// weft/warp energy (volino.hpp: the paper's orthotropic cloth law, or nonlinear curves), every attached vertex one
+/// with its penalty spring's energy k |x - a(t)|^2 / 2 (job `attachments`),
 /// projected along the mass-weighted gradient,
 ///   PBD (xpbd = false, Bender eq. 2-3):  dlambda = -E / sum_i w_i |g_i|^2,
 ///   XPBD (Macklin et al. 2016) on C_e = sqrt(2 E_e / k), compliance alpha = 1/k, alpha~ = alpha/dt^2 (so that
@@ -75,6 +76,9 @@ class PbdConstraints {
   /// Tets with det F <= 0 at positions x (a create_vector() vector, ghosts up to date), summed over ranks.
   /// Collective.
   [[nodiscard]] std::int64_t count_inverted(Vec x) const;
+  /// The attachments' anchors a(t) = X + d(t) (AttachmentSpec::displacement) for the sweeps that follow (call with
+  /// the time at the end of the step).
+  void set_anchor_time(double t);
   /// Zero the XPBD multipliers (at the start of every time step).
   void reset_multipliers();
 
@@ -91,8 +95,10 @@ class PbdConstraints {
  private:
   /// Project constraint c at positions x (local form). Gauss-Seidel: applied to x in place, ghost vertices' changes
   /// also stored in ghost_change; Jacobi: added to change (x unchanged).
-  /// N vertices per constraint; kHinge: a bending stencil (4 vertices) instead of a cell.
-  template <int N, bool kHinge, bool kJacobi>
+  /// What a constraint acts on: a cell, a bending stencil (4 vertices) or an attached vertex.
+  enum class Stencil : std::uint8_t { cell, hinge, anchor };
+  /// N vertices per constraint.
+  template <int N, Stencil kStencil, bool kJacobi>
   void project(std::size_t c, double* x, double* ghost_change, double* change);
   /// The update of constraint c from its energy and gradient g at the current positions (w: the inverse masses of
   /// its dofs; volume and k: the rest test's scale).
@@ -137,6 +143,13 @@ class PbdConstraints {
   int n_cell_colors_ = 0;                            ///< colours [0, n_cell_colors_) are cells', then the hinges'
   std::vector<std::array<double, 4>> hinge_k_;       ///< per hinge (index c - n_cells_): Bergou's weights k
   std::vector<double> hinge_kb_, hinge_area_;        ///< per hinge: stiffness kb, A0 + A1 (the rest test's scale)
+  std::size_t anchor_begin_ = 0;                     ///< constraints from here on are attachments
+  int n_anchor_colors_ = 0;                          ///< the last colours: one per job.attachments entry
+  std::vector<AttachmentSpec> anchor_specs_;         ///< per job.attachments entry
+  std::vector<std::int32_t> anchor_spec_;            ///< per attachment constraint (index c - anchor_begin_)
+  std::vector<double> anchor_k_;                     ///< per attachment constraint: stiffness
+  std::vector<double> anchor_reference_, anchor_target_;  ///< per attachment constraint: X and a(t), 3 each
+  double anchor_scale_ = 1.0;                        ///< the rest test's scale: squared bounding-box diagonal
   std::vector<std::int32_t> material_;
   std::vector<double> lambda_;        ///< XPBD multipliers of the current step
   std::vector<double> contribution_;  ///< consistent XPBD: 12 per constraint, grad C_e lambda_e (force units)

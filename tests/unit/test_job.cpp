@@ -1066,10 +1066,11 @@ TEST_F(JobTest, PositionBasedKeys) {
       3,
       {"materials[0].model: model 'stvk-nsn' has no element energy for integrator position-based (models "
        "that have one: stvk, stvk-tl, neo-hookean, trbs and volino)"});
+  // Attachments are energy constraints; their dampers are not.
   expect_error(head +
-                   "attachments:\n  - {select: {all: true}, stiffness: 1}\nanalysis:\n  type: dynamic\n"
+                   "attachments:\n  - {select: {all: true}, stiffness: 1, damping: 0.5}\nanalysis:\n  type: dynamic\n"
                    "  dt: 0.01\n  end_time: 0.1\n  integrator: position-based\n",
-               5, {"attachments: penalty attachments are not supported by integrator position-based"});
+               5, {"attachments[0].damping: integrator position-based has no attachment dampers", "got 0.5"});
 }
 
 
