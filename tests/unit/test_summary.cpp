@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -60,6 +61,8 @@ RunSummary example() {
   s.analysis = {{"steps", "2"}};
   s.phases_s.read = 0.25;
   s.phases_s.total = std::numeric_limits<double>::quiet_NaN();
+  s.phases_per_rank_s.assign(rank_phase_names().size(), {0.5, std::numeric_limits<double>::quiet_NaN()});
+  s.phases_per_rank_s[5] = {0.125, 0.375};  // assembly_local
   s.solver = RunSummary::Solver{10, 47, 3, "GAMG"};
   s.peak_mb_per_rank = {58.5, 60.25};
   s.largest_displacement = RunSummary::Displacement{1.5, {10, 0.5, 1}, {0, 0, -1.5}};
@@ -87,6 +90,13 @@ TEST(Summary, DocumentHasTheSchemaKeysInOrder) {
                         "\"read\": 0.25",
                         "\"partition\": null",  // phases_s.partition: not measured
                         "\"total\": null",      // NaN
+                        "\"phases_per_rank_s\": {",
+                        "\"read\": [0.5, null]",
+                        "\"assembly\": [0.5, null]",
+                        "\"assembly_local\": [0.125, 0.375]",
+                        "\"assembly_insertion\": [0.5, null]",
+                        "\"assembly_barrier_wait\": [0.5, null]",
+                        "\"total\": [0.5, null]",
                         "\"newton_iterations\": 10",
                         "\"preconditioner\": \"GAMG\"",
                         "\"peak_mb_max_rank\": 60.25",
@@ -112,8 +122,30 @@ TEST(Summary, FailedRunBeforeTheMesh) {
   const std::string json = to_json(s);
   for (const char* key : {"\"status\": \"error\"", "\"exit_code\": 1", "\"error\": \"job.yaml: bad\\n  second line\"",
                           "\"mesh\": null", "\"partition\": null", "\"analysis\": null", "\"solver\": null",
-                          "\"memory\": null", "\"largest_displacement\": null", "\"output\": null"})
+                          "\"phases_per_rank_s\": null", "\"memory\": null", "\"largest_displacement\": null", "\"output\": null"})
     EXPECT_NE(json.find(key), std::string::npos) << key << " missing in\n" << json;
+}
+
+TEST(Summary, RankPhaseValuesFollowTheNames) {
+  RunSummary s;
+  s.phases_s.assembly = 2.0;
+  s.phases_s.total = 5.0;
+  s.assembly_split_s = {1.25, 0.5, 0.125, std::nullopt};
+  const auto& names = rank_phase_names();
+  const std::vector<double> values = rank_phase_values(s);
+  ASSERT_EQ(values.size(), names.size());
+  const auto at = [&](const std::string& name) {
+    return values[static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin())];
+  };
+  EXPECT_EQ(at("assembly"), 2.0);
+  EXPECT_EQ(at("assembly_local"), 1.25);
+  EXPECT_EQ(at("assembly_insertion"), 0.5);
+  EXPECT_EQ(at("assembly_exchange"), 0.125);
+  EXPECT_TRUE(std::isnan(at("assembly_barrier_wait")));
+  EXPECT_TRUE(std::isnan(at("read")));
+  EXPECT_EQ(at("total"), 5.0);
+  EXPECT_EQ(names.front(), "read");
+  EXPECT_EQ(names.back(), "total");
 }
 
 TEST_F(SummaryFile, WriteCreatesTheDirectoryAndLeavesNoTemporary) {
