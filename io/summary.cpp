@@ -35,9 +35,20 @@ std::vector<double> gather_on_rank0(MPI_Comm comm, double value) {
 }
 
 const std::vector<std::string>& rank_phase_names() {
-  static const std::vector<std::string> names{"read",     "partition",      "distribute",         "setup",
-                                              "assembly", "assembly_local", "assembly_insertion", "assembly_exchange",
-                                              "assembly_barrier_wait", "pc_setup", "ksp", "output", "total"};
+  static const std::vector<std::string> names{"read",
+                                              "partition",
+                                              "distribute",
+                                              "setup",
+                                              "assembly",
+                                              "assembly_local",
+                                              "assembly_local_cpu",
+                                              "assembly_insertion",
+                                              "assembly_exchange",
+                                              "assembly_barrier_wait",
+                                              "pc_setup",
+                                              "ksp",
+                                              "output",
+                                              "total"};
   return names;
 }
 
@@ -45,9 +56,9 @@ std::vector<double> rank_phase_values(const RunSummary& s) {
   const auto v = [](const std::optional<double>& x) { return x ? *x : std::numeric_limits<double>::quiet_NaN(); };
   const auto& t = s.phases_s;
   const auto& a = s.assembly_split_s;
-  return {v(t.read),       v(t.partition),  v(t.distribute), v(t.setup),   v(t.assembly),
-          v(a.local),      v(a.insertion),  v(a.exchange),   v(a.barrier_wait), v(t.pc_setup),
-          v(t.ksp),        v(t.output),     v(t.total)};
+  return {v(t.read),      v(t.partition), v(t.distribute), v(t.setup),        v(t.assembly),
+          v(a.local),     v(a.local_cpu), v(a.insertion),  v(a.exchange),     v(a.barrier_wait),
+          v(t.pc_setup),  v(t.ksp),       v(t.output),     v(t.total)};
 }
 
 namespace {
@@ -202,6 +213,7 @@ std::string to_json(const RunSummary& s) {
     o.raw("method", json_string(s.partition->method));
     o.raw("owned_vertices", spread(s.partition->owned_vertices));
     o.raw("ghost_vertices", spread(s.partition->ghost_vertices));
+    o.raw("cells", s.partition->cells ? spread(*s.partition->cells) : "null");
     o.close();
     top.raw("partition", p);
   } else {

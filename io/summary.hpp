@@ -47,6 +47,7 @@ struct RunSummary {
   struct Partition {
     std::string method = "metis";
     Spread owned_vertices, ghost_vertices;
+    std::optional<Spread> cells;  ///< each rank's own cells (the kernels' work)
   };
   std::optional<Partition> partition;
 
@@ -62,7 +63,7 @@ struct RunSummary {
   /// This rank's split of phases_s.assembly (solver/assembly_times.hpp): local work, MatSetValuesCOO, exchanges,
   /// and the diagnostic barriers (EDGEFEM_ASSEMBLY_BARRIERS=1, else unset).
   struct AssemblySplit {
-    std::optional<double> local, insertion, exchange, barrier_wait;
+    std::optional<double> local, local_cpu, insertion, exchange, barrier_wait;
   } assembly_split_s;
   /// Every rank's phases by name (rank_phase_names()), in rank order, NaN for unknown; filled on rank 0 by
   /// write_summary_collectively, empty when not gathered.
@@ -88,7 +89,7 @@ struct RunSummary {
 };
 
 /// The names of the per-rank phases, in the order of phases_per_rank_s: phases_s's with "assembly_local",
-/// "assembly_insertion", "assembly_exchange" and "assembly_barrier_wait" after "assembly".
+/// "assembly_local_cpu", "assembly_insertion", "assembly_exchange" and "assembly_barrier_wait" after "assembly".
 const std::vector<std::string>& rank_phase_names();
 /// This rank's values of rank_phase_names() (NaN for unknown).
 std::vector<double> rank_phase_values(const RunSummary& summary);

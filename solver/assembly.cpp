@@ -26,6 +26,13 @@ bool assembly_barriers() {
   return on;
 }
 
+void LocalWorkSeconds::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  assembly_times().local += MPI_Wtime() - start_;
+  assembly_times().local_cpu += process_cpu_seconds() - cpu_start_;
+}
+
 void barrier_before_exchange(MPI_Comm comm) {
   if (!assembly_barriers()) return;
   const ScopeSeconds timed(assembly_times().barrier_wait);
@@ -259,7 +266,7 @@ void Assembler::update_ghosts(Vec v) {
 
 void Assembler::set_positions(Vec x) {
   {
-    const ScopeSeconds timed(assembly_times().local);
+    const LocalWorkSeconds timed;
     if (x != x_ghost_.get()) EDGEFEM_PETSC(VecCopy(x, x_ghost_));
   }
   barrier_before_exchange(comm_);  // (diagnostic mode: how late the other ranks arrive at this assembly)
@@ -276,7 +283,7 @@ std::vector<double> Assembler::local_positions() {
 void Assembler::internal_force(Vec out) {
   EDGEFEM_PETSC(PetscLogEventBegin(event_force_, 0, 0, 0, 0));
   {
-    const ScopeSeconds timed(assembly_times().local);
+    const LocalWorkSeconds timed;
     LocalForm x(x_ghost_, true);
     LocalForm f(f_ghost_, false);
     std::span<double> fs = f.span();
@@ -298,7 +305,7 @@ void Assembler::internal_force(Vec out) {
     EDGEFEM_PETSC(VecGhostUpdateEnd(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
   }
   if (out != f_ghost_.get()) {
-    const ScopeSeconds timed(assembly_times().local);
+    const LocalWorkSeconds timed;
     EDGEFEM_PETSC(VecCopy(f_ghost_, out));
   }
   EDGEFEM_PETSC(PetscLogEventEnd(event_force_, 0, 0, 0, 0));
@@ -313,7 +320,7 @@ std::vector<double> Assembler::local_internal_force() {
 }
 
 void Assembler::evaluate_force_and_stiffness() {
-  const ScopeSeconds timed(assembly_times().local);
+  const LocalWorkSeconds timed;
   LocalForm x(x_ghost_, true);
   LocalForm f(f_ghost_, false);
   std::span<double> fs = f.span();
@@ -335,7 +342,7 @@ void Assembler::hand_matrix_to_petsc(Mat P, const MatrixCoefficients& c) {
   const std::size_t n_kernel = n_kernel_entries_;
   double* values = coo_values_.data();
   // (the lifting's and the viscous terms' ghost updates are counted as local work: rare, small)
-  double start = MPI_Wtime();
+  LocalWorkSeconds local_work;
   if (!mass_values_.empty() && c.mass != 0.0) {
     const double* mass = mass_values_.data();
 #pragma omp parallel for schedule(static)
@@ -381,7 +388,7 @@ void Assembler::hand_matrix_to_petsc(Mat P, const MatrixCoefficients& c) {
     if (!c.diagonal.empty()) d += c.diagonal[i];
     values[n_kernel + i] = owned_prescribed_[i] ? 1.0 : d;
   }
-  assembly_times().local += MPI_Wtime() - start;
+  local_work.stop();
   barrier_before_exchange(comm_);
   {
     const ScopeSeconds timed(assembly_times().insertion);
@@ -421,14 +428,14 @@ void Assembler::force_and_stiffness(Vec f, Mat P, const MatrixCoefficients& c) {
     EDGEFEM_PETSC(VecGhostUpdateEnd(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
   }
   if (f != f_ghost_.get()) {
-    const ScopeSeconds timed(assembly_times().local);
+    const LocalWorkSeconds timed;
     EDGEFEM_PETSC(VecCopy(f_ghost_, f));
   }
   EDGEFEM_PETSC(PetscLogEventEnd(event_stiffness_, 0, 0, 0, 0));
 }
 
 void Assembler::external_force(double t, Vec out) const {
-  const ScopeSeconds timed(assembly_times().local);
+  const LocalWorkSeconds timed;
   EDGEFEM_PETSC(VecSet(out, 0.0));
   for (std::size_t g = 0; g < loads_.size(); ++g) {
     const double s = model_.schedules[static_cast<std::size_t>(model_.loads[g].schedule)](t);

@@ -41,11 +41,12 @@ import sys
 PHASES = ["read", "partition", "distribute", "setup", "assembly", "pc_setup", "ksp", "output"]
 # From summary.json's phases_per_rank_s: the assembly's own work on the slowest rank and what the rest is.
 # assembly_local_max: max over ranks of the local work (kernels, value scaling, copies: no communication);
+# assembly_local_cpu_max: the same in process CPU time (on a busy machine: the work without the stolen time);
 # assembly_local_imbalance: its max / mean over ranks; assembly_insertion_max, assembly_exchange_max: max over ranks of
 # MatSetValuesCOO and of the ghost updates/MatAssembly; assembly_wait: rank 0's assembly phase minus
 # assembly_local_max (insertion, exchanges and the waits for the other ranks); assembly_barrier_wait_max: the
 # diagnostic barriers (EDGEFEM_ASSEMBLY_BARRIERS=1), empty otherwise.
-SPLIT = ["assembly_local_max", "assembly_local_imbalance", "assembly_insertion_max", "assembly_exchange_max",
+SPLIT = ["assembly_local_max", "assembly_local_cpu_max", "assembly_local_imbalance", "assembly_insertion_max", "assembly_exchange_max",
          "assembly_wait", "assembly_barrier_wait_max"]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COLUMNS = (["kind", "ranks", "threads", "oversubscribed", "cells", "cells_per_rank", "dofs"] +
@@ -324,7 +325,7 @@ def assembly_split(summary):
     out["assembly_local_max_s"] = top
     mean = sum(local) / len(local)
     out["assembly_local_imbalance"] = top / mean if mean > 0 else None
-    for p in ("insertion", "exchange", "barrier_wait"):
+    for p in ("local_cpu", "insertion", "exchange", "barrier_wait"):
         values = [v for v in per_rank.get("assembly_" + p) or [] if v is not None]
         out[f"assembly_{p}_max_s"] = max(values) if values else None
     if summary["phases_s"]["assembly"] is not None:
@@ -361,7 +362,7 @@ def plot(out, kind, rows):
         raise StudyError("the Python module matplotlib is missing (Debian: apt-get install python3-matplotlib; "
                          f"./setup.sh does); results.csv is written, the plots are not. Python: {sys.executable}")
     threads = sorted({r["threads"] for r in rows})
-    series = PHASES + ["assembly_local_max", "total"]
+    series = PHASES + ["assembly_local_max", "assembly_local_cpu_max", "total"]
     for what in ("speedup", "efficiency"):
         fig, axes = plt.subplots(1, len(threads), figsize=(6 * len(threads), 4.5), squeeze=False)
         for ax, t in zip(axes[0], threads):

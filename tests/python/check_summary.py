@@ -23,7 +23,7 @@ import sys
 
 PHASES = ["read", "partition", "distribute", "setup", "assembly", "pc_setup", "ksp", "output"]
 SPLIT = ["assembly_local", "assembly_insertion", "assembly_exchange", "assembly_barrier_wait"]
-RANK_PHASES = PHASES[:5] + SPLIT + PHASES[5:] + ["total"]
+RANK_PHASES = PHASES[:5] + SPLIT[:1] + ["assembly_local_cpu"] + SPLIT[1:] + PHASES[5:] + ["total"]
 
 
 def check_per_rank(s, np, barriers):
@@ -46,7 +46,7 @@ def check_per_rank(s, np, barriers):
             continue
         parts = [per_rank[p][r] for p in SPLIT if per_rank[p][r] is not None]
         check(len(parts) == (4 if barriers else 3) and all(t >= 0 for t in parts), f"rank {r}: assembly parts {parts}")
-        check(per_rank["assembly_local"][r] > 0, f"rank {r}: no local assembly work")
+        check(per_rank["assembly_local"][r] > 0 and per_rank["assembly_local_cpu"][r] > 0, f"rank {r}: no local work")
         check(0.5 * assembly <= sum(parts) <= assembly * (1 + 1e-6) + 1e-6,
               f"rank {r}: assembly parts {parts} sum to {sum(parts)}, not within [0.5, 1] x assembly {assembly}")
 
@@ -173,6 +173,9 @@ def main():
     check(math.isclose(owned["mean"] * a.np, mesh["vertices"]), f"owned vertices {owned} do not sum to the mesh's")
     check(owned["min"] <= owned["mean"] <= owned["max"] and ghost["min"] <= ghost["mean"] <= ghost["max"], "spread")
     check(ghost["min"] >= 0 and (a.np > 1 or ghost["max"] == 0), f"ghost vertices {ghost}")
+    cells = part["cells"]
+    check(math.isclose(cells["mean"] * a.np, mesh["cells"]) and cells["min"] <= cells["mean"] <= cells["max"],
+          f"cells per rank {cells} do not sum to the mesh's {mesh['cells']}")
 
     solver = s["solver"]
     check(solver["newton_iterations"] > 0 and solver["ksp_iterations"] > 0, f"solver {solver}")

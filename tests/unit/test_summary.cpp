@@ -56,7 +56,7 @@ RunSummary example() {
   s.ranks = 2;
   s.threads_per_rank = 3;
   s.mesh = RunSummary::Mesh{"generated box", 189, 480, "tet", 567};
-  s.partition = RunSummary::Partition{"metis", {90, 99, 94.5}, {0, 9, 4.5}};
+  s.partition = RunSummary::Partition{"metis", {90, 99, 94.5}, {0, 9, 4.5}, Spread{230, 250, 240}};
   s.analysis_type = "static";
   s.analysis = {{"steps", "2"}};
   s.phases_s.read = 0.25;
@@ -85,6 +85,7 @@ TEST(Summary, DocumentHasTheSchemaKeysInOrder) {
                         "\"cell_kind\": \"tet\"",
                         "\"dofs\": 567",
                         "\"owned_vertices\": {\"min\": 90, \"max\": 99, \"mean\": 94.5}",
+                        "\"cells\": {\"min\": 230, \"max\": 250, \"mean\": 240}",
                         "\"type\": \"static\"",
                         "\"steps\": 2",
                         "\"read\": 0.25",
@@ -130,7 +131,7 @@ TEST(Summary, RankPhaseValuesFollowTheNames) {
   RunSummary s;
   s.phases_s.assembly = 2.0;
   s.phases_s.total = 5.0;
-  s.assembly_split_s = {1.25, 0.5, 0.125, std::nullopt};
+  s.assembly_split_s = {1.25, 1.0, 0.5, 0.125, std::nullopt};
   const auto& names = rank_phase_names();
   const std::vector<double> values = rank_phase_values(s);
   ASSERT_EQ(values.size(), names.size());
@@ -139,6 +140,7 @@ TEST(Summary, RankPhaseValuesFollowTheNames) {
   };
   EXPECT_EQ(at("assembly"), 2.0);
   EXPECT_EQ(at("assembly_local"), 1.25);
+  EXPECT_EQ(at("assembly_local_cpu"), 1.0);
   EXPECT_EQ(at("assembly_insertion"), 0.5);
   EXPECT_EQ(at("assembly_exchange"), 0.125);
   EXPECT_TRUE(std::isnan(at("assembly_barrier_wait")));
