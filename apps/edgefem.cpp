@@ -28,6 +28,7 @@
 #include "mesh/topology.hpp"
 #include "partition/collective.hpp"
 #include "partition/partition.hpp"
+#include "solver/assembly_times.hpp"
 #include "solver/bench.hpp"
 #include "solver/dynamic_solver.hpp"
 #include "solver/frames_solver.hpp"
@@ -411,6 +412,9 @@ void record_solve(RunSummary& summary, const NewtonStats& s, const std::string& 
   summary.phases_s.pc_setup = s.seconds_pc_setup;
   summary.phases_s.ksp = std::max(0.0, s.seconds - s.seconds_assembly - s.seconds_pc_setup);
   summary.phases_s.output = output_seconds;
+  summary.assembly_split_s = {s.assembly_parts.local, s.assembly_parts.local_cpu, s.assembly_parts.insertion,
+                              s.assembly_parts.exchange,
+                              assembly_barriers() ? std::optional<double>(s.assembly_parts.barrier_wait) : std::nullopt};
 }
 
 /// The force on each boundary entry's vertices at the last recorded step (the reaction in a static equilibrium).
@@ -777,7 +781,8 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
                                   static_cast<long long>(mesh.n_global_cells), cell_kind,
                                   3 * static_cast<long long>(mesh.n_global_vertices)};
   summary.partition = RunSummary::Partition{to_string(loaded.partitioner), spread_over_ranks(comm, mesh.n_owned),
-                                            spread_over_ranks(comm, mesh.n_ghost())};
+                                            spread_over_ranks(comm, mesh.n_ghost()),
+                                            spread_over_ranks(comm, static_cast<double>(mesh.cell_global.size()))};
   // Before the model is built: will the run fit in memory (and with which multigrid)?
   const MemoryPlan memory = plan_memory(comm, job, mesh, args.petsc_options);
   summary.estimated_peak_mb = memory.estimated_peak_mb_max_rank;

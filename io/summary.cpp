@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <system_error>
 
 #include "core/error.hpp"
@@ -31,6 +32,33 @@ std::vector<double> gather_on_rank0(MPI_Comm comm, double value) {
   std::vector<double> all(rank == 0 ? static_cast<std::size_t>(size) : 0);
   MPI_Gather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm);
   return all;
+}
+
+const std::vector<std::string>& rank_phase_names() {
+  static const std::vector<std::string> names{"read",
+                                              "partition",
+                                              "distribute",
+                                              "setup",
+                                              "assembly",
+                                              "assembly_local",
+                                              "assembly_local_cpu",
+                                              "assembly_insertion",
+                                              "assembly_exchange",
+                                              "assembly_barrier_wait",
+                                              "pc_setup",
+                                              "ksp",
+                                              "output",
+                                              "total"};
+  return names;
+}
+
+std::vector<double> rank_phase_values(const RunSummary& s) {
+  const auto v = [](const std::optional<double>& x) { return x ? *x : std::numeric_limits<double>::quiet_NaN(); };
+  const auto& t = s.phases_s;
+  const auto& a = s.assembly_split_s;
+  return {v(t.read),      v(t.partition), v(t.distribute), v(t.setup),        v(t.assembly),
+          v(a.local),     v(a.local_cpu), v(a.insertion),  v(a.exchange),     v(a.barrier_wait),
+          v(t.pc_setup),  v(t.ksp),       v(t.output),     v(t.total)};
 }
 
 namespace {
@@ -185,6 +213,7 @@ std::string to_json(const RunSummary& s) {
     o.raw("method", json_string(s.partition->method));
     o.raw("owned_vertices", spread(s.partition->owned_vertices));
     o.raw("ghost_vertices", spread(s.partition->ghost_vertices));
+    o.raw("cells", s.partition->cells ? spread(*s.partition->cells) : "null");
     o.close();
     top.raw("partition", p);
   } else {
@@ -217,6 +246,17 @@ std::string to_json(const RunSummary& s) {
     o.raw("total", seconds(t.total));
     o.close();
     top.raw("phases_s", p);
+  }
+  if (!s.phases_per_rank_s.empty()) {
+    std::string p;
+    ObjectWriter o(p, in);
+    const auto& names = rank_phase_names();
+    for (std::size_t k = 0; k < names.size() && k < s.phases_per_rank_s.size(); ++k)
+      o.raw(names[k], array(s.phases_per_rank_s[k].data(), s.phases_per_rank_s[k].size(), 9));
+    o.close();
+    top.raw("phases_per_rank_s", p);
+  } else {
+    top.raw("phases_per_rank_s", "null");
   }
 
   if (s.solver) {
@@ -279,8 +319,19 @@ void write_summary(const std::string& directory, const RunSummary& summary) {
 
 void write_summary_collectively(MPI_Comm comm, const std::string& directory, RunSummary& summary, double peak_mb) {
   summary.peak_mb_per_rank = gather_on_rank0(comm, peak_mb);
-  int rank = 0;
+  int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const std::vector<double> mine = rank_phase_values(summary);
+  const std::size_t n = mine.size();
+  std::vector<double> all(rank == 0 ? n * static_cast<std::size_t>(size) : 0);
+  MPI_Gather(mine.data(), static_cast<int>(n), MPI_DOUBLE, all.data(), static_cast<int>(n), MPI_DOUBLE, 0, comm);
+  summary.phases_per_rank_s.clear();
+  if (rank == 0) {
+    summary.phases_per_rank_s.assign(n, std::vector<double>(static_cast<std::size_t>(size)));
+    for (std::size_t r = 0; r < static_cast<std::size_t>(size); ++r)
+      for (std::size_t k = 0; k < n; ++k) summary.phases_per_rank_s[k][r] = all[r * n + k];
+  }
   run_collectively(comm, [&] {
     if (rank == 0) write_summary(directory, summary);
   });

@@ -47,6 +47,7 @@ struct RunSummary {
   struct Partition {
     std::string method = "metis";
     Spread owned_vertices, ghost_vertices;
+    std::optional<Spread> cells;  ///< each rank's own cells (the kernels' work)
   };
   std::optional<Partition> partition;
 
@@ -55,10 +56,18 @@ struct RunSummary {
   std::string analysis_type;
   std::vector<std::pair<std::string, std::string>> analysis;
 
-  /// Wall-clock seconds on rank 0 (the collective phases take about as long on every rank).
+  /// Wall-clock seconds on this rank (the file shows rank 0's; a collective phase also holds the waits in it).
   struct Phases {
     std::optional<double> read, partition, distribute, setup, assembly, pc_setup, ksp, output, total;
   } phases_s;
+  /// This rank's split of phases_s.assembly (solver/assembly_times.hpp): local work, MatSetValuesCOO, exchanges,
+  /// and the diagnostic barriers (EDGEFEM_ASSEMBLY_BARRIERS=1, else unset).
+  struct AssemblySplit {
+    std::optional<double> local, local_cpu, insertion, exchange, barrier_wait;
+  } assembly_split_s;
+  /// Every rank's phases by name (rank_phase_names()), in rank order, NaN for unknown; filled on rank 0 by
+  /// write_summary_collectively, empty when not gathered.
+  std::vector<std::vector<double>> phases_per_rank_s;
 
   struct Solver {
     int newton_iterations = 0, ksp_iterations = 0, pc_setups = 0;
@@ -79,6 +88,12 @@ struct RunSummary {
   std::optional<std::string> output;  ///< the .pvd
 };
 
+/// The names of the per-rank phases, in the order of phases_per_rank_s: phases_s's with "assembly_local",
+/// "assembly_local_cpu", "assembly_insertion", "assembly_exchange" and "assembly_barrier_wait" after "assembly".
+const std::vector<std::string>& rank_phase_names();
+/// This rank's values of rank_phase_names() (NaN for unknown).
+std::vector<double> rank_phase_values(const RunSummary& summary);
+
 /// JSON text of a string (quoted, escaped; bytes that are not UTF-8 become U+FFFD).
 std::string json_string(const std::string& s);
 /// JSON text of a number with `digits` significant digits; NaN and infinities are `null`.
@@ -91,7 +106,8 @@ std::string to_json(const RunSummary& summary);
 /// directory is created if missing). Call on one rank. Throws InputError when the file cannot be written.
 void write_summary(const std::string& directory, const RunSummary& summary);
 
-/// Collective: gathers every rank's `peak_mb` into `summary.peak_mb_per_rank` and writes the summary on rank 0.
+/// Collective: gathers every rank's `peak_mb` into `summary.peak_mb_per_rank` and its phases into
+/// `summary.phases_per_rank_s`, and writes the summary on rank 0.
 /// A failure to write is thrown on every rank (CollectiveError, run_collectively).
 void write_summary_collectively(MPI_Comm comm, const std::string& directory, RunSummary& summary, double peak_mb);
 

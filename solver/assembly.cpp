@@ -4,10 +4,41 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 
+#include "solver/assembly_times.hpp"
+
 namespace edgefem {
+
+AssemblyTimes& assembly_times() {
+  static AssemblyTimes times;
+  return times;
+}
+
+bool assembly_barriers() {
+  static const bool on = [] {
+    const char* v = std::getenv("EDGEFEM_ASSEMBLY_BARRIERS");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+
+void LocalWorkSeconds::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  assembly_times().local += MPI_Wtime() - start_;
+  assembly_times().local_cpu += process_cpu_seconds() - cpu_start_;
+}
+
+void barrier_before_exchange(MPI_Comm comm) {
+  if (!assembly_barriers()) return;
+  const ScopeSeconds timed(assembly_times().barrier_wait);
+  MPI_Barrier(comm);
+}
+
 namespace {
 
 std::vector<PetscInt> to_petsc(const std::vector<GlobalIndex>& v, std::size_t begin) {
@@ -234,7 +265,12 @@ void Assembler::update_ghosts(Vec v) {
 }
 
 void Assembler::set_positions(Vec x) {
-  if (x != x_ghost_.get()) EDGEFEM_PETSC(VecCopy(x, x_ghost_));
+  {
+    const LocalWorkSeconds timed;
+    if (x != x_ghost_.get()) EDGEFEM_PETSC(VecCopy(x, x_ghost_));
+  }
+  barrier_before_exchange(comm_);  // (diagnostic mode: how late the other ranks arrive at this assembly)
+  const ScopeSeconds timed(assembly_times().exchange);
   EDGEFEM_PETSC(VecGhostUpdateBegin(x_ghost_, INSERT_VALUES, SCATTER_FORWARD));
   EDGEFEM_PETSC(VecGhostUpdateEnd(x_ghost_, INSERT_VALUES, SCATTER_FORWARD));
 }
@@ -247,6 +283,7 @@ std::vector<double> Assembler::local_positions() {
 void Assembler::internal_force(Vec out) {
   EDGEFEM_PETSC(PetscLogEventBegin(event_force_, 0, 0, 0, 0));
   {
+    const LocalWorkSeconds timed;
     LocalForm x(x_ghost_, true);
     LocalForm f(f_ghost_, false);
     std::span<double> fs = f.span();
@@ -261,9 +298,16 @@ void Assembler::internal_force(Vec out) {
     }
     if (model_.formulations.empty()) std::fill(fs.begin(), fs.end(), 0.0);
   }
-  EDGEFEM_PETSC(VecGhostUpdateBegin(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
-  EDGEFEM_PETSC(VecGhostUpdateEnd(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
-  if (out != f_ghost_.get()) EDGEFEM_PETSC(VecCopy(f_ghost_, out));
+  barrier_before_exchange(comm_);
+  {
+    const ScopeSeconds timed(assembly_times().exchange);
+    EDGEFEM_PETSC(VecGhostUpdateBegin(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
+    EDGEFEM_PETSC(VecGhostUpdateEnd(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
+  }
+  if (out != f_ghost_.get()) {
+    const LocalWorkSeconds timed;
+    EDGEFEM_PETSC(VecCopy(f_ghost_, out));
+  }
   EDGEFEM_PETSC(PetscLogEventEnd(event_force_, 0, 0, 0, 0));
 }
 
@@ -276,6 +320,7 @@ std::vector<double> Assembler::local_internal_force() {
 }
 
 void Assembler::evaluate_force_and_stiffness() {
+  const LocalWorkSeconds timed;
   LocalForm x(x_ghost_, true);
   LocalForm f(f_ghost_, false);
   std::span<double> fs = f.span();
@@ -296,6 +341,8 @@ void Assembler::evaluate_force_and_stiffness() {
 void Assembler::hand_matrix_to_petsc(Mat P, const MatrixCoefficients& c) {
   const std::size_t n_kernel = n_kernel_entries_;
   double* values = coo_values_.data();
+  // (the lifting's and the viscous terms' ghost updates are counted as local work: rare, small)
+  LocalWorkSeconds local_work;
   if (!mass_values_.empty() && c.mass != 0.0) {
     const double* mass = mass_values_.data();
 #pragma omp parallel for schedule(static)
@@ -341,10 +388,16 @@ void Assembler::hand_matrix_to_petsc(Mat P, const MatrixCoefficients& c) {
     if (!c.diagonal.empty()) d += c.diagonal[i];
     values[n_kernel + i] = owned_prescribed_[i] ? 1.0 : d;
   }
-  EDGEFEM_PETSC(MatSetValuesCOO(P, coo_values_.data(), INSERT_VALUES));
+  local_work.stop();
+  barrier_before_exchange(comm_);
+  {
+    const ScopeSeconds timed(assembly_times().insertion);
+    EDGEFEM_PETSC(MatSetValuesCOO(P, coo_values_.data(), INSERT_VALUES));
+  }
   PetscBool assembled = PETSC_FALSE;
   EDGEFEM_PETSC(MatAssembled(P, &assembled));
   if (!assembled) {
+    const ScopeSeconds timed(assembly_times().exchange);
     EDGEFEM_PETSC(MatAssemblyBegin(P, MAT_FINAL_ASSEMBLY));
     EDGEFEM_PETSC(MatAssemblyEnd(P, MAT_FINAL_ASSEMBLY));
   }
@@ -363,15 +416,26 @@ void Assembler::force_and_stiffness(Vec f, Mat P, const MatrixCoefficients& c) {
   // Ghosted duplicates share one scatter context: the lifting's and the viscous velocity's scatters cannot overlap
   // the force's.
   const bool overlap = c.lift_in == nullptr && c.damping == 0.0;
-  if (overlap) EDGEFEM_PETSC(VecGhostUpdateBegin(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
+  if (overlap) {
+    barrier_before_exchange(comm_);
+    const ScopeSeconds timed(assembly_times().exchange);
+    EDGEFEM_PETSC(VecGhostUpdateBegin(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
+  }
   hand_matrix_to_petsc(P, c);
-  if (!overlap) EDGEFEM_PETSC(VecGhostUpdateBegin(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
-  EDGEFEM_PETSC(VecGhostUpdateEnd(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
-  if (f != f_ghost_.get()) EDGEFEM_PETSC(VecCopy(f_ghost_, f));
+  {
+    const ScopeSeconds timed(assembly_times().exchange);
+    if (!overlap) EDGEFEM_PETSC(VecGhostUpdateBegin(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
+    EDGEFEM_PETSC(VecGhostUpdateEnd(f_ghost_, ADD_VALUES, SCATTER_REVERSE));
+  }
+  if (f != f_ghost_.get()) {
+    const LocalWorkSeconds timed;
+    EDGEFEM_PETSC(VecCopy(f_ghost_, f));
+  }
   EDGEFEM_PETSC(PetscLogEventEnd(event_stiffness_, 0, 0, 0, 0));
 }
 
 void Assembler::external_force(double t, Vec out) const {
+  const LocalWorkSeconds timed;
   EDGEFEM_PETSC(VecSet(out, 0.0));
   for (std::size_t g = 0; g < loads_.size(); ++g) {
     const double s = model_.schedules[static_cast<std::size_t>(model_.loads[g].schedule)](t);

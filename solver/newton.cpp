@@ -97,6 +97,7 @@ NewtonStats& NewtonStats::operator+=(const NewtonStats& o) {
   pc_recoveries += o.pc_recoveries;
   residual_evaluations += o.residual_evaluations;
   seconds_assembly += o.seconds_assembly;
+  assembly_parts += o.assembly_parts;
   seconds_pc_setup += o.seconds_pc_setup;
   seconds += o.seconds;
   return *this;
@@ -110,6 +111,7 @@ NewtonStats NewtonStats::operator-(const NewtonStats& o) const {
   d.pc_recoveries -= o.pc_recoveries;
   d.residual_evaluations -= o.residual_evaluations;
   d.seconds_assembly -= o.seconds_assembly;
+  d.assembly_parts = assembly_parts - o.assembly_parts;
   d.seconds_pc_setup -= o.seconds_pc_setup;
   d.seconds -= o.seconds;
   return d;
@@ -170,8 +172,10 @@ KSP NewtonDriver::ksp() const {
 PetscErrorCode NewtonDriver::form_function(SNES, Vec x, Vec r, void* ctx) {
   auto* self = static_cast<NewtonDriver*>(ctx);
   const double t0 = wall();
+  const AssemblyTimes parts0 = assembly_times();
   const PetscErrorCode code = petsc_callback(self->stage_assembly_, [&] { self->problem_.residual(x, r); });
   self->stats_.seconds_assembly += wall() - t0;
+  self->stats_.assembly_parts += assembly_times() - parts0;
   ++self->stats_.residual_evaluations;
   return code;
 }
@@ -179,8 +183,10 @@ PetscErrorCode NewtonDriver::form_function(SNES, Vec x, Vec r, void* ctx) {
 PetscErrorCode NewtonDriver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
   auto* self = static_cast<NewtonDriver*>(ctx);
   const double t0 = wall();
+  const AssemblyTimes parts0 = assembly_times();
   PetscCall(petsc_callback(self->stage_assembly_, [&] { self->problem_.jacobian(x, P); }));
   self->stats_.seconds_assembly += wall() - t0;
+  self->stats_.assembly_parts += assembly_times() - parts0;
   PetscCall(petsc_callback(self->stage_solve_, [&] {
     if (self->need_floor_) {
       self->floor_ = self->roundoff_floor(P, x);

@@ -24,11 +24,13 @@
 #include <vector>
 
 #include "io/job.hpp"
+#include "solver/assembly_times.hpp"
 #include "solver/petsc_util.hpp"
 
 namespace edgefem {
 
-/// Counts and times of Newton solves, identical on every rank (times: rank 0's clock, collectively timed).
+/// Counts and times of Newton solves: counts identical on every rank, times this rank's clock (the phases are
+/// collective, so they differ by the waits in them).
 struct NewtonStats {
   int newton_iterations = 0;
   int ksp_iterations = 0;
@@ -36,6 +38,7 @@ struct NewtonStats {
   int pc_recoveries = 0;  ///< linear solves that failed with a reused preconditioner and were redone with a new one
   int residual_evaluations = 0;
   double seconds_assembly = 0.0;  ///< residuals and Jacobians (kernels + hand-over to PETSc)
+  AssemblyTimes assembly_parts;   ///< this rank's split of seconds_assembly (the rest: the solver's vector work)
   double seconds_pc_setup = 0.0;  ///< preconditioner set-ups
   double seconds = 0.0;           ///< wall time of the solves in all (the rest is KSP and vector work)
   NewtonStats& operator+=(const NewtonStats& o);

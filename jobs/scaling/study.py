@@ -39,10 +39,20 @@ import subprocess
 import sys
 
 PHASES = ["read", "partition", "distribute", "setup", "assembly", "pc_setup", "ksp", "output"]
+# From summary.json's phases_per_rank_s: the assembly's own work on the slowest rank and what the rest is.
+# assembly_local_max: max over ranks of the local work (kernels, value scaling, copies: no communication);
+# assembly_local_cpu_max: the same in process CPU time (on a busy machine: the work without the stolen time);
+# assembly_local_imbalance: its max / mean over ranks; assembly_insertion_max, assembly_exchange_max: max over ranks of
+# MatSetValuesCOO and of the ghost updates/MatAssembly; assembly_wait: rank 0's assembly phase minus
+# assembly_local_max (insertion, exchanges and the waits for the other ranks); assembly_barrier_wait_max: the
+# diagnostic barriers (EDGEFEM_ASSEMBLY_BARRIERS=1), empty otherwise.
+SPLIT = ["assembly_local_max", "assembly_local_cpu_max", "assembly_local_imbalance", "assembly_insertion_max", "assembly_exchange_max",
+         "assembly_wait", "assembly_barrier_wait_max"]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COLUMNS = (["kind", "ranks", "threads", "oversubscribed", "cells", "cells_per_rank", "dofs"] +
            [p + "_s" for p in PHASES] + ["total_s", "newton_iterations", "ksp_iterations", "peak_mb_max_rank",
-                                         "peak_mb_total", "status", "repeat", "run"])
+                                         "peak_mb_total", "status", "repeat", "run"] +
+           [p + ("" if p.endswith("imbalance") else "_s") for p in SPLIT])
 
 
 class StudyError(Exception):
@@ -288,6 +298,7 @@ def collect(out):
                "dofs": s["mesh"]["dofs"]}
         for p in PHASES + ["total"]:
             row[p + "_s"] = phases[p]
+        row.update(assembly_split(s))
         row.update(newton_iterations=s["solver"]["newton_iterations"], ksp_iterations=s["solver"]["ksp_iterations"],
                    peak_mb_max_rank=s["memory"]["peak_mb_max_rank"], peak_mb_total=s["memory"]["peak_mb_total"],
                    status=s["status"], repeat=run.get("repeat", 1), run=run["name"])
@@ -301,6 +312,25 @@ def collect(out):
     print(f"study: wrote {os.path.join(out, 'results.csv')} ({len(rows)} runs)")
     plot(out, manifest["kind"], medians(rows))
     return rows
+
+
+def assembly_split(summary):
+    """The SPLIT columns of one run (None where the summary has no per-rank phases)."""
+    out = {p + ("" if p.endswith("imbalance") else "_s"): None for p in SPLIT}
+    per_rank = summary.get("phases_per_rank_s")
+    if not per_rank or not per_rank.get("assembly_local") or None in per_rank["assembly_local"]:
+        return out
+    local = per_rank["assembly_local"]
+    top = max(local)
+    out["assembly_local_max_s"] = top
+    mean = sum(local) / len(local)
+    out["assembly_local_imbalance"] = top / mean if mean > 0 else None
+    for p in ("local_cpu", "insertion", "exchange", "barrier_wait"):
+        values = [v for v in per_rank.get("assembly_" + p) or [] if v is not None]
+        out[f"assembly_{p}_max_s"] = max(values) if values else None
+    if summary["phases_s"]["assembly"] is not None:
+        out["assembly_wait_s"] = max(0.0, summary["phases_s"]["assembly"] - top)
+    return out
 
 
 def medians(rows):
@@ -332,7 +362,7 @@ def plot(out, kind, rows):
         raise StudyError("the Python module matplotlib is missing (Debian: apt-get install python3-matplotlib; "
                          f"./setup.sh does); results.csv is written, the plots are not. Python: {sys.executable}")
     threads = sorted({r["threads"] for r in rows})
-    series = PHASES + ["total"]
+    series = PHASES + ["assembly_local_max", "assembly_local_cpu_max", "total"]
     for what in ("speedup", "efficiency"):
         fig, axes = plt.subplots(1, len(threads), figsize=(6 * len(threads), 4.5), squeeze=False)
         for ax, t in zip(axes[0], threads):
@@ -343,7 +373,7 @@ def plot(out, kind, rows):
             for p in series:
                 values = []
                 for r in mine:
-                    t0, tr = base[p + "_s"], r[p + "_s"]
+                    t0, tr = base.get(p + "_s"), r.get(p + "_s")
                     if not (t0 and tr and t0 > 0 and tr > 0):
                         values.append(math.nan)
                         continue

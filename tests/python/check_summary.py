@@ -22,6 +22,33 @@ import subprocess
 import sys
 
 PHASES = ["read", "partition", "distribute", "setup", "assembly", "pc_setup", "ksp", "output"]
+SPLIT = ["assembly_local", "assembly_insertion", "assembly_exchange", "assembly_barrier_wait"]
+RANK_PHASES = PHASES[:5] + SPLIT[:1] + ["assembly_local_cpu"] + SPLIT[1:] + PHASES[5:] + ["total"]
+
+
+def check_per_rank(s, np, barriers):
+    """phases_per_rank_s: every phase for every rank; rank 0's are phases_s; per rank the known phases fit in its
+    total, and the assembly's parts (local work, MatSetValuesCOO, exchanges, diagnostic barriers) fit in its
+    assembly and cover most of it (the rest: the residual's vector work outside the assembler)."""
+    per_rank = s["phases_per_rank_s"]
+    check(isinstance(per_rank, dict) and list(per_rank) == RANK_PHASES, f"phases_per_rank_s keys {per_rank and list(per_rank)}")
+    check(all(isinstance(v, list) and len(v) == np for v in per_rank.values()), f"not one value per rank: {per_rank}")
+    for p in PHASES + ["total"]:
+        check(per_rank[p][0] == s["phases_s"][p], f"rank 0's {p} {per_rank[p][0]} != phases_s's {s['phases_s'][p]}")
+    check(all(v is None for v in per_rank["assembly_barrier_wait"]) != barriers,
+          f"assembly_barrier_wait {per_rank['assembly_barrier_wait']} with EDGEFEM_ASSEMBLY_BARRIERS "
+          f"{'on' if barriers else 'off'}")
+    for r in range(np):
+        known = [per_rank[p][r] for p in PHASES if per_rank[p][r] is not None]
+        check(all(t >= 0 for t in known) and sum(known) <= per_rank["total"][r], f"rank {r}: phases {known}")
+        assembly = per_rank["assembly"][r]
+        if assembly is None:
+            continue
+        parts = [per_rank[p][r] for p in SPLIT if per_rank[p][r] is not None]
+        check(len(parts) == (4 if barriers else 3) and all(t >= 0 for t in parts), f"rank {r}: assembly parts {parts}")
+        check(per_rank["assembly_local"][r] > 0 and per_rank["assembly_local_cpu"][r] > 0, f"rank {r}: no local work")
+        check(0.5 * assembly <= sum(parts) <= assembly * (1 + 1e-6) + 1e-6,
+              f"rank {r}: assembly parts {parts} sum to {sum(parts)}, not within [0.5, 1] x assembly {assembly}")
 
 
 def fail(message):
@@ -47,6 +74,7 @@ def main():
     parser.add_argument("--cell-kind", choices=["tet", "triangle"])
     parser.add_argument("--message", default="")
     parser.add_argument("--restart-from-end-time", type=float)
+    parser.add_argument("--assembly-barriers", action="store_true", help="run with EDGEFEM_ASSEMBLY_BARRIERS=1")
     parser.add_argument("run", nargs=argparse.REMAINDER)
     a = parser.parse_args()
     run_args = a.run[1:] if a.run[:1] == ["--"] else a.run
@@ -78,7 +106,11 @@ def main():
 
     command = [a.mpiexec, "-n", str(a.np), "--oversubscribe", a.edgefem, "run", *run_args, "--output", a.out]
     print("running:", " ".join(command), flush=True)
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    env = dict(os.environ)
+    env.pop("EDGEFEM_ASSEMBLY_BARRIERS", None)
+    if a.assembly_barriers:
+        env["EDGEFEM_ASSEMBLY_BARRIERS"] = "1"
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
     print(proc.stdout[-3000:])
     print(proc.stderr[-3000:], file=sys.stderr)
 
@@ -122,6 +154,7 @@ def main():
     check(proc.returncode == 0, f"edgefem exited with {proc.returncode}")
     check(s["status"] == "ok" and s["exit_code"] == 0 and s["error"] is None, "status/exit_code/error")
     check(all(phases[p] is not None for p in PHASES), f"a phase is missing: {phases}")
+    check_per_rank(s, a.np, a.assembly_barriers)
 
     mesh = s["mesh"]
     if a.vertices is not None:
@@ -140,6 +173,9 @@ def main():
     check(math.isclose(owned["mean"] * a.np, mesh["vertices"]), f"owned vertices {owned} do not sum to the mesh's")
     check(owned["min"] <= owned["mean"] <= owned["max"] and ghost["min"] <= ghost["mean"] <= ghost["max"], "spread")
     check(ghost["min"] >= 0 and (a.np > 1 or ghost["max"] == 0), f"ghost vertices {ghost}")
+    cells = part["cells"]
+    check(math.isclose(cells["mean"] * a.np, mesh["cells"]) and cells["min"] <= cells["mean"] <= cells["max"],
+          f"cells per rank {cells} do not sum to the mesh's {mesh['cells']}")
 
     solver = s["solver"]
     check(solver["newton_iterations"] > 0 and solver["ksp_iterations"] > 0, f"solver {solver}")

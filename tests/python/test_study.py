@@ -56,6 +56,12 @@ def check_study(out, kind, cells, oversubscribed):
         phases = [float(r[p + "_s"]) for p in PHASES]
         check(all(t >= 0 for t in phases) and 0 < sum(phases) <= float(r["total_s"]), f"{kind}: phases {r}")
         check(float(r["peak_mb_max_rank"]) > 1, f"{r}")
+        # The assembly's split (phases_per_rank_s): the slowest rank's local work, its imbalance, the rest.
+        local, wait = float(r["assembly_local_max_s"]), float(r["assembly_wait_s"])
+        check(0 < local and float(r["assembly_local_imbalance"]) >= 1, f"{kind}: assembly split {r}")
+        check(float(r["assembly_local_cpu_max_s"]) > 0, f"{kind}: assembly_local_cpu_max_s {r}")
+        check(float(r["assembly_insertion_max_s"]) >= 0 and float(r["assembly_exchange_max_s"]) >= 0, f"{r}")
+        check(wait >= 0 and r["assembly_barrier_wait_max_s"] == "", f"{kind}: assembly wait/barriers {r}")
         check(float(r["peak_mb_total"]) >= float(r["peak_mb_max_rank"]), f"{r}")
         check(os.path.isfile(os.path.join(out, "runs", r["run"], "edgefem.log")), f"no log for {r['run']}")
     check(int(rows[1]["dofs"]) == int(rows[0]["dofs"]) if kind == "strong" else int(rows[1]["dofs"]) > int(rows[0]["dofs"]),

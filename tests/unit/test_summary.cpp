@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -55,11 +56,13 @@ RunSummary example() {
   s.ranks = 2;
   s.threads_per_rank = 3;
   s.mesh = RunSummary::Mesh{"generated box", 189, 480, "tet", 567};
-  s.partition = RunSummary::Partition{"metis", {90, 99, 94.5}, {0, 9, 4.5}};
+  s.partition = RunSummary::Partition{"metis", {90, 99, 94.5}, {0, 9, 4.5}, Spread{230, 250, 240}};
   s.analysis_type = "static";
   s.analysis = {{"steps", "2"}};
   s.phases_s.read = 0.25;
   s.phases_s.total = std::numeric_limits<double>::quiet_NaN();
+  s.phases_per_rank_s.assign(rank_phase_names().size(), {0.5, std::numeric_limits<double>::quiet_NaN()});
+  s.phases_per_rank_s[5] = {0.125, 0.375};  // assembly_local
   s.solver = RunSummary::Solver{10, 47, 3, "GAMG"};
   s.peak_mb_per_rank = {58.5, 60.25};
   s.largest_displacement = RunSummary::Displacement{1.5, {10, 0.5, 1}, {0, 0, -1.5}};
@@ -82,11 +85,19 @@ TEST(Summary, DocumentHasTheSchemaKeysInOrder) {
                         "\"cell_kind\": \"tet\"",
                         "\"dofs\": 567",
                         "\"owned_vertices\": {\"min\": 90, \"max\": 99, \"mean\": 94.5}",
+                        "\"cells\": {\"min\": 230, \"max\": 250, \"mean\": 240}",
                         "\"type\": \"static\"",
                         "\"steps\": 2",
                         "\"read\": 0.25",
                         "\"partition\": null",  // phases_s.partition: not measured
                         "\"total\": null",      // NaN
+                        "\"phases_per_rank_s\": {",
+                        "\"read\": [0.5, null]",
+                        "\"assembly\": [0.5, null]",
+                        "\"assembly_local\": [0.125, 0.375]",
+                        "\"assembly_insertion\": [0.5, null]",
+                        "\"assembly_barrier_wait\": [0.5, null]",
+                        "\"total\": [0.5, null]",
                         "\"newton_iterations\": 10",
                         "\"preconditioner\": \"GAMG\"",
                         "\"peak_mb_max_rank\": 60.25",
@@ -112,8 +123,31 @@ TEST(Summary, FailedRunBeforeTheMesh) {
   const std::string json = to_json(s);
   for (const char* key : {"\"status\": \"error\"", "\"exit_code\": 1", "\"error\": \"job.yaml: bad\\n  second line\"",
                           "\"mesh\": null", "\"partition\": null", "\"analysis\": null", "\"solver\": null",
-                          "\"memory\": null", "\"largest_displacement\": null", "\"output\": null"})
+                          "\"phases_per_rank_s\": null", "\"memory\": null", "\"largest_displacement\": null", "\"output\": null"})
     EXPECT_NE(json.find(key), std::string::npos) << key << " missing in\n" << json;
+}
+
+TEST(Summary, RankPhaseValuesFollowTheNames) {
+  RunSummary s;
+  s.phases_s.assembly = 2.0;
+  s.phases_s.total = 5.0;
+  s.assembly_split_s = {1.25, 1.0, 0.5, 0.125, std::nullopt};
+  const auto& names = rank_phase_names();
+  const std::vector<double> values = rank_phase_values(s);
+  ASSERT_EQ(values.size(), names.size());
+  const auto at = [&](const std::string& name) {
+    return values[static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin())];
+  };
+  EXPECT_EQ(at("assembly"), 2.0);
+  EXPECT_EQ(at("assembly_local"), 1.25);
+  EXPECT_EQ(at("assembly_local_cpu"), 1.0);
+  EXPECT_EQ(at("assembly_insertion"), 0.5);
+  EXPECT_EQ(at("assembly_exchange"), 0.125);
+  EXPECT_TRUE(std::isnan(at("assembly_barrier_wait")));
+  EXPECT_TRUE(std::isnan(at("read")));
+  EXPECT_EQ(at("total"), 5.0);
+  EXPECT_EQ(names.front(), "read");
+  EXPECT_EQ(names.back(), "total");
 }
 
 TEST_F(SummaryFile, WriteCreatesTheDirectoryAndLeavesNoTemporary) {
