@@ -463,7 +463,9 @@ RestartPoint restart_if_asked(MPI_Comm comm, const Arguments& args, const Job& j
   if (args.restart.empty()) return start;
   // The checkpoint named, or the newest intact one of the directory's newest run (damaged ones skipped, saying
   // why); nothing on disk changes before the restart has succeeded.
-  const Restart restart = read_restart_checkpoint(comm, args.restart, mesh.n_global_vertices, owned_original);
+  const std::vector<std::int64_t> cells(mesh.cell_global.begin(), mesh.cell_global.end());  // (cell fields)
+  const Restart restart = read_restart_checkpoint(comm, args.restart, mesh.n_global_vertices, owned_original,
+                                                  CellOwnership{mesh.n_global_cells, cells});
   for (const std::string& note : restart.notes) PetscPrintf(comm, "warning: %s\n", note.c_str());
   const std::string& path = restart.path;
   const CheckpointState& state = restart.state;

@@ -338,10 +338,10 @@ TEST_F(Checkpoint, WrongMagicAndVersionFail) {
                                       file_ + ": not an edgefem checkpoint (wrong magic number)");
   patch(3, "E");
   // Another version, checksums in order (a newer edgefem's file) ...
-  patch(16, std::string("\x03\0\0\0", 4));
+  patch(16, std::string("\x04\0\0\0", 4));
   on_rank0([&] { ckptfile::reseal(file_); });
   expect_throw_everywhere<InputError>([&] { read_scheme(0); },
-                                      file_ + ": checkpoint format version 3, this edgefem reads versions 1 and 2");
+                                      file_ + ": checkpoint format version 4, this edgefem reads versions 1 to 3");
   // ... and a version 2 file whose version bytes were damaged: the header's checksum tells.
   patch(16, std::string("\x02\0\0\0", 4));
   on_rank0([&] { ckptfile::reseal(file_); });
