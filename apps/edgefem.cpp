@@ -17,6 +17,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
@@ -591,6 +592,14 @@ int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mes
     if (step % job.output_every == 0 || step == solver.n_steps()) {
       const std::vector<double> x = solver.local_positions();
       const std::vector<double> v = solver.local_velocities();
+      if constexpr (std::is_same_v<Solver, PbdSolver>) {
+        if (solver.sweep().plastic()) {  // |E_p| (Frobenius) per tet
+          const std::vector<double> p = solver.sweep().plastic_strain();
+          std::vector<double> norm(p.size() / 6);
+          for (std::size_t c = 0; c < norm.size(); ++c) norm[c] = strain_norm(p.data() + 6 * c);
+          writer.add_cell_scalar("plastic_strain", std::move(norm));
+        }
+      }
       writer.write(step, time, x, f, v);
     }
     if (step > 0 && ((job.checkpoint_every > 0 && step % job.checkpoint_every == 0) || step == solver.n_steps()))

@@ -2,7 +2,7 @@
 // with 1, 2 and 3 ranks (CTest mpi.pbd_plastic.npN); measured values are printed by rank 0 ("plastic:").
 // The experiment of the paper's Fig. 8, on jobs/examples/pbd_plastic.yaml's beam (4 x 1 x 1, 1536 tets, clamped at
 // x = 0): a tip traction bends it (ramp 0..0.25, hold to 0.75, off by 0.8), then it swings free with velocity
-// damping until t = 2. Then
+// damping until t = 4. Then
 //  - the elastic beam returns to its rest shape, the plastic one keeps a permanent bend;
 //  - a larger creep leaves more plastic strain and a larger permanent bend; a larger yield strain less;
 //  - |E_p| never exceeds gamma_max (a small gamma_max is reached and holds);
@@ -32,7 +32,7 @@ using mpitest::world_rank;
 std::string scratch() { return mpitest::scratch_dir("pbd_plastic"); }
 
 /// The beam of jobs/examples/pbd_plastic.yaml with `plasticity` (empty: elastic) and end time `end`.
-std::string beam_yaml(const std::string& plasticity, double end = 2.0) {
+std::string beam_yaml(const std::string& plasticity, double end = 4.0) {
   return "mesh:\n"
          "  generate: {shape: box, size: [4, 1, 1], cells: [16, 4, 4]}\n"
          "materials:\n"
@@ -132,8 +132,10 @@ void print(const char* what, const Result& r) {
                 r.tip, r.mean_plastic, r.max_plastic);
 }
 
+/// Each rank runs the five jobs alone (800 steps each: the distributed runs would add 10 x 50 ghost exchanges per
+/// step to the test's time; ColoredSweepIsRankCountIndependent shows that the rank count does not matter).
 TEST(PbdPlastic, PermanentBendGrowsWithCreepShrinksWithYieldAndIsBoundedByMax) {
-  MPI_Comm comm = MPI_COMM_WORLD;
+  MPI_Comm comm = MPI_COMM_SELF;
   const Result elastic = run(comm, job_of("elastic", beam_yaml("")));
   const Result base = run(comm, job_of("base", beam_yaml("{yield: 0.005, creep: 4, max: 0.1}")));
   const Result creep = run(comm, job_of("creep", beam_yaml("{yield: 0.005, creep: 16, max: 0.1}")));
@@ -146,19 +148,20 @@ TEST(PbdPlastic, PermanentBendGrowsWithCreepShrinksWithYieldAndIsBoundedByMax) {
   print("yield 0.005 creep 16 max 0.004", capped);
   // The load bends the beam about the same in every run.
   for (const Result* r : {&elastic, &base, &creep, &yield, &capped}) {
-    EXPECT_GT(r->peak_tip, 0.4);
-    EXPECT_LT(r->peak_tip, 1.0);
+    EXPECT_GT(r->peak_tip, 0.15);
+    EXPECT_LT(r->peak_tip, 0.35);
   }
   // Elastic: back to rest (no plastic state at all).
   EXPECT_LT(std::abs(elastic.tip), 0.02 * elastic.peak_tip);
   EXPECT_EQ(elastic.max_plastic, 0.0);
-  // Plastic: a permanent bend downwards, more with more creep, less with a larger yield strain.
-  EXPECT_LT(base.tip, -0.1 * base.peak_tip);
-  EXPECT_LT(creep.tip, 1.2 * base.tip);
+  // Plastic: a permanent bend downwards (measured: 72 % of the peak), more with more creep (x 1.18, mean |E_p|
+  // x 1.35), less with a larger yield strain (x 0.45, mean |E_p| x 0.30).
+  EXPECT_LT(base.tip, -0.5 * base.peak_tip);
+  EXPECT_LT(creep.tip, 1.1 * base.tip);
   EXPECT_GT(creep.mean_plastic, 1.2 * base.mean_plastic);
-  EXPECT_GT(yield.tip, 0.8 * base.tip);
-  EXPECT_LT(yield.mean_plastic, 0.8 * base.mean_plastic);
-  EXPECT_LT(yield.tip, 0.0);
+  EXPECT_GT(yield.tip, 0.7 * base.tip);
+  EXPECT_LT(yield.mean_plastic, 0.5 * base.mean_plastic);
+  EXPECT_LT(yield.tip, -0.1 * yield.peak_tip);
   // gamma_max bounds |E_p| after every step; the small one is reached.
   for (const Result* r : {&base, &creep, &yield}) EXPECT_LE(r->max_plastic_seen, 0.1 * (1 + 1e-14));
   EXPECT_LE(capped.max_plastic_seen, 0.004 * (1 + 1e-14));
@@ -182,7 +185,7 @@ TEST(PbdPlastic, ColoredSweepIsRankCountIndependent) {
   EXPECT_NEAR(distributed.max_plastic, serial.max_plastic, 1e-10 * serial.max_plastic);
 }
 
-/// Checkpoint at step 100 (t = 0.5: loaded, flowing), restart: the uninterrupted result.
+/// Checkpoint at step 100 (t = 0.5: loaded, flowing), restart: the uninterrupted result (1 s of the run).
 TEST(PbdPlastic, CheckpointRestartReproducesTheUninterruptedRun) {
   const Job job = job_of("restart", beam_yaml("{yield: 0.005, creep: 8, max: 0.1}", 1.0));
   const std::string path = scratch() + "/plastic.ckpt";
