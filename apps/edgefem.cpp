@@ -17,6 +17,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
@@ -467,7 +468,9 @@ RestartPoint restart_if_asked(MPI_Comm comm, const Arguments& args, const Job& j
   if (args.restart.empty()) return start;
   // The checkpoint named, or the newest intact one of the directory's newest run (damaged ones skipped, saying
   // why); nothing on disk changes before the restart has succeeded.
-  const Restart restart = read_restart_checkpoint(comm, args.restart, mesh.n_global_vertices, owned_original);
+  const std::vector<std::int64_t> cells(mesh.cell_global.begin(), mesh.cell_global.end());  // (cell fields)
+  const Restart restart = read_restart_checkpoint(comm, args.restart, mesh.n_global_vertices, owned_original,
+                                                  CellOwnership{mesh.n_global_cells, cells});
   for (const std::string& note : restart.notes) PetscPrintf(comm, "warning: %s\n", note.c_str());
   const std::string& path = restart.path;
   const CheckpointState& state = restart.state;
@@ -593,6 +596,14 @@ int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mes
     if (step % job.output_every == 0 || step == solver.n_steps()) {
       const std::vector<double> x = solver.local_positions();
       const std::vector<double> v = solver.local_velocities();
+      if constexpr (std::is_same_v<Solver, PbdSolver>) {
+        if (solver.sweep().plastic()) {  // |E_p| (Frobenius) per tet
+          const std::vector<double> p = solver.sweep().plastic_strain();
+          std::vector<double> norm(p.size() / 6);
+          for (std::size_t c = 0; c < norm.size(); ++c) norm[c] = strain_norm(p.data() + 6 * c);
+          writer.add_cell_scalar("plastic_strain", std::move(norm));
+        }
+      }
       writer.write(step, time, x, f, v);
     }
     if (step > 0 && ((job.checkpoint_every > 0 && step % job.checkpoint_every == 0) || step == solver.n_steps()))

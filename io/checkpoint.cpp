@@ -66,7 +66,10 @@ constexpr std::size_t name_bytes = 32;
 constexpr std::size_t max_name_length = name_bytes - 1;
 constexpr std::size_t max_fields = 8;
 constexpr std::uint32_t format_version = 2;  ///< written; version 1 (no checksums) is still read
+constexpr std::uint32_t cells_format_version = 3;  ///< written when there are cell fields
 constexpr std::size_t vertex_bytes = 3 * sizeof(double);
+constexpr std::size_t cell_width = 6;  ///< doubles per cell of a cell field
+constexpr std::size_t cell_bytes = cell_width * sizeof(double);
 constexpr char magic[16] = "EDGEFEM-CKPT";   // zero-padded to 16 bytes
 constexpr char trailer[16] = "EDGEFEM-END";  // zero-padded to 16 bytes (the end marker)
 /// Version 2: the checksum block before the end marker (CRC-32 of header, job text, each field slot, itself).
@@ -81,8 +84,8 @@ constexpr std::uint64_t max_job_bytes = std::uint64_t{1} << 28;  // 256 MiB of Y
 // Header byte offsets. The run fields use bytes that the first files of version 1 left zero.
 constexpr std::size_t off_version = 16, off_n_fields = 20, off_n_vertices = 24, off_step = 32, off_time = 40,
                       off_dt = 48, off_job_bytes = 56, off_integrator = 64, off_names = 96, off_run_id = 352,
-                      off_run_started = 360, off_written = 368;
-static_assert(off_names + max_fields * name_bytes <= off_run_id && off_written + 8 <= header_bytes);
+                      off_run_started = 360, off_written = 368, off_n_cells = 376, off_n_cell_fields = 384;
+static_assert(off_names + max_fields * name_bytes <= off_run_id && off_n_cell_fields + 4 <= header_bytes);
 
 std::uint64_t padded8(std::uint64_t n) { return (n + 7) / 8 * 8; }
 
@@ -97,6 +100,8 @@ struct Layout {
   std::uint64_t n_fields = 0;
   std::uint64_t job_bytes = 0;
   std::uint32_t version = format_version;
+  std::int64_t n_cells = 0;         ///< version 3
+  std::uint64_t n_cell_fields = 0;  ///< version 3
 
   [[nodiscard]] MPI_Offset field_bytes() const {
     return static_cast<MPI_Offset>(n_vertices) * MPI_Offset{vertex_bytes};
@@ -104,8 +109,12 @@ struct Layout {
   [[nodiscard]] MPI_Offset field_offset(std::size_t f) const {
     return static_cast<MPI_Offset>(header_bytes + padded8(job_bytes)) + static_cast<MPI_Offset>(f) * field_bytes();
   }
+  [[nodiscard]] MPI_Offset cell_field_offset(std::size_t f) const {
+    return field_offset(n_fields) + static_cast<MPI_Offset>(f) * static_cast<MPI_Offset>(n_cells) *
+                                         static_cast<MPI_Offset>(cell_bytes);
+  }
   /// Where the checksum block (version 2) or the end marker (version 1) starts.
-  [[nodiscard]] MPI_Offset trailer_offset() const { return field_offset(n_fields); }
+  [[nodiscard]] MPI_Offset trailer_offset() const { return cell_field_offset(n_cell_fields); }
   [[nodiscard]] MPI_Offset end_marker_offset() const {
     return trailer_offset() + (version >= 2 ? MPI_Offset{checksum_bytes} : MPI_Offset{0});
   }
@@ -213,9 +222,9 @@ Head read_head(const std::string& path, std::int64_t size, ReadAt&& read_at) {
 
   Layout& layout = h.layout;
   layout.version = get<std::uint32_t>(h.header, off_version);
-  if (layout.version != 1 && layout.version != 2) {
+  if (layout.version < 1 || layout.version > cells_format_version) {
     throw InputError(path + ": checkpoint format version " + std::to_string(layout.version) +
-                     ", this edgefem reads versions 1 and 2");
+                     ", this edgefem reads versions 1 to 3");
   }
   layout.n_fields = get<std::uint32_t>(h.header, off_n_fields);
   layout.n_vertices = get<std::int64_t>(h.header, off_n_vertices);
@@ -228,6 +237,16 @@ Head read_head(const std::string& path, std::int64_t size, ReadAt&& read_at) {
     damaged("corrupt checkpoint header: vertex count " + std::to_string(layout.n_vertices));
   if (layout.job_bytes > max_job_bytes)
     damaged("corrupt checkpoint header: job text of " + std::to_string(layout.job_bytes) + " bytes");
+  if (layout.version >= 3) {
+    layout.n_cells = get<std::int64_t>(h.header, off_n_cells);
+    layout.n_cell_fields = get<std::uint32_t>(h.header, off_n_cell_fields);
+    if (layout.n_fields + layout.n_cell_fields > max_fields)
+      damaged("corrupt checkpoint header: " + std::to_string(layout.n_fields) + " fields and " +
+              std::to_string(layout.n_cell_fields) + " cell fields (at most " + std::to_string(max_fields) +
+              " together)");
+    if (layout.n_cells < 0 || layout.n_cells > max_vertices)
+      damaged("corrupt checkpoint header: cell count " + std::to_string(layout.n_cells));
+  }
   if (size != layout.total_bytes()) {
     damaged(std::string(size < layout.total_bytes() ? "truncated" : "corrupt") + " checkpoint: the header announces " +
             std::to_string(layout.total_bytes()) + " bytes, the file has " + std::to_string(size));
@@ -325,14 +344,16 @@ void local_step(MPI_Comm comm, F&& f) {
 /// Checks `owned` (indices in [0, n_vertices), no repeats, at most INT_MAX / 3 of them) and returns the
 /// positions of `owned` sorted by original index.
 std::vector<std::size_t> sorted_positions(const std::string& path, std::int64_t n_vertices,
-                                          std::span<const std::int64_t> owned, int rank) {
-  if (owned.size() > static_cast<std::size_t>(INT_MAX / 3)) {
-    fail(path, "rank " + std::to_string(rank) + " owns " + std::to_string(owned.size()) +
-                   " vertices, more than one MPI-IO call can transfer (" + std::to_string(INT_MAX / 3) + ")");
+                                          std::span<const std::int64_t> owned, int rank, bool cells = false) {
+  const std::string item = cells ? "cell" : "vertex", items = cells ? "cells" : "vertices";
+  const int limit = INT_MAX / (cells ? 6 : 3);
+  if (owned.size() > static_cast<std::size_t>(limit)) {
+    fail(path, "rank " + std::to_string(rank) + " owns " + std::to_string(owned.size()) + " " + items +
+                   ", more than one MPI-IO call can transfer (" + std::to_string(limit) + ")");
   }
   for (std::size_t i = 0; i < owned.size(); ++i) {
     if (owned[i] < 0 || owned[i] >= n_vertices) {
-      fail(path, "rank " + std::to_string(rank) + ": owned vertex " + std::to_string(i) + " has original index " +
+      fail(path, "rank " + std::to_string(rank) + ": owned " + item + " " + std::to_string(i) + " has original index " +
                      std::to_string(owned[i]) + ", outside [0, " + std::to_string(n_vertices) + ")");
     }
   }
@@ -343,8 +364,8 @@ std::vector<std::size_t> sorted_positions(const std::string& path, std::int64_t 
   }
   for (std::size_t k = 1; k < order.size(); ++k) {
     if (owned[order[k]] == owned[order[k - 1]]) {
-      fail(path, "rank " + std::to_string(rank) + " lists vertex " + std::to_string(owned[order[k]]) +
-                     " twice among its owned vertices");
+      fail(path, "rank " + std::to_string(rank) + " lists " + item + " " + std::to_string(owned[order[k]]) +
+                     " twice among its owned " + items);
     }
   }
   return order;
@@ -355,23 +376,25 @@ std::vector<std::size_t> sorted_positions(const std::string& path, std::int64_t 
 /// fewer the blocks, the faster the collective I/O), extent one field. MPI_DOUBLE if it owns no vertex.
 class FieldView {
  public:
-  FieldView(std::span<const std::int64_t> owned, const std::vector<std::size_t>& order, std::int64_t n_vertices) {
+  FieldView(std::span<const std::int64_t> owned, const std::vector<std::size_t>& order, std::int64_t n_vertices,
+            int width = 3) {
     if (order.empty()) return;
     std::vector<MPI_Aint> displacements;
     std::vector<int> lengths;  // in doubles
     for (std::size_t k = 0; k < order.size(); ++k) {
       const std::int64_t v = owned[order[k]];
       if (k > 0 && v == owned[order[k - 1]] + 1) {
-        lengths.back() += 3;
+        lengths.back() += width;
       } else {
-        displacements.push_back(static_cast<MPI_Aint>(v) * static_cast<MPI_Aint>(vertex_bytes));
-        lengths.push_back(3);
+        displacements.push_back(static_cast<MPI_Aint>(v) * static_cast<MPI_Aint>(width * sizeof(double)));
+        lengths.push_back(width);
       }
     }
     MPI_Datatype blocks = MPI_DATATYPE_NULL;
     MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displacements.data(), MPI_DOUBLE,
                              &blocks);
-    MPI_Type_create_resized(blocks, 0, static_cast<MPI_Aint>(n_vertices) * static_cast<MPI_Aint>(vertex_bytes), &type_);
+    MPI_Type_create_resized(blocks, 0, static_cast<MPI_Aint>(n_vertices) * static_cast<MPI_Aint>(width * sizeof(double)),
+                            &type_);
     MPI_Type_free(&blocks);
     MPI_Type_commit(&type_);
     owns_type_ = true;
@@ -421,7 +444,7 @@ int comm_size(MPI_Comm comm) {
 /// that no vertex is owned twice (hence none is unowned). Rank r gathers the indices in its block
 /// [r*B, (r+1)*B) of the vertex range (B = ceil(N / P)) and marks them: O(N / P) memory per rank.
 void check_exclusive_ownership(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
-                               std::span<const std::int64_t> owned) {
+                               std::span<const std::int64_t> owned, const std::string& item) {
   const int size = comm_size(comm);
   const int rank = comm_rank(comm);
   if (size == 1) return;  // no local repeats + count == N already prove it
@@ -449,13 +472,13 @@ void check_exclusive_ownership(MPI_Comm comm, const std::string& path, std::int6
     std::vector<unsigned char> seen(static_cast<std::size_t>(end - begin), 0);
     for (const std::int64_t g : received) {
       unsigned char& s = seen[static_cast<std::size_t>(g - begin)];
-      if (s != 0) fail(path, "vertex " + std::to_string(g) + " is owned by more than one rank");
+      if (s != 0) fail(path, item + " " + std::to_string(g) + " is owned by more than one rank");
       s = 1;
     }
     // Unreachable when the counts add up, kept as a guard.
     for (std::size_t i = 0; i < seen.size(); ++i) {
       if (seen[i] == 0) {
-        fail(path, "vertex " + std::to_string(begin + static_cast<std::int64_t>(i)) + " is owned by no rank");
+        fail(path, item + " " + std::to_string(begin + static_cast<std::int64_t>(i)) + " is owned by no rank");
       }
     }
   });
@@ -464,28 +487,36 @@ void check_exclusive_ownership(MPI_Comm comm, const std::string& path, std::int6
 /// Collective: every vertex in [0, n_vertices) owned by exactly one rank (the owned counts add up to
 /// n_vertices, and no vertex is owned twice).
 void check_ownership(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
-                     std::span<const std::int64_t> owned) {
+                     std::span<const std::int64_t> owned, bool cells = false) {
   std::int64_t mine = static_cast<std::int64_t>(owned.size()), total = 0;
   MPI_Allreduce(&mine, &total, 1, MPI_INT64_T, MPI_SUM, comm);
+  const std::string items = cells ? " cells" : " vertices";
   if (total != n_vertices) {
-    throw CollectiveError(path + ": the ranks own " + std::to_string(total) + " vertices in total, the mesh has " +
+    throw CollectiveError(path + ": the ranks own " + std::to_string(total) + items + " in total, the mesh has " +
                           std::to_string(n_vertices));
   }
-  check_exclusive_ownership(comm, path, n_vertices, owned);
+  check_exclusive_ownership(comm, path, n_vertices, owned, cells ? "cell" : "vertex");
 }
 
 /// Collective: rank 0's sizes (vertices, fields, job text) and path define the file. Returns the layout and
 /// sets `root_path` to rank 0's path on every rank.
 Layout broadcast_root_layout(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
                              const CheckpointState& state, std::string& root_path) {
-  std::array<std::int64_t, 4> root{n_vertices, static_cast<std::int64_t>(state.field_names.size()),
+  std::array<std::int64_t, 6> root{n_vertices,
+                                   static_cast<std::int64_t>(state.field_names.size()),
                                    static_cast<std::int64_t>(state.job_text.size()),
-                                   static_cast<std::int64_t>(path.size())};
-  MPI_Bcast(root.data(), 4, MPI_INT64_T, 0, comm);
+                                   static_cast<std::int64_t>(path.size()),
+                                   state.n_cells,
+                                   static_cast<std::int64_t>(state.cell_field_names.size())};
+  MPI_Bcast(root.data(), 6, MPI_INT64_T, 0, comm);
   root_path = path;
   root_path.resize(static_cast<std::size_t>(root[3]));
   MPI_Bcast(root_path.data(), static_cast<int>(root[3]), MPI_CHAR, 0, comm);
-  return Layout{root[0], static_cast<std::uint64_t>(root[1]), static_cast<std::uint64_t>(root[2])};
+  Layout layout{root[0], static_cast<std::uint64_t>(root[1]), static_cast<std::uint64_t>(root[2])};
+  layout.n_cells = root[4];
+  layout.n_cell_fields = static_cast<std::uint64_t>(root[5]);
+  if (layout.n_cell_fields > 0) layout.version = cells_format_version;
+  return layout;
 }
 
 /// Rank 0's part of the argument check: the values only its header holds (directory, field names, integrator
@@ -502,6 +533,11 @@ void check_header_values(const std::string& path, const CheckpointState& state) 
     fail(path, std::to_string(state.field_names.size()) + " field names but " + std::to_string(state.fields.size()) +
                    " fields");
   }
+  if (state.field_names.size() + state.cell_field_names.size() > max_fields) {
+    fail(path, std::to_string(state.field_names.size()) + " fields and " +
+                   std::to_string(state.cell_field_names.size()) + " cell fields, a checkpoint holds at most " +
+                   std::to_string(max_fields) + " together");
+  }
   auto check_name = [&](const std::string& name, const std::string& what) {
     if (name.size() > max_name_length) {
       fail(path, what + " '" + name + "' is longer than " + std::to_string(max_name_length) + " characters");
@@ -509,12 +545,13 @@ void check_header_values(const std::string& path, const CheckpointState& state) 
     if (name.find('\0') != std::string::npos) fail(path, what + " contains a NUL character");
   };
   check_name(state.integrator, "integrator name");
-  for (std::size_t f = 0; f < state.field_names.size(); ++f) {
-    if (state.field_names[f].empty()) fail(path, "field " + std::to_string(f) + " has an empty name");
-    check_name(state.field_names[f], "field name");
+  std::vector<std::string> names = state.field_names;  // vertex and cell fields share the name slots
+  names.insert(names.end(), state.cell_field_names.begin(), state.cell_field_names.end());
+  for (std::size_t f = 0; f < names.size(); ++f) {
+    if (names[f].empty()) fail(path, "field " + std::to_string(f) + " has an empty name");
+    check_name(names[f], "field name");
     for (std::size_t g = 0; g < f; ++g) {
-      if (state.field_names[g] == state.field_names[f])
-        fail(path, "field name '" + state.field_names[f] + "' given twice");
+      if (names[g] == names[f]) fail(path, "field name '" + names[f] + "' given twice");
     }
   }
   if (state.job_text.size() > max_job_bytes) {
@@ -552,6 +589,21 @@ std::vector<std::size_t> check_write_arguments(const std::string& path, const st
                      std::to_string(owned_original.size()) + " owned vertices");
     }
   }
+  if (state.n_cells != layout.n_cells || state.cell_fields.size() != layout.n_cell_fields ||
+      state.cell_field_names.size() != state.cell_fields.size()) {
+    fail(path, "rank " + std::to_string(rank) + " passes " + std::to_string(state.cell_fields.size()) +
+                   " cell fields (" + std::to_string(state.cell_field_names.size()) + " names) of " +
+                   std::to_string(state.n_cells) + " cells, rank 0 names " + std::to_string(layout.n_cell_fields) +
+                   " of " + std::to_string(layout.n_cells));
+  }
+  if (state.n_cells < 0 || state.n_cells > max_vertices) fail(path, "invalid cell count " + std::to_string(state.n_cells));
+  for (std::size_t f = 0; f < state.cell_fields.size(); ++f) {
+    if (state.cell_fields[f].size() != cell_width * state.owned_cells.size()) {
+      fail(path, "cell field '" + state.cell_field_names[f] + "' on rank " + std::to_string(rank) + " has " +
+                     std::to_string(state.cell_fields[f].size()) + " values, expected 6 x " +
+                     std::to_string(state.owned_cells.size()) + " cells");
+    }
+  }
   return sorted_positions(path, n_vertices, owned_original, rank);
 }
 
@@ -559,7 +611,7 @@ std::vector<std::size_t> check_write_arguments(const std::string& path, const st
 std::vector<char> encode_header(const Layout& layout, const CheckpointState& state) {
   std::vector<char> head(header_bytes + padded8(state.job_text.size()), 0);
   std::memcpy(head.data(), magic, sizeof magic);
-  put<std::uint32_t>(head, off_version, format_version);
+  put<std::uint32_t>(head, off_version, layout.version);
   put<std::uint32_t>(head, off_n_fields, static_cast<std::uint32_t>(layout.n_fields));
   put<std::int64_t>(head, off_n_vertices, layout.n_vertices);
   put<std::int64_t>(head, off_step, state.step);
@@ -572,12 +624,18 @@ std::vector<char> encode_header(const Layout& layout, const CheckpointState& sta
   put_name(head, off_integrator, state.integrator);
   for (std::size_t f = 0; f < state.field_names.size(); ++f)
     put_name(head, off_names + f * name_bytes, state.field_names[f]);
+  if (layout.version >= cells_format_version) {
+    put<std::int64_t>(head, off_n_cells, layout.n_cells);
+    put<std::uint32_t>(head, off_n_cell_fields, static_cast<std::uint32_t>(layout.n_cell_fields));
+    for (std::size_t f = 0; f < state.cell_field_names.size(); ++f)
+      put_name(head, off_names + (state.field_names.size() + f) * name_bytes, state.cell_field_names[f]);
+  }
   std::memcpy(head.data() + header_bytes, state.job_text.data(), state.job_text.size());
   return head;
 }
 
 /// The header values of a checkpoint (everything but the job text and the fields).
-CheckpointState decode_header(const std::vector<char>& head, std::size_t n_fields) {
+CheckpointState decode_header(const std::vector<char>& head, std::size_t n_fields, std::size_t n_cell_fields) {
   CheckpointState state;
   state.step = get<std::int64_t>(head, off_step);
   state.time = get<double>(head, off_time);
@@ -587,6 +645,8 @@ CheckpointState decode_header(const std::vector<char>& head, std::size_t n_field
   state.run_started = get<std::int64_t>(head, off_run_started);
   state.written = get<std::int64_t>(head, off_written);
   for (std::size_t f = 0; f < n_fields; ++f) state.field_names.push_back(get_name(head, off_names + f * name_bytes));
+  for (std::size_t f = 0; f < n_cell_fields; ++f)
+    state.cell_field_names.push_back(get_name(head, off_names + (n_fields + f) * name_bytes));
   return state;
 }
 
@@ -610,8 +670,9 @@ struct FieldAccess {
   const std::string& path;
   std::span<const std::int64_t> owned;
   const std::vector<std::size_t>& order;
-  std::int64_t n_vertices;
+  std::int64_t n_vertices;  ///< the items of a field: vertices, or cells (width 6)
   Failure& failure;
+  std::size_t width = 3;  ///< doubles per item
 };
 
 /// Collective: creates (or truncates) `tmp` on every rank, errors returned; throws on every rank if any fails.
@@ -658,7 +719,8 @@ void write_trailer(MPI_File fh, const std::string& path, const std::string& tmp,
 /// vertices sorted by original index, each run of consecutive vertices at its place in the field.
 /// The OpenMP threads each fold a contiguous share of the vertices (contributions of disjoint parts XOR together).
 std::uint32_t field_contribution(const FieldAccess& file, const double* data) {
-  const std::uint64_t length = static_cast<std::uint64_t>(file.n_vertices) * vertex_bytes;
+  const std::size_t item_bytes = file.width * sizeof(double);
+  const std::uint64_t length = static_cast<std::uint64_t>(file.n_vertices) * item_bytes;
   const std::size_t m = file.order.size();
   const int shares = m < 65536 ? 1 : omp_get_max_threads();
   std::uint32_t sum = 0;
@@ -670,7 +732,7 @@ std::uint32_t field_contribution(const FieldAccess& file, const double* data) {
       const std::int64_t first = file.owned[file.order[k]];
       std::size_t end = k + 1;
       while (end < end_share && file.owned[file.order[end]] == first + static_cast<std::int64_t>(end - k)) ++end;
-      crc.add(static_cast<std::uint64_t>(first) * vertex_bytes, data + 3 * k, (end - k) * vertex_bytes);
+      crc.add(static_cast<std::uint64_t>(first) * item_bytes, data + file.width * k, (end - k) * item_bytes);
       k = end;
     }
     sum ^= crc.contribution();
@@ -680,34 +742,38 @@ std::uint32_t field_contribution(const FieldAccess& file, const double* data) {
 
 /// Collective: the CRC-32 of every field from the ranks' contributions (the same on every rank).
 std::vector<std::uint32_t> combine_field_crcs(MPI_Comm comm, std::vector<std::uint32_t> contributions,
-                                              std::int64_t n_vertices) {
+                                              std::int64_t n_vertices, std::size_t item_bytes = vertex_bytes) {
   MPI_Allreduce(MPI_IN_PLACE, contributions.data(), static_cast<int>(contributions.size()), MPI_UINT32_T, MPI_BXOR,
                 comm);
   for (std::uint32_t& crc : contributions)
-    crc = crc32::Positioned::finish(crc, static_cast<std::uint64_t>(n_vertices) * vertex_bytes);
+    crc = crc32::Positioned::finish(crc, static_cast<std::uint64_t>(n_vertices) * item_bytes);
   return contributions;
 }
 
 /// Collective: writes this rank's values of every field (in sorted order) through its field view; returns its
 /// contribution to each field's CRC-32.
 std::vector<std::uint32_t> write_fields(const FieldAccess& file, const std::string& tmp, const Layout& layout,
-                                        const std::vector<std::vector<double>>& fields) {
-  const FieldView view(file.owned, file.order, file.n_vertices);
+                                        const std::vector<std::vector<double>>& fields, bool cells = false) {
+  const std::size_t w = file.width;
+  const FieldView view(file.owned, file.order, file.n_vertices, static_cast<int>(w));
   const bool identity = std::is_sorted(file.owned.begin(), file.owned.end());
-  std::vector<double> buffer(identity ? 0 : 3 * file.order.size());
-  const int count = static_cast<int>(3 * file.order.size());
-  std::vector<std::uint32_t> contributions(layout.n_fields, 0);
-  for (std::size_t f = 0; f < layout.n_fields; ++f) {
+  std::vector<double> buffer(identity ? 0 : w * file.order.size());
+  const int count = static_cast<int>(w * file.order.size());
+  const std::size_t n_fields = cells ? layout.n_cell_fields : layout.n_fields;
+  std::vector<std::uint32_t> contributions(n_fields, 0);
+  for (std::size_t f = 0; f < n_fields; ++f) {
     const std::vector<double>& values = fields[f];
     if (!identity) {
       for (std::size_t k = 0; k < file.order.size(); ++k) {
-        for (std::size_t d = 0; d < 3; ++d) buffer[3 * k + d] = values[3 * file.order[k] + d];
+        for (std::size_t d = 0; d < w; ++d) buffer[w * k + d] = values[w * file.order[k] + d];
       }
     }
     const double* data = identity ? values.data() : buffer.data();
     contributions[f] = field_contribution(file, data);
-    const std::string what = "writing field " + std::to_string(f) + " to '" + tmp + "'";
-    file.failure.check_mpi(MPI_File_set_view(file.fh, layout.field_offset(f), MPI_DOUBLE, view.type(), "native",
+    const std::string what = std::string(cells ? "writing cell field " : "writing field ") + std::to_string(f) +
+                             " to '" + tmp + "'";
+    const MPI_Offset offset = cells ? layout.cell_field_offset(f) : layout.field_offset(f);
+    file.failure.check_mpi(MPI_File_set_view(file.fh, offset, MPI_DOUBLE, view.type(), "native",
                                              MPI_INFO_NULL),
                            file.path, what);
     MPI_Status status;
@@ -796,21 +862,28 @@ void broadcast_head(MPI_Comm comm, Head& h) {
   std::copy(crcs.begin() + 2, crcs.end(), h.checksums.fields.begin());
   h.layout = Layout{get<std::int64_t>(h.header, off_n_vertices), get<std::uint32_t>(h.header, off_n_fields),
                     static_cast<std::uint64_t>(job_bytes), get<std::uint32_t>(h.header, off_version)};
+  if (h.layout.version >= cells_format_version) {
+    h.layout.n_cells = get<std::int64_t>(h.header, off_n_cells);
+    h.layout.n_cell_fields = get<std::uint32_t>(h.header, off_n_cell_fields);
+  }
 }
 
 /// Collective: reads this rank's values of every field (named `field_names`) through its field view; puts its
 /// contribution to each field's CRC-32 into `contributions`.
 std::vector<std::vector<double>> read_fields(const FieldAccess& file, const Layout& layout,
                                              const std::vector<std::string>& field_names,
-                                             std::vector<std::uint32_t>& contributions) {
-  const FieldView view(file.owned, file.order, file.n_vertices);
-  std::vector<double> buffer(3 * file.order.size());
+                                             std::vector<std::uint32_t>& contributions, bool cells = false) {
+  const std::size_t w = file.width;
+  const FieldView view(file.owned, file.order, file.n_vertices, static_cast<int>(w));
+  std::vector<double> buffer(w * file.order.size());
   const int count = static_cast<int>(buffer.size());
-  std::vector<std::vector<double>> fields(layout.n_fields);
-  contributions.assign(layout.n_fields, 0);
-  for (std::size_t f = 0; f < layout.n_fields; ++f) {
-    const std::string what = "reading field '" + field_names[f] + "'";
-    file.failure.check_mpi(MPI_File_set_view(file.fh, layout.field_offset(f), MPI_DOUBLE, view.type(), "native",
+  const std::size_t n_fields = cells ? layout.n_cell_fields : layout.n_fields;
+  std::vector<std::vector<double>> fields(n_fields);
+  contributions.assign(n_fields, 0);
+  for (std::size_t f = 0; f < n_fields; ++f) {
+    const std::string what = std::string(cells ? "reading cell field '" : "reading field '") + field_names[f] + "'";
+    const MPI_Offset offset = cells ? layout.cell_field_offset(f) : layout.field_offset(f);
+    file.failure.check_mpi(MPI_File_set_view(file.fh, offset, MPI_DOUBLE, view.type(), "native",
                                              MPI_INFO_NULL),
                            file.path, what, Kind::input);
     MPI_Status status;
@@ -821,7 +894,7 @@ std::vector<std::vector<double>> read_fields(const FieldAccess& file, const Layo
     std::vector<double>& values = fields[f];
     values.resize(buffer.size());
     for (std::size_t k = 0; k < file.order.size(); ++k) {
-      for (std::size_t d = 0; d < 3; ++d) values[3 * file.order[k] + d] = buffer[3 * k + d];
+      for (std::size_t d = 0; d < w; ++d) values[w * file.order[k] + d] = buffer[w * k + d];
     }
   }
   return fields;
@@ -836,12 +909,15 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_ver
   const Layout layout = broadcast_root_layout(comm, path, n_vertices, state, root_path);
 
   // Phase 1: arguments, each rank its own.
-  std::vector<std::size_t> order;
-  local_step(comm,
-             [&] { order = check_write_arguments(path, root_path, layout, n_vertices, owned_original, state, rank); });
+  std::vector<std::size_t> order, cell_order;
+  local_step(comm, [&] {
+    order = check_write_arguments(path, root_path, layout, n_vertices, owned_original, state, rank);
+    if (layout.n_cell_fields > 0) cell_order = sorted_positions(path, layout.n_cells, state.owned_cells, rank, true);
+  });
 
-  // Phase 2: every vertex owned by exactly one rank.
+  // Phase 2: every vertex (and cell) owned by exactly one rank.
   check_ownership(comm, path, n_vertices, owned_original);
+  if (layout.n_cell_fields > 0) check_ownership(comm, path, layout.n_cells, state.owned_cells, true);
 
   // Phase 3: write PATH.tmp.
   const std::string tmp = path + ".tmp";
@@ -853,6 +929,12 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_ver
       comm, write_fields(FieldAccess{fh, path, owned_original, order, n_vertices, failure}, tmp, layout, state.fields),
       n_vertices);
   std::copy(crcs.begin(), crcs.end(), checksums.fields.begin());
+  if (layout.n_cell_fields > 0) {
+    const FieldAccess cells{fh, path, state.owned_cells, cell_order, layout.n_cells, failure, cell_width};
+    const std::vector<std::uint32_t> cell_crcs =
+        combine_field_crcs(comm, write_fields(cells, tmp, layout, state.cell_fields, true), layout.n_cells, cell_bytes);
+    std::copy(cell_crcs.begin(), cell_crcs.end(), checksums.fields.begin() + static_cast<std::ptrdiff_t>(layout.n_fields));
+  }
   // Back to the whole file as bytes (collective) for rank 0's explicit-offset write of the trailer.
   failure.check_mpi(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL), path,
                     "resetting the file view of '" + tmp + "'");
@@ -870,14 +952,15 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_ver
 }
 
 CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
-                                std::span<const std::int64_t> owned_original) {
+                                std::span<const std::int64_t> owned_original, CellOwnership cells) {
   const int rank = comm_rank(comm);
 
   // Phase 1: arguments.
-  std::vector<std::size_t> order;
+  std::vector<std::size_t> order, cell_order;
   local_step(comm, [&] {
     if (n_vertices < 0) fail(path, "invalid vertex count " + std::to_string(n_vertices));
     order = sorted_positions(path, n_vertices, owned_original, rank);
+    if (cells.n_cells > 0) cell_order = sorted_positions(path, cells.n_cells, cells.owned, rank, true);
   });
 
   // Phase 2: open.
@@ -905,15 +988,22 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
                     std::to_string(n_vertices),
                 Kind::input);
   }
+  const bool read_cells = cells.n_cells > 0 && layout.n_cell_fields > 0;
+  if (read_cells && layout.n_cells != cells.n_cells) {
+    failure.set(path + ": checkpoint has " + std::to_string(layout.n_cells) + " cells, the job's mesh has " +
+                    std::to_string(cells.n_cells),
+                Kind::input);
+  }
   if (any_failed(comm, failure)) close_and_raise();
   // Every vertex read by exactly one rank: the fields' checksums are combined from the ranks' parts.
   try {
     check_ownership(comm, path, n_vertices, owned_original);
+    if (read_cells) check_ownership(comm, path, cells.n_cells, cells.owned, true);
   } catch (const Error&) {  // thrown on every rank
     MPI_File_close(&fh);
     throw;
   }
-  CheckpointState state = decode_header(h.header, layout.n_fields);
+  CheckpointState state = decode_header(h.header, layout.n_fields, layout.n_cell_fields);
   state.job_text = std::move(h.job_text);
   state.format_version = layout.version;
 
@@ -922,6 +1012,15 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
   std::vector<std::uint32_t> contributions;
   state.fields = read_fields(FieldAccess{fh, path, owned_original, order, n_vertices, failure}, layout,
                              state.field_names, contributions);
+  std::vector<std::uint32_t> cell_contributions;
+  if (read_cells) {
+    state.cell_fields = read_fields(FieldAccess{fh, path, cells.owned, cell_order, cells.n_cells, failure, cell_width},
+                                    layout, state.cell_field_names, cell_contributions, true);
+    state.n_cells = cells.n_cells;
+    state.owned_cells.assign(cells.owned.begin(), cells.owned.end());
+  } else {
+    state.cell_field_names.clear();  // not read
+  }
   failure.check_mpi(MPI_File_close(&fh), path, "closing the checkpoint", Kind::input);
   if (layout.version >= 2) {
     const std::vector<std::uint32_t> crcs = combine_field_crcs(comm, contributions, n_vertices);
@@ -930,6 +1029,17 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
         check_crc(path, "field '" + state.field_names[f] + "'", h.checksums.fields[f], crcs[f]);
       } catch (const DamagedCheckpoint& e) {
         failure.set(e.what(), Kind::damaged);
+      }
+    }
+    if (read_cells) {
+      const std::vector<std::uint32_t> cell_crcs = combine_field_crcs(comm, cell_contributions, cells.n_cells, cell_bytes);
+      for (std::size_t f = 0; f < cell_crcs.size() && failure.message.empty(); ++f) {
+        try {
+          check_crc(path, "cell field '" + state.cell_field_names[f] + "'", h.checksums.fields[layout.n_fields + f],
+                    cell_crcs[f]);
+        } catch (const DamagedCheckpoint& e) {
+          failure.set(e.what(), Kind::damaged);
+        }
       }
     }
   }

@@ -11,7 +11,8 @@
 /// File format (little-endian, documented in README "Checkpoints"):
 ///   header, 512 bytes:
 ///     char[16]  magic "EDGEFEM-CKPT\0\0\0\0"
-///     uint32    format version (2; version 1 files, without checksums, are still read)
+///     uint32    format version (2, or 3 when the file has cell fields; version 1 files, without checksums, are
+///               still read)
 ///     uint32    number of fields F (<= 8)
 ///     int64     number of vertices N
 ///     int64     step (completed time steps)
@@ -24,14 +25,19 @@
 ///     uint64    run id (0: written before run ids: an "unknown" run)
 ///     int64     when the run started, nanoseconds since the Unix epoch (0: unknown)
 ///     int64     when this checkpoint was written, nanoseconds since the Unix epoch (0: unknown)
+///     int64     version 3: number of cells M (the mesh's cells, global cell order = the input mesh's)
+///     uint32    version 3: number of cell fields C (F + C <= 8; their names follow the F field names)
 ///     zero padding to 512 bytes
 ///   (The run fields use bytes that the first version-1 files left zero: files without them read as run 0.)
 ///   job text: L bytes (the YAML of the job that wrote the checkpoint), zero-padded to a multiple of 8
 ///   F fields, each N x 3 float64 (vertex-major: x, y, z of vertex 0, then vertex 1, ...)
+///   version 3: C cell fields, each M x 6 float64 (cell-major, in global cell order; e.g. the plastic strain of
+///   the position-based integrator, tensor components xx, yy, zz, xy, yz, zx)
 ///   trailer, 64 bytes (version 1: only the last 16, the end marker):
 ///     uint32    CRC-32 of the 512 header bytes
 ///     uint32    CRC-32 of the job text with its zero padding (padded L bytes)
-///     8 x uint32  CRC-32 of each field's N x 24 bytes (slots past F: 0)
+///     8 x uint32  CRC-32 of each field's N x 24 bytes, then of each cell field's M x 48 bytes (slots past
+///                 F + C: 0)
 ///     uint32    CRC-32 of the 40 bytes above (the checksums' own check)
 ///     uint32    0
 ///     char[16]  end marker "EDGEFEM-END\0\0\0\0\0"
@@ -66,6 +72,14 @@ struct CheckpointState {
   std::vector<std::string> field_names;  ///< at most 8, each at most 31 characters
   /// Per field: 3 values per vertex of `owned_original` (in that order) on this rank.
   std::vector<std::vector<double>> fields;
+  /// Cell fields (format version 3; at most 8 - fields.size()): 6 values per cell of `owned_cells` (in that
+  /// order) on this rank. For writing, `n_cells` (the mesh's) and `owned_cells` (the global index of each of
+  /// this rank's cells; every cell on exactly one rank) say where they go; read_checkpoint fills the names and
+  /// values for the cells it is given.
+  std::vector<std::string> cell_field_names;
+  std::vector<std::vector<double>> cell_fields;
+  std::int64_t n_cells = 0;
+  std::vector<std::int64_t> owned_cells;
   /// The run that wrote the checkpoint (io/checkpoint_series.hpp): drawn when a run starts fresh, kept by a
   /// run restarted from it. 0: written before run ids existed.
   std::uint64_t run_id = 0;
@@ -94,18 +108,26 @@ struct CheckpointInfo {
 void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
                       std::span<const std::int64_t> owned_original, const CheckpointState& state);
 
+/// The cells whose cell fields a rank reads: the mesh's cell count and the global index of each of this rank's
+/// cells (every cell on exactly one rank). Empty (n_cells 0): the cell fields are not read (nor checked).
+struct CellOwnership {
+  std::int64_t n_cells = 0;
+  std::span<const std::int64_t> owned;
+};
+
 /// Collective. Reads the header on every rank and each rank's owned vertices of every field, and checks every
 /// CRC-32 (version 2). Throws on every rank naming the file and the problem: DamagedCheckpoint for a truncated
 /// file (size differs from what the header announces, or the end marker is missing), a corrupt header value or
 /// a checksum that does not match (header, job text, the trailer's checksums, each field by name); InputError
 /// for cannot open, not a checkpoint (magic), another version, or a vertex count different from `n_vertices`
 /// ("checkpoint has N vertices, the job's mesh has M"). `owned_original` must cover every vertex exactly once
-/// across the ranks (the fields' checksums are combined from every rank's part).
+/// across the ranks (the fields' checksums are combined from every rank's part). With `cells` (n_cells > 0) the
+/// cell fields are read and checked too ("checkpoint has M cells, the job's mesh has K" if they differ).
 CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
-                                std::span<const std::int64_t> owned_original);
+                                std::span<const std::int64_t> owned_original, CellOwnership cells = {});
 
 /// Not collective. The header of `path`; throws InputError naming the file if it is not a checkpoint of
-/// version 1 or 2, DamagedCheckpoint if it is incomplete (size announced by the header, end marker) or if its
+/// version 1, 2 or 3, DamagedCheckpoint if it is incomplete (size announced by the header, end marker) or if its
 /// header, job text or trailer fail their CRC-32 (the fields are checked by read_checkpoint).
 CheckpointInfo read_checkpoint_info(const std::string& path);
 

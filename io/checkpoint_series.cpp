@@ -140,7 +140,7 @@ RestartChoice choose_restart_checkpoint(MPI_Comm comm, const std::string& path) 
 }
 
 Restart read_restart_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
-                                std::span<const std::int64_t> owned_original) {
+                                std::span<const std::int64_t> owned_original, CellOwnership cells) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   // Rank 0 lists the candidates: PATH itself, or the newest run's checkpoints of the directory, newest first.
@@ -175,7 +175,7 @@ Restart read_restart_checkpoint(MPI_Comm comm, const std::string& path, std::int
   for (const std::string& s : skipped) restart.notes.push_back("skipping " + s);
   for (const std::string& candidate : candidates) {
     try {
-      restart.state = read_checkpoint(comm, candidate, n_vertices, owned_original);  // throws on every rank
+      restart.state = read_checkpoint(comm, candidate, n_vertices, owned_original, cells);  // throws on every rank
     } catch (const DamagedCheckpoint& e) {
       if (!directory) throw;
       skipped.push_back(e.what());

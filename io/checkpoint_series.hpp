@@ -72,7 +72,7 @@ struct Restart {
 /// rank, naming every file skipped and why, if the newest run has no intact checkpoint. Moves, renames and
 /// deletes nothing: a restart that fails leaves the directory as it was.
 Restart read_restart_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_vertices,
-                                std::span<const std::int64_t> owned_original);
+                                std::span<const std::int64_t> owned_original, CellOwnership cells = {});
 
 /// The checkpoints one run writes into its output directory.
 class CheckpointSeries {

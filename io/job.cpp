@@ -367,6 +367,18 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
   std::optional<Value> checkpoint;
   if (const Value* output = map.get("output")) checkpoint = parse_output(*output, job);
   // Cross-section checks, after every section is read (independent of the order of the keys in the file).
+  for (std::size_t i = 0; i < job.materials.size(); ++i) {
+    const MaterialSpec& m = job.materials[i];
+    if (!m.plasticity) continue;
+    const std::string key = materials.path + "[" + std::to_string(i) + "].plasticity";
+    if (!job.dynamic || job.dynamic->integrator != Integrator::position_based)
+      fail(m.plasticity_line, key + ": only for analysis.type dynamic with integrator position-based (the Newton "
+                                    "solvers do not support plasticity)");
+    if (job.dynamic->position_based.inversion != PbdInversion::none)
+      fail(m.plasticity_line, key + ": plastic materials need analysis.position_based.inversion: none (the inversion "
+                                    "handling's principal route has no plastic strain; got inversion svd, the "
+                                    "default)");
+  }
   if (job.dynamic && job.dynamic->integrator == Integrator::position_based) {
     for (std::size_t i = 0; i < job.materials.size(); ++i) {
       const MaterialSpec& m = job.materials[i];
@@ -501,7 +513,7 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
   const Map m(*this, v,
               {"region", "model", "young", "poisson", "anisotropy", "density", "volumetric_penalty", "volumetric",
                "thickness", "warp", "orthotropic", "curves", "stabilization", "spring_damping", "viscosity",
-               "bending"});
+               "bending", "plasticity"});
   MaterialSpec spec;
   spec.line = v.line;
   if (const Value* region = m.get("region")) {
@@ -586,6 +598,24 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
     const Map b(*this, *bending, {"stiffness"});
     spec.bending_stiffness = number(b.require("stiffness"), "a non-negative number (bending stiffness kb)",
                                     [](double k) { return k >= 0.0; });
+  }
+  if (const Value* plastic = m.get("plasticity")) {
+    // Bender et al. §4.1 on isotropic StVK tets (materials/plasticity.hpp); the integrator is checked later.
+    if (info.element_energy != &stvk_element_energy_gradient)
+      fail(plastic->line, plastic->path + ": only for model stvk or stvk-tl (StVK on the elastic strain), got model '" +
+                              name + "'");
+    if (spec.anisotropy)
+      fail(plastic->line, plastic->path + ": only for isotropic materials (young, poisson), not with 'anisotropy'");
+    const Map p(*this, *plastic, {"yield", "creep", "max"});
+    PlasticLaw law;
+    law.yield = number(p.require("yield"), "a non-negative number (the yield strain gamma_yield)",
+                       [](double y) { return y >= 0.0; });
+    law.creep = number(p.require("creep"), "a non-negative number (the creep rate gamma_creep, 1/time)",
+                       [](double c) { return c >= 0.0; });
+    law.max = number(p.require("max"), "a non-negative number (the largest plastic strain norm gamma_max)",
+                     [](double x) { return x >= 0.0; });
+    spec.plasticity = law;
+    spec.plasticity_line = plastic->line;
   }
   return spec;
 }

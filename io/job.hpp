@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "materials/plasticity.hpp"
 #include "materials/registry.hpp"
 
 namespace edgefem {
@@ -105,6 +106,9 @@ struct MaterialSpec {
   double spring_damping = 0.0;
   /// Membranes: Bergou's isometric bending stiffness kb (`bending: {stiffness: kb}`, materials/bending.hpp); 0 = none.
   double bending_stiffness = 0.0;
+  /// Tets, integrator position-based: `plasticity: {yield, creep, max}` (materials/plasticity.hpp); empty = elastic.
+  std::optional<PlasticLaw> plasticity;
+  int plasticity_line = 0;  ///< line of the plasticity key (0 if none)
   int line = 0;  ///< line of the entry in the job file (0 if not from a file)
 };
 

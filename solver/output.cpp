@@ -106,6 +106,8 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
   }
   piece.cell_data = {std::move(strain), std::move(stress), std::move(mises), std::move(rank_array), std::move(region)};
   if (solid) piece.cell_data.push_back(std::move(volume_ratio));
+  for (DataArray& extra : extra_cells_) piece.cell_data.push_back(std::move(extra));
+  extra_cells_.clear();
 
   const std::string piece_name = numbered("piece_%05lld.vtu", rank_);
   run_collectively(comm_, [&] { write_vtu_piece((std::filesystem::path(step_dir) / piece_name).string(), piece); });

@@ -27,6 +27,10 @@ class ResultWriter {
                std::optional<double> resume_after = std::nullopt);
 
   /// Collective. positions, force and (dynamic runs) velocity: 3 per local vertex (ghosts up to date).
+  /// A cell scalar (one value per local cell, LocalMesh order) for the next write() only, e.g. plastic_strain.
+  void add_cell_scalar(std::string name, std::vector<double> values) {
+    extra_cells_.push_back(DataArray{std::move(name), 1, std::move(values), {}, false});
+  }
   void write(long long step, double time, std::span<const double> positions, std::span<const double> force,
              std::span<const double> velocity = {});
 
@@ -39,6 +43,7 @@ class ResultWriter {
   const LocalMesh& mesh_;
   const Model& model_;
   PvdCollection pvd_;
+  std::vector<DataArray> extra_cells_;  ///< add_cell_scalar's, for the next write()
 };
 
 /// A CSV file that rank 0 appends one row at a time to (flushed after each row). It starts with `header`; with

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "partition/collective.hpp"
+
 namespace edgefem {
 namespace {
 
@@ -35,6 +37,9 @@ PbdSolver::PbdSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model
   sweep_.emplace(comm, mesh, model_, bending);
   sweep_->set_time_step(spec_.dt, spec_.position_based.xpbd);
   sweep_->set_inversion_handling(spec_.position_based.inversion == PbdInversion::svd);
+  std::vector<std::optional<PlasticLaw>> plastic(job.materials.size());
+  for (std::size_t m = 0; m < plastic.size(); ++m) plastic[m] = job.materials[m].plasticity;
+  run_collectively(comm, [&] { sweep_->set_plasticity(plastic); });
   n_steps_ = std::llround(spec_.end_time / spec_.dt);
   for (auto* v : {&x_, &v_, &x_n_, &h_, &h_new_, &w_, &work_}) {
     *v = sweep_->create_vector();
@@ -101,6 +106,9 @@ void PbdSolver::step_once() {
     else
       sweep_->jacobi_sweep(x_);
   }
+  // Plasticity (Bender et al. §4.1): once per step, from the step's final positions, after the sweeps (the sweeps
+  // of one step see one fixed plastic strain, so the constraints they project stay the same energies).
+  sweep_->update_plasticity(x_, dt);
   // 3. Velocity and damping; the loads' work, trapezoidal: (h_n + h_{n+1})/2 . (x_{n+1} - x_n).
   {
     Owned x(x_, true);
@@ -180,6 +188,12 @@ CheckpointState PbdSolver::checkpoint_state() {
     Owned o(v, true);
     s.fields.emplace_back(o.span().begin(), o.span().end());
   }
+  if (sweep_->plastic()) {  // the plastic strain of every tet, in global cell order (format version 3)
+    s.cell_field_names.emplace_back("plastic_strain");
+    s.cell_fields.push_back(sweep_->plastic_strain());
+    s.n_cells = mesh_.n_global_cells;
+    s.owned_cells.assign(mesh_.cell_global.begin(), mesh_.cell_global.end());
+  }
   return s;
 }
 
@@ -193,6 +207,17 @@ void PbdSolver::restore(const CheckpointState& s) {
     Owned t(targets[k], false);
     if (field->size() != t.span().size()) throw std::runtime_error("checkpoint field size mismatch");
     std::copy(field->begin(), field->end(), t.span().begin());
+  }
+  if (sweep_->plastic()) {
+    const std::vector<double>* plastic = nullptr;
+    for (std::size_t i = 0; i < s.cell_field_names.size(); ++i)
+      if (s.cell_field_names[i] == "plastic_strain") plastic = &s.cell_fields[i];
+    run_collectively(comm_, [&] {
+      if (plastic == nullptr)
+        throw std::runtime_error("checkpoint has no cell field 'plastic_strain' (the job has a plastic material: "
+                                 "restart from a checkpoint of a plastic run)");
+      sweep_->set_plastic_strain(*plastic);
+    });
   }
   update_ghosts(x_);
   step_ = s.step;

@@ -143,6 +143,7 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
     else
       tri_rest_.resize(n_cells);
     material_.resize(n_cells);
+    slot_cell_.resize(n_cells);
     for (LocalIndex t = 0; t < n_cells; ++t) {  // ascending local index inside a colour
       const std::size_t c = sorted.slot[static_cast<std::size_t>(t)];
       double X[12];
@@ -153,6 +154,7 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
         for (int k = 0; k < 3; ++k) X[3 * a + k] = mesh.mesh.coords[3 * v + k];
       }
       material_[c] = model.cell_material[t];
+      slot_cell_[c] = t;
       if (nodes_ == 4) {
         rest_[c] = tet_rest(X, mesh.cell_global[t]);
       } else {
@@ -306,7 +308,8 @@ void PbdConstraints::set_inversion_handling(bool on) {
   batchable_.assign(kernel_.size(), 0);
   for (std::size_t m = 0; m < kernel_.size(); ++m)
     batchable_[m] = tables_[m].isotropic &&
-                    kernel_[m] == (on ? &stvk_inversion_energy_gradient : &stvk_element_energy_gradient);
+                    kernel_[m] == (on ? &stvk_inversion_energy_gradient : &stvk_element_energy_gradient) &&
+                    !(m < plastic_material_.size() && plastic_material_[m] != 0);  // plastic: project's own kernel
 }
 
 std::int64_t PbdConstraints::count_inverted(Vec x) const {
@@ -336,6 +339,60 @@ void PbdConstraints::set_anchor_time(double t) {
   }
 }
 
+void PbdConstraints::set_plasticity(std::span<const std::optional<PlasticLaw>> laws) {
+  plastic_law_.assign(tables_.size(), PlasticLaw{});
+  plastic_material_.assign(tables_.size(), 0);
+  bool any = false;
+  for (std::size_t m = 0; m < laws.size() && m < tables_.size(); ++m)
+    if (laws[m]) {
+      if (!tables_[m].isotropic)
+        throw std::invalid_argument("plasticity: material entry " + std::to_string(m) + " is not isotropic");
+      plastic_law_[m] = *laws[m], plastic_material_[m] = 1, any = true;
+      if (m < batchable_.size()) batchable_[m] = 0;  // the plastic kernel is scalar (project)
+    }
+  plastic_.assign(any ? 6 * n_cells_ : 0, 0.0);
+}
+
+void PbdConstraints::update_plasticity(Vec x, double dt) {
+  if (plastic_.empty()) return;
+  LocalForm xl(x, true);
+  const double* xp = xl.span().data();
+  const auto n = static_cast<std::int64_t>(n_cells_);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto c = static_cast<std::size_t>(i);
+    const std::int32_t m = material_[c];
+    if (plastic_material_[m] == 0) continue;
+    double xe[12];
+    for (int a = 0; a < 4; ++a)
+      for (int k = 0; k < 3; ++k) xe[3 * a + k] = xp[3 * vertices_[c][a] + k];
+    (void)plastic_update(rest_[c], xe, plastic_law_[m], dt, plastic_.data() + 6 * c);
+  }
+}
+
+std::vector<double> PbdConstraints::plastic_strain() const {
+  std::vector<double> out(plastic_.size());
+  for (std::size_t c = 0; c < n_cells_ && !plastic_.empty(); ++c)
+    std::copy_n(plastic_.data() + 6 * c, 6, out.data() + 6 * static_cast<std::size_t>(slot_cell_[c]));
+  return out;
+}
+
+void PbdConstraints::set_plastic_strain(std::span<const double> local_cell_order) {
+  if (local_cell_order.size() != plastic_.size())
+    throw std::invalid_argument("plastic strain: " + std::to_string(local_cell_order.size()) + " values, expected " +
+                                std::to_string(plastic_.size()) + " (6 per tet of this rank)");
+  for (std::size_t c = 0; c < n_cells_ && !plastic_.empty(); ++c)
+    std::copy_n(local_cell_order.data() + 6 * static_cast<std::size_t>(slot_cell_[c]), 6, plastic_.data() + 6 * c);
+}
+
+double PbdConstraints::max_plastic_strain() const {
+  double local = 0.0;
+  for (std::size_t c = 0; c < plastic_.size() / 6; ++c) local = std::max(local, strain_norm(plastic_.data() + 6 * c));
+  double global = 0.0;
+  MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, comm_);
+  return global;
+}
+
 void PbdConstraints::reset_multipliers() {
   std::fill(lambda_.begin(), lambda_.end(), 0.0);
   if (xpbd_) contribution_.assign(12 * lambda_.size(), 0.0);
@@ -346,7 +403,8 @@ std::size_t PbdConstraints::bytes() const {
          volino_rest_.size() * sizeof(VolinoTriangle) +
          hinge_k_.size() * (sizeof(hinge_k_[0]) + 2 * sizeof(double)) +
          material_.size() * sizeof(std::int32_t) + lambda_.size() * sizeof(double) +
-         contribution_.size() * sizeof(double);
+         contribution_.size() * sizeof(double) + plastic_.size() * sizeof(double) +
+         slot_cell_.size() * sizeof(LocalIndex);
 }
 
 template <int N, PbdConstraints::Stencil kStencil, bool kJacobi>
@@ -377,6 +435,10 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
     energy = bending_energy_gradient(hinge_k_[h], xe, g);
     volume = hinge_area_[h];
     k = hinge_kb_[h];
+  } else if (N == 4 && !plastic_.empty() && plastic_material_[m] != 0) {  // plasticity: its own kernel
+    energy = stvk_plastic_energy_gradient(rest_[c], xe, tables_[m], plastic_.data() + 6 * c, g);
+    volume = rest_[c].v0;
+    k = modulus_[m];
   } else if constexpr (N == 4) {
     const ElementEnergyGradient kernel = kernel_[m];
     energy = kernel == &stvk_element_energy_gradient  // the same, inlined

@@ -40,6 +40,7 @@
 #include "materials/element_energy.hpp"
 #include "materials/element_energy_batch.hpp"
 #include "materials/membrane_energy.hpp"
+#include "materials/plasticity.hpp"
 #include "materials/registry.hpp"
 #include "partition/partition.hpp"
 #include "solver/model.hpp"
@@ -79,6 +80,21 @@ class PbdConstraints {
   /// The attachments' anchors a(t) = X + d(t) (AttachmentSpec::displacement) for the sweeps that follow (call with
   /// the time at the end of the step).
   void set_anchor_time(double t);
+  /// Plasticity (Bender et al. §4.1, materials/plasticity.hpp): per material entry a law, or none (elastic). When
+  /// any entry is plastic, every tet gets a plastic strain (6 numbers, zero at first) and the tets of plastic
+  /// entries use stvk_plastic_energy_gradient instead of their kernel. Not collective.
+  void set_plasticity(std::span<const std::optional<PlasticLaw>> laws);
+  [[nodiscard]] bool plastic() const { return !plastic_.empty(); }
+  /// The flow rule (plastic_update) on every plastic tet of this rank at positions x (a create_vector() vector,
+  /// ghosts up to date), time step dt. Depends only on each tet's own vertices: rank-count independent.
+  void update_plasticity(Vec x, double dt);
+  /// This rank's plastic strains in local cell order (LocalMesh cell t at 6 t; tensor components xx, yy, zz, xy,
+  /// yz, zx; zero for elastic tets); empty when no material is plastic.
+  [[nodiscard]] std::vector<double> plastic_strain() const;
+  /// Set them (the layout of plastic_strain()). Throws std::invalid_argument on a size mismatch.
+  void set_plastic_strain(std::span<const double> local_cell_order);
+  /// The largest Frobenius norm of a plastic strain on all ranks (0 when none is plastic). Collective.
+  [[nodiscard]] double max_plastic_strain() const;
   /// Zero the XPBD multipliers (at the start of every time step).
   void reset_multipliers();
 
@@ -151,6 +167,10 @@ class PbdConstraints {
   std::vector<double> anchor_reference_, anchor_target_;  ///< per attachment constraint: X and a(t), 3 each
   double anchor_scale_ = 1.0;                        ///< the rest test's scale: squared bounding-box diagonal
   std::vector<std::int32_t> material_;
+  std::vector<LocalIndex> slot_cell_;     ///< cells: the local cell index of each constraint slot
+  std::vector<double> plastic_;           ///< plasticity: 6 per cell slot (empty: no plastic material)
+  std::vector<PlasticLaw> plastic_law_;   ///< per material entry
+  std::vector<char> plastic_material_;    ///< per material entry: 1 = plastic
   std::vector<double> lambda_;        ///< XPBD multipliers of the current step
   std::vector<double> contribution_;  ///< consistent XPBD: 12 per constraint, grad C_e lambda_e (force units)
   std::vector<TetMaterial> tables_;

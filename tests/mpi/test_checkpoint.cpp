@@ -236,6 +236,69 @@ TEST_F(Checkpoint, RoundTripAcrossDifferentOwnerships) {
   }
 }
 
+// Cell fields (format version 3): 6 doubles per cell in global cell order, after the vertex fields, written with
+// one ownership of the cells and read with others (bit for bit), checksummed; version 2 when there are none.
+TEST_F(Checkpoint, CellFieldsRoundTripAcrossOwnershipsAndAreChecksummed) {
+  constexpr std::int64_t n_cells = 2503;
+  const auto owned = ownership(0);
+  CheckpointState s = make_state(owned);
+  s.n_cells = n_cells;
+  s.owned_cells = ownership(0, n_cells);
+  s.cell_field_names = {"plastic_strain"};
+  std::vector<double> cell_values;
+  for (const std::int64_t c : s.owned_cells)
+    for (int k = 0; k < 6; ++k) cell_values.push_back(value(7, c, k % 3, 0.5 * k));
+  s.cell_fields = {cell_values};
+  write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s);
+  EXPECT_EQ(fs::file_size(file_), expected_file_size(s) + static_cast<std::uint64_t>(n_cells) * 48);
+  std::uint32_t version = 0;
+  {
+    std::ifstream in(file_, std::ios::binary);
+    in.seekg(16);
+    in.read(reinterpret_cast<char*>(&version), 4);
+  }
+  EXPECT_EQ(version, 3u);
+  for (const int scheme : {1, 0, 2}) {
+    SCOPED_TRACE("cells read with scheme " + std::to_string(scheme));
+    const auto cells = ownership(scheme, n_cells);
+    const CheckpointState read =
+        read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, ownership(scheme), CellOwnership{n_cells, cells});
+    EXPECT_EQ(read.format_version, 3u);
+    expect_values(read, ownership(scheme), s.fields.size());
+    ASSERT_EQ(read.cell_field_names, s.cell_field_names);
+    ASSERT_EQ(read.cell_fields.size(), 1u);
+    ASSERT_EQ(read.cell_fields[0].size(), 6 * cells.size());
+    int mismatches = 0;
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      for (int k = 0; k < 6; ++k)
+        if (bits(read.cell_fields[0][6 * i + k]) != bits(value(7, cells[i], k % 3, 0.5 * k))) ++mismatches;
+    EXPECT_EQ(mismatches, 0);
+  }
+  // Without cells: the vertex fields only.
+  const CheckpointState vertices_only = read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, ownership(2));
+  EXPECT_TRUE(vertices_only.cell_fields.empty());
+  expect_values(vertices_only, ownership(2), s.fields.size());
+  // Another cell count, and a damaged cell value.
+  const auto fewer = ownership(2, n_cells - 1);
+  expect_throw_everywhere<InputError>(
+      [&] { (void)read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, ownership(2), CellOwnership{n_cells - 1, fewer}); },
+      "checkpoint has 2503 cells, the job's mesh has 2502");
+  const std::uint64_t cell_start = expected_file_size(s) - 64;  // after the vertex fields
+  patch(cell_start + 48 * 100 + 8, "\x01");
+  const auto cells = ownership(1, n_cells);
+  expect_throw_everywhere<DamagedCheckpoint>(
+      [&] { (void)read_checkpoint(MPI_COMM_WORLD, file_, n_vertices, ownership(1), CellOwnership{n_cells, cells}); },
+      "damaged checkpoint: cell field 'plastic_strain' fails its CRC-32 check");
+  // A file without cell fields stays version 2.
+  write_good();
+  {
+    std::ifstream in(file_, std::ios::binary);
+    in.seekg(16);
+    in.read(reinterpret_cast<char*>(&version), 4);
+  }
+  EXPECT_EQ(version, 2u);
+}
+
 TEST_F(Checkpoint, RankOwningNothingWritesAndAllOfTheFileIsInVertexOrder) {
   const auto owned = ownership(1);  // on 3 ranks rank 1 owns no vertex
   if (world_size() == 3 && world_rank() == 1) {
@@ -338,10 +401,10 @@ TEST_F(Checkpoint, WrongMagicAndVersionFail) {
                                       file_ + ": not an edgefem checkpoint (wrong magic number)");
   patch(3, "E");
   // Another version, checksums in order (a newer edgefem's file) ...
-  patch(16, std::string("\x03\0\0\0", 4));
+  patch(16, std::string("\x04\0\0\0", 4));
   on_rank0([&] { ckptfile::reseal(file_); });
   expect_throw_everywhere<InputError>([&] { read_scheme(0); },
-                                      file_ + ": checkpoint format version 3, this edgefem reads versions 1 and 2");
+                                      file_ + ": checkpoint format version 4, this edgefem reads versions 1 to 3");
   // ... and a version 2 file whose version bytes were damaged: the header's checksum tells.
   patch(16, std::string("\x02\0\0\0", 4));
   on_rank0([&] { ckptfile::reseal(file_); });

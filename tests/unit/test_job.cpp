@@ -1073,6 +1073,42 @@ TEST_F(JobTest, PositionBasedKeys) {
                5, {"attachments[0].damping: integrator position-based has no attachment dampers", "got 0.5"});
 }
 
+// Plasticity (Bender et al. §4.1, materials/plasticity.hpp): the typed law, and every refusal with file, line, key.
+TEST_F(JobTest, PlasticityKeys) {
+  const std::string dyn = "analysis:\n  type: dynamic\n  dt: 0.01\n  end_time: 0.1\n  integrator: position-based\n"
+                          "  position_based: {inversion: none}\n";
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials:\n  - young: 1\n    poisson: 0.1\n";
+  const Job job = read_job(write(head + "    plasticity: {yield: 0.01, creep: 20, max: 0.2}\n" + dyn));
+  ASSERT_TRUE(job.materials[0].plasticity.has_value());
+  EXPECT_DOUBLE_EQ(job.materials[0].plasticity->yield, 0.01);
+  EXPECT_DOUBLE_EQ(job.materials[0].plasticity->creep, 20.0);
+  EXPECT_DOUBLE_EQ(job.materials[0].plasticity->max, 0.2);
+  EXPECT_EQ(job.materials[0].plasticity_line, 5);
+  EXPECT_FALSE(read_job(write(head + dyn)).materials[0].plasticity.has_value());
+  expect_error(head + "    plasticity: {yield: -0.01, creep: 20, max: 0.2}\n" + dyn, 5,
+               {"materials[0].plasticity.yield: expected a non-negative number (the yield strain gamma_yield), got "
+                "'-0.01'"});
+  expect_error(head + "    plasticity: {yield: 0.01, creep: fast, max: 0.2}\n" + dyn, 5,
+               {"materials[0].plasticity.creep: expected a non-negative number"});
+  expect_error(head + "    plasticity: {yield: 0.01, creep: 1}\n" + dyn, 5, {"materials[0].plasticity", "max"});
+  expect_error(head + "    plasticity: {yield: 0.01, creep: 1, max: 1, hardening: 2}\n" + dyn, 5,
+               {"materials[0].plasticity.hardening"});
+  // Models other than StVK, membranes: refused at the key.
+  expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - model: neo-hookean\n    young: 1\n    poisson: 0.1\n"
+               "    plasticity: {yield: 0, creep: 1, max: 1}\n" + dyn,
+               6, {"materials[0].plasticity: only for model stvk or stvk-tl", "got model 'neo-hookean'"});
+  // The Newton solvers (static, other integrators) refuse it; so does the position-based solver with inversion svd.
+  expect_error(head + "    plasticity: {yield: 0, creep: 1, max: 1}\n", 5,
+               {"materials[0].plasticity: only for analysis.type dynamic with integrator position-based (the Newton "
+                "solvers do not support plasticity)"});
+  expect_error(head + "    plasticity: {yield: 0, creep: 1, max: 1}\nanalysis:\n  type: dynamic\n  dt: 0.01\n"
+                      "  end_time: 0.1\n  integrator: newmark\n",
+               5, {"materials[0].plasticity: only for analysis.type dynamic with integrator position-based"});
+  expect_error(head + "    plasticity: {yield: 0, creep: 1, max: 1}\nanalysis:\n  type: dynamic\n  dt: 0.01\n"
+                      "  end_time: 0.1\n  integrator: position-based\n",
+               5, {"materials[0].plasticity: plastic materials need analysis.position_based.inversion: none"});
+}
+
 
 // discretization: type frames (issue 14): the typed values, and each bad value named with file, line and key.
 TEST_F(JobTest, DiscretizationFramesParses) {
