@@ -60,22 +60,8 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
     : comm_(comm), n_owned_(mesh.n_owned), n_local_(mesh.n_local()) {
   MPI_Comm_size(comm, &size_);
   for (LocalIndex v = n_owned_; v < n_local_; ++v) ghost_ids_.push_back(static_cast<PetscInt>(mesh.global_vertex[v]));
-  // The owned vertices other ranks hold as ghosts (a reverse sum of ones from every ghost copy).
   delta_ = create_vector();
-  {
-    LocalForm d(delta_, false);
-    std::fill(d.span().begin() + 3 * static_cast<std::ptrdiff_t>(n_owned_), d.span().end(), 1.0);
-  }
-  reverse_add(delta_);
-  std::vector<std::uint8_t> shared(static_cast<std::size_t>(n_local_), 1);  // ghosts and shared owned vertices
-  {
-    LocalForm d(delta_, false);
-    for (LocalIndex v = 0; v < n_owned_; ++v) {
-      shared[v] = d.span()[3 * static_cast<std::size_t>(v)] != 0.0;
-      if (shared[v]) shared_owned_.push_back(v);
-    }
-    std::fill(d.span().begin(), d.span().end(), 0.0);
-  }
+  const std::vector<std::uint8_t> shared = find_shared_vertices();
   // Per colour the constraints touching a shared vertex come first (the interface), then the interior ones: the
   // sweep overlaps the interface's ghost exchange with the interior's projections. Sort key 2 colour + interior.
   auto touches_shared = [&](const LocalIndex* v, int n) {
@@ -220,41 +206,7 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
       interior_begin_.push_back(n_cells_ + begin[2 * static_cast<std::size_t>(k) + 1]);
     n_colors_ += n_hinge_colors;
   }
-  // Penalty attachments (job `attachments`): one constraint per attached owned vertex, one colour per entry (a
-  // vertex is in an entry once; its owner projects it), after the cells and hinges on every rank.
-  anchor_begin_ = vertices_.size();
-  n_anchor_colors_ = static_cast<int>(model.attachments.size());
-  {
-    double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
-    for (std::size_t i = 0; i < mesh.mesh.coords.size(); ++i)
-      lo[i % 3] = std::min(lo[i % 3], mesh.mesh.coords[i]), hi[i % 3] = std::max(hi[i % 3], mesh.mesh.coords[i]);
-    double extent[6] = {-lo[0], -lo[1], -lo[2], hi[0], hi[1], hi[2]}, global[6];
-    MPI_Allreduce(extent, global, 6, MPI_DOUBLE, MPI_MAX, comm);
-    anchor_scale_ = 0.0;
-    for (int d = 0; d < 3; ++d) anchor_scale_ += (global[3 + d] + global[d]) * (global[3 + d] + global[d]);
-  }
-  for (const Attachment& a : model.attachments) {
-    std::vector<LocalIndex> attached = a.vertices;
-    std::sort(attached.begin(), attached.end());
-    attached.erase(std::unique(attached.begin(), attached.end()), attached.end());
-    // Shared vertices first (the colour's interface), then the others, each part in ascending local order.
-    std::stable_partition(attached.begin(), attached.end(), [&](LocalIndex v) { return shared[v] != 0; });
-    const std::size_t first = vertices_.size();
-    for (const LocalIndex v : attached) {
-      vertices_.push_back({v, -1, -1, -1});
-      material_.push_back(-1);
-      anchor_spec_.push_back(static_cast<std::int32_t>(anchor_specs_.size()));
-      anchor_k_.push_back(a.spec.stiffness);
-      for (int q = 0; q < 3; ++q) anchor_reference_.push_back(mesh.mesh.coords[3 * static_cast<std::size_t>(v) + q]);
-    }
-    const auto interface = static_cast<std::size_t>(
-        std::count_if(attached.begin(), attached.end(), [&](LocalIndex v) { return shared[v] != 0; }));
-    interior_begin_.push_back(first + interface);
-    color_begin_.push_back(vertices_.size());
-    anchor_specs_.push_back(a.spec);
-  }
-  n_colors_ += n_anchor_colors_;
-  anchor_target_ = anchor_reference_;
+  append_attachments(comm, mesh, model, shared);
   lambda_.assign(vertices_.size(), 0.0);
   set_inversion_handling(false);
 
@@ -291,6 +243,61 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
     std::fill(d.span().begin(), d.span().end(), 0.0);
   }
   change_.assign(n_dofs, 0.0);
+}
+
+std::vector<std::uint8_t> PbdConstraints::find_shared_vertices() {
+  // The owned vertices other ranks hold as ghosts: a reverse sum of ones from every ghost copy (through delta_).
+  {
+    LocalForm d(delta_, false);
+    std::fill(d.span().begin() + 3 * static_cast<std::ptrdiff_t>(n_owned_), d.span().end(), 1.0);
+  }
+  reverse_add(delta_);
+  std::vector<std::uint8_t> shared(static_cast<std::size_t>(n_local_), 1);  // ghosts and shared owned vertices
+  LocalForm d(delta_, false);
+  for (LocalIndex v = 0; v < n_owned_; ++v) {
+    shared[v] = d.span()[3 * static_cast<std::size_t>(v)] != 0.0;
+    if (shared[v]) shared_owned_.push_back(v);
+  }
+  std::fill(d.span().begin(), d.span().end(), 0.0);
+  return shared;
+}
+
+void PbdConstraints::append_attachments(MPI_Comm comm, const LocalMesh& mesh, const Model& model,
+                                        std::span<const std::uint8_t> shared) {
+  // One constraint per attached owned vertex, one colour per job.attachments entry (a vertex is in an entry once;
+  // its owner projects it), after the cells and hinges on every rank.
+  anchor_begin_ = vertices_.size();
+  n_anchor_colors_ = static_cast<int>(model.attachments.size());
+  {  // the rest test's scale: the squared diagonal of the global bounding box
+    double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
+    for (std::size_t i = 0; i < mesh.mesh.coords.size(); ++i)
+      lo[i % 3] = std::min(lo[i % 3], mesh.mesh.coords[i]), hi[i % 3] = std::max(hi[i % 3], mesh.mesh.coords[i]);
+    double extent[6] = {-lo[0], -lo[1], -lo[2], hi[0], hi[1], hi[2]}, global[6];
+    MPI_Allreduce(extent, global, 6, MPI_DOUBLE, MPI_MAX, comm);
+    anchor_scale_ = 0.0;
+    for (int d = 0; d < 3; ++d) anchor_scale_ += (global[3 + d] + global[d]) * (global[3 + d] + global[d]);
+  }
+  auto is_shared = [&](LocalIndex v) { return shared[static_cast<std::size_t>(v)] != 0; };
+  for (const Attachment& a : model.attachments) {
+    std::vector<LocalIndex> attached = a.vertices;
+    std::sort(attached.begin(), attached.end());
+    attached.erase(std::unique(attached.begin(), attached.end()), attached.end());
+    // Shared vertices first (the colour's interface), then the others, each part in ascending local order.
+    const auto interior = std::stable_partition(attached.begin(), attached.end(), is_shared);
+    const std::size_t first = vertices_.size();
+    for (const LocalIndex v : attached) {
+      vertices_.push_back({v, -1, -1, -1});
+      material_.push_back(-1);
+      anchor_spec_.push_back(static_cast<std::int32_t>(anchor_specs_.size()));
+      anchor_k_.push_back(a.spec.stiffness);
+      for (int q = 0; q < 3; ++q) anchor_reference_.push_back(mesh.mesh.coords[3 * static_cast<std::size_t>(v) + q]);
+    }
+    interior_begin_.push_back(first + static_cast<std::size_t>(interior - attached.begin()));
+    color_begin_.push_back(vertices_.size());
+    anchor_specs_.push_back(a.spec);
+  }
+  n_colors_ += n_anchor_colors_;
+  anchor_target_ = anchor_reference_;
 }
 
 PetscOwner<Vec, VecDestroy> PbdConstraints::create_vector() const {

@@ -116,6 +116,12 @@ class PbdConstraints {
   /// N vertices per constraint.
   template <int N, Stencil kStencil, bool kJacobi>
   void project(std::size_t c, double* x, double* ghost_change, double* change);
+  /// Collective (constructor): the local vertices shared with another rank (1: a ghost, or owned and a ghost
+  /// elsewhere); fills shared_owned_. Uses delta_ and leaves it zero.
+  std::vector<std::uint8_t> find_shared_vertices();
+  /// Collective (constructor): the attachment constraints and their colours (anchor_*), after the cells and hinges.
+  void append_attachments(MPI_Comm comm, const LocalMesh& mesh, const Model& model,
+                          std::span<const std::uint8_t> shared);
   /// The update of constraint c from its energy and gradient g at the current positions (w: the inverse masses of
   /// its dofs; volume and k: the rest test's scale).
   template <int N, bool kJacobi>
