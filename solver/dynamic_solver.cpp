@@ -500,7 +500,8 @@ std::vector<TimeStepReport> DynamicSolver::run(const std::function<void(long lon
   return reports;
 }
 
-EnergyReport state_energy(Assembler& assembler, Vec x, Vec v, Vec w, Vec work) {
+EnergyReport state_energy(MPI_Comm comm, Assembler& assembler, const Model& model, std::span<const double> reference,
+                          double t, Vec x, Vec v, Vec w, Vec work) {
   EnergyReport e;
   assembler.set_positions(x);
   e.strain = assembler.energy();
@@ -510,18 +511,17 @@ EnergyReport state_energy(Assembler& assembler, Vec x, Vec v, Vec w, Vec work) {
   e.kinetic = 0.5 * vmv;
   EDGEFEM_PETSC(VecSum(w, &external));
   e.external_work = external;
+  double local = 0.0;
+  {
+    Owned xo(x, true);
+    local = attachment_energy(model, reference, t, xo.span());
+  }
+  MPI_Allreduce(&local, &e.attachment, 1, MPI_DOUBLE, MPI_SUM, comm);
   return e;
 }
 
 EnergyReport DynamicSolver::energy() {
-  EnergyReport e = state_energy(assembler_, x_, v_, w_, work2_);
-  double local = 0.0;
-  {
-    Owned x(x_, true);
-    local = attachment_energy(model_, mesh_.mesh.coords, time_, x.span());
-  }
-  MPI_Allreduce(&local, &e.attachment, 1, MPI_DOUBLE, MPI_SUM, comm_);
-  return e;
+  return state_energy(comm_, assembler_, model_, mesh_.mesh.coords, time_, x_, v_, w_, work2_);
 }
 
 CheckpointState DynamicSolver::checkpoint_state() {

@@ -50,10 +50,12 @@ struct EnergyReport {
   [[nodiscard]] double total() const { return kinetic + strain + attachment - external_work; }
 };
 
-/// Collective: the strain energy at positions x, the kinetic energy of velocities v and the external work
-/// accumulated in w (its entries summed); attachment is left 0 (the caller adds its springs). `work`: a scratch
-/// vector of the assembler's layout. Moves the assembler's positions to x.
-EnergyReport state_energy(Assembler& assembler, Vec x, Vec v, Vec w, Vec work);
+/// Collective: the strain energy at positions x, the kinetic energy of velocities v, the external work
+/// accumulated in w (its entries summed) and the model's attachment springs at time t (reference: 3 coordinates
+/// per local vertex), summed over the ranks. `work`: a scratch vector of the assembler's layout. Moves the
+/// assembler's positions to x.
+EnergyReport state_energy(MPI_Comm comm, Assembler& assembler, const Model& model, std::span<const double> reference,
+                          double t, Vec x, Vec v, Vec w, Vec work);
 
 struct TimeStepReport {
   long long step = 0;

@@ -167,14 +167,7 @@ std::vector<TimeStepReport> PbdSolver::run(const std::function<void(long long, d
 }
 
 EnergyReport PbdSolver::energy() {
-  EnergyReport e = state_energy(assembler_, x_, v_, w_, work_);
-  double local = 0.0;
-  {
-    Owned x(x_, true);
-    local = attachment_energy(model_, mesh_.mesh.coords, time_, x.span());
-  }
-  MPI_Allreduce(&local, &e.attachment, 1, MPI_DOUBLE, MPI_SUM, comm_);
-  return e;
+  return state_energy(comm_, assembler_, model_, mesh_.mesh.coords, time_, x_, v_, w_, work_);
 }
 
 CheckpointState PbdSolver::checkpoint_state() {
