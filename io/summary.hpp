@@ -60,7 +60,7 @@ struct RunSummary {
   struct Phases {
     std::optional<double> read, partition, distribute, setup, assembly, pc_setup, ksp, output, total;
   } phases_s;
-  /// This rank's split of phases_s.assembly (solver/assembly_times.hpp): local work, MatSetValuesCOO, exchanges,
+  /// This rank's split of phases_s.assembly (solver/assembly_times.hpp): local work, matrix insertion, exchanges,
   /// and the diagnostic barriers (EDGEFEM_ASSEMBLY_BARRIERS=1, else unset).
   struct AssemblySplit {
     std::optional<double> local, local_cpu, insertion, exchange, barrier_wait;

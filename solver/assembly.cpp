@@ -76,19 +76,6 @@ void sum_over_ranks(Vec v, const std::vector<double>& local_partial) {
   EDGEFEM_PETSC(VecGhostUpdateEnd(v, ADD_VALUES, SCATTER_REVERSE));
 }
 
-/// A block-size-3 AIJ matrix of 3 * n_owned rows on this rank, preallocated for the COO entries (i, j).
-/// (MatSetPreallocationCOO may modify the index arrays it is given: callers that keep theirs pass copies.)
-PetscOwner<Mat, MatDestroy> create_coo_matrix(MPI_Comm comm, LocalIndex n_owned, std::vector<PetscInt> coo_i,
-                                              std::vector<PetscInt> coo_j) {
-  PetscOwner<Mat, MatDestroy> matrix;
-  EDGEFEM_PETSC(MatCreate(comm, matrix.address()));
-  EDGEFEM_PETSC(MatSetSizes(matrix, 3 * n_owned, 3 * n_owned, PETSC_DETERMINE, PETSC_DETERMINE));
-  EDGEFEM_PETSC(MatSetType(matrix, MATAIJ));
-  EDGEFEM_PETSC(MatSetBlockSize(matrix, 3));
-  EDGEFEM_PETSC(MatSetPreallocationCOO(matrix, static_cast<PetscCount>(coo_i.size()), coo_i.data(), coo_j.data()));
-  return matrix;
-}
-
 }  // namespace
 
 LocalForm::LocalForm(Vec v, bool read_only) : global_(v) {
@@ -125,7 +112,7 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
   }
   if (model_.consistent_mass) create_consistent_mass_matrix(coo_i, coo_j);
 
-  matrix_ = create_coo_matrix(comm_, mesh_.n_owned, std::move(coo_i), std::move(coo_j));
+  insertion_.emplace(comm_, 3 * static_cast<PetscInt>(mesh_.n_owned), coo_i, coo_j, matrix_);
   EDGEFEM_PETSC(MatSetOption(matrix_, MAT_KEEP_NONZERO_PATTERN, PETSC_TRUE));
   MatNullSpace rigid = nullptr;
   EDGEFEM_PETSC(MatNullSpaceCreateRigidBody(reference_, &rigid));
@@ -245,12 +232,9 @@ void Assembler::create_consistent_mass_matrix(const std::vector<PetscInt>& coo_i
         }
     }
   }
-  mass_matrix_ = create_coo_matrix(comm_, mesh_.n_owned, coo_i, coo_j);
   std::vector<double> values(coo_i.size(), 0.0);
   std::copy(mass_values_.begin(), mass_values_.end(), values.begin());
-  EDGEFEM_PETSC(MatSetValuesCOO(mass_matrix_, values.data(), INSERT_VALUES));
-  EDGEFEM_PETSC(MatAssemblyBegin(mass_matrix_, MAT_FINAL_ASSEMBLY));
-  EDGEFEM_PETSC(MatAssemblyEnd(mass_matrix_, MAT_FINAL_ASSEMBLY));
+  AijInsertion(comm_, 3 * static_cast<PetscInt>(mesh_.n_owned), coo_i, coo_j, mass_matrix_).insert(mass_matrix_, values.data());
 }
 
 PetscOwner<Vec, VecDestroy> Assembler::create_vector() const {
@@ -339,6 +323,7 @@ void Assembler::evaluate_force_and_stiffness() {
 }
 
 void Assembler::hand_matrix_to_petsc(Mat P, const MatrixCoefficients& c) {
+  if (P != matrix_.get()) throw PetscFailure("Assembler: the stiffness goes into matrix() only");
   const std::size_t n_kernel = n_kernel_entries_;
   double* values = coo_values_.data();
   // (the lifting's and the viscous terms' ghost updates are counted as local work: rare, small)
@@ -392,14 +377,7 @@ void Assembler::hand_matrix_to_petsc(Mat P, const MatrixCoefficients& c) {
   barrier_before_exchange(comm_);
   {
     const ScopeSeconds timed(assembly_times().insertion);
-    EDGEFEM_PETSC(MatSetValuesCOO(P, coo_values_.data(), INSERT_VALUES));
-  }
-  PetscBool assembled = PETSC_FALSE;
-  EDGEFEM_PETSC(MatAssembled(P, &assembled));
-  if (!assembled) {
-    const ScopeSeconds timed(assembly_times().exchange);
-    EDGEFEM_PETSC(MatAssemblyBegin(P, MAT_FINAL_ASSEMBLY));
-    EDGEFEM_PETSC(MatAssemblyEnd(P, MAT_FINAL_ASSEMBLY));
+    insertion_->insert(P, coo_values_.data());
   }
 }
 

@@ -7,8 +7,8 @@
 /// in LocalMesh order. Positions are pushed to the ghosts with a forward scatter before every evaluation;
 /// forces computed on a rank's own cells are summed into their owners with a reverse scatter (ADD).
 /// The matrix uses one COO pattern built once (9 entries per 3x3 block of every formulation's block
-/// pattern); each evaluation fills the value array with OpenMP kernels and hands it over in one
-/// MatSetValuesCOO call (PETSc sums repeated and off-rank entries).
+/// pattern); each evaluation fills the value array with OpenMP kernels and AijInsertion writes it into the
+/// matrix (summing repeated entries and sending the entries of other ranks' rows to their owners).
 #include <mpi.h>
 #include <petscmat.h>
 
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "partition/partition.hpp"
+#include "solver/aij_insertion.hpp"
 #include "solver/model.hpp"
 #include "solver/petsc_util.hpp"
 
@@ -70,7 +71,7 @@ class Assembler {
   [[nodiscard]] const std::vector<double>& lumped_mass() const { return owned_mass_; }
   /// The consistent mass matrix (no prescribed-row treatment), or nullptr with lumped mass.
   [[nodiscard]] Mat mass_matrix() const { return mass_matrix_; }
-  [[nodiscard]] Mat matrix() const { return matrix_; }  ///< the COO-preallocated stiffness matrix
+  [[nodiscard]] Mat matrix() const { return matrix_; }  ///< the stiffness matrix (the COO entries' pattern)
   [[nodiscard]] const std::vector<PetscInt>& dirichlet_rows() const { return dirichlet_rows_; }
 
   /// Copy x (any vector of this layout) to the internal positions and update their ghosts. Collective.
@@ -113,6 +114,7 @@ class Assembler {
   std::vector<double> damping_values_;          ///< viscous: D blocks, one per kernel COO entry
   std::vector<PetscInt> dirichlet_rows_;
   std::vector<double> coo_values_;
+  std::optional<AijInsertion> insertion_;  ///< writes coo_values_ into matrix_
   std::vector<double> force_buffer_;       ///< 3 * n_local, for formulations after the first
   std::vector<std::size_t> block_offset_;  ///< per formulation: its first block in coo_values_
   /// COO entries (indices into coo_values_) whose row or column is a prescribed dof on any rank: zeroed

@@ -15,7 +15,7 @@ namespace edgefem {
 struct AssemblyTimes {
   double local = 0.0;         ///< element kernels, value scaling, vector copies: no communication
   double local_cpu = 0.0;     ///< the process CPU time of `local` (all threads): its work without a busy core's theft
-  double insertion = 0.0;     ///< MatSetValuesCOO: local insertion plus the hand-over of entries in other ranks' rows
+  double insertion = 0.0;     ///< AijInsertion::insert: the values into the matrix, with the entries of other ranks' rows
   double exchange = 0.0;      ///< ghost updates (positions, forces), MatAssembly: communication and waits in it
   double barrier_wait = 0.0;  ///< diagnostic mode only: the barriers before the exchanges
   AssemblyTimes& operator+=(const AssemblyTimes& o) {

@@ -95,7 +95,7 @@ void time_assembly(MPI_Comm comm, const LocalMesh& mesh, Assembler& assembler, V
     EDGEFEM_PETSC(VecRestoreArray(x, &xa));
   }
   Mat K = assembler.matrix();
-  // Warm up (first touches of memory, PETSc's COO set-up), then time.
+  // Warm up (first touches of memory), then time.
   assembler.set_positions(x);
   assembler.force_and_stiffness(f, K);
   r.seconds_f = best_time(comm, repeat, [&] {

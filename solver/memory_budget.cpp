@@ -109,7 +109,8 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
                                  int frames) {
   // Bytes per local cell, measured with /proc/self/statm samples and valgrind massif on generated StVK boxes
   // (docs/design.md, "Memory"): 2600 per tet from the distribution to the first solve, of which massif saw the
-  // edge/TSEP kernel data ~0.9 KB, the COO hand-over ~0.58 KB, the matrix ~0.29 KB and vectors ~0.16 KB (the rest:
+  // edge/TSEP kernel data ~0.9 KB, the COO hand-over ~0.58 KB, the matrix ~0.29 KB and vectors ~0.16 KB; since
+  // the hand-over writes into the matrix itself (AijInsertion: no PETSc COO maps) 350 less (the rest:
   // the model's other arrays, maps, PETSc's bookkeeping, counted with the model). Smoothed-aggregation GAMG: ~1 KB
   // per tet on one rank, ~3.4 KB on two (the parallel Galerkin product's intermediates). Triangles: a membrane cell
   // has about as many matrix entries as a tet (more vertices and edges per cell) but a smaller kernel.
@@ -120,7 +121,7 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
   e.output = 400.0 * t + 300.0 * s;
   switch (kind) {
     case SolveKind::newton:
-      e.system = 870.0 * t + 850.0 * s;
+      e.system = 520.0 * t + 500.0 * s;
       e.smoothed = (ranks > 1 ? 3400.0 : 1200.0) * (t + s);
       e.unsmoothed = 400.0 * (t + s);
       break;

@@ -3,8 +3,8 @@
 /// Static equilibrium by load stepping, each step solved by the Newton driver (solver/newton.hpp) from the extrapolated
 /// converged states: residual R(x) = f_int(x) - s * f_ext on free dofs, R = x - x_D(s) on prescribed dofs; Jacobian =
 /// assembled K with prescribed rows and columns replaced by the identity (symmetric, for CG).
-/// Assembly: each rank's formulations fill one COO value array handed to PETSc in one call
-/// (MatSetValuesCOO); off-rank rows are summed by PETSc. Positions of ghost vertices are refreshed
+/// Assembly: each rank's formulations fill one COO value array written into the matrix by AijInsertion;
+/// entries of other ranks' rows are sent to and summed by their owners. Positions of ghost vertices are refreshed
 /// with a VecGhost update before every evaluation.
 #include <mpi.h>
 #include <petscsnes.h>

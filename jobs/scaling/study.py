@@ -43,7 +43,7 @@ PHASES = ["read", "partition", "distribute", "setup", "assembly", "pc_setup", "k
 # assembly_local_max: max over ranks of the local work (kernels, value scaling, copies: no communication);
 # assembly_local_cpu_max: the same in process CPU time (on a busy machine: the work without the stolen time);
 # assembly_local_imbalance: its max / mean over ranks; assembly_insertion_max, assembly_exchange_max: max over ranks of
-# MatSetValuesCOO and of the ghost updates/MatAssembly; assembly_wait: rank 0's assembly phase minus
+# the matrix insertion and of the ghost updates/MatAssembly; assembly_wait: rank 0's assembly phase minus
 # assembly_local_max (insertion, exchanges and the waits for the other ranks); assembly_barrier_wait_max: the
 # diagnostic barriers (EDGEFEM_ASSEMBLY_BARRIERS=1), empty otherwise.
 SPLIT = ["assembly_local_max", "assembly_local_cpu_max", "assembly_local_imbalance", "assembly_insertion_max", "assembly_exchange_max",

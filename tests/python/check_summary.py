@@ -28,7 +28,7 @@ RANK_PHASES = PHASES[:5] + SPLIT[:1] + ["assembly_local_cpu"] + SPLIT[1:] + PHAS
 
 def check_per_rank(s, np, barriers):
     """phases_per_rank_s: every phase for every rank; rank 0's are phases_s; per rank the known phases fit in its
-    total, and the assembly's parts (local work, MatSetValuesCOO, exchanges, diagnostic barriers) fit in its
+    total, and the assembly's parts (local work, matrix insertion, exchanges, diagnostic barriers) fit in its
     assembly and cover most of it (the rest: the residual's vector work outside the assembler)."""
     per_rank = s["phases_per_rank_s"]
     check(isinstance(per_rank, dict) and list(per_rank) == RANK_PHASES, f"phases_per_rank_s keys {per_rank and list(per_rank)}")

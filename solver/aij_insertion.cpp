@@ -1,0 +1,295 @@
+#include "solver/aij_insertion.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "solver/petsc_util.hpp"
+
+namespace edgefem {
+
+namespace {
+
+constexpr std::int64_t kMax32 = std::numeric_limits<std::int32_t>::max();
+
+/// The CSR structure of one sequential AIJ block (PETSc's own arrays, not copies) and, for the off-diagonal block
+/// of an MPIAIJ matrix, the global column of each local column.
+struct CsrView {
+  Mat mat = nullptr;
+  PetscInt n_rows = 0;
+  const PetscInt* ia = nullptr;
+  const PetscInt* ja = nullptr;
+  const PetscInt* global_column = nullptr;  ///< off-diagonal block only
+  PetscInt n_columns = 0;                   ///< off-diagonal block only: size of global_column
+  PetscInt column_begin = 0;                ///< diagonal block only: the first owned column
+
+  /// The local column of global column gc, or -1.
+  [[nodiscard]] PetscInt local_column(PetscInt gc) const {
+    if (global_column == nullptr) return gc - column_begin;
+    const PetscInt* it = std::lower_bound(global_column, global_column + n_columns, gc);
+    return it != global_column + n_columns && *it == gc ? static_cast<PetscInt>(it - global_column) : -1;
+  }
+  /// The stored entry (row, local column lc), or -1.
+  [[nodiscard]] std::int64_t find(PetscInt row, PetscInt lc) const {
+    const PetscInt* begin = ja + ia[row];
+    const PetscInt* end = ja + ia[row + 1];
+    const PetscInt* it = std::lower_bound(begin, end, lc);
+    return it != end && *it == lc ? static_cast<std::int64_t>(it - ja) : -1;
+  }
+};
+
+void get_structure(CsrView& v) {
+  PetscBool done = PETSC_FALSE;
+  EDGEFEM_PETSC(MatGetRowIJ(v.mat, 0, PETSC_FALSE, PETSC_FALSE, &v.n_rows, &v.ia, &v.ja, &done));
+  if (done != PETSC_TRUE) throw PetscFailure("AijInsertion: MatGetRowIJ gave no CSR structure");
+}
+
+void restore_structure(CsrView& v) {
+  PetscBool done = PETSC_FALSE;
+  EDGEFEM_PETSC(MatRestoreRowIJ(v.mat, 0, PETSC_FALSE, PETSC_FALSE, &v.n_rows, &v.ia, &v.ja, &done));
+}
+
+}  // namespace
+
+AijInsertion::AijInsertion(MPI_Comm comm, PetscInt n_rows, std::span<const PetscInt> coo_i,
+                           std::span<const PetscInt> coo_j, PetscOwner<Mat, MatDestroy>& matrix)
+    : comm_(comm) {
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
+  if (static_cast<std::int64_t>(coo_i.size()) > kMax32)
+    throw PetscFailure("AijInsertion: " + std::to_string(coo_i.size()) + " COO entries on one rank exceed 2^31");
+  std::vector<PetscInt> ranges(static_cast<std::size_t>(size) + 1, 0);
+  MPI_Allgather(&n_rows, 1, MPIU_INT, ranges.data() + 1, 1, MPIU_INT, comm_);
+  for (int r = 0; r < size; ++r) ranges[r + 1] += ranges[r];
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  const PetscInt row_begin = ranges[rank], row_end = ranges[rank + 1];
+  auto owned = [&](PetscInt row) { return row >= row_begin && row < row_end; };
+
+  // Entries of rows owned elsewhere, grouped by owner (in entry order); each owner learns the (row, column) of
+  // the values it will receive, in the order they will arrive, once.
+  std::vector<std::int64_t> recv_ij;
+  {
+    std::vector<std::size_t> remote;
+    for (std::size_t e = 0; e < coo_i.size(); ++e)
+      if (!owned(coo_i[e])) remote.push_back(e);
+    std::vector<int> owner(remote.size()), send_count(static_cast<std::size_t>(size), 0);
+    for (std::size_t k = 0; k < remote.size(); ++k) {
+      owner[k] = static_cast<int>(std::upper_bound(ranges.begin(), ranges.end(), coo_i[remote[k]]) - ranges.begin()) - 1;
+      if (owner[k] < 0 || owner[k] >= size)
+        throw PetscFailure("AijInsertion: row " + std::to_string(coo_i[remote[k]]) + " is outside the matrix");
+      ++send_count[static_cast<std::size_t>(owner[k])];
+    }
+    std::vector<int> recv_count(static_cast<std::size_t>(size), 0);
+    if (size > 1) MPI_Alltoall(send_count.data(), 1, MPI_INT, recv_count.data(), 1, MPI_INT, comm_);
+    std::vector<int> send_displ(static_cast<std::size_t>(size) + 1, 0), recv_displ(static_cast<std::size_t>(size) + 1, 0);
+    for (int r = 0; r < size; ++r) {
+      send_displ[r + 1] = send_displ[r] + send_count[r];
+      recv_displ[r + 1] = recv_displ[r] + recv_count[r];
+    }
+    send_entries_.resize(remote.size());
+    std::vector<std::int64_t> send_ij(2 * remote.size());
+    std::vector<int> fill(send_displ.begin(), send_displ.end() - 1);
+    for (std::size_t k = 0; k < remote.size(); ++k) {
+      const auto at = static_cast<std::size_t>(fill[static_cast<std::size_t>(owner[k])]++);
+      send_entries_[at] = static_cast<std::int32_t>(remote[k]);
+      send_ij[2 * at] = coo_i[remote[k]];
+      send_ij[2 * at + 1] = coo_j[remote[k]];
+    }
+    recv_ij.resize(2 * static_cast<std::size_t>(recv_displ[size]));
+    if (size > 1) {
+      std::vector<int> sc(send_count), sd(send_displ), rc(recv_count), rd(recv_displ);
+      for (auto* v : {&sc, &sd, &rc, &rd})
+        for (int& x : *v) x *= 2;
+      MPI_Alltoallv(send_ij.data(), sc.data(), sd.data(), MPI_INT64_T, recv_ij.data(), rc.data(), rd.data(),
+                    MPI_INT64_T, comm_);
+    }
+    for (int r = 0; r < size; ++r) {
+      if (send_count[r] > 0) send_rank_.push_back(r), send_offset_.push_back(send_displ[r]);
+      if (recv_count[r] > 0) recv_rank_.push_back(r), recv_offset_.push_back(recv_displ[r]);
+    }
+    send_offset_.push_back(send_displ[size]);
+    recv_offset_.push_back(recv_displ[size]);
+    send_buffer_.resize(send_entries_.size());
+    recv_buffer_.resize(static_cast<std::size_t>(recv_displ[size]));
+  }
+  const std::size_t n_recv = recv_buffer_.size();
+  for (std::size_t s = 0; s < n_recv; ++s)
+    if (!owned(static_cast<PetscInt>(recv_ij[2 * s])))
+      throw PetscFailure("AijInsertion: received row " + std::to_string(recv_ij[2 * s]) + " is not owned here");
+
+  // The pattern: per owned row, the sorted distinct global columns of its local and received entries.
+  {
+    const auto n = static_cast<std::size_t>(n_rows);
+    std::vector<PetscInt> ia(n + 1, 0);
+    for (std::size_t e = 0; e < coo_i.size(); ++e)
+      if (owned(coo_i[e])) ++ia[static_cast<std::size_t>(coo_i[e] - row_begin) + 1];
+    for (std::size_t s = 0; s < n_recv; ++s) ++ia[static_cast<std::size_t>(recv_ij[2 * s] - row_begin) + 1];
+    for (std::size_t r = 0; r < n; ++r) ia[r + 1] += ia[r];
+    if (static_cast<std::int64_t>(ia[n]) > kMax32)
+      throw PetscFailure("AijInsertion: " + std::to_string(ia[n]) + " entries in this rank's rows exceed 2^31");
+    std::vector<PetscInt> ja(static_cast<std::size_t>(ia[n]));
+    {
+      std::vector<PetscInt> at(ia.begin(), ia.end() - 1);
+      for (std::size_t e = 0; e < coo_i.size(); ++e)
+        if (owned(coo_i[e])) ja[static_cast<std::size_t>(at[static_cast<std::size_t>(coo_i[e] - row_begin)]++)] = coo_j[e];
+      for (std::size_t s = 0; s < n_recv; ++s)
+        ja[static_cast<std::size_t>(at[static_cast<std::size_t>(recv_ij[2 * s] - row_begin)]++)] =
+            static_cast<PetscInt>(recv_ij[2 * s + 1]);
+    }
+    PetscInt kept = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+      PetscInt* begin = ja.data() + ia[r];
+      PetscInt* end = ja.data() + ia[r + 1];
+      std::sort(begin, end);
+      end = std::unique(begin, end);
+      const PetscInt row_start = kept;
+      for (PetscInt* c = begin; c != end; ++c) ja[static_cast<std::size_t>(kept++)] = *c;
+      ia[r] = row_start;
+    }
+    ia[n] = kept;
+    ja.resize(static_cast<std::size_t>(kept));
+    if (ja.empty()) ja.reserve(1);  // a rank without rows: PETSc wants a non-null array all the same
+    for (std::size_t k = 0; k < ja.size(); ++k)
+      if (ja[k] < 0 || ja[k] >= ranges[size])
+        throw PetscFailure("AijInsertion: column " + std::to_string(ja[k]) + " is outside the matrix");
+    EDGEFEM_PETSC(MatCreate(comm_, matrix.address()));
+    EDGEFEM_PETSC(MatSetSizes(matrix, n_rows, n_rows, PETSC_DETERMINE, PETSC_DETERMINE));
+    EDGEFEM_PETSC(MatSetType(matrix, MATAIJ));
+    EDGEFEM_PETSC(MatSetBlockSize(matrix, 3));
+    // (Each call is a no-op on the other type; both copy the structure, set zeros and assemble.)
+    EDGEFEM_PETSC(MatSeqAIJSetPreallocationCSR(matrix, ia.data(), ja.data(), nullptr));
+    EDGEFEM_PETSC(MatMPIAIJSetPreallocationCSR(matrix, ia.data(), ja.data(), nullptr));
+  }
+
+  // Where each local-row entry goes: the block holding its column, and the stored entry there.
+  Mat P = matrix;
+  std::array<CsrView, 2> view;
+  PetscBool sequential = PETSC_FALSE;
+  EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(P), MATSEQAIJ, &sequential));
+  if (sequential == PETSC_TRUE) {
+    view[0].mat = P;
+  } else {
+    const PetscInt* garray = nullptr;
+    EDGEFEM_PETSC(MatMPIAIJGetSeqAIJ(P, &view[0].mat, &view[1].mat, &garray));
+    view[1].global_column = garray;
+    EDGEFEM_PETSC(MatGetSize(view[1].mat, nullptr, &view[1].n_columns));
+    n_blocks_ = 2;
+  }
+  view[0].column_begin = row_begin;  // square, the same layout for rows and columns
+  for (int b = 0; b < n_blocks_; ++b) {
+    get_structure(view[b]);
+    blocks_[b].first.assign(static_cast<std::size_t>(view[b].ia[view[b].n_rows]), -1);
+  }
+  auto locate = [&](PetscInt row, PetscInt gc) -> std::pair<int, std::int64_t> {
+    const int b = gc >= row_begin && gc < row_end ? 0 : 1;
+    if (b == 1 && n_blocks_ == 1) return {b, -1};
+    const PetscInt lc = view[b].local_column(gc);
+    return {b, lc < 0 ? -1 : view[b].find(row - row_begin, lc)};
+  };
+  auto add_source = [&](int b, std::int64_t stored, std::size_t e) {
+    std::int32_t& first = blocks_[b].first[static_cast<std::size_t>(stored)];
+    if (first < 0)
+      first = static_cast<std::int32_t>(e);
+    else
+      blocks_[b].more.emplace_back(static_cast<std::int32_t>(stored), static_cast<std::int32_t>(e));
+  };
+  auto not_in_pattern = [](PetscInt row, PetscInt col) {
+    return PetscFailure("AijInsertion: entry (" + std::to_string(row) + ", " + std::to_string(col) +
+                        ") is not in the matrix pattern");
+  };
+  // A 3x3 block (9 consecutive entries of rows r..r+2 and columns c..c+2, row by row) is located with one
+  // search: the rows of a vertex store the same columns, the block's three columns side by side.
+  const std::size_t n = coo_i.size();
+  for (std::size_t e = 0; e < n;) {
+    const PetscInt row = coo_i[e], col = coo_j[e];
+    if (!owned(row)) {
+      ++e;
+      continue;
+    }
+    bool block = e + 9 <= n && row % 3 == 0 && col % 3 == 0 && row + 3 <= row_end;
+    for (int k = 0; block && k < 9; ++k) block = coo_i[e + k] == row + k / 3 && coo_j[e + k] == col + k % 3;
+    if (!block) {
+      const auto [b, stored] = locate(row, col);
+      if (stored < 0) throw not_in_pattern(row, col);
+      add_source(b, stored, e++);
+      continue;
+    }
+    const auto [b, corner] = locate(row, col);
+    if (corner < 0) throw not_in_pattern(row, col);
+    const CsrView& v = view[b];
+    const PetscInt lr = row - row_begin, lc = v.ja[corner];
+    for (int k = 0; k < 9; ++k) {
+      const int i = k / 3, j = k % 3;
+      std::int64_t stored = v.ia[lr + i] + (corner - v.ia[lr]) + j;
+      const bool derived = stored < v.ia[lr + i + 1] && v.ja[stored] == lc + j &&
+                           (v.global_column == nullptr || v.global_column[lc + j] == col + j);
+      if (!derived) stored = locate(row + i, col + j).second;
+      if (stored < 0) throw not_in_pattern(row + i, col + j);
+      add_source(b, stored, e + static_cast<std::size_t>(k));
+    }
+    e += 9;
+  }
+  for (auto& blk : blocks_) std::stable_sort(blk.more.begin(), blk.more.end());
+  for (std::size_t s = 0; s < n_recv; ++s) {
+    const auto row = static_cast<PetscInt>(recv_ij[2 * s]), col = static_cast<PetscInt>(recv_ij[2 * s + 1]);
+    const auto [b, stored] = locate(row, col);
+    if (stored < 0) throw not_in_pattern(row, col);
+    blocks_[b].remote.emplace_back(static_cast<std::int32_t>(stored), static_cast<std::int32_t>(s));
+  }
+  for (int b = 0; b < n_blocks_; ++b) restore_structure(view[b]);
+}
+
+void AijInsertion::insert(Mat P, const double* values) {
+  std::array<Mat, 2> mats{P, nullptr};
+  if (n_blocks_ == 2) {
+    const PetscInt* garray = nullptr;
+    EDGEFEM_PETSC(MatMPIAIJGetSeqAIJ(P, &mats[0], &mats[1], &garray));
+  }
+  constexpr int kTag = 7283;
+  std::vector<MPI_Request> requests;
+  requests.reserve(recv_rank_.size() + send_rank_.size());
+  for (std::size_t k = 0; k < recv_rank_.size(); ++k)
+    MPI_Irecv(recv_buffer_.data() + recv_offset_[k], recv_offset_[k + 1] - recv_offset_[k], MPI_DOUBLE,
+              recv_rank_[k], kTag, comm_, &requests.emplace_back());
+  const std::size_t n_recv_requests = requests.size();
+  for (std::size_t k = 0; k < send_entries_.size(); ++k) send_buffer_[k] = values[send_entries_[k]];
+  for (std::size_t k = 0; k < send_rank_.size(); ++k)
+    MPI_Isend(send_buffer_.data() + send_offset_[k], send_offset_[k + 1] - send_offset_[k], MPI_DOUBLE,
+              send_rank_[k], kTag, comm_, &requests.emplace_back());
+
+  std::array<PetscScalar*, 2> a{nullptr, nullptr};
+  for (int b = 0; b < n_blocks_; ++b) {
+    EDGEFEM_PETSC(MatSeqAIJGetArrayWrite(mats[b], &a[b]));
+    const std::vector<std::int32_t>& first = blocks_[b].first;
+    PetscScalar* out = a[b];
+    const auto n_stored = static_cast<std::int64_t>(first.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = 0; k < n_stored; ++k) {
+      const std::int32_t e = first[static_cast<std::size_t>(k)];
+      out[k] = e >= 0 ? values[e] : 0.0;
+    }
+    for (const auto& [k, e] : blocks_[b].more) out[k] += values[e];
+  }
+  MPI_Waitall(static_cast<int>(n_recv_requests), requests.data(), MPI_STATUSES_IGNORE);
+  for (int b = 0; b < n_blocks_; ++b)
+    for (const auto& [k, s] : blocks_[b].remote) a[b][k] += recv_buffer_[static_cast<std::size_t>(s)];
+  for (int b = 0; b < n_blocks_; ++b) EDGEFEM_PETSC(MatSeqAIJRestoreArrayWrite(mats[b], &a[b]));
+  MPI_Waitall(static_cast<int>(requests.size() - n_recv_requests), requests.data() + n_recv_requests,
+              MPI_STATUSES_IGNORE);
+  // The documented way to tell P (and what caches its values: diagonals, the preconditioner's state check) that
+  // the values changed. No entries are stashed, so this is local work and one small reduction.
+  EDGEFEM_PETSC(MatAssemblyBegin(P, MAT_FINAL_ASSEMBLY));
+  EDGEFEM_PETSC(MatAssemblyEnd(P, MAT_FINAL_ASSEMBLY));
+}
+
+std::size_t AijInsertion::bytes() const {
+  std::size_t b = 0;
+  for (const auto& blk : blocks_)
+    b += blk.first.capacity() * sizeof(std::int32_t) +
+         (blk.more.capacity() + blk.remote.capacity()) * sizeof(std::pair<std::int32_t, std::int32_t>);
+  return b + send_entries_.capacity() * sizeof(std::int32_t) +
+         (send_buffer_.capacity() + recv_buffer_.capacity()) * sizeof(double);
+}
+
+}  // namespace edgefem

@@ -1,0 +1,61 @@
+#pragma once
+/// \file aij_insertion.hpp
+/// Creates an AIJ matrix with the pattern of a list of COO entries and hands it the entries' values by writing
+/// them straight into the matrix's own CSR value arrays (the local diagonal and off-diagonal blocks), instead of
+/// MatSetPreallocationCOO and MatSetValuesCOO.
+///
+/// Why: MatSetValuesCOO reads two 8-byte indices per entry, runs on one thread, and on several ranks ends in
+/// a collective; on a 10^6-tet box it took a quarter of an assembly and did not get faster with more ranks
+/// (README, "Scaling studies"). Here every stored entry of the matrix knows its first COO source (4 bytes),
+/// the few further sources (the owned diagonals, several formulations on one block) are a short list, the
+/// entries of rows owned by other ranks travel to their owner with point-to-point messages, and the local
+/// part runs on the OpenMP threads; PETSc's COO maps (16 bytes per entry and 8 per stored entry, and a sort of
+/// all entries at set-up) are not made. The result is what MatSetValuesCOO(..., INSERT_VALUES) gives (up to
+/// the order of the sums): every stored entry is the sum of its sources, local ones in entry order, then the
+/// other ranks' in rank order (tests/mpi/test_aij_insertion.cpp).
+#include <mpi.h>
+#include <petscmat.h>
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "solver/petsc_util.hpp"
+
+namespace edgefem {
+
+class AijInsertion {
+ public:
+  /// Collective. Creates `matrix`: a block-size-3 AIJ matrix on comm with n_rows rows (and columns) on this rank
+  /// whose pattern is exactly the entries (coo_i[e], coo_j[e]) of all ranks (global indices; rows owned by other
+  /// ranks allowed, as for MatSetPreallocationCOO), zero-valued and assembled, and the maps of the hand-over.
+  /// Throws PetscFailure when the counts do not fit 32-bit offsets.
+  AijInsertion(MPI_Comm comm, PetscInt n_rows, std::span<const PetscInt> coo_i, std::span<const PetscInt> coo_j,
+               PetscOwner<Mat, MatDestroy>& matrix);
+
+  /// P's stored values := the sums of values[e] per (coo_i[e], coo_j[e]); `values` has one value per entry.
+  /// Collective. P must be the matrix the constructor made.
+  void insert(Mat P, const double* values);
+
+  /// Bytes of the maps (per rank).
+  [[nodiscard]] std::size_t bytes() const;
+
+ private:
+  /// One of the two local blocks of the matrix (0: diagonal, 1: off-diagonal; a sequential matrix has only 0).
+  struct Block {
+    std::vector<std::int32_t> first;                            ///< per stored entry: its first COO entry, or -1
+    std::vector<std::pair<std::int32_t, std::int32_t>> more;    ///< (stored entry, COO entry), further sources
+    std::vector<std::pair<std::int32_t, std::int32_t>> remote;  ///< (stored entry, receive slot)
+  };
+  std::array<Block, 2> blocks_;
+  int n_blocks_ = 1;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::vector<int> send_rank_, send_offset_;  ///< per receiving rank: its rank, its slice of send_entries_
+  std::vector<std::int32_t> send_entries_;    ///< COO entries of rows owned elsewhere, grouped by owner
+  std::vector<int> recv_rank_, recv_offset_;  ///< per sending rank: its rank, its slice of the receive buffer
+  std::vector<double> send_buffer_, recv_buffer_;
+};
+
+}  // namespace edgefem
