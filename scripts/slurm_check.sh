@@ -206,6 +206,9 @@ echo "slurm_check: stopped after step ${stop:-?} of $n_steps, requeued, restarte
   "vs the uninterrupted run: energy.csv $energy, reactions.csv $reactions (largest relative difference of a row)"
 if [ ${#problems[@]} -gt 0 ]; then
   echo "$log"
+  # What the daemons saw (a requeued start that ended FAILED without a line of output was seen twice under load).
+  scontrol show job "$id" 2>/dev/null
+  tail -n 40 "$tmp/slurmctld.log" "$tmp/slurmd.log" 2>/dev/null
   printf 'slurm_check: %s\n' "${problems[@]}"
   fail "${#problems[@]} problem(s)"
 fi
