@@ -29,6 +29,40 @@ namespace edgefem {
   gradient[0] = g0[0], gradient[1] = g0[1], gradient[2] = g0[2];
 }
 
+/// Isotropic StVK at Green strain E (full symmetric 3x3, row-major): S = 2 mu E + lambda tr(E) I into S, returns
+/// psi = mu E:E + lambda tr(E)^2 / 2.
+[[gnu::always_inline]] inline double stvk_isotropic_stress(const TetMaterial& material, const double* E, double* S) {
+  const double tr = E[0] + E[4] + E[8];
+  const double lt = material.lambda * tr;
+  const double two_mu = 2.0 * material.mu;
+  for (int k = 0; k < 9; ++k) S[k] = two_mu * E[k];
+  S[0] += lt, S[4] += lt, S[8] += lt;
+  double ee = 0.0;
+  for (int k = 0; k < 9; ++k) ee += E[k] * E[k];
+  return material.mu * ee + 0.5 * material.lambda * tr * tr;
+}
+
+/// The element energy V0 (psi + k_vol psi_vol(J - 1)) and its gradient from F and the second Piola stress S of the
+/// strain energy density psi: P = F S (+ the volumetric penalty's k_vol psi'(J - 1) cof F), then nodal_gradient.
+[[gnu::always_inline]] inline double stvk_energy_from_stress(const TetRest& rest, const TetMaterial& material,
+                                                             const double* F, const double* S, double psi,
+                                                             double* gradient) {
+  double P[9];
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) P[3 * r + c] = F[3 * r] * S[c] + F[3 * r + 1] * S[3 + c] + F[3 * r + 2] * S[6 + c];
+  if (material.volumetric != VolumetricPenalty::none) {
+    double cof[9];
+    const double J = tetgeo::cofactor(F, cof);
+    const tetgeo::Penalty pen = tetgeo::vol_penalty(J - 1.0, material.volumetric);
+    if (pen.d1 != 0.0 || pen.psi != 0.0) {
+      psi += material.k_vol * pen.psi;
+      for (int k = 0; k < 9; ++k) P[k] += material.k_vol * pen.d1 * cof[k];
+    }
+  }
+  nodal_gradient(rest, P, gradient);
+  return rest.v0 * psi;
+}
+
 template <bool kInversion = false>
 [[gnu::always_inline]] inline double stvk_energy_gradient_inline(const TetRest& rest, const double* x,
                                                                  const TetMaterial& material, double* gradient) {
@@ -62,14 +96,7 @@ template <bool kInversion = false>
   double S[9];
   double psi;
   if (material.isotropic) {
-    const double tr = E[0] + E[4] + E[8];
-    const double lt = material.lambda * tr;
-    const double two_mu = 2.0 * material.mu;
-    for (int k = 0; k < 9; ++k) S[k] = two_mu * E[k];
-    S[0] += lt, S[4] += lt, S[8] += lt;
-    double ee = 0.0;
-    for (int k = 0; k < 9; ++k) ee += E[k] * E[k];
-    psi = material.mu * ee + 0.5 * material.lambda * tr * tr;
+    psi = stvk_isotropic_stress(material, E, S);
   } else {
     const double eps[6] = {E[0], E[4], E[8], 2.0 * E[1], 2.0 * E[5], 2.0 * E[2]};
     double s[6];
@@ -83,21 +110,7 @@ template <bool kInversion = false>
     S[0] = s[0], S[4] = s[1], S[8] = s[2];
     S[1] = S[3] = s[3], S[5] = S[7] = s[4], S[2] = S[6] = s[5];
   }
-  // P = F S (+ the volumetric penalty's k_vol psi'(J - 1) cof F).
-  double P[9];
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) P[3 * r + c] = F[3 * r] * S[c] + F[3 * r + 1] * S[3 + c] + F[3 * r + 2] * S[6 + c];
-  if (material.volumetric != VolumetricPenalty::none) {
-    double cof[9];
-    const double J = tetgeo::cofactor(F, cof);
-    const tetgeo::Penalty pen = tetgeo::vol_penalty(J - 1.0, material.volumetric);
-    if (pen.d1 != 0.0 || pen.psi != 0.0) {
-      psi += material.k_vol * pen.psi;
-      for (int k = 0; k < 9; ++k) P[k] += material.k_vol * pen.d1 * cof[k];
-    }
-  }
-  nodal_gradient(rest, P, gradient);
-  return rest.v0 * psi;
+  return stvk_energy_from_stress(rest, material, F, S, psi, gradient);
 }
 
 }  // namespace edgefem

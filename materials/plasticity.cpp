@@ -53,28 +53,9 @@ double stvk_plastic_energy_gradient(const TetRest& rest, const double* x, const 
   for (int k = 0; k < 6; ++k) strain[k] -= plastic[k];  // the elastic strain
   double E[9];
   full(strain, E);
-  const double tr = E[0] + E[4] + E[8];
-  const double lt = material.lambda * tr;
   double S[9];
-  for (int k = 0; k < 9; ++k) S[k] = 2.0 * material.mu * E[k];
-  S[0] += lt, S[4] += lt, S[8] += lt;
-  double ee = 0.0;
-  for (int k = 0; k < 9; ++k) ee += E[k] * E[k];
-  double psi = material.mu * ee + 0.5 * material.lambda * tr * tr;
-  double P[9];
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) P[3 * r + c] = F[3 * r] * S[c] + F[3 * r + 1] * S[3 + c] + F[3 * r + 2] * S[6 + c];
-  if (material.volumetric != VolumetricPenalty::none) {
-    double cof[9];
-    const double J = tetgeo::cofactor(F, cof);
-    const tetgeo::Penalty pen = tetgeo::vol_penalty(J - 1.0, material.volumetric);
-    if (pen.d1 != 0.0 || pen.psi != 0.0) {
-      psi += material.k_vol * pen.psi;
-      for (int k = 0; k < 9; ++k) P[k] += material.k_vol * pen.d1 * cof[k];
-    }
-  }
-  nodal_gradient(rest, P, gradient);
-  return rest.v0 * psi;
+  const double psi = stvk_isotropic_stress(material, E, S);
+  return stvk_energy_from_stress(rest, material, F, S, psi, gradient);
 }
 
 bool plastic_update(const TetRest& rest, const double* x, const PlasticLaw& law, double dt, double* plastic) {
