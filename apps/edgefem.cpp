@@ -278,7 +278,7 @@ int command_bench(const Arguments& args) {
               "  f        %10.6f s  %8.3f Mtet/s  %8.1f FLOP/tet (formula)\n"
               "  f + K    %10.6f s  %8.3f Mtet/s  %8.1f FLOP/tet (formula)\n"
               "  solve    %10.6f s  (PC set-up %.6f s + KSP %.6f s: %d iterations, %s; %s)\n"
-              "  memory   %10.1f bytes/tet (kernel data %.1f, COO values %.1f, matrix %.1f)\n",
+              "  memory   %10.1f bytes/tet (kernel data %.1f, COO values and maps %.1f, matrix %.1f)\n",
               job.job_file.c_str(), r.model.c_str(), r.ranks, r.ranks == 1 ? "" : "s", r.threads,
               r.threads == 1 ? "" : "s", r.repeat, static_cast<long long>(r.vertices), static_cast<long long>(r.edges),
               static_cast<long long>(r.faces), static_cast<long long>(r.tets), static_cast<long long>(r.tseps),

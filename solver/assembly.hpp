@@ -98,6 +98,8 @@ class Assembler {
   [[nodiscard]] std::size_t kernel_bytes() const;
   /// Number of COO entries (9 per block) on this rank.
   [[nodiscard]] std::size_t coo_entries() const { return coo_values_.size(); }
+  /// Bytes of the matrix hand-over's maps on this rank (AijInsertion).
+  [[nodiscard]] std::size_t insertion_bytes() const { return insertion_ ? insertion_->bytes() : 0; }
 
  private:
   MPI_Comm comm_;

@@ -166,10 +166,11 @@ void time_linear_solve(MPI_Comm comm, const Job& job, const std::string& cli_pet
   r.ksp_converged = reason > 0;
 }
 
-/// Memory: the kernels' precomputed data, the COO value array and the assembled CSR matrix, summed over ranks.
+/// Memory: the kernels' precomputed data, the COO value array with the insertion's maps and the assembled CSR
+/// matrix, summed over ranks.
 void measure_memory(MPI_Comm comm, Assembler& assembler, BenchResult& r) {
   double local[2] = {static_cast<double>(assembler.kernel_bytes()),
-                     static_cast<double>(assembler.coo_entries() * sizeof(double))};
+                     static_cast<double>(assembler.coo_entries() * sizeof(double) + assembler.insertion_bytes())};
   double global[2] = {0, 0};
   MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_SUM, comm);
   r.kernel_bytes = global[0];
