@@ -153,6 +153,11 @@ echo "slurm_check: sent SIGUSR1 to the $deliver of job $id at $((SECONDS - t0)) 
 # The template requeues; Slurm holds a requeued job back (BeginTime) for 2 minutes: release it now.
 requeued() { [ "$(scontrol show job "$id" 2>/dev/null | grep -o 'Restarts=[0-9]*')" = "Restarts=1" ] && [ "$(state)" = PENDING ]; }
 wait_until 60 "requeue" requeued
+# slurmd refuses to launch a job whose credential was created in the same second as the revocation of the job's
+# previous start ("Killing non-startable batch JobId=1: Job credential revoked", then "Job 1 already killed, do
+# not launch batch job": its check compares whole seconds). Released at once, the requeued start landed in that
+# second in three CI-like runs so far, and the job ended FAILED without a line of output; wait past it.
+sleep 2
 scontrol update JobId="$id" StartTime=now || fail "scontrol update JobId=$id StartTime=now"
 finished() { [[ "$(state)" =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE)$ ]]; }
 wait_until 90 "end of the requeued job" finished
