@@ -112,11 +112,9 @@ AijInsertion::AijInsertion(MPI_Comm comm, PetscInt n_rows, std::span<const Petsc
     recv_offset_.push_back(recv_displ[size]);
     send_buffer_.resize(send_entries_.size());
     recv_buffer_.resize(static_cast<std::size_t>(recv_displ[size]));
+    requests_.reserve(recv_rank_.size() + send_rank_.size());
   }
-  const std::size_t n_recv = recv_buffer_.size();
-  for (std::size_t s = 0; s < n_recv; ++s)
-    if (!owned(static_cast<PetscInt>(recv_ij[2 * s])))
-      throw PetscFailure("AijInsertion: received row " + std::to_string(recv_ij[2 * s]) + " is not owned here");
+  const std::size_t n_recv = recv_buffer_.size();  // (every received row is ours: the senders used `ranges`)
 
   // The pattern: per owned row, the sorted distinct global columns of its local and received entries.
   {
@@ -247,8 +245,8 @@ void AijInsertion::insert(Mat P, const double* values) {
     EDGEFEM_PETSC(MatMPIAIJGetSeqAIJ(P, &mats[0], &mats[1], &garray));
   }
   constexpr int kTag = 7283;
-  std::vector<MPI_Request> requests;
-  requests.reserve(recv_rank_.size() + send_rank_.size());
+  std::vector<MPI_Request>& requests = requests_;
+  requests.clear();
   for (std::size_t k = 0; k < recv_rank_.size(); ++k)
     MPI_Irecv(recv_buffer_.data() + recv_offset_[k], recv_offset_[k + 1] - recv_offset_[k], MPI_DOUBLE,
               recv_rank_[k], kTag, comm_, &requests.emplace_back());

@@ -56,6 +56,7 @@ class AijInsertion {
   std::vector<std::int32_t> send_entries_;    ///< COO entries of rows owned elsewhere, grouped by owner
   std::vector<int> recv_rank_, recv_offset_;  ///< per sending rank: its rank, its slice of the receive buffer
   std::vector<double> send_buffer_, recv_buffer_;
+  std::vector<MPI_Request> requests_;  ///< insert(): the receives, then the sends
 };
 
 }  // namespace edgefem
