@@ -36,12 +36,13 @@ struct PartitionPlan {
   }
 };
 
-/// Which partitioner splits the cells: METIS on one process (METIS_PartMeshDual, seed 1), or PT-Scotch on the
+/// Which partitioner splits the cells: METIS on one process (METIS_PartGraphKway of the dual graph, seed 1), or PT-Scotch on the
 /// distributed dual graph (SCOTCH_dgraphPart, default strategy, random seed 1).
 enum class CellPartitioner : std::uint8_t { metis, ptscotch };
 const char* to_string(CellPartitioner method);
 
-/// METIS_PartMeshDual of `cells` (`nodes` vertex ids per cell, 0-based, < n_vertices) into n_parts, seed 1 (the
+/// METIS_PartGraphKway of the dual graph of `cells` (`nodes` vertex ids per cell, 0-based, < n_vertices; cells
+/// sharing a face or an edge of a triangle are neighbours) into n_parts, seed 1 (the
 /// partition plan_partition makes). Throws InputError when METIS fails or the mesh is too large for it.
 std::vector<int> metis_cell_parts(const std::vector<LocalIndex>& cells, int nodes, LocalIndex n_vertices, int n_parts);
 
