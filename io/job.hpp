@@ -237,6 +237,9 @@ struct SolverSpec {
   double linear_rtol = 1e-8;         ///< KSP rtol with fixed forcing; the tightest forcing term with Eisenstat–Walker
   double eta_max = 1e-3;             ///< Eisenstat–Walker: the first and largest forcing term
   bool reuse_preconditioner = true;  ///< keep the preconditioner across Newton iterations and steps while it pays
+  /// Multigrid preconditioners (GAMG, ML): the Krylov method and the finest level's smoothers multiply with a BAIJ
+  /// copy of the matrix (faster products, one more matrix in memory; solver/block_operator.hpp).
+  bool block_operator = true;
   /// Rebuild when the last solve's extra KSP time over a fresh preconditioner's exceeds this fraction of a set-up.
   double rebuild_ratio = 0.5;
   long long direct_max_dofs = 10000;  ///< `auto`: largest system factorized directly

@@ -124,6 +124,7 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
       e.system = 520.0 * t + 500.0 * s;
       e.smoothed = (ranks > 1 ? 3400.0 : 1200.0) * (t + s);
       e.unsmoothed = 400.0 * (t + s);
+      e.block_copy = 210.0 * t + 200.0 * s;  // the matrix's values and a block index per 9 (AIJ: an index per value)
       break;
     case SolveKind::position_based:
       // Per constraint (a cell): 4 vertex ids, the rest shape (9 + 1 doubles), material, XPBD multiplier and the
@@ -208,8 +209,11 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
                           job.solver.aggregation == SolverSpec::Aggregation::automatic &&
                           !option_in(options, "-pc_gamg_agg_nsmooths");
   const bool lean_only = job.solver.aggregation == SolverSpec::Aggregation::unsmoothed;
-  const double pc_rich = amg ? (lean_only ? e.unsmoothed : e.smoothed) : pc_other;
-  const double pc_lean = amg ? e.unsmoothed : pc_other;
+  // Multigrid (not hypre, which keeps its own matrix) multiplies with a BAIJ copy of the matrix.
+  const bool multigrid = amg && pc_name != "hypre" && job.solver.block_operator;
+  const double copy = multigrid ? e.block_copy : 0.0;
+  const double pc_rich = amg ? (lean_only ? e.unsmoothed : e.smoothed) + copy : pc_other;
+  const double pc_lean = amg ? e.unsmoothed + copy : pc_other;
 
   // Sums per node: [0] the extra bytes with the rich preconditioner, [1] with the lean one, [2] the cells.
   const double resident = resident_bytes();

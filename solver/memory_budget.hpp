@@ -43,6 +43,7 @@ struct RankEstimate {
   double own = 0;         ///< position-based: constraints by colour; frames: samples, weights, their Laplace solve
   double smoothed = 0;    ///< a smoothed-aggregation GAMG hierarchy (or another AMG: hypre) (newton only)
   double unsmoothed = 0;  ///< an unsmoothed-aggregation GAMG hierarchy (newton only)
+  double block_copy = 0;  ///< the BAIJ copy of the matrix multigrid's Krylov method uses (solver/block_operator.hpp)
   double output = 0;      ///< the VTK piece of one output step
   [[nodiscard]] double base() const { return model + system + vectors + own + output; }
 };

@@ -35,6 +35,18 @@ SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const L
   return kind.global_dofs <= spec.direct_max_dofs ? P::direct : P::gamg;
 }
 
+/// The preconditioner is a multigrid one, whose finest smoothers multiply with the Krylov operator.
+bool multigrid(KSP ksp) {
+  PC pc = nullptr;
+  EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
+  for (const char* type : {PCGAMG, PCML, PCMG}) {
+    PetscBool match = PETSC_FALSE;
+    EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(pc), type, &match));
+    if (match == PETSC_TRUE) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
@@ -79,6 +91,11 @@ void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_pet
   if (!job.petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, job.petsc_options.c_str()));
   if (!cli_petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, cli_petsc_options.c_str()));
   EDGEFEM_PETSC(KSPSetFromOptions(ksp));
+}
+
+std::optional<BlockOperator> block_operator_for(KSP ksp, const SolverSpec& spec, Mat matrix) {
+  if (!spec.block_operator || !multigrid(ksp)) return std::nullopt;
+  return BlockOperator::create(matrix);
 }
 
 std::string default_preconditioner_name(const SolverSpec& spec, const LinearSystemKind& kind) {
@@ -149,6 +166,8 @@ NewtonDriver::NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli
   EDGEFEM_PETSC(SNESGetKSP(snes_, &ksp));
   configure_linear_solver(ksp, job, cli_petsc_options, kind);
   EDGEFEM_PETSC(SNESSetFromOptions(snes_));
+  operator_ = block_operator_for(ksp, spec_, matrix);
+  if (operator_) EDGEFEM_PETSC(SNESSetJacobian(snes_, operator_->matrix(), matrix, &NewtonDriver::form_jacobian, this));
   own_lag_ = !option_given("-snes_lag_preconditioner");
   if (option_given("-ksp_rtol")) {  // a KSP tolerance given as a PETSc option holds for every linear solve
     PetscReal rtol = spec_.linear_rtol;
@@ -184,7 +203,10 @@ PetscErrorCode NewtonDriver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
   auto* self = static_cast<NewtonDriver*>(ctx);
   const double t0 = wall();
   const AssemblyTimes parts0 = assembly_times();
-  PetscCall(petsc_callback(self->stage_assembly_, [&] { self->problem_.jacobian(x, P); }));
+  PetscCall(petsc_callback(self->stage_assembly_, [&] {
+    self->problem_.jacobian(x, P);
+    if (self->operator_) self->operator_->update(P);
+  }));
   self->stats_.seconds_assembly += wall() - t0;
   self->stats_.assembly_parts += assembly_times() - parts0;
   PetscCall(petsc_callback(self->stage_solve_, [&] {
@@ -253,7 +275,7 @@ void NewtonDriver::prepare_preconditioner(Mat P) {
   reused_in_solve_ = !rebuild;
   if (!rebuild) return;
   const double t0 = wall();
-  EDGEFEM_PETSC(KSPSetOperators(k, matrix_, P));
+  EDGEFEM_PETSC(KSPSetOperators(k, krylov_operator(), P));
   EDGEFEM_PETSC(KSPSetUp(k));
   EDGEFEM_PETSC(KSPSetUpOnBlocks(k));  // block Jacobi factorizes its blocks here
   stats_.seconds_pc_setup += wall() - t0;
@@ -550,6 +572,7 @@ NewtonResult NewtonDriver::solve_linear(Vec b, Vec y, const std::string& label, 
   EDGEFEM_PETSC(VecDuplicate(y, guess.address()));
   EDGEFEM_PETSC(VecCopy(y, guess));
   NewtonResult result;
+  if (operator_) operator_->update(matrix_);
   EDGEFEM_PETSC(PetscLogStagePush(stage_solve_));
   for (int attempt = 0;; ++attempt) {
     prepare_preconditioner(matrix_);

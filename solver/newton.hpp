@@ -20,11 +20,13 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "io/job.hpp"
 #include "solver/assembly_times.hpp"
+#include "solver/block_operator.hpp"
 #include "solver/petsc_util.hpp"
 
 namespace edgefem {
@@ -78,6 +80,10 @@ std::string default_preconditioner_name(const SolverSpec& spec, const LinearSyst
 void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
                              const LinearSystemKind& kind);
 
+/// The BAIJ copy of `matrix` the Krylov method multiplies with when `ksp` (configured) has a multigrid
+/// preconditioner and `spec.block_operator` is on (solver/block_operator.hpp); std::nullopt otherwise. Collective.
+std::optional<BlockOperator> block_operator_for(KSP ksp, const SolverSpec& spec, Mat matrix);
+
 class NewtonDriver {
  public:
   /// Creates SNES/KSP on `matrix` with our defaults, then the job's PETSc options, then the command line's (which
@@ -103,6 +109,8 @@ class NewtonDriver {
   [[nodiscard]] const NewtonStats& stats() const { return stats_; }
   [[nodiscard]] SNES snes() const { return snes_; }
   [[nodiscard]] KSP ksp() const;
+  /// Bytes of the BAIJ copy of the matrix the Krylov method multiplies with (0 without one).
+  [[nodiscard]] std::size_t operator_bytes() const { return operator_ ? operator_->bytes() : 0; }
 
  private:
   static PetscErrorCode form_function(SNES, Vec x, Vec r, void* ctx);
@@ -140,6 +148,9 @@ class NewtonDriver {
   NewtonProblem problem_;
   bool quiet_;
   Mat matrix_;
+  /// The Krylov method's operator when it is not matrix_ itself: a BAIJ copy (multigrid preconditioners).
+  std::optional<BlockOperator> operator_;
+  [[nodiscard]] Mat krylov_operator() const { return operator_ ? operator_->matrix() : matrix_; }
   PetscOwner<SNES, SNESDestroy> snes_;
   PetscOwner<Vec, VecDestroy> r_, work_;
   bool own_lag_ = true;         ///< false when -snes_lag_preconditioner is given (PETSc's lag then rules)

@@ -1,0 +1,151 @@
+// BlockOperator (solver/block_operator.*): the BAIJ copy of an assembled AIJ matrix holds exactly its entries,
+// multiplies like it, follows its new values after update(), and is refused on every rank when some rank's
+// pattern has a 3x3 block that is not stored whole. Run under mpiexec with 1, 2 and 3 ranks
+// (CTest: mpi.block_operator.npN).
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <petscmat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "solver/aij_insertion.hpp"
+#include "solver/block_operator.hpp"
+#include "solver/petsc_util.hpp"
+#include "tests/support/mpi_testing.hpp"
+
+namespace edgefem {
+namespace {
+
+using mpitest::world_rank;
+using mpitest::world_size;
+
+struct Entries {
+  std::vector<PetscInt> i, j;
+};
+
+/// Rank r owns 5 + r vertices (3 dofs each), numbered after the lower ranks'. Random whole 3x3 blocks between its
+/// vertices and any vertex (rows of other ranks included), repeated blocks, the diagonal blocks of its vertices;
+/// with `single`, also one lone entry in a block nothing else touches (a block that is not stored whole).
+/// Call it with `single` on the last rank only.
+Entries random_blocks(std::mt19937& rng, bool single) {
+  const int rank = world_rank(), size = world_size();
+  PetscInt first = 0, n_global = 0;
+  for (int r = 0; r < size; ++r) {
+    if (r < rank) first += 5 + r;
+    n_global += 5 + r;
+  }
+  const PetscInt n_own = 5 + rank;
+  std::uniform_int_distribution<PetscInt> own(first, first + n_own - 1), any(0, n_global - 1);
+  Entries e;
+  auto block = [&](PetscInt a, PetscInt b) {
+    if (std::min(a, b) == 0 && std::max(a, b) == n_global - 1) return;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) e.i.push_back(3 * a + r), e.j.push_back(3 * b + c);
+  };
+  for (PetscInt v = first; v < first + n_own; ++v) block(v, v);
+  for (int k = 0; k < 8; ++k) {
+    const PetscInt a = own(rng), b = any(rng);
+    block(a, b);
+    block(b, a);
+    if (k % 4 == 0) block(a, b);
+  }
+  // The last vertex (the last rank's) and vertex 0 share no block above; `single` puts one lone entry there.
+  if (single) e.i.push_back(3 * (n_global - 1) + 1), e.j.push_back(2);
+  return e;
+}
+
+std::vector<double> random_values(std::mt19937& rng, std::size_t n) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+/// The largest |a - b| over the stored entries of this rank's rows (MatGetRow on both); -1 when the patterns differ.
+double largest_difference(Mat a, Mat b) {
+  PetscInt begin = 0, end = 0;
+  EDGEFEM_PETSC(MatGetOwnershipRange(a, &begin, &end));
+  double worst = 0.0;
+  for (PetscInt r = begin; r < end && worst >= 0.0; ++r) {
+    PetscInt na = 0, nb = 0;
+    const PetscInt *ca = nullptr, *cb = nullptr;
+    const PetscScalar *va = nullptr, *vb = nullptr;
+    EDGEFEM_PETSC(MatGetRow(a, r, &na, &ca, &va));
+    const std::vector<PetscInt> cols(ca, ca + na);
+    const std::vector<double> vals(va, va + na);
+    EDGEFEM_PETSC(MatRestoreRow(a, r, &na, &ca, &va));
+    EDGEFEM_PETSC(MatGetRow(b, r, &nb, &cb, &vb));
+    if (nb != static_cast<PetscInt>(cols.size())) worst = -1.0;  // (MatRestoreRow zeroed na)
+    for (PetscInt k = 0; k < nb && worst >= 0.0; ++k) {
+      if (cb[k] != cols[static_cast<std::size_t>(k)]) worst = -1.0;
+      else worst = std::max(worst, std::abs(vb[k] - vals[static_cast<std::size_t>(k)]));
+    }
+    EDGEFEM_PETSC(MatRestoreRow(b, r, &nb, &cb, &vb));
+  }
+  double global = 0.0;
+  MPI_Allreduce(&worst, &global, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);  // -1 anywhere wins
+  if (global < 0.0) return -1.0;
+  MPI_Allreduce(&worst, &global, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return global;
+}
+
+/// max |A x - B x| / max |A x| for a random x.
+double product_difference(Mat a, Mat b) {
+  PetscOwner<Vec, VecDestroy> x, ya, yb;
+  EDGEFEM_PETSC(MatCreateVecs(a, x.address(), ya.address()));
+  EDGEFEM_PETSC(VecDuplicate(ya, yb.address()));
+  PetscRandom rand = nullptr;
+  EDGEFEM_PETSC(PetscRandomCreate(MPI_COMM_WORLD, &rand));
+  EDGEFEM_PETSC(VecSetRandom(x, rand));
+  EDGEFEM_PETSC(PetscRandomDestroy(&rand));
+  EDGEFEM_PETSC(MatMult(a, x, ya));
+  EDGEFEM_PETSC(MatMult(b, x, yb));
+  PetscReal scale = 0.0, diff = 0.0;
+  EDGEFEM_PETSC(VecNorm(ya, NORM_INFINITY, &scale));
+  EDGEFEM_PETSC(VecAXPY(yb, -1.0, ya));
+  EDGEFEM_PETSC(VecNorm(yb, NORM_INFINITY, &diff));
+  return diff / scale;
+}
+
+PetscInt owned_rows() { return 3 * (5 + world_rank()); }
+
+TEST(BlockOperator, HoldsTheAijEntriesAndFollowsUpdates) {
+  std::mt19937 rng(31 + static_cast<unsigned>(world_rank()));
+  const Entries e = random_blocks(rng, false);
+  PetscOwner<Mat, MatDestroy> aij;
+  AijInsertion insertion(MPI_COMM_WORLD, owned_rows(), e.i, e.j, aij);
+  insertion.insert(aij, random_values(rng, e.i.size()).data());
+
+  std::optional<BlockOperator> op = BlockOperator::create(aij);
+  ASSERT_TRUE(op.has_value());
+  const char* expected_type = world_size() == 1 ? MATSEQBAIJ : MATMPIBAIJ;
+  PetscBool is_baij = PETSC_FALSE;
+  EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(op->matrix()), expected_type, &is_baij));
+  EXPECT_TRUE(is_baij);
+  EXPECT_GT(op->bytes(), 0U);
+  // Copies, not sums: the same doubles.
+  EXPECT_EQ(largest_difference(aij, op->matrix()), 0.0);
+  EXPECT_LT(product_difference(aij, op->matrix()), 1e-14);
+
+  // New values (another Jacobian): the copy follows.
+  insertion.insert(aij, random_values(rng, e.i.size()).data());
+  EXPECT_GT(largest_difference(aij, op->matrix()), 0.0);
+  op->update(aij);
+  EXPECT_EQ(largest_difference(aij, op->matrix()), 0.0);
+  EXPECT_LT(product_difference(aij, op->matrix()), 1e-14);
+}
+
+TEST(BlockOperator, RefusedOnEveryRankWhenOneRankHasABrokenBlock) {
+  std::mt19937 rng(57 + static_cast<unsigned>(world_rank()));
+  const Entries e = random_blocks(rng, world_rank() == world_size() - 1);  // only the last rank's pattern
+  PetscOwner<Mat, MatDestroy> aij;
+  AijInsertion insertion(MPI_COMM_WORLD, owned_rows(), e.i, e.j, aij);
+  EXPECT_FALSE(BlockOperator::create(aij).has_value());
+}
+
+}  // namespace
+}  // namespace edgefem
