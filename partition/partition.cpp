@@ -85,6 +85,8 @@ DualGraph dual_graph(const CellView& cv) {
       g.neighbours[next[facets[i].second]++] = facets[i + 1].second;
       g.neighbours[next[facets[i + 1].second]++] = facets[i].second;
     }
+  for (std::size_t c = 0; c + 1 < g.offsets.size(); ++c)  // ascending, as METIS's own dual graph lists them
+    std::sort(g.neighbours.begin() + g.offsets[c], g.neighbours.begin() + g.offsets[c + 1]);
   return g;
 }
 
