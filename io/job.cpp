@@ -95,12 +95,13 @@ constexpr std::array<Choice<Spec::LineSearch>, 4> line_searches = {{{"full", Spe
                                                                     {"basic", Spec::LineSearch::basic}}};
 constexpr std::array<Choice<Spec::Forcing>, 2> forcings = {
     {{"eisenstat-walker", Spec::Forcing::eisenstat_walker}, {"fixed", Spec::Forcing::fixed}}};
-constexpr std::array<Choice<Spec::Preconditioner>, 5> preconditioners = {
+constexpr std::array<Choice<Spec::Preconditioner>, 6> preconditioners = {
     {{"auto", Spec::Preconditioner::automatic},
      {"gamg", Spec::Preconditioner::gamg},
      {"hypre", Spec::Preconditioner::hypre},
      {"direct", Spec::Preconditioner::direct},
-     {"block-jacobi", Spec::Preconditioner::block_jacobi}}};
+     {"block-jacobi", Spec::Preconditioner::block_jacobi},
+     {"schwarz", Spec::Preconditioner::schwarz}}};
 constexpr std::array<Choice<Spec::Aggregation>, 3> aggregations = {{{"auto", Spec::Aggregation::automatic},
                                                                     {"smoothed", Spec::Aggregation::smoothed},
                                                                     {"unsmoothed", Spec::Aggregation::unsmoothed}}};

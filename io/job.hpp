@@ -222,9 +222,9 @@ struct SolverSpec {
   enum class LineSearch { full, cp, bt, basic };
   /// Linear solve tolerance per Newton iteration: Eisenstat–Walker forcing terms, or `linear.rtol` always.
   enum class Forcing { eisenstat_walker, fixed };
-  /// `auto`: block Jacobi/ICC(4) for dynamic membranes; otherwise a sparse direct factorization (MUMPS Cholesky)
+  /// `auto`: additive Schwarz/ICC(4) for dynamic membranes; otherwise a sparse direct factorization (MUMPS Cholesky)
   /// up to `direct_max_dofs` unknowns and GAMG above.
-  enum class Preconditioner { automatic, gamg, hypre, direct, block_jacobi };
+  enum class Preconditioner { automatic, gamg, hypre, direct, block_jacobi, schwarz };
   /// GAMG's prolongation: `smoothed` aggregation (PETSc's default; fewer CG iterations on bending problems, but
   /// Galerkin products denser than the fine matrix), `unsmoothed` (a fraction of the memory and set-up), `auto`:
   /// smoothed unless the memory estimate says it would not fit (solver/memory_budget.hpp).

@@ -177,8 +177,8 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
 
   // Which preconditioner the estimate is for (Newton only). An AMG when the job or `-pc_type` names one, or the
   // automatic choice is one (not a direct factorization of a small system, not block Jacobi for dynamic
-  // membranes). Block Jacobi's ILU(0) copies the local matrix (~300 bytes per cell); point Jacobi, SOR and none
-  // hold a few vectors; a direct factorization (small systems only) is counted as unsmoothed aggregation.
+  // membranes). Block Jacobi's and additive Schwarz's ILU(0) copy the local matrix (~300 bytes per cell); point
+  // Jacobi, SOR and none hold a few vectors; a direct factorization (small systems only) is counted as unsmoothed aggregation.
   using P = SolverSpec::Preconditioner;
   const std::string options = job.petsc_options + " " + cli_petsc_options;
   const std::string user_pc = pc_type_option(options);
@@ -186,10 +186,14 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   const bool dynamic_membrane = job.analysis_type == AnalysisType::dynamics && tets == 0;
   P pc = job.solver.preconditioner;
   if (pc == P::automatic)
-    pc = dynamic_membrane ? P::block_jacobi : dofs > job.solver.direct_max_dofs ? P::gamg : P::direct;
+    pc = dynamic_membrane ? P::schwarz : dofs > job.solver.direct_max_dofs ? P::gamg : P::direct;
   bool amg = pc == P::gamg || pc == P::hypre;
-  double pc_other = pc == P::block_jacobi ? 300.0 * static_cast<double>(tets + triangles) : e.unsmoothed;
-  std::string pc_name = amg ? (pc == P::hypre ? "hypre" : "gamg") : pc == P::block_jacobi ? "bjacobi" : "direct";
+  const bool local = pc == P::block_jacobi || pc == P::schwarz;
+  double pc_other = local ? 300.0 * static_cast<double>(tets + triangles) : e.unsmoothed;
+  std::string pc_name = amg                      ? (pc == P::hypre ? "hypre" : "gamg")
+                        : pc == P::block_jacobi ? "bjacobi"
+                        : pc == P::schwarz      ? "asm"
+                                                : "direct";
   if (!user_pc.empty()) {
     pc_name = user_pc;
     amg = user_pc == "gamg" || user_pc == "hypre" || user_pc == "ml";

@@ -31,7 +31,7 @@ bool option_given(const char* name) {
 SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const LinearSystemKind& kind) {
   using P = SolverSpec::Preconditioner;
   if (spec.preconditioner != P::automatic) return spec.preconditioner;
-  if (kind.local_preconditioner) return P::block_jacobi;
+  if (kind.local_preconditioner) return P::schwarz;
   return kind.global_dofs <= spec.direct_max_dofs ? P::direct : P::gamg;
 }
 
@@ -67,9 +67,18 @@ void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_pet
       EDGEFEM_PETSC(PCSetType(pc, PCCHOLESKY));
       EDGEFEM_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
       break;
-    case P::block_jacobi: {
+    case P::block_jacobi:
+    case P::schwarz: {
       // ICC(4) in reverse Cuthill-McKee order on each rank's block: on the hanging cloth a third of ICC(0)'s time.
-      EDGEFEM_PETSC(PCSetType(pc, PCBJACOBI));
+      // Schwarz: the blocks overlap by two layers of vertices and add up whole (PC_ASM_BASIC: symmetric, for CG);
+      // on the hanging cloth on 2 ranks 6,129 instead of 11,664 CG iterations, 20 % less time per step.
+      if (chosen_preconditioner(job.solver, kind) == P::schwarz) {
+        EDGEFEM_PETSC(PCSetType(pc, PCASM));
+        EDGEFEM_PETSC(PCASMSetType(pc, PC_ASM_BASIC));
+        EDGEFEM_PETSC(PCASMSetOverlap(pc, 2));
+      } else {
+        EDGEFEM_PETSC(PCSetType(pc, PCBJACOBI));
+      }
       set_default("-sub_pc_type", "icc");
       set_default("-sub_pc_factor_levels", "4");
       set_default("-sub_pc_factor_mat_ordering_type", "rcm");
@@ -102,6 +111,7 @@ std::string default_preconditioner_name(const SolverSpec& spec, const LinearSyst
   switch (chosen_preconditioner(spec, kind)) {
     case SolverSpec::Preconditioner::direct: return "Cholesky (MUMPS)";
     case SolverSpec::Preconditioner::block_jacobi: return "block Jacobi/ICC(4)";
+    case SolverSpec::Preconditioner::schwarz: return "additive Schwarz/ICC(4)";
     case SolverSpec::Preconditioner::hypre: return "hypre BoomerAMG";
     default: return spec.aggregation == SolverSpec::Aggregation::unsmoothed ? "GAMG (unsmoothed aggregation)" : "GAMG";
   }

@@ -184,7 +184,8 @@ TEST_F(JobTest, SolverStrategyKeys) {
   expect_error(head + "solver:\n  newton: {predictor: secant}\n", 4,
                {"solver.newton.predictor: expected one of: extrapolate, none, got 'secant'"});
   expect_error(head + "solver:\n  linear: {preconditioner: amg}\n", 4,
-               {"solver.linear.preconditioner: expected one of: auto, gamg, hypre, direct, block-jacobi, got 'amg'"});
+               {"solver.linear.preconditioner: expected one of: auto, gamg, hypre, direct, block-jacobi, schwarz, "
+                "got 'amg'"});
   expect_error(head + "solver:\n  newton: {eta_max: 1.5}\n", 4, {"solver.newton.eta_max: expected a number in (0, 1)"});
   expect_error(head + "solver:\n  linear: {reuse: sometimes}\n", 4, {"solver.linear.reuse: expected true or false"});
   expect_error(head + "solver:\n  linear: {precond: gamg}\n", 4,
