@@ -657,7 +657,7 @@ int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mes
 int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Model model, PhaseClock& clock,
                 RunSummary& summary) {
   MPI_Comm comm = PETSC_COMM_WORLD;
-  const LinearSystemKind kind = linear_system_kind(mesh, model, true);
+  const LinearSystemKind kind = linear_system_kind(comm, mesh, model, true);
   if (job.dynamic->integrator == Integrator::position_based) {
     PbdSolver solver(comm, job, mesh, std::move(model), args.quiet);
     return run_dynamic_with(args, job, mesh, solver, kind, clock, summary);
@@ -818,7 +818,7 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
     clock.setup = clock.lap();  // the model; run_dynamic adds the solver's set-up, the restart and the output files
     return run_dynamic(args, job, mesh, std::move(model), clock, summary);
   }
-  const LinearSystemKind kind = linear_system_kind(mesh, model, false);
+  const LinearSystemKind kind = linear_system_kind(comm, mesh, model, false);
   StaticSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet, args.verbose);
   ResultWriter writer(comm, job.output_directory, mesh, solver.model());
   ReactionLog reactions(comm, job.output_directory, solver.model());

@@ -147,7 +147,7 @@ void time_linear_solve(MPI_Comm comm, const Job& job, const std::string& cli_pet
   PetscOwner<KSP, KSPDestroy> ksp;
   EDGEFEM_PETSC(KSPCreate(comm, ksp.address()));
   EDGEFEM_PETSC(KSPSetOperators(ksp, K, K));
-  const LinearSystemKind kind = linear_system_kind(mesh, model, job.analysis_type == AnalysisType::dynamics);
+  const LinearSystemKind kind = linear_system_kind(comm, mesh, model, job.analysis_type == AnalysisType::dynamics);
   configure_linear_solver(ksp, job, cli_petsc_options, kind);
   // The run's operator: a BAIJ copy for the Krylov method under multigrid (solver/block_operator.hpp).
   const std::optional<BlockOperator> block = block_operator_for(ksp, job.solver, K);

@@ -63,7 +63,7 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
                         },
                         prescribed_rows(model_)};
   newton_.emplace(comm_, job_, cli_petsc_options_, assembler_.matrix(), x_, std::move(problem),
-                  linear_system_kind(mesh_, model_, true), quiet_ || !iteration_lines);
+                  linear_system_kind(comm_, mesh_, model_, true), quiet_ || !iteration_lines);
 }
 
 DynamicSolver::~DynamicSolver() = default;

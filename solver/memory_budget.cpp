@@ -183,10 +183,14 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   const std::string options = job.petsc_options + " " + cli_petsc_options;
   const std::string user_pc = pc_type_option(options);
   const long long dofs = 3 * static_cast<long long>(mesh.n_global_vertices);
-  const bool dynamic_membrane = job.analysis_type == AnalysisType::dynamics && tets == 0;
+  const bool dynamic = job.analysis_type == AnalysisType::dynamics;
+  const bool dynamic_membrane = dynamic && tets == 0;
   P pc = job.solver.preconditioner;
   if (pc == P::automatic)
-    pc = dynamic_membrane ? P::schwarz : dofs > job.solver.direct_max_dofs ? P::gamg : P::direct;
+    pc = dynamic_membrane                        ? P::schwarz
+         : dofs > job.solver.direct_max_dofs     ? P::gamg
+         : dynamic && ranks > 1                  ? P::schwarz  // as newton.cpp's chosen_preconditioner
+                                                 : P::direct;
   bool amg = pc == P::gamg || pc == P::hypre;
   const bool local = pc == P::block_jacobi || pc == P::schwarz;
   double pc_other = local ? 300.0 * static_cast<double>(tets + triangles) : e.unsmoothed;

@@ -70,6 +70,8 @@ struct NewtonProblem {
 struct LinearSystemKind {
   long long global_dofs = 0;
   bool local_preconditioner = false;  ///< dynamic membranes: GAMG builds an indefinite preconditioner there
+  bool dynamic = false;               ///< a time step's matrix (mass term included): positive definite
+  int ranks = 1;
 };
 
 /// Human-readable name of the preconditioner the defaults choose (for the run header and docs).

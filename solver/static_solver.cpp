@@ -17,10 +17,12 @@ std::vector<PetscInt> prescribed_rows(const Model& model) {
   return rows;
 }
 
-LinearSystemKind linear_system_kind(const LocalMesh& mesh, const Model& model, bool dynamic) {
+LinearSystemKind linear_system_kind(MPI_Comm comm, const LocalMesh& mesh, const Model& model, bool dynamic) {
   LinearSystemKind kind;
   kind.global_dofs = 3 * static_cast<long long>(mesh.n_global_vertices);
   kind.local_preconditioner = dynamic && model.nodes_per_cell == 3;
+  kind.dynamic = dynamic;
+  MPI_Comm_size(comm, &kind.ranks);
   return kind;
 }
 
@@ -38,7 +40,7 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
   NewtonProblem problem{[this](Vec x, Vec r) { residual(x, r); }, [this](Vec x, Mat P) { jacobian(x, P); },
                         prescribed_rows(model_)};
   newton_.emplace(comm_, job_, cli_petsc_options, assembler_.matrix(), x_, std::move(problem),
-                  linear_system_kind(mesh_, model_, false), quiet_ || !iteration_lines);
+                  linear_system_kind(comm_, mesh_, model_, false), quiet_ || !iteration_lines);
   predictor_.emplace(x_);
 }
 

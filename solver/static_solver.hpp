@@ -39,7 +39,7 @@ struct StepReport {
 std::vector<PetscInt> prescribed_rows(const Model& model);
 
 /// The linear-system kind of a model's assembler (dofs, membrane or solid) for the solver defaults.
-LinearSystemKind linear_system_kind(const LocalMesh& mesh, const Model& model, bool dynamic);
+LinearSystemKind linear_system_kind(MPI_Comm comm, const LocalMesh& mesh, const Model& model, bool dynamic);
 
 class StaticSolver {
  public:
