@@ -19,31 +19,16 @@ struct Parts {
   const PetscInt* garray = nullptr;
 };
 
-bool is_type(Mat m, const char* type) {
-  PetscBool match = PETSC_FALSE;
-  EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(m), type, &match));
-  return match == PETSC_TRUE;
-}
-
-Parts aij_parts(Mat aij) {
+/// The parts of an AIJ (`blocks` false) or BAIJ matrix.
+Parts local_parts(Mat m, bool blocks) {
   Parts p;
-  if (is_type(aij, MATSEQAIJ)) {
-    p.mats[0] = aij;
-  } else {
-    EDGEFEM_PETSC(MatMPIAIJGetSeqAIJ(aij, &p.mats[0], &p.mats[1], &p.garray));
-    p.count = 2;
+  if (has_type(m, {blocks ? MATSEQBAIJ : MATSEQAIJ})) {
+    p.mats[0] = m;
+    return p;
   }
-  return p;
-}
-
-Parts baij_parts(Mat baij) {
-  Parts p;
-  if (is_type(baij, MATSEQBAIJ)) {
-    p.mats[0] = baij;
-  } else {
-    EDGEFEM_PETSC(MatMPIBAIJGetSeqBAIJ(baij, &p.mats[0], &p.mats[1], &p.garray));
-    p.count = 2;
-  }
+  if (blocks) EDGEFEM_PETSC(MatMPIBAIJGetSeqBAIJ(m, &p.mats[0], &p.mats[1], &p.garray));
+  else EDGEFEM_PETSC(MatMPIAIJGetSeqAIJ(m, &p.mats[0], &p.mats[1], &p.garray));
+  p.count = 2;
   return p;
 }
 
@@ -110,7 +95,7 @@ std::optional<BlockOperator> BlockOperator::create(Mat aij) {
   EDGEFEM_PETSC(MatGetBlockSize(aij, &bs));
   EDGEFEM_PETSC(MatGetLocalSize(aij, &n_local, nullptr));
   EDGEFEM_PETSC(MatGetOwnershipRangeColumn(aij, &column_begin, nullptr));
-  const Parts a = aij_parts(aij);
+  const Parts a = local_parts(aij, false);
   bool ok = bs == kBs && column_begin % kBs == 0;
   if (ok && a.count == 2) {
     PetscInt n_off_columns = 0;
@@ -151,7 +136,7 @@ std::optional<BlockOperator> BlockOperator::create(Mat aij) {
   op.bytes_ = bj.size() * (kBs * kBs * sizeof(PetscScalar) + sizeof(PetscInt)) + bi.size() * sizeof(PetscInt);
 
   // The BAIJ parts must list the blocks in the AIJ parts' order (update() copies by position).
-  const Parts b = baij_parts(op.baij_);
+  const Parts b = local_parts(op.baij_, true);
   ok = b.count == a.count;
   for (int p = 0; ok && p < a.count; ++p) {
     const Structure sa(a.mats[p], false), sb(b.mats[p], true);
@@ -171,8 +156,8 @@ std::optional<BlockOperator> BlockOperator::create(Mat aij) {
 }
 
 void BlockOperator::update(Mat aij) {
-  const Parts a = aij_parts(aij);
-  const Parts b = baij_parts(baij_);
+  const Parts a = local_parts(aij, false);
+  const Parts b = local_parts(baij_, true);
   for (int p = 0; p < a.count; ++p) {
     const Structure sa(a.mats[p], false), sb(b.mats[p], true);
     const PetscScalar* av = nullptr;

@@ -4,8 +4,8 @@
 #include <petscsys.h>
 #include <petscvec.h>
 
+#include <initializer_list>
 #include <span>
-
 #include <string>
 #include <utility>
 
@@ -29,6 +29,17 @@ inline void petsc_check(PetscErrorCode code, const char* what) {
   }
 }
 #define EDGEFEM_PETSC(call) ::edgefem::petsc_check((call), #call)
+
+/// True when the PETSc object `object` (a Mat, PC, KSP, ... handle) has one of `types` (MATSEQAIJ, PCGAMG, ...).
+template <class Handle>
+bool has_type(Handle object, std::initializer_list<const char*> types) {
+  for (const char* type : types) {
+    PetscBool match = PETSC_FALSE;
+    EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(object), type, &match));
+    if (match == PETSC_TRUE) return true;
+  }
+  return false;
+}
 
 /// Move-only owner of a PETSc object handle (Vec, Mat, KSP, SNES, IS, VecScatter, MatNullSpace).
 template <class Handle, PetscErrorCode (*Destroy)(Handle*)>

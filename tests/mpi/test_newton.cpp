@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/job.hpp"
@@ -150,16 +151,21 @@ TEST(Newton, PredictorIsExactForALinearMaterialUnderALinearRamp) {
         plain.reports[3].newton_iterations);
 }
 
+/// The GAMG cantilever (Newton rtol 1e-12) solved twice, with `solver.linear.<key>` true and false.
+std::pair<Solved, Solved> gamg_cantilever_with_and_without(const std::string& key) {
+  auto job = [&](bool on) {
+    const std::string keys = "  newton: {rtol: 1.0e-12, atol: 1.0e-14, max_it: 30}\n"
+                             "  linear: {preconditioner: gamg, " + key + ": " + (on ? "true" : "false") + "}\n";
+    return job_from_yaml("gamg_" + key + (on ? "_on" : "_off"), cantilever("stvk", keys));
+  };
+  Solved on = solve(job(true));
+  Solved off = solve(job(false));
+  return {std::move(on), std::move(off)};
+}
+
 TEST(Newton, ReusedPreconditionerGivesTheRebuiltSolution) {
   // GAMG kept across Newton iterations and load steps vs rebuilt at every iteration: the same converged state.
-  const std::string keys =
-      "  newton: {rtol: 1.0e-12, atol: 1.0e-14, max_it: 30}\n"
-      "  linear: {preconditioner: gamg, reuse: %s}\n";
-  char reuse[200], rebuild[200];
-  std::snprintf(reuse, sizeof reuse, keys.c_str(), "true");
-  std::snprintf(rebuild, sizeof rebuild, keys.c_str(), "false");
-  const Solved kept = solve(job_from_yaml("gamg_reuse", cantilever("stvk", reuse)));
-  const Solved fresh = solve(job_from_yaml("gamg_rebuild", cantilever("stvk", rebuild)));
+  const auto [kept, fresh] = gamg_cantilever_with_and_without("reuse");
   const double d = relative_difference(kept, fresh);
   if (world_rank() == 0)
     std::printf(
@@ -175,14 +181,7 @@ TEST(Newton, ReusedPreconditionerGivesTheRebuiltSolution) {
 TEST(Newton, BlockOperatorGivesTheAijSolution) {
   // CG and GAMG's finest smoothers multiplying with the BAIJ copy vs the AIJ matrix itself: the same converged
   // state, and the same Newton iterations (the products differ only in the order of the sums).
-  const std::string keys =
-      "  newton: {rtol: 1.0e-12, atol: 1.0e-14, max_it: 30}\n"
-      "  linear: {preconditioner: gamg, block_operator: %s}\n";
-  char with[200], without[200];
-  std::snprintf(with, sizeof with, keys.c_str(), "true");
-  std::snprintf(without, sizeof without, keys.c_str(), "false");
-  const Solved block = solve(job_from_yaml("baij", cantilever("stvk", with)));
-  const Solved aij = solve(job_from_yaml("aij", cantilever("stvk", without)));
+  const auto [block, aij] = gamg_cantilever_with_and_without("block_operator");
   const double d = relative_difference(block, aij);
   if (world_rank() == 0)
     std::printf("newton: BAIJ operator (%d Newton, %d KSP iterations) vs AIJ (%d, %d): max |dx| / max |u| = %.2e\n",
