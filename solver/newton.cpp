@@ -303,26 +303,30 @@ void NewtonDriver::prepare_preconditioner(Mat P) {
   excess_iterations_ = 0.0;
 }
 
+double forcing_term(const SolverSpec& spec, double last_norm, double previous_norm, double previous_eta,
+                    double target) {
+  double eta = spec.eta_max;
+  if (previous_norm > 0.0) {
+    constexpr double gamma = 0.9, alpha = 2.0;
+    eta = gamma * std::pow(last_norm / previous_norm, alpha);
+    const double safeguard = gamma * std::pow(previous_eta, alpha);
+    if (safeguard > 0.1) eta = std::max(eta, safeguard);
+    eta = std::min(eta, spec.eta_max);
+  }
+  // The last solve of a step, |R_k| within a few times the target, needs one or two digits, not eta_max's three:
+  // on the cantilever 285 -> 260 KSP iterations, the same solution.
+  constexpr double loosest = 0.5;
+  if (last_norm > 0.0) eta = std::max(eta, std::min(loosest, 0.1 * target / last_norm));
+  return std::max(eta, spec.linear_rtol);
+}
+
 void NewtonDriver::apply_forcing() {
   if (petsc_forcing_) return;
   double eta = spec_.linear_rtol;
   if (spec_.forcing == SolverSpec::Forcing::eisenstat_walker) {
     PetscInt it = 0;
     EDGEFEM_PETSC(SNESGetIterationNumber(snes_, &it));
-    if (it == 0 || previous_norm_ <= 0.0) {
-      eta = spec_.eta_max;
-    } else {
-      // Eisenstat-Walker choice 2 with its safeguard.
-      constexpr double gamma = 0.9, alpha = 2.0;
-      eta = gamma * std::pow(last_norm_ / previous_norm_, alpha);
-      const double safeguard = gamma * std::pow(eta_, alpha);
-      if (safeguard > 0.1) eta = std::max(eta, safeguard);
-      eta = std::min(eta, spec_.eta_max);
-    }
-    // Never solve tighter than the Newton target needs: the linear part of the next residual is eta |R|, so
-    // eta = 0.1 target / |R| already leaves it a tenth of the target.
-    if (last_norm_ > 0.0) eta = std::max(eta, std::min(spec_.eta_max, 0.1 * target() / last_norm_));
-    eta = std::max(eta, spec_.linear_rtol);
+    eta = forcing_term(spec_, last_norm_, it == 0 ? 0.0 : previous_norm_, eta_, target());
   }
   eta_ = eta;
   EDGEFEM_PETSC(KSPSetTolerances(ksp(), eta, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));

@@ -82,6 +82,15 @@ std::string default_preconditioner_name(const SolverSpec& spec, const LinearSyst
 void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
                              const LinearSystemKind& kind);
 
+/// The linear tolerance of a Newton iteration under `forcing: eisenstat-walker` (docs/solver.md "Inexact
+/// Newton"): `eta_max` at the first iteration (`previous_norm` <= 0), else Eisenstat and Walker's choice 2,
+/// 0.9 (|R_k| / |R_k-1|)^2, with their safeguard 0.9 eta_{k-1}^2 when that exceeds 0.1, at most `eta_max`; then
+/// never tighter than the Newton target needs (0.1 target / |R_k|, up to 0.5: eta |R_k| is the linear part of the
+/// next residual, so that leaves it a tenth of the target, and such a last solve may be looser than `eta_max`)
+/// nor than `solver.linear.rtol`.
+double forcing_term(const SolverSpec& spec, double last_norm, double previous_norm, double previous_eta,
+                    double target);
+
 /// The BAIJ copy of `matrix` the Krylov method multiplies with when `ksp` (configured) has a multigrid
 /// preconditioner and `spec.block_operator` is on (solver/block_operator.hpp); std::nullopt otherwise. Collective.
 std::optional<BlockOperator> block_operator_for(KSP ksp, const SolverSpec& spec, Mat matrix);

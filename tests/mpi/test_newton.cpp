@@ -124,6 +124,27 @@ TEST(Newton, ExtrapolatorIsExactForQuadraticPaths) {
   }
 }
 
+TEST(Newton, ForcingTermIsEisenstatWalkerBoundedByTheTarget) {
+  SolverSpec spec;  // eta_max 1e-3, linear rtol 1e-8
+  ASSERT_DOUBLE_EQ(spec.eta_max, 1e-3);
+  ASSERT_DOUBLE_EQ(spec.linear_rtol, 1e-8);
+  const double target = 1e-10;
+  // First iteration: eta_max.
+  EXPECT_DOUBLE_EQ(forcing_term(spec, 1.0, 0.0, 0.0, target), 1e-3);
+  // Choice 2: 0.9 (1e-4 / 1e-2)^2 = 9e-5; the safeguard 0.9 (1e-3)^2 is below 0.1 and does not apply.
+  EXPECT_NEAR(forcing_term(spec, 1e-4, 1e-2, 1e-3, target), 9e-5, 1e-18);
+  // A slow decrease: 0.9 (0.5)^2 = 0.225, capped at eta_max.
+  EXPECT_DOUBLE_EQ(forcing_term(spec, 0.5, 1.0, 1e-3, target), 1e-3);
+  // Fast convergence far from the target: choice 2's 0.9 (1e-6 / 1e-1)^2 = 9e-11 is raised to linear rtol.
+  EXPECT_DOUBLE_EQ(forcing_term(spec, 1e-6, 1e-1, 1e-3, 1e-20), 1e-8);
+  // Near the target the last solve needs 0.1 target / |R|, looser than eta_max: 0.1 * 1e-10 / 2e-10 = 0.05.
+  EXPECT_NEAR(forcing_term(spec, 2e-10, 1e-6, 1e-3, target), 0.05, 1e-15);
+  // ... but never looser than 0.5 (|R| already at the target).
+  EXPECT_DOUBLE_EQ(forcing_term(spec, 1e-11, 1e-6, 1e-3, target), 0.5);
+  // Between: 0.1 * 1e-10 / 1e-7 = 1e-4 beats choice 2's 0.9 (1e-7 / 1e-3)^2 = 9e-9.
+  EXPECT_NEAR(forcing_term(spec, 1e-7, 1e-3, 1e-3, target), 1e-4, 1e-16);
+}
+
 TEST(Newton, PredictorIsExactForALinearMaterialUnderALinearRamp) {
   // A linear material, gravity ramped over 4 load steps: from the second step on the extrapolated state is the
   // solution (to step 1's tolerance), so Newton needs at most one iteration; from the last converged state it
