@@ -187,6 +187,7 @@ NewtonDriver::NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli
   EDGEFEM_PETSC(SNESGetKSP(snes_, &ksp));
   configure_linear_solver(ksp, job, cli_petsc_options, kind);
   EDGEFEM_PETSC(SNESSetFromOptions(snes_));
+  EDGEFEM_PETSC(KSPGetTolerances(ksp, nullptr, nullptr, nullptr, &max_it_));
   operator_ = block_operator_for(ksp, spec_, matrix);
   if (operator_) EDGEFEM_PETSC(SNESSetJacobian(snes_, operator_->matrix(), matrix, &NewtonDriver::form_jacobian, this));
   own_lag_ = !option_given("-snes_lag_preconditioner");
@@ -284,6 +285,8 @@ void NewtonDriver::prepare_preconditioner(Mat P) {
   }
   const bool rebuild = !pc_ready_ || force_rebuild_ || !spec_.reuse_preconditioner ||
                        excess_iterations_ > spec_.rebuild_ratio * setup_cost_in_iterations();
+  if (at_start_) start_reused_ = !rebuild;
+  at_start_ = false;
   // SNES applies this lag right after the Jacobian callback: -2 = rebuild now, -1 = keep.
   EDGEFEM_PETSC(SNESSetLagPreconditioner(snes_, rebuild ? -2 : -1));
   KSP k = ksp();
@@ -329,7 +332,14 @@ void NewtonDriver::apply_forcing() {
     eta = forcing_term(spec_, last_norm_, it == 0 ? 0.0 : previous_norm_, eta_, target());
   }
   eta_ = eta;
-  EDGEFEM_PETSC(KSPSetTolerances(ksp(), eta, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));
+  EDGEFEM_PETSC(KSPSetTolerances(ksp(), eta, PETSC_DEFAULT, PETSC_DEFAULT, iteration_limit(eta)));
+}
+
+PetscInt NewtonDriver::iteration_limit(double rtol) const {
+  if (!reused_in_solve_ || fresh_rate_ <= 0.0) return max_it_;
+  const double decades = std::max(1.0, -std::log10(std::max(rtol, 1e-300)));
+  const double limit = 2.0 * (fresh_rate_ * decades + setup_cost_in_iterations());
+  return std::min(max_it_, static_cast<PetscInt>(std::ceil(std::max(limit, 10.0))));
 }
 
 void NewtonDriver::record_linear_solve() {
@@ -530,6 +540,13 @@ NewtonResult NewtonDriver::solve(Vec x, const std::string& label, double referen
   floor_ = 0.0;
   iteration_start_ = t0;
   restore_cg();
+  if (fresh_starts_ > 0) {
+    --fresh_starts_;
+    force_rebuild_ = true;
+  }
+  at_start_ = true;
+  start_reused_ = false;
+  bool start_failed = false;
   NewtonResult result;
   // A linear solve that fails with a reused preconditioner is redone from the same iterate with a new one (and
   // CG on an indefinite system once with GMRES): SNES is called again, with what is left of max_it.
@@ -562,6 +579,11 @@ NewtonResult NewtonDriver::solve(Vec x, const std::string& label, double referen
                                     label_.c_str(), KSPConvergedReasons[kreason]));
         force_rebuild_ = true;
         ++stats_.pc_recoveries;
+        if (total == 0 && start_reused_) {
+          start_failed = true;
+          fresh_start_run_ = std::min(64, std::max(1, 2 * fresh_start_run_));
+          fresh_starts_ = fresh_start_run_;
+        }
         continue;
       }
       if (total < max_it && switch_to_gmres_if_indefinite()) continue;
@@ -572,6 +594,7 @@ NewtonResult NewtonDriver::solve(Vec x, const std::string& label, double referen
     force_rebuild_ = true;  // a failed step may have left a preconditioner of a state far from the next
     break;
   }
+  if (start_reused_ && !start_failed) fresh_start_run_ = 0;  // the kept preconditioner served this start
   EDGEFEM_PETSC(SNESSetTolerances(snes_, atol, rtol, stol, max_it, max_f));
   EDGEFEM_PETSC(PetscLogStagePop());
   stats_.seconds += wall() - t0;
@@ -594,8 +617,11 @@ NewtonResult NewtonDriver::solve_linear(Vec b, Vec y, const std::string& label, 
   NewtonResult result;
   if (operator_) operator_->update(matrix_);
   EDGEFEM_PETSC(PetscLogStagePush(stage_solve_));
+  PetscReal rtol_linear = 0.0;
+  EDGEFEM_PETSC(KSPGetTolerances(k, &rtol_linear, nullptr, nullptr, nullptr));
   for (int attempt = 0;; ++attempt) {
     prepare_preconditioner(matrix_);
+    EDGEFEM_PETSC(KSPSetTolerances(k, rtol_linear, PETSC_DEFAULT, PETSC_DEFAULT, iteration_limit(rtol_linear)));
     EDGEFEM_PETSC(KSPSolve(k, b, y));
     if (!problem_.identity_rows.empty()) {  // the identity rows' solution is b's, exactly
       VecArray ya(y, false), ba(b, true);

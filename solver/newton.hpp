@@ -5,7 +5,8 @@
 /// It owns the solution strategy (docs/solver.md; job keys `solver.newton` and `solver.linear`):
 ///  - inexact Newton: Eisenstat–Walker forcing terms (PETSc's, with our bounds) or a fixed KSP tolerance;
 ///  - preconditioner reuse: the preconditioner is kept across Newton iterations, load and time steps, and rebuilt
-///    when the extra KSP time it costs exceeds a fraction of a set-up, when a solve fails with it, or on request;
+///    when the extra KSP time it costs exceeds a fraction of a set-up, when a solve fails with it (a solve with a
+///    kept one stops at twice the cost of a new one), or on request;
 ///  - a step rule (full step with a critical-point fallback by default);
 ///  - convergence: |R| <= max(atol, rtol |R_ref|, the round-off floor |J d|, d twice the rms rounding of the positions),
 ///    or stagnation (|R| falling by less than half) within ten times that floor, or a relative step below 1e-14
@@ -114,8 +115,13 @@ class NewtonDriver {
   NewtonResult solve_linear(Vec b, Vec y, const std::string& label, double rtol = -1.0);
   /// |R(x)| (one residual evaluation). Collective.
   double residual_norm(Vec x);
-  /// The next Jacobian gets a new preconditioner.
-  void rebuild_preconditioner() { force_rebuild_ = true; }
+  /// The next Jacobian gets a new preconditioner, and the driver forgets the runs of new ones at solve starts (a
+  /// run restarted from a checkpoint starts without them: both then repeat the same arithmetic).
+  void rebuild_preconditioner() {
+    force_rebuild_ = true;
+    fresh_starts_ = 0;
+    fresh_start_run_ = 0;
+  }
 
   [[nodiscard]] const NewtonStats& stats() const { return stats_; }
   [[nodiscard]] SNES snes() const { return snes_; }
@@ -140,6 +146,10 @@ class NewtonDriver {
   [[nodiscard]] double target() const { return std::max({atol_, rtol_ * std::max(reference_norm_, 0.0), floor_}); }
   /// The KSP tolerance of the coming linear solve (the forcing term).
   void apply_forcing();
+  /// The coming solve's KSP iteration limit: with a reused preconditioner twice what a new one would cost (its
+  /// fresh rate for `rtol`'s decades plus a set-up), so a solve the old preconditioner no longer suits stops early
+  /// and is redone with a new one (at most twice the cost of having rebuilt at once); else the KSP's own limit.
+  [[nodiscard]] PetscInt iteration_limit(double rtol) const;
   /// After a linear solve: count its iterations, learn the fresh preconditioner's rate.
   void record_linear_solve();
   /// |J d| with d_i = 2 eps |x_i| / sqrt(12) (signs pseudo-random): twice the rms residual of rounding the positions
@@ -167,12 +177,20 @@ class NewtonDriver {
   bool own_lag_ = true;         ///< false when -snes_lag_preconditioner is given (PETSc's lag then rules)
   bool petsc_forcing_ = false;  ///< -snes_ksp_ew given: PETSc's Eisenstat-Walker instead of ours
   double eta_ = 0.0;            ///< the last forcing term
+  PetscInt max_it_ = 10000;     ///< the KSP's own iteration limit (PETSc's default or -ksp_max_it)
   // Preconditioner reuse.
   bool pc_ready_ = false, force_rebuild_ = true, rebuilt_now_ = false, reused_in_solve_ = false;
   bool gmres_fallback_ = false;     ///< this solve switched CG to GMRES
   int indefinite_solves_ = 0;       ///< solves in which CG met an indefinite system
   double fresh_rate_ = -1.0;        ///< KSP iterations per decade of residual reduction right after a set-up
   double excess_iterations_ = 0.0;  ///< the last solve's KSP iterations beyond the fresh rate's
+  // A preconditioner kept from the last step that failed at the next step's first iteration (hanging cloth: the
+  // tangent changes fast between time steps) is rebuilt at the start of the following solves, for a run of them
+  // that doubles each time the old one fails again at a start (and is forgotten when it serves a start).
+  int fresh_starts_ = 0;          ///< solves still to start with a new preconditioner
+  int fresh_start_run_ = 0;       ///< the length of the last run of them
+  bool at_start_ = false;         ///< the coming linear solve is the solve's first
+  bool start_reused_ = false;     ///< the solve's first linear solve reused the preconditioner
   // The current solve.
   std::string label_;
   double reference_norm_ = 0.0, floor_ = 0.0, last_norm_ = 0.0, previous_norm_ = 0.0, atol_ = 0.0, rtol_ = 0.0;
