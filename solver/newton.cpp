@@ -648,6 +648,8 @@ NewtonResult NewtonDriver::solve_linear(Vec b, Vec y, const std::string& label, 
   }
   EDGEFEM_PETSC(PetscLogStagePop());
   EDGEFEM_PETSC(KSPSetInitialGuessNonzero(k, PETSC_FALSE));
+  // The limit was this solve's (the Newton iterations set their own, unless -snes_ksp_ew leaves them PETSc's).
+  EDGEFEM_PETSC(KSPSetTolerances(k, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, max_it_));
   ++stats_.newton_iterations;
   stats_.seconds += wall() - t0;
   result.stats = stats_ - before;
