@@ -4,13 +4,14 @@
 # partition, set-up, solve, output) and prints a Markdown table with Newton and KSP iterations, preconditioner
 # set-ups and the wall times. Needs gmsh for the 136k-tet cantilever mesh (./setup.sh --with-gmsh installs it).
 #   scripts/bench_solve.sh [--base REF] [--runs N] [--cases a,b,...] [--big]
-# Cases: cantilever (136,565 tets, 1 and 2 ranks), twist, column, swinging_beam, hanging_cloth (1 and 2 ranks);
+# Cases: cantilever (136,565 tets, 1 and 2 ranks), twist, column, swinging_beam, pulled_beam, hanging_cloth (1 and
+# 2 ranks);
 # --big adds the 1.2M-tet box of jobs/bench/box_stvk.yaml (one run each, 2 ranks; the base takes many minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base_ref=6d2a40c
 runs=3
-cases=cantilever,twist,column,swinging_beam,hanging_cloth
+cases=cantilever,twist,column,swinging_beam,pulled_beam,hanging_cloth
 big=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -91,7 +92,7 @@ for c in "${selected[@]}"; do
   case "$c" in
     cantilever) for p in 1 2; do bench_case cantilever jobs/bench/cantilever_gravity.yaml "$p" "$runs"; done ;;
     twist|column) bench_case "$c" "jobs/examples/$c.yaml" 1 "$runs" ;;
-    swinging_beam|hanging_cloth) for p in 1 2; do bench_case "$c" "jobs/examples/$c.yaml" "$p" "$runs"; done ;;
+    swinging_beam|pulled_beam|hanging_cloth) for p in 1 2; do bench_case "$c" "jobs/examples/$c.yaml" "$p" "$runs"; done ;;
     *) echo "bench_solve: unknown case '$c'" >&2; exit 2 ;;
   esac
 done

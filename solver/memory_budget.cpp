@@ -189,7 +189,7 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   if (pc == P::automatic)
     pc = dynamic_membrane                        ? P::schwarz
          : dofs > job.solver.direct_max_dofs     ? P::gamg
-         : dynamic && ranks > 1                  ? P::schwarz  // as newton.cpp's chosen_preconditioner
+         : dynamic && ranks > 1                  ? P::gamg  // as newton.cpp's chosen_preconditioner
                                                  : P::direct;
   bool amg = pc == P::gamg || pc == P::hypre;
   const bool local = pc == P::block_jacobi || pc == P::schwarz;
