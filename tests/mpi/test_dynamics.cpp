@@ -1,5 +1,6 @@
 // Implicit dynamics (solver/dynamic_solver), part 1: closed-form and discrete-exact answers (free fall), energy
-// conservation and dissipation, Rayleigh damping rates. Run under mpiexec with 1, 2 and 3 ranks (CTest:
+// conservation and dissipation, Rayleigh damping rates, and the Newton driver's limit on a solve with a kept
+// preconditioner (hanging cloth). Run under mpiexec with 1, 2 and 3 ranks (CTest:
 // mpi.dynamics.npN); every assertion holds on every rank. The measured values are printed by rank 0 (one line per
 // check, prefixed "dynamics:"). Serial == distributed and restarts: test_dynamics_restart.cpp.
 #include <gtest/gtest.h>
@@ -345,7 +346,6 @@ TEST(Dynamics, StiffnessProportionalDampingMatchesBetaOmegaOverTwo) {
   EXPECT_LT(worst_pair, 0.05);
 }
 
-
 // ---------------------------------------------------------------------------------------------------------
 // 4. The Newton driver's limit on a solve with a kept preconditioner (solver/newton.hpp, iteration_limit).
 
@@ -394,5 +394,6 @@ TEST(Dynamics, KeptPreconditionerThatNoLongerSuitsIsRebuiltNotWaitedFor) {
   EXPECT_LT(setups, newton / 2);
   EXPECT_LT(d, 1e-7);
 }
+
 }  // namespace
 }  // namespace edgefem
