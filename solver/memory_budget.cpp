@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "partition/collective.hpp"
+#include "solver/newton.hpp"
 
 namespace edgefem {
 namespace {
@@ -176,21 +177,18 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   const RankEstimate e = estimate_rank_bytes(tets, triangles, mesh.n_local(), ranks, kind, frames);
 
   // Which preconditioner the estimate is for (Newton only). An AMG when the job or `-pc_type` names one, or the
-  // automatic choice is one (not a direct factorization of a small system, not block Jacobi for dynamic
-  // membranes). Block Jacobi's and additive Schwarz's ILU(0) copy the local matrix (~300 bytes per cell); point
+  // automatic choice (newton.hpp's chosen_preconditioner) is one (not a direct factorization of a small static
+  // system or of a small time step on one rank, not additive Schwarz for dynamic membranes). Block Jacobi's and additive Schwarz's ILU(0) copy the local matrix (~300 bytes per cell); point
   // Jacobi, SOR and none hold a few vectors; a direct factorization (small systems only) is counted as unsmoothed aggregation.
   using P = SolverSpec::Preconditioner;
   const std::string options = job.petsc_options + " " + cli_petsc_options;
   const std::string user_pc = pc_type_option(options);
-  const long long dofs = 3 * static_cast<long long>(mesh.n_global_vertices);
-  const bool dynamic = job.analysis_type == AnalysisType::dynamics;
-  const bool dynamic_membrane = dynamic && tets == 0;
-  P pc = job.solver.preconditioner;
-  if (pc == P::automatic)
-    pc = dynamic_membrane                        ? P::schwarz
-         : dofs > job.solver.direct_max_dofs     ? P::gamg
-         : dynamic && ranks > 1                  ? P::gamg  // as newton.cpp's chosen_preconditioner
-                                                 : P::direct;
+  LinearSystemKind system;  // as linear_system_kind() will describe it
+  system.global_dofs = 3 * static_cast<long long>(mesh.n_global_vertices);
+  system.dynamic = job.analysis_type == AnalysisType::dynamics;
+  system.local_preconditioner = system.dynamic && tets == 0;
+  system.ranks = ranks;
+  const P pc = chosen_preconditioner(job.solver, system);
   bool amg = pc == P::gamg || pc == P::hypre;
   const bool local = pc == P::block_jacobi || pc == P::schwarz;
   double pc_other = local ? 300.0 * static_cast<double>(tets + triangles) : e.unsmoothed;

@@ -22,23 +22,15 @@ double pseudo_sign(std::uint64_t i) {
   return (z & 1U) ? 1.0 : -1.0;
 }
 
+/// Decades of residual reduction a linear tolerance asks for (at least one): rates per decade compare solves.
+double decades(double rtol) { return std::max(1.0, -std::log10(std::max(rtol, 1e-300))); }
+
 bool option_given(const char* name) {
   PetscBool given = PETSC_FALSE;
   EDGEFEM_PETSC(PetscOptionsHasName(nullptr, nullptr, name, &given));
   return given == PETSC_TRUE;
 }
 
-SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const LinearSystemKind& kind) {
-  using P = SolverSpec::Preconditioner;
-  if (spec.preconditioner != P::automatic) return spec.preconditioner;
-  if (kind.local_preconditioner) return P::schwarz;
-  if (kind.global_dofs > spec.direct_max_dofs) return P::gamg;
-  // A small time-step matrix on several ranks: GAMG, as for large solids. MUMPS's parallel triangular solves cost
-  // more than GAMG's iterations (swinging beam, 2 ranks: 0.0130 vs 0.0075 s per step), and one-level Schwarz/ICC(4)
-  // needs some 250 CG iterations per solve when the stiffness term outweighs the mass term (pulled beam, linearized
-  // Euler with stiffness damping: 0.0554 vs 0.0070 s per step).
-  return kind.dynamic && kind.ranks > 1 ? P::gamg : P::direct;
-}
 
 /// A small time-step matrix on one rank: PETSc's own Cholesky in reverse Cuthill-McKee order, whose solves cost
 /// less than MUMPS's on a few thousand unknowns (swinging beam: 0.0119 -> 0.0076 s per step). Elsewhere MUMPS: its
@@ -55,6 +47,18 @@ bool multigrid(KSP ksp) {
 }
 
 }  // namespace
+
+SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const LinearSystemKind& kind) {
+  using P = SolverSpec::Preconditioner;
+  if (spec.preconditioner != P::automatic) return spec.preconditioner;
+  if (kind.local_preconditioner) return P::schwarz;
+  if (kind.global_dofs > spec.direct_max_dofs) return P::gamg;
+  // A small time-step matrix on several ranks: GAMG, as for large solids. MUMPS's parallel triangular solves cost
+  // more than GAMG's iterations (swinging beam, 2 ranks: 0.0130 vs 0.0075 s per step), and one-level Schwarz/ICC(4)
+  // needs some 250 CG iterations per solve when the stiffness term outweighs the mass term (pulled beam, linearized
+  // Euler with stiffness damping: 0.0554 vs 0.0070 s per step).
+  return kind.dynamic && kind.ranks > 1 ? P::gamg : P::direct;
+}
 
 void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
                              const LinearSystemKind& kind) {
@@ -339,8 +343,7 @@ void NewtonDriver::apply_forcing() {
 
 PetscInt NewtonDriver::iteration_limit(double rtol) const {
   if (!reused_in_solve_ || fresh_rate_ <= 0.0) return max_it_;
-  const double decades = std::max(1.0, -std::log10(std::max(rtol, 1e-300)));
-  const double limit = 2.0 * (fresh_rate_ * decades + setup_cost_in_iterations());
+  const double limit = 2.0 * (fresh_rate_ * decades(rtol) + setup_cost_in_iterations());
   return std::min(max_it_, static_cast<PetscInt>(std::ceil(std::max(limit, 10.0))));
 }
 
@@ -353,14 +356,14 @@ void NewtonDriver::record_linear_solve() {
   stats_.ksp_iterations += static_cast<int>(its);
   if (!own_lag_) return;
   // Iterations per decade of residual reduction: comparable across the forcing terms' tolerances.
-  const double decades = std::max(1.0, -std::log10(std::max(rtol, 1e-300)));
-  const double rate = static_cast<double>(its) / decades;
+  const double solve_decades = decades(rtol);
+  const double rate = static_cast<double>(its) / solve_decades;
   if (fresh_rate_ < 0.0) {
     fresh_rate_ = rate;
     excess_iterations_ = 0.0;
     return;
   }
-  excess_iterations_ = std::max(0.0, rate - fresh_rate_) * decades;
+  excess_iterations_ = std::max(0.0, rate - fresh_rate_) * solve_decades;
 }
 
 PetscErrorCode NewtonDriver::monitor(SNES snes, PetscInt it, PetscReal norm, void* ctx) {

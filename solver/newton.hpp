@@ -75,6 +75,9 @@ struct LinearSystemKind {
   int ranks = 1;
 };
 
+/// The preconditioner `solver.linear.preconditioner` means for `kind` (`auto` resolved; docs/solver.md's table).
+SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const LinearSystemKind& kind);
+
 /// Human-readable name of the preconditioner the defaults choose (for the run header and docs).
 std::string default_preconditioner_name(const SolverSpec& spec, const LinearSystemKind& kind);
 
