@@ -528,10 +528,20 @@ void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, Solver& solve
               last_energy.total(), max_drift);
 }
 
+/// The preconditioner a solver's summary names: the Newton solvers' own (a `-pc_type` given shows); the
+/// position-based solver has none.
+template <class Solver>
+std::string preconditioner_name(const Solver& solver) {
+  if constexpr (requires { solver.preconditioner_name(); })
+    return solver.preconditioner_name();
+  else
+    return "none: no linear solves";
+}
+
 /// The time loop of either dynamic solver (DynamicSolver, PbdSolver: the same state, output and checkpoints).
 template <class Solver>
 int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mesh, Solver& solver,
-                     LinearSystemKind kind, PhaseClock& clock, RunSummary& summary) {
+                     PhaseClock& clock, RunSummary& summary) {
   namespace fs = std::filesystem;
   MPI_Comm comm = PETSC_COMM_WORLD;
   const DynamicSpec& spec = *job.dynamic;
@@ -568,7 +578,7 @@ int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mes
   const long long first_step = solver.step();
   bool completed = false;         // (a failed run's cut steps are not known)
   const AtScopeExit record{[&] {  // summary.json: also what a failed run did
-    record_solve(summary, solver.stats(), default_preconditioner_name(job.solver, kind), output_seconds);
+    record_solve(summary, solver.stats(), preconditioner_name(solver), output_seconds);
     const long long steps = solver.step() - first_step;
     long long cut = 0;
     for (const auto& r : reports) cut += r.substeps > 1;
@@ -637,7 +647,7 @@ int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mes
   }
 
   print_dynamic_summary(comm, spec, solver, reports, first_energy, start, clock, output_seconds);
-  print_solver_summary(comm, solver.stats(), default_preconditioner_name(job.solver, kind));
+  print_solver_summary(comm, solver.stats(), preconditioner_name(solver));
   summary.largest_displacement = print_state_summary(comm, mesh, solver.local_positions());
   summary.output = writer.pvd_path();
   if (!reports.empty()) print_reactions(comm, job, reactions);  // (the reactions of a restart state: reactions.csv)
@@ -657,13 +667,12 @@ int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mes
 int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Model model, PhaseClock& clock,
                 RunSummary& summary) {
   MPI_Comm comm = PETSC_COMM_WORLD;
-  const LinearSystemKind kind = linear_system_kind(comm, mesh, model, true);
   if (job.dynamic->integrator == Integrator::position_based) {
     PbdSolver solver(comm, job, mesh, std::move(model), args.quiet);
-    return run_dynamic_with(args, job, mesh, solver, kind, clock, summary);
+    return run_dynamic_with(args, job, mesh, solver, clock, summary);
   }
   DynamicSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet, args.verbose);
-  return run_dynamic_with(args, job, mesh, solver, kind, clock, summary);
+  return run_dynamic_with(args, job, mesh, solver, clock, summary);
 }
 
 /// A static run of the frame-based model (`discretization: {type: frames}`, solver/frames_solver.hpp): the skinned
@@ -818,7 +827,6 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
     clock.setup = clock.lap();  // the model; run_dynamic adds the solver's set-up, the restart and the output files
     return run_dynamic(args, job, mesh, std::move(model), clock, summary);
   }
-  const LinearSystemKind kind = linear_system_kind(comm, mesh, model, false);
   StaticSolver solver(comm, job, mesh, std::move(model), args.petsc_options, args.quiet, args.verbose);
   ResultWriter writer(comm, job.output_directory, mesh, solver.model());
   ReactionLog reactions(comm, job.output_directory, solver.model());
@@ -829,7 +837,7 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
   int steps_done = 0;
   double load_factor_done = 0.0;
   const AtScopeExit record{[&] {  // summary.json: also what a failed run did
-    record_solve(summary, solver.stats(), default_preconditioner_name(job.solver, kind), output_seconds);
+    record_solve(summary, solver.stats(), solver.preconditioner_name(), output_seconds);
     summary.analysis = {{"load_steps", std::to_string(job.steps)},
                         {"steps", std::to_string(steps_done)},
                         {"load_factor", json_number(load_factor_done)}};
@@ -869,7 +877,7 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
               "output %.3f s\n",
               reports.size(), newton, ksp, total, clock.read, clock.partition, clock.distribute, clock.setup,
               solve_seconds, output_seconds);
-  print_solver_summary(comm, solver.stats(), default_preconditioner_name(job.solver, kind));
+  print_solver_summary(comm, solver.stats(), solver.preconditioner_name());
   summary.largest_displacement = print_state_summary(comm, mesh, solver.local_positions());
   summary.output = writer.pvd_path();
   print_reactions(comm, job, reactions);

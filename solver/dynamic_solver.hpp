@@ -111,6 +111,8 @@ class DynamicSolver {
   [[nodiscard]] const Model& model() const { return model_; }
   /// Counts and times of all solves so far (initial state included).
   [[nodiscard]] const NewtonStats& stats() const { return newton_->stats(); }
+  /// The preconditioner of the time steps' linear solves (NewtonDriver::preconditioner_name).
+  [[nodiscard]] std::string preconditioner_name() const { return newton_->preconditioner_name(); }
 
  private:
   enum class Phase { static_initial, dynamic };

@@ -130,6 +130,22 @@ std::optional<BlockOperator> block_operator_for(KSP ksp, const SolverSpec& spec,
   return BlockOperator::create(matrix);
 }
 
+namespace {
+
+/// The PETSc type configure_linear_solver() gives `chosen`.
+std::string petsc_type_of(SolverSpec::Preconditioner chosen) {
+  using P = SolverSpec::Preconditioner;
+  switch (chosen) {
+    case P::direct: return PCCHOLESKY;
+    case P::block_jacobi: return PCBJACOBI;
+    case P::schwarz: return PCASM;
+    case P::hypre: return PCHYPRE;
+    default: return PCGAMG;
+  }
+}
+
+}  // namespace
+
 std::string default_preconditioner_name(const SolverSpec& spec, const LinearSystemKind& kind) {
   switch (chosen_preconditioner(spec, kind)) {
     case SolverSpec::Preconditioner::direct: return own_cholesky(spec, kind) ? "Cholesky (PETSc, RCM)" : "Cholesky (MUMPS)";
@@ -199,6 +215,8 @@ NewtonDriver::NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli
   EDGEFEM_PETSC(SNESGetKSP(snes_, &ksp));
   configure_linear_solver(ksp, job, cli_petsc_options, kind);
   EDGEFEM_PETSC(SNESSetFromOptions(snes_));
+  default_pc_name_ = default_preconditioner_name(spec_, kind);
+  default_pc_type_ = petsc_type_of(chosen_preconditioner(spec_, kind));
   EDGEFEM_PETSC(KSPGetTolerances(ksp, nullptr, nullptr, nullptr, &max_it_));
   operator_ = block_operator_for(ksp, spec_, matrix);
   if (operator_) EDGEFEM_PETSC(SNESSetJacobian(snes_, operator_->matrix(), matrix, &NewtonDriver::form_jacobian, this));
@@ -215,6 +233,15 @@ NewtonDriver::NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli
 }
 
 NewtonDriver::~NewtonDriver() = default;
+
+std::string NewtonDriver::preconditioner_name() const {
+  PC pc = nullptr;
+  EDGEFEM_PETSC(KSPGetPC(ksp(), &pc));
+  PCType type = nullptr;
+  EDGEFEM_PETSC(PCGetType(pc, &type));
+  if (type == nullptr || default_pc_type_ == type) return default_pc_name_;
+  return std::string(type) + " (-pc_type)";
+}
 
 KSP NewtonDriver::ksp() const {
   KSP ksp = nullptr;

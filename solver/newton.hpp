@@ -129,6 +129,10 @@ class NewtonDriver {
   [[nodiscard]] const NewtonStats& stats() const { return stats_; }
   [[nodiscard]] SNES snes() const { return snes_; }
   [[nodiscard]] KSP ksp() const;
+  /// The preconditioner the linear solves use, for the run's summary: default_preconditioner_name()'s when the KSP
+  /// has the type the defaults chose, else PETSc's name of the type a `-pc_type` in the job or on the command line
+  /// gave (e.g. "ml (-pc_type)").
+  [[nodiscard]] std::string preconditioner_name() const;
   /// Bytes of the BAIJ copy of the matrix the Krylov method multiplies with (0 without one).
   [[nodiscard]] std::size_t operator_bytes() const { return operator_ ? operator_->bytes() : 0; }
 
@@ -167,6 +171,8 @@ class NewtonDriver {
   static constexpr int kGmresForGood = 3;
 
   MPI_Comm comm_;
+  std::string default_pc_name_;  ///< default_preconditioner_name() for this driver's spec and kind
+  std::string default_pc_type_;  ///< the PETSc type the defaults chose (PCGAMG, PCCHOLESKY, ...)
   const Job& job_;
   SolverSpec spec_;
   NewtonProblem problem_;

@@ -69,6 +69,8 @@ class StaticSolver {
   [[nodiscard]] const Model& model() const { return model_; }
   /// Counts and times of all Newton solves so far.
   [[nodiscard]] const NewtonStats& stats() const { return newton_->stats(); }
+  /// The preconditioner of the load steps' linear solves (NewtonDriver::preconditioner_name).
+  [[nodiscard]] std::string preconditioner_name() const { return newton_->preconditioner_name(); }
   [[nodiscard]] const NewtonDriver& newton() const { return *newton_; }
 
  private:

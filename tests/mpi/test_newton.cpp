@@ -1,5 +1,6 @@
 // The Newton driver's strategy (issue 9): the extrapolating predictor, preconditioner reuse, recovery from a
-// linear solve that fails with a reused preconditioner, and the round-off floor of the convergence test. Every
+// linear solve that fails with a reused preconditioner, the round-off floor of the convergence test, and the
+// linear solver's defaults (GAMG's smoothing, the preconditioner the summary names). Every
 // assertion holds on every rank; CTest runs it on 1 and 2 ranks.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -320,6 +321,44 @@ TEST(Newton, CgComesBackAfterAnIndefiniteSolveAndGivesUpOnTheThird) {
   }
   const std::vector<std::string> expected = {"gmres", "cg", "gmres", "cg", "gmres", "gmres"};
   EXPECT_EQ(types, expected);
+  EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, "-pc_type"));  // the options database outlives this test
+}
+
+TEST(Newton, SummaryNamesThePreconditionerInUseAndGamgGetsOneSmoothingStep) {
+  // The defaults' GAMG (a system above direct_max_dofs) gets one Chebyshev step per level unless the user names a
+  // -pc_type; the run's summary names the preconditioner the KSP has, a user's -pc_type included.
+  constexpr PetscInt n = 6;  // unknowns per rank; no solve happens
+  PetscOwner<Mat, MatDestroy> matrix;
+  EDGEFEM_PETSC(MatCreateAIJ(MPI_COMM_WORLD, n, n, PETSC_DETERMINE, PETSC_DETERMINE, 1, nullptr, 0, nullptr,
+                             matrix.address()));
+  PetscOwner<Vec, VecDestroy> x;
+  EDGEFEM_PETSC(MatCreateVecs(matrix, x.address(), nullptr));
+  auto smoothing_steps = [] {
+    char value[32] = "";
+    PetscBool set = PETSC_FALSE;
+    EDGEFEM_PETSC(PetscOptionsGetString(nullptr, nullptr, "-mg_levels_ksp_max_it", value, sizeof value, &set));
+    return set == PETSC_TRUE ? std::string(value) : std::string("unset");
+  };
+  EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, "-mg_levels_ksp_max_it"));
+  EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, "-pc_type"));
+  Job job;
+  job.solver.block_operator = false;
+  LinearSystemKind kind;
+  kind.global_dofs = 10LL * job.solver.direct_max_dofs;  // a large solid: GAMG
+  kind.ranks = world_size();
+  {
+    const NewtonDriver driver(MPI_COMM_WORLD, job, kOptions, matrix, x, NewtonProblem{}, kind, true);
+    EXPECT_EQ(driver.preconditioner_name(), default_preconditioner_name(job.solver, kind));
+    EXPECT_EQ(driver.preconditioner_name(), "GAMG");
+    EXPECT_EQ(smoothing_steps(), "1");
+  }
+  EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, "-mg_levels_ksp_max_it"));
+  job.petsc_options = "-pc_type jacobi";
+  {
+    const NewtonDriver driver(MPI_COMM_WORLD, job, kOptions, matrix, x, NewtonProblem{}, kind, true);
+    EXPECT_EQ(driver.preconditioner_name(), "jacobi (-pc_type)");
+    EXPECT_EQ(smoothing_steps(), "unset");
+  }
   EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, "-pc_type"));  // the options database outlives this test
 }
 
