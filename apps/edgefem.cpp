@@ -36,6 +36,7 @@
 #include "solver/huge_pages.hpp"
 #include "solver/load_mesh.hpp"
 #include "solver/memory_budget.hpp"
+#include "solver/mpi_startup.hpp"
 #include "solver/model.hpp"
 #include "solver/output.hpp"
 #include "solver/pbd_solver.hpp"
@@ -964,6 +965,7 @@ int main(int argc, char** argv) {
     record.summary.command += argv[i];
   }
   use_huge_pages_in_petsc();
+  prefer_ob1_on_one_node();
   if (PetscInitialize(&argc, &argv, nullptr, nullptr) != 0) return 2;
   int rank = 0;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);

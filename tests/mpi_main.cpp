@@ -8,6 +8,8 @@
 #include <string>
 #include <system_error>
 
+#include "solver/mpi_startup.hpp"
+
 namespace {
 
 /// A process started without mpiexec (a singleton, as CTest runs the unit tests, two at a time) gets its own Open
@@ -29,6 +31,7 @@ std::string private_session_directory() {
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   const std::string session_directory = private_session_directory();
+  edgefem::prefer_ob1_on_one_node();  // as the edgefem executable does (solver/mpi_startup.hpp)
   PetscInitialize(&argc, &argv, nullptr, nullptr);
   int rank = 0;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
