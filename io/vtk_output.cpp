@@ -164,20 +164,22 @@ void check_piece(const std::string& path, const VtuPiece& piece) {
   check_arrays(path, piece.cell_data, &n_cells, "cell");
 }
 
+/// A VTK array over `a`'s values, without a copy: VTK reads them while writing and never frees or changes them
+/// (SetArray with save = 1), so the piece must outlive the writer (it does: write_vtu_piece holds both). A copy
+/// here cost a fresh 30 MB of page faults and zeroing per step on the 136k-tet cantilever.
 vtkSmartPointer<vtkDataArray> make_vtk_array(const DataArray& a, std::size_t n_tuples) {
+  const auto n_values = static_cast<vtkIdType>(n_tuples * static_cast<std::size_t>(a.n_components));
   if (a.is_int) {
     auto arr = vtkSmartPointer<vtkIntArray>::New();
     arr->SetName(a.name.c_str());
     arr->SetNumberOfComponents(a.n_components);
-    arr->SetNumberOfTuples(static_cast<vtkIdType>(n_tuples));
-    std::copy(a.int_values.begin(), a.int_values.end(), arr->GetPointer(0));
+    arr->SetArray(const_cast<std::int32_t*>(a.int_values.data()), n_values, 1);
     return arr;
   }
   auto arr = vtkSmartPointer<vtkDoubleArray>::New();
   arr->SetName(a.name.c_str());
   arr->SetNumberOfComponents(a.n_components);
-  arr->SetNumberOfTuples(static_cast<vtkIdType>(n_tuples));
-  std::copy(a.values.begin(), a.values.end(), arr->GetPointer(0));
+  arr->SetArray(const_cast<double*>(a.values.data()), n_values, 1);
   return arr;
 }
 
@@ -477,8 +479,7 @@ void write_vtu_piece(const std::string& path, const VtuPiece& piece) {
   vtkNew<vtkDoubleArray> coords;
   coords->SetName("Points");
   coords->SetNumberOfComponents(3);
-  coords->SetNumberOfTuples(static_cast<vtkIdType>(n_points));
-  std::copy(piece.points.begin(), piece.points.end(), coords->GetPointer(0));
+  coords->SetArray(const_cast<double*>(piece.points.data()), static_cast<vtkIdType>(piece.points.size()), 1);
   vtkNew<vtkPoints> points;
   points->SetData(coords);
 
