@@ -67,11 +67,14 @@ void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_pet
   EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
   EDGEFEM_PETSC(KSPSetTolerances(ksp, job.solver.linear_rtol, PETSC_DEFAULT, PETSC_DEFAULT, 2000));
   EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
-  // An option the job and the command line do not give, set in PETSc's database (theirs win).
+  // Whether the database, the job or the command line gives `name`; set_default sets an option none gives (theirs
+  // win).
+  auto given = [&](const char* name) {
+    return option_given(name) || job.petsc_options.find(name) != std::string::npos ||
+           cli_petsc_options.find(name) != std::string::npos;
+  };
   auto set_default = [&](const char* name, const char* value) {
-    if (!option_given(name) && job.petsc_options.find(name) == std::string::npos &&
-        cli_petsc_options.find(name) == std::string::npos)
-      EDGEFEM_PETSC(PetscOptionsSetValue(nullptr, name, value));
+    if (!given(name)) EDGEFEM_PETSC(PetscOptionsSetValue(nullptr, name, value));
   };
   const P chosen = chosen_preconditioner(job.solver, kind);
   switch (chosen) {
@@ -88,7 +91,7 @@ void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_pet
     case P::schwarz: {
       // One rank: the one block is the whole matrix, so ICC(4) in RCM order itself, without the block's copy at
       // each set-up and the scatters at each application (hanging cloth: the same 3,206 CG iterations, PC set-ups
-      // 0.21 -> 0.17 s, 0.0077 -> 0.0072 s per step). PETSc's -pc_factor_* options (not -sub_pc_*) tune it.
+      // 0.21 -> 0.17 s, 0.0078 -> 0.0071 s per step). PETSc's -pc_factor_* options (not -sub_pc_*) tune it.
       if (kind.ranks == 1) {
         EDGEFEM_PETSC(PCSetType(pc, PCICC));
         EDGEFEM_PETSC(PCFactorSetLevels(pc, 4));
@@ -124,9 +127,7 @@ void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_pet
       // Chebyshev of degree 1 instead of PETSc's 2 on every level: 30-50 % more CG iterations, each a third
       // cheaper (two fine-level products fewer per V-cycle); less time in CG on the cantilever and the cube at
       // nu = 0.3 and 0.49 alike (docs/solver.md). Not when the user picks another preconditioner (ML, hypre).
-      if (!option_given("-pc_type") && job.petsc_options.find("-pc_type") == std::string::npos &&
-          cli_petsc_options.find("-pc_type") == std::string::npos)
-        set_default("-mg_levels_ksp_max_it", "1");
+      if (!given("-pc_type")) set_default("-mg_levels_ksp_max_it", "1");
       break;
   }
   if (!job.petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, job.petsc_options.c_str()));
