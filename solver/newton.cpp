@@ -60,8 +60,8 @@ SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const L
   return kind.dynamic && kind.ranks > 1 ? P::gamg : P::direct;
 }
 
-void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
-                             const LinearSystemKind& kind) {
+std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
+                                    const LinearSystemKind& kind) {
   using P = SolverSpec::Preconditioner;
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
@@ -130,31 +130,19 @@ void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_pet
       if (!given("-pc_type")) set_default("-mg_levels_ksp_max_it", "1");
       break;
   }
+  PCType ours = nullptr;
+  EDGEFEM_PETSC(PCGetType(pc, &ours));
+  std::string chosen_type = ours;
   if (!job.petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, job.petsc_options.c_str()));
   if (!cli_petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, cli_petsc_options.c_str()));
   EDGEFEM_PETSC(KSPSetFromOptions(ksp));
+  return chosen_type;
 }
 
 std::optional<BlockOperator> block_operator_for(KSP ksp, const SolverSpec& spec, Mat matrix) {
   if (!spec.block_operator || !multigrid(ksp)) return std::nullopt;
   return BlockOperator::create(matrix);
 }
-
-namespace {
-
-/// The PETSc type configure_linear_solver() gives `chosen`.
-std::string petsc_type_of(SolverSpec::Preconditioner chosen, const LinearSystemKind& kind) {
-  using P = SolverSpec::Preconditioner;
-  switch (chosen) {
-    case P::direct: return PCCHOLESKY;
-    case P::block_jacobi: return kind.ranks == 1 ? PCICC : PCBJACOBI;
-    case P::schwarz: return kind.ranks == 1 ? PCICC : PCASM;
-    case P::hypre: return PCHYPRE;
-    default: return PCGAMG;
-  }
-}
-
-}  // namespace
 
 std::string default_preconditioner_name(const SolverSpec& spec, const LinearSystemKind& kind) {
   switch (chosen_preconditioner(spec, kind)) {
@@ -223,10 +211,9 @@ NewtonDriver::NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli
   }
   KSP ksp = nullptr;
   EDGEFEM_PETSC(SNESGetKSP(snes_, &ksp));
-  configure_linear_solver(ksp, job, cli_petsc_options, kind);
+  default_pc_type_ = configure_linear_solver(ksp, job, cli_petsc_options, kind);
   EDGEFEM_PETSC(SNESSetFromOptions(snes_));
   default_pc_name_ = default_preconditioner_name(spec_, kind);
-  default_pc_type_ = petsc_type_of(chosen_preconditioner(spec_, kind), kind);
   EDGEFEM_PETSC(KSPGetTolerances(ksp, nullptr, nullptr, nullptr, &max_it_));
   operator_ = block_operator_for(ksp, spec_, matrix);
   if (operator_) EDGEFEM_PETSC(SNESSetJacobian(snes_, operator_->matrix(), matrix, &NewtonDriver::form_jacobian, this));

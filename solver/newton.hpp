@@ -82,9 +82,10 @@ SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const L
 std::string default_preconditioner_name(const SolverSpec& spec, const LinearSystemKind& kind);
 
 /// Our defaults on `ksp` (CG with `solver.linear.rtol`, the preconditioner `solver.linear.preconditioner` chooses
-/// for `kind`), then the job's PETSc options, then the command line's (which win); KSPSetFromOptions.
-void configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
-                             const LinearSystemKind& kind);
+/// for `kind`), then the job's PETSc options, then the command line's (which win); KSPSetFromOptions. Returns the
+/// PETSc type of the preconditioner our defaults set (before those options).
+std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
+                                    const LinearSystemKind& kind);
 
 /// The linear tolerance of a Newton iteration under `forcing: eisenstat-walker` (docs/solver.md "Inexact
 /// Newton"): `eta_max` at the first iteration (`previous_norm` <= 0), else Eisenstat and Walker's choice 2,
