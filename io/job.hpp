@@ -222,7 +222,7 @@ struct SolverSpec {
   enum class LineSearch { full, cp, bt, basic };
   /// Linear solve tolerance per Newton iteration: Eisenstat–Walker forcing terms, or `linear.rtol` always.
   enum class Forcing { eisenstat_walker, fixed };
-  /// `auto`: additive Schwarz/ICC(4) for dynamic membranes; otherwise a sparse direct factorization (MUMPS Cholesky)
+  /// `auto`: additive Schwarz/ICC(2) for dynamic membranes; otherwise a sparse direct factorization (MUMPS Cholesky)
   /// up to `direct_max_dofs` unknowns and GAMG above.
   enum class Preconditioner { automatic, gamg, hypre, direct, block_jacobi, schwarz };
   /// GAMG's prolongation: `smoothed` aggregation (PETSc's default; fewer CG iterations on bending problems, but

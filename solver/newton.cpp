@@ -89,16 +89,16 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
       break;
     case P::block_jacobi:
     case P::schwarz: {
-      // One rank: the one block is the whole matrix, so ICC(4) in RCM order itself, without the block's copy at
+      // One rank: the one block is the whole matrix, so ICC in RCM order itself, without the block's copy at
       // each set-up and the scatters at each application (hanging cloth: the same 3,206 CG iterations, PC set-ups
       // 0.21 -> 0.17 s, 0.0078 -> 0.0071 s per step). PETSc's -pc_factor_* options (not -sub_pc_*) tune it.
       if (kind.ranks == 1) {
         EDGEFEM_PETSC(PCSetType(pc, PCICC));
-        EDGEFEM_PETSC(PCFactorSetLevels(pc, 4));
+        EDGEFEM_PETSC(PCFactorSetLevels(pc, kIccLevels));
         EDGEFEM_PETSC(PCFactorSetMatOrderingType(pc, MATORDERINGRCM));
         break;
       }
-      // ICC(4) in reverse Cuthill-McKee order on each rank's block: on the hanging cloth a third of ICC(0)'s time.
+      // ICC(kIccLevels) in reverse Cuthill-McKee order on each rank's block (kIccLevels: newton.hpp).
       // Schwarz: the blocks overlap by two layers of vertices and add up whole (PC_ASM_BASIC: symmetric, for CG);
       // on the hanging cloth on 2 ranks 6,129 instead of 11,664 CG iterations, 20 % less time per step.
       if (chosen == P::schwarz) {
@@ -109,7 +109,7 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
         EDGEFEM_PETSC(PCSetType(pc, PCBJACOBI));
       }
       set_default("-sub_pc_type", "icc");
-      set_default("-sub_pc_factor_levels", "4");
+      set_default("-sub_pc_factor_levels", std::to_string(kIccLevels).c_str());
       set_default("-sub_pc_factor_mat_ordering_type", "rcm");
       break;
     }
@@ -145,10 +145,11 @@ std::optional<BlockOperator> block_operator_for(KSP ksp, const SolverSpec& spec,
 }
 
 std::string default_preconditioner_name(const SolverSpec& spec, const LinearSystemKind& kind) {
+  const std::string icc = "ICC(" + std::to_string(kIccLevels) + ")";
   switch (chosen_preconditioner(spec, kind)) {
     case SolverSpec::Preconditioner::direct: return own_cholesky(spec, kind) ? "Cholesky (PETSc, RCM)" : "Cholesky (MUMPS)";
-    case SolverSpec::Preconditioner::block_jacobi: return kind.ranks == 1 ? "ICC(4)" : "block Jacobi/ICC(4)";
-    case SolverSpec::Preconditioner::schwarz: return kind.ranks == 1 ? "ICC(4)" : "additive Schwarz/ICC(4)";
+    case SolverSpec::Preconditioner::block_jacobi: return kind.ranks == 1 ? icc : "block Jacobi/" + icc;
+    case SolverSpec::Preconditioner::schwarz: return kind.ranks == 1 ? icc : "additive Schwarz/" + icc;
     case SolverSpec::Preconditioner::hypre: return "hypre BoomerAMG";
     default: return spec.aggregation == SolverSpec::Aggregation::unsmoothed ? "GAMG (unsmoothed aggregation)" : "GAMG";
   }

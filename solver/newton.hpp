@@ -75,6 +75,12 @@ struct LinearSystemKind {
   int ranks = 1;
 };
 
+/// Fill levels of the incomplete Cholesky factorization that block Jacobi and additive Schwarz use (ICC itself on
+/// one rank). Hanging cloth, medians of 7 alternating pairs of whole runs: ICC(2) takes 0.88 of ICC(4)'s time per
+/// step on 2 ranks (more CG iterations, 5,203 -> 6,329, each cheaper, and cheaper set-ups) and 0.94 on 1 rank;
+/// ICC(3) sits between, ICC(1) needs 1.8 times the iterations.
+inline constexpr int kIccLevels = 2;
+
 /// The preconditioner `solver.linear.preconditioner` means for `kind` (`auto` resolved; docs/solver.md's table).
 SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const LinearSystemKind& kind);
 

@@ -351,7 +351,7 @@ TEST(Dynamics, StiffnessProportionalDampingMatchesBetaOmegaOverTwo) {
 
 TEST(Dynamics, KeptPreconditionerThatNoLongerSuitsIsRebuiltNotWaitedFor) {
   // A hanging cloth (Volino, eigen-clamp) swinging through its lowest point: the tangent changes so fast between
-  // time steps that the Schwarz/ICC(4) preconditioner kept from the last step needs up to 20 times the
+  // time steps that the Schwarz/ICC preconditioner kept from the last step needs up to 20 times the
   // iterations of a new one. The solve with the kept one stops at twice the cost of a rebuild and is redone with
   // a new one: the same trajectory as rebuilding at every iteration, no step cut.
   for (const char* name : {"-pc_type", "-ksp_type", "-ksp_rtol", "-ksp_atol"})
