@@ -63,6 +63,7 @@ struct TimeStepReport {
   int newton_iterations = 0;
   int ksp_iterations = 0;
   int substeps = 1;
+  double newton_target = 0.0;  ///< the |R| the step's (last) Newton solve had to reach; 0 for linearized-euler
   double seconds = 0.0;
   NewtonStats stats;  ///< the step's solver counts and times (PC set-ups, assembly, ...)
   EnergyReport energy;
@@ -164,6 +165,7 @@ class DynamicSolver {
   std::vector<double> velocity_;  ///< residual(): the velocity at the new time, 3 per owned vertex
   Phase phase_ = Phase::dynamic;
   double h_step_ = 0.0;  ///< the (sub)step being solved
+  double newton_target_ = 0.0;  ///< the last Newton solve's target (TimeStepReport::newton_target)
   double time_ = 0.0, t_new_ = 0.0, load_factor_ = 1.0;
   long long step_ = 0, n_steps_ = 0;
   bool restarted_ = false;

@@ -601,6 +601,7 @@ NewtonResult NewtonDriver::solve(Vec x, const std::string& label, double referen
     total += static_cast<int>(its);
     stats_.newton_iterations += static_cast<int>(its);
     result.residual = last_norm_;
+    result.target = target();
     if (reason > 0) {
       result.converged = true;
       break;

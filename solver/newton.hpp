@@ -53,6 +53,7 @@ struct NewtonResult {
   bool converged = false;
   std::string why;        ///< the failure, for messages
   double residual = 0.0;  ///< |R| of the last iterate
+  double target = 0.0;    ///< the |R| it had to reach: max(atol, rtol x the reference |R|, the round-off floor)
   NewtonStats stats;      ///< this solve's share
 };
 
