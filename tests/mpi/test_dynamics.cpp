@@ -1,8 +1,9 @@
 // Implicit dynamics (solver/dynamic_solver), part 1: closed-form and discrete-exact answers (free fall), energy
-// conservation and dissipation, Rayleigh damping rates, and the Newton driver's limit on a solve with a kept
-// preconditioner (hanging cloth). Run under mpiexec with 1, 2 and 3 ranks (CTest:
-// mpi.dynamics.npN); every assertion holds on every rank. The measured values are printed by rank 0 (one line per
-// check, prefixed "dynamics:"). Serial == distributed and restarts: test_dynamics_restart.cpp.
+// conservation and dissipation, Rayleigh damping rates, the Newton driver's limit on a solve with a kept
+// preconditioner (hanging cloth) and the convergence target under backward Euler's predictor. Run under mpiexec
+// with 1, 2 and 3 ranks (CTest: mpi.dynamics.npN); every assertion holds on every rank. The measured values are
+// printed by rank 0 (one line per check, prefixed "dynamics:"). Serial == distributed and restarts:
+// test_dynamics_restart.cpp.
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <petscsys.h>
