@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,7 +42,10 @@ inline std::string scratch_dir(const std::string& suite) {
 }
 #endif
 
-/// Write `yaml` to dir/name.yaml (rank 0) and read it on every rank of MPI_COMM_WORLD.
+/// Write `yaml` to dir/name.yaml (rank 0) and read it on every rank of MPI_COMM_WORLD. The second barrier keeps
+/// rank 0 from rewriting the file (a test that asks for the same name again, with nothing collective in between)
+/// while a slower rank is still reading it: on 3 ranks sharing 2 cores rank 0 once truncated it under rank 1,
+/// whose read_job threw, so rank 1 left the test and the others waited for it in a collective forever.
 inline Job job_from_yaml(const std::string& dir, const std::string& name, const std::string& yaml) {
   const std::string path = dir + "/" + name + ".yaml";
   if (world_rank() == 0) {
@@ -48,7 +53,16 @@ inline Job job_from_yaml(const std::string& dir, const std::string& name, const 
     std::ofstream(path) << yaml;
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  return read_job(path);
+  std::optional<Job> job;
+  std::exception_ptr error;
+  try {
+    job = read_job(path);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (error) std::rethrow_exception(error);
+  return std::move(*job);
 }
 
 /// Collective: the job's mesh, loaded on rank 0 of comm and distributed over comm.
