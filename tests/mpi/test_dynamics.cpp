@@ -350,24 +350,34 @@ TEST(Dynamics, StiffnessProportionalDampingMatchesBetaOmegaOverTwo) {
 // ---------------------------------------------------------------------------------------------------------
 // 4. The Newton driver's limit on a solve with a kept preconditioner (solver/newton.hpp, iteration_limit).
 
+/// Volino's hanging cloth on 16 x 16 squares (eigen-clamp), backward Euler with dt 0.01 until end_time; `solver` is
+/// the job's whole solver section. Clears the PETSc options other tests may have left that would override the
+/// defaults under test (the options database outlives a test).
+Job hanging_cloth_job(const std::string& name, double end_time, const std::string& solver) {
+  for (const char* option : {"-pc_type", "-ksp_type", "-ksp_rtol", "-ksp_atol"})
+    EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, option));
+  char analysis[128];
+  std::snprintf(analysis, sizeof analysis,
+                "analysis: {type: dynamic, dt: 0.01, end_time: %g, integrator: backward-euler}\n", end_time);
+  return job_from_yaml(name,
+                       "mesh:\n  generate: {shape: sheet, size: [1, 1], cells: [16, 16]}\n"
+                       "materials:\n  - {model: volino, young: 1000.0, poisson: 0.0, thickness: 1.0, density: 0.2, "
+                       "stabilization: eigen-clamp}\n"
+                       "boundary:\n  - select: {region: 11}\n    fix: [x, y, z]\n"
+                       "loads:\n  gravity: [0, 0, -9.81]\n" +
+                           std::string(analysis) + "solver:\n" + solver);
+}
+
 TEST(Dynamics, KeptPreconditionerThatNoLongerSuitsIsRebuiltNotWaitedFor) {
   // A hanging cloth (Volino, eigen-clamp) swinging through its lowest point: the tangent changes so fast between
   // time steps that the Schwarz/ICC preconditioner kept from the last step needs up to 20 times the
   // iterations of a new one. The solve with the kept one stops at twice the cost of a rebuild and is redone with
   // a new one: the same trajectory as rebuilding at every iteration, no step cut.
-  for (const char* name : {"-pc_type", "-ksp_type", "-ksp_rtol", "-ksp_atol"})
-    EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, name));  // the options database outlives the other tests
   auto job = [](bool reuse) {
-    return job_from_yaml(std::string("cloth_reuse_") + (reuse ? "on" : "off"),
-                         "mesh:\n  generate: {shape: sheet, size: [1, 1], cells: [16, 16]}\n"
-                         "materials:\n  - {model: volino, young: 1000.0, poisson: 0.0, thickness: 1.0, density: 0.2, "
-                         "stabilization: eigen-clamp}\n"
-                         "boundary:\n  - select: {region: 11}\n    fix: [x, y, z]\n"
-                         "loads:\n  gravity: [0, 0, -9.81]\n"
-                         "analysis: {type: dynamic, dt: 0.01, end_time: 0.5, integrator: backward-euler}\n"
-                         "solver:\n  newton: {rtol: 1.0e-10, atol: 1.0e-12, max_it: 30}\n"
-                         "  linear: {reuse: " +
-                             std::string(reuse ? "true" : "false") + "}\n");
+    return hanging_cloth_job(std::string("cloth_reuse_") + (reuse ? "on" : "off"), 0.5,
+                             "  newton: {rtol: 1.0e-10, atol: 1.0e-12, max_it: 30}\n"
+                             "  linear: {reuse: " +
+                                 std::string(reuse ? "true" : "false") + "}\n");
   };
   const RunResult kept = simulate(MPI_COMM_WORLD, job(true));
   const RunResult fresh = simulate(MPI_COMM_WORLD, job(false));
@@ -405,18 +415,10 @@ TEST(Dynamics, ExtrapolatedPredictorKeepsTheIntegratorsConvergenceTarget) {
   // meant before the predictor existed): every step's target is the same with both, up to the few-digit
   // difference of the two trajectories (each converged to rtol 1e-10). Referring rtol to the better first
   // iterate instead made them up to 5 times smaller here, Newton iterations spent on accuracy nobody asked for.
-  for (const char* name : {"-pc_type", "-ksp_type", "-ksp_rtol", "-ksp_atol"})
-    EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, name));  // the options database outlives the other tests
   auto job = [](const char* predictor) {
-    return job_from_yaml(std::string("cloth_predictor_") + predictor,
-                         "mesh:\n  generate: {shape: sheet, size: [1, 1], cells: [16, 16]}\n"
-                         "materials:\n  - {model: volino, young: 1000.0, poisson: 0.0, thickness: 1.0, density: 0.2, "
-                         "stabilization: eigen-clamp}\n"
-                         "boundary:\n  - select: {region: 11}\n    fix: [x, y, z]\n"
-                         "loads:\n  gravity: [0, 0, -9.81]\n"
-                         "analysis: {type: dynamic, dt: 0.01, end_time: 0.2, integrator: backward-euler}\n"
-                         "solver:\n  newton: {rtol: 1.0e-10, atol: 1.0e-14, max_it: 30, predictor: " +
-                             std::string(predictor) + "}\n");
+    return hanging_cloth_job(std::string("cloth_predictor_") + predictor, 0.2,
+                             "  newton: {rtol: 1.0e-10, atol: 1.0e-14, max_it: 30, predictor: " +
+                                 std::string(predictor) + "}\n");
   };
   const RunResult extrapolated = simulate(MPI_COMM_WORLD, job("extrapolate"));
   const RunResult plain = simulate(MPI_COMM_WORLD, job("none"));
