@@ -62,16 +62,16 @@ TsepGather::TsepGather(std::int64_t n_edges, std::span<const std::array<LocalInd
   };
   const auto np = static_cast<std::int64_t>(pairs.size());
   check_packable(np, 31, "TSEPs");
-  const auto list = build_csr<Entry>(n_edges, [&](auto&& sink) {
-    for (std::int64_t P = 0; P < np; ++P) {
-      sink(pairs[P][0], Entry{pairs[P][1], static_cast<std::uint32_t>(P)});
-      sink(pairs[P][1], Entry{pairs[P][0], static_cast<std::uint32_t>(P)});
-    }
+  const auto list = build_csr_parallel<Entry>(n_edges, np, [&](std::int64_t P, auto&& sink) {
+    sink(pairs[P][0], Entry{pairs[P][1], static_cast<std::uint32_t>(P)});
+    sink(pairs[P][1], Entry{pairs[P][0], static_cast<std::uint32_t>(P)});
   });
   ptr_ = list.ptr;
-  other_.resize(list.codes.size());
-  coef_.resize(list.codes.size());
-  for (std::size_t k = 0; k < list.codes.size(); ++k) {
+  const auto n = static_cast<std::int64_t>(list.codes.size());
+  other_.resize(static_cast<std::size_t>(n));
+  coef_.resize(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t k = 0; k < n; ++k) {
     other_[k] = list.codes[k].other;
     coef_[k] = coefficient[list.codes[k].tsep];
   }
@@ -79,35 +79,46 @@ TsepGather::TsepGather(std::int64_t n_edges, std::span<const std::array<LocalInd
 
 GroupedEdgeTerms::GroupedEdgeTerms(const EdgeBlocks& edges, Csr<EdgeTerm> terms) {
   const std::int64_t ne = edges.n_edges();
-  // Sort each edge's terms by their first edge so the loop can factor sum_b coef p_a p_b^T = p_a (sum_b coef p_b)^T.
-#pragma omp parallel for schedule(dynamic, 4096)
-  for (std::int64_t e = 0; e < ne; ++e)
-    std::sort(terms.codes.begin() + terms.ptr[e], terms.codes.begin() + terms.ptr[e + 1],
-              [](const EdgeTerm& l, const EdgeTerm& r) { return l.a != r.a ? l.a < r.a : l.b < r.b; });
   check_packable(static_cast<std::int64_t>(terms.codes.size()), 32, "K(E) terms");
+  // Sort each edge's terms by their first edge so the loop can factor sum_b coef p_a p_b^T = p_a (sum_b coef p_b)^T,
+  // and count its groups (runs of equal a).
   group_ptr_.assign(static_cast<std::size_t>(ne) + 1, 0);
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (std::int64_t e = 0; e < ne; ++e) {
+    const auto first = terms.codes.begin() + terms.ptr[e], last = terms.codes.begin() + terms.ptr[e + 1];
+    std::sort(first, last, [](const EdgeTerm& l, const EdgeTerm& r) { return l.a != r.a ? l.a < r.a : l.b < r.b; });
+    std::uint32_t groups = 0;
+    for (auto t = first; t != last; ++t) groups += (t == first || t->a != (t - 1)->a) ? 1 : 0;
+    group_ptr_[e + 1] = groups;
+  }
+  for (std::int64_t e = 0; e < ne; ++e) group_ptr_[e + 1] += group_ptr_[e];
+  group_a_.resize(group_ptr_[ne]);
+  group_end_.resize(group_ptr_[ne]);
   vertex_.resize(terms.codes.size());
   coef_.resize(terms.codes.size());
+  bool consistent = true;
+#pragma omp parallel for schedule(dynamic, 4096) reduction(&& : consistent)
   for (std::int64_t e = 0; e < ne; ++e) {
     const LocalIndex v0 = edges.v0(e), w = edges.v1(e);
+    std::uint32_t g = group_ptr_[e];
     for (std::int64_t k = terms.ptr[e]; k < terms.ptr[e + 1]; ++k) {
       const EdgeTerm& t = terms.codes[k];
       if (k == terms.ptr[e] || t.a != terms.codes[k - 1].a) {
-        if (k > terms.ptr[e]) group_end_.push_back(static_cast<std::uint32_t>(k));
-        group_a_.push_back({edges.v0(t.a), edges.v1(t.a)});
+        if (k > terms.ptr[e]) group_end_[g++] = static_cast<std::uint32_t>(k);
+        group_a_[g] = {edges.v0(t.a), edges.v1(t.a)};
       }
       // t.a contains v0(e) and t.b contains w = v1(e): p(b) = +-(x_w - x_k), k the other end of b; the sign goes
       // into the coefficient (exact), so the loop gathers the 3 doubles of x_k from the (small) vertex array
       // instead of p(b) from an edge array.
       if ((edges.v0(t.a) != v0 && edges.v1(t.a) != v0) || (edges.v0(t.b) != w && edges.v1(t.b) != w))
-        throw std::logic_error("edge assembly: inconsistent K(E) term");
+        consistent = false;
       const bool b_starts_at_w = edges.v0(t.b) == w;
       vertex_[k] = b_starts_at_w ? edges.v1(t.b) : edges.v0(t.b);
       coef_[k] = b_starts_at_w ? t.coef : -t.coef;
     }
-    if (terms.ptr[e + 1] > terms.ptr[e]) group_end_.push_back(static_cast<std::uint32_t>(terms.ptr[e + 1]));
-    group_ptr_[e + 1] = static_cast<std::uint32_t>(group_a_.size());
+    if (terms.ptr[e + 1] > terms.ptr[e]) group_end_[g] = static_cast<std::uint32_t>(terms.ptr[e + 1]);
   }
+  if (!consistent) throw std::logic_error("edge assembly: inconsistent K(E) term");
 }
 
 }  // namespace edgefem::edge_assembly

@@ -260,19 +260,17 @@ void StvkTsep::tsep_lists(const Topology& topo, const std::vector<double>& LP) {
                                                                                               std::min(A[i], B[j]),
                                                                                               std::max(A[i], B[j])));
   }
-  k_terms_ = edge_assembly::GroupedEdgeTerms(edges_, [&](auto&& sink) {
-    for (std::int64_t P = 0; P < np; ++P) {
-      const LocalIndex a = tp[P].edge0, b = tp[P].edge1;
-      const LocalIndex A[2] = {edges_.v0(a), edges_.v1(a)}, B[2] = {edges_.v0(b), edges_.v1(b)};
-      for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 2; ++j) {
-          const LocalIndex E = cross[P][2 * i + j];
-          if (E < 0) continue;
-          const double coef = (((i + j) & 1) ? -2.0 : 2.0) * LP[P];
-          sink(A[i] < B[j] ? edge_assembly::EdgeTerm{E, a, b, coef}
-                           : edge_assembly::EdgeTerm{E, b, a, coef});  // A_i = v0(E): K_p, else K_p^T
-        }
-    }
+  k_terms_ = edge_assembly::GroupedEdgeTerms(edges_, np, [&](std::int64_t P, auto&& sink) {
+    const LocalIndex a = tp[P].edge0, b = tp[P].edge1;
+    const LocalIndex A[2] = {edges_.v0(a), edges_.v1(a)}, B[2] = {edges_.v0(b), edges_.v1(b)};
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j) {
+        const LocalIndex E = cross[P][2 * i + j];
+        if (E < 0) continue;
+        const double coef = (((i + j) & 1) ? -2.0 : 2.0) * LP[P];
+        sink(A[i] < B[j] ? edge_assembly::EdgeTerm{E, a, b, coef}
+                         : edge_assembly::EdgeTerm{E, b, a, coef});  // A_i = v0(E): K_p, else K_p^T
+      }
   });
 }
 
