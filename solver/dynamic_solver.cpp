@@ -62,8 +62,10 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
                           assembler_.stiffness(P, coefficients());
                         },
                         prescribed_rows(model_)};
-  newton_.emplace(comm_, job_, cli_petsc_options_, assembler_.matrix(), x_, std::move(problem),
-                  linear_system_kind(comm_, mesh_, model_, true), quiet_ || !iteration_lines);
+  LinearSystemKind kind = linear_system_kind(comm_, mesh_, model_, true);
+  kind.newton_solves = integrator_ != Integrator::linearized_euler;
+  newton_.emplace(comm_, job_, cli_petsc_options_, assembler_.matrix(), x_, std::move(problem), kind,
+                  quiet_ || !iteration_lines);
 }
 
 DynamicSolver::~DynamicSolver() = default;

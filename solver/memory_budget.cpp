@@ -187,11 +187,15 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   system.global_dofs = 3 * static_cast<long long>(mesh.n_global_vertices);
   system.dynamic = job.analysis_type == AnalysisType::dynamics;
   system.local_preconditioner = system.dynamic && tets == 0;
+  system.newton_solves = !(system.dynamic && job.dynamic && job.dynamic->integrator == Integrator::linearized_euler);
   system.ranks = ranks;
   const P pc = chosen_preconditioner(job.solver, system);
   bool amg = pc == P::gamg || pc == P::hypre;
   const bool local = pc == P::block_jacobi || pc == P::schwarz;
   double pc_other = local ? 300.0 * static_cast<double>(tets + triangles) : e.unsmoothed;
+  // Additive Schwarz on several ranks runs under GMRES(30) (newton.cpp): 31 more vectors of the local dofs.
+  if (pc == P::schwarz && ranks > 1 && system.newton_solves && !option_in(options, "-ksp_type"))
+    pc_other += 31.0 * 8.0 * 3.0 * static_cast<double>(mesh.n_local());
   std::string pc_name = amg                      ? (pc == P::hypre ? "hypre" : "gamg")
                         : pc == P::block_jacobi ? "bjacobi"
                         : pc == P::schwarz      ? "asm"

@@ -73,6 +73,7 @@ struct LinearSystemKind {
   long long global_dofs = 0;
   bool local_preconditioner = false;  ///< dynamic membranes: GAMG builds an indefinite preconditioner there
   bool dynamic = false;               ///< a time step's matrix (mass term included): positive definite
+  bool newton_solves = true;          ///< inexact Newton steps; false: linearized Euler's one tight solve per step
   int ranks = 1;
 };
 

@@ -362,5 +362,67 @@ TEST(Newton, SummaryNamesThePreconditionerInUseAndGamgGetsOneSmoothingStep) {
   EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, "-pc_type"));  // the options database outlives this test
 }
 
+TEST(Newton, DynamicMembranesOnSeveralRanksUseRestrictedSchwarzUnderGmresExceptForLinearizedEuler) {
+  // Dynamic membranes: ICC under CG on one rank; on several, restricted additive Schwarz under right-preconditioned
+  // GMRES for Newton's inexact solves, the symmetric basic Schwarz under CG for linearized Euler's one tight solve
+  // per step and whenever the user names a -ksp_type.
+  constexpr PetscInt n = 6;  // unknowns per rank; no solve happens
+  PetscOwner<Mat, MatDestroy> matrix;
+  EDGEFEM_PETSC(MatCreateAIJ(MPI_COMM_WORLD, n, n, PETSC_DETERMINE, PETSC_DETERMINE, 1, nullptr, 0, nullptr,
+                             matrix.address()));
+  PetscOwner<Vec, VecDestroy> x;
+  EDGEFEM_PETSC(MatCreateVecs(matrix, x.address(), nullptr));
+  EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, "-ksp_type"));  // the other tests' kOptions left it in the database
+  Job job;
+  LinearSystemKind kind;
+  kind.global_dofs = static_cast<long long>(n) * world_size();
+  kind.local_preconditioner = true;
+  kind.dynamic = true;
+  kind.ranks = world_size();
+  struct Config {
+    std::string ksp, pc;
+    PCSide side = PC_LEFT;
+    PCASMType asm_type = PC_ASM_BASIC;
+  };
+  auto config = [&] {
+    const NewtonDriver driver(MPI_COMM_WORLD, job, "", matrix, x, NewtonProblem{}, kind, true);  // no CLI -ksp_type
+    Config c;
+    c.ksp = ksp_type(driver.ksp());
+    PC pc = nullptr;
+    PCType type = nullptr;
+    EDGEFEM_PETSC(KSPGetPC(driver.ksp(), &pc));
+    EDGEFEM_PETSC(PCGetType(pc, &type));
+    c.pc = type;
+    EDGEFEM_PETSC(KSPGetPCSide(driver.ksp(), &c.side));
+    if (c.pc == PCASM) EDGEFEM_PETSC(PCASMGetType(pc, &c.asm_type));
+    return c;
+  };
+  const Config newton = config();
+  if (world_size() == 1) {
+    EXPECT_EQ(newton.ksp, "cg");
+    EXPECT_EQ(newton.pc, "icc");
+  } else {
+    EXPECT_EQ(newton.ksp, "gmres");
+    EXPECT_EQ(newton.pc, "asm");
+    EXPECT_EQ(newton.side, PC_RIGHT);
+    EXPECT_EQ(newton.asm_type, PC_ASM_RESTRICT);
+  }
+  kind.newton_solves = false;
+  const Config linearized = config();
+  EXPECT_EQ(linearized.ksp, "cg");
+  EXPECT_EQ(linearized.side, PC_LEFT);
+  if (world_size() > 1) {
+    EXPECT_EQ(linearized.asm_type, PC_ASM_BASIC);
+  }
+  kind.newton_solves = true;
+  job.petsc_options = "-ksp_type cg";
+  const Config users = config();
+  EXPECT_EQ(users.ksp, "cg");
+  if (world_size() > 1) {
+    EXPECT_EQ(users.asm_type, PC_ASM_BASIC);
+  }
+  EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, "-ksp_type"));  // the options database outlives this test
+}
+
 }  // namespace
 }  // namespace edgefem
