@@ -73,12 +73,14 @@ Csr<Code> build_csr(std::int64_t n_rows, Emit&& emit) {
 /// parallel and with exactly build_csr's result for the items emitted in order: the items are cut into contiguous
 /// chunks (one per thread, at most kCsrChunks), each chunk counts its codes per row, every row reserves its
 /// chunks' slots in chunk order, and each chunk fills its own slots in its item order. So a row holds its codes
-/// in item order, whatever the thread count (bitwise the same lists). Costs 4 bytes per row and chunk.
+/// in item order, whatever the thread count (bitwise the same lists). Costs 4 bytes per row and chunk; a chunk
+/// has at least kCsrChunkItems items (fewer items: build_csr itself).
 inline constexpr int kCsrChunks = 8;
+inline constexpr std::int64_t kCsrChunkItems = 65536;
 template <class Code, class EmitItem>
 Csr<Code> build_csr_parallel(std::int64_t n_rows, std::int64_t n_items, EmitItem&& emit_item) {
   const int chunks = static_cast<int>(
-      std::clamp<std::int64_t>(std::min<std::int64_t>(omp_get_max_threads(), n_items / 65536), 1, kCsrChunks));
+      std::clamp<std::int64_t>(std::min<std::int64_t>(omp_get_max_threads(), n_items / kCsrChunkItems), 1, kCsrChunks));
   if (chunks == 1)
     return build_csr<Code>(n_rows, [&](auto&& sink) {
       for (std::int64_t i = 0; i < n_items; ++i) emit_item(i, sink);
