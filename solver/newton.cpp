@@ -32,11 +32,12 @@ bool option_given(const char* name) {
 }
 
 
-/// A small time-step matrix on one rank: PETSc's own Cholesky in reverse Cuthill-McKee order, whose solves cost
-/// less than MUMPS's on a few thousand unknowns (swinging beam: 0.0119 -> 0.0076 s per step). Elsewhere MUMPS: its
-/// LDL^T pivots, so the indefinite tangents of static problems (buckling, twisting) factorize too.
+/// A small time-step matrix (positive definite: the mass term): PETSc's own Cholesky in reverse Cuthill-McKee
+/// order, whose solves cost less than MUMPS's on a few thousand unknowns (swinging beam: 0.0119 -> 0.0076 s per
+/// step); on several ranks the whole matrix gathered and factorized on every rank (PCREDUNDANT). Elsewhere MUMPS:
+/// its LDL^T pivots, so the indefinite tangents of static problems (buckling, twisting) factorize too.
 bool own_cholesky(const SolverSpec& spec, const LinearSystemKind& kind) {
-  return spec.preconditioner == SolverSpec::Preconditioner::automatic && kind.dynamic && kind.ranks == 1;
+  return spec.preconditioner == SolverSpec::Preconditioner::automatic && kind.dynamic;
 }
 
 /// The preconditioner is a multigrid one, whose finest smoothers multiply with the Krylov operator.
@@ -53,11 +54,12 @@ SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const L
   if (spec.preconditioner != P::automatic) return spec.preconditioner;
   if (kind.local_preconditioner) return P::schwarz;
   if (kind.global_dofs > spec.direct_max_dofs) return P::gamg;
-  // A small time-step matrix on several ranks: GAMG, as for large solids. MUMPS's parallel triangular solves cost
-  // more than GAMG's iterations (swinging beam, 2 ranks: 0.0130 vs 0.0075 s per step), and one-level Schwarz/ICC(4)
-  // needs some 250 CG iterations per solve when the stiffness term outweighs the mass term (pulled beam, linearized
-  // Euler with stiffness damping: 0.0554 vs 0.0070 s per step).
-  return kind.dynamic && kind.ranks > 1 ? P::gamg : P::direct;
+  // A small time-step matrix on several ranks: every rank factorizes the whole of it (own_cholesky). MUMPS's
+  // parallel triangular solves cost more than GAMG's iterations (swinging beam, 2 ranks: 0.0130 vs 0.0075 s per
+  // step), GAMG more than the redundant factorization's (pulled beam, 2 ranks: 4,305 -> 970 CG iterations, the
+  // 1-rank run's, x0.75 per step), and one-level Schwarz/ICC(4) needs some 250 CG iterations per solve when the
+  // stiffness term outweighs the mass term (pulled beam, linearized Euler with stiffness damping).
+  return P::direct;
 }
 
 std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
@@ -79,6 +81,13 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
   const P chosen = chosen_preconditioner(job.solver, kind);
   switch (chosen) {
     case P::direct:
+      if (own_cholesky(job.solver, kind) && kind.ranks > 1) {
+        EDGEFEM_PETSC(PCSetType(pc, PCREDUNDANT));  // one subcommunicator per rank: each holds the whole factor
+        set_default("-redundant_pc_type", "cholesky");
+        set_default("-redundant_pc_factor_mat_solver_type", "petsc");
+        set_default("-redundant_pc_factor_mat_ordering_type", "rcm");
+        break;
+      }
       EDGEFEM_PETSC(PCSetType(pc, PCCHOLESKY));
       if (own_cholesky(job.solver, kind)) {
         EDGEFEM_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERPETSC));
@@ -159,7 +168,9 @@ std::optional<BlockOperator> block_operator_for(KSP ksp, const SolverSpec& spec,
 std::string default_preconditioner_name(const SolverSpec& spec, const LinearSystemKind& kind) {
   const std::string icc = "ICC(" + std::to_string(kIccLevels) + ")";
   switch (chosen_preconditioner(spec, kind)) {
-    case SolverSpec::Preconditioner::direct: return own_cholesky(spec, kind) ? "Cholesky (PETSc, RCM)" : "Cholesky (MUMPS)";
+    case SolverSpec::Preconditioner::direct:
+      if (!own_cholesky(spec, kind)) return "Cholesky (MUMPS)";
+      return kind.ranks == 1 ? "Cholesky (PETSc, RCM)" : "Cholesky (PETSc, RCM, redundant on every rank)";
     case SolverSpec::Preconditioner::block_jacobi: return kind.ranks == 1 ? icc : "block Jacobi/" + icc;
     case SolverSpec::Preconditioner::schwarz: return kind.ranks == 1 ? icc : "additive Schwarz/" + icc;
     case SolverSpec::Preconditioner::hypre: return "hypre BoomerAMG";
@@ -316,12 +327,12 @@ double NewtonDriver::roundoff_floor(Mat J, Vec x) {
 double NewtonDriver::setup_cost_in_iterations() const {
   // What one set-up costs in iterations of the same preconditioner, measured on this machine: a GAMG set-up
   // (Galerkin products, smoother estimates) about 30 V-cycles on 10^5-tet meshes, a sparse Cholesky factorization
-  // 10-20 triangular solves, an incomplete factorization or Jacobi a few. A table, not a clock: the rebuild points
+  // (redundant ones too) 10-20 triangular solves, an incomplete factorization or Jacobi a few. A table, not a clock: the rebuild points
   // then depend only on the arithmetic, so a run repeats exactly (and so does a restart).
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPGetPC(ksp(), &pc));
   if (has_type(pc, {PCGAMG, PCHYPRE, PCML, PCMG})) return 30.0;
-  if (has_type(pc, {PCCHOLESKY, PCLU})) return 15.0;
+  if (has_type(pc, {PCCHOLESKY, PCLU, PCREDUNDANT})) return 15.0;
   if (has_type(pc, {PCBJACOBI, PCASM, PCICC, PCILU})) return 3.0;
   return 1.0;
 }
