@@ -424,5 +424,37 @@ TEST(Newton, DynamicMembranesOnSeveralRanksUseRestrictedSchwarzUnderGmresExceptF
   EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, "-ksp_type"));  // the options database outlives this test
 }
 
+TEST(Newton, SmallTimeStepSystemsAreFactorizedWholeOnEveryRank) {
+  // A time step's matrix up to direct_max_dofs: PETSc's Cholesky in RCM order, on one rank the matrix itself, on
+  // several the whole matrix gathered on every rank (PCREDUNDANT); a static one: MUMPS (LDL^T with pivoting).
+  constexpr PetscInt n = 6;  // unknowns per rank; no solve happens
+  PetscOwner<Mat, MatDestroy> matrix;
+  EDGEFEM_PETSC(MatCreateAIJ(MPI_COMM_WORLD, n, n, PETSC_DETERMINE, PETSC_DETERMINE, 1, nullptr, 0, nullptr,
+                             matrix.address()));
+  PetscOwner<Vec, VecDestroy> x;
+  EDGEFEM_PETSC(MatCreateVecs(matrix, x.address(), nullptr));
+  EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, "-pc_type"));
+  Job job;
+  LinearSystemKind kind;
+  kind.global_dofs = static_cast<long long>(n) * world_size();
+  kind.dynamic = true;
+  kind.ranks = world_size();
+  auto pc_type = [&] {
+    const NewtonDriver driver(MPI_COMM_WORLD, job, "", matrix, x, NewtonProblem{}, kind, true);
+    EXPECT_EQ(driver.preconditioner_name(), default_preconditioner_name(job.solver, kind));
+    PC pc = nullptr;
+    PCType type = nullptr;
+    EDGEFEM_PETSC(KSPGetPC(driver.ksp(), &pc));
+    EDGEFEM_PETSC(PCGetType(pc, &type));
+    return std::string(type);
+  };
+  EXPECT_EQ(pc_type(), world_size() == 1 ? "cholesky" : "redundant");
+  EXPECT_EQ(default_preconditioner_name(job.solver, kind),
+            world_size() == 1 ? "Cholesky (PETSc, RCM)" : "Cholesky (PETSc, RCM, redundant on every rank)");
+  kind.dynamic = false;
+  EXPECT_EQ(pc_type(), "cholesky");
+  EXPECT_EQ(default_preconditioner_name(job.solver, kind), "Cholesky (MUMPS)");
+}
+
 }  // namespace
 }  // namespace edgefem
