@@ -279,7 +279,8 @@ class GroupedEdgeTerms {
   /// (a, b), which must be unique per edge (so the order is fully determined).
   template <class EmitItem>
   GroupedEdgeTerms(const EdgeBlocks& edges, std::int64_t n_items, EmitItem&& emit_item)
-      : GroupedEdgeTerms(edges, build_csr_parallel<EdgeTerm>(edges.n_edges(), n_items, [&](std::int64_t i, auto&& sink) {
+      : GroupedEdgeTerms(edges,
+                         build_csr_parallel<EdgeTerm>(edges.n_edges(), n_items, [&](std::int64_t i, auto&& sink) {
                            emit_item(i, [&](const EdgeTerm& t) { sink(t.edge, t); });
                          })) {}
 

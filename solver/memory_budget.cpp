@@ -177,9 +177,11 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   const RankEstimate e = estimate_rank_bytes(tets, triangles, mesh.n_local(), ranks, kind, frames);
 
   // Which preconditioner the estimate is for (Newton only). An AMG when the job or `-pc_type` names one, or the
-  // automatic choice (newton.hpp's chosen_preconditioner) is one (not a direct factorization of a small static
-  // system or of a small time step on one rank, not additive Schwarz for dynamic membranes). Block Jacobi's and additive Schwarz's ILU(0) copy the local matrix (~300 bytes per cell); point
-  // Jacobi, SOR and none hold a few vectors; a direct factorization (small systems only) is counted as unsmoothed aggregation.
+  // automatic choice (newton.hpp's chosen_preconditioner) is one (not a direct factorization of a small system,
+  // not additive Schwarz for dynamic membranes). Block Jacobi's and additive Schwarz's incomplete factorizations
+  // copy the local matrix (~300 bytes per cell); point Jacobi, SOR and none hold a few vectors; a direct
+  // factorization (small systems only, on every rank for time steps on several) is counted as unsmoothed
+  // aggregation.
   using P = SolverSpec::Preconditioner;
   const std::string options = job.petsc_options + " " + cli_petsc_options;
   const std::string user_pc = pc_type_option(options);

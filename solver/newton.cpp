@@ -57,7 +57,7 @@ SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const L
   // A small time-step matrix on several ranks: every rank factorizes the whole of it (own_cholesky). MUMPS's
   // parallel triangular solves cost more than GAMG's iterations (swinging beam, 2 ranks: 0.0130 vs 0.0075 s per
   // step), GAMG more than the redundant factorization's (pulled beam, 2 ranks: 4,305 -> 970 CG iterations, the
-  // 1-rank run's, x0.75 per step), and one-level Schwarz/ICC(4) needs some 250 CG iterations per solve when the
+  // 1-rank run's, x0.77 per step), and one-level Schwarz/ICC(4) needs some 250 CG iterations per solve when the
   // stiffness term outweighs the mass term (pulled beam, linearized Euler with stiffness damping).
   return P::direct;
 }
@@ -327,8 +327,8 @@ double NewtonDriver::roundoff_floor(Mat J, Vec x) {
 double NewtonDriver::setup_cost_in_iterations() const {
   // What one set-up costs in iterations of the same preconditioner, measured on this machine: a GAMG set-up
   // (Galerkin products, smoother estimates) about 30 V-cycles on 10^5-tet meshes, a sparse Cholesky factorization
-  // (redundant ones too) 10-20 triangular solves, an incomplete factorization or Jacobi a few. A table, not a clock: the rebuild points
-  // then depend only on the arithmetic, so a run repeats exactly (and so does a restart).
+  // (redundant ones too) 10-20 triangular solves, an incomplete factorization or Jacobi a few. A table, not a
+  // clock: the rebuild points then depend only on the arithmetic, so a run repeats exactly (and so does a restart).
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPGetPC(ksp(), &pc));
   if (has_type(pc, {PCGAMG, PCHYPRE, PCML, PCMG})) return 30.0;
