@@ -195,8 +195,9 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   bool amg = pc == P::gamg || pc == P::hypre;
   const bool local = pc == P::block_jacobi || pc == P::schwarz;
   double pc_other = local ? 300.0 * static_cast<double>(tets + triangles) : e.unsmoothed;
-  // Additive Schwarz on several ranks runs under GMRES(30) (newton.cpp): 31 more vectors of the local dofs.
-  if (pc == P::schwarz && ranks > 1 && system.newton_solves && !option_in(options, "-ksp_type"))
+  // Membranes' additive Schwarz on several ranks runs under GMRES(30) (newton.cpp): 31 more vectors of the local dofs.
+  if (pc == P::schwarz && ranks > 1 && system.local_preconditioner && system.newton_solves &&
+      !option_in(options, "-ksp_type"))
     pc_other += 31.0 * 8.0 * 3.0 * static_cast<double>(mesh.n_local());
   std::string pc_name = amg                      ? (pc == P::hypre ? "hypre" : "gamg")
                         : pc == P::block_jacobi ? "bjacobi"

@@ -113,12 +113,13 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
       // Restricted (RAS: each rank keeps only its own rows of its block's solution, one scatter fewer per
       // application) with right-preconditioned GMRES, which needs no symmetry and stops on the true residual: hanging
       // cloth on 2 ranks 6,182 -> 5,506 Krylov iterations, 368 -> 367 Newton, x0.955 per step (median of 10
-      // alternating pairs); bending cloth on 3 ranks 145 -> 127 Newton. Not for linearized Euler's one tight solve
-      // per step (55 iterations a solve: GMRES's growing orthogonalization and restarts cost more than CG's, x1.24
-      // per step), nor with a -ksp_type of the user's (CG, say): there the symmetric PC_ASM_BASIC.
+      // alternating pairs); bending cloth on 3 ranks 145 -> 127 Newton. Membranes only: not for linearized Euler's one
+      // tight solve per step (55 iterations a solve: GMRES's growing orthogonalization and restarts cost more than
+      // CG's, x1.24 per step), not for solids whose job asks for `schwarz` (the swinging beam at dt 100: GMRES(30)
+      // stalls where CG converges), nor with a -ksp_type of the user's (CG, say): there the symmetric PC_ASM_BASIC.
       if (chosen == P::schwarz) {
         EDGEFEM_PETSC(PCSetType(pc, PCASM));
-        if (given("-ksp_type") || !kind.newton_solves) {
+        if (given("-ksp_type") || !kind.newton_solves || !kind.local_preconditioner) {
           EDGEFEM_PETSC(PCASMSetType(pc, PC_ASM_BASIC));
         } else {
           EDGEFEM_PETSC(PCASMSetType(pc, PC_ASM_RESTRICT));

@@ -365,7 +365,7 @@ TEST(Newton, SummaryNamesThePreconditionerInUseAndGamgGetsOneSmoothingStep) {
 TEST(Newton, DynamicMembranesOnSeveralRanksUseRestrictedSchwarzUnderGmresExceptForLinearizedEuler) {
   // Dynamic membranes: ICC under CG on one rank; on several, restricted additive Schwarz under right-preconditioned
   // GMRES for Newton's inexact solves, the symmetric basic Schwarz under CG for linearized Euler's one tight solve
-  // per step and whenever the user names a -ksp_type.
+  // per step, for a solid whose job asks for schwarz and whenever the user names a -ksp_type.
   constexpr PetscInt n = 6;  // unknowns per rank; no solve happens
   PetscOwner<Mat, MatDestroy> matrix;
   EDGEFEM_PETSC(MatCreateAIJ(MPI_COMM_WORLD, n, n, PETSC_DETERMINE, PETSC_DETERMINE, 1, nullptr, 0, nullptr,
@@ -415,6 +415,15 @@ TEST(Newton, DynamicMembranesOnSeveralRanksUseRestrictedSchwarzUnderGmresExceptF
     EXPECT_EQ(linearized.asm_type, PC_ASM_BASIC);
   }
   kind.newton_solves = true;
+  kind.local_preconditioner = false;  // a solid whose job asks for schwarz
+  job.solver.preconditioner = SolverSpec::Preconditioner::schwarz;
+  const Config solid = config();
+  EXPECT_EQ(solid.ksp, "cg");
+  if (world_size() > 1) {
+    EXPECT_EQ(solid.asm_type, PC_ASM_BASIC);
+  }
+  kind.local_preconditioner = true;
+  job.solver.preconditioner = SolverSpec::Preconditioner::automatic;
   job.petsc_options = "-ksp_type cg";
   const Config users = config();
   EXPECT_EQ(users.ksp, "cg");
