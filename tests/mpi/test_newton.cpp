@@ -324,15 +324,25 @@ TEST(Newton, CgComesBackAfterAnIndefiniteSolveAndGivesUpOnTheThird) {
   EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, "-pc_type"));  // the options database outlives this test
 }
 
+/// A matrix of kRows unknowns per rank (diagonal pattern, never assembled) and a vector for it: enough for a
+/// NewtonDriver whose configuration a test checks; no solve happens.
+struct UnsolvedSystem {
+  static constexpr PetscInt kRows = 6;
+  PetscOwner<Mat, MatDestroy> matrix;
+  PetscOwner<Vec, VecDestroy> x;
+  UnsolvedSystem() {
+    EDGEFEM_PETSC(MatCreateAIJ(MPI_COMM_WORLD, kRows, kRows, PETSC_DETERMINE, PETSC_DETERMINE, 1, nullptr, 0, nullptr,
+                               matrix.address()));
+    EDGEFEM_PETSC(MatCreateVecs(matrix, x.address(), nullptr));
+  }
+};
+
 TEST(Newton, SummaryNamesThePreconditionerInUseAndGamgGetsOneSmoothingStep) {
   // The defaults' GAMG (a system above direct_max_dofs) gets one Chebyshev step per level unless the user names a
   // -pc_type; the run's summary names the preconditioner the KSP has, a user's -pc_type included.
-  constexpr PetscInt n = 6;  // unknowns per rank; no solve happens
-  PetscOwner<Mat, MatDestroy> matrix;
-  EDGEFEM_PETSC(MatCreateAIJ(MPI_COMM_WORLD, n, n, PETSC_DETERMINE, PETSC_DETERMINE, 1, nullptr, 0, nullptr,
-                             matrix.address()));
-  PetscOwner<Vec, VecDestroy> x;
-  EDGEFEM_PETSC(MatCreateVecs(matrix, x.address(), nullptr));
+  const UnsolvedSystem system;
+  Mat matrix = system.matrix;
+  Vec x = system.x;
   auto smoothing_steps = [] {
     char value[32] = "";
     PetscBool set = PETSC_FALSE;
@@ -366,12 +376,10 @@ TEST(Newton, DynamicMembranesOnSeveralRanksUseRestrictedSchwarzUnderGmresExceptF
   // Dynamic membranes: ICC under CG on one rank; on several, restricted additive Schwarz under right-preconditioned
   // GMRES for Newton's inexact solves, the symmetric basic Schwarz under CG for linearized Euler's one tight solve
   // per step, for a solid whose job asks for schwarz and whenever the user names a -ksp_type.
-  constexpr PetscInt n = 6;  // unknowns per rank; no solve happens
-  PetscOwner<Mat, MatDestroy> matrix;
-  EDGEFEM_PETSC(MatCreateAIJ(MPI_COMM_WORLD, n, n, PETSC_DETERMINE, PETSC_DETERMINE, 1, nullptr, 0, nullptr,
-                             matrix.address()));
-  PetscOwner<Vec, VecDestroy> x;
-  EDGEFEM_PETSC(MatCreateVecs(matrix, x.address(), nullptr));
+  const UnsolvedSystem system;
+  const PetscInt n = UnsolvedSystem::kRows;
+  Mat matrix = system.matrix;
+  Vec x = system.x;
   EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, "-ksp_type"));  // the other tests' kOptions left it in the database
   Job job;
   LinearSystemKind kind;
@@ -436,12 +444,10 @@ TEST(Newton, DynamicMembranesOnSeveralRanksUseRestrictedSchwarzUnderGmresExceptF
 TEST(Newton, SmallTimeStepSystemsAreFactorizedWholeOnEveryRank) {
   // A time step's matrix up to direct_max_dofs: PETSc's Cholesky in RCM order, on one rank the matrix itself, on
   // several the whole matrix gathered on every rank (PCREDUNDANT); a static one: MUMPS (LDL^T with pivoting).
-  constexpr PetscInt n = 6;  // unknowns per rank; no solve happens
-  PetscOwner<Mat, MatDestroy> matrix;
-  EDGEFEM_PETSC(MatCreateAIJ(MPI_COMM_WORLD, n, n, PETSC_DETERMINE, PETSC_DETERMINE, 1, nullptr, 0, nullptr,
-                             matrix.address()));
-  PetscOwner<Vec, VecDestroy> x;
-  EDGEFEM_PETSC(MatCreateVecs(matrix, x.address(), nullptr));
+  const UnsolvedSystem system;
+  const PetscInt n = UnsolvedSystem::kRows;
+  Mat matrix = system.matrix;
+  Vec x = system.x;
   EDGEFEM_PETSC(PetscOptionsClearValue(nullptr, "-pc_type"));
   Job job;
   LinearSystemKind kind;
