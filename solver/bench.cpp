@@ -146,12 +146,10 @@ void time_linear_solve(MPI_Comm comm, const Job& job, const std::string& cli_pet
   assembler.stiffness(K);
   PetscOwner<KSP, KSPDestroy> ksp;
   EDGEFEM_PETSC(KSPCreate(comm, ksp.address()));
-  EDGEFEM_PETSC(KSPSetOperators(ksp, K, K));
   const LinearSystemKind kind = linear_system_kind(comm, mesh, model, job.analysis_type == AnalysisType::dynamics);
-  configure_linear_solver(ksp, job, cli_petsc_options, kind);
-  // The run's operator: a BAIJ copy for the Krylov method under multigrid (solver/block_operator.hpp).
-  const std::optional<BlockOperator> block = block_operator_for(ksp, job.solver, K);
-  if (block) EDGEFEM_PETSC(KSPSetOperators(ksp, block->matrix(), K));
+  // The run's operators: a BAIJ copy for multigrid's Krylov method or the incomplete factorizations
+  // (solver/block_operator.hpp), as the Newton driver sets them up.
+  const LinearOperators ops = set_up_linear_solver(ksp, job, cli_petsc_options, kind, K);
   r.preconditioner = preconditioner_name(ksp);
   EDGEFEM_PETSC(VecSet(dx, 0.0));
   r.seconds_pc_setup = best_time(comm, 1, [&] {

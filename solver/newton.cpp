@@ -31,6 +31,12 @@ bool option_given(const char* name) {
   return given == PETSC_TRUE;
 }
 
+/// Whether the options database, the job or the command line gives `name`.
+bool option_given(const Job& job, const std::string& cli_petsc_options, const char* name) {
+  return option_given(name) || job.petsc_options.find(name) != std::string::npos ||
+         cli_petsc_options.find(name) != std::string::npos;
+}
+
 
 /// A small time-step matrix (positive definite: the mass term): PETSc's own Cholesky in reverse Cuthill-McKee
 /// order, whose solves cost less than MUMPS's on a few thousand unknowns (swinging beam: 0.0119 -> 0.0076 s per
@@ -38,6 +44,24 @@ bool option_given(const char* name) {
 /// its LDL^T pivots, so the indefinite tangents of static problems (buckling, twisting) factorize too.
 bool own_cholesky(const SolverSpec& spec, const LinearSystemKind& kind) {
   return spec.preconditioner == SolverSpec::Preconditioner::automatic && kind.dynamic;
+}
+
+/// Block Jacobi's and additive Schwarz's incomplete factorizations (the whole matrix's on one rank) factorize the
+/// BAIJ copy: ILU(kIccLevels) on 3x3 blocks. A symmetric matrix's ILU(k) is its ICC(k) in exact arithmetic (the same
+/// level-k pattern: a vertex's three unknowns are coupled whole), so CG keeps it and needs the same iterations, but
+/// PETSc's block kernels (one column index per block, MatSolve_SeqBAIJ_3) solve faster and the overlap's
+/// submatrices are extracted by blocks: hanging cloth on 2 ranks, 5,506 iterations either way, x0.72 per step
+/// (docs/solver.md). Dynamic membranes only (the mass term makes their time-step matrices positive definite): PETSc's
+/// ICC shifts a matrix that is not (Manteuffel's positive-definite shift, its default) and the block ILU cannot, so
+/// a solid whose job asks for schwarz or block-jacobi keeps ICC (the swinging beam at dt 100: with the block ILU
+/// CG met an indefinite preconditioner). Not when the user names -pc_type or -sub_pc_type (ICC needs AIJ) or turns
+/// `block_operator` off.
+bool factors_block_copy(const Job& job, const std::string& cli_petsc_options, const LinearSystemKind& kind) {
+  using P = SolverSpec::Preconditioner;
+  const P chosen = chosen_preconditioner(job.solver, kind);
+  return job.solver.block_operator && kind.local_preconditioner &&
+         (chosen == P::schwarz || chosen == P::block_jacobi) && !option_given(job, cli_petsc_options, "-pc_type") &&
+         !option_given(job, cli_petsc_options, "-sub_pc_type");
 }
 
 /// The preconditioner is a multigrid one, whose finest smoothers multiply with the Krylov operator.
@@ -63,18 +87,14 @@ SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const L
 }
 
 std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
-                                    const LinearSystemKind& kind) {
+                                    const LinearSystemKind& kind, bool factor_blocks) {
   using P = SolverSpec::Preconditioner;
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
   EDGEFEM_PETSC(KSPSetTolerances(ksp, job.solver.linear_rtol, PETSC_DEFAULT, PETSC_DEFAULT, 2000));
   EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
-  // Whether the database, the job or the command line gives `name`; set_default sets an option none gives (theirs
-  // win).
-  auto given = [&](const char* name) {
-    return option_given(name) || job.petsc_options.find(name) != std::string::npos ||
-           cli_petsc_options.find(name) != std::string::npos;
-  };
+  // set_default sets an option that neither the database, the job nor the command line gives (theirs win).
+  auto given = [&](const char* name) { return option_given(job, cli_petsc_options, name); };
   auto set_default = [&](const char* name, const char* value) {
     if (!given(name)) EDGEFEM_PETSC(PetscOptionsSetValue(nullptr, name, value));
   };
@@ -102,7 +122,7 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
       // each set-up and the scatters at each application (hanging cloth: the same 3,206 CG iterations, PC set-ups
       // 0.21 -> 0.17 s, 0.0078 -> 0.0071 s per step). PETSc's -pc_factor_* options (not -sub_pc_*) tune it.
       if (kind.ranks == 1) {
-        EDGEFEM_PETSC(PCSetType(pc, PCICC));
+        EDGEFEM_PETSC(PCSetType(pc, factor_blocks ? PCILU : PCICC));
         EDGEFEM_PETSC(PCFactorSetLevels(pc, kIccLevels));
         EDGEFEM_PETSC(PCFactorSetMatOrderingType(pc, MATORDERINGRCM));
         break;
@@ -130,7 +150,7 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
       } else {
         EDGEFEM_PETSC(PCSetType(pc, PCBJACOBI));
       }
-      set_default("-sub_pc_type", "icc");
+      set_default("-sub_pc_type", factor_blocks ? "ilu" : "icc");
       set_default("-sub_pc_factor_levels", std::to_string(kIccLevels).c_str());
       set_default("-sub_pc_factor_mat_ordering_type", "rcm");
       break;
@@ -161,13 +181,20 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
   return chosen_type;
 }
 
-std::optional<BlockOperator> block_operator_for(KSP ksp, const SolverSpec& spec, Mat matrix) {
-  if (!spec.block_operator || !multigrid(ksp)) return std::nullopt;
-  return BlockOperator::create(matrix);
+LinearOperators set_up_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
+                                     const LinearSystemKind& kind, Mat matrix) {
+  LinearOperators ops;
+  if (factors_block_copy(job, cli_petsc_options, kind)) ops.block = BlockOperator::create(matrix);
+  ops.block_preconditioner = ops.block.has_value();  // no copy (its blocks not stored whole): ICC of the AIJ matrix
+  ops.pc_type = configure_linear_solver(ksp, job, cli_petsc_options, kind, ops.block_preconditioner);
+  if (!ops.block && job.solver.block_operator && multigrid(ksp)) ops.block = BlockOperator::create(matrix);
+  EDGEFEM_PETSC(KSPSetOperators(ksp, ops.krylov(matrix), ops.preconditioner(matrix)));
+  return ops;
 }
 
-std::string default_preconditioner_name(const SolverSpec& spec, const LinearSystemKind& kind) {
-  const std::string icc = "ICC(" + std::to_string(kIccLevels) + ")";
+std::string default_preconditioner_name(const SolverSpec& spec, const LinearSystemKind& kind, bool block_factors) {
+  const std::string levels = "(" + std::to_string(kIccLevels) + ")";
+  const std::string icc = block_factors ? "ILU" + levels + " on 3x3 blocks" : "ICC" + levels;
   switch (chosen_preconditioner(spec, kind)) {
     case SolverSpec::Preconditioner::direct:
       if (!own_cholesky(spec, kind)) return "Cholesky (MUMPS)";
@@ -236,12 +263,13 @@ NewtonDriver::NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli
   }
   KSP ksp = nullptr;
   EDGEFEM_PETSC(SNESGetKSP(snes_, &ksp));
-  default_pc_type_ = configure_linear_solver(ksp, job, cli_petsc_options, kind);
+  linear_ = set_up_linear_solver(ksp, job, cli_petsc_options, kind, matrix);
   EDGEFEM_PETSC(SNESSetFromOptions(snes_));
-  default_pc_name_ = default_preconditioner_name(spec_, kind);
+  default_pc_name_ = default_preconditioner_name(spec_, kind, linear_.block_preconditioner);
   EDGEFEM_PETSC(KSPGetTolerances(ksp, nullptr, nullptr, nullptr, &max_it_));
-  operator_ = block_operator_for(ksp, spec_, matrix);
-  if (operator_) EDGEFEM_PETSC(SNESSetJacobian(snes_, operator_->matrix(), matrix, &NewtonDriver::form_jacobian, this));
+  if (linear_.block)
+    EDGEFEM_PETSC(SNESSetJacobian(snes_, linear_.krylov(matrix), linear_.preconditioner(matrix),
+                                  &NewtonDriver::form_jacobian, this));
   own_lag_ = !option_given("-snes_lag_preconditioner");
   if (option_given("-ksp_rtol")) {  // a KSP tolerance given as a PETSc option holds for every linear solve
     PetscReal rtol = spec_.linear_rtol;
@@ -261,7 +289,7 @@ std::string NewtonDriver::preconditioner_name() const {
   EDGEFEM_PETSC(KSPGetPC(ksp(), &pc));
   PCType type = nullptr;
   EDGEFEM_PETSC(PCGetType(pc, &type));
-  if (type == nullptr || default_pc_type_ == type) return default_pc_name_;
+  if (type == nullptr || linear_.pc_type == type) return default_pc_name_;
   return std::string(type) + " (-pc_type)";
 }
 
@@ -287,8 +315,8 @@ PetscErrorCode NewtonDriver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
   const double t0 = wall();
   const AssemblyTimes parts0 = assembly_times();
   PetscCall(petsc_callback(self->stage_assembly_, [&] {
-    self->problem_.jacobian(x, P);
-    if (self->operator_) self->operator_->update(P);
+    self->problem_.jacobian(x, self->matrix_);  // P is the BAIJ copy when the preconditioner factorizes it
+    if (self->linear_.block) self->linear_.block->update(self->matrix_);
   }));
   self->stats_.seconds_assembly += wall() - t0;
   self->stats_.assembly_parts += assembly_times() - parts0;
@@ -297,7 +325,7 @@ PetscErrorCode NewtonDriver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
       self->floor_ = self->roundoff_floor(P, x);
       self->need_floor_ = false;
     }
-    self->prepare_preconditioner(P);
+    self->prepare_preconditioner();
     self->apply_forcing();
   }));
   return 0;
@@ -338,7 +366,7 @@ double NewtonDriver::setup_cost_in_iterations() const {
   return 1.0;
 }
 
-void NewtonDriver::prepare_preconditioner(Mat P) {
+void NewtonDriver::prepare_preconditioner() {
   rebuilt_now_ = false;
   if (!own_lag_) {  // -snes_lag_preconditioner given: PETSc's lag decides
     reused_in_solve_ = false;
@@ -355,7 +383,7 @@ void NewtonDriver::prepare_preconditioner(Mat P) {
   reused_in_solve_ = !rebuild;
   if (!rebuild) return;
   const double t0 = wall();
-  EDGEFEM_PETSC(KSPSetOperators(k, krylov_operator(), P));
+  EDGEFEM_PETSC(KSPSetOperators(k, linear_.krylov(matrix_), linear_.preconditioner(matrix_)));
   EDGEFEM_PETSC(KSPSetUp(k));
   EDGEFEM_PETSC(KSPSetUpOnBlocks(k));  // block Jacobi factorizes its blocks here
   stats_.seconds_pc_setup += wall() - t0;
@@ -676,12 +704,12 @@ NewtonResult NewtonDriver::solve_linear(Vec b, Vec y, const std::string& label, 
   EDGEFEM_PETSC(VecDuplicate(y, guess.address()));
   EDGEFEM_PETSC(VecCopy(y, guess));
   NewtonResult result;
-  if (operator_) operator_->update(matrix_);
+  if (linear_.block) linear_.block->update(matrix_);
   EDGEFEM_PETSC(PetscLogStagePush(stage_solve_));
   PetscReal rtol_linear = 0.0;
   EDGEFEM_PETSC(KSPGetTolerances(k, &rtol_linear, nullptr, nullptr, nullptr));
   for (int attempt = 0;; ++attempt) {
-    prepare_preconditioner(matrix_);
+    prepare_preconditioner();
     EDGEFEM_PETSC(KSPSetTolerances(k, rtol_linear, PETSC_DEFAULT, PETSC_DEFAULT, iteration_limit(rtol_linear)));
     EDGEFEM_PETSC(KSPSolve(k, b, y));
     if (!problem_.identity_rows.empty()) {  // the identity rows' solution is b's, exactly

@@ -86,14 +86,18 @@ inline constexpr int kIccLevels = 2;
 /// The preconditioner `solver.linear.preconditioner` means for `kind` (`auto` resolved; docs/solver.md's table).
 SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const LinearSystemKind& kind);
 
-/// Human-readable name of the preconditioner the defaults choose (for the run header and docs).
-std::string default_preconditioner_name(const SolverSpec& spec, const LinearSystemKind& kind);
+/// Human-readable name of the preconditioner the defaults choose (for the run header and docs); `block_factors`:
+/// the incomplete factorizations are ILU on the BAIJ copy's 3x3 blocks instead of ICC (set_up_linear_solver).
+std::string default_preconditioner_name(const SolverSpec& spec, const LinearSystemKind& kind,
+                                        bool block_factors = false);
 
 /// Our defaults on `ksp` (CG with `solver.linear.rtol`, the preconditioner `solver.linear.preconditioner` chooses
 /// for `kind`), then the job's PETSc options, then the command line's (which win); KSPSetFromOptions. Returns the
-/// PETSc type of the preconditioner our defaults set (before those options).
+/// PETSc type of the preconditioner our defaults set (before those options). `factor_blocks`: block Jacobi's,
+/// additive Schwarz's (and on one rank the whole matrix's) incomplete factorization is ILU(kIccLevels), for a BAIJ
+/// preconditioning matrix, instead of ICC (which needs AIJ).
 std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
-                                    const LinearSystemKind& kind);
+                                    const LinearSystemKind& kind, bool factor_blocks = false);
 
 /// The linear tolerance of a Newton iteration under `forcing: eisenstat-walker` (docs/solver.md "Inexact
 /// Newton"): `eta_max` at the first iteration (`previous_norm` <= 0), else Eisenstat and Walker's choice 2,
@@ -104,9 +108,22 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
 double forcing_term(const SolverSpec& spec, double last_norm, double previous_norm, double previous_eta,
                     double target);
 
-/// The BAIJ copy of `matrix` the Krylov method multiplies with when `ksp` (configured) has a multigrid
-/// preconditioner and `spec.block_operator` is on (solver/block_operator.hpp); std::nullopt otherwise. Collective.
-std::optional<BlockOperator> block_operator_for(KSP ksp, const SolverSpec& spec, Mat matrix);
+/// The matrices a KSP works with besides the assembled AIJ matrix.
+struct LinearOperators {
+  std::string pc_type;                 ///< the PETSc type our defaults chose (configure_linear_solver)
+  std::optional<BlockOperator> block;  ///< the BAIJ copy (solver/block_operator.hpp), if any
+  bool block_preconditioner = false;   ///< the preconditioner is built from the copy too, not only multiplied with
+  [[nodiscard]] Mat krylov(Mat aij) const { return block ? block->matrix() : aij; }
+  [[nodiscard]] Mat preconditioner(Mat aij) const { return block_preconditioner ? block->matrix() : aij; }
+};
+
+/// configure_linear_solver on `ksp` and its operators for the assembled AIJ `matrix`, with `job.solver.block_operator`
+/// a BAIJ copy (updated after each assembly by the caller): multigrid's Krylov method and finest smoothers multiply
+/// with it (GAMG's set-up keeps the AIJ matrix); the incomplete factorizations of block Jacobi and additive Schwarz
+/// factorize it (ILU on 3x3 blocks; not when the user names -pc_type or -sub_pc_type). KSPSetOperators done.
+/// Collective.
+LinearOperators set_up_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
+                                     const LinearSystemKind& kind, Mat matrix);
 
 class NewtonDriver {
  public:
@@ -143,7 +160,7 @@ class NewtonDriver {
   /// gave (e.g. "ml (-pc_type)").
   [[nodiscard]] std::string preconditioner_name() const;
   /// Bytes of the BAIJ copy of the matrix the Krylov method multiplies with (0 without one).
-  [[nodiscard]] std::size_t operator_bytes() const { return operator_ ? operator_->bytes() : 0; }
+  [[nodiscard]] std::size_t operator_bytes() const { return linear_.block ? linear_.block->bytes() : 0; }
 
  private:
   static PetscErrorCode form_function(SNES, Vec x, Vec r, void* ctx);
@@ -155,7 +172,7 @@ class NewtonDriver {
   /// Line-search pre-check: the step's identity rows set exactly from the residual.
   static PetscErrorCode exact_identity_rows(SNESLineSearch ls, Vec x, Vec y, PetscBool* changed, void* ctx);
   /// Decide (before a linear solve) whether the preconditioner is rebuilt; if so set it up now (timed).
-  void prepare_preconditioner(Mat P);
+  void prepare_preconditioner();
   /// A set-up's cost in iterations of the current preconditioner type (a fixed table; see newton.cpp).
   [[nodiscard]] double setup_cost_in_iterations() const;
   /// The residual norm the current solve stops at: max(atol, rtol |R_ref|, the round-off floor).
@@ -181,15 +198,14 @@ class NewtonDriver {
 
   MPI_Comm comm_;
   std::string default_pc_name_;  ///< default_preconditioner_name() for this driver's spec and kind
-  std::string default_pc_type_;  ///< the PETSc type the defaults chose (PCGAMG, PCCHOLESKY, ...)
   const Job& job_;
   SolverSpec spec_;
   NewtonProblem problem_;
   bool quiet_;
   Mat matrix_;
-  /// The Krylov method's operator when it is not matrix_ itself: a BAIJ copy (multigrid preconditioners).
-  std::optional<BlockOperator> operator_;
-  [[nodiscard]] Mat krylov_operator() const { return operator_ ? operator_->matrix() : matrix_; }
+  /// The preconditioner's type our defaults chose, and the BAIJ copy of matrix_ if the Krylov method multiplies with
+  /// it (multigrid) or the preconditioner factorizes it (block Jacobi, Schwarz).
+  LinearOperators linear_;
   PetscOwner<SNES, SNESDestroy> snes_;
   PetscOwner<Vec, VecDestroy> r_, work_;
   bool own_lag_ = true;         ///< false when -snes_lag_preconditioner is given (PETSc's lag then rules)

@@ -72,6 +72,7 @@ struct RunResult {
   std::vector<EnergyReport> energy;  ///< per entry of `steps`
   std::vector<double> probe;         ///< displacement of the probe, per entry of `steps`
   std::vector<TimeStepReport> reports;
+  std::string preconditioner;  ///< the time steps' (DynamicSolver::preconditioner_name)
   double seconds = 0;
 };
 
@@ -126,6 +127,7 @@ inline RunResult simulate(MPI_Comm comm, const Job& job, const RunSpec& spec = {
   out.reference = std::move(gathered[0]);
   out.position = std::move(gathered[1]);
   out.velocity = std::move(gathered[2]);
+  out.preconditioner = solver.preconditioner_name();
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
