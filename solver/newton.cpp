@@ -56,11 +56,20 @@ bool own_cholesky(const SolverSpec& spec, const LinearSystemKind& kind) {
 /// a solid whose job asks for schwarz or block-jacobi keeps ICC (the swinging beam at dt 100: with the block ILU
 /// CG met an indefinite preconditioner). Not when the user names -pc_type or -sub_pc_type (ICC needs AIJ) or turns
 /// `block_operator` off.
+///
+/// Likewise the factorization of a small time-step matrix (own_cholesky) is LU of the BAIJ copy's 3x3 blocks instead
+/// of Cholesky of the AIJ matrix: an exact factorization either way, its solves reading twice the entries but one
+/// column index per block, in PETSc's unrolled 3x3 kernels. Swinging and pulled beams: the same CG iterations and
+/// trajectory, x0.59-0.69 per step on 1 and 2 ranks (docs/solver.md). Always inside PCREDUNDANT, on one rank too:
+/// PETSc 3.18's PCLU on our SeqBAIJ matrix read past the end of its ordering's index set and crashed (valgrind),
+/// the same factorization inside PCREDUNDANT is clean. Not when the user names -pc_type or -redundant_pc_type.
 bool factors_block_copy(const Job& job, const std::string& cli_petsc_options, const LinearSystemKind& kind) {
   using P = SolverSpec::Preconditioner;
   const P chosen = chosen_preconditioner(job.solver, kind);
-  return job.solver.block_operator && kind.local_preconditioner &&
-         (chosen == P::schwarz || chosen == P::block_jacobi) && !option_given(job, cli_petsc_options, "-pc_type") &&
+  if (!job.solver.block_operator || option_given(job, cli_petsc_options, "-pc_type")) return false;
+  if (chosen == P::direct)
+    return own_cholesky(job.solver, kind) && !option_given(job, cli_petsc_options, "-redundant_pc_type");
+  return kind.local_preconditioner && (chosen == P::schwarz || chosen == P::block_jacobi) &&
          !option_given(job, cli_petsc_options, "-sub_pc_type");
 }
 
@@ -101,9 +110,11 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
   const P chosen = chosen_preconditioner(job.solver, kind);
   switch (chosen) {
     case P::direct:
-      if (own_cholesky(job.solver, kind) && kind.ranks > 1) {
-        EDGEFEM_PETSC(PCSetType(pc, PCREDUNDANT));  // one subcommunicator per rank: each holds the whole factor
-        set_default("-redundant_pc_type", "cholesky");
+      if (own_cholesky(job.solver, kind) && (kind.ranks > 1 || factor_blocks)) {
+        // One subcommunicator per rank: each holds the whole factor (on one rank: PCREDUNDANT for PCLU's sake,
+        // factors_block_copy).
+        EDGEFEM_PETSC(PCSetType(pc, PCREDUNDANT));
+        set_default("-redundant_pc_type", factor_blocks ? "lu" : "cholesky");
         set_default("-redundant_pc_factor_mat_solver_type", "petsc");
         set_default("-redundant_pc_factor_mat_ordering_type", "rcm");
         break;
@@ -198,6 +209,8 @@ std::string default_preconditioner_name(const SolverSpec& spec, const LinearSyst
   switch (chosen_preconditioner(spec, kind)) {
     case SolverSpec::Preconditioner::direct:
       if (!own_cholesky(spec, kind)) return "Cholesky (MUMPS)";
+      if (block_factors)
+        return kind.ranks == 1 ? "LU (PETSc, RCM, 3x3 blocks)" : "LU (PETSc, RCM, 3x3 blocks, redundant on every rank)";
       return kind.ranks == 1 ? "Cholesky (PETSc, RCM)" : "Cholesky (PETSc, RCM, redundant on every rank)";
     case SolverSpec::Preconditioner::block_jacobi: return kind.ranks == 1 ? icc : "block Jacobi/" + icc;
     case SolverSpec::Preconditioner::schwarz: return kind.ranks == 1 ? icc : "additive Schwarz/" + icc;
@@ -380,6 +393,17 @@ void NewtonDriver::prepare_preconditioner() {
   EDGEFEM_PETSC(SNESSetLagPreconditioner(snes_, rebuild ? -2 : -1));
   KSP k = ksp();
   EDGEFEM_PETSC(KSPSetReusePreconditioner(k, rebuild ? PETSC_FALSE : PETSC_TRUE));
+  {
+    // PCREDUNDANT's own KSP factorizes again whenever its matrix changes; on one rank that matrix is ours (no
+    // gathered copy), changed at every Jacobian: it must follow the outer KSP's reuse.
+    PC pc = nullptr;
+    EDGEFEM_PETSC(KSPGetPC(k, &pc));
+    if (has_type(pc, {PCREDUNDANT}) && pc_ready_) {
+      KSP inner = nullptr;
+      EDGEFEM_PETSC(PCRedundantGetKSP(pc, &inner));
+      EDGEFEM_PETSC(KSPSetReusePreconditioner(inner, rebuild ? PETSC_FALSE : PETSC_TRUE));
+    }
+  }
   reused_in_solve_ = !rebuild;
   if (!rebuild) return;
   const double t0 = wall();
