@@ -40,7 +40,8 @@ bool option_given(const Job& job, const std::string& cli_petsc_options, const ch
 
 /// A small time-step matrix (positive definite: the mass term): PETSc's own Cholesky in reverse Cuthill-McKee
 /// order, whose solves cost less than MUMPS's on a few thousand unknowns (swinging beam: 0.0119 -> 0.0076 s per
-/// step); on several ranks the whole matrix gathered and factorized on every rank (PCREDUNDANT). Elsewhere MUMPS:
+/// step); on several ranks the whole matrix gathered and factorized on every rank (PCREDUNDANT); by default LU of
+/// the BAIJ copy's 3x3 blocks instead (factors_block_copy). Elsewhere MUMPS:
 /// its LDL^T pivots, so the indefinite tangents of static problems (buckling, twisting) factorize too.
 bool own_cholesky(const SolverSpec& spec, const LinearSystemKind& kind) {
   return spec.preconditioner == SolverSpec::Preconditioner::automatic && kind.dynamic;
