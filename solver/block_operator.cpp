@@ -80,6 +80,78 @@ bool whole_column_blocks(const PetscInt* garray, PetscInt n_columns) {
   return true;
 }
 
+/// y (+)= A x for the block rows bi/bj of a SeqBAIJ part's values `a` (each 3x3 block column by column), the block
+/// rows split among the OpenMP threads.
+void block_product(const std::vector<PetscInt>& bi, const std::vector<PetscInt>& bj, const PetscScalar* a,
+                   const PetscScalar* x, PetscScalar* y, bool add) {
+  const auto n = static_cast<PetscInt>(bi.size()) - 1;
+  const PetscInt* rows = bi.data();
+  const PetscInt* columns = bj.data();
+#pragma omp parallel for schedule(static)
+  for (PetscInt r = 0; r < n; ++r) {
+    PetscScalar y0 = 0, y1 = 0, y2 = 0;
+    for (PetscInt k = rows[r]; k < rows[r + 1]; ++k) {
+      const PetscScalar* b = a + kBs * kBs * k;
+      const PetscScalar* xx = x + kBs * columns[k];
+      y0 += b[0] * xx[0] + b[3] * xx[1] + b[6] * xx[2];
+      y1 += b[1] * xx[0] + b[4] * xx[1] + b[7] * xx[2];
+      y2 += b[2] * xx[0] + b[5] * xx[1] + b[8] * xx[2];
+    }
+    PetscScalar* out = y + kBs * r;
+    if (add) {
+      out[0] += y0, out[1] += y1, out[2] += y2;
+    } else {
+      out[0] = y0, out[1] = y1, out[2] = y2;
+    }
+  }
+}
+
+/// block_product of one part with x's array `x`.
+template <typename P>
+PetscErrorCode part_product(const P& part, const PetscScalar* x, PetscScalar* y, bool add) {
+  PetscFunctionBeginUser;
+  PetscScalar* a = nullptr;
+  PetscCall(MatSeqBAIJGetArray(part.mat, &a));
+  block_product(part.bi, part.bj, a, x, y, add);
+  PetscCall(MatSeqBAIJRestoreArray(part.mat, &a));
+  PetscCall(PetscLogFlops(2.0 * kBs * kBs * static_cast<double>(part.bj.size())));
+  PetscFunctionReturn(0);
+}
+
+/// The shell's y := A x: on several ranks the ghosts' scatter runs while the diagonal part multiplies.
+template <typename T>
+PetscErrorCode own_mult(Mat shell, Vec x, Vec y) {
+  PetscFunctionBeginUser;
+  T* t = nullptr;
+  PetscCall(MatShellGetContext(shell, &t));
+  if (t->scatter) PetscCall(VecScatterBegin(t->scatter, x, t->ghosts, INSERT_VALUES, SCATTER_FORWARD));
+  const PetscScalar* xv = nullptr;
+  PetscScalar* yv = nullptr;
+  PetscCall(VecGetArrayRead(x, &xv));
+  PetscCall(VecGetArrayWrite(y, &yv));
+  PetscCall(part_product(t->diagonal, xv, yv, false));
+  PetscCall(VecRestoreArrayRead(x, &xv));
+  if (t->scatter) {
+    PetscCall(VecScatterEnd(t->scatter, x, t->ghosts, INSERT_VALUES, SCATTER_FORWARD));
+    const PetscScalar* gv = nullptr;
+    PetscCall(VecGetArrayRead(t->ghosts, &gv));
+    PetscCall(part_product(t->off_diagonal, gv, yv, true));
+    PetscCall(VecRestoreArrayRead(t->ghosts, &gv));
+  }
+  PetscCall(VecRestoreArrayWrite(y, &yv));
+  PetscFunctionReturn(0);
+}
+
+/// The shell's y := A^T x: PETSc's (the Krylov methods our defaults choose never ask for it).
+template <typename T>
+PetscErrorCode own_mult_transpose(Mat shell, Vec x, Vec y) {
+  PetscFunctionBeginUser;
+  T* t = nullptr;
+  PetscCall(MatShellGetContext(shell, &t));
+  PetscCall(MatMultTranspose(t->baij, x, y));
+  PetscFunctionReturn(0);
+}
+
 bool all_ranks(MPI_Comm comm, bool mine) {
   int in = mine ? 1 : 0, out = 0;
   MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, comm);
@@ -88,7 +160,7 @@ bool all_ranks(MPI_Comm comm, bool mine) {
 
 }  // namespace
 
-std::optional<BlockOperator> BlockOperator::create(Mat aij) {
+std::optional<BlockOperator> BlockOperator::create(Mat aij, bool own_product) {
   MPI_Comm comm = MPI_COMM_NULL;
   EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(aij), &comm));
   PetscInt bs = 1, n_local = 0, column_begin = 0;
@@ -152,7 +224,46 @@ std::optional<BlockOperator> BlockOperator::create(Mat aij) {
   }
   if (!all_ranks(comm, ok)) throw PetscFailure("BlockOperator: PETSc stored the BAIJ blocks in another order");
   op.update(aij);
+
+  if (own_product) op.make_own_product();
   return op;
+}
+
+void BlockOperator::make_own_product() {
+  own_ = std::make_unique<OwnProduct>();
+  OwnProduct& o = *own_;
+  o.baij = baij_;
+  const Parts b = local_parts(baij_, true);
+  const auto copy_structure = [&](Mat m, Part& part) {
+    const Structure s(m, true);
+    part.mat = m;
+    part.bi.assign(s.ia, s.ia + s.n + 1);
+    part.bj.assign(s.ja, s.ja + s.ia[s.n]);
+    bytes_ += (part.bi.size() + part.bj.size()) * sizeof(PetscInt);
+  };
+  copy_structure(b.mats[0], o.diagonal);
+  MPI_Comm comm = MPI_COMM_NULL;
+  EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(baij_.get()), &comm));
+  PetscInt n_local = 0;
+  EDGEFEM_PETSC(MatGetLocalSize(baij_, &n_local, nullptr));
+  PetscOwner<Vec, VecDestroy> layout;
+  EDGEFEM_PETSC(MatCreateVecs(baij_, layout.address(), nullptr));
+  if (b.count == 2) {
+    copy_structure(b.mats[1], o.off_diagonal);
+    PetscInt n_ghost_columns = 0;
+    EDGEFEM_PETSC(MatGetSize(b.mats[1], nullptr, &n_ghost_columns));
+    PetscOwner<IS, ISDestroy> ghost_blocks;
+    EDGEFEM_PETSC(ISCreateBlock(PETSC_COMM_SELF, kBs, n_ghost_columns / kBs, b.garray, PETSC_COPY_VALUES,
+                                ghost_blocks.address()));
+    EDGEFEM_PETSC(VecCreateSeq(PETSC_COMM_SELF, n_ghost_columns, o.ghosts.address()));
+    EDGEFEM_PETSC(VecScatterCreate(layout, ghost_blocks, o.ghosts, nullptr, o.scatter.address()));
+    bytes_ += static_cast<std::size_t>(n_ghost_columns) * sizeof(PetscScalar);
+  }
+  EDGEFEM_PETSC(MatCreateShell(comm, n_local, n_local, PETSC_DETERMINE, PETSC_DETERMINE, &o, o.shell.address()));
+  EDGEFEM_PETSC(MatSetBlockSize(o.shell, kBs));
+  EDGEFEM_PETSC(MatShellSetOperation(o.shell, MATOP_MULT, reinterpret_cast<void (*)(void)>(&own_mult<OwnProduct>)));
+  EDGEFEM_PETSC(MatShellSetOperation(o.shell, MATOP_MULT_TRANSPOSE,
+                                     reinterpret_cast<void (*)(void)>(&own_mult_transpose<OwnProduct>)));
 }
 
 void BlockOperator::update(Mat aij) {
@@ -184,6 +295,10 @@ void BlockOperator::update(Mat aij) {
   // Tells PETSc the values changed (no stash: the values were written in place).
   EDGEFEM_PETSC(MatAssemblyBegin(baij_, MAT_FINAL_ASSEMBLY));
   EDGEFEM_PETSC(MatAssemblyEnd(baij_, MAT_FINAL_ASSEMBLY));
+  if (own_) {  // the shell's state follows (PETSc's objects compare states to see a changed operator)
+    EDGEFEM_PETSC(MatAssemblyBegin(own_->shell, MAT_FINAL_ASSEMBLY));
+    EDGEFEM_PETSC(MatAssemblyEnd(own_->shell, MAT_FINAL_ASSEMBLY));
+  }
 }
 
 }  // namespace edgefem

@@ -199,7 +199,7 @@ LinearOperators set_up_linear_solver(KSP ksp, const Job& job, const std::string&
   if (factors_block_copy(job, cli_petsc_options, kind)) ops.block = BlockOperator::create(matrix);
   ops.block_preconditioner = ops.block.has_value();  // no copy (its blocks not stored whole): ICC of the AIJ matrix
   ops.pc_type = configure_linear_solver(ksp, job, cli_petsc_options, kind, ops.block_preconditioner);
-  if (!ops.block && job.solver.block_operator && multigrid(ksp)) ops.block = BlockOperator::create(matrix);
+  if (!ops.block && job.solver.block_operator && multigrid(ksp)) ops.block = BlockOperator::create(matrix, true);
   EDGEFEM_PETSC(KSPSetOperators(ksp, ops.krylov(matrix), ops.preconditioner(matrix)));
   return ops;
 }

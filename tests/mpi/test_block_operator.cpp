@@ -1,6 +1,6 @@
 // BlockOperator (solver/block_operator.*): the BAIJ copy of an assembled AIJ matrix holds exactly its entries,
-// multiplies like it, follows its new values after update(), and is refused on every rank when some rank's
-// pattern has a 3x3 block that is not stored whole. Run under mpiexec with 1, 2 and 3 ranks
+// multiplies like it (PETSc's product, and on one rank our own), follows its new values after update(), and is
+// refused on every rank when some rank's pattern has a 3x3 block that is not stored whole. Run under mpiexec with 1, 2 and 3 ranks
 // (CTest: mpi.block_operator.npN).
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -93,8 +93,8 @@ double largest_difference(Mat a, Mat b) {
   return global;
 }
 
-/// max |A x - B x| / max |A x| for a random x.
-double product_difference(Mat a, Mat b) {
+/// max |A x - B x| / max |A x| for a random x (with `transpose`, A^T x and B^T x).
+double product_difference(Mat a, Mat b, bool transpose = false) {
   PetscOwner<Vec, VecDestroy> x, ya, yb;
   EDGEFEM_PETSC(MatCreateVecs(a, x.address(), ya.address()));
   EDGEFEM_PETSC(VecDuplicate(ya, yb.address()));
@@ -102,8 +102,8 @@ double product_difference(Mat a, Mat b) {
   EDGEFEM_PETSC(PetscRandomCreate(MPI_COMM_WORLD, &rand));
   EDGEFEM_PETSC(VecSetRandom(x, rand));
   EDGEFEM_PETSC(PetscRandomDestroy(&rand));
-  EDGEFEM_PETSC(MatMult(a, x, ya));
-  EDGEFEM_PETSC(MatMult(b, x, yb));
+  EDGEFEM_PETSC(transpose ? MatMultTranspose(a, x, ya) : MatMult(a, x, ya));
+  EDGEFEM_PETSC(transpose ? MatMultTranspose(b, x, yb) : MatMult(b, x, yb));
   PetscReal scale = 0.0, diff = 0.0;
   EDGEFEM_PETSC(VecNorm(ya, NORM_INFINITY, &scale));
   EDGEFEM_PETSC(VecAXPY(yb, -1.0, ya));
@@ -137,6 +137,33 @@ TEST(BlockOperator, HoldsTheAijEntriesAndFollowsUpdates) {
   op->update(aij);
   EXPECT_EQ(largest_difference(aij, op->matrix()), 0.0);
   EXPECT_LT(product_difference(aij, op->matrix()), 1e-14);
+}
+
+// With own_product the Krylov method multiplies with our own product (a shell over the BAIJ blocks, on the OpenMP
+// threads; on several ranks with the ghost values scattered): it must multiply like the AIJ matrix, transposed
+// too (the random matrix is not symmetric; every rank has blocks in other ranks' columns), and follow update().
+TEST(BlockOperator, OwnProductMultipliesLikeTheAijMatrix) {
+  std::mt19937 rng(43 + static_cast<unsigned>(world_rank()));
+  const Entries e = random_blocks(rng, false);
+  PetscOwner<Mat, MatDestroy> aij;
+  AijInsertion insertion(MPI_COMM_WORLD, owned_rows(), e.i, e.j, aij);
+  insertion.insert(aij, random_values(rng, e.i.size()).data());
+
+  std::optional<BlockOperator> op = BlockOperator::create(aij, true);
+  ASSERT_TRUE(op.has_value());
+  PetscBool is_shell = PETSC_FALSE;
+  EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(op->product()), MATSHELL, &is_shell));
+  EXPECT_TRUE(is_shell);
+  EXPECT_LT(product_difference(aij, op->product()), 1e-14);
+  EXPECT_LT(product_difference(aij, op->product(), true), 1e-14);
+  insertion.insert(aij, random_values(rng, e.i.size()).data());
+  op->update(aij);
+  EXPECT_LT(product_difference(aij, op->product()), 1e-14);
+  EXPECT_LT(product_difference(aij, op->product(), true), 1e-14);
+  // Without own_product, product() is the BAIJ matrix.
+  std::optional<BlockOperator> plain = BlockOperator::create(aij);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->product(), plain->matrix());
 }
 
 TEST(BlockOperator, RefusedOnEveryRankWhenOneRankHasABrokenBlock) {
