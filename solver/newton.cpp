@@ -408,9 +408,13 @@ void NewtonDriver::prepare_preconditioner() {
   reused_in_solve_ = !rebuild;
   if (!rebuild) return;
   const double t0 = wall();
+  PC pc = nullptr;
+  EDGEFEM_PETSC(KSPGetPC(k, &pc));
+  coarse_products_.remove(pc);  // GAMG's set-up works on its own matrices
   EDGEFEM_PETSC(KSPSetOperators(k, linear_.krylov(matrix_), linear_.preconditioner(matrix_)));
   EDGEFEM_PETSC(KSPSetUp(k));
   EDGEFEM_PETSC(KSPSetUpOnBlocks(k));  // block Jacobi factorizes its blocks here
+  if (linear_.block && !linear_.block_preconditioner) coarse_products_.install(pc);
   stats_.seconds_pc_setup += wall() - t0;
   ++stats_.pc_setups;
   pc_ready_ = true;

@@ -10,10 +10,12 @@
 #include <cmath>
 #include <optional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "solver/aij_insertion.hpp"
 #include "solver/block_operator.hpp"
+#include "solver/multigrid_products.hpp"
 #include "solver/petsc_util.hpp"
 #include "tests/support/mpi_testing.hpp"
 
@@ -164,6 +166,65 @@ TEST(BlockOperator, OwnProductMultipliesLikeTheAijMatrix) {
   std::optional<BlockOperator> plain = BlockOperator::create(aij);
   ASSERT_TRUE(plain.has_value());
   EXPECT_EQ(plain->product(), plain->matrix());
+}
+
+/// max |y_a - y_b| / max |y_a| of two products of `a` and `b` (one rank's matrices) on the same random vectors:
+/// `which` 0: A x, 1: z + A x, 2: A x + A x in place (w = y), 3: A^T x, 4: z + A^T x.
+double self_product_difference(Mat a, Mat b, int which) {
+  const bool transpose = which >= 3;
+  PetscOwner<Vec, VecDestroy> x, z, ya, yb;
+  if (transpose) EDGEFEM_PETSC(MatCreateVecs(a, ya.address(), x.address()));
+  else EDGEFEM_PETSC(MatCreateVecs(a, x.address(), ya.address()));
+  EDGEFEM_PETSC(VecDuplicate(ya, yb.address()));
+  EDGEFEM_PETSC(VecDuplicate(ya, z.address()));
+  PetscRandom rand = nullptr;
+  EDGEFEM_PETSC(PetscRandomCreate(PETSC_COMM_SELF, &rand));
+  EDGEFEM_PETSC(VecSetRandom(x, rand));
+  EDGEFEM_PETSC(VecSetRandom(z, rand));
+  EDGEFEM_PETSC(PetscRandomDestroy(&rand));
+  for (auto [m, y] : {std::pair<Mat, Vec>{a, ya}, std::pair<Mat, Vec>{b, yb}}) {
+    switch (which) {
+      case 0: EDGEFEM_PETSC(MatMult(m, x, y)); break;
+      case 1: EDGEFEM_PETSC(MatMultAdd(m, x, z, y)); break;
+      case 2:
+        EDGEFEM_PETSC(MatMult(m, x, y));
+        EDGEFEM_PETSC(MatMultAdd(m, x, y, y));
+        break;
+      case 3: EDGEFEM_PETSC(MatMultTranspose(m, x, y)); break;
+      default: EDGEFEM_PETSC(MatMultTransposeAdd(m, x, z, y)); break;
+    }
+  }
+  PetscReal scale = 0.0, diff = 0.0;
+  EDGEFEM_PETSC(VecNorm(ya, NORM_INFINITY, &scale));
+  EDGEFEM_PETSC(VecAXPY(yb, -1.0, ya));
+  EDGEFEM_PETSC(VecNorm(yb, NORM_INFINITY, &diff));
+  return diff / scale;
+}
+
+// GAMG's coarse operators and interpolations on one rank multiply through OwnAijProduct (multigrid_products.hpp):
+// on a rectangular matrix (an interpolation's shape: more rows than columns, several entries per row, empty rows)
+// and a square one, every product PCMG asks for must match PETSc's own to round-off.
+TEST(OwnAijProduct, MultipliesLikeTheMatrix) {
+  std::mt19937 rng(71 + static_cast<unsigned>(world_rank()));
+  for (const auto [rows, columns] : {std::pair<PetscInt, PetscInt>{257, 31}, std::pair<PetscInt, PetscInt>{96, 96}}) {
+    PetscOwner<Mat, MatDestroy> m;
+    EDGEFEM_PETSC(MatCreateSeqAIJ(PETSC_COMM_SELF, rows, columns, 8, nullptr, m.address()));
+    std::uniform_int_distribution<PetscInt> column(0, columns - 1), count(0, 7);
+    std::uniform_real_distribution<double> value(-1.0, 1.0);
+    for (PetscInt r = 0; r < rows; ++r) {
+      if (r % 11 == 5) continue;  // an empty row
+      for (PetscInt k = count(rng); k >= 0; --k)
+        EDGEFEM_PETSC(MatSetValue(m, r, column(rng), value(rng), ADD_VALUES));
+    }
+    EDGEFEM_PETSC(MatAssemblyBegin(m, MAT_FINAL_ASSEMBLY));
+    EDGEFEM_PETSC(MatAssemblyEnd(m, MAT_FINAL_ASSEMBLY));
+    const OwnAijProduct own(m);
+    PetscBool is_shell = PETSC_FALSE;
+    EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(own.shell()), MATSHELL, &is_shell));
+    EXPECT_TRUE(is_shell);
+    for (int which = 0; which < 5; ++which)
+      EXPECT_LT(self_product_difference(m, own.shell(), which), 1e-14) << rows << " x " << columns << ", " << which;
+  }
 }
 
 TEST(BlockOperator, RefusedOnEveryRankWhenOneRankHasABrokenBlock) {
