@@ -239,7 +239,7 @@ struct SolverSpec {
   bool reuse_preconditioner = true;  ///< keep the preconditioner across Newton iterations and steps while it pays
   /// Multigrid preconditioners (GAMG, ML): the Krylov method and the finest level's smoothers multiply with a BAIJ
   /// copy of the matrix through our own threaded product (one more matrix in memory; solver/block_operator.hpp),
-  /// and on one rank GAMG's coarse levels too (solver/multigrid_products.hpp).
+  /// and GAMG's coarse levels too (solver/multigrid_products.hpp).
   bool block_operator = true;
   /// Rebuild when the last solve's extra KSP time over a fresh preconditioner's exceeds this fraction of a set-up.
   double rebuild_ratio = 0.5;

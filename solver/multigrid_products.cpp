@@ -6,92 +6,151 @@
 
 namespace edgefem {
 
-/// The shell's operations (friends of OwnAijProduct: they read its CSR arrays).
+/// The shell's operations (friends of OwnAijProduct: they read its parts).
 struct OwnAijKernels {
-  /// w := (add ? y : 0) + A x, rows split among the threads (w may be y).
+  using Part = OwnAijProduct::Part;
+
+  /// w := (add ? y : 0) + P x for one part, rows split among the threads (w may be y).
+  static PetscErrorCode rows(const Part& p, const PetscScalar* x, const PetscScalar* y, PetscScalar* w, bool add) {
+    PetscFunctionBeginUser;
+    const PetscScalar* a = nullptr;
+    PetscCall(MatSeqAIJGetArrayRead(p.mat, &a));
+    const PetscInt* ia = p.ia;
+    const PetscInt* ja = p.ja;
+    const PetscInt n = p.rows;
+#pragma omp parallel for schedule(static)
+    for (PetscInt r = 0; r < n; ++r) {
+      PetscScalar sum = add ? y[r] : PetscScalar{0};
+      for (PetscInt k = ia[r]; k < ia[r + 1]; ++k) sum += a[k] * x[ja[k]];
+      w[r] = sum;
+    }
+    PetscCall(MatSeqAIJRestoreArrayRead(p.mat, &a));
+    PetscCall(PetscLogFlops(2.0 * static_cast<double>(ia[n])));
+    PetscFunctionReturn(0);
+  }
+
+  /// y += P^T x for one part: each thread sums its rows' shares into a private copy of y (OpenMP's array
+  /// reduction), then the copies are added.
+  static PetscErrorCode columns(const Part& p, const PetscScalar* x, PetscScalar* y) {
+    PetscFunctionBeginUser;
+    const PetscScalar* a = nullptr;
+    PetscCall(MatSeqAIJGetArrayRead(p.mat, &a));
+    const PetscInt* ia = p.ia;
+    const PetscInt* ja = p.ja;
+    const PetscInt n = p.rows;
+    const PetscInt m = p.columns;
+    if (n == 0 || m == 0) PetscFunctionReturn(0);
+#pragma omp parallel for schedule(static) reduction(+ : y[:m])
+    for (PetscInt r = 0; r < n; ++r) {
+      const PetscScalar xr = x[r];
+      for (PetscInt k = ia[r]; k < ia[r + 1]; ++k) y[ja[k]] += a[k] * xr;
+    }
+    PetscCall(MatSeqAIJRestoreArrayRead(p.mat, &a));
+    PetscCall(PetscLogFlops(2.0 * static_cast<double>(ia[n])));
+    PetscFunctionReturn(0);
+  }
+
+  /// w := (add ? y : 0) + A x; on several ranks the ghosts' scatter runs while the diagonal part multiplies.
   static PetscErrorCode product(Mat shell, Vec x, Vec y, Vec w, bool add) {
     PetscFunctionBeginUser;
     OwnAijProduct* self = nullptr;
     PetscCall(MatShellGetContext(shell, &self));
     const OwnAijProduct& p = *self;
-    const PetscScalar* a = nullptr;
+    if (p.scatter_) PetscCall(VecScatterBegin(p.scatter_, x, p.ghosts_, INSERT_VALUES, SCATTER_FORWARD));
     const PetscScalar* xv = nullptr;
     const PetscScalar* yv = nullptr;
     PetscScalar* wv = nullptr;
-    PetscCall(MatSeqAIJGetArrayRead(p.aij_, &a));
     PetscCall(VecGetArrayRead(x, &xv));
     if (add && y != w) PetscCall(VecGetArrayRead(y, &yv));
     PetscCall(VecGetArray(w, &wv));
     if (add && y == w) yv = wv;
-    const PetscInt* ia = p.ia_;
-    const PetscInt* ja = p.ja_;
-    const PetscInt n = p.rows_;
-#pragma omp parallel for schedule(static)
-    for (PetscInt r = 0; r < n; ++r) {
-      PetscScalar sum = add ? yv[r] : PetscScalar{0};
-      for (PetscInt k = ia[r]; k < ia[r + 1]; ++k) sum += a[k] * xv[ja[k]];
-      wv[r] = sum;
+    PetscCall(rows(p.diagonal_, xv, yv, wv, add));
+    PetscCall(VecRestoreArrayRead(x, &xv));
+    if (add && y != w) PetscCall(VecRestoreArrayRead(y, &yv));
+    if (p.scatter_) {
+      PetscCall(VecScatterEnd(p.scatter_, x, p.ghosts_, INSERT_VALUES, SCATTER_FORWARD));
+      const PetscScalar* gv = nullptr;
+      PetscCall(VecGetArrayRead(p.ghosts_, &gv));
+      PetscCall(rows(p.off_diagonal_, gv, wv, wv, true));
+      PetscCall(VecRestoreArrayRead(p.ghosts_, &gv));
     }
     PetscCall(VecRestoreArray(w, &wv));
-    if (add && y != w) PetscCall(VecRestoreArrayRead(y, &yv));
-    PetscCall(VecRestoreArrayRead(x, &xv));
-    PetscCall(MatSeqAIJRestoreArrayRead(p.aij_, &a));
-    PetscCall(PetscLogFlops(2.0 * static_cast<double>(ia[n])));
     PetscFunctionReturn(0);
   }
   static PetscErrorCode mult(Mat shell, Vec x, Vec y) { return product(shell, x, y, y, false); }
   static PetscErrorCode mult_add(Mat shell, Vec x, Vec y, Vec w) { return product(shell, x, y, w, true); }
 
-  /// y := (add ? z : 0) + A^T x: each thread sums its rows' shares into a private copy of y (OpenMP's array
-  /// reduction), then the copies are added.
-  static PetscErrorCode transpose_product(Mat shell, Vec x, Vec z, Vec y, bool add) {
+  /// w := (add ? z : 0) + A^T x; on several ranks the off-diagonal part's shares go to their owners by a reverse
+  /// scatter that adds.
+  static PetscErrorCode transpose_product(Mat shell, Vec x, Vec z, Vec w, bool add) {
     PetscFunctionBeginUser;
     OwnAijProduct* self = nullptr;
     PetscCall(MatShellGetContext(shell, &self));
     const OwnAijProduct& p = *self;
-    const PetscScalar* a = nullptr;
+    if (add && z != w) PetscCall(VecCopy(z, w));
+    if (!add) PetscCall(VecSet(w, 0.0));
     const PetscScalar* xv = nullptr;
-    PetscScalar* yv = nullptr;
-    if (add && z != y) PetscCall(VecCopy(z, y));
-    if (!add) PetscCall(VecSet(y, 0.0));
-    PetscCall(MatSeqAIJGetArrayRead(p.aij_, &a));
+    PetscScalar* wv = nullptr;
     PetscCall(VecGetArrayRead(x, &xv));
-    PetscCall(VecGetArray(y, &yv));
-    const PetscInt* ia = p.ia_;
-    const PetscInt* ja = p.ja_;
-    const PetscInt n = p.rows_;
-    const PetscInt m = p.columns_;
-#pragma omp parallel for schedule(static) reduction(+ : yv[:m])
-    for (PetscInt r = 0; r < n; ++r) {
-      const PetscScalar xr = xv[r];
-      for (PetscInt k = ia[r]; k < ia[r + 1]; ++k) yv[ja[k]] += a[k] * xr;
+    if (p.scatter_) {
+      PetscCall(VecSet(p.ghosts_, 0.0));
+      PetscScalar* gv = nullptr;
+      PetscCall(VecGetArray(p.ghosts_, &gv));
+      PetscCall(columns(p.off_diagonal_, xv, gv));
+      PetscCall(VecRestoreArray(p.ghosts_, &gv));
+      PetscCall(VecScatterBegin(p.scatter_, p.ghosts_, w, ADD_VALUES, SCATTER_REVERSE));
     }
-    PetscCall(VecRestoreArray(y, &yv));
+    PetscCall(VecGetArray(w, &wv));
+    PetscCall(columns(p.diagonal_, xv, wv));
+    PetscCall(VecRestoreArray(w, &wv));
     PetscCall(VecRestoreArrayRead(x, &xv));
-    PetscCall(MatSeqAIJRestoreArrayRead(p.aij_, &a));
-    PetscCall(PetscLogFlops(2.0 * static_cast<double>(ia[n])));
+    if (p.scatter_) PetscCall(VecScatterEnd(p.scatter_, p.ghosts_, w, ADD_VALUES, SCATTER_REVERSE));
     PetscFunctionReturn(0);
   }
-  static PetscErrorCode mult_transpose(Mat shell, Vec x, Vec y) {
-    return transpose_product(shell, x, y, y, false);
-  }
+  static PetscErrorCode mult_transpose(Mat shell, Vec x, Vec y) { return transpose_product(shell, x, y, y, false); }
   static PetscErrorCode mult_transpose_add(Mat shell, Vec x, Vec z, Vec y) {
     return transpose_product(shell, x, z, y, true);
   }
 };
 
+OwnAijProduct::Part OwnAijProduct::part(Mat seqaij) {
+  Part p;
+  p.mat = seqaij;
+  EDGEFEM_PETSC(MatGetSize(seqaij, &p.rows, &p.columns));
+  PetscInt n = 0;
+  PetscBool done = PETSC_FALSE;
+  EDGEFEM_PETSC(MatGetRowIJ(seqaij, 0, PETSC_FALSE, PETSC_FALSE, &n, &p.ia, &p.ja, &done));
+  if (done != PETSC_TRUE || n != p.rows) throw PetscFailure("OwnAijProduct: MatGetRowIJ gave no CSR structure");
+  return p;
+}
+
 OwnAijProduct::OwnAijProduct(Mat aij) {
   EDGEFEM_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(aij)));
   *aij_.address() = aij;
-  EDGEFEM_PETSC(MatGetSize(aij, &rows_, &columns_));
-  PetscInt n = 0;
-  PetscBool done = PETSC_FALSE;
-  EDGEFEM_PETSC(MatGetRowIJ(aij, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia_, &ja_, &done));
-  if (done != PETSC_TRUE || n != rows_) throw PetscFailure("OwnAijProduct: MatGetRowIJ gave no CSR structure");
-  PetscInt bs = 1;
+  MPI_Comm comm = MPI_COMM_NULL;
+  EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(aij), &comm));
+  if (has_type(aij, {MATSEQAIJ})) {
+    diagonal_ = part(aij);
+  } else {
+    Mat d = nullptr, o = nullptr;
+    const PetscInt* garray = nullptr;
+    EDGEFEM_PETSC(MatMPIAIJGetSeqAIJ(aij, &d, &o, &garray));
+    diagonal_ = part(d);
+    off_diagonal_ = part(o);
+    PetscOwner<IS, ISDestroy> ghost_columns;
+    EDGEFEM_PETSC(ISCreateGeneral(PETSC_COMM_SELF, off_diagonal_.columns, garray, PETSC_COPY_VALUES,
+                                  ghost_columns.address()));
+    EDGEFEM_PETSC(VecCreateSeq(PETSC_COMM_SELF, off_diagonal_.columns, ghosts_.address()));
+    PetscOwner<Vec, VecDestroy> x;
+    EDGEFEM_PETSC(MatCreateVecs(aij, x.address(), nullptr));
+    EDGEFEM_PETSC(VecScatterCreate(x, ghost_columns, ghosts_, nullptr, scatter_.address()));
+  }
+  PetscInt local_rows = 0, local_columns = 0, rows = 0, columns = 0, bs = 1;
+  EDGEFEM_PETSC(MatGetLocalSize(aij, &local_rows, &local_columns));
+  EDGEFEM_PETSC(MatGetSize(aij, &rows, &columns));
   EDGEFEM_PETSC(MatGetBlockSize(aij, &bs));
-  EDGEFEM_PETSC(MatCreateShell(PETSC_COMM_SELF, rows_, columns_, rows_, columns_, this, shell_.address()));
-  if (rows_ == columns_) EDGEFEM_PETSC(MatSetBlockSize(shell_, bs));
+  EDGEFEM_PETSC(MatCreateShell(comm, local_rows, local_columns, rows, columns, this, shell_.address()));
+  if (rows == columns) EDGEFEM_PETSC(MatSetBlockSize(shell_, bs));
   using K = OwnAijKernels;
   const auto op = [&](MatOperation which, auto* f) {
     EDGEFEM_PETSC(MatShellSetOperation(shell_, which, reinterpret_cast<void (*)(void)>(f)));
@@ -103,24 +162,22 @@ OwnAijProduct::OwnAijProduct(Mat aij) {
 }
 
 OwnAijProduct::~OwnAijProduct() {
-  PetscInt n = 0;
-  PetscBool done = PETSC_FALSE;
-  if (aij_) MatRestoreRowIJ(aij_, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia_, &ja_, &done);
+  for (Part* p : {&diagonal_, &off_diagonal_}) {
+    PetscInt n = 0;
+    PetscBool done = PETSC_FALSE;
+    if (p->mat) MatRestoreRowIJ(p->mat, 0, PETSC_FALSE, PETSC_FALSE, &n, &p->ia, &p->ja, &done);
+  }
 }
 
 namespace {
 
-bool is_seqaij(Mat m) { return m && has_type(m, {MATSEQAIJ}); }
+bool is_aij(Mat m) { return m && has_type(m, {MATSEQAIJ, MATMPIAIJ}); }
 
 }  // namespace
 
 void MultigridProducts::install(PC pc) {
   if (installed()) return;
-  int ranks = 1;
-  MPI_Comm comm = MPI_COMM_NULL;
-  EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(pc), &comm));
-  MPI_Comm_size(comm, &ranks);
-  if (ranks != 1 || !has_type(pc, {PCGAMG})) return;
+  if (!has_type(pc, {PCGAMG})) return;
   PetscInt n_levels = 0;
   EDGEFEM_PETSC(PCMGGetLevels(pc, &n_levels));
   // Every matrix must be SeqAIJ, else nothing is wrapped.
@@ -130,7 +187,7 @@ void MultigridProducts::install(PC pc) {
     EDGEFEM_PETSC(PCMGGetInterpolation(pc, l, &interp));
     Mat restriction = nullptr;
     EDGEFEM_PETSC(PCMGGetRestriction(pc, l, &restriction));
-    if (!is_seqaij(interp) || restriction != interp) return;
+    if (!is_aij(interp) || restriction != interp) return;
     Level level;
     level.index = l;
     level.interp = std::make_unique<OwnAijProduct>(interp);
@@ -139,7 +196,7 @@ void MultigridProducts::install(PC pc) {
       EDGEFEM_PETSC(PCMGGetSmoother(pc, l, &smoother));
       Mat a = nullptr, p = nullptr;
       EDGEFEM_PETSC(KSPGetOperators(smoother, &a, &p));
-      if (!is_seqaij(a) || a != p) return;
+      if (!is_aij(a) || a != p) return;
       level.op = std::make_unique<OwnAijProduct>(a);
     }
     levels.push_back(std::move(level));

@@ -209,7 +209,7 @@ class NewtonDriver {
   /// The preconditioner's type our defaults chose, and the BAIJ copy of matrix_ if the Krylov method multiplies with
   /// it (multigrid) or the preconditioner factorizes it (block Jacobi, Schwarz).
   LinearOperators linear_;
-  MultigridProducts coarse_products_;  // GAMG's coarse levels on our threads (one rank, with the BAIJ product)
+  MultigridProducts coarse_products_;  // GAMG's coarse levels on our threads (with the BAIJ product)
   PetscOwner<SNES, SNESDestroy> snes_;
   PetscOwner<Vec, VecDestroy> r_, work_;
   bool own_lag_ = true;         ///< false when -snes_lag_preconditioner is given (PETSc's lag then rules)

@@ -1,6 +1,7 @@
 // BlockOperator (solver/block_operator.*): the BAIJ copy of an assembled AIJ matrix holds exactly its entries,
-// multiplies like it (PETSc's product, and on one rank our own), follows its new values after update(), and is
-// refused on every rank when some rank's pattern has a 3x3 block that is not stored whole. Run under mpiexec with 1, 2 and 3 ranks
+// multiplies like it (PETSc's product, and our own), follows its new values after update(), and is refused on
+// every rank when some rank's pattern has a 3x3 block that is not stored whole; OwnAijProduct
+// (solver/multigrid_products.*) multiplies like its AIJ matrix. Run under mpiexec with 1, 2 and 3 ranks
 // (CTest: mpi.block_operator.npN).
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -168,7 +169,8 @@ TEST(BlockOperator, OwnProductMultipliesLikeTheAijMatrix) {
   EXPECT_EQ(plain->product(), plain->matrix());
 }
 
-/// max |y_a - y_b| / max |y_a| of two products of `a` and `b` (one rank's matrices) on the same random vectors:
+/// max |y_a - y_b| / max |y_a| of two products of `a` and `b` (matrices of one communicator) on the same random
+/// vectors:
 /// `which` 0: A x, 1: z + A x, 2: A x + A x in place (w = y), 3: A^T x, 4: z + A^T x.
 double self_product_difference(Mat a, Mat b, int which) {
   const bool transpose = which >= 3;
@@ -177,8 +179,10 @@ double self_product_difference(Mat a, Mat b, int which) {
   else EDGEFEM_PETSC(MatCreateVecs(a, x.address(), ya.address()));
   EDGEFEM_PETSC(VecDuplicate(ya, yb.address()));
   EDGEFEM_PETSC(VecDuplicate(ya, z.address()));
+  MPI_Comm comm = MPI_COMM_NULL;
+  EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(a), &comm));
   PetscRandom rand = nullptr;
-  EDGEFEM_PETSC(PetscRandomCreate(PETSC_COMM_SELF, &rand));
+  EDGEFEM_PETSC(PetscRandomCreate(comm, &rand));
   EDGEFEM_PETSC(VecSetRandom(x, rand));
   EDGEFEM_PETSC(VecSetRandom(z, rand));
   EDGEFEM_PETSC(PetscRandomDestroy(&rand));
@@ -201,29 +205,43 @@ double self_product_difference(Mat a, Mat b, int which) {
   return diff / scale;
 }
 
-// GAMG's coarse operators and interpolations on one rank multiply through OwnAijProduct (multigrid_products.hpp):
-// on a rectangular matrix (an interpolation's shape: more rows than columns, several entries per row, empty rows)
-// and a square one, every product PCMG asks for must match PETSc's own to round-off.
+// GAMG's coarse operators and interpolations multiply through OwnAijProduct (multigrid_products.hpp): on a
+// rectangular matrix (an interpolation's shape: more rows than columns, up to 8 entries per row, empty rows) and a
+// square one, each rank's own (SeqAIJ) and distributed over all ranks (MPIAIJ: rank r owns (r + 1) times the
+// rows and columns, so one rank has more than another, and entries fall in every rank's columns), every product
+// PCMG asks for must match PETSc's own to round-off.
 TEST(OwnAijProduct, MultipliesLikeTheMatrix) {
   std::mt19937 rng(71 + static_cast<unsigned>(world_rank()));
-  for (const auto [rows, columns] : {std::pair<PetscInt, PetscInt>{257, 31}, std::pair<PetscInt, PetscInt>{96, 96}}) {
-    PetscOwner<Mat, MatDestroy> m;
-    EDGEFEM_PETSC(MatCreateSeqAIJ(PETSC_COMM_SELF, rows, columns, 8, nullptr, m.address()));
-    std::uniform_int_distribution<PetscInt> column(0, columns - 1), count(0, 7);
-    std::uniform_real_distribution<double> value(-1.0, 1.0);
-    for (PetscInt r = 0; r < rows; ++r) {
-      if (r % 11 == 5) continue;  // an empty row
-      for (PetscInt k = count(rng); k >= 0; --k)
-        EDGEFEM_PETSC(MatSetValue(m, r, column(rng), value(rng), ADD_VALUES));
+  for (const bool distributed : {false, true}) {
+    for (const auto [rows, columns] : {std::pair<PetscInt, PetscInt>{257, 31}, std::pair<PetscInt, PetscInt>{96, 96}}) {
+      const MPI_Comm comm = distributed ? MPI_COMM_WORLD : PETSC_COMM_SELF;
+      const PetscInt share = distributed ? world_rank() + 1 : 1;
+      PetscOwner<Mat, MatDestroy> m;
+      EDGEFEM_PETSC(MatCreate(comm, m.address()));
+      EDGEFEM_PETSC(MatSetSizes(m, share * rows, share * columns, PETSC_DETERMINE, PETSC_DETERMINE));
+      EDGEFEM_PETSC(MatSetType(m, distributed ? MATMPIAIJ : MATSEQAIJ));
+      EDGEFEM_PETSC(MatSetUp(m));
+      PetscInt first = 0, n_columns = 0;
+      EDGEFEM_PETSC(MatGetOwnershipRange(m, &first, nullptr));
+      EDGEFEM_PETSC(MatGetSize(m, nullptr, &n_columns));
+      EDGEFEM_PETSC(MatSetOption(m, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+      std::uniform_int_distribution<PetscInt> column(0, n_columns - 1), count(0, 7);
+      std::uniform_real_distribution<double> value(-1.0, 1.0);
+      for (PetscInt r = first; r < first + share * rows; ++r) {
+        if (r % 11 == 5) continue;  // an empty row
+        for (PetscInt k = count(rng); k >= 0; --k)
+          EDGEFEM_PETSC(MatSetValue(m, r, column(rng), value(rng), ADD_VALUES));
+      }
+      EDGEFEM_PETSC(MatAssemblyBegin(m, MAT_FINAL_ASSEMBLY));
+      EDGEFEM_PETSC(MatAssemblyEnd(m, MAT_FINAL_ASSEMBLY));
+      const OwnAijProduct own(m);
+      PetscBool is_shell = PETSC_FALSE;
+      EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(own.shell()), MATSHELL, &is_shell));
+      EXPECT_TRUE(is_shell);
+      for (int which = 0; which < 5; ++which)
+        EXPECT_LT(self_product_difference(m, own.shell(), which), 1e-14)
+            << (distributed ? "distributed " : "") << rows << " x " << columns << ", product " << which;
     }
-    EDGEFEM_PETSC(MatAssemblyBegin(m, MAT_FINAL_ASSEMBLY));
-    EDGEFEM_PETSC(MatAssemblyEnd(m, MAT_FINAL_ASSEMBLY));
-    const OwnAijProduct own(m);
-    PetscBool is_shell = PETSC_FALSE;
-    EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(own.shell()), MATSHELL, &is_shell));
-    EXPECT_TRUE(is_shell);
-    for (int which = 0; which < 5; ++which)
-      EXPECT_LT(self_product_difference(m, own.shell(), which), 1e-14) << rows << " x " << columns << ", " << which;
   }
 }
 

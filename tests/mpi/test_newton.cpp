@@ -218,7 +218,7 @@ TEST(Newton, BlockOperatorGivesTheAijSolution) {
 
 TEST(Newton, OwnMultigridProductsGiveTheAijSolution) {
   // Four GAMG levels (1275, 282, 36 and 6 unknowns on one rank: -pc_gamg_coarse_eq_limit 12). With the block
-  // operator CG and the finest smoothers multiply with our BAIJ product, and on one rank the two middle levels'
+  // operator CG and the finest smoothers multiply with our BAIJ product, and the two middle levels'
   // operators and all three interpolations with our CSR products (multigrid_products.hpp), installed after each
   // GAMG set-up and removed before the next; without it every product is PETSc's AIJ one. The same converged state
   // and Newton iterations (the sums differ only in their order).
