@@ -1,8 +1,10 @@
 #include "solver/multigrid_products.hpp"
 
 #include <mpi.h>
+#include <omp.h>
 
-#include <string>
+#include <algorithm>
+#include <cstddef>
 
 namespace edgefem {
 
@@ -29,21 +31,42 @@ struct OwnAijKernels {
     PetscFunctionReturn(0);
   }
 
-  /// y += P^T x for one part: each thread sums its rows' shares into a private copy of y (OpenMP's array
-  /// reduction), then the copies are added.
-  static PetscErrorCode columns(const Part& p, const PetscScalar* x, PetscScalar* y) {
+  /// y += P^T x for one part: each thread sums its rows' shares into its own slice of `scratch` (a copy of y's
+  /// length per thread), then the slices are added in thread order: the same sums in the same order at every call.
+  static PetscErrorCode columns(const Part& p, const PetscScalar* x, PetscScalar* y,
+                                std::vector<PetscScalar>& scratch) {
     PetscFunctionBeginUser;
+    const PetscInt n = p.rows;
+    const PetscInt m = p.columns;
+    if (n == 0 || m == 0) PetscFunctionReturn(0);
     const PetscScalar* a = nullptr;
     PetscCall(MatSeqAIJGetArrayRead(p.mat, &a));
     const PetscInt* ia = p.ia;
     const PetscInt* ja = p.ja;
-    const PetscInt n = p.rows;
-    const PetscInt m = p.columns;
-    if (n == 0 || m == 0) PetscFunctionReturn(0);
-#pragma omp parallel for schedule(static) reduction(+ : y[:m])
-    for (PetscInt r = 0; r < n; ++r) {
-      const PetscScalar xr = x[r];
-      for (PetscInt k = ia[r]; k < ia[r + 1]; ++k) y[ja[k]] += a[k] * xr;
+    const int threads = omp_get_max_threads();
+    if (threads == 1) {
+      for (PetscInt r = 0; r < n; ++r)
+        for (PetscInt k = ia[r]; k < ia[r + 1]; ++k) y[ja[k]] += a[k] * x[r];
+    } else {
+      scratch.resize(static_cast<std::size_t>(threads) * static_cast<std::size_t>(m));
+      PetscScalar* slices = scratch.data();
+#pragma omp parallel num_threads(threads)
+      {
+        const int used = omp_get_num_threads();
+        PetscScalar* mine = slices + static_cast<std::size_t>(omp_get_thread_num()) * static_cast<std::size_t>(m);
+        std::fill(mine, mine + m, PetscScalar{0});
+#pragma omp for schedule(static)
+        for (PetscInt r = 0; r < n; ++r) {
+          const PetscScalar xr = x[r];
+          for (PetscInt k = ia[r]; k < ia[r + 1]; ++k) mine[ja[k]] += a[k] * xr;
+        }
+#pragma omp for schedule(static)
+        for (PetscInt c = 0; c < m; ++c) {
+          PetscScalar sum = 0;
+          for (int t = 0; t < used; ++t) sum += slices[static_cast<std::size_t>(t) * static_cast<std::size_t>(m) + c];
+          y[c] += sum;
+        }
+      }
     }
     PetscCall(MatSeqAIJRestoreArrayRead(p.mat, &a));
     PetscCall(PetscLogFlops(2.0 * static_cast<double>(ia[n])));
@@ -96,12 +119,12 @@ struct OwnAijKernels {
       PetscCall(VecSet(p.ghosts_, 0.0));
       PetscScalar* gv = nullptr;
       PetscCall(VecGetArray(p.ghosts_, &gv));
-      PetscCall(columns(p.off_diagonal_, xv, gv));
+      PetscCall(columns(p.off_diagonal_, xv, gv, p.scratch_));
       PetscCall(VecRestoreArray(p.ghosts_, &gv));
       PetscCall(VecScatterBegin(p.scatter_, p.ghosts_, w, ADD_VALUES, SCATTER_REVERSE));
     }
     PetscCall(VecGetArray(w, &wv));
-    PetscCall(columns(p.diagonal_, xv, wv));
+    PetscCall(columns(p.diagonal_, xv, wv, p.scratch_));
     PetscCall(VecRestoreArray(w, &wv));
     PetscCall(VecRestoreArrayRead(x, &xv));
     if (p.scatter_) PetscCall(VecScatterEnd(p.scatter_, p.ghosts_, w, ADD_VALUES, SCATTER_REVERSE));

@@ -20,7 +20,7 @@
 namespace edgefem {
 
 /// A shell standing for an AIJ matrix: y = A x, w = y + A x, y = A^T x and w = y + A^T x (the transposed ones with
-/// a private copy of the result per thread, summed), on the OpenMP threads. Collective.
+/// a copy of the result per thread, added in thread order), on the OpenMP threads. Collective.
 class OwnAijProduct {
  public:
   /// Takes a reference to `aij` (SeqAIJ, or MPIAIJ) and keeps its parts' CSR arrays (PETSc's own, no copy) until
@@ -48,6 +48,7 @@ class OwnAijProduct {
   Part diagonal_, off_diagonal_;
   PetscOwner<Vec, VecDestroy> ghosts_;  // several ranks: x at the off-diagonal part's columns
   PetscOwner<VecScatter, VecScatterDestroy> scatter_;
+  mutable std::vector<PetscScalar> scratch_;  // the transposed products' per-thread sums
   PetscOwner<Mat, MatDestroy> shell_;
 };
 

@@ -213,7 +213,8 @@ double self_product_difference(Mat a, Mat b, int which) {
 TEST(OwnAijProduct, MultipliesLikeTheMatrix) {
   std::mt19937 rng(71 + static_cast<unsigned>(world_rank()));
   for (const bool distributed : {false, true}) {
-    for (const auto [rows, columns] : {std::pair<PetscInt, PetscInt>{257, 31}, std::pair<PetscInt, PetscInt>{96, 96}}) {
+    using Shape = std::pair<PetscInt, PetscInt>;
+    for (const auto& [rows, columns] : {Shape{257, 31}, Shape{96, 96}}) {
       const MPI_Comm comm = distributed ? MPI_COMM_WORLD : PETSC_COMM_SELF;
       const PetscInt share = distributed ? world_rank() + 1 : 1;
       PetscOwner<Mat, MatDestroy> m;
