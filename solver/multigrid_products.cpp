@@ -104,7 +104,8 @@ struct OwnAijKernels {
   static PetscErrorCode mult_add(Mat shell, Vec x, Vec y, Vec w) { return product(shell, x, y, w, true); }
 
   /// w := (add ? z : 0) + A^T x; on several ranks the off-diagonal part's shares go to their owners by a reverse
-  /// scatter that adds.
+  /// scatter that adds, after the diagonal part's (the order of PETSc's MatMultTransposeAdd_MPIAIJ: w is not
+  /// touched while the scatter runs).
   static PetscErrorCode transpose_product(Mat shell, Vec x, Vec z, Vec w, bool add) {
     PetscFunctionBeginUser;
     OwnAijProduct* self = nullptr;
@@ -113,7 +114,6 @@ struct OwnAijKernels {
     if (add && z != w) PetscCall(VecCopy(z, w));
     if (!add) PetscCall(VecSet(w, 0.0));
     const PetscScalar* xv = nullptr;
-    PetscScalar* wv = nullptr;
     PetscCall(VecGetArrayRead(x, &xv));
     if (p.scatter_) {
       PetscCall(VecSet(p.ghosts_, 0.0));
@@ -121,13 +121,16 @@ struct OwnAijKernels {
       PetscCall(VecGetArray(p.ghosts_, &gv));
       PetscCall(columns(p.off_diagonal_, xv, gv, p.scratch_));
       PetscCall(VecRestoreArray(p.ghosts_, &gv));
-      PetscCall(VecScatterBegin(p.scatter_, p.ghosts_, w, ADD_VALUES, SCATTER_REVERSE));
     }
+    PetscScalar* wv = nullptr;
     PetscCall(VecGetArray(w, &wv));
     PetscCall(columns(p.diagonal_, xv, wv, p.scratch_));
     PetscCall(VecRestoreArray(w, &wv));
     PetscCall(VecRestoreArrayRead(x, &xv));
-    if (p.scatter_) PetscCall(VecScatterEnd(p.scatter_, p.ghosts_, w, ADD_VALUES, SCATTER_REVERSE));
+    if (p.scatter_) {
+      PetscCall(VecScatterBegin(p.scatter_, p.ghosts_, w, ADD_VALUES, SCATTER_REVERSE));
+      PetscCall(VecScatterEnd(p.scatter_, p.ghosts_, w, ADD_VALUES, SCATTER_REVERSE));
+    }
     PetscFunctionReturn(0);
   }
   static PetscErrorCode mult_transpose(Mat shell, Vec x, Vec y) { return transpose_product(shell, x, y, y, false); }
