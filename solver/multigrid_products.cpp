@@ -206,7 +206,7 @@ void MultigridProducts::install(PC pc) {
   if (!has_type(pc, {PCGAMG})) return;
   PetscInt n_levels = 0;
   EDGEFEM_PETSC(PCMGGetLevels(pc, &n_levels));
-  // Every matrix must be SeqAIJ, else nothing is wrapped.
+  // Every matrix must be AIJ (SeqAIJ or MPIAIJ), else nothing is wrapped.
   std::vector<Level> levels;
   for (PetscInt l = 1; l < n_levels; ++l) {
     Mat interp = nullptr;
