@@ -157,7 +157,7 @@ void time_linear_solve(MPI_Comm comm, const Job& job, const std::string& cli_pet
   r.seconds_pc_setup = best_time(comm, 1, [&] {
     EDGEFEM_PETSC(KSPSetUp(ksp));
     EDGEFEM_PETSC(KSPSetUpOnBlocks(ksp));
-    if (ops.block && !ops.block_preconditioner) {
+    if (ops.own_products()) {
       PC pc = nullptr;
       EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
       coarse.install(pc);

@@ -227,31 +227,25 @@ void MultigridProducts::install(PC pc) {
     }
     levels.push_back(std::move(level));
   }
-  for (Level& level : levels) {
-    EDGEFEM_PETSC(PCMGSetInterpolation(pc, level.index, level.interp->shell()));
-    EDGEFEM_PETSC(PCMGSetRestriction(pc, level.index, level.interp->shell()));
-    if (level.op) {
-      KSP smoother = nullptr;
-      EDGEFEM_PETSC(PCMGGetSmoother(pc, level.index, &smoother));
-      EDGEFEM_PETSC(KSPSetOperators(smoother, level.op->shell(), level.op->matrix()));
-      EDGEFEM_PETSC(PCMGSetResidual(pc, level.index, PCMGResidualDefault, level.op->shell()));
-    }
-  }
+  for (const Level& level : levels) give_level(pc, level, true);
   levels_ = std::move(levels);
 }
 
 void MultigridProducts::remove(PC pc) {
-  for (Level& level : levels_) {
-    EDGEFEM_PETSC(PCMGSetInterpolation(pc, level.index, level.interp->matrix()));
-    EDGEFEM_PETSC(PCMGSetRestriction(pc, level.index, level.interp->matrix()));
-    if (level.op) {
-      KSP smoother = nullptr;
-      EDGEFEM_PETSC(PCMGGetSmoother(pc, level.index, &smoother));
-      EDGEFEM_PETSC(KSPSetOperators(smoother, level.op->matrix(), level.op->matrix()));
-      EDGEFEM_PETSC(PCMGSetResidual(pc, level.index, PCMGResidualDefault, level.op->matrix()));
-    }
-  }
+  for (const Level& level : levels_) give_level(pc, level, false);
   levels_.clear();
+}
+
+void MultigridProducts::give_level(PC pc, const Level& level, bool own) {
+  const auto pick = [own](const OwnAijProduct& p) { return own ? p.shell() : p.matrix(); };
+  EDGEFEM_PETSC(PCMGSetInterpolation(pc, level.index, pick(*level.interp)));
+  EDGEFEM_PETSC(PCMGSetRestriction(pc, level.index, pick(*level.interp)));
+  if (level.op) {
+    KSP smoother = nullptr;
+    EDGEFEM_PETSC(PCMGGetSmoother(pc, level.index, &smoother));
+    EDGEFEM_PETSC(KSPSetOperators(smoother, pick(*level.op), level.op->matrix()));
+    EDGEFEM_PETSC(PCMGSetResidual(pc, level.index, PCMGResidualDefault, pick(*level.op)));
+  }
 }
 
 }  // namespace edgefem

@@ -67,6 +67,9 @@ class MultigridProducts {
     std::unique_ptr<OwnAijProduct> op;      // the level's operator (coarse levels), or null
     std::unique_ptr<OwnAijProduct> interp;  // the interpolation from the level below
   };
+  /// Sets `level`'s interpolation, restriction, smoother operator and residual matrix in `pc`: our shells (`own`)
+  /// or PETSc's matrices they stand for (the smoother's preconditioning matrix is always PETSc's).
+  static void give_level(PC pc, const Level& level, bool own);
   std::vector<Level> levels_;
 };
 

@@ -417,7 +417,7 @@ void NewtonDriver::prepare_preconditioner() {
   EDGEFEM_PETSC(KSPSetOperators(k, linear_.krylov(matrix_), linear_.preconditioner(matrix_)));
   EDGEFEM_PETSC(KSPSetUp(k));
   EDGEFEM_PETSC(KSPSetUpOnBlocks(k));  // block Jacobi factorizes its blocks here
-  if (linear_.block && !linear_.block_preconditioner) coarse_products_.install(pc);
+  if (linear_.own_products()) coarse_products_.install(pc);
   stats_.seconds_pc_setup += wall() - t0;
   ++stats_.pc_setups;
   pc_ready_ = true;

@@ -114,9 +114,9 @@ struct LinearOperators {
   std::string pc_type;                 ///< the PETSc type our defaults chose (configure_linear_solver)
   std::optional<BlockOperator> block;  ///< the BAIJ copy (solver/block_operator.hpp), if any
   bool block_preconditioner = false;   ///< the preconditioner is built from the copy too, not only multiplied with
-  [[nodiscard]] Mat krylov(Mat aij) const {
-    return block ? (block_preconditioner ? block->matrix() : block->product()) : aij;
-  }
+  /// Multigrid multiplies through our own products (the copy's, and GAMG's coarse levels': MultigridProducts).
+  [[nodiscard]] bool own_products() const { return block && !block_preconditioner; }
+  [[nodiscard]] Mat krylov(Mat aij) const { return own_products() ? block->product() : block ? block->matrix() : aij; }
   [[nodiscard]] Mat preconditioner(Mat aij) const { return block_preconditioner ? block->matrix() : aij; }
 };
 
