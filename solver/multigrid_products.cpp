@@ -15,6 +15,18 @@ struct OwnAijKernels {
   /// w := (add ? y : 0) + P x for one part, rows split among the threads (w may be y).
   static PetscErrorCode rows(const Part& p, const PetscScalar* x, const PetscScalar* y, PetscScalar* w, bool add) {
     PetscFunctionBeginUser;
+    if (p.r == 3 && p.c == 6) block_rows<3, 6>(p, x, y, w, add);
+    else if (p.r == 6 && p.c == 6) block_rows<6, 6>(p, x, y, w, add);
+    else if (p.r == 3 && p.c == 3) block_rows<3, 3>(p, x, y, w, add);
+    else if (p.r == 6 && p.c == 3) block_rows<6, 3>(p, x, y, w, add);
+    else PetscCall(scalar_rows(p, x, y, w, add));
+    PetscCall(PetscLogFlops(2.0 * static_cast<double>(p.ia[p.rows])));
+    PetscFunctionReturn(0);
+  }
+
+  static PetscErrorCode scalar_rows(const Part& p, const PetscScalar* x, const PetscScalar* y, PetscScalar* w,
+                                    bool add) {
+    PetscFunctionBeginUser;
     const PetscScalar* a = nullptr;
     PetscCall(MatSeqAIJGetArrayRead(p.mat, &a));
     const PetscInt* ia = p.ia;
@@ -27,8 +39,32 @@ struct OwnAijKernels {
       w[r] = sum;
     }
     PetscCall(MatSeqAIJRestoreArrayRead(p.mat, &a));
-    PetscCall(PetscLogFlops(2.0 * static_cast<double>(ia[n])));
     PetscFunctionReturn(0);
+  }
+
+  /// rows() over the block copy: R x C partial sums per block row (independent, so the compiler pairs them in
+  /// vector registers), added up at the row's end.
+  template <int R, int C>
+  static void block_rows(const Part& p, const PetscScalar* x, const PetscScalar* y, PetscScalar* w, bool add) {
+    const auto n = static_cast<PetscInt>(p.bi.size()) - 1;
+    const PetscInt* bi = p.bi.data();
+    const PetscInt* bj = p.bj.data();
+    const PetscScalar* v = p.values.data();
+#pragma omp parallel for schedule(static)
+    for (PetscInt g = 0; g < n; ++g) {
+      PetscScalar acc[R * C] = {};
+      for (PetscInt k = bi[g]; k < bi[g + 1]; ++k) {
+        const PetscScalar* b = v + R * C * k;
+        const PetscScalar* xx = x + C * bj[k];
+        for (int i = 0; i < R; ++i)
+          for (int j = 0; j < C; ++j) acc[C * i + j] += b[C * i + j] * xx[j];
+      }
+      for (int i = 0; i < R; ++i) {
+        PetscScalar sum = add ? y[R * g + i] : PetscScalar{0};
+        for (int j = 0; j < C; ++j) sum += acc[C * i + j];
+        w[R * g + i] = sum;
+      }
+    }
   }
 
   /// y += P^T x for one part: each thread sums its rows' shares into its own slice of `scratch` (a copy of y's
@@ -36,17 +72,21 @@ struct OwnAijKernels {
   static PetscErrorCode columns(const Part& p, const PetscScalar* x, PetscScalar* y,
                                 std::vector<PetscScalar>& scratch) {
     PetscFunctionBeginUser;
-    const PetscInt n = p.rows;
     const PetscInt m = p.columns;
-    if (n == 0 || m == 0) PetscFunctionReturn(0);
+    if (p.rows == 0 || m == 0) PetscFunctionReturn(0);
     const PetscScalar* a = nullptr;
-    PetscCall(MatSeqAIJGetArrayRead(p.mat, &a));
-    const PetscInt* ia = p.ia;
-    const PetscInt* ja = p.ja;
+    if (p.r == 0) PetscCall(MatSeqAIJGetArrayRead(p.mat, &a));
+    // y_out += the shares of the rows (block rows) [begin, end) of this thread's part of the loop.
+    const auto shares = [&](PetscScalar* out, bool split) {
+      if (p.r == 3 && p.c == 6) block_columns<3, 6>(p, x, out, split);
+      else if (p.r == 6 && p.c == 6) block_columns<6, 6>(p, x, out, split);
+      else if (p.r == 3 && p.c == 3) block_columns<3, 3>(p, x, out, split);
+      else if (p.r == 6 && p.c == 3) block_columns<6, 3>(p, x, out, split);
+      else scalar_columns(p, a, x, out, split);
+    };
     const int threads = omp_get_max_threads();
     if (threads == 1) {
-      for (PetscInt r = 0; r < n; ++r)
-        for (PetscInt k = ia[r]; k < ia[r + 1]; ++k) y[ja[k]] += a[k] * x[r];
+      shares(y, false);
     } else {
       scratch.resize(static_cast<std::size_t>(threads) * static_cast<std::size_t>(m));
       PetscScalar* slices = scratch.data();
@@ -55,11 +95,7 @@ struct OwnAijKernels {
         const int used = omp_get_num_threads();
         PetscScalar* mine = slices + static_cast<std::size_t>(omp_get_thread_num()) * static_cast<std::size_t>(m);
         std::fill(mine, mine + m, PetscScalar{0});
-#pragma omp for schedule(static)
-        for (PetscInt r = 0; r < n; ++r) {
-          const PetscScalar xr = x[r];
-          for (PetscInt k = ia[r]; k < ia[r + 1]; ++k) mine[ja[k]] += a[k] * xr;
-        }
+        shares(mine, true);
 #pragma omp for schedule(static)
         for (PetscInt c = 0; c < m; ++c) {
           PetscScalar sum = 0;
@@ -68,9 +104,53 @@ struct OwnAijKernels {
         }
       }
     }
-    PetscCall(MatSeqAIJRestoreArrayRead(p.mat, &a));
-    PetscCall(PetscLogFlops(2.0 * static_cast<double>(ia[n])));
+    if (p.r == 0) PetscCall(MatSeqAIJRestoreArrayRead(p.mat, &a));
+    PetscCall(PetscLogFlops(2.0 * static_cast<double>(p.ia[p.rows])));
     PetscFunctionReturn(0);
+  }
+
+  /// out += the scalar part's shares, its rows split among the threads of the enclosing parallel region (`split`)
+  /// or all of them.
+  static void scalar_columns(const Part& p, const PetscScalar* a, const PetscScalar* x, PetscScalar* out,
+                             bool split) {
+    const PetscInt* ia = p.ia;
+    const PetscInt* ja = p.ja;
+    const auto row = [&](PetscInt r) {
+      const PetscScalar xr = x[r];
+      for (PetscInt k = ia[r]; k < ia[r + 1]; ++k) out[ja[k]] += a[k] * xr;
+    };
+    if (split) {
+#pragma omp for schedule(static)
+      for (PetscInt r = 0; r < p.rows; ++r) row(r);
+    } else {
+      for (PetscInt r = 0; r < p.rows; ++r) row(r);
+    }
+  }
+
+  /// scalar_columns over the block copy.
+  template <int R, int C>
+  static void block_columns(const Part& p, const PetscScalar* x, PetscScalar* out, bool split) {
+    const auto n = static_cast<PetscInt>(p.bi.size()) - 1;
+    const PetscInt* bi = p.bi.data();
+    const PetscInt* bj = p.bj.data();
+    const PetscScalar* v = p.values.data();
+    const auto block_row = [&](PetscInt g) {
+      const PetscScalar* xx = x + R * g;
+      for (PetscInt k = bi[g]; k < bi[g + 1]; ++k) {
+        const PetscScalar* b = v + R * C * k;
+        PetscScalar* o = out + C * bj[k];
+        PetscScalar t[C] = {};
+        for (int i = 0; i < R; ++i)
+          for (int j = 0; j < C; ++j) t[j] += b[C * i + j] * xx[i];
+        for (int j = 0; j < C; ++j) o[j] += t[j];
+      }
+    };
+    if (split) {
+#pragma omp for schedule(static)
+      for (PetscInt g = 0; g < n; ++g) block_row(g);
+    } else {
+      for (PetscInt g = 0; g < n; ++g) block_row(g);
+    }
   }
 
   /// w := (add ? y : 0) + A x; on several ranks the ghosts' scatter runs while the diagonal part multiplies.
@@ -139,7 +219,7 @@ struct OwnAijKernels {
   }
 };
 
-OwnAijProduct::Part OwnAijProduct::part(Mat seqaij) {
+OwnAijProduct::Part OwnAijProduct::part(Mat seqaij, PetscInt row_block, PetscInt column_block) {
   Part p;
   p.mat = seqaij;
   EDGEFEM_PETSC(MatGetSize(seqaij, &p.rows, &p.columns));
@@ -147,6 +227,43 @@ OwnAijProduct::Part OwnAijProduct::part(Mat seqaij) {
   PetscBool done = PETSC_FALSE;
   EDGEFEM_PETSC(MatGetRowIJ(seqaij, 0, PETSC_FALSE, PETSC_FALSE, &n, &p.ia, &p.ja, &done));
   if (done != PETSC_TRUE || n != p.rows) throw PetscFailure("OwnAijProduct: MatGetRowIJ gave no CSR structure");
+  const PetscInt r = row_block, c = column_block;
+  if (!((r == 3 || r == 6) && (c == 3 || c == 6)) || p.rows % r != 0 || p.columns % c != 0) return p;
+  // Whole blocks: the r rows of a block row have the same columns, in runs of c from a multiple of c.
+  const PetscInt* ia = p.ia;
+  const PetscInt* ja = p.ja;
+  for (PetscInt g = 0; g < p.rows; g += r) {
+    const PetscInt length = ia[g + 1] - ia[g];
+    if (length % c != 0) return p;
+    for (PetscInt i = 0; i < r; ++i) {
+      if (ia[g + i + 1] - ia[g + i] != length) return p;
+      const PetscInt* row = ja + ia[g + i];
+      const PetscInt* first = ja + ia[g];
+      for (PetscInt k = 0; k < length; k += c)
+        for (PetscInt j = 0; j < c; ++j)
+          if (first[k] % c != 0 || row[k + j] != first[k] + j) return p;
+    }
+  }
+  const PetscScalar* a = nullptr;
+  EDGEFEM_PETSC(MatSeqAIJGetArrayRead(seqaij, &a));
+  p.bi.reserve(static_cast<std::size_t>(p.rows / r) + 1);
+  p.bi.push_back(0);
+  p.bj.reserve(static_cast<std::size_t>(ia[p.rows] / (r * c)));
+  p.values.resize(static_cast<std::size_t>(ia[p.rows]));
+  for (PetscInt g = 0; g < p.rows; g += r) {
+    for (PetscInt k = ia[g]; k < ia[g + 1]; k += c) {
+      const auto block = p.bj.size();
+      p.bj.push_back(ja[k] / c);
+      for (PetscInt i = 0; i < r; ++i)
+        for (PetscInt j = 0; j < c; ++j)
+          p.values[block * static_cast<std::size_t>(r * c) + static_cast<std::size_t>(c * i + j)] =
+              a[ia[g + i] + (k - ia[g]) + j];
+    }
+    p.bi.push_back(static_cast<PetscInt>(p.bj.size()));
+  }
+  EDGEFEM_PETSC(MatSeqAIJRestoreArrayRead(seqaij, &a));
+  p.r = static_cast<int>(r);
+  p.c = static_cast<int>(c);
   return p;
 }
 
@@ -155,14 +272,16 @@ OwnAijProduct::OwnAijProduct(Mat aij) {
   *aij_.address() = aij;
   MPI_Comm comm = MPI_COMM_NULL;
   EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(aij), &comm));
+  PetscInt row_block = 1, column_block = 1;
+  EDGEFEM_PETSC(MatGetBlockSizes(aij, &row_block, &column_block));
   if (has_type(aij, {MATSEQAIJ})) {
-    diagonal_ = part(aij);
+    diagonal_ = part(aij, row_block, column_block);
   } else {
     Mat d = nullptr, o = nullptr;
     const PetscInt* garray = nullptr;
     EDGEFEM_PETSC(MatMPIAIJGetSeqAIJ(aij, &d, &o, &garray));
-    diagonal_ = part(d);
-    off_diagonal_ = part(o);
+    diagonal_ = part(d, row_block, column_block);
+    off_diagonal_ = part(o, row_block, column_block);
     PetscOwner<IS, ISDestroy> ghost_columns;
     EDGEFEM_PETSC(ISCreateGeneral(PETSC_COMM_SELF, off_diagonal_.columns, garray, PETSC_COPY_VALUES,
                                   ghost_columns.address()));

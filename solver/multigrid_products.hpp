@@ -1,8 +1,9 @@
 #pragma once
 /// \file multigrid_products.hpp
 /// Our own products for GAMG's coarse levels: each coarse operator and each interpolation, an AIJ matrix of
-/// PETSc's, gets a shell whose products run on the OpenMP threads over that matrix's own CSR arrays (PETSc's run
-/// on one thread, and more slowly per entry on one thread too). On several ranks the off-diagonal part's ghost
+/// PETSc's, gets a shell whose products run on the OpenMP threads (PETSc's run on one thread, and more slowly per
+/// entry on one thread too): over a copy of the matrix's values by blocks when its pattern is whole blocks (GAMG's
+/// are, with the rigid-body modes), else over the matrix's own CSR arrays. On several ranks the off-diagonal part's ghost
 /// values are scattered as PETSc's MatMult_MPIAIJ does (the transposed products add them back with a reverse
 /// scatter). With the finest level's BAIJ product (block_operator.hpp) a V-cycle then runs on all of the rank's
 /// threads but for the vector updates and the coarsest solve.
@@ -13,6 +14,7 @@
 #include <petscksp.h>
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "solver/petsc_util.hpp"
@@ -32,18 +34,32 @@ class OwnAijProduct {
 
   [[nodiscard]] Mat shell() const { return shell_; }
   [[nodiscard]] Mat matrix() const { return aij_; }
+  /// The blocks this rank's parts multiply by ({r, c}), {0, 0} when one of them multiplies entry by entry.
+  [[nodiscard]] std::pair<int, int> block_shape() const {
+    const bool same = !off_diagonal_.mat || (off_diagonal_.r == diagonal_.r && off_diagonal_.c == diagonal_.c);
+    return same ? std::pair<int, int>{diagonal_.r, diagonal_.c} : std::pair<int, int>{0, 0};
+  }
 
  private:
   friend struct OwnAijKernels;
   /// A SeqAIJ part: the diagonal one (or the whole matrix on one rank), or the off-diagonal one, whose columns
-  /// are those of `ghosts`.
+  /// are those of `ghosts`. When its pattern consists of whole r x c blocks (r rows in a row, c columns from a
+  /// multiple of c: GAMG's interpolations are 3 x 6 blocks from the finest level, its coarse operators 6 x 6 blocks
+  /// with the six rigid-body modes) also a copy of its values by blocks, one column index per block, which the
+  /// products use instead of PETSc's arrays (on the 136,565-tet cantilever the finest interpolation's products
+  /// took as long as the finest operator's with twice the entries: a column index and a scattered read per entry).
   struct Part {
     Mat mat = nullptr;
     PetscInt rows = 0, columns = 0;
     const PetscInt* ia = nullptr;
     const PetscInt* ja = nullptr;
+    int r = 0, c = 0;                     // the block shape, 0 x 0 without the block copy
+    std::vector<PetscInt> bi, bj;         // block rows: block columns
+    std::vector<PetscScalar> values;      // r * c values per block, row after row
   };
-  static Part part(Mat seqaij);
+  /// The part `seqaij`, with the block copy when its pattern is whole `row_block` x `column_block` blocks of a
+  /// shape the products have kernels for.
+  static Part part(Mat seqaij, PetscInt row_block, PetscInt column_block);
   PetscOwner<Mat, MatDestroy> aij_;  // our reference
   Part diagonal_, off_diagonal_;
   PetscOwner<Vec, VecDestroy> ghosts_;  // several ranks: x at the off-diagonal part's columns
