@@ -11,8 +11,12 @@
 
 namespace edgefem {
 
-/// Allocations below this size are left alone (a huge page is 2 MiB; smaller blocks would round up).
-inline constexpr std::size_t kHugePageMinBytes = std::size_t{4} << 20;
+/// Allocations below this size are left alone. A huge page is 2 MiB and is zeroed whole at its first touch, also
+/// where the program touches a few bytes of it, and with glibc every block this large is a fresh mapping of its own:
+/// at 4 MiB the 136,565-tet cantilever spent 0.55 s more system time on 2 ranks (0.39 -> 0.94 s) and ran x1.06
+/// longer than without huge pages; at 64 MiB it runs as without them, while the 1.2M-tet box keeps their gain
+/// (set-up 2.3 -> 1.8-1.9 s on 2 ranks; README, "Measured performance").
+inline constexpr std::size_t kHugePageMinBytes = std::size_t{64} << 20;
 
 /// Whether edgefem asks for huge pages (false when EDGEFEM_HUGE_PAGES=0); read once.
 bool huge_pages_enabled();
