@@ -42,7 +42,10 @@ Facet make_facet(const LocalIndex* v, int n) {
   return f;
 }
 
-/// Every facet of every cell with that cell, sorted (an interior facet appears twice, once per cell).
+/// Every facet of every cell with that cell, sorted (an interior facet appears twice, once per cell). Sorted by
+/// buckets: a counting sort on the facet's smallest vertex, then each bucket (some 20 facets) by the rest of the
+/// pair, which gives std::sort's order of the whole list at a fraction of its cost (136,565 tets: 0.07 s of the
+/// 2-rank partition's 0.13 s went to that sort).
 std::vector<std::pair<Facet, LocalIndex>> cell_facets(const CellView& cv) {
   static constexpr int tet_faces[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};
   static constexpr int tri_edges[3][2] = {{1, 2}, {2, 0}, {0, 1}};
@@ -58,8 +61,22 @@ std::vector<std::pair<Facet, LocalIndex>> cell_facets(const CellView& cv) {
       all.emplace_back(make_facet(f, fs), c);
     }
   }
-  std::sort(all.begin(), all.end());
-  return all;
+  if (all.empty()) return all;
+  LocalIndex lowest = all.front().first[0], highest = lowest;
+  for (const auto& [f, c] : all) {
+    lowest = std::min(lowest, f[0]);
+    highest = std::max(highest, f[0]);
+  }
+  std::vector<std::size_t> start(static_cast<std::size_t>(highest - lowest) + 2, 0);
+  for (const auto& [f, c] : all) ++start[static_cast<std::size_t>(f[0] - lowest) + 1];
+  std::partial_sum(start.begin(), start.end(), start.begin());
+  std::vector<std::pair<Facet, LocalIndex>> sorted(all.size());
+  std::vector<std::size_t> next(start.begin(), start.end() - 1);
+  for (const auto& entry : all) sorted[next[static_cast<std::size_t>(entry.first[0] - lowest)]++] = entry;
+  for (std::size_t b = 0; b + 1 < start.size(); ++b)
+    std::sort(sorted.begin() + static_cast<std::ptrdiff_t>(start[b]),
+              sorted.begin() + static_cast<std::ptrdiff_t>(start[b + 1]));
+  return sorted;
 }
 
 /// The dual graph as CSR: cells sharing a facet are neighbours.
@@ -426,30 +443,32 @@ PartitionPlan plan_partition(const Mesh& mesh, int n_parts, CellPartitioner meth
   // Cells per part, and (part, vertex) pairs to find each part's local vertices.
   plan.part_cells.assign(static_cast<std::size_t>(n_parts), {});
   for (LocalIndex c = 0; c < n_cells; ++c) plan.part_cells[plan.cell_part[c]].push_back(c);
-  std::vector<std::pair<int, GlobalIndex>> touch;
-  touch.reserve(cv.cells->size());
-  for (LocalIndex c = 0; c < n_cells; ++c)
-    for (int k = 0; k < cv.nodes; ++k)
-      touch.emplace_back(plan.cell_part[c], plan.global_id[(*cv.cells)[static_cast<std::size_t>(c) * cv.nodes + k]]);
-  std::sort(touch.begin(), touch.end());
-  touch.erase(std::unique(touch.begin(), touch.end()), touch.end());
+  // Each part's vertices by marking them (global ids ascending after a sort of the part's own list; the sort of all
+  // (part, vertex) pairs this replaces took 0.03 s of the 136,565-tet cantilever's 2-part plan).
   std::vector<LocalIndex> original(static_cast<std::size_t>(n_vertices));
   for (LocalIndex v = 0; v < n_vertices; ++v) original[plan.global_id[v]] = v;
   plan.part_vertices.assign(static_cast<std::size_t>(n_parts), {});
-  for (int p = 0; p < n_parts; ++p) plan.part_vertices[p].reserve(static_cast<std::size_t>(plan.n_owned(p)));
-  // Owned first (their global ids lie in [owned_begin[p], owned_begin[p+1])), then ghosts, both ascending.
-  for (std::size_t i = 0; i < touch.size();) {
-    const int p = touch[i].first;
-    std::size_t j = i;
-    while (j < touch.size() && touch[j].first == p) ++j;
+  std::vector<char> seen(static_cast<std::size_t>(n_vertices), 0);  // by global id
+  std::vector<GlobalIndex> touched;
+  for (int p = 0; p < n_parts; ++p) {
+    touched.clear();
+    for (const LocalIndex c : plan.part_cells[p])
+      for (int k = 0; k < cv.nodes; ++k) {
+        const GlobalIndex g = plan.global_id[(*cv.cells)[static_cast<std::size_t>(c) * cv.nodes + k]];
+        if (seen[static_cast<std::size_t>(g)] == 0) {
+          seen[static_cast<std::size_t>(g)] = 1;
+          touched.push_back(g);
+        }
+      }
+    std::sort(touched.begin(), touched.end());
+    for (const GlobalIndex g : touched) seen[static_cast<std::size_t>(g)] = 0;
+    // Owned first (their global ids lie in [owned_begin[p], owned_begin[p+1])), then ghosts, both ascending.
     auto& list = plan.part_vertices[p];
-    for (std::size_t k = i; k < j; ++k)
-      if (touch[k].second >= plan.owned_begin[p] && touch[k].second < plan.owned_begin[p + 1])
-        list.push_back(original[touch[k].second]);
-    for (std::size_t k = i; k < j; ++k)
-      if (touch[k].second < plan.owned_begin[p] || touch[k].second >= plan.owned_begin[p + 1])
-        list.push_back(original[touch[k].second]);
-    i = j;
+    list.reserve(touched.size());
+    for (const GlobalIndex g : touched)
+      if (g >= plan.owned_begin[p] && g < plan.owned_begin[p + 1]) list.push_back(original[g]);
+    for (const GlobalIndex g : touched)
+      if (g < plan.owned_begin[p] || g >= plan.owned_begin[p + 1]) list.push_back(original[g]);
   }
   plan.seconds = seconds_since(start);
   return plan;

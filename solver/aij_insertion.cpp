@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <string>
 
 #include "solver/petsc_util.hpp"
@@ -228,7 +229,16 @@ AijInsertion::AijInsertion(MPI_Comm comm, PetscInt n_rows, std::span<const Petsc
     }
     e += 9;
   }
-  for (auto& blk : blocks_) std::stable_sort(blk.more.begin(), blk.more.end());
+  // `more` by stored entry, each entry's sources in COO order (they were added in that order): a counting sort
+  // (std::stable_sort took 0.03 s of the 136,565-tet cantilever's set-up on 2 ranks).
+  for (auto& blk : blocks_) {
+    std::vector<std::size_t> start(blk.first.size() + 1, 0);
+    for (const auto& [stored, e] : blk.more) ++start[static_cast<std::size_t>(stored) + 1];
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    std::vector<std::pair<std::int32_t, std::int32_t>> sorted(blk.more.size());
+    for (const auto& entry : blk.more) sorted[start[static_cast<std::size_t>(entry.first)]++] = entry;
+    blk.more = std::move(sorted);
+  }
   for (std::size_t s = 0; s < n_recv; ++s) {
     const auto row = static_cast<PetscInt>(recv_ij[2 * s]), col = static_cast<PetscInt>(recv_ij[2 * s + 1]);
     const auto [b, stored] = locate(row, col);
