@@ -128,6 +128,12 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
       // The matrix's values and a block index per 9 (AIJ: an index per value), and multigrid's own product's copy
       // of the block indices (11 per tet; counted for the small factorizations too, which do without).
       e.block_copy = 221.0 * t + 200.0 * s;
+      // Under GAMG our own products copy the interpolations' and the coarse operators' values by blocks (the
+      // 136,565-tet cantilever's peak: +18 MB on 1 rank, +14 MB on the larger of 2 ranks: 130 and 206 per tet).
+      // Unsmoothed aggregation's levels hold far fewer entries (an interpolation row is one aggregate's 6 entries:
+      // about 30 bytes per tet; its coarse operators about a fifth of the matrix's entries: about 40).
+      e.coarse_copies = 200.0 * (t + s);
+      e.coarse_copies_unsmoothed = 80.0 * (t + s);
       break;
     case SolveKind::position_based:
       // Per constraint (a cell): 4 vertex ids, the rest shape (9 + 1 doubles), material, XPBD multiplier and the
@@ -235,8 +241,10 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   // Multigrid (not hypre, which keeps its own matrix) multiplies with a BAIJ copy of the matrix.
   const bool multigrid = amg && pc_name != "hypre" && job.solver.block_operator;
   const double copy = multigrid ? e.block_copy : 0.0;
-  const double pc_rich = amg ? (lean_only ? e.unsmoothed : e.smoothed) + copy : pc_other;
-  const double pc_lean = amg ? e.unsmoothed + copy : pc_other;
+  const double smoothed = e.smoothed + (multigrid ? e.coarse_copies : 0.0);
+  const double unsmoothed = e.unsmoothed + (multigrid ? e.coarse_copies_unsmoothed : 0.0);
+  const double pc_rich = amg ? (lean_only ? unsmoothed : smoothed) + copy : pc_other;
+  const double pc_lean = amg ? unsmoothed + copy : pc_other;
 
   // Sums per node: [0] the extra bytes with the rich preconditioner, [1] with the lean one, [2] the cells.
   const double resident = resident_bytes();
