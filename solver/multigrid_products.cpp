@@ -76,7 +76,7 @@ struct OwnAijKernels {
     if (p.rows == 0 || m == 0) PetscFunctionReturn(0);
     const PetscScalar* a = nullptr;
     if (p.r == 0) PetscCall(MatSeqAIJGetArrayRead(p.mat, &a));
-    // y_out += the shares of the rows (block rows) [begin, end) of this thread's part of the loop.
+    // out += the part's shares: of all its rows, or (`split`, inside the parallel region) of this thread's rows.
     const auto shares = [&](PetscScalar* out, bool split) {
       if (p.r == 3 && p.c == 6) block_columns<3, 6>(p, x, out, split);
       else if (p.r == 6 && p.c == 6) block_columns<6, 6>(p, x, out, split);
