@@ -77,7 +77,7 @@ TsepGather::TsepGather(std::int64_t n_edges, std::span<const std::array<LocalInd
   }
 }
 
-GroupedEdgeTerms::GroupedEdgeTerms(const EdgeBlocks& edges, Csr<EdgeTerm> terms) {
+GroupedEdgeTerms::GroupedEdgeTerms(const EdgeBlocks& edges, Csr<Term> terms) {
   const std::int64_t ne = edges.n_edges();
   check_packable(static_cast<std::int64_t>(terms.codes.size()), 32, "K(E) terms");
   // Sort each edge's terms by their first edge so the loop can factor sum_b coef p_a p_b^T = p_a (sum_b coef p_b)^T,
@@ -86,7 +86,7 @@ GroupedEdgeTerms::GroupedEdgeTerms(const EdgeBlocks& edges, Csr<EdgeTerm> terms)
 #pragma omp parallel for schedule(dynamic, 4096)
   for (std::int64_t e = 0; e < ne; ++e) {
     const auto first = terms.codes.begin() + terms.ptr[e], last = terms.codes.begin() + terms.ptr[e + 1];
-    std::sort(first, last, [](const EdgeTerm& l, const EdgeTerm& r) { return l.a != r.a ? l.a < r.a : l.b < r.b; });
+    std::sort(first, last, [](const Term& l, const Term& r) { return l.a != r.a ? l.a < r.a : l.b < r.b; });
     std::uint32_t groups = 0;
     for (auto t = first; t != last; ++t) groups += (t == first || t->a != (t - 1)->a) ? 1 : 0;
     group_ptr_[e + 1] = groups;
@@ -102,7 +102,7 @@ GroupedEdgeTerms::GroupedEdgeTerms(const EdgeBlocks& edges, Csr<EdgeTerm> terms)
     const LocalIndex v0 = edges.v0(e), w = edges.v1(e);
     std::uint32_t g = group_ptr_[e];
     for (std::int64_t k = terms.ptr[e]; k < terms.ptr[e + 1]; ++k) {
-      const EdgeTerm& t = terms.codes[k];
+      const Term& t = terms.codes[k];
       if (k == terms.ptr[e] || t.a != terms.codes[k - 1].a) {
         if (k > terms.ptr[e]) group_end_[g++] = static_cast<std::uint32_t>(k);
         group_a_[g] = {edges.v0(t.a), edges.v1(t.a)};

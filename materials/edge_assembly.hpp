@@ -280,8 +280,8 @@ class GroupedEdgeTerms {
   template <class EmitItem>
   GroupedEdgeTerms(const EdgeBlocks& edges, std::int64_t n_items, EmitItem&& emit_item)
       : GroupedEdgeTerms(edges,
-                         build_csr_parallel<EdgeTerm>(edges.n_edges(), n_items, [&](std::int64_t i, auto&& sink) {
-                           emit_item(i, [&](const EdgeTerm& t) { sink(t.edge, t); });
+                         build_csr_parallel<Term>(edges.n_edges(), n_items, [&](std::int64_t i, auto&& sink) {
+                           emit_item(i, [&](const EdgeTerm& t) { sink(t.edge, Term{t.a, t.b, t.coef}); });
                          })) {}
 
   /// K += the terms of edge e (positions x; xw = x(v1(e))).
@@ -315,7 +315,12 @@ class GroupedEdgeTerms {
   }
 
  private:
-  GroupedEdgeTerms(const EdgeBlocks& edges, Csr<EdgeTerm> terms);
+  /// An EdgeTerm in its edge's row of the list (the row is the edge): 16 bytes instead of 24 to write, sort and read.
+  struct Term {
+    LocalIndex a, b;
+    double coef;
+  };
+  GroupedEdgeTerms(const EdgeBlocks& edges, Csr<Term> terms);
 
   std::vector<std::uint32_t> group_ptr_;            ///< edge -> groups [group_ptr_[e], group_ptr_[e + 1])
   std::vector<std::array<LocalIndex, 2>> group_a_;  ///< (v0, v1)(a) per group
