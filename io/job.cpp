@@ -334,8 +334,9 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
                  "output", "partition"});
   parse_mesh(map.require("mesh"), job);
   if (const Value* partition = map.get("partition")) {
-    const Map m(*this, *partition, {"method"});
-    job.partition_method = choice(m.require("method"), partition_methods);
+    const Map m(*this, *partition, {"method", "renumber"});
+    if (const Value* method = m.get("method")) job.partition_method = choice(*method, partition_methods);
+    if (const Value* renumber = m.get("renumber")) job.renumber_vertices = boolean(*renumber);
   }
 
   const Value& materials = map.require("materials");

@@ -265,6 +265,9 @@ struct Job {
   std::optional<std::string> mesh_file;  ///< resolved path, or empty when generated
   std::optional<GenerateSpec> generate;
   PartitionMethod partition_method = PartitionMethod::automatic;  ///< `partition: {method}`
+  /// `partition: {renumber}`: each rank's vertices in reverse Cuthill-McKee order (partition/locality.hpp), not the
+  /// file's.
+  bool renumber_vertices = true;
   std::vector<MaterialSpec> materials;
   std::vector<BoundarySpec> boundary;
   LoadSpec loads;

@@ -106,18 +106,6 @@ void block_product(const std::vector<PetscInt>& bi, const std::vector<PetscInt>&
   }
 }
 
-/// block_product of one part with x's array `x`.
-template <typename P>
-PetscErrorCode part_product(const P& part, const PetscScalar* x, PetscScalar* y, bool add) {
-  PetscFunctionBeginUser;
-  PetscScalar* a = nullptr;
-  PetscCall(MatSeqBAIJGetArray(part.mat, &a));
-  block_product(part.bi, part.bj, a, x, y, add);
-  PetscCall(MatSeqBAIJRestoreArray(part.mat, &a));
-  PetscCall(PetscLogFlops(2.0 * kBs * kBs * static_cast<double>(part.bj.size())));
-  PetscFunctionReturn(0);
-}
-
 /// The shell's y := A x: on several ranks the ghosts' scatter runs while the diagonal part multiplies.
 template <typename T>
 PetscErrorCode own_mult(Mat shell, Vec x, Vec y) {
@@ -129,28 +117,54 @@ PetscErrorCode own_mult(Mat shell, Vec x, Vec y) {
   PetscScalar* yv = nullptr;
   PetscCall(VecGetArrayRead(x, &xv));
   PetscCall(VecGetArrayWrite(y, &yv));
-  PetscCall(part_product(t->diagonal, xv, yv, false));
+  t->diagonal->multiply(xv, yv, false);
+  PetscCall(PetscLogFlops(2.0 * kBs * kBs * static_cast<double>(2 * t->diagonal->n_blocks() - t->diagonal->n_rows())));
   PetscCall(VecRestoreArrayRead(x, &xv));
   if (t->scatter) {
     PetscCall(VecScatterEnd(t->scatter, x, t->ghosts, INSERT_VALUES, SCATTER_FORWARD));
     const PetscScalar* gv = nullptr;
     PetscCall(VecGetArrayRead(t->ghosts, &gv));
-    PetscCall(part_product(t->off_diagonal, gv, yv, true));
+    const auto& o = t->off_diagonal;
+    block_product(o.bi, o.bj, o.values.data(), gv, yv, true);
+    PetscCall(PetscLogFlops(2.0 * kBs * kBs * static_cast<double>(o.bj.size())));
     PetscCall(VecRestoreArrayRead(t->ghosts, &gv));
   }
   PetscCall(VecRestoreArrayWrite(y, &yv));
   PetscFunctionReturn(0);
 }
 
-/// The shell's y := A^T x: PETSc's (the Krylov methods our defaults choose never ask for it).
+/// The shell's diagonal: the diagonal part's diagonal blocks'.
 template <typename T>
-PetscErrorCode own_mult_transpose(Mat shell, Vec x, Vec y) {
+PetscErrorCode own_diagonal(Mat shell, Vec d) {
   PetscFunctionBeginUser;
   T* t = nullptr;
   PetscCall(MatShellGetContext(shell, &t));
-  PetscCall(MatMultTranspose(t->baij, x, y));
+  PetscScalar* dv = nullptr;
+  PetscCall(VecGetArrayWrite(d, &dv));
+  t->diagonal->diagonal(dv);
+  PetscCall(VecRestoreArrayWrite(d, &dv));
   PetscFunctionReturn(0);
 }
+
+/// Block row r's blocks (bi[r] .. bi[r + 1] - 1, in the AIJ rows' order) := the AIJ part's values `av` (rows `ia`),
+/// each 3x3 block column by column (value (i, j) of block k at 9 k + i + 3 j), on the OpenMP threads.
+void copy_blocks(const PetscInt* ia, const PetscScalar* av, PetscInt n_block_rows, const PetscInt* bi,
+                 PetscScalar* out) {
+#pragma omp parallel for schedule(static)
+  for (PetscInt r = 0; r < n_block_rows; ++r) {
+    const PetscInt blocks = bi[r + 1] - bi[r];
+    PetscScalar* row = out + kBs * kBs * bi[r];
+    for (PetscInt i = 0; i < kBs; ++i) {
+      const PetscScalar* in = av + ia[kBs * r + i];
+      for (PetscInt k = 0; k < blocks; ++k)
+        for (PetscInt j = 0; j < kBs; ++j) row[kBs * kBs * k + i + kBs * j] = in[kBs * k + j];
+    }
+  }
+}
+
+/// update()'s bound on |A_ij - A_ji| relative to the largest |A_ij| (the assembly writes transposed blocks from
+/// the same numbers: round-off at most).
+constexpr double kSymmetryTolerance = 1e-10;
 
 bool all_ranks(MPI_Comm comm, bool mine) {
   int in = mine ? 1 : 0, out = 0;
@@ -174,30 +188,39 @@ std::optional<BlockOperator> BlockOperator::create(Mat aij, bool own_product) {
     EDGEFEM_PETSC(MatGetSize(a.mats[1], nullptr, &n_off_columns));
     ok = whole_column_blocks(a.garray, n_off_columns);
   }
-  // Block rows: global block columns of the diagonal part, then of the off-diagonal one, sorted.
-  std::vector<PetscInt> bi(1, 0), bj;
   if (ok) {
     const Structure d(a.mats[0], false);
     std::optional<Structure> o;
     if (a.count == 2) o.emplace(a.mats[1], false);
     ok = whole_blocks(d) && (!o || whole_blocks(*o));
-    if (ok) {
-      bi.reserve(static_cast<std::size_t>(d.n / kBs) + 1);
-      bj.reserve(static_cast<std::size_t>((d.ia[d.n] + (o ? o->ia[o->n] : 0)) / (kBs * kBs)));
-      for (PetscInt r = 0; r < d.n; r += kBs) {
-        const auto row_begin = bj.size();
-        for (PetscInt k = d.ia[r]; k < d.ia[r + 1]; k += kBs) bj.push_back((column_begin + d.ja[k]) / kBs);
-        if (o)
-          for (PetscInt k = o->ia[r]; k < o->ia[r + 1]; k += kBs) bj.push_back(a.garray[o->ja[k]] / kBs);
-        std::sort(bj.begin() + static_cast<std::ptrdiff_t>(row_begin), bj.end());
-        bi.push_back(static_cast<PetscInt>(bj.size()));
-      }
-    }
   }
   if (!all_ranks(comm, ok)) return std::nullopt;
+  BlockOperator op;
+  if (own_product) {
+    if (!op.make_own_product(aij)) return std::nullopt;
+    op.update(aij);
+    return op;
+  }
+
+  // Block rows: global block columns of the diagonal part, then of the off-diagonal one, sorted.
+  std::vector<PetscInt> bi(1, 0), bj;
+  {
+    const Structure d(a.mats[0], false);
+    std::optional<Structure> o;
+    if (a.count == 2) o.emplace(a.mats[1], false);
+    bi.reserve(static_cast<std::size_t>(d.n / kBs) + 1);
+    bj.reserve(static_cast<std::size_t>((d.ia[d.n] + (o ? o->ia[o->n] : 0)) / (kBs * kBs)));
+    for (PetscInt r = 0; r < d.n; r += kBs) {
+      const auto row_begin = bj.size();
+      for (PetscInt k = d.ia[r]; k < d.ia[r + 1]; k += kBs) bj.push_back((column_begin + d.ja[k]) / kBs);
+      if (o)
+        for (PetscInt k = o->ia[r]; k < o->ia[r + 1]; k += kBs) bj.push_back(a.garray[o->ja[k]] / kBs);
+      std::sort(bj.begin() + static_cast<std::ptrdiff_t>(row_begin), bj.end());
+      bi.push_back(static_cast<PetscInt>(bj.size()));
+    }
+  }
   if (bj.empty()) bj.reserve(1);  // a rank without rows: PETSc wants a non-null array all the same
 
-  BlockOperator op;
   EDGEFEM_PETSC(MatCreate(comm, op.baij_.address()));
   EDGEFEM_PETSC(MatSetSizes(op.baij_, n_local, n_local, PETSC_DETERMINE, PETSC_DETERMINE));
   EDGEFEM_PETSC(MatSetType(op.baij_, MATBAIJ));
@@ -224,50 +247,92 @@ std::optional<BlockOperator> BlockOperator::create(Mat aij, bool own_product) {
   }
   if (!all_ranks(comm, ok)) throw PetscFailure("BlockOperator: PETSc stored the BAIJ blocks in another order");
   op.update(aij);
-
-  if (own_product) op.make_own_product();
   return op;
 }
 
-void BlockOperator::make_own_product() {
+bool BlockOperator::make_own_product(Mat aij) {
   own_ = std::make_unique<OwnProduct>();
   OwnProduct& o = *own_;
-  o.baij = baij_;
-  const Parts b = local_parts(baij_, true);
-  const auto copy_structure = [&](Mat m, Part& part) {
-    const Structure s(m, true);
-    part.mat = m;
-    part.bi.assign(s.ia, s.ia + s.n + 1);
-    part.bj.assign(s.ja, s.ja + s.ia[s.n]);
-    bytes_ += (part.bi.size() + part.bj.size()) * sizeof(PetscInt);
-  };
-  copy_structure(b.mats[0], o.diagonal);
+  const Parts a = local_parts(aij, false);
+  {
+    const Structure d(a.mats[0], false);
+    o.diagonal.emplace(d.n, d.ia, d.ja);
+  }
   MPI_Comm comm = MPI_COMM_NULL;
-  EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(baij_.get()), &comm));
+  EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(aij), &comm));
+  if (!all_ranks(comm, o.diagonal->pattern_symmetric())) return false;
+  bytes_ = o.diagonal->bytes();
   PetscInt n_local = 0;
-  EDGEFEM_PETSC(MatGetLocalSize(baij_, &n_local, nullptr));
-  PetscOwner<Vec, VecDestroy> layout;
-  EDGEFEM_PETSC(MatCreateVecs(baij_, layout.address(), nullptr));
-  if (b.count == 2) {
-    copy_structure(b.mats[1], o.off_diagonal);
+  EDGEFEM_PETSC(MatGetLocalSize(aij, &n_local, nullptr));
+  if (a.count == 2) {
+    // The ghost columns' part: block column m of the ghost vector is the global block garray[3 m] / 3.
+    const Structure s(a.mats[1], false);
+    GhostBlocks& g = o.off_diagonal;
+    g.bi.assign(1, 0);
+    for (PetscInt r = 0; r < s.n; r += kBs) {
+      for (PetscInt k = s.ia[r]; k < s.ia[r + 1]; k += kBs) g.bj.push_back(s.ja[k] / kBs);
+      g.bi.push_back(static_cast<PetscInt>(g.bj.size()));
+    }
+    g.values.assign(g.bj.size() * kBs * kBs, 0.0);
     PetscInt n_ghost_columns = 0;
-    EDGEFEM_PETSC(MatGetSize(b.mats[1], nullptr, &n_ghost_columns));
-    PetscOwner<IS, ISDestroy> ghost_blocks;
-    EDGEFEM_PETSC(ISCreateBlock(PETSC_COMM_SELF, kBs, n_ghost_columns / kBs, b.garray, PETSC_COPY_VALUES,
-                                ghost_blocks.address()));
+    EDGEFEM_PETSC(MatGetSize(a.mats[1], nullptr, &n_ghost_columns));
+    std::vector<PetscInt> ghost_blocks(static_cast<std::size_t>(n_ghost_columns / kBs));
+    for (std::size_t m = 0; m < ghost_blocks.size(); ++m) ghost_blocks[m] = a.garray[kBs * m] / kBs;
+    PetscOwner<IS, ISDestroy> ghost_is;
+    EDGEFEM_PETSC(ISCreateBlock(PETSC_COMM_SELF, kBs, static_cast<PetscInt>(ghost_blocks.size()),
+                                ghost_blocks.data(), PETSC_COPY_VALUES, ghost_is.address()));
+    PetscOwner<Vec, VecDestroy> layout;
+    EDGEFEM_PETSC(MatCreateVecs(aij, layout.address(), nullptr));
     EDGEFEM_PETSC(VecCreateSeq(PETSC_COMM_SELF, n_ghost_columns, o.ghosts.address()));
-    EDGEFEM_PETSC(VecScatterCreate(layout, ghost_blocks, o.ghosts, nullptr, o.scatter.address()));
-    bytes_ += static_cast<std::size_t>(n_ghost_columns) * sizeof(PetscScalar);
+    EDGEFEM_PETSC(VecScatterCreate(layout, ghost_is, o.ghosts, nullptr, o.scatter.address()));
+    bytes_ += g.values.size() * sizeof(PetscScalar) + (g.bi.size() + g.bj.size()) * sizeof(PetscInt) +
+              static_cast<std::size_t>(n_ghost_columns) * sizeof(PetscScalar);
   }
   EDGEFEM_PETSC(MatCreateShell(comm, n_local, n_local, PETSC_DETERMINE, PETSC_DETERMINE, &o, o.shell.address()));
   EDGEFEM_PETSC(MatSetBlockSize(o.shell, kBs));
   EDGEFEM_PETSC(MatShellSetOperation(o.shell, MATOP_MULT, reinterpret_cast<void (*)(void)>(&own_mult<OwnProduct>)));
+  // A symmetric matrix (update() checks): A^T x = A x.
   EDGEFEM_PETSC(MatShellSetOperation(o.shell, MATOP_MULT_TRANSPOSE,
-                                     reinterpret_cast<void (*)(void)>(&own_mult_transpose<OwnProduct>)));
+                                     reinterpret_cast<void (*)(void)>(&own_mult<OwnProduct>)));
+  EDGEFEM_PETSC(MatShellSetOperation(o.shell, MATOP_GET_DIAGONAL,
+                                     reinterpret_cast<void (*)(void)>(&own_diagonal<OwnProduct>)));
+  return true;
 }
 
 void BlockOperator::update(Mat aij) {
   const Parts a = local_parts(aij, false);
+  if (own_) {
+    SymmetricBlocks::Asymmetry asymmetry;
+    {
+      const Structure s(a.mats[0], false);
+      const PetscScalar* av = nullptr;
+      EDGEFEM_PETSC(MatSeqAIJGetArrayRead(a.mats[0], &av));
+      asymmetry = own_->diagonal->copy(s.ia, av);
+      EDGEFEM_PETSC(MatSeqAIJRestoreArrayRead(a.mats[0], &av));
+    }
+    if (a.count == 2) {
+      const Structure s(a.mats[1], false);
+      const PetscScalar* av = nullptr;
+      EDGEFEM_PETSC(MatSeqAIJGetArrayRead(a.mats[1], &av));
+      GhostBlocks& g = own_->off_diagonal;
+      copy_blocks(s.ia, av, static_cast<PetscInt>(g.bi.size()) - 1, g.bi.data(), g.values.data());
+      EDGEFEM_PETSC(MatSeqAIJRestoreArrayRead(a.mats[1], &av));
+    }
+    MPI_Comm comm = MPI_COMM_NULL;
+    EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(aij), &comm));
+    double local[2] = {asymmetry.difference, asymmetry.scale}, global[2] = {0.0, 0.0};
+    MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, comm);
+    if (!(global[0] <= kSymmetryTolerance * global[1])) {
+      throw SolverError("the Jacobian is not symmetric (largest |A_ij - A_ji| " + std::to_string(global[0]) +
+                        ", largest |A_ij| " + std::to_string(global[1]) +
+                        "): multigrid's own products need a symmetric matrix; set solver: {linear: {block_operator: "
+                        "false}} in the job to multiply with the assembled matrix instead");
+    }
+    // The shell's state follows (PETSc's objects compare states to see a changed operator).
+    EDGEFEM_PETSC(MatAssemblyBegin(own_->shell, MAT_FINAL_ASSEMBLY));
+    EDGEFEM_PETSC(MatAssemblyEnd(own_->shell, MAT_FINAL_ASSEMBLY));
+    return;
+  }
   const Parts b = local_parts(baij_, true);
   for (int p = 0; p < a.count; ++p) {
     const Structure sa(a.mats[p], false), sb(b.mats[p], true);
@@ -275,30 +340,13 @@ void BlockOperator::update(Mat aij) {
     PetscScalar* bv = nullptr;
     EDGEFEM_PETSC(MatSeqAIJGetArrayRead(a.mats[p], &av));
     EDGEFEM_PETSC(MatSeqBAIJGetArray(b.mats[p], &bv));
-    const PetscInt* ia = sa.ia;
-    const PetscInt* bi = sb.ia;
-    const PetscInt n_block_rows = sb.n;
-    // BAIJ stores each 3x3 block column by column: value (i, j) of block k at 9 k + i + 3 j.
-#pragma omp parallel for schedule(static)
-    for (PetscInt r = 0; r < n_block_rows; ++r) {
-      const PetscInt blocks = bi[r + 1] - bi[r];
-      PetscScalar* out = bv + kBs * kBs * bi[r];
-      for (PetscInt i = 0; i < kBs; ++i) {
-        const PetscScalar* in = av + ia[kBs * r + i];
-        for (PetscInt k = 0; k < blocks; ++k)
-          for (PetscInt j = 0; j < kBs; ++j) out[kBs * kBs * k + i + kBs * j] = in[kBs * k + j];
-      }
-    }
+    copy_blocks(sa.ia, av, sb.n, sb.ia, bv);
     EDGEFEM_PETSC(MatSeqBAIJRestoreArray(b.mats[p], &bv));
     EDGEFEM_PETSC(MatSeqAIJRestoreArrayRead(a.mats[p], &av));
   }
   // Tells PETSc the values changed (no stash: the values were written in place).
   EDGEFEM_PETSC(MatAssemblyBegin(baij_, MAT_FINAL_ASSEMBLY));
   EDGEFEM_PETSC(MatAssemblyEnd(baij_, MAT_FINAL_ASSEMBLY));
-  if (own_) {  // the shell's state follows (PETSc's objects compare states to see a changed operator)
-    EDGEFEM_PETSC(MatAssemblyBegin(own_->shell, MAT_FINAL_ASSEMBLY));
-    EDGEFEM_PETSC(MatAssemblyEnd(own_->shell, MAT_FINAL_ASSEMBLY));
-  }
 }
 
 }  // namespace edgefem

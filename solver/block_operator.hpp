@@ -9,8 +9,10 @@
 /// 2 ranks) with the BAIJ matrix as the operator and the AIJ one as the preconditioner's matrix (docs/solver.md).
 /// GAMG itself needs AIJ (its Galerkin products), so the assembly keeps writing the AIJ matrix and update() copies
 /// its values here: a structured copy on the OpenMP threads, no index map (the copy relies on every 3x3 block of
-/// the pattern being stored whole, which the constructor checks). Under multigrid the products are our own over
-/// the copy's blocks (product(): on the OpenMP threads, faster than PETSc's on one thread too; docs/solver.md).
+/// the pattern being stored whole, which the constructor checks). Under multigrid the products are our own
+/// (product(): on the OpenMP threads, faster than PETSc's on one thread too; docs/solver.md) over arrays of our
+/// own, without a PETSc BAIJ matrix: the rank's diagonal part as its upper triangle (SymmetricBlocks: the
+/// Jacobians multigrid solves are symmetric, and update() checks it), the ghost columns' part whole.
 #include <petscmat.h>
 
 #include <cstddef>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "solver/petsc_util.hpp"
+#include "solver/symmetric_blocks.hpp"
 
 namespace edgefem {
 
@@ -26,34 +29,40 @@ class BlockOperator {
  public:
   /// Collective. A BAIJ matrix (block size 3) with the pattern of `aij` (assembled, block size 3); std::nullopt
   /// when some 3x3 block of aij's pattern is not stored whole on some rank (then the AIJ matrix serves alone).
-  /// `own_product`: also our own product (product()).
+  /// `own_product`: instead of the BAIJ matrix, our own product (product()) of the symmetric `aij` (also
+  /// std::nullopt when some rank's diagonal part has a block (r, c) without a block (c, r)).
   static std::optional<BlockOperator> create(Mat aij, bool own_product = false);
 
-  /// The BAIJ matrix's values := aij's (the matrix create() was given, same pattern). Collective.
+  /// The copy's values := aij's (the matrix create() was given, same pattern). Collective. With `own_product`,
+  /// throws SolverError on every rank when aij is not symmetric (an entry differs from its transposed one by
+  /// more than 1e-10 times the largest entry's magnitude).
   void update(Mat aij);
 
+  /// The BAIJ matrix (nullptr with `own_product`).
   [[nodiscard]] Mat matrix() const { return baij_; }
-  /// The matrix to multiply with: with `own_product` a shell whose y = A x runs over matrix()'s 3x3 blocks on the
+  /// The matrix to multiply with: with `own_product` a shell whose y = A x runs over our copy's 3x3 blocks on the
   /// OpenMP threads (PETSc's MatMult_SeqBAIJ_3 runs on one and is slower on one too; on several ranks the ghost
-  /// values' scatter overlaps the diagonal part's product, as in PETSc's MatMult_MPIBAIJ; A^T x is PETSc's);
-  /// else matrix().
+  /// values' scatter overlaps the diagonal part's product, as in PETSc's MatMult_MPIBAIJ; A^T x = A x, the
+  /// diagonal is the copy's); else matrix().
   [[nodiscard]] Mat product() const { return own_ ? own_->shell.get() : baij_.get(); }
   /// Bytes of the copy on this rank (values and block indices).
   [[nodiscard]] std::size_t bytes() const { return bytes_; }
 
  private:
   BlockOperator() = default;
-  void make_own_product();  // collective
-  /// One local part of the BAIJ matrix (the diagonal one, or the off-diagonal one on several ranks): its block
-  /// rows and block columns (of the ghost vector for the off-diagonal part).
-  struct Part {
-    Mat mat = nullptr;  // SeqBAIJ, owned by baij_
+  /// Our own product of `aij` (collective); false when some rank's diagonal part cannot be held by its upper
+  /// triangle.
+  bool make_own_product(Mat aij);
+  /// The off-diagonal part of the matrix on several ranks, all its blocks: block rows, block columns of the ghost
+  /// vector, 9 values per block (column by column).
+  struct GhostBlocks {
     std::vector<PetscInt> bi, bj;
+    std::vector<PetscScalar> values;
   };
   /// Our product's data (on the heap: the shell keeps a pointer to it, and BlockOperator moves).
   struct OwnProduct {
-    Mat baij = nullptr;  // not owned
-    Part diagonal, off_diagonal;
+    std::optional<SymmetricBlocks> diagonal;
+    GhostBlocks off_diagonal;
     PetscOwner<Vec, VecDestroy> ghosts;  // several ranks: the off-diagonal part's columns of x
     PetscOwner<VecScatter, VecScatterDestroy> scatter;
     PetscOwner<Mat, MatDestroy> shell;

@@ -11,6 +11,7 @@
 #include "mesh/box.hpp"
 #include "partition/collective.hpp"
 #include "partition/distributed.hpp"
+#include "partition/locality.hpp"
 
 namespace edgefem {
 
@@ -120,7 +121,10 @@ CellPartitioner choose_partitioner(const Job& job, std::int64_t n_cells, std::st
   return method;
 }
 
-DistributedJobMesh load_distributed_job_mesh(MPI_Comm comm, const Job& job) {
+namespace {
+
+/// load_distributed_job_mesh, the vertices of each rank in the order the partition leaves them.
+DistributedJobMesh load_in_partition_order(MPI_Comm comm, const Job& job) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -178,6 +182,18 @@ DistributedJobMesh load_distributed_job_mesh(MPI_Comm comm, const Job& job) {
   out.mesh = distribute_slices(comm, std::move(slice), out.partitioner, &times);
   out.seconds_partition = times.partition;
   out.seconds_distribute = seconds_since(t) - times.partition;
+  return out;
+}
+
+}  // namespace
+
+DistributedJobMesh load_distributed_job_mesh(MPI_Comm comm, const Job& job) {
+  DistributedJobMesh out = load_in_partition_order(comm, job);
+  if (job.renumber_vertices) {
+    const auto t = std::chrono::steady_clock::now();
+    renumber_for_locality(comm, out.mesh);
+    out.seconds_distribute += seconds_since(t);
+  }
   return out;
 }
 

@@ -125,9 +125,12 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
       e.system = 520.0 * t + 500.0 * s;
       e.smoothed = (ranks > 1 ? 3400.0 : 1200.0) * (t + s);
       e.unsmoothed = 400.0 * (t + s);
-      // The matrix's values and a block index per 9 (AIJ: an index per value), and multigrid's own product's copy
-      // of the block indices (11 per tet; counted for the small factorizations too, which do without).
+      // The BAIJ copy the incomplete factorizations use: the matrix's values and a block index per 9 (AIJ: an
+      // index per value). Multigrid's own product keeps the upper triangle instead (solver/symmetric_blocks.hpp:
+      // each off-diagonal block once, with its column and its transpose's position; 119 bytes per tet on the
+      // 136,565-tet cantilever, whose Gmsh mesh has 1.27 edges per tet), the ghost columns' blocks whole.
       e.block_copy = 221.0 * t + 200.0 * s;
+      e.symmetric_copy = 125.0 * t + 115.0 * s;
       // Under GAMG our own products copy the interpolations' and the coarse operators' values by blocks (the
       // 136,565-tet cantilever's peak: +18 MB on 1 rank, +14 MB on the larger of 2 ranks: 130 and 206 per tet).
       // Unsmoothed aggregation's levels hold far fewer entries (an interpolation row is one aggregate's 6 entries:
@@ -240,7 +243,7 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   const bool lean_only = job.solver.aggregation == SolverSpec::Aggregation::unsmoothed;
   // Multigrid (not hypre, which keeps its own matrix) multiplies with a BAIJ copy of the matrix.
   const bool multigrid = amg && pc_name != "hypre" && job.solver.block_operator;
-  const double copy = multigrid ? e.block_copy : 0.0;
+  const double copy = multigrid ? e.symmetric_copy : 0.0;
   const double smoothed = e.smoothed + (multigrid ? e.coarse_copies : 0.0);
   const double unsmoothed = e.unsmoothed + (multigrid ? e.coarse_copies_unsmoothed : 0.0);
   const double pc_rich = amg ? (lean_only ? unsmoothed : smoothed) + copy : pc_other;

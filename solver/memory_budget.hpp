@@ -43,7 +43,8 @@ struct RankEstimate {
   double own = 0;         ///< position-based: constraints by colour; frames: samples, weights, their Laplace solve
   double smoothed = 0;    ///< a smoothed-aggregation GAMG hierarchy (or another AMG: hypre) (newton only)
   double unsmoothed = 0;  ///< an unsmoothed-aggregation GAMG hierarchy (newton only)
-  double block_copy = 0;  ///< the BAIJ copy of the matrix multigrid's Krylov method uses (solver/block_operator.hpp)
+  double block_copy = 0;  ///< the BAIJ copy of the matrix the incomplete factorizations use (solver/block_operator.hpp)
+  double symmetric_copy = 0;  ///< the upper triangle multigrid's Krylov method multiplies with (block_operator.hpp)
   double coarse_copies = 0;  ///< smoothed GAMG's coarse levels copied by blocks (solver/multigrid_products.hpp)
   double coarse_copies_unsmoothed = 0;  ///< the same for unsmoothed aggregation
   double output = 0;      ///< the VTK piece of one output step

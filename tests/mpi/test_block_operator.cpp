@@ -1,6 +1,7 @@
 // BlockOperator (solver/block_operator.*): the BAIJ copy of an assembled AIJ matrix holds exactly its entries,
-// multiplies like it (PETSc's product, and our own), follows its new values after update(), and is refused on
-// every rank when some rank's pattern has a 3x3 block that is not stored whole; OwnAijProduct
+// multiplies like it (PETSc's product, and our own over the upper triangle of a symmetric matrix, which refuses one
+// that is not), follows its new values after update(), and is refused on every rank when some rank's pattern has a
+// 3x3 block that is not stored whole; OwnAijProduct
 // (solver/multigrid_products.*) multiplies like its AIJ matrix. Run under mpiexec with 1, 2 and 3 ranks
 // (CTest: mpi.block_operator.npN).
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <optional>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -142,31 +144,89 @@ TEST(BlockOperator, HoldsTheAijEntriesAndFollowsUpdates) {
   EXPECT_LT(product_difference(aij, op->matrix()), 1e-14);
 }
 
-// With own_product the Krylov method multiplies with our own product (a shell over the BAIJ blocks, on the OpenMP
-// threads; on several ranks with the ghost values scattered): it must multiply like the AIJ matrix, transposed
-// too (the random matrix is not symmetric; every rank has blocks in other ranks' columns), and follow update().
-TEST(BlockOperator, OwnProductMultipliesLikeTheAijMatrix) {
+/// `e` with each entry's transposed entry added, and values for both: an AIJ matrix A + A^T (symmetric).
+Entries symmetric_entries(const Entries& e) {
+  Entries s = e;
+  s.i.insert(s.i.end(), e.j.begin(), e.j.end());
+  s.j.insert(s.j.end(), e.i.begin(), e.i.end());
+  return s;
+}
+std::vector<double> symmetric_values(std::mt19937& rng, std::size_t n) {
+  std::vector<double> v = random_values(rng, n);
+  v.insert(v.end(), v.begin(), v.end());
+  return v;
+}
+
+// With own_product the Krylov method multiplies with our own product (a shell over the upper triangle of the
+// diagonal part and the ghost columns' blocks, on the OpenMP threads; on several ranks with the ghost values
+// scattered): it must multiply like the symmetric AIJ matrix, transposed too (every rank has blocks in other ranks'
+// columns), give its diagonal, and follow update().
+TEST(BlockOperator, OwnProductMultipliesLikeTheSymmetricAijMatrix) {
   std::mt19937 rng(43 + static_cast<unsigned>(world_rank()));
   const Entries e = random_blocks(rng, false);
+  const Entries s = symmetric_entries(e);
   PetscOwner<Mat, MatDestroy> aij;
-  AijInsertion insertion(MPI_COMM_WORLD, owned_rows(), e.i, e.j, aij);
-  insertion.insert(aij, random_values(rng, e.i.size()).data());
+  AijInsertion insertion(MPI_COMM_WORLD, owned_rows(), s.i, s.j, aij);
+  insertion.insert(aij, symmetric_values(rng, e.i.size()).data());
+  PetscBool symmetric = PETSC_FALSE;
+  EDGEFEM_PETSC(MatIsSymmetric(aij, 1e-12, &symmetric));
+  ASSERT_TRUE(symmetric);
 
   std::optional<BlockOperator> op = BlockOperator::create(aij, true);
   ASSERT_TRUE(op.has_value());
+  EXPECT_EQ(op->matrix(), nullptr);  // no PETSc BAIJ matrix
   PetscBool is_shell = PETSC_FALSE;
   EDGEFEM_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(op->product()), MATSHELL, &is_shell));
   EXPECT_TRUE(is_shell);
   EXPECT_LT(product_difference(aij, op->product()), 1e-14);
   EXPECT_LT(product_difference(aij, op->product(), true), 1e-14);
-  insertion.insert(aij, random_values(rng, e.i.size()).data());
+  insertion.insert(aij, symmetric_values(rng, e.i.size()).data());
   op->update(aij);
   EXPECT_LT(product_difference(aij, op->product()), 1e-14);
   EXPECT_LT(product_difference(aij, op->product(), true), 1e-14);
+  PetscOwner<Vec, VecDestroy> da, db;
+  EDGEFEM_PETSC(MatCreateVecs(aij, da.address(), db.address()));
+  EDGEFEM_PETSC(MatGetDiagonal(aij, da));
+  EDGEFEM_PETSC(MatGetDiagonal(op->product(), db));
+  EDGEFEM_PETSC(VecAXPY(db, -1.0, da));
+  PetscReal diagonal_difference = 1.0;
+  EDGEFEM_PETSC(VecNorm(db, NORM_INFINITY, &diagonal_difference));
+  EXPECT_EQ(diagonal_difference, 0.0);
   // Without own_product, product() is the BAIJ matrix.
   std::optional<BlockOperator> plain = BlockOperator::create(aij);
   ASSERT_TRUE(plain.has_value());
   EXPECT_EQ(plain->product(), plain->matrix());
+}
+
+// A Jacobian that is not symmetric stops the run on every rank with a message (update() checks every 16th block row
+// of the diagonal part, a different one each time: 16 updates see every row).
+TEST(BlockOperator, OwnProductRefusesAMatrixThatIsNotSymmetric) {
+  std::mt19937 rng(47 + static_cast<unsigned>(world_rank()));
+  const Entries e = random_blocks(rng, false);
+  const Entries s = symmetric_entries(e);
+  PetscOwner<Mat, MatDestroy> aij;
+  AijInsertion insertion(MPI_COMM_WORLD, owned_rows(), s.i, s.j, aij);
+  insertion.insert(aij, symmetric_values(rng, e.i.size()).data());
+  std::optional<BlockOperator> op = BlockOperator::create(aij, true);
+  ASSERT_TRUE(op.has_value());
+  // Only the last rank's values lose their symmetry (its diagonal blocks: entry (0, 1) of each changes).
+  std::vector<double> values = symmetric_values(rng, e.i.size());
+  if (world_rank() == world_size() - 1)
+    for (std::size_t k = 0; k < e.i.size(); ++k)
+      if (e.i[k] / 3 == e.j[k] / 3 && e.i[k] % 3 == 0 && e.j[k] % 3 == 1) values[k] += 0.5;
+  insertion.insert(aij, values.data());
+  int thrown = 0;
+  for (int update = 0; update < 16 && thrown == 0; ++update) {
+    try {
+      op->update(aij);
+    } catch (const SolverError& error) {
+      thrown = 1;
+      EXPECT_NE(std::string(error.what()).find("block_operator: false"), std::string::npos) << error.what();
+    }
+  }
+  int everywhere = 0;
+  MPI_Allreduce(&thrown, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  EXPECT_EQ(everywhere, 1);
 }
 
 /// max |y_a - y_b| / max |y_a| of two products of `a` and `b` (matrices of one communicator) on the same random

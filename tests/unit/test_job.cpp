@@ -331,8 +331,14 @@ TEST_F(JobTest, PartitionMethod) {
   expect_error(head + "partition: {method: parmetis}\n", 3,
                {"partition.method: expected one of: metis, ptscotch, got 'parmetis'"});
   expect_error(head + "partition: {method: ptscotsh}\n", 3, {"partition.method", "did you mean 'ptscotch'?"});
-  expect_error(head + "partition: {}\n", 3, {"missing required key 'partition.method'"});
-  expect_error(head + "partition: {methd: metis}\n", 3, {"unknown key 'partition.methd' (expected one of: method)"});
+  expect_error(head + "partition: {methd: metis}\n", 3,
+               {"unknown key 'partition.methd' (expected one of: method, renumber)"});
+  expect_error(head + "partition: {renumber: sometimes}\n", 3, {"partition.renumber", "sometimes"});
+  EXPECT_TRUE(read_job(write(head)).renumber_vertices);
+  EXPECT_TRUE(read_job(write(head + "partition: {}\n")).renumber_vertices);
+  const Job kept = read_job(write(head + "partition: {renumber: false}\n"));
+  EXPECT_FALSE(kept.renumber_vertices);
+  EXPECT_EQ(kept.partition_method, PartitionMethod::automatic);
   expect_error(head + "partition: metis\n", 3, {"partition"});
   EXPECT_EQ(read_job(write(head)).partition_method, PartitionMethod::automatic);
   EXPECT_EQ(read_job(write(head + "partition: {method: metis}\n")).partition_method, PartitionMethod::metis);
