@@ -564,6 +564,7 @@ int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mes
   summary.phases_s.setup = clock.setup;
 
   auto write_checkpoint_now = [&] {
+    writer.finish();  // a checkpointed step's output is listed in the .pvd
     CheckpointState state = solver.checkpoint_state();
     state.job_text = job_text;
     return checkpoints.write(mesh.n_global_vertices, owned_original, std::move(state));
@@ -627,6 +628,11 @@ int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mes
   try {
     reports = solver.run(on_step, should_stop);
     completed = true;
+    {
+      const auto t0 = std::chrono::steady_clock::now();
+      writer.finish();
+      output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
     if (stop_signal != 0 && last_checkpoint_step != solver.step()) {
       const auto t0 = std::chrono::steady_clock::now();
       PetscLogStagePush(stage_output);
@@ -715,6 +721,7 @@ int run_frames(const Arguments& args, const Job& job, const LocalMesh& mesh, con
   };
   if (dynamic) {
     const auto steps = solver.run_dynamic(on_step);
+    writer.finish();
     double solve_seconds = 0;
     for (const auto& r : steps) solve_seconds += r.seconds;
     summary.solver = RunSummary::Solver{0, 0, 0, "dense LU (frames)"};
@@ -735,6 +742,7 @@ int run_frames(const Arguments& args, const Job& job, const LocalMesh& mesh, con
     return 0;
   }
   const auto reports = solver.run(on_step);
+  writer.finish();
   int newton = 0;
   double solve_seconds = 0, evaluate_seconds = 0;
   for (const auto& r : reports)
@@ -862,10 +870,15 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
         output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       },
       should_stop);
-  if (stop_signal != 0 && !reports.empty() && last_written != reports.back().step) {
-    // The state the run stopped in is its result: written even between `output.every` steps.
-    const std::vector<double> f = solver.local_internal_force();
-    writer.write(reports.back().step, reports.back().load_factor, solver.local_positions(), f);
+  {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (stop_signal != 0 && !reports.empty() && last_written != reports.back().step) {
+      // The state the run stopped in is its result: written even between `output.every` steps.
+      const std::vector<double> f = solver.local_internal_force();
+      writer.write(reports.back().step, reports.back().load_factor, solver.local_positions(), f);
+    }
+    writer.finish();
+    output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
   int newton = 0, ksp = 0;

@@ -42,8 +42,28 @@ ResultWriter::ResultWriter(MPI_Comm comm, std::string directory, const LocalMesh
   });
 }
 
+ResultWriter::~ResultWriter() {
+  if (pending_.valid()) pending_.wait();
+}
+
+void ResultWriter::finish() {
+  if (!pending_.valid()) return;
+  std::future<void> pending = std::move(pending_);
+  run_collectively(comm_, [&] { pending.get(); });  // the piece's own error, on every rank
+  run_collectively(comm_, [&] {
+    if (rank_ != 0) return;
+    std::vector<std::string> pieces;
+    for (int r = 0; r < size_; ++r) pieces.push_back(pending_name_ + "/" + numbered("piece_%05lld.vtu", r));
+    const std::string pvtu = pending_name_ + ".pvtu";
+    write_pvtu((std::filesystem::path(directory_) / pvtu).string(), pieces, pending_layout_);
+    pvd_.add(pending_time_, pvtu);
+    pvd_.write();
+  });
+}
+
 void ResultWriter::write(long long step, double time, std::span<const double> positions, std::span<const double> force,
                          std::span<const double> velocity) {
+  finish();  // the step before: whole on disk, then listed
   const std::string step_name = numbered("step_%06lld", step);
   const std::string step_dir = (std::filesystem::path(directory_) / step_name).string();
   run_collectively(comm_, [&] {
@@ -109,17 +129,13 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
   for (DataArray& extra : extra_cells_) piece.cell_data.push_back(std::move(extra));
   extra_cells_.clear();
 
-  const std::string piece_name = numbered("piece_%05lld.vtu", rank_);
-  run_collectively(comm_, [&] { write_vtu_piece((std::filesystem::path(step_dir) / piece_name).string(), piece); });
-  run_collectively(comm_, [&] {
-    if (rank_ != 0) return;
-    std::vector<std::string> pieces;
-    for (int r = 0; r < size_; ++r) pieces.push_back(step_name + "/" + numbered("piece_%05lld.vtu", r));
-    const std::string pvtu = step_name + ".pvtu";
-    write_pvtu((std::filesystem::path(directory_) / pvtu).string(), pieces, piece);
-    pvd_.add(time, pvtu);
-    pvd_.write();
-  });
+  pending_layout_ = VtuPiece{};
+  for (const DataArray& a : piece.point_data) pending_layout_.point_data.push_back({a.name, a.n_components, {}, {}, a.is_int});
+  for (const DataArray& a : piece.cell_data) pending_layout_.cell_data.push_back({a.name, a.n_components, {}, {}, a.is_int});
+  pending_name_ = step_name;
+  pending_time_ = time;
+  const std::string path = (std::filesystem::path(step_dir) / numbered("piece_%05lld.vtu", rank_)).string();
+  pending_ = std::async(std::launch::async, [path, piece = std::move(piece)] { write_vtu_piece(path, piece); });
 }
 
 CsvLog::CsvLog(MPI_Comm comm, std::string path, const std::string& header, std::optional<long long> keep_until_step)

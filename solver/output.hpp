@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <future>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,13 +27,25 @@ class ResultWriter {
   ResultWriter(MPI_Comm comm, std::string directory, const LocalMesh& mesh, const Model& model,
                std::optional<double> resume_after = std::nullopt);
 
-  /// Collective. positions, force and (dynamic runs) velocity: 3 per local vertex (ghosts up to date).
+  /// Waits for a step's piece still being written (no collective call: also on a failure path).
+  ~ResultWriter();
+  ResultWriter(const ResultWriter&) = delete;
+  ResultWriter& operator=(const ResultWriter&) = delete;
+
   /// A cell scalar (one value per local cell, LocalMesh order) for the next write() only, e.g. plastic_strain.
   void add_cell_scalar(std::string name, std::vector<double> values) {
     extra_cells_.push_back(DataArray{std::move(name), 1, std::move(values), {}, false});
   }
+  /// Collective. positions, force and (dynamic runs) velocity: 3 per local vertex (ghosts up to date). Computes
+  /// the step's piece and writes it on a thread of its own (temporary file, fsync, rename: most of a step's output
+  /// time is the disk's) while the run goes on; the next write() or finish() waits for it and only then lists the
+  /// step in the .pvtu and the .pvd, so a listed step is always whole on disk.
   void write(long long step, double time, std::span<const double> positions, std::span<const double> force,
              std::span<const double> velocity = {});
+  /// Collective. Waits for the last write()'s piece on every rank and lists its step (a no-op when none is pending).
+  /// Throws CollectiveError on every rank when some rank's piece could not be written. Call it before a
+  /// checkpoint (a checkpointed step's output is listed) and at the end of the run.
+  void finish();
 
   [[nodiscard]] const std::string& pvd_path() const { return pvd_.path(); }
 
@@ -44,6 +57,11 @@ class ResultWriter {
   const Model& model_;
   PvdCollection pvd_;
   std::vector<DataArray> extra_cells_;  ///< add_cell_scalar's, for the next write()
+  /// The step whose piece a thread is writing: its piece's write, and what finish() lists.
+  std::future<void> pending_;
+  std::string pending_name_;  ///< step_NNNNNN
+  double pending_time_ = 0;
+  VtuPiece pending_layout_;  ///< the piece's array names and sizes (no values), for the .pvtu
 };
 
 /// A CSV file that rank 0 appends one row at a time to (flushed after each row). It starts with `header`; with

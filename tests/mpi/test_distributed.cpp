@@ -49,6 +49,7 @@ Solution solve(MPI_Comm comm, const Job& job, const std::string& output_dir = ""
   s.reports = solver.run([&](int step, double load) {
     if (writer) writer->write(step, load, solver.local_positions(), solver.local_internal_force());
   });
+  if (writer) writer->finish();
   // (X, u) of the owned vertices on rank 0, by original id.
   const std::vector<double> x = solver.local_positions();
   std::vector<double> u(3 * static_cast<std::size_t>(mesh.n_owned));
