@@ -132,11 +132,12 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
       e.block_copy = 221.0 * t + 200.0 * s;
       e.symmetric_copy = 125.0 * t + 115.0 * s;
       // Under GAMG our own products copy the interpolations' and the coarse operators' values by blocks (the
-      // 136,565-tet cantilever's peak: +18 MB on 1 rank, +14 MB on the larger of 2 ranks: 130 and 206 per tet).
-      // Unsmoothed aggregation's levels hold far fewer entries (an interpolation row is one aggregate's 6 entries:
-      // about 30 bytes per tet; its coarse operators about a fifth of the matrix's entries: about 40).
-      e.coarse_copies = 200.0 * (t + s);
-      e.coarse_copies_unsmoothed = 80.0 * (t + s);
+      // 136,565-tet cantilever's peak in double precision: +18 MB on 1 rank, +14 MB on the larger of 2 ranks: 130
+      // and 206 per tet; in single precision since, half). Unsmoothed aggregation's levels hold far fewer entries
+      // (an interpolation row is one aggregate's 6 entries: about 15 bytes per tet; its coarse operators about a
+      // fifth of the matrix's entries: about 20).
+      e.coarse_copies = 100.0 * (t + s);
+      e.coarse_copies_unsmoothed = 40.0 * (t + s);
       break;
     case SolveKind::position_based:
       // Per constraint (a cell): 4 vertex ids, the rest shape (9 + 1 doubles), material, XPBD multiplier and the

@@ -49,12 +49,12 @@ struct OwnAijKernels {
     const auto n = static_cast<PetscInt>(p.bi.size()) - 1;
     const PetscInt* bi = p.bi.data();
     const PetscInt* bj = p.bj.data();
-    const PetscScalar* v = p.values.data();
+    const float* v = p.values.data();
 #pragma omp parallel for schedule(static)
     for (PetscInt g = 0; g < n; ++g) {
       PetscScalar acc[R * C] = {};
       for (PetscInt k = bi[g]; k < bi[g + 1]; ++k) {
-        const PetscScalar* b = v + R * C * k;
+        const float* b = v + R * C * k;
         const PetscScalar* xx = x + C * bj[k];
         for (int i = 0; i < R; ++i)
           for (int j = 0; j < C; ++j) acc[C * i + j] += b[C * i + j] * xx[j];
@@ -133,11 +133,11 @@ struct OwnAijKernels {
     const auto n = static_cast<PetscInt>(p.bi.size()) - 1;
     const PetscInt* bi = p.bi.data();
     const PetscInt* bj = p.bj.data();
-    const PetscScalar* v = p.values.data();
+    const float* v = p.values.data();
     const auto block_row = [&](PetscInt g) {
       const PetscScalar* xx = x + R * g;
       for (PetscInt k = bi[g]; k < bi[g + 1]; ++k) {
-        const PetscScalar* b = v + R * C * k;
+        const float* b = v + R * C * k;
         PetscScalar* o = out + C * bj[k];
         PetscScalar t[C] = {};
         for (int i = 0; i < R; ++i)
@@ -257,7 +257,7 @@ OwnAijProduct::Part OwnAijProduct::part(Mat seqaij, PetscInt row_block, PetscInt
       for (PetscInt i = 0; i < r; ++i)
         for (PetscInt j = 0; j < c; ++j)
           p.values[block * static_cast<std::size_t>(r * c) + static_cast<std::size_t>(c * i + j)] =
-              a[ia[g + i] + (k - ia[g]) + j];
+              static_cast<float>(a[ia[g + i] + (k - ia[g]) + j]);
     }
     p.bi.push_back(static_cast<PetscInt>(p.bj.size()));
   }

@@ -55,7 +55,7 @@ class OwnAijProduct {
     const PetscInt* ja = nullptr;
     int r = 0, c = 0;                     // the block shape, 0 x 0 without the block copy
     std::vector<PetscInt> bi, bj;         // block rows: block columns
-    std::vector<PetscScalar> values;      // r * c values per block, row after row
+    std::vector<float> values;            // r * c values per block, row after row, in single precision
   };
   /// The part `seqaij`, with the block copy when its pattern is whole `row_block` x `column_block` blocks of a
   /// shape the products have kernels for.

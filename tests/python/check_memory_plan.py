@@ -6,8 +6,9 @@ EDGEFEM_NODE_MEMORY_MB:
 
 JOB: tests/data/box_memory.yaml (16,464 tets). Its estimate (bytes per tet: model 2250, smoothed GAMG 1200 on one
 rank and 3400 on several, unsmoothed 400, the upper triangle of the matrix multigrid multiplies with 125, the
-coarse levels' block copies 200 or unsmoothed 80, output 400) is 50 MB with unsmoothed aggregation and 65 MB
-(1 rank) or 99 MB (2 ranks) with smoothed aggregation; a run may plan on 90 % of the node's memory (54 MB of 60).
+coarse levels' block copies in single precision 100 or unsmoothed 40, output 400) is about 50 MB with unsmoothed
+aggregation and 64 MB (1 rank) or 98 MB (2 ranks) with smoothed aggregation; a run may plan on 90 % of the node's
+memory (54 MB of 60).
 1. No limit: the run solves with PETSc's smoothed-aggregation GAMG (the reference solution).
 2. 60 MB: smoothed aggregation does not fit, unsmoothed does: the header says so, the summary names
    "GAMG (unsmoothed aggregation)", and the largest displacement equals the reference's within the Newton tolerance.
