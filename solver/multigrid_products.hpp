@@ -2,11 +2,13 @@
 /// \file multigrid_products.hpp
 /// Our own products for GAMG's coarse levels: each coarse operator and each interpolation, an AIJ matrix of
 /// PETSc's, gets a shell whose products run on the OpenMP threads (PETSc's run on one thread, and more slowly per
-/// entry on one thread too): over a copy of the matrix's values by blocks when its pattern is whole blocks (GAMG's
-/// are, with the rigid-body modes), else over the matrix's own CSR arrays. On several ranks the off-diagonal part's ghost
-/// values are scattered as PETSc's MatMult_MPIAIJ does (the transposed products add them back with a reverse
-/// scatter). With the finest level's BAIJ product (block_operator.hpp) a V-cycle then runs on all of the rank's
-/// threads but for the vector updates and the coarsest solve.
+/// entry on one thread too): over a copy of the matrix's values by blocks, in single precision, when its pattern is
+/// whole blocks (GAMG's are, with the rigid-body modes; half the bytes per product, which on a small last-level cache
+/// run at the memory's bandwidth; the preconditioner stays a fixed symmetric operator), else over the matrix's own
+/// CSR arrays. On several ranks the off-diagonal part's ghost values are scattered as PETSc's MatMult_MPIAIJ does
+/// (the transposed products add them back with a reverse scatter). With the finest level's own product
+/// (block_operator.hpp) a V-cycle then runs on all of the rank's threads but for the vector updates and the
+/// coarsest solve.
 ///
 /// Installed after every set-up of the hierarchy and removed before the next one (GAMG's set-up reads and replaces
 /// the matrices the shells stand for), by the Newton driver (newton.cpp), which does the set-ups itself. The shells
