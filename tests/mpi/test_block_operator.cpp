@@ -157,17 +157,29 @@ std::vector<double> symmetric_values(std::mt19937& rng, std::size_t n) {
   return v;
 }
 
+/// A symmetric AIJ matrix A + A^T on random_blocks' pattern (`entries`: A's), with its insertion for new values.
+struct SymmetricSystem {
+  Entries entries, both;  // A's, and A's with A^T's
+  PetscOwner<Mat, MatDestroy> aij;
+  AijInsertion insertion;
+  explicit SymmetricSystem(std::mt19937& rng)
+      : entries(random_blocks(rng, false)),
+        both(symmetric_entries(entries)),
+        insertion(MPI_COMM_WORLD, owned_rows(), both.i, both.j, aij) {
+    insertion.insert(aij, symmetric_values(rng, entries.i.size()).data());
+  }
+};
+
 // With own_product the Krylov method multiplies with our own product (a shell over the upper triangle of the
 // diagonal part and the ghost columns' blocks, on the OpenMP threads; on several ranks with the ghost values
 // scattered): it must multiply like the symmetric AIJ matrix, transposed too (every rank has blocks in other ranks'
 // columns), give its diagonal, and follow update().
 TEST(BlockOperator, OwnProductMultipliesLikeTheSymmetricAijMatrix) {
   std::mt19937 rng(43 + static_cast<unsigned>(world_rank()));
-  const Entries e = random_blocks(rng, false);
-  const Entries s = symmetric_entries(e);
-  PetscOwner<Mat, MatDestroy> aij;
-  AijInsertion insertion(MPI_COMM_WORLD, owned_rows(), s.i, s.j, aij);
-  insertion.insert(aij, symmetric_values(rng, e.i.size()).data());
+  SymmetricSystem system(rng);
+  const Entries& e = system.entries;
+  Mat aij = system.aij;
+  AijInsertion& insertion = system.insertion;
   PetscBool symmetric = PETSC_FALSE;
   EDGEFEM_PETSC(MatIsSymmetric(aij, 1e-12, &symmetric));
   ASSERT_TRUE(symmetric);
@@ -202,11 +214,10 @@ TEST(BlockOperator, OwnProductMultipliesLikeTheSymmetricAijMatrix) {
 // of the diagonal part, a different one each time: 16 updates see every row).
 TEST(BlockOperator, OwnProductRefusesAMatrixThatIsNotSymmetric) {
   std::mt19937 rng(47 + static_cast<unsigned>(world_rank()));
-  const Entries e = random_blocks(rng, false);
-  const Entries s = symmetric_entries(e);
-  PetscOwner<Mat, MatDestroy> aij;
-  AijInsertion insertion(MPI_COMM_WORLD, owned_rows(), s.i, s.j, aij);
-  insertion.insert(aij, symmetric_values(rng, e.i.size()).data());
+  SymmetricSystem system(rng);
+  const Entries& e = system.entries;
+  Mat aij = system.aij;
+  AijInsertion& insertion = system.insertion;
   std::optional<BlockOperator> op = BlockOperator::create(aij, true);
   ASSERT_TRUE(op.has_value());
   // Only the last rank's values lose their symmetry (its diagonal blocks: entry (0, 1) of each changes).
