@@ -135,9 +135,12 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
       // 136,565-tet cantilever's peak in double precision: +18 MB on 1 rank, +14 MB on the larger of 2 ranks: 130
       // and 206 per tet; in single precision since, half). Unsmoothed aggregation's levels hold far fewer entries
       // (an interpolation row is one aggregate's 6 entries: about 15 bytes per tet; its coarse operators about a
-      // fifth of the matrix's entries: about 20).
-      e.coarse_copies = 100.0 * (t + s);
-      e.coarse_copies_unsmoothed = 40.0 * (t + s);
+      // fifth of the matrix's entries: about 20). The rebuilds' Galerkin products (solver/galerkin.hpp) keep P again
+      // in single precision and the product's positions, and an update holds a share of C per thread: the
+      // cantilever's peak +12 MB on 1 rank x 2 threads, +8 MB on the larger of 2 ranks (88 and 117 bytes per tet);
+      // for unsmoothed aggregation (one block per row of P) a quarter of that, estimated.
+      e.coarse_copies = 220.0 * (t + s);
+      e.coarse_copies_unsmoothed = 70.0 * (t + s);
       break;
     case SolveKind::position_based:
       // Per constraint (a cell): 4 vertex ids, the rest shape (9 + 1 doubles), material, XPBD multiplier and the

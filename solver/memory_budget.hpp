@@ -45,7 +45,7 @@ struct RankEstimate {
   double unsmoothed = 0;  ///< an unsmoothed-aggregation GAMG hierarchy (newton only)
   double block_copy = 0;  ///< the BAIJ copy of the matrix the incomplete factorizations use (solver/block_operator.hpp)
   double symmetric_copy = 0;  ///< the upper triangle multigrid's Krylov method multiplies with (block_operator.hpp)
-  double coarse_copies = 0;  ///< smoothed GAMG's coarse levels copied by blocks (solver/multigrid_products.hpp)
+  double coarse_copies = 0;  ///< smoothed GAMG's coarse levels copied by blocks, the rebuilds' Galerkin products
   double coarse_copies_unsmoothed = 0;  ///< the same for unsmoothed aggregation
   double output = 0;      ///< the VTK piece of one output step
   [[nodiscard]] double base() const { return model + system + vectors + own + output; }

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "solver/simd_pairs.hpp"
+
 namespace edgefem {
 
 /// The shell's operations (friends of OwnAijProduct: they read its parts).
@@ -42,14 +44,34 @@ struct OwnAijKernels {
     PetscFunctionReturn(0);
   }
 
-  /// rows() over the block copy: R x C partial sums per block row (independent, so the compiler pairs them in
-  /// vector registers), added up at the row's end.
+  /// rows() over the block copy: R x C partial sums per block row, added up at the row's end; in pairs of columns
+  /// (simd_pairs.hpp) when C is even.
   template <int R, int C>
   static void block_rows(const Part& p, const PetscScalar* x, const PetscScalar* y, PetscScalar* w, bool add) {
     const auto n = static_cast<PetscInt>(p.bi.size()) - 1;
     const PetscInt* bi = p.bi.data();
     const PetscInt* bj = p.bj.data();
     const float* v = p.values.data();
+    if constexpr (C % 2 == 0) {
+      constexpr int H = C / 2;
+#pragma omp parallel for schedule(static)
+      for (PetscInt g = 0; g < n; ++g) {
+        simd::Pair acc[R][H] = {};
+        for (PetscInt k = bi[g]; k < bi[g + 1]; ++k) {
+          const float* b = v + R * C * k;
+          simd::Pair xx[H];
+          for (int h = 0; h < H; ++h) xx[h] = simd::load(x + C * bj[k] + 2 * h);
+          for (int i = 0; i < R; ++i)
+            for (int h = 0; h < H; ++h) acc[i][h] += simd::widen(b + C * i + 2 * h) * xx[h];
+        }
+        for (int i = 0; i < R; ++i) {
+          PetscScalar sum = add ? y[R * g + i] : PetscScalar{0};
+          for (int h = 0; h < H; ++h) sum += acc[i][h][0] + acc[i][h][1];
+          w[R * g + i] = sum;
+        }
+      }
+      return;
+    }
 #pragma omp parallel for schedule(static)
     for (PetscInt g = 0; g < n; ++g) {
       PetscScalar acc[R * C] = {};
@@ -136,6 +158,20 @@ struct OwnAijKernels {
     const float* v = p.values.data();
     const auto block_row = [&](PetscInt g) {
       const PetscScalar* xx = x + R * g;
+      if constexpr (C % 2 == 0) {  // in pairs of columns (simd_pairs.hpp)
+        constexpr int H = C / 2;
+        simd::Pair xi[R];
+        for (int i = 0; i < R; ++i) xi[i] = simd::both(xx[i]);
+        for (PetscInt k = bi[g]; k < bi[g + 1]; ++k) {
+          const float* b = v + R * C * k;
+          PetscScalar* o = out + C * bj[k];
+          simd::Pair t[H] = {};
+          for (int i = 0; i < R; ++i)
+            for (int h = 0; h < H; ++h) t[h] += simd::widen(b + C * i + 2 * h) * xi[i];
+          for (int h = 0; h < H; ++h) simd::store(o + 2 * h, simd::load(o + 2 * h) + t[h]);
+        }
+        return;
+      }
       for (PetscInt k = bi[g]; k < bi[g + 1]; ++k) {
         const float* b = v + R * C * k;
         PetscScalar* o = out + C * bj[k];
@@ -244,27 +280,42 @@ OwnAijProduct::Part OwnAijProduct::part(Mat seqaij, PetscInt row_block, PetscInt
           if (first[k] % c != 0 || row[k + j] != first[k] + j) return p;
     }
   }
-  const PetscScalar* a = nullptr;
-  EDGEFEM_PETSC(MatSeqAIJGetArrayRead(seqaij, &a));
   p.bi.reserve(static_cast<std::size_t>(p.rows / r) + 1);
   p.bi.push_back(0);
   p.bj.reserve(static_cast<std::size_t>(ia[p.rows] / (r * c)));
-  p.values.resize(static_cast<std::size_t>(ia[p.rows]));
   for (PetscInt g = 0; g < p.rows; g += r) {
-    for (PetscInt k = ia[g]; k < ia[g + 1]; k += c) {
-      const auto block = p.bj.size();
-      p.bj.push_back(ja[k] / c);
-      for (PetscInt i = 0; i < r; ++i)
-        for (PetscInt j = 0; j < c; ++j)
-          p.values[block * static_cast<std::size_t>(r * c) + static_cast<std::size_t>(c * i + j)] =
-              static_cast<float>(a[ia[g + i] + (k - ia[g]) + j]);
-    }
+    for (PetscInt k = ia[g]; k < ia[g + 1]; k += c) p.bj.push_back(ja[k] / c);
     p.bi.push_back(static_cast<PetscInt>(p.bj.size()));
   }
-  EDGEFEM_PETSC(MatSeqAIJRestoreArrayRead(seqaij, &a));
+  p.values.resize(static_cast<std::size_t>(ia[p.rows]));
   p.r = static_cast<int>(r);
   p.c = static_cast<int>(c);
+  copy_values(p);
   return p;
+}
+
+void OwnAijProduct::copy_values(Part& p) {
+  if (p.r == 0) return;  // no block copy: the products read PETSc's arrays
+  const PetscScalar* a = nullptr;
+  EDGEFEM_PETSC(MatSeqAIJGetArrayRead(p.mat, &a));
+  const PetscInt* ia = p.ia;
+  const PetscInt r = p.r, c = p.c;
+  const auto n = static_cast<PetscInt>(p.bi.size()) - 1;
+#pragma omp parallel for schedule(static)
+  for (PetscInt g = 0; g < n; ++g) {
+    for (PetscInt k = p.bi[static_cast<std::size_t>(g)]; k < p.bi[static_cast<std::size_t>(g) + 1]; ++k) {
+      const PetscInt offset = c * (k - p.bi[static_cast<std::size_t>(g)]);  // the block's place in each of its rows
+      for (PetscInt i = 0; i < r; ++i)
+        for (PetscInt j = 0; j < c; ++j)
+          p.values[static_cast<std::size_t>(k * r * c + c * i + j)] = static_cast<float>(a[ia[r * g + i] + offset + j]);
+    }
+  }
+  EDGEFEM_PETSC(MatSeqAIJRestoreArrayRead(p.mat, &a));
+}
+
+void OwnAijProduct::refresh() {
+  copy_values(diagonal_);
+  if (off_diagonal_.mat) copy_values(off_diagonal_);
 }
 
 OwnAijProduct::OwnAijProduct(Mat aij) {
@@ -351,8 +402,43 @@ void MultigridProducts::install(PC pc) {
 }
 
 void MultigridProducts::remove(PC pc) {
+  galerkin_.clear();  // they hold the matrices GAMG's set-up may replace
+  galerkin_refused_ = false;
   for (const Level& level : levels_) give_level(pc, level, false);
   levels_.clear();
+}
+
+bool MultigridProducts::update_coarse_operators(PC pc) {
+  if (!installed() || galerkin_refused_) return false;
+  if (galerkin_.empty()) {
+    // Level l's operator (l = 0 the coarsest, levels_.size() the finest) and its interpolation from level l - 1.
+    const auto n_levels = static_cast<PetscInt>(levels_.size()) + 1;
+    Mat finest = nullptr, coarsest = nullptr;
+    EDGEFEM_PETSC(PCGetOperators(pc, nullptr, &finest));
+    KSP coarse_solve = nullptr;
+    EDGEFEM_PETSC(PCMGGetCoarseSolve(pc, &coarse_solve));
+    EDGEFEM_PETSC(KSPGetOperators(coarse_solve, nullptr, &coarsest));
+    const auto op = [&](PetscInt l) -> Mat {
+      if (l == n_levels - 1) return finest;
+      if (l == 0) return coarsest;
+      const Level& level = levels_[static_cast<std::size_t>(l) - 1];
+      return level.op ? level.op->matrix() : nullptr;
+    };
+    for (PetscInt l = n_levels - 1; l >= 1; --l) {
+      auto product = GalerkinProduct::create(op(l), levels_[static_cast<std::size_t>(l) - 1].interp->matrix(),
+                                             op(l - 1));
+      if (!product) {
+        galerkin_.clear();
+        galerkin_refused_ = true;
+        return false;
+      }
+      galerkin_.push_back(std::move(product));
+    }
+  }
+  for (const auto& product : galerkin_) product->update();
+  for (const Level& level : levels_)
+    if (level.op) level.op->refresh();
+  return true;
 }
 
 void MultigridProducts::give_level(PC pc, const Level& level, bool own) {

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "solver/galerkin.hpp"
 #include "solver/petsc_util.hpp"
 
 namespace edgefem {
@@ -33,6 +34,9 @@ class OwnAijProduct {
   ~OwnAijProduct();
   OwnAijProduct(const OwnAijProduct&) = delete;
   OwnAijProduct& operator=(const OwnAijProduct&) = delete;
+
+  /// Copies the matrix's values again (its pattern unchanged: GalerkinProduct::update() wrote new ones).
+  void refresh();
 
   [[nodiscard]] Mat shell() const { return shell_; }
   [[nodiscard]] Mat matrix() const { return aij_; }
@@ -62,6 +66,8 @@ class OwnAijProduct {
   /// The part `seqaij`, with the block copy when its pattern is whole `row_block` x `column_block` blocks of a
   /// shape the products have kernels for.
   static Part part(Mat seqaij, PetscInt row_block, PetscInt column_block);
+  /// The block copy of `p`'s values from its matrix (nothing without a block copy).
+  static void copy_values(Part& p);
   PetscOwner<Mat, MatDestroy> aij_;  // our reference
   Part diagonal_, off_diagonal_;
   PetscOwner<Vec, VecDestroy> ghosts_;  // several ranks: x at the off-diagonal part's columns
@@ -78,6 +84,12 @@ class MultigridProducts {
   /// Gives PETSc's matrices back to `pc` (the one install() wrapped). No-op when nothing is installed.
   void remove(PC pc);
   [[nodiscard]] bool installed() const { return !levels_.empty(); }
+  /// A rebuild of the installed hierarchy that keeps its interpolations, as GAMG's own rebuild does: every coarse
+  /// operator recomputed as P^T A P from the finest level's preconditioning matrix as it is now, level after level,
+  /// by our Galerkin products (galerkin.hpp), and our copies of them refreshed; the smoothers' and the coarsest
+  /// solve's set-ups follow from their matrices' new state when PETSc next applies them. False, with nothing
+  /// changed, when the products cannot (a matrix not of whole blocks): GAMG's set-up must then. Collective.
+  bool update_coarse_operators(PC pc);
 
  private:
   struct Level {
@@ -89,6 +101,8 @@ class MultigridProducts {
   /// or PETSc's matrices they stand for (the smoother's preconditioning matrix is always PETSc's).
   static void give_level(PC pc, const Level& level, bool own);
   std::vector<Level> levels_;
+  std::vector<std::unique_ptr<GalerkinProduct>> galerkin_;  // finest level's product first; made at the first update
+  bool galerkin_refused_ = false;                           // create() said no: GAMG's set-up rebuilds
 };
 
 }  // namespace edgefem

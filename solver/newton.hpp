@@ -213,6 +213,7 @@ class NewtonDriver {
   PetscOwner<SNES, SNESDestroy> snes_;
   PetscOwner<Vec, VecDestroy> r_, work_;
   bool own_lag_ = true;         ///< false when -snes_lag_preconditioner is given (PETSc's lag then rules)
+  bool own_norm_ = true;        ///< false when -ksp_norm_type is given
   bool petsc_forcing_ = false;  ///< -snes_ksp_ew given: PETSc's Eisenstat-Walker instead of ours
   double eta_ = 0.0;            ///< the last forcing term
   PetscInt max_it_ = 10000;     ///< the KSP's own iteration limit (PETSc's default or -ksp_max_it)

@@ -1,0 +1,548 @@
+#include "solver/galerkin.hpp"
+
+#include <mpi.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+
+namespace edgefem {
+namespace {
+
+/// A SeqAIJ matrix's CSR arrays (PETSc's own, no copy), restored when this goes.
+class RowStructure {
+ public:
+  explicit RowStructure(Mat seqaij) : mat_(seqaij) {
+    PetscBool done = PETSC_FALSE;
+    EDGEFEM_PETSC(MatGetRowIJ(mat_, 0, PETSC_FALSE, PETSC_FALSE, &rows_, &ia_, &ja_, &done));
+    if (done != PETSC_TRUE) throw PetscFailure("GalerkinProduct: MatGetRowIJ gave no CSR structure");
+  }
+  ~RowStructure() {
+    PetscBool done = PETSC_FALSE;
+    MatRestoreRowIJ(mat_, 0, PETSC_FALSE, PETSC_FALSE, &rows_, &ia_, &ja_, &done);
+  }
+  RowStructure(const RowStructure&) = delete;
+  RowStructure& operator=(const RowStructure&) = delete;
+  [[nodiscard]] PetscInt rows() const { return rows_; }
+  [[nodiscard]] const PetscInt* ia() const { return ia_; }
+  [[nodiscard]] const PetscInt* ja() const { return ja_; }
+
+ private:
+  Mat mat_;
+  PetscInt rows_ = 0;
+  const PetscInt* ia_ = nullptr;
+  const PetscInt* ja_ = nullptr;
+};
+
+/// True when the rows of `s` are whole r x c blocks: the r rows of a block row have the same columns, in runs of c
+/// from a multiple of c, by the global column numbers `global(local column)`.
+template <class Global>
+bool whole_blocks(const RowStructure& s, int r, int c, Global global) {
+  if (s.rows() % r != 0) return false;
+  const PetscInt* ia = s.ia();
+  const PetscInt* ja = s.ja();
+  for (PetscInt g = 0; g < s.rows(); g += r) {
+    const PetscInt length = ia[g + 1] - ia[g];
+    if (length % c != 0) return false;
+    for (PetscInt i = 0; i < r; ++i) {
+      if (ia[g + i + 1] - ia[g + i] != length) return false;
+      const PetscInt* row = ja + ia[g + i];
+      for (PetscInt k = 0; k < length; k += c) {
+        const PetscInt first = global(ja[ia[g] + k]);
+        if (first % c != 0) return false;
+        for (PetscInt j = 0; j < c; ++j)
+          if (global(row[k + j]) != first + j) return false;
+      }
+    }
+  }
+  return true;
+}
+
+/// Block rows of a SeqAIJ part of P (whole b x c blocks) into P's block rows from `first_row` on: with `values`
+/// null, adds each row's number of blocks to `ends[first_row + g + 1]`; else writes its blocks at `cursor[...]` (and
+/// moves it on): block columns as global coarse blocks (`global(local column) / c`), b x c values row after row.
+template <class Global>
+void block_rows_of(Mat part, int b, int c, Global global, PetscInt first_row, std::vector<PetscInt>& ends,
+                   std::vector<PetscInt>& cursor, std::vector<PetscInt>& columns, float* values) {
+  const RowStructure s(part);
+  const PetscScalar* a = nullptr;
+  if (values) EDGEFEM_PETSC(MatSeqAIJGetArrayRead(part, &a));
+  for (PetscInt g = 0; g < s.rows() / b; ++g) {
+    const PetscInt begin = s.ia()[b * g], length = s.ia()[b * g + 1] - begin;
+    const auto row = static_cast<std::size_t>(first_row + g);
+    if (!values) {
+      ends[row + 1] += length / c;
+      continue;
+    }
+    for (PetscInt q = 0; q < length; q += c) {
+      const auto k = static_cast<std::size_t>(cursor[row]++);
+      columns[k] = global(s.ja()[begin + q]) / c;
+      for (int i = 0; i < b; ++i)
+        for (int j = 0; j < c; ++j)
+          values[k * static_cast<std::size_t>(b * c) + static_cast<std::size_t>(c * i + j)] =
+              static_cast<float>(a[s.ia()[b * g + i] + q + j]);
+    }
+  }
+  if (values) EDGEFEM_PETSC(MatSeqAIJRestoreArrayRead(part, &a));
+}
+
+bool is_aij(Mat m) { return has_type(m, {MATSEQAIJ, MATMPIAIJ}); }
+
+/// The diagonal and off-diagonal SeqAIJ parts of an AIJ matrix (off-diagonal null for SeqAIJ) and the global
+/// columns of the off-diagonal one.
+struct Parts {
+  Mat diagonal = nullptr, off_diagonal = nullptr;
+  const PetscInt* garray = nullptr;
+};
+Parts parts_of(Mat m) {
+  Parts p;
+  if (has_type(m, {MATSEQAIJ})) {
+    p.diagonal = m;
+  } else {
+    EDGEFEM_PETSC(MatMPIAIJGetSeqAIJ(m, &p.diagonal, &p.off_diagonal, &p.garray));
+  }
+  return p;
+}
+
+}  // namespace
+
+std::unique_ptr<GalerkinProduct> GalerkinProduct::create(Mat fine, Mat interp, Mat coarse) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(fine), &comm));
+  PetscInt b = 0, c = 0, fine_rows = 0, interp_rows = 0, interp_columns = 0, coarse_rows = 0, columns_begin = 0,
+           rows_begin = 0, unused = 0;
+  bool ok = fine && interp && coarse && is_aij(fine) && is_aij(interp) && is_aij(coarse) &&
+            has_type(fine, {MATSEQAIJ}) == has_type(interp, {MATSEQAIJ});
+  if (ok) {
+    EDGEFEM_PETSC(MatGetBlockSize(fine, &b));
+    EDGEFEM_PETSC(MatGetBlockSize(coarse, &c));
+    EDGEFEM_PETSC(MatGetLocalSize(fine, &fine_rows, &unused));
+    EDGEFEM_PETSC(MatGetLocalSize(interp, &interp_rows, &interp_columns));
+    EDGEFEM_PETSC(MatGetLocalSize(coarse, &coarse_rows, &unused));
+    EDGEFEM_PETSC(MatGetOwnershipRange(fine, &rows_begin, nullptr));
+    EDGEFEM_PETSC(MatGetOwnershipRangeColumn(interp, &columns_begin, nullptr));
+    ok = (b == 3 || b == 6) && (c == 3 || c == 6) && fine_rows == interp_rows && interp_columns == coarse_rows &&
+         rows_begin % b == 0 && columns_begin % c == 0;
+  }
+  const Parts a = ok ? parts_of(fine) : Parts{};
+  const Parts p = ok ? parts_of(interp) : Parts{};
+  if (ok) {
+    const int bi = static_cast<int>(b), ci = static_cast<int>(c);
+    ok = whole_blocks(RowStructure(a.diagonal), bi, bi, [&](PetscInt j) { return rows_begin + j; }) &&
+         whole_blocks(RowStructure(p.diagonal), bi, ci, [&](PetscInt j) { return columns_begin + j; });
+    if (ok && a.off_diagonal)
+      ok = whole_blocks(RowStructure(a.off_diagonal), bi, bi, [&](PetscInt j) { return a.garray[j]; }) &&
+           whole_blocks(RowStructure(p.off_diagonal), bi, ci, [&](PetscInt j) { return p.garray[j]; });
+  }
+  // P's rows at the fine operator's ghost columns, from their owners (a collective call: every rank, or none).
+  int all_ok = ok ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+  if (all_ok == 0) return nullptr;
+  PetscInt n_ghost_rows = 0;
+  Mat* ghost_rows = nullptr;
+  if (a.off_diagonal) {
+    PetscInt n_coarse = 0;
+    EDGEFEM_PETSC(MatGetSize(interp, nullptr, &n_coarse));
+    EDGEFEM_PETSC(MatGetLocalSize(a.off_diagonal, nullptr, &n_ghost_rows));
+    PetscOwner<IS, ISDestroy> rows, columns;
+    EDGEFEM_PETSC(ISCreateGeneral(PETSC_COMM_SELF, n_ghost_rows, a.garray, PETSC_COPY_VALUES, rows.address()));
+    EDGEFEM_PETSC(ISCreateStride(PETSC_COMM_SELF, n_coarse, 0, 1, columns.address()));
+    IS row_set = rows.get(), column_set = columns.get();
+    EDGEFEM_PETSC(MatCreateSubMatrices(interp, 1, &row_set, &column_set, MAT_INITIAL_MATRIX, &ghost_rows));
+    ok = whole_blocks(RowStructure(ghost_rows[0]), static_cast<int>(b), static_cast<int>(c),
+                      [](PetscInt j) { return j; });
+    all_ok = ok ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    if (all_ok == 0) {
+      MatDestroySubMatrices(1, &ghost_rows);
+      return nullptr;
+    }
+  }
+
+  std::unique_ptr<GalerkinProduct> g(new GalerkinProduct);
+  for (auto [owner, m] : {std::pair{&g->fine_, fine}, std::pair{&g->coarse_, coarse}}) {
+    EDGEFEM_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(m)));
+    *owner->address() = m;
+  }
+  g->fine_diagonal_ = a.diagonal;
+  g->fine_off_diagonal_ = a.off_diagonal;
+  g->b_ = static_cast<int>(b);
+  g->c_ = static_cast<int>(c);
+  g->n_rows_ = fine_rows / b;
+  const RowStructure fine_diagonal(a.diagonal);
+  std::optional<RowStructure> fine_off_diagonal;
+  if (a.off_diagonal) fine_off_diagonal.emplace(a.off_diagonal);
+  g->fine_nonzeros_ = {fine_diagonal.ia()[fine_diagonal.rows()],
+                       fine_off_diagonal ? fine_off_diagonal->ia()[fine_off_diagonal->rows()] : 0};
+
+  // P's block rows: this rank's, then the ghosts' (block row n_rows_ + k: the off-diagonal part's block column k).
+  const PetscInt n_rows = g->n_rows_, n_all = n_rows + n_ghost_rows / b;
+  const int bi = g->b_, ci = g->c_;
+  std::vector<PetscInt> cursor;
+  const auto all_parts = [&](float* values) {
+    block_rows_of(
+        p.diagonal, bi, ci, [&](PetscInt j) { return columns_begin + j; }, 0, g->p_rows_, cursor, g->p_columns_,
+        values);
+    if (p.off_diagonal)
+      block_rows_of(
+          p.off_diagonal, bi, ci, [&](PetscInt j) { return p.garray[j]; }, 0, g->p_rows_, cursor, g->p_columns_,
+          values);
+    if (ghost_rows)
+      block_rows_of(
+          ghost_rows[0], bi, ci, [](PetscInt j) { return j; }, n_rows, g->p_rows_, cursor, g->p_columns_, values);
+  };
+  g->p_rows_.assign(static_cast<std::size_t>(n_all) + 1, 0);
+  all_parts(nullptr);  // counts
+  for (std::size_t r = 0; r < static_cast<std::size_t>(n_all); ++r) g->p_rows_[r + 1] += g->p_rows_[r];
+  cursor.assign(g->p_rows_.begin(), g->p_rows_.end() - 1);
+  g->p_columns_.resize(static_cast<std::size_t>(g->p_rows_.back()));
+  g->p_values_.resize(g->p_columns_.size() * static_cast<std::size_t>(bi * ci));
+  all_parts(g->p_values_.data());
+  if (ghost_rows) EDGEFEM_PETSC(MatDestroySubMatrices(1, &ghost_rows));
+  // The compact coarse numbering: every coarse block these rows reach, sorted.
+  g->coarse_block_ = g->p_columns_;
+  std::sort(g->coarse_block_.begin(), g->coarse_block_.end());
+  g->coarse_block_.erase(std::unique(g->coarse_block_.begin(), g->coarse_block_.end()), g->coarse_block_.end());
+  g->coarse_block_.shrink_to_fit();
+  for (PetscInt& col : g->p_columns_)
+    col = static_cast<PetscInt>(std::lower_bound(g->coarse_block_.begin(), g->coarse_block_.end(), col) -
+                                g->coarse_block_.begin());
+
+  // A P's pattern by block rows: the union of P's rows at the columns of A's block row.
+  const auto n_compact = static_cast<PetscInt>(g->coarse_block_.size());
+  std::vector<char> seen(static_cast<std::size_t>(n_compact), 0);
+  g->ap_rows_.assign(1, 0);
+  for (PetscInt r = 0; r < n_rows; ++r) {
+    const auto begin = g->ap_columns_.size();
+    const auto add_row_of_p = [&](PetscInt j) {
+      for (PetscInt k = g->p_rows_[static_cast<std::size_t>(j)]; k < g->p_rows_[static_cast<std::size_t>(j) + 1]; ++k) {
+        const PetscInt col = g->p_columns_[static_cast<std::size_t>(k)];
+        if (!seen[static_cast<std::size_t>(col)])
+          seen[static_cast<std::size_t>(col)] = 1, g->ap_columns_.push_back(col);
+      }
+    };
+    for (PetscInt k = fine_diagonal.ia()[b * r]; k < fine_diagonal.ia()[b * r + 1]; k += b)
+      add_row_of_p(fine_diagonal.ja()[k] / b);
+    if (fine_off_diagonal)
+      for (PetscInt k = fine_off_diagonal->ia()[b * r]; k < fine_off_diagonal->ia()[b * r + 1]; k += b)
+        add_row_of_p(n_rows + fine_off_diagonal->ja()[k] / b);
+    std::sort(g->ap_columns_.begin() + static_cast<std::ptrdiff_t>(begin), g->ap_columns_.end());
+    for (auto k = begin; k < g->ap_columns_.size(); ++k) seen[static_cast<std::size_t>(g->ap_columns_[k])] = 0;
+    g->ap_rows_.push_back(static_cast<PetscInt>(g->ap_columns_.size()));
+  }
+
+  // C's rows (compact coarse blocks): the union of A P's rows r over the blocks (r, a) of this rank's P rows (P^T's
+  // rows: the fine rows r of each a, by a counting sort).
+  std::vector<PetscInt> pt_rows(static_cast<std::size_t>(n_compact) + 1, 0), pt_fine;
+  const auto local_blocks = static_cast<std::size_t>(g->p_rows_[static_cast<std::size_t>(n_rows)]);
+  for (std::size_t k = 0; k < local_blocks; ++k) ++pt_rows[static_cast<std::size_t>(g->p_columns_[k]) + 1];
+  for (std::size_t a = 0; a < static_cast<std::size_t>(n_compact); ++a) pt_rows[a + 1] += pt_rows[a];
+  pt_fine.resize(local_blocks);
+  {
+    std::vector<PetscInt> at(pt_rows.begin(), pt_rows.end() - 1);
+    for (PetscInt r = 0; r < n_rows; ++r)
+      for (PetscInt k = g->p_rows_[static_cast<std::size_t>(r)]; k < g->p_rows_[static_cast<std::size_t>(r) + 1]; ++k)
+        pt_fine[static_cast<std::size_t>(at[static_cast<std::size_t>(g->p_columns_[static_cast<std::size_t>(k)])]++)] =
+            r;
+  }
+  g->c_rows_.assign(1, 0);
+  for (std::size_t a = 0; a < static_cast<std::size_t>(n_compact); ++a) {
+    const auto begin = g->c_columns_.size();
+    for (PetscInt q = pt_rows[a]; q < pt_rows[a + 1]; ++q) {
+      const auto r = static_cast<std::size_t>(pt_fine[static_cast<std::size_t>(q)]);
+      for (PetscInt k = g->ap_rows_[r]; k < g->ap_rows_[r + 1]; ++k) {
+        const PetscInt col = g->ap_columns_[static_cast<std::size_t>(k)];
+        if (!seen[static_cast<std::size_t>(col)]) seen[static_cast<std::size_t>(col)] = 1, g->c_columns_.push_back(col);
+      }
+    }
+    std::sort(g->c_columns_.begin() + static_cast<std::ptrdiff_t>(begin), g->c_columns_.end());
+    for (auto k = begin; k < g->c_columns_.size(); ++k) seen[static_cast<std::size_t>(g->c_columns_[k])] = 0;
+    g->c_rows_.push_back(static_cast<PetscInt>(g->c_columns_.size()));
+  }
+  // Where each P(r, a)^T (A P)(r, j) product goes in C.
+  g->position_start_.assign(1, 0);
+  for (PetscInt r = 0; r < n_rows; ++r) {
+    const auto ap_begin = g->ap_columns_.begin() + g->ap_rows_[static_cast<std::size_t>(r)];
+    const auto ap_end = g->ap_columns_.begin() + g->ap_rows_[static_cast<std::size_t>(r) + 1];
+    for (PetscInt k = g->p_rows_[static_cast<std::size_t>(r)]; k < g->p_rows_[static_cast<std::size_t>(r) + 1]; ++k) {
+      const PetscInt row = g->p_columns_[static_cast<std::size_t>(k)];
+      const auto c_begin = g->c_columns_.begin() + g->c_rows_[static_cast<std::size_t>(row)];
+      const auto c_end = g->c_columns_.begin() + g->c_rows_[static_cast<std::size_t>(row) + 1];
+      for (auto j = ap_begin; j != ap_end; ++j)
+        g->positions_.push_back(static_cast<PetscInt>(std::lower_bound(c_begin, c_end, *j) - g->c_columns_.begin()));
+    }
+    g->position_start_.push_back(static_cast<PetscInt>(g->positions_.size()));
+  }
+  if (!g->place_blocks(comm, coarse)) return nullptr;
+  return g;
+}
+
+bool GalerkinProduct::place_blocks(MPI_Comm comm, Mat coarse) {
+  comm_ = comm;
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const PetscInt* ranges = nullptr;
+  PetscInt row_begin = 0, row_end = 0, column_begin = 0, column_end = 0;
+  EDGEFEM_PETSC(MatGetOwnershipRanges(coarse, &ranges));
+  EDGEFEM_PETSC(MatGetOwnershipRange(coarse, &row_begin, &row_end));
+  EDGEFEM_PETSC(MatGetOwnershipRangeColumn(coarse, &column_begin, &column_end));
+  const Parts parts = parts_of(coarse);
+  coarse_diagonal_ = parts.diagonal;
+  coarse_off_diagonal_ = parts.off_diagonal;
+  const RowStructure diagonal(parts.diagonal);
+  std::optional<RowStructure> off_diagonal;
+  PetscInt n_ghosts = 0;
+  if (parts.off_diagonal) {
+    off_diagonal.emplace(parts.off_diagonal);
+    EDGEFEM_PETSC(MatGetLocalSize(parts.off_diagonal, nullptr, &n_ghosts));
+  }
+  coarse_nonzeros_ = {diagonal.ia()[diagonal.rows()], off_diagonal ? off_diagonal->ia()[off_diagonal->rows()] : 0};
+  const int c = c_;
+  // Where C(row, column .. column + c - 1) is in the coarse matrix's arrays (`row` a global point row of this rank):
+  // an offset in the diagonal part's values, or -1 - the offset in the off-diagonal part's; none when those c
+  // entries are not stored there side by side.
+  const auto locate = [&](PetscInt row, PetscInt column) -> std::optional<PetscInt> {
+    const PetscInt r = row - row_begin;
+    const bool own_column = column >= column_begin && column < column_end;
+    if (!own_column && !off_diagonal) return std::nullopt;
+    const RowStructure& part = own_column ? diagonal : *off_diagonal;
+    PetscInt local = column - column_begin;
+    if (!own_column) {
+      const PetscInt* at = std::lower_bound(parts.garray, parts.garray + n_ghosts, column);
+      if (parts.garray + n_ghosts - at < c || at[0] != column || at[c - 1] != column + c - 1) return std::nullopt;
+      local = static_cast<PetscInt>(at - parts.garray);
+    }
+    const PetscInt* first = part.ja() + part.ia()[r];
+    const PetscInt* last = part.ja() + part.ia()[r + 1];
+    const PetscInt* at = std::lower_bound(first, last, local);
+    if (last - at < c || at[0] != local || at[c - 1] != local + c - 1) return std::nullopt;
+    const auto offset = static_cast<PetscInt>(at - part.ja());
+    return own_column ? offset : -1 - offset;
+  };
+  // This rank's rows: their places. Other ranks' rows: what to send to their owners (the rows' blocks, in order).
+  bool ok = true;
+  const auto n_compact = static_cast<PetscInt>(coarse_block_.size());
+  places_.assign(c_columns_.size() * static_cast<std::size_t>(c), 0);
+  std::vector<std::vector<PetscInt>> structure(static_cast<std::size_t>(size)), blocks(static_cast<std::size_t>(size));
+  for (PetscInt a = 0; a < n_compact; ++a) {
+    const PetscInt begin = c_rows_[static_cast<std::size_t>(a)], end = c_rows_[static_cast<std::size_t>(a) + 1];
+    if (begin == end) continue;
+    const PetscInt row = c * coarse_block_[static_cast<std::size_t>(a)];
+    if (row >= row_begin && row < row_end) {
+      own_rows_.push_back(a);
+      for (PetscInt k = begin; k < end && ok; ++k)
+        for (int i = 0; i < c && ok; ++i) {
+          const auto place =
+              locate(row + i, c * coarse_block_[static_cast<std::size_t>(c_columns_[static_cast<std::size_t>(k)])]);
+          ok = place.has_value();
+          if (ok) places_[static_cast<std::size_t>(k * c + i)] = *place;
+        }
+      continue;
+    }
+    const auto owner = static_cast<std::size_t>(std::upper_bound(ranges, ranges + size + 1, row) - ranges - 1);
+    structure[owner].push_back(coarse_block_[static_cast<std::size_t>(a)]);
+    structure[owner].push_back(end - begin);
+    for (PetscInt k = begin; k < end; ++k) {
+      structure[owner].push_back(coarse_block_[static_cast<std::size_t>(c_columns_[static_cast<std::size_t>(k)])]);
+      blocks[owner].push_back(k);
+    }
+  }
+  // The owners learn once which blocks will come, and where they go.
+  std::vector<int> send_counts(static_cast<std::size_t>(size)), receive_counts(static_cast<std::size_t>(size));
+  for (int d = 0; d < size; ++d)
+    send_counts[static_cast<std::size_t>(d)] = static_cast<int>(structure[static_cast<std::size_t>(d)].size());
+  MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm);
+  std::vector<MPI_Request> requests;
+  std::vector<std::vector<PetscInt>> incoming(static_cast<std::size_t>(size));
+  for (int s = 0; s < size; ++s) {
+    const auto n = receive_counts[static_cast<std::size_t>(s)];
+    if (n == 0) continue;
+    incoming[static_cast<std::size_t>(s)].resize(static_cast<std::size_t>(n));
+    requests.emplace_back();
+    MPI_Irecv(incoming[static_cast<std::size_t>(s)].data(), n, MPIU_INT, s, kTag, comm, &requests.back());
+  }
+  for (int d = 0; d < size; ++d) {
+    if (structure[static_cast<std::size_t>(d)].empty()) continue;
+    requests.emplace_back();
+    MPI_Isend(structure[static_cast<std::size_t>(d)].data(), send_counts[static_cast<std::size_t>(d)], MPIU_INT, d,
+              kTag, comm, &requests.back());
+    send_ranks_.push_back(d);
+    send_sizes_.push_back(static_cast<int>(blocks[static_cast<std::size_t>(d)].size()));
+    send_blocks_.insert(send_blocks_.end(), blocks[static_cast<std::size_t>(d)].begin(),
+                        blocks[static_cast<std::size_t>(d)].end());
+  }
+  MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  for (int s = 0; s < size; ++s) {
+    const auto& in = incoming[static_cast<std::size_t>(s)];
+    if (in.empty()) continue;
+    const auto first = incoming_places_.size();
+    for (std::size_t q = 0; q < in.size() && ok;) {
+      const PetscInt row = c * in[q], n = in[q + 1];
+      ok = row >= row_begin && row < row_end;
+      for (PetscInt k = 0; k < n && ok; ++k)
+        for (int i = 0; i < c && ok; ++i) {
+          const auto place = locate(row + i, c * in[q + 2 + static_cast<std::size_t>(k)]);
+          ok = place.has_value();
+          if (ok) incoming_places_.push_back(*place);
+        }
+      q += 2 + static_cast<std::size_t>(n);
+    }
+    receive_ranks_.push_back(s);
+    receive_sizes_.push_back(static_cast<int>((incoming_places_.size() - first) / static_cast<std::size_t>(c)));
+  }
+  int all_ok = ok ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+  return all_ok == 1;
+}
+
+template <int B, int C>
+void GalerkinProduct::multiply(const Part& a_diagonal, const Part& a_off_diagonal, PetscScalar* sums) const {
+  const std::size_t share = c_columns_.size() * C * C;
+  const auto n_compact = coarse_block_.size();
+  const int threads = omp_get_max_threads();
+#pragma omp parallel num_threads(threads)
+  {
+    PetscScalar* mine = sums + static_cast<std::size_t>(omp_get_thread_num()) * share;
+    std::fill(mine, mine + share, PetscScalar{0});
+    std::vector<PetscInt> slot(n_compact, 0);  // compact coarse block -> its block in the A P row
+    std::vector<PetscScalar> ap;               // (A P)(r, :), B x C per block
+    // ap += (block row r of a SeqAIJ part of A) P; `ghost` = the first P row of the part's block columns.
+    const auto add_part = [&](const Part& part, PetscInt r, PetscInt ghost) {
+      const PetscInt* ia = part.ia;
+      const PetscInt begin = ia[B * r];
+      const PetscInt length = ia[B * r + 1] - begin;
+      for (PetscInt q = 0; q < length; q += B) {
+        PetscScalar a[B][B];
+        for (int i = 0; i < B; ++i)
+          for (int m = 0; m < B; ++m) a[i][m] = part.values[ia[B * r + i] + q + m];
+        const PetscInt j = ghost + part.ja[begin + q] / B;
+        for (PetscInt k = p_rows_[static_cast<std::size_t>(j)]; k < p_rows_[static_cast<std::size_t>(j) + 1]; ++k) {
+          const float* p = p_values_.data() + static_cast<std::size_t>(k) * B * C;
+          PetscScalar* out =
+              ap.data() +
+              static_cast<std::size_t>(slot[static_cast<std::size_t>(p_columns_[static_cast<std::size_t>(k)])]) * B * C;
+          for (int i = 0; i < B; ++i)
+            for (int m = 0; m < B; ++m) {
+              const PetscScalar aim = a[i][m];
+              for (int col = 0; col < C; ++col) out[i * C + col] += aim * p[m * C + col];
+            }
+        }
+      }
+    };
+#pragma omp for schedule(static)
+    for (PetscInt r = 0; r < n_rows_; ++r) {
+      const PetscInt ap_begin = ap_rows_[static_cast<std::size_t>(r)];
+      const PetscInt ap_length = ap_rows_[static_cast<std::size_t>(r) + 1] - ap_begin;
+      if (ap_length == 0) continue;
+      ap.assign(static_cast<std::size_t>(ap_length) * B * C, PetscScalar{0});
+      for (PetscInt k = 0; k < ap_length; ++k)
+        slot[static_cast<std::size_t>(ap_columns_[static_cast<std::size_t>(ap_begin + k)])] = k;
+      add_part(a_diagonal, r, 0);
+      if (a_off_diagonal.values) add_part(a_off_diagonal, r, n_rows_);
+      // C(a, j) += P(r, a)^T (A P)(r, j)
+      const PetscInt* position = positions_.data() + position_start_[static_cast<std::size_t>(r)];
+      for (PetscInt k = p_rows_[static_cast<std::size_t>(r)]; k < p_rows_[static_cast<std::size_t>(r) + 1]; ++k) {
+        const float* p = p_values_.data() + static_cast<std::size_t>(k) * B * C;
+        for (PetscInt j = 0; j < ap_length; ++j, ++position) {
+          PetscScalar* out = mine + static_cast<std::size_t>(*position) * C * C;
+          const PetscScalar* x = ap.data() + static_cast<std::size_t>(j) * B * C;
+          for (int i = 0; i < C; ++i)
+            for (int m = 0; m < B; ++m) {
+              const PetscScalar pmi = p[m * C + i];
+              for (int col = 0; col < C; ++col) out[i * C + col] += pmi * x[m * C + col];
+            }
+        }
+      }
+    }
+  }
+}
+
+void GalerkinProduct::update() {
+  // The fine operator's values with PETSc's own CSR arrays; its pattern must be the one create() saw.
+  const RowStructure diagonal_structure(fine_diagonal_);
+  std::optional<RowStructure> off_structure;
+  if (fine_off_diagonal_) off_structure.emplace(fine_off_diagonal_);
+  if (diagonal_structure.ia()[diagonal_structure.rows()] != fine_nonzeros_[0] ||
+      (off_structure && off_structure->ia()[off_structure->rows()] != fine_nonzeros_[1]))
+    throw PetscFailure("GalerkinProduct: the fine operator's pattern changed");
+  const int threads = omp_get_max_threads();
+  const std::size_t share = c_columns_.size() * static_cast<std::size_t>(c_ * c_);
+  std::vector<PetscScalar> sums(share * static_cast<std::size_t>(threads));
+  Part a_diagonal{diagonal_structure.ia(), diagonal_structure.ja(), nullptr}, a_off_diagonal{};
+  EDGEFEM_PETSC(MatSeqAIJGetArrayRead(fine_diagonal_, &a_diagonal.values));
+  if (off_structure) {
+    a_off_diagonal = {off_structure->ia(), off_structure->ja(), nullptr};
+    EDGEFEM_PETSC(MatSeqAIJGetArrayRead(fine_off_diagonal_, &a_off_diagonal.values));
+  }
+  if (b_ == 3 && c_ == 6)
+    multiply<3, 6>(a_diagonal, a_off_diagonal, sums.data());
+  else if (b_ == 6 && c_ == 6)
+    multiply<6, 6>(a_diagonal, a_off_diagonal, sums.data());
+  else if (b_ == 3 && c_ == 3)
+    multiply<3, 3>(a_diagonal, a_off_diagonal, sums.data());
+  else
+    multiply<6, 3>(a_diagonal, a_off_diagonal, sums.data());
+  EDGEFEM_PETSC(MatSeqAIJRestoreArrayRead(fine_diagonal_, &a_diagonal.values));
+  if (off_structure) EDGEFEM_PETSC(MatSeqAIJRestoreArrayRead(fine_off_diagonal_, &a_off_diagonal.values));
+    // The threads' shares, added in thread order.
+#pragma omp parallel for schedule(static)
+  for (std::size_t e = 0; e < share; ++e) {
+    PetscScalar sum = sums[e];
+    for (int t = 1; t < threads; ++t) sum += sums[static_cast<std::size_t>(t) * share + e];
+    sums[e] = sum;
+  }
+  // Other ranks' rows to their owners; this rank's straight into the coarse matrix's arrays, then the blocks that
+  // came, in the senders' rank order (the same sums at every update).
+  const std::size_t block_size = static_cast<std::size_t>(c_ * c_);
+  std::vector<PetscScalar> outgoing(send_blocks_.size() * block_size);
+  for (std::size_t q = 0; q < send_blocks_.size(); ++q)
+    std::copy_n(sums.data() + static_cast<std::size_t>(send_blocks_[q]) * block_size, block_size,
+                outgoing.data() + q * block_size);
+  std::vector<PetscScalar> incoming(incoming_places_.size() * static_cast<std::size_t>(c_));
+  std::vector<MPI_Request> requests(receive_ranks_.size() + send_ranks_.size());
+  std::size_t at = 0;
+  for (std::size_t s = 0; s < receive_ranks_.size(); ++s) {
+    const auto n = static_cast<std::size_t>(receive_sizes_[s]) * block_size;
+    MPI_Irecv(incoming.data() + at, static_cast<int>(n), MPIU_SCALAR, receive_ranks_[s], kTag, comm_, &requests[s]);
+    at += n;
+  }
+  at = 0;
+  for (std::size_t d = 0; d < send_ranks_.size(); ++d) {
+    const auto n = static_cast<std::size_t>(send_sizes_[d]) * block_size;
+    MPI_Isend(outgoing.data() + at, static_cast<int>(n), MPIU_SCALAR, send_ranks_[d], kTag, comm_,
+              &requests[receive_ranks_.size() + d]);
+    at += n;
+  }
+  PetscScalar* diagonal = nullptr;
+  PetscScalar* off_diagonal = nullptr;
+  EDGEFEM_PETSC(MatSeqAIJGetArray(coarse_diagonal_, &diagonal));
+  if (coarse_off_diagonal_) EDGEFEM_PETSC(MatSeqAIJGetArray(coarse_off_diagonal_, &off_diagonal));
+  std::fill_n(diagonal, coarse_nonzeros_[0], PetscScalar{0});
+  if (off_diagonal) std::fill_n(off_diagonal, coarse_nonzeros_[1], PetscScalar{0});
+  const auto add = [&](PetscInt place, const PetscScalar* row) {
+    PetscScalar* to = place >= 0 ? diagonal + place : off_diagonal + (-1 - place);
+    for (int j = 0; j < c_; ++j) to[j] += row[j];
+  };
+  for (const PetscInt a : own_rows_)
+    for (PetscInt k = c_rows_[static_cast<std::size_t>(a)]; k < c_rows_[static_cast<std::size_t>(a) + 1]; ++k)
+      for (int i = 0; i < c_; ++i)
+        add(places_[static_cast<std::size_t>(k * c_ + i)],
+            sums.data() + static_cast<std::size_t>(k) * block_size + static_cast<std::size_t>(i * c_));
+  MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  for (std::size_t q = 0; q < incoming_places_.size(); ++q)
+    add(incoming_places_[q], incoming.data() + q * static_cast<std::size_t>(c_));
+  EDGEFEM_PETSC(MatSeqAIJRestoreArray(coarse_diagonal_, &diagonal));
+  if (coarse_off_diagonal_) EDGEFEM_PETSC(MatSeqAIJRestoreArray(coarse_off_diagonal_, &off_diagonal));
+  EDGEFEM_PETSC(MatAssemblyBegin(coarse_, MAT_FINAL_ASSEMBLY));  // the matrix's state moves on (nothing stashed)
+  EDGEFEM_PETSC(MatAssemblyEnd(coarse_, MAT_FINAL_ASSEMBLY));
+}
+
+std::size_t GalerkinProduct::bytes() const {
+  const std::size_t ints = p_rows_.size() + p_columns_.size() + coarse_block_.size() + ap_rows_.size() +
+                           ap_columns_.size() + c_rows_.size() + c_columns_.size() + position_start_.size() +
+                           positions_.size();
+  return ints * sizeof(PetscInt) + p_values_.size() * sizeof(float);
+}
+
+}  // namespace edgefem

@@ -1,0 +1,85 @@
+#pragma once
+/// \file galerkin.hpp
+/// The Galerkin product C = P^T A P of one multigrid level, computed by us when GAMG's hierarchy is rebuilt with the
+/// interpolations it already has (PETSc's own rebuild redoes only these products, on one thread, entry by entry:
+/// on the 136,565-tet cantilever they were most of a rebuild). P is fixed, so its blocks (in single precision, as
+/// the V-cycle applies it: multigrid_products.hpp), the rows of P this rank needs from others (those of the fine
+/// operator's ghost columns), the pattern of the product and where its blocks go are worked out once; a rebuild
+/// then only multiplies: by b x b blocks of A and b x c blocks of P (b = 3 on the finest level, 6 below it; c = 6,
+/// the rigid-body modes), on the OpenMP threads, each thread summing into a copy of this rank's share of C, the
+/// copies added in thread order. The share's rows owned by other ranks go to their owners, which add them in the
+/// senders' rank order; the values are written into PETSc's coarse matrix in place (its pattern, the one PETSc's
+/// product made, holds the product's). The same sums at every rebuild, so a run repeats exactly.
+#include <petscmat.h>
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "solver/petsc_util.hpp"
+
+namespace edgefem {
+
+class GalerkinProduct {
+ public:
+  /// The product of `fine` (AIJ, b x b blocks; its pattern must not change from now on) and `interp` (AIJ, its rows
+  /// laid out as `fine`'s, b x c blocks) into `coarse` (AIJ, P^T A P as PETSc computed it: its pattern holds the
+  /// product's; c x c blocks). Null, on every rank, when one of them is not of that kind on some rank (then PETSc's
+  /// rebuild does the work). Keeps references to the three matrices. Collective.
+  static std::unique_ptr<GalerkinProduct> create(Mat fine, Mat interp, Mat coarse);
+
+  /// coarse := P^T fine P, with `fine`'s values as they are now. Collective.
+  void update();
+
+  /// The rank's share of the product, in bytes (structure; the per-thread sums of an update are as many bytes as
+  /// `values` times the threads and live only during update()).
+  [[nodiscard]] std::size_t bytes() const;
+
+  GalerkinProduct(const GalerkinProduct&) = delete;
+  GalerkinProduct& operator=(const GalerkinProduct&) = delete;
+  ~GalerkinProduct() = default;
+
+ private:
+  GalerkinProduct() = default;
+  /// Where the product's blocks go in `coarse` (places_, incoming_places_) and which go to other ranks; false on
+  /// every rank when some block is not stored in `coarse` as c entries side by side. Collective.
+  bool place_blocks(MPI_Comm comm, Mat coarse);
+  /// A SeqAIJ part of the fine operator: PETSc's CSR arrays and values (all null: no such part).
+  struct Part {
+    const PetscInt* ia = nullptr;
+    const PetscInt* ja = nullptr;
+    const PetscScalar* values = nullptr;
+  };
+  /// sums (one share of C per thread) := this rank's P^T (A P), by B x B blocks of A and B x C blocks of P.
+  template <int B, int C>
+  void multiply(const Part& a_diagonal, const Part& a_off_diagonal, PetscScalar* sums) const;
+
+  PetscOwner<Mat, MatDestroy> fine_, coarse_;
+  Mat fine_diagonal_ = nullptr, fine_off_diagonal_ = nullptr;  // SeqAIJ parts of fine_ (off-diagonal: null on 1 rank)
+  std::array<PetscInt, 2> fine_nonzeros_{};                    // of both parts, to refuse a changed pattern
+  int b_ = 0, c_ = 0;                                          // block sizes: fine rows, coarse rows
+  PetscInt n_rows_ = 0;                                        // this rank's fine block rows
+  // P's block rows: this rank's (0 .. n_rows_) and then the fine operator's ghost block rows (fetched once), each
+  // block's column in the compact coarse numbering (the coarse block columns this rank sees, sorted), b x c values.
+  std::vector<PetscInt> p_rows_, p_columns_;
+  std::vector<float> p_values_;         // in single precision, as the V-cycle's interpolations (multigrid_products.hpp)
+  std::vector<PetscInt> coarse_block_;  // compact coarse index -> global coarse block
+  // A P by block rows (this rank's rows), in compact coarse columns.
+  std::vector<PetscInt> ap_rows_, ap_columns_;
+  // The rank's share of C (rows: compact coarse blocks that this rank's P rows reach) and, for fine block row r, the
+  // position in it of each (P block i of row r, A P block j of row r) product: sum_positions_[position_start_[r] + i
+  // * (A P row length) + j].
+  std::vector<PetscInt> c_rows_, c_columns_, position_start_, positions_;
+  // Where the share goes. This rank's rows (compact rows own_rows_): each block row i of block k of C's share at
+  // places_[c k + i] in the coarse matrix's arrays (>= 0: its diagonal part's values; -1 - offset: its off-diagonal
+  // part's). Other ranks' rows: blocks send_blocks_ (in C's share), send_sizes_ of them to each of send_ranks_;
+  // receive_sizes_ blocks come from each of receive_ranks_ (ascending), their block rows to incoming_places_.
+  static constexpr int kTag = 7211;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  Mat coarse_diagonal_ = nullptr, coarse_off_diagonal_ = nullptr;
+  std::array<PetscInt, 2> coarse_nonzeros_{};
+  std::vector<PetscInt> own_rows_, places_, send_blocks_, incoming_places_;
+  std::vector<int> send_ranks_, send_sizes_, receive_ranks_, receive_sizes_;
+};
+
+}  // namespace edgefem

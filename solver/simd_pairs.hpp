@@ -1,0 +1,32 @@
+#pragma once
+/// \file simd_pairs.hpp
+/// Two doubles in one vector register (SSE2 on x86-64, its baseline; GCC's and Clang's vector extensions) for the
+/// block kernels of the multigrid products: GCC left their R x C partial sums scalar, spilled to the stack, and
+/// widened each single-precision entry alone (perf annotate of the 3 x 6 interpolation's product).
+#include <cstring>
+
+#if !defined(__GNUC__)
+#error "solver/simd_pairs.hpp needs GCC's or Clang's vector extensions"
+#endif
+
+namespace edgefem::simd {
+
+using Pair = double __attribute__((vector_size(16)));
+using FloatPair = float __attribute__((vector_size(8)));
+
+/// p[0], p[1] (any alignment).
+inline Pair load(const double* p) {
+  Pair v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store(double* p, Pair v) { std::memcpy(p, &v, sizeof v); }
+/// p[0], p[1] in double precision.
+inline Pair widen(const float* p) {
+  FloatPair f;
+  std::memcpy(&f, p, sizeof f);
+  return __builtin_convertvector(f, Pair);
+}
+inline Pair both(double x) { return Pair{x, x}; }
+
+}  // namespace edgefem::simd
