@@ -10,9 +10,11 @@
 /// (block_operator.hpp) a V-cycle then runs on all of the rank's threads but for the vector updates and the
 /// coarsest solve.
 ///
-/// Installed after every set-up of the hierarchy and removed before the next one (GAMG's set-up reads and replaces
-/// the matrices the shells stand for), by the Newton driver (newton.cpp), which does the set-ups itself. The shells
-/// only multiply: GAMG keeps the matrices, and the smoothers' Jacobi keeps its diagonal from them.
+/// Installed after every set-up of the hierarchy by GAMG and removed before the next one (GAMG's set-up reads and
+/// replaces the matrices the shells stand for), by the Newton driver (newton.cpp), which does the set-ups itself.
+/// The shells only multiply: GAMG keeps the matrices, and the smoothers' Jacobi keeps its diagonal from them. A
+/// rebuild with the same interpolations is ours instead (update_coarse_operators: galerkin.hpp), which writes the
+/// coarse matrices in place and refreshes the shells' copies; the shells stay installed.
 #include <petscksp.h>
 
 #include <memory>
