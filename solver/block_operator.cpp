@@ -6,70 +6,13 @@
 #include <array>
 #include <vector>
 
+#include "solver/csr_blocks.hpp"
+
 namespace edgefem {
 namespace {
 
 constexpr PetscInt kBs = 3;
 
-/// The local parts of a matrix: {diagonal block} for a sequential matrix, {diagonal, off-diagonal} for an MPI one,
-/// and the off-diagonal part's global columns (AIJ) or block columns (BAIJ).
-struct Parts {
-  std::array<Mat, 2> mats{nullptr, nullptr};
-  int count = 1;
-  const PetscInt* garray = nullptr;
-};
-
-/// The parts of an AIJ (`blocks` false) or BAIJ matrix.
-Parts local_parts(Mat m, bool blocks) {
-  Parts p;
-  if (has_type(m, {blocks ? MATSEQBAIJ : MATSEQAIJ})) {
-    p.mats[0] = m;
-    return p;
-  }
-  if (blocks) EDGEFEM_PETSC(MatMPIBAIJGetSeqBAIJ(m, &p.mats[0], &p.mats[1], &p.garray));
-  else EDGEFEM_PETSC(MatMPIAIJGetSeqAIJ(m, &p.mats[0], &p.mats[1], &p.garray));
-  p.count = 2;
-  return p;
-}
-
-/// CSR structure of a sequential (B)AIJ matrix, PETSc's own arrays (no copy for these matrix types).
-struct Structure {
-  Mat mat = nullptr;
-  PetscBool blocks = PETSC_FALSE;
-  PetscInt n = 0;
-  const PetscInt* ia = nullptr;
-  const PetscInt* ja = nullptr;
-  Structure(Mat m, bool block_compressed) : mat(m), blocks(block_compressed ? PETSC_TRUE : PETSC_FALSE) {
-    PetscBool done = PETSC_FALSE;
-    EDGEFEM_PETSC(MatGetRowIJ(mat, 0, PETSC_FALSE, blocks, &n, &ia, &ja, &done));
-    if (done != PETSC_TRUE) throw PetscFailure("BlockOperator: MatGetRowIJ gave no CSR structure");
-  }
-  ~Structure() {
-    PetscBool done = PETSC_FALSE;
-    MatRestoreRowIJ(mat, 0, PETSC_FALSE, blocks, &n, &ia, &ja, &done);
-  }
-  Structure(const Structure&) = delete;
-  Structure& operator=(const Structure&) = delete;
-};
-
-/// True when every row triple 3R, 3R+1, 3R+2 of the AIJ part stores whole 3x3 blocks, in the same column order:
-/// entry 3k+j of each of the three rows is column 3c_k + j.
-bool whole_blocks(const Structure& s) {
-  if (s.n % kBs != 0) return false;
-  for (PetscInt r = 0; r < s.n; r += kBs) {
-    const PetscInt len = s.ia[r + 1] - s.ia[r];
-    if (len % kBs != 0) return false;
-    for (PetscInt i = 0; i < kBs; ++i) {
-      if (s.ia[r + i + 1] - s.ia[r + i] != len) return false;
-      const PetscInt* row = s.ja + s.ia[r + i];
-      const PetscInt* first = s.ja + s.ia[r];
-      for (PetscInt k = 0; k < len; k += kBs)
-        for (PetscInt j = 0; j < kBs; ++j)
-          if (first[k] % kBs != 0 || row[k + j] != first[k] + j) return false;
-    }
-  }
-  return true;
-}
 
 /// The off-diagonal part's global columns come in whole blocks: garray[3m + j] = garray[3m] + j.
 bool whole_column_blocks(const PetscInt* garray, PetscInt n_columns) {
@@ -181,7 +124,7 @@ std::optional<BlockOperator> BlockOperator::create(Mat aij, bool own_product) {
   EDGEFEM_PETSC(MatGetBlockSize(aij, &bs));
   EDGEFEM_PETSC(MatGetLocalSize(aij, &n_local, nullptr));
   EDGEFEM_PETSC(MatGetOwnershipRangeColumn(aij, &column_begin, nullptr));
-  const Parts a = local_parts(aij, false);
+  const LocalParts a = local_parts(aij, false);
   bool ok = bs == kBs && column_begin % kBs == 0;
   if (ok && a.count == 2) {
     PetscInt n_off_columns = 0;
@@ -189,10 +132,10 @@ std::optional<BlockOperator> BlockOperator::create(Mat aij, bool own_product) {
     ok = whole_column_blocks(a.garray, n_off_columns);
   }
   if (ok) {
-    const Structure d(a.mats[0], false);
-    std::optional<Structure> o;
+    const RowStructure d(a.mats[0], false);
+    std::optional<RowStructure> o;
     if (a.count == 2) o.emplace(a.mats[1], false);
-    ok = whole_blocks(d) && (!o || whole_blocks(*o));
+    ok = whole_blocks(d, kBs, kBs) && (!o || whole_blocks(*o, kBs, kBs));
   }
   if (!all_ranks(comm, ok)) return std::nullopt;
   BlockOperator op;
@@ -205,8 +148,8 @@ std::optional<BlockOperator> BlockOperator::create(Mat aij, bool own_product) {
   // Block rows: global block columns of the diagonal part, then of the off-diagonal one, sorted.
   std::vector<PetscInt> bi(1, 0), bj;
   {
-    const Structure d(a.mats[0], false);
-    std::optional<Structure> o;
+    const RowStructure d(a.mats[0], false);
+    std::optional<RowStructure> o;
     if (a.count == 2) o.emplace(a.mats[1], false);
     bi.reserve(static_cast<std::size_t>(d.n / kBs) + 1);
     bj.reserve(static_cast<std::size_t>((d.ia[d.n] + (o ? o->ia[o->n] : 0)) / (kBs * kBs)));
@@ -231,10 +174,10 @@ std::optional<BlockOperator> BlockOperator::create(Mat aij, bool own_product) {
   op.bytes_ = bj.size() * (kBs * kBs * sizeof(PetscScalar) + sizeof(PetscInt)) + bi.size() * sizeof(PetscInt);
 
   // The BAIJ parts must list the blocks in the AIJ parts' order (update() copies by position).
-  const Parts b = local_parts(op.baij_, true);
+  const LocalParts b = local_parts(op.baij_, true);
   ok = b.count == a.count;
   for (int p = 0; ok && p < a.count; ++p) {
-    const Structure sa(a.mats[p], false), sb(b.mats[p], true);
+    const RowStructure sa(a.mats[p], false), sb(b.mats[p], true);
     ok = sb.n * kBs == sa.n;
     for (PetscInt r = 0; ok && r < sb.n; ++r) {
       ok = (sb.ia[r + 1] - sb.ia[r]) * kBs == sa.ia[kBs * r + 1] - sa.ia[kBs * r];
@@ -253,9 +196,9 @@ std::optional<BlockOperator> BlockOperator::create(Mat aij, bool own_product) {
 bool BlockOperator::make_own_product(Mat aij) {
   own_ = std::make_unique<OwnProduct>();
   OwnProduct& o = *own_;
-  const Parts a = local_parts(aij, false);
+  const LocalParts a = local_parts(aij, false);
   {
-    const Structure d(a.mats[0], false);
+    const RowStructure d(a.mats[0], false);
     o.diagonal.emplace(d.n, d.ia, d.ja);
   }
   MPI_Comm comm = MPI_COMM_NULL;
@@ -266,7 +209,7 @@ bool BlockOperator::make_own_product(Mat aij) {
   EDGEFEM_PETSC(MatGetLocalSize(aij, &n_local, nullptr));
   if (a.count == 2) {
     // The ghost columns' part: block column m of the ghost vector is the global block garray[3 m] / 3.
-    const Structure s(a.mats[1], false);
+    const RowStructure s(a.mats[1], false);
     GhostBlocks& g = o.off_diagonal;
     g.bi.assign(1, 0);
     for (PetscInt r = 0; r < s.n; r += kBs) {
@@ -300,18 +243,18 @@ bool BlockOperator::make_own_product(Mat aij) {
 }
 
 void BlockOperator::update(Mat aij) {
-  const Parts a = local_parts(aij, false);
+  const LocalParts a = local_parts(aij, false);
   if (own_) {
     SymmetricBlocks::Asymmetry asymmetry;
     {
-      const Structure s(a.mats[0], false);
+      const RowStructure s(a.mats[0], false);
       const PetscScalar* av = nullptr;
       EDGEFEM_PETSC(MatSeqAIJGetArrayRead(a.mats[0], &av));
       asymmetry = own_->diagonal->copy(s.ia, av);
       EDGEFEM_PETSC(MatSeqAIJRestoreArrayRead(a.mats[0], &av));
     }
     if (a.count == 2) {
-      const Structure s(a.mats[1], false);
+      const RowStructure s(a.mats[1], false);
       const PetscScalar* av = nullptr;
       EDGEFEM_PETSC(MatSeqAIJGetArrayRead(a.mats[1], &av));
       GhostBlocks& g = own_->off_diagonal;
@@ -333,9 +276,9 @@ void BlockOperator::update(Mat aij) {
     EDGEFEM_PETSC(MatAssemblyEnd(own_->shell, MAT_FINAL_ASSEMBLY));
     return;
   }
-  const Parts b = local_parts(baij_, true);
+  const LocalParts b = local_parts(baij_, true);
   for (int p = 0; p < a.count; ++p) {
-    const Structure sa(a.mats[p], false), sb(b.mats[p], true);
+    const RowStructure sa(a.mats[p], false), sb(b.mats[p], true);
     const PetscScalar* av = nullptr;
     PetscScalar* bv = nullptr;
     EDGEFEM_PETSC(MatSeqAIJGetArrayRead(a.mats[p], &av));

@@ -7,57 +7,10 @@
 #include <cstddef>
 #include <optional>
 
+#include "solver/csr_blocks.hpp"
+
 namespace edgefem {
 namespace {
-
-/// A SeqAIJ matrix's CSR arrays (PETSc's own, no copy), restored when this goes.
-class RowStructure {
- public:
-  explicit RowStructure(Mat seqaij) : mat_(seqaij) {
-    PetscBool done = PETSC_FALSE;
-    EDGEFEM_PETSC(MatGetRowIJ(mat_, 0, PETSC_FALSE, PETSC_FALSE, &rows_, &ia_, &ja_, &done));
-    if (done != PETSC_TRUE) throw PetscFailure("GalerkinProduct: MatGetRowIJ gave no CSR structure");
-  }
-  ~RowStructure() {
-    PetscBool done = PETSC_FALSE;
-    MatRestoreRowIJ(mat_, 0, PETSC_FALSE, PETSC_FALSE, &rows_, &ia_, &ja_, &done);
-  }
-  RowStructure(const RowStructure&) = delete;
-  RowStructure& operator=(const RowStructure&) = delete;
-  [[nodiscard]] PetscInt rows() const { return rows_; }
-  [[nodiscard]] const PetscInt* ia() const { return ia_; }
-  [[nodiscard]] const PetscInt* ja() const { return ja_; }
-
- private:
-  Mat mat_;
-  PetscInt rows_ = 0;
-  const PetscInt* ia_ = nullptr;
-  const PetscInt* ja_ = nullptr;
-};
-
-/// True when the rows of `s` are whole r x c blocks: the r rows of a block row have the same columns, in runs of c
-/// from a multiple of c, by the global column numbers `global(local column)`.
-template <class Global>
-bool whole_blocks(const RowStructure& s, int r, int c, Global global) {
-  if (s.rows() % r != 0) return false;
-  const PetscInt* ia = s.ia();
-  const PetscInt* ja = s.ja();
-  for (PetscInt g = 0; g < s.rows(); g += r) {
-    const PetscInt length = ia[g + 1] - ia[g];
-    if (length % c != 0) return false;
-    for (PetscInt i = 0; i < r; ++i) {
-      if (ia[g + i + 1] - ia[g + i] != length) return false;
-      const PetscInt* row = ja + ia[g + i];
-      for (PetscInt k = 0; k < length; k += c) {
-        const PetscInt first = global(ja[ia[g] + k]);
-        if (first % c != 0) return false;
-        for (PetscInt j = 0; j < c; ++j)
-          if (global(row[k + j]) != first + j) return false;
-      }
-    }
-  }
-  return true;
-}
 
 /// Block rows of a SeqAIJ part of P (whole b x c blocks) into P's block rows from `first_row` on: with `values`
 /// null, adds each row's number of blocks to `ends[first_row + g + 1]`; else writes its blocks at `cursor[...]` (and
@@ -68,8 +21,8 @@ void block_rows_of(Mat part, int b, int c, Global global, PetscInt first_row, st
   const RowStructure s(part);
   const PetscScalar* a = nullptr;
   if (values) EDGEFEM_PETSC(MatSeqAIJGetArrayRead(part, &a));
-  for (PetscInt g = 0; g < s.rows() / b; ++g) {
-    const PetscInt begin = s.ia()[b * g], length = s.ia()[b * g + 1] - begin;
+  for (PetscInt g = 0; g < s.n / b; ++g) {
+    const PetscInt begin = s.ia[b * g], length = s.ia[b * g + 1] - begin;
     const auto row = static_cast<std::size_t>(first_row + g);
     if (!values) {
       ends[row + 1] += length / c;
@@ -77,33 +30,17 @@ void block_rows_of(Mat part, int b, int c, Global global, PetscInt first_row, st
     }
     for (PetscInt q = 0; q < length; q += c) {
       const auto k = static_cast<std::size_t>(cursor[row]++);
-      columns[k] = global(s.ja()[begin + q]) / c;
+      columns[k] = global(s.ja[begin + q]) / c;
       for (int i = 0; i < b; ++i)
         for (int j = 0; j < c; ++j)
           values[k * static_cast<std::size_t>(b * c) + static_cast<std::size_t>(c * i + j)] =
-              static_cast<float>(a[s.ia()[b * g + i] + q + j]);
+              static_cast<float>(a[s.ia[b * g + i] + q + j]);
     }
   }
   if (values) EDGEFEM_PETSC(MatSeqAIJRestoreArrayRead(part, &a));
 }
 
 bool is_aij(Mat m) { return has_type(m, {MATSEQAIJ, MATMPIAIJ}); }
-
-/// The diagonal and off-diagonal SeqAIJ parts of an AIJ matrix (off-diagonal null for SeqAIJ) and the global
-/// columns of the off-diagonal one.
-struct Parts {
-  Mat diagonal = nullptr, off_diagonal = nullptr;
-  const PetscInt* garray = nullptr;
-};
-Parts parts_of(Mat m) {
-  Parts p;
-  if (has_type(m, {MATSEQAIJ})) {
-    p.diagonal = m;
-  } else {
-    EDGEFEM_PETSC(MatMPIAIJGetSeqAIJ(m, &p.diagonal, &p.off_diagonal, &p.garray));
-  }
-  return p;
-}
 
 }  // namespace
 
@@ -125,15 +62,14 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::create(Mat fine, Mat interp, M
     ok = (b == 3 || b == 6) && (c == 3 || c == 6) && fine_rows == interp_rows && interp_columns == coarse_rows &&
          rows_begin % b == 0 && columns_begin % c == 0;
   }
-  const Parts a = ok ? parts_of(fine) : Parts{};
-  const Parts p = ok ? parts_of(interp) : Parts{};
+  const LocalParts a = ok ? local_parts(fine) : LocalParts{};
+  const LocalParts p = ok ? local_parts(interp) : LocalParts{};
   if (ok) {
-    const int bi = static_cast<int>(b), ci = static_cast<int>(c);
-    ok = whole_blocks(RowStructure(a.diagonal), bi, bi, [&](PetscInt j) { return rows_begin + j; }) &&
-         whole_blocks(RowStructure(p.diagonal), bi, ci, [&](PetscInt j) { return columns_begin + j; });
-    if (ok && a.off_diagonal)
-      ok = whole_blocks(RowStructure(a.off_diagonal), bi, bi, [&](PetscInt j) { return a.garray[j]; }) &&
-           whole_blocks(RowStructure(p.off_diagonal), bi, ci, [&](PetscInt j) { return p.garray[j]; });
+    ok = whole_blocks(RowStructure(a.mats[0]), b, b, [&](PetscInt j) { return rows_begin + j; }) &&
+         whole_blocks(RowStructure(p.mats[0]), b, c, [&](PetscInt j) { return columns_begin + j; });
+    if (ok && a.mats[1])
+      ok = whole_blocks(RowStructure(a.mats[1]), b, b, [&](PetscInt j) { return a.garray[j]; }) &&
+           whole_blocks(RowStructure(p.mats[1]), b, c, [&](PetscInt j) { return p.garray[j]; });
   }
   // P's rows at the fine operator's ghost columns, from their owners (a collective call: every rank, or none).
   int all_ok = ok ? 1 : 0;
@@ -141,17 +77,16 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::create(Mat fine, Mat interp, M
   if (all_ok == 0) return nullptr;
   PetscInt n_ghost_rows = 0;
   Mat* ghost_rows = nullptr;
-  if (a.off_diagonal) {
+  if (a.mats[1]) {
     PetscInt n_coarse = 0;
     EDGEFEM_PETSC(MatGetSize(interp, nullptr, &n_coarse));
-    EDGEFEM_PETSC(MatGetLocalSize(a.off_diagonal, nullptr, &n_ghost_rows));
+    EDGEFEM_PETSC(MatGetLocalSize(a.mats[1], nullptr, &n_ghost_rows));
     PetscOwner<IS, ISDestroy> rows, columns;
     EDGEFEM_PETSC(ISCreateGeneral(PETSC_COMM_SELF, n_ghost_rows, a.garray, PETSC_COPY_VALUES, rows.address()));
     EDGEFEM_PETSC(ISCreateStride(PETSC_COMM_SELF, n_coarse, 0, 1, columns.address()));
     IS row_set = rows.get(), column_set = columns.get();
     EDGEFEM_PETSC(MatCreateSubMatrices(interp, 1, &row_set, &column_set, MAT_INITIAL_MATRIX, &ghost_rows));
-    ok = whole_blocks(RowStructure(ghost_rows[0]), static_cast<int>(b), static_cast<int>(c),
-                      [](PetscInt j) { return j; });
+    ok = whole_blocks(RowStructure(ghost_rows[0]), b, c);
     all_ok = ok ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm);
     if (all_ok == 0) {
@@ -165,16 +100,16 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::create(Mat fine, Mat interp, M
     EDGEFEM_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(m)));
     *owner->address() = m;
   }
-  g->fine_diagonal_ = a.diagonal;
-  g->fine_off_diagonal_ = a.off_diagonal;
+  g->fine_diagonal_ = a.mats[0];
+  g->fine_off_diagonal_ = a.mats[1];
   g->b_ = static_cast<int>(b);
   g->c_ = static_cast<int>(c);
   g->n_rows_ = fine_rows / b;
-  const RowStructure fine_diagonal(a.diagonal);
+  const RowStructure fine_diagonal(a.mats[0]);
   std::optional<RowStructure> fine_off_diagonal;
-  if (a.off_diagonal) fine_off_diagonal.emplace(a.off_diagonal);
-  g->fine_nonzeros_ = {fine_diagonal.ia()[fine_diagonal.rows()],
-                       fine_off_diagonal ? fine_off_diagonal->ia()[fine_off_diagonal->rows()] : 0};
+  if (a.mats[1]) fine_off_diagonal.emplace(a.mats[1]);
+  g->fine_nonzeros_ = {fine_diagonal.ia[fine_diagonal.n],
+                       fine_off_diagonal ? fine_off_diagonal->ia[fine_off_diagonal->n] : 0};
 
   // P's block rows: this rank's, then the ghosts' (block row n_rows_ + k: the off-diagonal part's block column k).
   const PetscInt n_rows = g->n_rows_, n_all = n_rows + n_ghost_rows / b;
@@ -182,12 +117,10 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::create(Mat fine, Mat interp, M
   std::vector<PetscInt> cursor;
   const auto all_parts = [&](float* values) {
     block_rows_of(
-        p.diagonal, bi, ci, [&](PetscInt j) { return columns_begin + j; }, 0, g->p_rows_, cursor, g->p_columns_,
-        values);
-    if (p.off_diagonal)
+        p.mats[0], bi, ci, [&](PetscInt j) { return columns_begin + j; }, 0, g->p_rows_, cursor, g->p_columns_, values);
+    if (p.mats[1])
       block_rows_of(
-          p.off_diagonal, bi, ci, [&](PetscInt j) { return p.garray[j]; }, 0, g->p_rows_, cursor, g->p_columns_,
-          values);
+          p.mats[1], bi, ci, [&](PetscInt j) { return p.garray[j]; }, 0, g->p_rows_, cursor, g->p_columns_, values);
     if (ghost_rows)
       block_rows_of(
           ghost_rows[0], bi, ci, [](PetscInt j) { return j; }, n_rows, g->p_rows_, cursor, g->p_columns_, values);
@@ -222,11 +155,11 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::create(Mat fine, Mat interp, M
           seen[static_cast<std::size_t>(col)] = 1, g->ap_columns_.push_back(col);
       }
     };
-    for (PetscInt k = fine_diagonal.ia()[b * r]; k < fine_diagonal.ia()[b * r + 1]; k += b)
-      add_row_of_p(fine_diagonal.ja()[k] / b);
+    for (PetscInt k = fine_diagonal.ia[b * r]; k < fine_diagonal.ia[b * r + 1]; k += b)
+      add_row_of_p(fine_diagonal.ja[k] / b);
     if (fine_off_diagonal)
-      for (PetscInt k = fine_off_diagonal->ia()[b * r]; k < fine_off_diagonal->ia()[b * r + 1]; k += b)
-        add_row_of_p(n_rows + fine_off_diagonal->ja()[k] / b);
+      for (PetscInt k = fine_off_diagonal->ia[b * r]; k < fine_off_diagonal->ia[b * r + 1]; k += b)
+        add_row_of_p(n_rows + fine_off_diagonal->ja[k] / b);
     std::sort(g->ap_columns_.begin() + static_cast<std::ptrdiff_t>(begin), g->ap_columns_.end());
     for (auto k = begin; k < g->ap_columns_.size(); ++k) seen[static_cast<std::size_t>(g->ap_columns_[k])] = 0;
     g->ap_rows_.push_back(static_cast<PetscInt>(g->ap_columns_.size()));
@@ -287,17 +220,17 @@ bool GalerkinProduct::place_blocks(MPI_Comm comm, Mat coarse) {
   EDGEFEM_PETSC(MatGetOwnershipRanges(coarse, &ranges));
   EDGEFEM_PETSC(MatGetOwnershipRange(coarse, &row_begin, &row_end));
   EDGEFEM_PETSC(MatGetOwnershipRangeColumn(coarse, &column_begin, &column_end));
-  const Parts parts = parts_of(coarse);
-  coarse_diagonal_ = parts.diagonal;
-  coarse_off_diagonal_ = parts.off_diagonal;
-  const RowStructure diagonal(parts.diagonal);
+  const LocalParts parts = local_parts(coarse);
+  coarse_diagonal_ = parts.mats[0];
+  coarse_off_diagonal_ = parts.mats[1];
+  const RowStructure diagonal(parts.mats[0]);
   std::optional<RowStructure> off_diagonal;
   PetscInt n_ghosts = 0;
-  if (parts.off_diagonal) {
-    off_diagonal.emplace(parts.off_diagonal);
-    EDGEFEM_PETSC(MatGetLocalSize(parts.off_diagonal, nullptr, &n_ghosts));
+  if (parts.mats[1]) {
+    off_diagonal.emplace(parts.mats[1]);
+    EDGEFEM_PETSC(MatGetLocalSize(parts.mats[1], nullptr, &n_ghosts));
   }
-  coarse_nonzeros_ = {diagonal.ia()[diagonal.rows()], off_diagonal ? off_diagonal->ia()[off_diagonal->rows()] : 0};
+  coarse_nonzeros_ = {diagonal.ia[diagonal.n], off_diagonal ? off_diagonal->ia[off_diagonal->n] : 0};
   const int c = c_;
   // Where C(row, column .. column + c - 1) is in the coarse matrix's arrays (`row` a global point row of this rank):
   // an offset in the diagonal part's values, or -1 - the offset in the off-diagonal part's; none when those c
@@ -313,11 +246,11 @@ bool GalerkinProduct::place_blocks(MPI_Comm comm, Mat coarse) {
       if (parts.garray + n_ghosts - at < c || at[0] != column || at[c - 1] != column + c - 1) return std::nullopt;
       local = static_cast<PetscInt>(at - parts.garray);
     }
-    const PetscInt* first = part.ja() + part.ia()[r];
-    const PetscInt* last = part.ja() + part.ia()[r + 1];
+    const PetscInt* first = part.ja + part.ia[r];
+    const PetscInt* last = part.ja + part.ia[r + 1];
     const PetscInt* at = std::lower_bound(first, last, local);
     if (last - at < c || at[0] != local || at[c - 1] != local + c - 1) return std::nullopt;
-    const auto offset = static_cast<PetscInt>(at - part.ja());
+    const auto offset = static_cast<PetscInt>(at - part.ja);
     return own_column ? offset : -1 - offset;
   };
   // This rank's rows: their places. Other ranks' rows: what to send to their owners (the rows' blocks, in order).
@@ -463,16 +396,16 @@ void GalerkinProduct::update() {
   const RowStructure diagonal_structure(fine_diagonal_);
   std::optional<RowStructure> off_structure;
   if (fine_off_diagonal_) off_structure.emplace(fine_off_diagonal_);
-  if (diagonal_structure.ia()[diagonal_structure.rows()] != fine_nonzeros_[0] ||
-      (off_structure && off_structure->ia()[off_structure->rows()] != fine_nonzeros_[1]))
+  if (diagonal_structure.ia[diagonal_structure.n] != fine_nonzeros_[0] ||
+      (off_structure && off_structure->ia[off_structure->n] != fine_nonzeros_[1]))
     throw PetscFailure("GalerkinProduct: the fine operator's pattern changed");
   const int threads = omp_get_max_threads();
   const std::size_t share = c_columns_.size() * static_cast<std::size_t>(c_ * c_);
   std::vector<PetscScalar> sums(share * static_cast<std::size_t>(threads));
-  Part a_diagonal{diagonal_structure.ia(), diagonal_structure.ja(), nullptr}, a_off_diagonal{};
+  Part a_diagonal{diagonal_structure.ia, diagonal_structure.ja, nullptr}, a_off_diagonal{};
   EDGEFEM_PETSC(MatSeqAIJGetArrayRead(fine_diagonal_, &a_diagonal.values));
   if (off_structure) {
-    a_off_diagonal = {off_structure->ia(), off_structure->ja(), nullptr};
+    a_off_diagonal = {off_structure->ia, off_structure->ja, nullptr};
     EDGEFEM_PETSC(MatSeqAIJGetArrayRead(fine_off_diagonal_, &a_off_diagonal.values));
   }
   if (b_ == 3 && c_ == 6)
@@ -485,7 +418,7 @@ void GalerkinProduct::update() {
     multiply<6, 3>(a_diagonal, a_off_diagonal, sums.data());
   EDGEFEM_PETSC(MatSeqAIJRestoreArrayRead(fine_diagonal_, &a_diagonal.values));
   if (off_structure) EDGEFEM_PETSC(MatSeqAIJRestoreArrayRead(fine_off_diagonal_, &a_off_diagonal.values));
-    // The threads' shares, added in thread order.
+  // The threads' shares, added in thread order.
 #pragma omp parallel for schedule(static)
   for (std::size_t e = 0; e < share; ++e) {
     PetscScalar sum = sums[e];

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "solver/csr_blocks.hpp"
 #include "solver/simd_pairs.hpp"
 
 namespace edgefem {
@@ -265,21 +266,9 @@ OwnAijProduct::Part OwnAijProduct::part(Mat seqaij, PetscInt row_block, PetscInt
   if (done != PETSC_TRUE || n != p.rows) throw PetscFailure("OwnAijProduct: MatGetRowIJ gave no CSR structure");
   const PetscInt r = row_block, c = column_block;
   if (!((r == 3 || r == 6) && (c == 3 || c == 6)) || p.rows % r != 0 || p.columns % c != 0) return p;
-  // Whole blocks: the r rows of a block row have the same columns, in runs of c from a multiple of c.
   const PetscInt* ia = p.ia;
   const PetscInt* ja = p.ja;
-  for (PetscInt g = 0; g < p.rows; g += r) {
-    const PetscInt length = ia[g + 1] - ia[g];
-    if (length % c != 0) return p;
-    for (PetscInt i = 0; i < r; ++i) {
-      if (ia[g + i + 1] - ia[g + i] != length) return p;
-      const PetscInt* row = ja + ia[g + i];
-      const PetscInt* first = ja + ia[g];
-      for (PetscInt k = 0; k < length; k += c)
-        for (PetscInt j = 0; j < c; ++j)
-          if (first[k] % c != 0 || row[k + j] != first[k] + j) return p;
-    }
-  }
+  if (!whole_blocks(ia, ja, p.rows, r, c)) return p;
   p.bi.reserve(static_cast<std::size_t>(p.rows / r) + 1);
   p.bi.push_back(0);
   p.bj.reserve(static_cast<std::size_t>(ia[p.rows] / (r * c)));
