@@ -154,6 +154,11 @@ void time_linear_solve(MPI_Comm comm, const Job& job, const std::string& cli_pet
   r.preconditioner = preconditioner_name(ksp);
   EDGEFEM_PETSC(VecSet(dx, 0.0));
   MultigridProducts coarse;  // GAMG's coarse levels on our threads, as the Newton driver installs them
+  if (ops.own_products()) {  // and GAMG's Galerkin products ours (galerkin.hpp)
+    PC pc = nullptr;
+    EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
+    if (has_type(pc, {PCGAMG})) use_own_galerkin_products(K);
+  }
   r.seconds_pc_setup = best_time(comm, 1, [&] {
     EDGEFEM_PETSC(KSPSetUp(ksp));
     EDGEFEM_PETSC(KSPSetUpOnBlocks(ksp));

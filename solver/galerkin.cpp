@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <optional>
+#include <string>
 
 #include "solver/csr_blocks.hpp"
 
@@ -42,24 +43,71 @@ void block_rows_of(Mat part, int b, int c, Global global, PetscInt first_row, st
 
 bool is_aij(Mat m) { return has_type(m, {MATSEQAIJ, MATMPIAIJ}); }
 
+/// Sends outgoing[d] to rank d (nothing when empty); returns what every rank s sent here, in incoming[s].
+/// Collective.
+std::vector<std::vector<PetscInt>> exchange(MPI_Comm comm, const std::vector<std::vector<PetscInt>>& outgoing,
+                                            int tag) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  std::vector<int> send_counts(static_cast<std::size_t>(size)), receive_counts(static_cast<std::size_t>(size));
+  for (std::size_t d = 0; d < static_cast<std::size_t>(size); ++d)
+    send_counts[d] = static_cast<int>(outgoing[d].size());
+  MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm);
+  std::vector<MPI_Request> requests;
+  std::vector<std::vector<PetscInt>> incoming(static_cast<std::size_t>(size));
+  for (int s = 0; s < size; ++s) {
+    const auto n = receive_counts[static_cast<std::size_t>(s)];
+    if (n == 0) continue;
+    incoming[static_cast<std::size_t>(s)].resize(static_cast<std::size_t>(n));
+    requests.emplace_back();
+    MPI_Irecv(incoming[static_cast<std::size_t>(s)].data(), n, MPIU_INT, s, tag, comm, &requests.back());
+  }
+  for (int d = 0; d < size; ++d) {
+    if (outgoing[static_cast<std::size_t>(d)].empty()) continue;
+    requests.emplace_back();
+    MPI_Isend(outgoing[static_cast<std::size_t>(d)].data(), send_counts[static_cast<std::size_t>(d)], MPIU_INT, d,
+              tag, comm, &requests.back());
+  }
+  MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  return incoming;
+}
+
 }  // namespace
 
 std::unique_ptr<GalerkinProduct> GalerkinProduct::create(Mat fine, Mat interp, Mat coarse) {
+  PetscInt c = -1;
+  if (coarse && interp && is_aij(coarse) && is_aij(interp)) {
+    PetscInt coarse_rows = 0, interp_columns = 0;
+    EDGEFEM_PETSC(MatGetBlockSize(coarse, &c));
+    EDGEFEM_PETSC(MatGetLocalSize(coarse, &coarse_rows, nullptr));
+    EDGEFEM_PETSC(MatGetLocalSize(interp, nullptr, &interp_columns));
+    if ((c != 3 && c != 6) || coarse_rows != interp_columns) c = -1;
+  }
+  auto g = structure(fine, interp, c);
+  if (!g) return nullptr;
+  EDGEFEM_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(coarse)));
+  *g->coarse_reference_.address() = coarse;
+  g->coarse_ = coarse;
   MPI_Comm comm = MPI_COMM_NULL;
   EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(fine), &comm));
-  PetscInt b = 0, c = 0, fine_rows = 0, interp_rows = 0, interp_columns = 0, coarse_rows = 0, columns_begin = 0,
-           rows_begin = 0, unused = 0;
-  bool ok = fine && interp && coarse && is_aij(fine) && is_aij(interp) && is_aij(coarse) &&
+  if (!g->place_blocks(comm, coarse)) return nullptr;
+  return g;
+}
+
+std::unique_ptr<GalerkinProduct> GalerkinProduct::structure(Mat fine, Mat interp, PetscInt c) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(fine), &comm));
+  PetscInt b = 0, fine_rows = 0, interp_rows = 0, interp_columns = 0, columns_begin = 0, rows_begin = 0, unused = 0;
+  bool ok = c >= 0 && fine && interp && is_aij(fine) && is_aij(interp) &&
             has_type(fine, {MATSEQAIJ}) == has_type(interp, {MATSEQAIJ});
   if (ok) {
     EDGEFEM_PETSC(MatGetBlockSize(fine, &b));
-    EDGEFEM_PETSC(MatGetBlockSize(coarse, &c));
+    if (c == 0) EDGEFEM_PETSC(MatGetBlockSizes(interp, nullptr, &c));
     EDGEFEM_PETSC(MatGetLocalSize(fine, &fine_rows, &unused));
     EDGEFEM_PETSC(MatGetLocalSize(interp, &interp_rows, &interp_columns));
-    EDGEFEM_PETSC(MatGetLocalSize(coarse, &coarse_rows, &unused));
     EDGEFEM_PETSC(MatGetOwnershipRange(fine, &rows_begin, nullptr));
     EDGEFEM_PETSC(MatGetOwnershipRangeColumn(interp, &columns_begin, nullptr));
-    ok = (b == 3 || b == 6) && (c == 3 || c == 6) && fine_rows == interp_rows && interp_columns == coarse_rows &&
+    ok = (b == 3 || b == 6) && (c == 3 || c == 6) && fine_rows == interp_rows && interp_columns % c == 0 &&
          rows_begin % b == 0 && columns_begin % c == 0;
   }
   const LocalParts a = ok ? local_parts(fine) : LocalParts{};
@@ -96,7 +144,7 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::create(Mat fine, Mat interp, M
   }
 
   std::unique_ptr<GalerkinProduct> g(new GalerkinProduct);
-  for (auto [owner, m] : {std::pair{&g->fine_, fine}, std::pair{&g->coarse_, coarse}}) {
+  for (auto [owner, m] : {std::pair{&g->fine_, fine}, std::pair{&g->interp_, interp}}) {
     EDGEFEM_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(m)));
     *owner->address() = m;
   }
@@ -207,7 +255,6 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::create(Mat fine, Mat interp, M
     }
     g->position_start_.push_back(static_cast<PetscInt>(g->positions_.size()));
   }
-  if (!g->place_blocks(comm, coarse)) return nullptr;
   return g;
 }
 
@@ -282,30 +329,14 @@ bool GalerkinProduct::place_blocks(MPI_Comm comm, Mat coarse) {
     }
   }
   // The owners learn once which blocks will come, and where they go.
-  std::vector<int> send_counts(static_cast<std::size_t>(size)), receive_counts(static_cast<std::size_t>(size));
-  for (int d = 0; d < size; ++d)
-    send_counts[static_cast<std::size_t>(d)] = static_cast<int>(structure[static_cast<std::size_t>(d)].size());
-  MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm);
-  std::vector<MPI_Request> requests;
-  std::vector<std::vector<PetscInt>> incoming(static_cast<std::size_t>(size));
-  for (int s = 0; s < size; ++s) {
-    const auto n = receive_counts[static_cast<std::size_t>(s)];
-    if (n == 0) continue;
-    incoming[static_cast<std::size_t>(s)].resize(static_cast<std::size_t>(n));
-    requests.emplace_back();
-    MPI_Irecv(incoming[static_cast<std::size_t>(s)].data(), n, MPIU_INT, s, kTag, comm, &requests.back());
-  }
+  const std::vector<std::vector<PetscInt>> incoming = exchange(comm, structure, kTag);
   for (int d = 0; d < size; ++d) {
     if (structure[static_cast<std::size_t>(d)].empty()) continue;
-    requests.emplace_back();
-    MPI_Isend(structure[static_cast<std::size_t>(d)].data(), send_counts[static_cast<std::size_t>(d)], MPIU_INT, d,
-              kTag, comm, &requests.back());
     send_ranks_.push_back(d);
     send_sizes_.push_back(static_cast<int>(blocks[static_cast<std::size_t>(d)].size()));
     send_blocks_.insert(send_blocks_.end(), blocks[static_cast<std::size_t>(d)].begin(),
                         blocks[static_cast<std::size_t>(d)].end());
   }
-  MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   for (int s = 0; s < size; ++s) {
     const auto& in = incoming[static_cast<std::size_t>(s)];
     if (in.empty()) continue;
@@ -327,6 +358,62 @@ bool GalerkinProduct::place_blocks(MPI_Comm comm, Mat coarse) {
   int all_ok = ok ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm);
   return all_ok == 1;
+}
+
+void GalerkinProduct::make_coarse(Mat coarse) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(fine_.get()), &comm));
+  int size = 1, rank = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
+  // The coarse rows are laid out as P's columns.
+  PetscInt n_local = 0, n_global = 0;
+  const PetscInt* ranges = nullptr;
+  EDGEFEM_PETSC(MatGetLocalSize(interp_, nullptr, &n_local));
+  EDGEFEM_PETSC(MatGetSize(interp_, nullptr, &n_global));
+  EDGEFEM_PETSC(MatGetOwnershipRangesColumn(interp_, &ranges));
+  EDGEFEM_PETSC(MatSetSizes(coarse, n_local, n_local, n_global, n_global));
+  EDGEFEM_PETSC(MatSetBlockSizes(coarse, c_, c_));
+  EDGEFEM_PETSC(MatSetType(coarse, has_type(fine_.get(), {MATSEQAIJ}) ? MATSEQAIJ : MATMPIAIJ));
+  // The block columns of this rank's block rows: its own share's, and those of the other ranks' shares.
+  const PetscInt c = c_, first_block = ranges[rank] / c;
+  std::vector<std::vector<PetscInt>> columns_of(static_cast<std::size_t>(n_local / c)),
+      outgoing(static_cast<std::size_t>(size));
+  for (std::size_t a = 0; a < coarse_block_.size(); ++a) {
+    const PetscInt begin = c_rows_[a], end = c_rows_[a + 1], block = coarse_block_[a];
+    if (begin == end) continue;
+    const auto owner = static_cast<std::size_t>(std::upper_bound(ranges, ranges + size + 1, c * block) - ranges - 1);
+    std::vector<PetscInt>& to =
+        owner == static_cast<std::size_t>(rank) ? columns_of[static_cast<std::size_t>(block - first_block)]
+                                                : outgoing[owner];
+    if (owner != static_cast<std::size_t>(rank)) to.insert(to.end(), {block, end - begin});
+    for (PetscInt k = begin; k < end; ++k)
+      to.push_back(coarse_block_[static_cast<std::size_t>(c_columns_[static_cast<std::size_t>(k)])]);
+  }
+  for (const auto& in : exchange(comm, outgoing, kTag + 1))
+    for (std::size_t q = 0; q < in.size(); q += 2 + static_cast<std::size_t>(in[q + 1])) {
+      auto& to = columns_of[static_cast<std::size_t>(in[q] - first_block)];
+      to.insert(to.end(), in.begin() + static_cast<std::ptrdiff_t>(q + 2),
+                in.begin() + static_cast<std::ptrdiff_t>(q + 2 + static_cast<std::size_t>(in[q + 1])));
+    }
+  // The pattern, c point rows per block row, zeros; PETSc assembles it.
+  std::vector<PetscInt> ia(1, 0), ja;
+  for (auto& columns : columns_of) {
+    std::sort(columns.begin(), columns.end());
+    columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
+    for (PetscInt i = 0; i < c; ++i) {
+      for (const PetscInt block : columns)
+        for (PetscInt j = 0; j < c; ++j) ja.push_back(c * block + j);
+      ia.push_back(static_cast<PetscInt>(ja.size()));
+    }
+  }
+  if (has_type(coarse, {MATSEQAIJ}))
+    EDGEFEM_PETSC(MatSeqAIJSetPreallocationCSR(coarse, ia.data(), ja.data(), nullptr));
+  else
+    EDGEFEM_PETSC(MatMPIAIJSetPreallocationCSR(coarse, ia.data(), ja.data(), nullptr));
+  coarse_ = coarse;
+  if (!place_blocks(comm, coarse))  // on every rank alike
+    throw PetscFailure("GalerkinProduct: the coarse matrix made for the product does not hold it");
 }
 
 template <int B, int C>
@@ -476,6 +563,121 @@ std::size_t GalerkinProduct::bytes() const {
                            ap_columns_.size() + c_rows_.size() + c_columns_.size() + position_start_.size() +
                            positions_.size();
   return ints * sizeof(PetscInt) + p_values_.size() * sizeof(float);
+}
+
+namespace {
+
+constexpr char kProductKey[] = "edgefem_galerkin_product";
+using ProductSetFromOptions = PetscErrorCode (*)(Mat);
+// PETSc's own productsetfromoptions of SeqAIJ and MPIAIJ matrices (what a marked matrix had before).
+ProductSetFromOptions petsc_seqaij = nullptr, petsc_mpiaij = nullptr;
+
+ProductSetFromOptions& petsc_set_from_options(Mat m) {
+  return has_type(m, {MATSEQAIJ}) ? petsc_seqaij : petsc_mpiaij;
+}
+
+/// A PETSc callback's body: an exception becomes a PETSc error (it must not cross PETSc's C frames).
+template <class Body>
+PetscErrorCode as_petsc_callback(Mat m, const char* function, Body&& body) noexcept {
+  try {
+    body();
+    return 0;
+  } catch (const std::exception& e) {
+    return PetscError(PetscObjectComm(reinterpret_cast<PetscObject>(m)), __LINE__, function, __FILE__,
+                      PETSC_ERR_LIB, PETSC_ERROR_INITIAL, "%s", e.what());
+  }
+}
+
+PetscErrorCode destroy_product(void* product) {
+  delete static_cast<GalerkinProduct*>(product);
+  return 0;
+}
+
+template <class F>
+void (*as_operation(F f))(void) {
+  return reinterpret_cast<void (*)(void)>(f);
+}
+
+}  // namespace
+
+PetscErrorCode GalerkinProduct::set_from_options(Mat product) {
+  return as_petsc_callback(product, "GalerkinProduct::set_from_options", [&] {
+    MatProductType type = MATPRODUCT_UNSPECIFIED;
+    Mat a = nullptr, b = nullptr;
+    EDGEFEM_PETSC(MatProductGetType(product, &type));
+    EDGEFEM_PETSC(MatProductGetMats(product, &a, &b, nullptr));
+    void (*a_operation)(void) = nullptr;
+    EDGEFEM_PETSC(MatGetOperation(a, MATOP_PRODUCTSETFROMOPTIONS, &a_operation));
+    if (type == MATPRODUCT_PtAP && a_operation == as_operation(&GalerkinProduct::set_from_options)) {
+      EDGEFEM_PETSC(MatSetOperation(product, MATOP_PRODUCTSYMBOLIC, as_operation(&GalerkinProduct::symbolic)));
+      return;
+    }
+    if (const ProductSetFromOptions petsc = petsc_set_from_options(a)) EDGEFEM_PETSC(petsc(product));
+  });
+}
+
+PetscErrorCode GalerkinProduct::symbolic(Mat product) {
+  return as_petsc_callback(product, "GalerkinProduct::symbolic", [&] {
+    Mat a = nullptr, p = nullptr;
+    EDGEFEM_PETSC(MatProductGetMats(product, &a, &p, nullptr));
+    std::unique_ptr<GalerkinProduct> g = structure(a, p, 0);
+    if (!g) {  // not whole blocks on some rank (every rank knows): PETSc's product
+      EDGEFEM_PETSC(petsc_set_from_options(a)(product));
+      void (*petsc_symbolic)(void) = nullptr;
+      EDGEFEM_PETSC(MatGetOperation(product, MATOP_PRODUCTSYMBOLIC, &petsc_symbolic));
+      if (!petsc_symbolic || petsc_symbolic == as_operation(&GalerkinProduct::symbolic))
+        throw PetscFailure("GalerkinProduct: PETSc offers no P^T A P for these matrices");
+      EDGEFEM_PETSC(reinterpret_cast<PetscErrorCode (*)(Mat)>(petsc_symbolic)(product));
+      return;
+    }
+    g->make_coarse(product);
+    MPI_Comm comm = MPI_COMM_NULL;
+    EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(product), &comm));
+    PetscContainer container = nullptr;
+    EDGEFEM_PETSC(PetscContainerCreate(comm, &container));
+    EDGEFEM_PETSC(PetscContainerSetPointer(container, g.get()));
+    EDGEFEM_PETSC(PetscContainerSetUserDestroy(container, destroy_product));
+    g.release();  // the container's now
+    EDGEFEM_PETSC(PetscObjectCompose(reinterpret_cast<PetscObject>(product), kProductKey,
+                                     reinterpret_cast<PetscObject>(container)));
+    EDGEFEM_PETSC(PetscContainerDestroy(&container));
+    EDGEFEM_PETSC(MatSetOperation(product, MATOP_PRODUCTNUMERIC, as_operation(&GalerkinProduct::numeric)));
+    use_own_galerkin_products(product);  // the next level's product
+  });
+}
+
+PetscErrorCode GalerkinProduct::numeric(Mat product) {
+  return as_petsc_callback(product, "GalerkinProduct::numeric", [&] {
+    GalerkinProduct* g = galerkin_product_of(product);
+    if (!g) throw PetscFailure("GalerkinProduct: a product matrix without its GalerkinProduct");
+    g->update();
+  });
+}
+
+void use_own_galerkin_products(Mat fine) {
+  if (!is_aij(fine)) return;
+  const auto own = as_operation(&GalerkinProduct::set_from_options);
+  void (*current)(void) = nullptr;
+  EDGEFEM_PETSC(MatGetOperation(fine, MATOP_PRODUCTSETFROMOPTIONS, &current));
+  if (current == own) return;
+  ProductSetFromOptions& petsc = petsc_set_from_options(fine);
+  if (!petsc) petsc = reinterpret_cast<ProductSetFromOptions>(current);
+  // A matrix whose productsetfromoptions differs from its partner's is asked for this function by name.
+  MatType type = nullptr;
+  EDGEFEM_PETSC(MatGetType(fine, &type));
+  const std::string name = std::string("MatProductSetFromOptions_") + type + "_" + type + "_C";
+  EDGEFEM_PETSC(MatSetOperation(fine, MATOP_PRODUCTSETFROMOPTIONS, own));
+  EDGEFEM_PETSC(PetscObjectComposeFunction(reinterpret_cast<PetscObject>(fine), name.c_str(),
+                                           &GalerkinProduct::set_from_options));
+}
+
+GalerkinProduct* galerkin_product_of(Mat coarse) {
+  PetscObject container = nullptr;
+  EDGEFEM_PETSC(PetscObjectQuery(reinterpret_cast<PetscObject>(coarse), kProductKey, &container));
+  if (!container) return nullptr;
+  void* product = nullptr;
+  EDGEFEM_PETSC(PetscContainerGetPointer(reinterpret_cast<PetscContainer>(container), &product));
+  return static_cast<GalerkinProduct*>(product);
 }
 
 }  // namespace edgefem

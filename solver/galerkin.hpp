@@ -10,6 +10,14 @@
 /// copies added in thread order. The share's rows owned by other ranks go to their owners, which add them in the
 /// senders' rank order; the values are written into PETSc's coarse matrix in place (its pattern, the one PETSc's
 /// product made, holds the product's). The same sums at every rebuild, so a run repeats exactly.
+///
+/// GAMG's first set-up can use the same products (use_own_galerkin_products): PETSc's MatPtAP on a matrix marked
+/// so comes to us through PETSc's public product dispatch (MatProductSetFromOptions asks a matrix whose
+/// `productsetfromoptions` differs from its partner's for a function composed as
+/// "MatProductSetFromOptions_<type>_<type>_C"), and our symbolic phase makes the coarse matrix with exactly the
+/// product's pattern, marks it in turn (the next level's product is ours too) and keeps the GalerkinProduct on it
+/// (galerkin_product_of), where a later rebuild finds it. Products we cannot do (not whole blocks on some rank)
+/// and every other product (A P for the smoothed interpolation, ...) stay PETSc's.
 #include <petscmat.h>
 
 #include <array>
@@ -28,6 +36,10 @@ class GalerkinProduct {
   /// rebuild does the work). Keeps references to the three matrices. Collective.
   static std::unique_ptr<GalerkinProduct> create(Mat fine, Mat interp, Mat coarse);
 
+  /// The matrices the product multiplies (for a rebuild to recognise the product GAMG's set-up made with ours).
+  [[nodiscard]] Mat fine() const { return fine_; }
+  [[nodiscard]] Mat interp() const { return interp_; }
+
   /// coarse := P^T fine P, with `fine`'s values as they are now. Collective.
   void update();
 
@@ -41,6 +53,18 @@ class GalerkinProduct {
 
  private:
   GalerkinProduct() = default;
+  /// Everything but where the blocks go: P's blocks, A P's and this rank's share of C's patterns. `c` is the coarse
+  /// block size (0: the interpolation's column block size; < 0: this rank refuses). Null on every rank when some
+  /// rank refuses. Collective.
+  static std::unique_ptr<GalerkinProduct> structure(Mat fine, Mat interp, PetscInt c);
+  /// Makes `coarse` (a matrix without a type, the result of PETSc's product) an AIJ matrix of the product's size,
+  /// block size and pattern (zeros), and places the blocks in it. Collective.
+  void make_coarse(Mat coarse);
+  /// PETSc's product callbacks (use_own_galerkin_products).
+  static PetscErrorCode set_from_options(Mat product);
+  static PetscErrorCode symbolic(Mat product);
+  static PetscErrorCode numeric(Mat product);
+  friend void use_own_galerkin_products(Mat fine);
   /// Where the product's blocks go in `coarse` (places_, incoming_places_) and which go to other ranks; false on
   /// every rank when some block is not stored in `coarse` as c entries side by side. Collective.
   bool place_blocks(MPI_Comm comm, Mat coarse);
@@ -54,7 +78,11 @@ class GalerkinProduct {
   template <int B, int C>
   void multiply(const Part& a_diagonal, const Part& a_off_diagonal, PetscScalar* sums) const;
 
-  PetscOwner<Mat, MatDestroy> fine_, coarse_;
+  PetscOwner<Mat, MatDestroy> fine_, interp_;
+  // The coarse matrix; a reference to it only when create() was given it (one made by make_coarse() keeps the
+  // product, which must then not keep it).
+  Mat coarse_ = nullptr;
+  PetscOwner<Mat, MatDestroy> coarse_reference_;
   Mat fine_diagonal_ = nullptr, fine_off_diagonal_ = nullptr;  // SeqAIJ parts of fine_ (off-diagonal: null on 1 rank)
   std::array<PetscInt, 2> fine_nonzeros_{};                    // of both parts, to refuse a changed pattern
   int b_ = 0, c_ = 0;                                          // block sizes: fine rows, coarse rows
@@ -81,5 +109,13 @@ class GalerkinProduct {
   std::vector<PetscInt> own_rows_, places_, send_blocks_, incoming_places_;
   std::vector<int> send_ranks_, send_sizes_, receive_ranks_, receive_sizes_;
 };
+
+/// Marks `fine` (SeqAIJ or MPIAIJ; anything else is left alone) so that PETSc's P^T fine P (MatPtAP, as GAMG's
+/// set-up calls it) is computed by a GalerkinProduct, and so are the products with the coarse matrices that come
+/// out of it. Idempotent. Collective on nothing (it only changes `fine`'s function table).
+void use_own_galerkin_products(Mat fine);
+
+/// The product that computed `coarse` in PETSc's MatPtAP (use_own_galerkin_products), or null; `coarse` owns it.
+[[nodiscard]] GalerkinProduct* galerkin_product_of(Mat coarse);
 
 }  // namespace edgefem

@@ -392,6 +392,7 @@ void MultigridProducts::install(PC pc) {
 
 void MultigridProducts::remove(PC pc) {
   galerkin_.clear();  // they hold the matrices GAMG's set-up may replace
+  owned_galerkin_.clear();
   galerkin_refused_ = false;
   for (const Level& level : levels_) give_level(pc, level, false);
   levels_.clear();
@@ -414,14 +415,23 @@ bool MultigridProducts::update_coarse_operators(PC pc) {
       return level.op ? level.op->matrix() : nullptr;
     };
     for (PetscInt l = n_levels - 1; l >= 1; --l) {
-      auto product = GalerkinProduct::create(op(l), levels_[static_cast<std::size_t>(l) - 1].interp->matrix(),
-                                             op(l - 1));
+      Mat interp = levels_[static_cast<std::size_t>(l) - 1].interp->matrix();
+      GalerkinProduct* made = op(l - 1) ? galerkin_product_of(op(l - 1)) : nullptr;
+      int borrow = made && made->fine() == op(l) && made->interp() == interp ? 1 : 0;
+      MPI_Allreduce(MPI_IN_PLACE, &borrow, 1, MPI_INT, MPI_MIN, PetscObjectComm(reinterpret_cast<PetscObject>(pc)));
+      if (borrow == 1) {
+        galerkin_.push_back(made);
+        continue;
+      }
+      auto product = GalerkinProduct::create(op(l), interp, op(l - 1));
       if (!product) {
         galerkin_.clear();
+        owned_galerkin_.clear();
         galerkin_refused_ = true;
         return false;
       }
-      galerkin_.push_back(std::move(product));
+      galerkin_.push_back(product.get());
+      owned_galerkin_.push_back(std::move(product));
     }
   }
   for (const auto& product : galerkin_) product->update();

@@ -103,8 +103,11 @@ class MultigridProducts {
   /// or PETSc's matrices they stand for (the smoother's preconditioning matrix is always PETSc's).
   static void give_level(PC pc, const Level& level, bool own);
   std::vector<Level> levels_;
-  std::vector<std::unique_ptr<GalerkinProduct>> galerkin_;  // finest level's product first; made at the first update
-  bool galerkin_refused_ = false;                           // create() said no: GAMG's set-up rebuilds
+  // Each level's product, the finest level's first, found at the first update: the one GAMG's set-up made with our
+  // products (galerkin_product_of: its coarse matrix owns it), else one of ours (owned_galerkin_).
+  std::vector<GalerkinProduct*> galerkin_;
+  std::vector<std::unique_ptr<GalerkinProduct>> owned_galerkin_;
+  bool galerkin_refused_ = false;  // create() said no: GAMG's set-up rebuilds
 };
 
 }  // namespace edgefem

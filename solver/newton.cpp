@@ -415,6 +415,8 @@ void NewtonDriver::prepare_preconditioner() {
   if (!rebuild) return;
   if (!own_rebuild) {
     coarse_products_.remove(pc);  // GAMG's set-up works on its own matrices
+    // GAMG's coarse operators by our Galerkin products from the first set-up on (galerkin.hpp).
+    if (linear_.own_products() && has_type(pc, {PCGAMG})) use_own_galerkin_products(linear_.preconditioner(matrix_));
     EDGEFEM_PETSC(KSPSetOperators(k, linear_.krylov(matrix_), linear_.preconditioner(matrix_)));
     EDGEFEM_PETSC(KSPSetUp(k));
     EDGEFEM_PETSC(KSPSetUpOnBlocks(k));  // block Jacobi factorizes its blocks here

@@ -147,6 +147,71 @@ TEST(GalerkinProduct, RefusedOnEveryRankWhenOneRankHasABrokenBlock) {
   EXPECT_FALSE(GalerkinProduct::create(a, p, coarse));
 }
 
+// PETSc's MatPtAP on a matrix marked by use_own_galerkin_products() is ours (the coarse matrix keeps its
+// GalerkinProduct, block size c): the values PETSc's product of the unmarked matrix has, to round-off with P exact in
+// single precision; a MAT_REUSE_MATRIX product after new values is ours too; other products of the marked matrix
+// (A P) stay PETSc's, and so does P^T A P after MatDuplicate (which does not copy the mark).
+TEST(GalerkinProduct, MatPtAPOfAMarkedMatrixIsOurs) {
+  std::mt19937 rng(41 + static_cast<unsigned>(world_rank()));
+  using Shape = std::pair<int, int>;
+  for (const bool distributed : {false, true})
+    for (const auto& [b, c] : {Shape{3, 6}, Shape{6, 6}, Shape{3, 3}, Shape{6, 3}}) {
+      const MPI_Comm comm = distributed ? MPI_COMM_WORLD : PETSC_COMM_SELF;
+      const PetscInt share = distributed ? world_rank() + 1 : 1;
+      const std::string label =
+          std::string(distributed ? "distributed " : "") + std::to_string(b) + " x " + std::to_string(c);
+      PetscOwner<Mat, MatDestroy> a = random_blocks(comm, b, b, 40 * share, 40 * share, false, rng);
+      PetscOwner<Mat, MatDestroy> p = random_blocks(comm, b, c, 40 * share, 9 * share, true, rng, true);
+      PetscOwner<Mat, MatDestroy> reference, ours, plain;
+      EDGEFEM_PETSC(MatPtAP(a, p, MAT_INITIAL_MATRIX, 2.0, reference.address()));
+      use_own_galerkin_products(a);
+      use_own_galerkin_products(a);  // idempotent
+      EDGEFEM_PETSC(MatPtAP(a, p, MAT_INITIAL_MATRIX, 2.0, ours.address()));
+      ASSERT_NE(galerkin_product_of(ours), nullptr) << label;
+      EXPECT_EQ(galerkin_product_of(reference), nullptr) << label;
+      PetscInt bs = 0;
+      EDGEFEM_PETSC(MatGetBlockSize(ours, &bs));
+      EXPECT_EQ(bs, c) << label;
+      EXPECT_LT(relative_difference(reference, ours), 1e-13) << label;
+
+      new_values(a, rng);
+      EDGEFEM_PETSC(MatDuplicate(a, MAT_COPY_VALUES, plain.address()));
+      PetscOwner<Mat, MatDestroy> new_reference;
+      EDGEFEM_PETSC(MatPtAP(plain, p, MAT_INITIAL_MATRIX, 2.0, new_reference.address()));
+      EXPECT_EQ(galerkin_product_of(new_reference), nullptr) << label << ": a duplicate is not marked";
+      EXPECT_GT(relative_difference(new_reference, ours), 1e-3) << label << ": the old values differ";
+      EDGEFEM_PETSC(MatPtAP(a, p, MAT_REUSE_MATRIX, 2.0, ours.address()));
+      EXPECT_LT(relative_difference(new_reference, ours), 1e-13) << label << ": MAT_REUSE_MATRIX";
+
+      PetscOwner<Mat, MatDestroy> ap, ap_reference;
+      EDGEFEM_PETSC(MatMatMult(a, p, MAT_INITIAL_MATRIX, 2.0, ap.address()));
+      EDGEFEM_PETSC(MatMatMult(plain, p, MAT_INITIAL_MATRIX, 2.0, ap_reference.address()));
+      EXPECT_EQ(relative_difference(ap_reference, ap), 0.0) << label << ": A P is PETSc's";
+    }
+}
+
+// A marked matrix that is not whole blocks on one rank: every rank leaves P^T A P to PETSc (the same values).
+TEST(GalerkinProduct, MarkedMatrixWithABrokenBlockKeepsPetscsProduct) {
+  std::mt19937 rng(43 + static_cast<unsigned>(world_rank()));
+  PetscOwner<Mat, MatDestroy> a = random_blocks(MPI_COMM_WORLD, 3, 3, 20, 20, true, rng);
+  if (world_rank() == world_size() - 1) {
+    PetscInt first = 0;
+    EDGEFEM_PETSC(MatGetOwnershipRange(a, &first, nullptr));
+    const PetscInt g = first / 3 + ((7 - (first / 3) % 7) + 3) % 7;
+    EDGEFEM_PETSC(MatSetValue(a, 3 * g + 1, 2, 1.0, ADD_VALUES));
+  }
+  EDGEFEM_PETSC(MatAssemblyBegin(a, MAT_FINAL_ASSEMBLY));
+  EDGEFEM_PETSC(MatAssemblyEnd(a, MAT_FINAL_ASSEMBLY));
+  PetscOwner<Mat, MatDestroy> p = random_blocks(MPI_COMM_WORLD, 3, 6, 20, 4, true, rng);
+  PetscOwner<Mat, MatDestroy> reference, ours;
+  EDGEFEM_PETSC(MatPtAP(a, p, MAT_INITIAL_MATRIX, 2.0, reference.address()));
+  use_own_galerkin_products(a);
+  EDGEFEM_PETSC(MatPtAP(a, p, MAT_INITIAL_MATRIX, 2.0, ours.address()));
+  EXPECT_EQ(galerkin_product_of(ours), nullptr);
+  // PETSc's MPIAIJ product adds other ranks' rows in the order their messages arrive: round-off on 3 ranks.
+  EXPECT_LT(relative_difference(reference, ours), 1e-14);
+}
+
 /// A symmetric positive definite system of 3-D elasticity's shape on an n x n x (n + rank) grid of points per rank
 /// stacked along z: for each grid edge a 3 x 3 block k (I + e e^T) with a random k, the edge's direction e (a spring
 /// network), and the bottom layer tied to the ground; the rigid-body modes of the points' coordinates as
@@ -272,6 +337,70 @@ TEST(MultigridProducts, RebuildsTheCoarseOperatorsAsGamgDoes) {
         << "GAMG's rebuild kept level " << l + 1 << "'s interpolation";
     EXPECT_LT(relative_difference(level_matrix(pc, l), ours[static_cast<std::size_t>(l)]), 1e-6) << "level " << l;
   }
+}
+
+// GAMG's first set-up on a matrix marked by use_own_galerkin_products(): the hierarchy of GAMG's set-up on an
+// unmarked copy (the same levels and finest interpolation, the coarse operators and the coarser interpolations, which
+// GAMG computes from them, to single precision), every level above the coarsest made by our product (the coarsest
+// may be GAMG's reduction to fewer ranks); a rebuild by update_coarse_operators() uses those products and gives
+// PETSc's P^T A P of the new values.
+TEST(MultigridProducts, GamgsFirstSetUpWithOurProductsMatchesPetscs) {
+  std::mt19937 rng(47 + static_cast<unsigned>(world_rank()));
+  SpringGrid grid(12, rng);
+  PetscOwner<Mat, MatDestroy> marked;
+  EDGEFEM_PETSC(MatDuplicate(grid.matrix, MAT_COPY_VALUES, marked.address()));
+  EDGEFEM_PETSC(MatSetNearNullSpace(marked, grid.rigid));
+  use_own_galerkin_products(marked);
+  const auto set_up = [](PetscOwner<KSP, KSPDestroy>& ksp, Mat m) {
+    EDGEFEM_PETSC(KSPCreate(MPI_COMM_WORLD, ksp.address()));
+    EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
+    PC pc = nullptr;
+    EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
+    EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
+    EDGEFEM_PETSC(PCGAMGSetCoarseEqLim(pc, 60));
+    EDGEFEM_PETSC(KSPSetOperators(ksp, m, m));
+    EDGEFEM_PETSC(KSPSetUp(ksp));
+    return pc;
+  };
+  PetscOwner<KSP, KSPDestroy> petsc_ksp, our_ksp;
+  PC petsc = set_up(petsc_ksp, grid.matrix), ours = set_up(our_ksp, marked);
+  PetscInt n_levels = 0, our_levels = 0;
+  EDGEFEM_PETSC(PCMGGetLevels(petsc, &n_levels));
+  EDGEFEM_PETSC(PCMGGetLevels(ours, &our_levels));
+  ASSERT_GE(n_levels, 3);
+  ASSERT_EQ(our_levels, n_levels);
+  for (PetscInt l = 0; l + 1 < n_levels; ++l) {
+    Mat petsc_interp = nullptr, our_interp = nullptr;
+    EDGEFEM_PETSC(PCMGGetInterpolation(petsc, l + 1, &petsc_interp));
+    EDGEFEM_PETSC(PCMGGetInterpolation(ours, l + 1, &our_interp));
+    const double interp_difference = relative_difference(petsc_interp, our_interp);
+    if (l + 2 == n_levels)
+      EXPECT_EQ(interp_difference, 0.0) << "the finest interpolation";
+    else
+      EXPECT_LT(interp_difference, 1e-5) << "interpolation to level " << l + 1;
+    EXPECT_LT(relative_difference(level_matrix(petsc, l), level_matrix(ours, l)), 1e-5) << "level " << l;
+    if (l > 0) EXPECT_NE(galerkin_product_of(level_matrix(ours, l)), nullptr) << "level " << l << " is ours";
+  }
+
+  MultigridProducts products;
+  products.install(ours);
+  ASSERT_TRUE(products.installed());
+  PetscOwner<Mat, MatDestroy> transposed;
+  EDGEFEM_PETSC(MatTranspose(marked, MAT_INITIAL_MATRIX, transposed.address()));
+  EDGEFEM_PETSC(MatScale(marked, 1.3));
+  EDGEFEM_PETSC(MatAXPY(marked, 0.2, transposed, SAME_NONZERO_PATTERN));
+  GalerkinProduct* second = galerkin_product_of(level_matrix(ours, n_levels - 2));
+  ASSERT_NE(second, nullptr);
+  ASSERT_TRUE(products.update_coarse_operators(ours));
+  EXPECT_EQ(galerkin_product_of(level_matrix(ours, n_levels - 2)), second) << "the same product";
+  products.remove(ours);
+  PetscOwner<Mat, MatDestroy> plain, reference;
+  EDGEFEM_PETSC(MatDuplicate(marked, MAT_COPY_VALUES, plain.address()));
+  Mat finest_interp = nullptr;
+  EDGEFEM_PETSC(PCMGGetInterpolation(ours, n_levels - 1, &finest_interp));
+  EDGEFEM_PETSC(MatPtAP(plain, finest_interp, MAT_INITIAL_MATRIX, 2.0, reference.address()));
+  EXPECT_LT(relative_difference(reference, level_matrix(ours, n_levels - 2)), 1e-6);
+  EXPECT_GT(relative_difference(reference, level_matrix(petsc, n_levels - 2)), 1e-3) << "the new values differ";
 }
 
 }  // namespace
