@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "materials/edge_assembly.hpp"
 #include "materials/formulation.hpp"
@@ -71,6 +72,11 @@ inline const double* vol_grad(const double* buf, int i, double* c0) {
   return c0;
 }
 
+/// What the volumetric penalty keeps of a tet's reference geometry.
+struct RefTetScalars {
+  double c_ini = 0.0, v0 = 0.0;
+};
+
 /// TSEP id of the local edge-slot pair (s1, s2) of tet t (layout contract of topology.hpp).
 std::int64_t tsep_of(const Topology& topo, std::span<const LocalIndex> tets, std::int64_t t, int s1, int s2) {
   if (s1 + s2 == 5) return topo.n_type1 + 3 * t + std::min(s1, s2);  // opposite edges: type 2
@@ -103,7 +109,7 @@ class StvkTsep final : public edge_assembly::EdgeFormulation<> {
   /// Volumetric tets sorted (stably) by their smallest vertex, for the fused sweep; returns the sweep's cell_first.
   std::vector<std::int64_t> sort_volumetric_tets(std::vector<std::int64_t>& vol_of_tet);
   /// The g gather (eq. 28) and the grouped K(E) terms (eq. 31) of the TSEPs.
-  void tsep_lists(const Topology& topo, const std::vector<double>& LP);
+  void tsep_lists(const Topology& topo, std::span<const LocalIndex> tets, const std::vector<double>& LP);
   /// Volumetric tets: gathers into vertices (forces) and edges (K(E)).
   void volumetric_lists(const Topology& topo, const std::vector<std::int64_t>& vol_of_tet);
 
@@ -157,7 +163,7 @@ StvkTsep::StvkTsep(std::span<const double> coords, std::span<const LocalIndex> t
   std::vector<std::int64_t> vol_of_tet;
   tet_coefficients(coords, tets, topo, materials, material_of_tet, LP, vol_of_tet);
   std::vector<std::int64_t> vt_first = sort_volumetric_tets(vol_of_tet);
-  if (!nsn_) tsep_lists(topo, LP);
+  if (!nsn_) tsep_lists(topo, tets, LP);
   volumetric_lists(topo, vol_of_tet);
 
   sweep_ = edge_assembly::VertexSweep(
@@ -189,27 +195,58 @@ void StvkTsep::tet_coefficients(std::span<const double> coords, std::span<const 
   const std::int64_t nt = topo.n_tets(), ne = edges_.n_edges();
   L_.assign(ne, 0.0);
   if (!nsn_) LP.assign(topo.tseps.size(), 0.0);
-  for (std::int64_t t = 0; t < nt; ++t) {
-    double X[12];
-    for (int i = 0; i < 4; ++i)
-      for (int c = 0; c < 3; ++c) X[3 * i + c] = coords[3 * tets[4 * t + i] + c];
-    const tetgeo::RefTet r = tetgeo::reference_tet(X, t);
-    const TetMaterial& mat = materials[material_of_tet[t]];
+  // By chunks of tets: L_T and the TSEP ids on the threads, then the sums in tet order (the same sums on any
+  // number of threads).
+  constexpr std::int64_t kChunk = 8192;
+  struct TetTerms {
     double LT[6][6];
-    if (mat.isotropic)
-      tetgeo::edge_coefficients(r, mat.lambda, mat.mu, LT);
-    else
-      tetgeo::edge_coefficients(r, mat.D.data(), LT);
-    for (int s = 0; s < 6; ++s) L_[topo.tet_edges[t][s]] += LT[s][s];
-    if (!nsn_)
-      for (int s1 = 0; s1 < 6; ++s1)
-        for (int s2 = s1 + 1; s2 < 6; ++s2) LP[tsep_of(topo, tets, t, s1, s2)] += LT[s1][s2];
-    if (mat.volumetric != VolumetricPenalty::none && mat.k_vol != 0.0) {
-      vol_of_tet.push_back(t);
-      vt_verts_.push_back({tets[4 * t], tets[4 * t + 1], tets[4 * t + 2], tets[4 * t + 3]});
-      vt_cini_.push_back(r.c_ini);
-      vt_kv_.push_back(r.v0 * mat.k_vol);
-      vt_kind_.push_back(mat.volumetric);
+    std::int64_t tsep[15];
+    RefTetScalars ref;
+  };
+  std::vector<TetTerms> chunk(static_cast<std::size_t>(std::min(nt, kChunk)));
+  for (std::int64_t t0 = 0; t0 < nt; t0 += kChunk) {
+    const std::int64_t t1 = std::min(nt, t0 + kChunk);
+    std::int64_t failed = nt;  // the first degenerate tet of the chunk
+    std::string failure;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t t = t0; t < t1; ++t) {
+      TetTerms& out = chunk[static_cast<std::size_t>(t - t0)];
+      double X[12];
+      for (int i = 0; i < 4; ++i)
+        for (int c = 0; c < 3; ++c) X[3 * i + c] = coords[3 * tets[4 * t + i] + c];
+      tetgeo::RefTet r{};
+      try {
+        r = tetgeo::reference_tet(X, t);
+      } catch (const std::invalid_argument& e) {
+#pragma omp critical(stvk_tsep_degenerate)
+        if (t < failed) failed = t, failure = e.what();
+        continue;
+      }
+      out.ref = {r.c_ini, r.v0};
+      const TetMaterial& mat = materials[material_of_tet[t]];
+      if (mat.isotropic)
+        tetgeo::edge_coefficients(r, mat.lambda, mat.mu, out.LT);
+      else
+        tetgeo::edge_coefficients(r, mat.D.data(), out.LT);
+      if (!nsn_)
+        for (int s1 = 0, k = 0; s1 < 6; ++s1)
+          for (int s2 = s1 + 1; s2 < 6; ++s2, ++k) out.tsep[k] = tsep_of(topo, tets, t, s1, s2);
+    }
+    if (failed < nt) throw std::invalid_argument(failure);
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const TetTerms& in = chunk[static_cast<std::size_t>(t - t0)];
+      for (int s = 0; s < 6; ++s) L_[topo.tet_edges[t][s]] += in.LT[s][s];
+      if (!nsn_)
+        for (int s1 = 0, k = 0; s1 < 6; ++s1)
+          for (int s2 = s1 + 1; s2 < 6; ++s2, ++k) LP[in.tsep[k]] += in.LT[s1][s2];
+      const TetMaterial& mat = materials[material_of_tet[t]];
+      if (mat.volumetric != VolumetricPenalty::none && mat.k_vol != 0.0) {
+        vol_of_tet.push_back(t);
+        vt_verts_.push_back({tets[4 * t], tets[4 * t + 1], tets[4 * t + 2], tets[4 * t + 3]});
+        vt_cini_.push_back(in.ref.c_ini);
+        vt_kv_.push_back(in.ref.v0 * mat.k_vol);
+        vt_kind_.push_back(mat.volumetric);
+      }
     }
   }
   L2_.resize(ne);
@@ -238,7 +275,7 @@ std::vector<std::int64_t> StvkTsep::sort_volumetric_tets(std::vector<std::int64_
   return first;
 }
 
-void StvkTsep::tsep_lists(const Topology& topo, const std::vector<double>& LP) {
+void StvkTsep::tsep_lists(const Topology& topo, std::span<const LocalIndex> tets, const std::vector<double>& LP) {
   const auto& tp = topo.tseps;
   const auto np = static_cast<std::int64_t>(tp.size());
   // g gather (eq. 28): each TSEP feeds both of its edges.
@@ -247,18 +284,23 @@ void StvkTsep::tsep_lists(const Topology& topo, const std::vector<double>& LP) {
   g_terms_ = edge_assembly::TsepGather(edges_.n_edges(), pairs, LP);
   // K(E) gather (eq. 31): for i, j in {0, 1} with A_i = V_e(a, i) != B_j = V_e(b, j), the edge E joining
   // them receives (-1)^(i+j) K_p if A_i = v0(E), else (-1)^(i+j) K_p^T (K_p = 2 L(P) p_a p_b^T, eq. 32).
-  const std::vector<std::int64_t> first_edge = edge_assembly::first_edges(n_vertices_, topo.edges);
+  // E is an edge of every tet holding P (type 2: its tet; type 1: a tet of its face), so it is read from that
+  // tet's edge slots instead of searched for in the edge list.
+  std::vector<std::int64_t> face_tet(static_cast<std::size_t>(topo.n_faces()));
+  for (std::int64_t t = 0; t < topo.n_tets(); ++t)
+    for (int m = 0; m < 4; ++m) face_tet[static_cast<std::size_t>(topo.tet_faces[t][m])] = t;
+  constexpr int kSlot[4][4] = {{-1, 0, 1, 2}, {0, -1, 3, 4}, {1, 3, -1, 5}, {2, 4, 5, -1}};  // kEdgeLocal's inverse
   std::vector<std::array<LocalIndex, 4>> cross(static_cast<std::size_t>(np));  // E_p2(P, i, j), -1: none
 #pragma omp parallel for schedule(static)
   for (std::int64_t P = 0; P < np; ++P) {
+    const std::int64_t t = P < topo.n_type1 ? face_tet[static_cast<std::size_t>(P / 3)] : (P - topo.n_type1) / 3;
+    const LocalIndex* v = tets.data() + 4 * t;
+    const auto local = [v](LocalIndex w) { return w == v[0] ? 0 : w == v[1] ? 1 : w == v[2] ? 2 : 3; };
     const LocalIndex A[2] = {edges_.v0(tp[P].edge0), edges_.v1(tp[P].edge0)};
     const LocalIndex B[2] = {edges_.v0(tp[P].edge1), edges_.v1(tp[P].edge1)};
     for (int i = 0; i < 2; ++i)
       for (int j = 0; j < 2; ++j)  // A_i == B_j lands on K(v, v): covered by algKV
-        cross[P][2 * i + j] = A[i] == B[j] ? -1
-                                           : static_cast<LocalIndex>(edge_assembly::find_edge(topo.edges, first_edge,
-                                                                                              std::min(A[i], B[j]),
-                                                                                              std::max(A[i], B[j])));
+        cross[P][2 * i + j] = A[i] == B[j] ? -1 : topo.tet_edges[t][kSlot[local(A[i])][local(B[j])]];
   }
   k_terms_ = edge_assembly::GroupedEdgeTerms(edges_, np, [&](std::int64_t P, auto&& sink) {
     const LocalIndex a = tp[P].edge0, b = tp[P].edge1;

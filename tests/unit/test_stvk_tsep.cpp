@@ -375,6 +375,31 @@ TEST(StvkTsep, ThreadCountOfTheSetUpDoesNotChangeForcesOrBlocks) {
   omp_set_num_threads(saved);
 }
 
+/// The per-tet coefficients are computed on the threads by chunks of tets: degenerate tets in a later chunk stop the
+/// set-up with the first of them named, on any number of threads.
+TEST(StvkTsep, FirstDegenerateTetIsNamedOnAnyThreadCount) {
+  const int saved = omp_get_max_threads();
+  TetMesh m = testing::kuhn_box(20, 16, 14, 0.2, 0.0, 5);
+  const auto flat = [&](LocalIndex t, LocalIndex i) {  // four vertices of the bottom plane z = 0
+    const LocalIndex v[4] = {i, i + 1, i + 21, i + 22};
+    std::copy(v, v + 4, m.tets.begin() + 4 * t);
+  };
+  flat(15000, 2);  // the same chunk of 8,192 tets, another thread
+  flat(12000, 5);
+  const auto mat = random_materials(m.n_tets(), VolumetricPenalty::none, 4);
+  for (int threads : {1, 3}) {
+    omp_set_num_threads(threads);
+    try {
+      make_formulation("stvk", m, mat);
+      ADD_FAILURE() << threads << " threads: degenerate tets accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("tetrahedron 12000 has zero reference volume"), std::string::npos)
+          << threads << " threads: " << e.what();
+    }
+  }
+  omp_set_num_threads(saved);
+}
+
 TEST(StvkTsep, RejectsBadInput) {
   const TetMesh m = single_tet(false);
   const auto mat = random_materials(1, VolumetricPenalty::none, 1);
