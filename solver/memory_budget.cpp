@@ -113,7 +113,10 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
   // edge/TSEP kernel data ~0.9 KB, the COO hand-over ~0.58 KB, the matrix ~0.29 KB and vectors ~0.16 KB; since
   // the hand-over writes into the matrix itself (AijInsertion: no PETSc COO maps) 350 less (the rest:
   // the model's other arrays, maps, PETSc's bookkeeping, counted with the model). Smoothed-aggregation GAMG: ~1 KB
-  // per tet on one rank, ~3.4 KB on two (the parallel Galerkin product's intermediates). Triangles: a membrane cell
+  // per tet on one rank, ~3.4 KB on two (PETSc's parallel Galerkin product's intermediates); with our own Galerkin
+  // products (GAMG under our multigrid products, solver/galerkin.hpp) ~1.2 KB on any number of ranks (the 1.2M-tet
+  // box on 2 ranks: 4.17 KB per tet at the peak, 2,404 MiB per rank, of which the rest of this plan counts 3.0 KB).
+  // Triangles: a membrane cell
   // has about as many matrix entries as a tet (more vertices and edges per cell) but a smaller kernel.
   RankEstimate e;
   const double t = static_cast<double>(tets), s = static_cast<double>(triangles), v = static_cast<double>(vertices);
@@ -124,6 +127,7 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
     case SolveKind::newton:
       e.system = 520.0 * t + 500.0 * s;
       e.smoothed = (ranks > 1 ? 3400.0 : 1200.0) * (t + s);
+      e.smoothed_own_products = 1200.0 * (t + s);
       e.unsmoothed = 400.0 * (t + s);
       // The BAIJ copy the incomplete factorizations use: the matrix's values and a block index per 9 (AIJ: an
       // index per value). Multigrid's own product keeps the upper triangle instead (solver/symmetric_blocks.hpp:
@@ -248,7 +252,9 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   // Multigrid (not hypre, which keeps its own matrix) multiplies with a BAIJ copy of the matrix.
   const bool multigrid = amg && pc_name != "hypre" && job.solver.block_operator;
   const double copy = multigrid ? e.symmetric_copy : 0.0;
-  const double smoothed = e.smoothed + (multigrid ? e.coarse_copies : 0.0);
+  // GAMG under our multigrid products computes its Galerkin products with ours (newton.cpp).
+  const double smoothed = multigrid && pc_name == "gamg" ? e.smoothed_own_products + e.coarse_copies
+                          : e.smoothed + (multigrid ? e.coarse_copies : 0.0);
   const double unsmoothed = e.unsmoothed + (multigrid ? e.coarse_copies_unsmoothed : 0.0);
   const double pc_rich = amg ? (lean_only ? unsmoothed : smoothed) + copy : pc_other;
   const double pc_lean = amg ? unsmoothed + copy : pc_other;

@@ -42,6 +42,7 @@ struct RankEstimate {
   double vectors = 0;     ///< the solver's vectors
   double own = 0;         ///< position-based: constraints by colour; frames: samples, weights, their Laplace solve
   double smoothed = 0;    ///< a smoothed-aggregation GAMG hierarchy (or another AMG: hypre) (newton only)
+  double smoothed_own_products = 0;  ///< the same with our Galerkin products (GAMG under our multigrid products)
   double unsmoothed = 0;  ///< an unsmoothed-aggregation GAMG hierarchy (newton only)
   double block_copy = 0;  ///< the BAIJ copy of the matrix the incomplete factorizations use (solver/block_operator.hpp)
   double symmetric_copy = 0;  ///< the upper triangle multigrid's Krylov method multiplies with (block_operator.hpp)
