@@ -215,17 +215,21 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::structure(Mat fine, Mat interp
 
   // C's rows (compact coarse blocks): the union of A P's rows r over the blocks (r, a) of this rank's P rows (P^T's
   // rows: the fine rows r of each a, by a counting sort).
-  std::vector<PetscInt> pt_rows(static_cast<std::size_t>(n_compact) + 1, 0), pt_fine;
+  // pt_block[q]: the block k of P, in fine row pt_fine[q], of each entry q of P^T's rows.
+  std::vector<PetscInt> pt_rows(static_cast<std::size_t>(n_compact) + 1, 0), pt_fine, pt_block;
   const auto local_blocks = static_cast<std::size_t>(g->p_rows_[static_cast<std::size_t>(n_rows)]);
   for (std::size_t k = 0; k < local_blocks; ++k) ++pt_rows[static_cast<std::size_t>(g->p_columns_[k]) + 1];
   for (std::size_t a = 0; a < static_cast<std::size_t>(n_compact); ++a) pt_rows[a + 1] += pt_rows[a];
   pt_fine.resize(local_blocks);
+  pt_block.resize(local_blocks);
   {
     std::vector<PetscInt> at(pt_rows.begin(), pt_rows.end() - 1);
     for (PetscInt r = 0; r < n_rows; ++r)
-      for (PetscInt k = g->p_rows_[static_cast<std::size_t>(r)]; k < g->p_rows_[static_cast<std::size_t>(r) + 1]; ++k)
-        pt_fine[static_cast<std::size_t>(at[static_cast<std::size_t>(g->p_columns_[static_cast<std::size_t>(k)])]++)] =
-            r;
+      for (PetscInt k = g->p_rows_[static_cast<std::size_t>(r)]; k < g->p_rows_[static_cast<std::size_t>(r) + 1]; ++k) {
+        const auto q = static_cast<std::size_t>(at[static_cast<std::size_t>(g->p_columns_[static_cast<std::size_t>(k)])]++);
+        pt_fine[q] = r;
+        pt_block[q] = k;
+      }
   }
   g->c_rows_.assign(1, 0);
   for (std::size_t a = 0; a < static_cast<std::size_t>(n_compact); ++a) {
@@ -241,19 +245,26 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::structure(Mat fine, Mat interp
     for (auto k = begin; k < g->c_columns_.size(); ++k) seen[static_cast<std::size_t>(g->c_columns_[k])] = 0;
     g->c_rows_.push_back(static_cast<PetscInt>(g->c_columns_.size()));
   }
-  // Where each P(r, a)^T (A P)(r, j) product goes in C.
-  g->position_start_.assign(1, 0);
-  for (PetscInt r = 0; r < n_rows; ++r) {
-    const auto ap_begin = g->ap_columns_.begin() + g->ap_rows_[static_cast<std::size_t>(r)];
-    const auto ap_end = g->ap_columns_.begin() + g->ap_rows_[static_cast<std::size_t>(r) + 1];
-    for (PetscInt k = g->p_rows_[static_cast<std::size_t>(r)]; k < g->p_rows_[static_cast<std::size_t>(r) + 1]; ++k) {
-      const PetscInt row = g->p_columns_[static_cast<std::size_t>(k)];
-      const auto c_begin = g->c_columns_.begin() + g->c_rows_[static_cast<std::size_t>(row)];
-      const auto c_end = g->c_columns_.begin() + g->c_rows_[static_cast<std::size_t>(row) + 1];
-      for (auto j = ap_begin; j != ap_end; ++j)
-        g->positions_.push_back(static_cast<PetscInt>(std::lower_bound(c_begin, c_end, *j) - g->c_columns_.begin()));
+  // Where each P(r, a)^T (A P)(r, j) product goes in C: positions_[position_start_[r] + (k - first block of P's row
+  // r) * (A P's row length) + j] for P's block k = (r, a). Filled by C's rows: row a's columns mapped once (`where`),
+  // then every A P row r that P^T's row a reaches (all its columns are in C's row a, by construction).
+  g->position_start_.assign(static_cast<std::size_t>(n_rows) + 1, 0);
+  for (std::size_t r = 0; r < static_cast<std::size_t>(n_rows); ++r)
+    g->position_start_[r + 1] =
+        g->position_start_[r] + (g->p_rows_[r + 1] - g->p_rows_[r]) * (g->ap_rows_[r + 1] - g->ap_rows_[r]);
+  g->positions_.resize(static_cast<std::size_t>(g->position_start_.back()));
+  std::vector<PetscInt> where(static_cast<std::size_t>(n_compact), -1);
+  for (std::size_t a = 0; a < static_cast<std::size_t>(n_compact); ++a) {
+    for (PetscInt q = g->c_rows_[a]; q < g->c_rows_[a + 1]; ++q)
+      where[static_cast<std::size_t>(g->c_columns_[static_cast<std::size_t>(q)])] = q;
+    for (PetscInt q = pt_rows[a]; q < pt_rows[a + 1]; ++q) {
+      const auto r = static_cast<std::size_t>(pt_fine[static_cast<std::size_t>(q)]);
+      const PetscInt k = pt_block[static_cast<std::size_t>(q)];
+      const PetscInt ap_begin = g->ap_rows_[r], ap_length = g->ap_rows_[r + 1] - ap_begin;
+      PetscInt* out = g->positions_.data() + g->position_start_[r] + (k - g->p_rows_[r]) * ap_length;
+      for (PetscInt j = 0; j < ap_length; ++j)
+        out[j] = where[static_cast<std::size_t>(g->ap_columns_[static_cast<std::size_t>(ap_begin + j)])];
     }
-    g->position_start_.push_back(static_cast<PetscInt>(g->positions_.size()));
   }
   return g;
 }
@@ -438,7 +449,9 @@ void GalerkinProduct::multiply(const Part& a_diagonal, const Part& a_off_diagona
           for (int m = 0; m < B; ++m) a[i][m] = part.values[ia[B * r + i] + q + m];
         const PetscInt j = ghost + part.ja[begin + q] / B;
         for (PetscInt k = p_rows_[static_cast<std::size_t>(j)]; k < p_rows_[static_cast<std::size_t>(j) + 1]; ++k) {
-          const float* p = p_values_.data() + static_cast<std::size_t>(k) * B * C;
+          const float* pf = p_values_.data() + static_cast<std::size_t>(k) * B * C;
+          PetscScalar p[B * C];  // widened once, not once per row of the A block
+          for (int e = 0; e < B * C; ++e) p[e] = pf[e];
           PetscScalar* out =
               ap.data() +
               static_cast<std::size_t>(slot[static_cast<std::size_t>(p_columns_[static_cast<std::size_t>(k)])]) * B * C;
@@ -463,7 +476,9 @@ void GalerkinProduct::multiply(const Part& a_diagonal, const Part& a_off_diagona
       // C(a, j) += P(r, a)^T (A P)(r, j)
       const PetscInt* position = positions_.data() + position_start_[static_cast<std::size_t>(r)];
       for (PetscInt k = p_rows_[static_cast<std::size_t>(r)]; k < p_rows_[static_cast<std::size_t>(r) + 1]; ++k) {
-        const float* p = p_values_.data() + static_cast<std::size_t>(k) * B * C;
+        const float* pf = p_values_.data() + static_cast<std::size_t>(k) * B * C;
+        PetscScalar p[B * C];
+        for (int e = 0; e < B * C; ++e) p[e] = pf[e];
         for (PetscInt j = 0; j < ap_length; ++j, ++position) {
           PetscScalar* out = mine + static_cast<std::size_t>(*position) * C * C;
           const PetscScalar* x = ap.data() + static_cast<std::size_t>(j) * B * C;

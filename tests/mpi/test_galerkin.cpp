@@ -374,12 +374,15 @@ TEST(MultigridProducts, GamgsFirstSetUpWithOurProductsMatchesPetscs) {
     EDGEFEM_PETSC(PCMGGetInterpolation(petsc, l + 1, &petsc_interp));
     EDGEFEM_PETSC(PCMGGetInterpolation(ours, l + 1, &our_interp));
     const double interp_difference = relative_difference(petsc_interp, our_interp);
-    if (l + 2 == n_levels)
+    if (l + 2 == n_levels) {
       EXPECT_EQ(interp_difference, 0.0) << "the finest interpolation";
-    else
+    } else {
       EXPECT_LT(interp_difference, 1e-5) << "interpolation to level " << l + 1;
+    }
     EXPECT_LT(relative_difference(level_matrix(petsc, l), level_matrix(ours, l)), 1e-5) << "level " << l;
-    if (l > 0) EXPECT_NE(galerkin_product_of(level_matrix(ours, l)), nullptr) << "level " << l << " is ours";
+    if (l > 0) {
+      EXPECT_NE(galerkin_product_of(level_matrix(ours, l)), nullptr) << "level " << l << " is ours";
+    }
   }
 
   MultigridProducts products;
