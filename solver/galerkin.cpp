@@ -418,6 +418,7 @@ void GalerkinProduct::make_coarse(Mat coarse) {
       ia.push_back(static_cast<PetscInt>(ja.size()));
     }
   }
+  if (ja.empty()) ja.push_back(0);  // a rank without coarse rows: a valid pointer, no entry (ia is {0})
   if (has_type(coarse, {MATSEQAIJ}))
     EDGEFEM_PETSC(MatSeqAIJSetPreallocationCSR(coarse, ia.data(), ja.data(), nullptr));
   else

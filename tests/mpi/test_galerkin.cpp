@@ -154,14 +154,20 @@ TEST(GalerkinProduct, RefusedOnEveryRankWhenOneRankHasABrokenBlock) {
 TEST(GalerkinProduct, MatPtAPOfAMarkedMatrixIsOurs) {
   std::mt19937 rng(41 + static_cast<unsigned>(world_rank()));
   using Shape = std::pair<int, int>;
-  for (const bool distributed : {false, true})
+  // 0: each rank's own matrices; 1: distributed; 2: distributed, the last rank without coarse rows (several ranks).
+  for (const int layout : {0, 1, 2})
     for (const auto& [b, c] : {Shape{3, 6}, Shape{6, 6}, Shape{3, 3}, Shape{6, 3}}) {
+      const bool distributed = layout > 0;
+      if (layout == 2 && world_size() == 1) continue;
       const MPI_Comm comm = distributed ? MPI_COMM_WORLD : PETSC_COMM_SELF;
       const PetscInt share = distributed ? world_rank() + 1 : 1;
-      const std::string label =
-          std::string(distributed ? "distributed " : "") + std::to_string(b) + " x " + std::to_string(c);
+      const PetscInt coarse_share = layout == 2 && world_rank() == world_size() - 1 ? 0 : 9 * share;
+      const std::string label = std::string(layout == 2 ? "distributed, a rank without coarse rows, "
+                                            : distributed ? "distributed "
+                                                          : "") +
+                                std::to_string(b) + " x " + std::to_string(c);
       PetscOwner<Mat, MatDestroy> a = random_blocks(comm, b, b, 40 * share, 40 * share, false, rng);
-      PetscOwner<Mat, MatDestroy> p = random_blocks(comm, b, c, 40 * share, 9 * share, true, rng, true);
+      PetscOwner<Mat, MatDestroy> p = random_blocks(comm, b, c, 40 * share, coarse_share, true, rng, true);
       PetscOwner<Mat, MatDestroy> reference, ours, plain;
       EDGEFEM_PETSC(MatPtAP(a, p, MAT_INITIAL_MATRIX, 2.0, reference.address()));
       use_own_galerkin_products(a);
