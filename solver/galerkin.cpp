@@ -89,8 +89,10 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::create(Mat fine, Mat interp, M
   *g->coarse_reference_.address() = coarse;
   g->coarse_ = coarse;
   MPI_Comm comm = MPI_COMM_NULL;
+  const PetscInt* ranges = nullptr;
   EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(fine), &comm));
-  if (!g->place_blocks(comm, coarse)) return nullptr;
+  EDGEFEM_PETSC(MatGetOwnershipRanges(coarse, &ranges));
+  if (!g->place_blocks(coarse, g->route(comm, ranges))) return nullptr;
   return g;
 }
 
@@ -269,13 +271,42 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::structure(Mat fine, Mat interp
   return g;
 }
 
-bool GalerkinProduct::place_blocks(MPI_Comm comm, Mat coarse) {
+std::vector<std::vector<PetscInt>> GalerkinProduct::route(MPI_Comm comm, const PetscInt* ranges) {
   comm_ = comm;
-  int size = 1;
+  int size = 1, rank = 0;
   MPI_Comm_size(comm, &size);
-  const PetscInt* ranges = nullptr;
+  MPI_Comm_rank(comm, &rank);
+  const PetscInt c = c_;
+  // This rank's rows stay (own_rows_); other ranks' rows go to their owners: each row's coarse block, its number of
+  // blocks and their block columns (global), and which blocks of the share they are, in that order.
+  std::vector<std::vector<PetscInt>> structure(static_cast<std::size_t>(size)), blocks(static_cast<std::size_t>(size));
+  for (std::size_t a = 0; a < coarse_block_.size(); ++a) {
+    const PetscInt begin = c_rows_[a], end = c_rows_[a + 1], row = c * coarse_block_[a];
+    if (begin == end) continue;
+    const auto owner = static_cast<std::size_t>(std::upper_bound(ranges, ranges + size + 1, row) - ranges - 1);
+    if (owner == static_cast<std::size_t>(rank)) {
+      own_rows_.push_back(static_cast<PetscInt>(a));
+      continue;
+    }
+    structure[owner].insert(structure[owner].end(), {coarse_block_[a], end - begin});
+    for (PetscInt k = begin; k < end; ++k) {
+      structure[owner].push_back(coarse_block_[static_cast<std::size_t>(c_columns_[static_cast<std::size_t>(k)])]);
+      blocks[owner].push_back(k);
+    }
+  }
+  for (int d = 0; d < size; ++d) {
+    if (structure[static_cast<std::size_t>(d)].empty()) continue;
+    send_ranks_.push_back(d);
+    send_sizes_.push_back(static_cast<int>(blocks[static_cast<std::size_t>(d)].size()));
+    send_blocks_.insert(send_blocks_.end(), blocks[static_cast<std::size_t>(d)].begin(),
+                        blocks[static_cast<std::size_t>(d)].end());
+  }
+  // The owners learn once which blocks will come.
+  return exchange(comm, structure, kTag);
+}
+
+bool GalerkinProduct::place_blocks(Mat coarse, const std::vector<std::vector<PetscInt>>& incoming) {
   PetscInt row_begin = 0, row_end = 0, column_begin = 0, column_end = 0;
-  EDGEFEM_PETSC(MatGetOwnershipRanges(coarse, &ranges));
   EDGEFEM_PETSC(MatGetOwnershipRange(coarse, &row_begin, &row_end));
   EDGEFEM_PETSC(MatGetOwnershipRangeColumn(coarse, &column_begin, &column_end));
   const LocalParts parts = local_parts(coarse);
@@ -311,45 +342,21 @@ bool GalerkinProduct::place_blocks(MPI_Comm comm, Mat coarse) {
     const auto offset = static_cast<PetscInt>(at - part.ja);
     return own_column ? offset : -1 - offset;
   };
-  // This rank's rows: their places. Other ranks' rows: what to send to their owners (the rows' blocks, in order).
+  // This rank's rows of its share, then the rows other ranks send (in the senders' rank order).
   bool ok = true;
-  const auto n_compact = static_cast<PetscInt>(coarse_block_.size());
   places_.assign(c_columns_.size() * static_cast<std::size_t>(c), 0);
-  std::vector<std::vector<PetscInt>> structure(static_cast<std::size_t>(size)), blocks(static_cast<std::size_t>(size));
-  for (PetscInt a = 0; a < n_compact; ++a) {
-    const PetscInt begin = c_rows_[static_cast<std::size_t>(a)], end = c_rows_[static_cast<std::size_t>(a) + 1];
-    if (begin == end) continue;
+  for (const PetscInt a : own_rows_) {
     const PetscInt row = c * coarse_block_[static_cast<std::size_t>(a)];
-    if (row >= row_begin && row < row_end) {
-      own_rows_.push_back(a);
-      for (PetscInt k = begin; k < end && ok; ++k)
-        for (int i = 0; i < c && ok; ++i) {
-          const auto place =
-              locate(row + i, c * coarse_block_[static_cast<std::size_t>(c_columns_[static_cast<std::size_t>(k)])]);
-          ok = place.has_value();
-          if (ok) places_[static_cast<std::size_t>(k * c + i)] = *place;
-        }
-      continue;
-    }
-    const auto owner = static_cast<std::size_t>(std::upper_bound(ranges, ranges + size + 1, row) - ranges - 1);
-    structure[owner].push_back(coarse_block_[static_cast<std::size_t>(a)]);
-    structure[owner].push_back(end - begin);
-    for (PetscInt k = begin; k < end; ++k) {
-      structure[owner].push_back(coarse_block_[static_cast<std::size_t>(c_columns_[static_cast<std::size_t>(k)])]);
-      blocks[owner].push_back(k);
-    }
+    for (PetscInt k = c_rows_[static_cast<std::size_t>(a)]; k < c_rows_[static_cast<std::size_t>(a) + 1] && ok; ++k)
+      for (int i = 0; i < c && ok; ++i) {
+        const auto place =
+            locate(row + i, c * coarse_block_[static_cast<std::size_t>(c_columns_[static_cast<std::size_t>(k)])]);
+        ok = place.has_value();
+        if (ok) places_[static_cast<std::size_t>(k * c + i)] = *place;
+      }
   }
-  // The owners learn once which blocks will come, and where they go.
-  const std::vector<std::vector<PetscInt>> incoming = exchange(comm, structure, kTag);
-  for (int d = 0; d < size; ++d) {
-    if (structure[static_cast<std::size_t>(d)].empty()) continue;
-    send_ranks_.push_back(d);
-    send_sizes_.push_back(static_cast<int>(blocks[static_cast<std::size_t>(d)].size()));
-    send_blocks_.insert(send_blocks_.end(), blocks[static_cast<std::size_t>(d)].begin(),
-                        blocks[static_cast<std::size_t>(d)].end());
-  }
-  for (int s = 0; s < size; ++s) {
-    const auto& in = incoming[static_cast<std::size_t>(s)];
+  for (std::size_t s = 0; s < incoming.size(); ++s) {
+    const auto& in = incoming[s];
     if (in.empty()) continue;
     const auto first = incoming_places_.size();
     for (std::size_t q = 0; q < in.size() && ok;) {
@@ -363,19 +370,18 @@ bool GalerkinProduct::place_blocks(MPI_Comm comm, Mat coarse) {
         }
       q += 2 + static_cast<std::size_t>(n);
     }
-    receive_ranks_.push_back(s);
+    receive_ranks_.push_back(static_cast<int>(s));
     receive_sizes_.push_back(static_cast<int>((incoming_places_.size() - first) / static_cast<std::size_t>(c)));
   }
   int all_ok = ok ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+  MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm_);
   return all_ok == 1;
 }
 
 void GalerkinProduct::make_coarse(Mat coarse) {
   MPI_Comm comm = MPI_COMM_NULL;
   EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(fine_.get()), &comm));
-  int size = 1, rank = 0;
-  MPI_Comm_size(comm, &size);
+  int rank = 0;
   MPI_Comm_rank(comm, &rank);
   // The coarse rows are laid out as P's columns.
   PetscInt n_local = 0, n_global = 0;
@@ -386,22 +392,16 @@ void GalerkinProduct::make_coarse(Mat coarse) {
   EDGEFEM_PETSC(MatSetSizes(coarse, n_local, n_local, n_global, n_global));
   EDGEFEM_PETSC(MatSetBlockSizes(coarse, c_, c_));
   EDGEFEM_PETSC(MatSetType(coarse, has_type(fine_.get(), {MATSEQAIJ}) ? MATSEQAIJ : MATMPIAIJ));
+  const std::vector<std::vector<PetscInt>> incoming = route(comm, ranges);
   // The block columns of this rank's block rows: its own share's, and those of the other ranks' shares.
   const PetscInt c = c_, first_block = ranges[rank] / c;
-  std::vector<std::vector<PetscInt>> columns_of(static_cast<std::size_t>(n_local / c)),
-      outgoing(static_cast<std::size_t>(size));
-  for (std::size_t a = 0; a < coarse_block_.size(); ++a) {
-    const PetscInt begin = c_rows_[a], end = c_rows_[a + 1], block = coarse_block_[a];
-    if (begin == end) continue;
-    const auto owner = static_cast<std::size_t>(std::upper_bound(ranges, ranges + size + 1, c * block) - ranges - 1);
-    std::vector<PetscInt>& to =
-        owner == static_cast<std::size_t>(rank) ? columns_of[static_cast<std::size_t>(block - first_block)]
-                                                : outgoing[owner];
-    if (owner != static_cast<std::size_t>(rank)) to.insert(to.end(), {block, end - begin});
-    for (PetscInt k = begin; k < end; ++k)
+  std::vector<std::vector<PetscInt>> columns_of(static_cast<std::size_t>(n_local / c));
+  for (const PetscInt a : own_rows_) {
+    auto& to = columns_of[static_cast<std::size_t>(coarse_block_[static_cast<std::size_t>(a)] - first_block)];
+    for (PetscInt k = c_rows_[static_cast<std::size_t>(a)]; k < c_rows_[static_cast<std::size_t>(a) + 1]; ++k)
       to.push_back(coarse_block_[static_cast<std::size_t>(c_columns_[static_cast<std::size_t>(k)])]);
   }
-  for (const auto& in : exchange(comm, outgoing, kTag + 1))
+  for (const auto& in : incoming)
     for (std::size_t q = 0; q < in.size(); q += 2 + static_cast<std::size_t>(in[q + 1])) {
       auto& to = columns_of[static_cast<std::size_t>(in[q] - first_block)];
       to.insert(to.end(), in.begin() + static_cast<std::ptrdiff_t>(q + 2),
@@ -424,7 +424,7 @@ void GalerkinProduct::make_coarse(Mat coarse) {
   else
     EDGEFEM_PETSC(MatMPIAIJSetPreallocationCSR(coarse, ia.data(), ja.data(), nullptr));
   coarse_ = coarse;
-  if (!place_blocks(comm, coarse))  // on every rank alike
+  if (!place_blocks(coarse, incoming))  // on every rank alike
     throw PetscFailure("GalerkinProduct: the coarse matrix made for the product does not hold it");
 }
 

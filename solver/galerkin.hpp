@@ -65,9 +65,12 @@ class GalerkinProduct {
   static PetscErrorCode symbolic(Mat product);
   static PetscErrorCode numeric(Mat product);
   friend void use_own_galerkin_products(Mat fine);
-  /// Where the product's blocks go in `coarse` (places_, incoming_places_) and which go to other ranks; false on
-  /// every rank when some block is not stored in `coarse` as c entries side by side. Collective.
-  bool place_blocks(MPI_Comm comm, Mat coarse);
+  /// Which rows of this rank's share stay (own_rows_) and which go to which rank (send_*; coarse rows laid out by
+  /// `ranges`); sends those rows' structure to their owners and returns what every rank sent here. Collective.
+  std::vector<std::vector<PetscInt>> route(MPI_Comm comm, const PetscInt* ranges);
+  /// Where the product's blocks go in `coarse` (places_; incoming_places_ for the rows `incoming`, route()'s result,
+  /// brings); false on every rank when some block is not stored in `coarse` as c entries side by side. Collective.
+  bool place_blocks(Mat coarse, const std::vector<std::vector<PetscInt>>& incoming);
   /// A SeqAIJ part of the fine operator: PETSc's CSR arrays and values (all null: no such part).
   struct Part {
     const PetscInt* ia = nullptr;

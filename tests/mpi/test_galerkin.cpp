@@ -127,12 +127,11 @@ TEST(GalerkinProduct, MatchesPetscsPtAP) {
       }
 }
 
-// A fine matrix with one lone entry (a block not stored whole) on the last rank only: create() says no on every
-// rank (its update would be a collective call some ranks skip).
-TEST(GalerkinProduct, RefusedOnEveryRankWhenOneRankHasABrokenBlock) {
-  std::mt19937 rng(31 + static_cast<unsigned>(world_rank()));
+/// A distributed 3 x 3 block matrix (random_blocks) with one lone entry on the last rank: one entry in an empty
+/// block row, whose block then holds nothing else (not whole blocks there).
+PetscOwner<Mat, MatDestroy> with_a_broken_block(std::mt19937& rng) {
   PetscOwner<Mat, MatDestroy> a = random_blocks(MPI_COMM_WORLD, 3, 3, 20, 20, true, rng);
-  if (world_rank() == world_size() - 1) {  // one entry in an empty block row: its block holds nothing else
+  if (world_rank() == world_size() - 1) {
     PetscInt first = 0;
     EDGEFEM_PETSC(MatGetOwnershipRange(a, &first, nullptr));
     const PetscInt g = first / 3 + ((7 - (first / 3) % 7) + 3) % 7;
@@ -140,6 +139,14 @@ TEST(GalerkinProduct, RefusedOnEveryRankWhenOneRankHasABrokenBlock) {
   }
   EDGEFEM_PETSC(MatAssemblyBegin(a, MAT_FINAL_ASSEMBLY));
   EDGEFEM_PETSC(MatAssemblyEnd(a, MAT_FINAL_ASSEMBLY));
+  return a;
+}
+
+// A fine matrix with one lone entry (a block not stored whole) on the last rank only: create() says no on every
+// rank (its update would be a collective call some ranks skip).
+TEST(GalerkinProduct, RefusedOnEveryRankWhenOneRankHasABrokenBlock) {
+  std::mt19937 rng(31 + static_cast<unsigned>(world_rank()));
+  PetscOwner<Mat, MatDestroy> a = with_a_broken_block(rng);
   PetscOwner<Mat, MatDestroy> p = random_blocks(MPI_COMM_WORLD, 3, 6, 20, 4, true, rng);
   PetscOwner<Mat, MatDestroy> coarse;
   EDGEFEM_PETSC(MatPtAP(a, p, MAT_INITIAL_MATRIX, 2.0, coarse.address()));
@@ -199,15 +206,7 @@ TEST(GalerkinProduct, MatPtAPOfAMarkedMatrixIsOurs) {
 // A marked matrix that is not whole blocks on one rank: every rank leaves P^T A P to PETSc (the same values).
 TEST(GalerkinProduct, MarkedMatrixWithABrokenBlockKeepsPetscsProduct) {
   std::mt19937 rng(43 + static_cast<unsigned>(world_rank()));
-  PetscOwner<Mat, MatDestroy> a = random_blocks(MPI_COMM_WORLD, 3, 3, 20, 20, true, rng);
-  if (world_rank() == world_size() - 1) {
-    PetscInt first = 0;
-    EDGEFEM_PETSC(MatGetOwnershipRange(a, &first, nullptr));
-    const PetscInt g = first / 3 + ((7 - (first / 3) % 7) + 3) % 7;
-    EDGEFEM_PETSC(MatSetValue(a, 3 * g + 1, 2, 1.0, ADD_VALUES));
-  }
-  EDGEFEM_PETSC(MatAssemblyBegin(a, MAT_FINAL_ASSEMBLY));
-  EDGEFEM_PETSC(MatAssemblyEnd(a, MAT_FINAL_ASSEMBLY));
+  PetscOwner<Mat, MatDestroy> a = with_a_broken_block(rng);
   PetscOwner<Mat, MatDestroy> p = random_blocks(MPI_COMM_WORLD, 3, 6, 20, 4, true, rng);
   PetscOwner<Mat, MatDestroy> reference, ours;
   EDGEFEM_PETSC(MatPtAP(a, p, MAT_INITIAL_MATRIX, 2.0, reference.address()));
