@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "solver/hot_clones.hpp"
+
 namespace edgefem {
 namespace {
 
@@ -111,15 +113,6 @@ SymmetricBlocks::Asymmetry SymmetricBlocks::copy(const PetscInt* ia, const Petsc
 }
 
 namespace {
-
-// The hot loop of the finest level's products is cloned for x86-64-v3 (AVX2 and FMA: GCC contracts its
-// multiply-adds), the baseline x86-64 kept for other CPUs; the dynamic loader picks one by the CPU it runs on, so
-// the binary stays portable (EDGEFEM_NATIVE compiles everything for the build machine instead).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define EDGEFEM_HOT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define EDGEFEM_HOT_CLONES
-#endif
 
 /// Block rows [begin, end) of y += A x from the upper triangle (rows, columns, 9 values a block): row r's own
 /// blocks, and each block (r, c)'s transpose into row c: in y for c < end, in spill[3 (c - end) + i] beyond.
