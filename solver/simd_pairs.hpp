@@ -3,8 +3,8 @@
 /// Two doubles in one vector register (SSE2 on x86-64, its baseline; GCC's and Clang's vector extensions) for the
 /// block kernels of the multigrid products: GCC left their R x C partial sums scalar, spilled to the stack, and
 /// widened each single-precision entry alone (perf annotate of the 3 x 6 interpolation's product); these products
-/// were bound by that arithmetic, not by the memory. (The finest level's symmetric 3 x 3 product is bound by the
-/// memory: in pairs it ran as fast as in scalars.)
+/// were bound by that arithmetic, not by the memory. (The finest level's symmetric 3 x 3 product ran as fast in
+/// pairs as in scalars; it is cloned for AVX2/FMA instead, solver/hot_clones.hpp.)
 #include <cstring>
 
 #if defined(__SSE2__)
