@@ -16,6 +16,40 @@ constexpr PetscInt kBlock = kBs * kBs;
 /// not symmetric (a model's tangent) shows at the first copy, and each copy reads 1/16 of the lower triangle at random.
 constexpr PetscInt kCheckStride = 16;
 
+/// Block rows [begin, end) of y += A x from the upper triangle (rows, columns, 9 values a block): row r's own
+/// blocks, and each block (r, c)'s transpose into row c: in y for c < end, in spill[3 (c - end) + i] beyond.
+EDGEFEM_HOT_CLONES void upper_rows(const PetscInt* rows, const PetscInt* columns, const PetscScalar* a,
+                                   const PetscScalar* x, PetscScalar* y, PetscScalar* spill, PetscInt begin,
+                                   PetscInt end) {
+  for (PetscInt r = begin; r < end; ++r) {
+    const PetscScalar x0 = x[kBs * r], x1 = x[kBs * r + 1], x2 = x[kBs * r + 2];
+    PetscScalar y0 = 0, y1 = 0, y2 = 0;
+    PetscInt k = rows[r];
+    if (k < rows[r + 1] && columns[k] == r) {  // the diagonal block
+      const PetscScalar* b = a + kBlock * k;
+      y0 = b[0] * x0 + b[3] * x1 + b[6] * x2;
+      y1 = b[1] * x0 + b[4] * x1 + b[7] * x2;
+      y2 = b[2] * x0 + b[5] * x1 + b[8] * x2;
+      ++k;
+    }
+    for (; k < rows[r + 1]; ++k) {
+      const PetscInt c = columns[k];
+      const PetscScalar* b = a + kBlock * k;
+      const PetscScalar* xc = x + kBs * c;
+      y0 += b[0] * xc[0] + b[3] * xc[1] + b[6] * xc[2];
+      y1 += b[1] * xc[0] + b[4] * xc[1] + b[7] * xc[2];
+      y2 += b[2] * xc[0] + b[5] * xc[1] + b[8] * xc[2];
+      PetscScalar* to = c < end ? y + kBs * c : spill + kBs * (c - end);  // block (c, r) = b^T: row c += b^T x_r
+      to[0] += b[0] * x0 + b[1] * x1 + b[2] * x2;
+      to[1] += b[3] * x0 + b[4] * x1 + b[5] * x2;
+      to[2] += b[6] * x0 + b[7] * x1 + b[8] * x2;
+    }
+    y[kBs * r] += y0;
+    y[kBs * r + 1] += y1;
+    y[kBs * r + 2] += y2;
+  }
+}
+
 }  // namespace
 
 SymmetricBlocks::SymmetricBlocks(PetscInt n_rows, const PetscInt* ia, const PetscInt* ja) : n_(n_rows / kBs) {
@@ -111,44 +145,6 @@ SymmetricBlocks::Asymmetry SymmetricBlocks::copy(const PetscInt* ia, const Petsc
   }
   return {difference, scale};
 }
-
-namespace {
-
-/// Block rows [begin, end) of y += A x from the upper triangle (rows, columns, 9 values a block): row r's own
-/// blocks, and each block (r, c)'s transpose into row c: in y for c < end, in spill[3 (c - end) + i] beyond.
-EDGEFEM_HOT_CLONES void upper_rows(const PetscInt* rows, const PetscInt* columns, const PetscScalar* a,
-                                   const PetscScalar* x, PetscScalar* y, PetscScalar* spill, PetscInt begin,
-                                   PetscInt end) {
-  for (PetscInt r = begin; r < end; ++r) {
-    const PetscScalar x0 = x[kBs * r], x1 = x[kBs * r + 1], x2 = x[kBs * r + 2];
-    PetscScalar y0 = 0, y1 = 0, y2 = 0;
-    PetscInt k = rows[r];
-    if (k < rows[r + 1] && columns[k] == r) {  // the diagonal block
-      const PetscScalar* b = a + kBlock * k;
-      y0 = b[0] * x0 + b[3] * x1 + b[6] * x2;
-      y1 = b[1] * x0 + b[4] * x1 + b[7] * x2;
-      y2 = b[2] * x0 + b[5] * x1 + b[8] * x2;
-      ++k;
-    }
-    for (; k < rows[r + 1]; ++k) {
-      const PetscInt c = columns[k];
-      const PetscScalar* b = a + kBlock * k;
-      const PetscScalar* xc = x + kBs * c;
-      y0 += b[0] * xc[0] + b[3] * xc[1] + b[6] * xc[2];
-      y1 += b[1] * xc[0] + b[4] * xc[1] + b[7] * xc[2];
-      y2 += b[2] * xc[0] + b[5] * xc[1] + b[8] * xc[2];
-      PetscScalar* to = c < end ? y + kBs * c : spill + kBs * (c - end);  // block (c, r) = b^T: row c += b^T x_r
-      to[0] += b[0] * x0 + b[1] * x1 + b[2] * x2;
-      to[1] += b[3] * x0 + b[4] * x1 + b[5] * x2;
-      to[2] += b[6] * x0 + b[7] * x1 + b[8] * x2;
-    }
-    y[kBs * r] += y0;
-    y[kBs * r + 1] += y1;
-    y[kBs * r + 2] += y2;
-  }
-}
-
-}  // namespace
 
 void SymmetricBlocks::multiply(const PetscScalar* x, PetscScalar* y, bool add) const {
   const auto n_ranges = static_cast<int>(spills_.size());
