@@ -89,6 +89,17 @@ PetscErrorCode own_diagonal(Mat shell, Vec d) {
   PetscFunctionReturn(0);
 }
 
+/// The shell's MatGetInfo: the assembled matrix's (the shell holds its values; PCMG's complexity figures and
+/// -ksp_view ask it of the finest smoother's preconditioning matrix, multigrid_products.hpp).
+template <typename T>
+PetscErrorCode own_info(Mat shell, MatInfoType flag, MatInfo* info) {
+  PetscFunctionBeginUser;
+  T* t = nullptr;
+  PetscCall(MatShellGetContext(shell, &t));
+  PetscCall(MatGetInfo(t->assembled, flag, info));
+  PetscFunctionReturn(0);
+}
+
 /// Block row r's blocks (bi[r] .. bi[r + 1] - 1, in the AIJ rows' order) := the AIJ part's values `av` (rows `ia`),
 /// each 3x3 block column by column (value (i, j) of block k at 9 k + i + 3 j), on the OpenMP threads.
 void copy_blocks(const PetscInt* ia, const PetscScalar* av, PetscInt n_block_rows, const PetscInt* bi,
@@ -239,6 +250,9 @@ bool BlockOperator::make_own_product(Mat aij) {
                                      reinterpret_cast<void (*)(void)>(&own_mult<OwnProduct>)));
   EDGEFEM_PETSC(MatShellSetOperation(o.shell, MATOP_GET_DIAGONAL,
                                      reinterpret_cast<void (*)(void)>(&own_diagonal<OwnProduct>)));
+  EDGEFEM_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(aij)));
+  *o.assembled.address() = aij;
+  EDGEFEM_PETSC(MatShellSetOperation(o.shell, MATOP_GETINFO, reinterpret_cast<void (*)(void)>(&own_info<OwnProduct>)));
   return true;
 }
 

@@ -65,6 +65,7 @@ class BlockOperator {
     GhostBlocks off_diagonal;
     PetscOwner<Vec, VecDestroy> ghosts;  // several ranks: the off-diagonal part's columns of x
     PetscOwner<VecScatter, VecScatterDestroy> scatter;
+    PetscOwner<Mat, MatDestroy> assembled;  // the AIJ matrix copied (a reference): MatGetInfo's answer
     PetscOwner<Mat, MatDestroy> shell;
   };
   PetscOwner<Mat, MatDestroy> baij_;

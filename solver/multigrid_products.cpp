@@ -357,6 +357,7 @@ OwnAijProduct::~OwnAijProduct() {
 namespace {
 
 bool is_aij(Mat m) { return m && has_type(m, {MATSEQAIJ, MATMPIAIJ}); }
+bool has_shell_type(Mat m) { return m && has_type(m, {MATSHELL}); }
 
 }  // namespace
 
@@ -388,12 +389,36 @@ void MultigridProducts::install(PC pc) {
   }
   for (const Level& level : levels) give_level(pc, level, true);
   levels_ = std::move(levels);
+  finest_diagonal_from_operator(pc, true);
+}
+
+void MultigridProducts::finest_diagonal_from_operator(PC pc, bool own) {
+  PetscInt n_levels = 0;
+  EDGEFEM_PETSC(PCMGGetLevels(pc, &n_levels));
+  if (n_levels < 2) return;
+  Mat krylov = nullptr, preconditioning = nullptr;
+  EDGEFEM_PETSC(PCGetOperators(pc, &krylov, &preconditioning));
+  KSP smoother = nullptr;
+  EDGEFEM_PETSC(PCMGGetSmoother(pc, n_levels - 1, &smoother));
+  Mat a = nullptr, p = nullptr;
+  EDGEFEM_PETSC(KSPGetOperators(smoother, &a, &p));
+  PetscBool has_diagonal = PETSC_FALSE;
+  EDGEFEM_PETSC(MatHasOperation(krylov, MATOP_GET_DIAGONAL, &has_diagonal));
+  if (a != krylov || krylov == preconditioning || !has_shell_type(krylov) || has_diagonal != PETSC_TRUE) return;
+  PC jacobi = nullptr;  // only the diagonal: other smoothers' preconditioners need more of the matrix than a shell has
+  EDGEFEM_PETSC(KSPGetPC(smoother, &jacobi));
+  PCJacobiType type = PC_JACOBI_ROWMAX;
+  if (has_type(jacobi, {PCJACOBI})) EDGEFEM_PETSC(PCJacobiGetType(jacobi, &type));
+  if (type != PC_JACOBI_DIAGONAL) return;
+  if (own && p == preconditioning) EDGEFEM_PETSC(KSPSetOperators(smoother, krylov, krylov));
+  if (!own && p == krylov) EDGEFEM_PETSC(KSPSetOperators(smoother, krylov, preconditioning));
 }
 
 void MultigridProducts::remove(PC pc) {
   galerkin_.clear();  // they hold the matrices GAMG's set-up may replace
   owned_galerkin_.clear();
   galerkin_refused_ = false;
+  if (installed()) finest_diagonal_from_operator(pc, false);
   for (const Level& level : levels_) give_level(pc, level, false);
   levels_.clear();
 }

@@ -102,6 +102,13 @@ class MultigridProducts {
   /// Sets `level`'s interpolation, restriction, smoother operator and residual matrix in `pc`: our shells (`own`)
   /// or PETSc's matrices they stand for (the smoother's preconditioning matrix is always PETSc's).
   static void give_level(PC pc, const Level& level, bool own);
+  /// `own`: the finest level's smoother preconditions with the Krylov operator (our block copy, whose diagonal is
+  /// a copy of 3n values) instead of the assembled AIJ matrix: its Jacobi set-up at every Newton iteration then
+  /// reads the copy's diagonal blocks, where PETSc's MatGetDiagonal_SeqAIJ searches every row of the AIJ matrix
+  /// for its diagonal entry (the same values: the copy is the AIJ matrix's). Not `own`: PETSc's arrangement again
+  /// (GAMG's set-up). Nothing unless the Krylov operator is a shell with a diagonal and the smoother still has
+  /// the arrangement being replaced.
+  static void finest_diagonal_from_operator(PC pc, bool own);
   std::vector<Level> levels_;
   // Each level's product, the finest level's first, found at the first update: the one GAMG's set-up made with our
   // products (galerkin_product_of: its coarse matrix owns it), else one of ours (owned_galerkin_).
