@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 
 namespace edgefem {
 namespace {
@@ -36,6 +37,11 @@ bool option_given(const Job& job, const std::string& cli_petsc_options, const ch
   return option_given(name) || job.petsc_options.find(name) != std::string::npos ||
          cli_petsc_options.find(name) != std::string::npos;
 }
+
+/// Whether "-mg_levels_ksp_max_it 1" in the options database is edgefem's default (configure_linear_solver put it
+/// there for a GAMG solver), not the user's: then GAMG's levels between the finest and the coarsest smooth twice
+/// (smooth_coarse_levels_twice).
+bool g_mg_levels_default_is_ours = false;
 
 
 /// A small time-step matrix (positive definite: the mass term): PETSc's own Cholesky in reverse Cuthill-McKee
@@ -178,10 +184,15 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
       // the job asks for it or the memory plan chose it (solver/memory_budget.hpp).
       EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
       if (job.solver.aggregation == SolverSpec::Aggregation::unsmoothed) set_default("-pc_gamg_agg_nsmooths", "0");
-      // Chebyshev of degree 1 instead of PETSc's 2 on every level: 30-50 % more CG iterations, each a third
+      // Chebyshev of degree 1 instead of PETSc's 2 on the finest level: 30-50 % more CG iterations, each a third
       // cheaper (two fine-level products fewer per V-cycle); less time in CG on the cantilever and the cube at
-      // nu = 0.3 and 0.49 alike (docs/solver.md). Not when the user picks another preconditioner (ML, hypre).
-      if (!given("-pc_type")) set_default("-mg_levels_ksp_max_it", "1");
+      // nu = 0.3 and 0.49 alike. The levels between the finest and the coarsest keep 2 (smooth_coarse_levels_twice,
+      // after each set-up: a level's count is known only then; docs/solver.md). Not when the user picks another
+      // preconditioner (ML, hypre) or gives -mg_levels_ksp_max_it.
+      if (!given("-pc_type") && !given("-mg_levels_ksp_max_it")) {
+        EDGEFEM_PETSC(PetscOptionsSetValue(nullptr, "-mg_levels_ksp_max_it", "1"));
+        g_mg_levels_default_is_ours = true;
+      }
       // The coarsest level up to 1000 unknowns instead of PETSc's 50, solved exactly (LU on one rank, as GAMG puts
       // its coarsest level): the cantilever's 600-unknown level is then the coarsest instead of being smoothed
       // above a 36-unknown one; 328 -> 295 CG iterations and one level fewer to visit on 2 ranks (x0.946 whole
@@ -196,6 +207,25 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
   if (!cli_petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, cli_petsc_options.c_str()));
   EDGEFEM_PETSC(KSPSetFromOptions(ksp));
   return chosen_type;
+}
+
+void smooth_coarse_levels_twice(PC pc) {
+  if (!g_mg_levels_default_is_ours || !has_type(pc, {PCGAMG})) return;
+  PetscInt n_levels = 0;
+  EDGEFEM_PETSC(PCMGGetLevels(pc, &n_levels));
+  // The database's options as one string (the job's and the command line's are in it): PetscOptionsHasName would
+  // also find -mg_levels_ksp_max_it under a level's name (PETSc's fall-back from -mg_levels_N_ to -mg_levels_).
+  char* all = nullptr;
+  EDGEFEM_PETSC(PetscOptionsGetAll(nullptr, &all));
+  const std::string options = std::string(" ") + (all ? all : "") + " ";
+  EDGEFEM_PETSC(PetscFree(all));
+  for (PetscInt l = 1; l + 1 < n_levels; ++l) {
+    const std::string name = " -mg_levels_" + std::to_string(l) + "_ksp_max_it ";
+    if (options.find(name) != std::string::npos) continue;  // the user's for this level
+    KSP smoother = nullptr;
+    EDGEFEM_PETSC(PCMGGetSmoother(pc, l, &smoother));
+    EDGEFEM_PETSC(KSPSetTolerances(smoother, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 2));
+  }
 }
 
 LinearOperators set_up_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
@@ -346,6 +376,7 @@ PetscErrorCode NewtonDriver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
       self->need_floor_ = false;
     }
     self->prepare_preconditioner();
+    self->smooth_coarse_levels();
     self->apply_forcing();
   }));
   return 0;
@@ -451,6 +482,13 @@ double forcing_term(const SolverSpec& spec, double last_norm, double previous_no
   constexpr double loosest = 0.5;
   if (last_norm > 0.0) eta = std::max(eta, std::min(loosest, 0.1 * target / last_norm));
   return std::max(eta, spec.linear_rtol);
+}
+
+void NewtonDriver::smooth_coarse_levels() {
+  // Before every linear solve: PETSc's set-ups and SNES's re-apply the options database's one step to every level.
+  PC pc = nullptr;
+  EDGEFEM_PETSC(KSPGetPC(ksp(), &pc));
+  smooth_coarse_levels_twice(pc);
 }
 
 void NewtonDriver::apply_forcing() {
@@ -759,6 +797,7 @@ NewtonResult NewtonDriver::solve_linear(Vec b, Vec y, const std::string& label, 
   EDGEFEM_PETSC(KSPGetTolerances(k, &rtol_linear, nullptr, nullptr, nullptr));
   for (int attempt = 0;; ++attempt) {
     prepare_preconditioner();
+    smooth_coarse_levels();
     EDGEFEM_PETSC(KSPSetTolerances(k, rtol_linear, PETSC_DEFAULT, PETSC_DEFAULT, iteration_limit(rtol_linear)));
     EDGEFEM_PETSC(KSPSolve(k, b, y));
     if (!problem_.identity_rows.empty()) {  // the identity rows' solution is b's, exactly

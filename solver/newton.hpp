@@ -109,6 +109,12 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
 double forcing_term(const SolverSpec& spec, double last_norm, double previous_norm, double previous_eta,
                     double target);
 
+/// After a set-up of `pc`: when it is GAMG with edgefem's smoothing default (one Chebyshev step per level, no
+/// -mg_levels_ksp_max_it of the user's), the levels between the finest and the coarsest smooth with two steps, as
+/// PETSc's default has them (a level's own -mg_levels_<l>_ksp_max_it wins). They are small: a second step costs a
+/// fraction of a fine-level product and improves the coarse-grid correction (docs/solver.md). Not collective.
+void smooth_coarse_levels_twice(PC pc);
+
 /// The matrices a KSP works with besides the assembled AIJ matrix.
 struct LinearOperators {
   std::string pc_type;                 ///< the PETSc type our defaults chose (configure_linear_solver)
@@ -181,6 +187,8 @@ class NewtonDriver {
   /// The residual norm the current solve stops at: max(atol, rtol |R_ref|, the round-off floor).
   [[nodiscard]] double target() const { return std::max({atol_, rtol_ * std::max(reference_norm_, 0.0), floor_}); }
   /// The KSP tolerance of the coming linear solve (the forcing term).
+  /// smooth_coarse_levels_twice on the KSP's preconditioner (before each linear solve).
+  void smooth_coarse_levels();
   void apply_forcing();
   /// The coming solve's KSP iteration limit: with a reused preconditioner twice what a new one would cost (its
   /// fresh rate for `rtol`'s decades plus a set-up), so a solve the old preconditioner no longer suits stops early
