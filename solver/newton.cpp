@@ -485,7 +485,8 @@ double forcing_term(const SolverSpec& spec, double last_norm, double previous_no
 }
 
 void NewtonDriver::smooth_coarse_levels() {
-  // Before every linear solve: PETSc's set-ups and SNES's re-apply the options database's one step to every level.
+  // Before every linear solve: set after the set-up alone, the counts were back at the options database's one step
+  // when the next Newton iteration's solve began (PETSc re-reads its options into the level smoothers).
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPGetPC(ksp(), &pc));
   smooth_coarse_levels_twice(pc);
