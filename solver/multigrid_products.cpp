@@ -357,7 +357,6 @@ OwnAijProduct::~OwnAijProduct() {
 namespace {
 
 bool is_aij(Mat m) { return m && has_type(m, {MATSEQAIJ, MATMPIAIJ}); }
-bool has_shell_type(Mat m) { return m && has_type(m, {MATSHELL}); }
 
 }  // namespace
 
@@ -404,7 +403,7 @@ void MultigridProducts::finest_diagonal_from_operator(PC pc, bool own) {
   EDGEFEM_PETSC(KSPGetOperators(smoother, &a, &p));
   PetscBool has_diagonal = PETSC_FALSE;
   EDGEFEM_PETSC(MatHasOperation(krylov, MATOP_GET_DIAGONAL, &has_diagonal));
-  if (a != krylov || krylov == preconditioning || !has_shell_type(krylov) || has_diagonal != PETSC_TRUE) return;
+  if (a != krylov || krylov == preconditioning || !has_type(krylov, {MATSHELL}) || has_diagonal != PETSC_TRUE) return;
   PC jacobi = nullptr;  // only the diagonal: other smoothers' preconditioners need more of the matrix than a shell has
   EDGEFEM_PETSC(KSPGetPC(smoother, &jacobi));
   PCJacobiType type = PC_JACOBI_ROWMAX;

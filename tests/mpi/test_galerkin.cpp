@@ -295,6 +295,20 @@ Mat level_matrix(PC pc, PetscInt l) {
   return p;
 }
 
+/// A CG KSP with GAMG on (krylov, preconditioning), set up; its PC. A coarse limit of 60 unknowns gives several
+/// levels on the small spring grids here.
+PC set_up_gamg(PetscOwner<KSP, KSPDestroy>& ksp, Mat krylov, Mat preconditioning) {
+  EDGEFEM_PETSC(KSPCreate(MPI_COMM_WORLD, ksp.address()));
+  EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
+  PC pc = nullptr;
+  EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
+  EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
+  EDGEFEM_PETSC(PCGAMGSetCoarseEqLim(pc, 60));
+  EDGEFEM_PETSC(KSPSetOperators(ksp, krylov, preconditioning));
+  EDGEFEM_PETSC(KSPSetUp(ksp));
+  return pc;
+}
+
 // GAMG on a spring grid of 3-D elasticity's shape (3 x 6 interpolation blocks from the finest level, 6 x 6 below):
 // after the matrix takes new values (the same pattern, as a new Jacobian), update_coarse_operators() gives every
 // coarse level the operator GAMG's own rebuild computes (the same interpolations: checked), to single precision
@@ -303,14 +317,7 @@ TEST(MultigridProducts, RebuildsTheCoarseOperatorsAsGamgDoes) {
   std::mt19937 rng(37 + static_cast<unsigned>(world_rank()));
   SpringGrid grid(12, rng);
   PetscOwner<KSP, KSPDestroy> ksp;
-  EDGEFEM_PETSC(KSPCreate(MPI_COMM_WORLD, ksp.address()));
-  EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
-  PC pc = nullptr;
-  EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
-  EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
-  EDGEFEM_PETSC(PCGAMGSetCoarseEqLim(pc, 60));  // several levels on this small grid
-  EDGEFEM_PETSC(KSPSetOperators(ksp, grid.matrix, grid.matrix));
-  EDGEFEM_PETSC(KSPSetUp(ksp));
+  PC pc = set_up_gamg(ksp, grid.matrix, grid.matrix);
   PetscInt n_levels = 0;
   EDGEFEM_PETSC(PCMGGetLevels(pc, &n_levels));
   ASSERT_GE(n_levels, 3);
@@ -358,19 +365,8 @@ TEST(MultigridProducts, GamgsFirstSetUpWithOurProductsMatchesPetscs) {
   EDGEFEM_PETSC(MatDuplicate(grid.matrix, MAT_COPY_VALUES, marked.address()));
   EDGEFEM_PETSC(MatSetNearNullSpace(marked, grid.rigid));
   use_own_galerkin_products(marked);
-  const auto set_up = [](PetscOwner<KSP, KSPDestroy>& ksp, Mat m) {
-    EDGEFEM_PETSC(KSPCreate(MPI_COMM_WORLD, ksp.address()));
-    EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
-    PC pc = nullptr;
-    EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
-    EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
-    EDGEFEM_PETSC(PCGAMGSetCoarseEqLim(pc, 60));
-    EDGEFEM_PETSC(KSPSetOperators(ksp, m, m));
-    EDGEFEM_PETSC(KSPSetUp(ksp));
-    return pc;
-  };
   PetscOwner<KSP, KSPDestroy> petsc_ksp, our_ksp;
-  PC petsc = set_up(petsc_ksp, grid.matrix), ours = set_up(our_ksp, marked);
+  PC petsc = set_up_gamg(petsc_ksp, grid.matrix, grid.matrix), ours = set_up_gamg(our_ksp, marked, marked);
   PetscInt n_levels = 0, our_levels = 0;
   EDGEFEM_PETSC(PCMGGetLevels(petsc, &n_levels));
   EDGEFEM_PETSC(PCMGGetLevels(ours, &our_levels));
@@ -432,19 +428,8 @@ TEST(MultigridProducts, FinestSmootherTakesItsDiagonalFromTheBlockCopy) {
   std::optional<BlockOperator> block = BlockOperator::create(grid.matrix, true);
   ASSERT_TRUE(block.has_value());
   Mat shell = block->product();
-  const auto set_up = [&](PetscOwner<KSP, KSPDestroy>& ksp) {
-    EDGEFEM_PETSC(KSPCreate(MPI_COMM_WORLD, ksp.address()));
-    EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
-    PC pc = nullptr;
-    EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
-    EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
-    EDGEFEM_PETSC(PCGAMGSetCoarseEqLim(pc, 60));
-    EDGEFEM_PETSC(KSPSetOperators(ksp, shell, grid.matrix));
-    EDGEFEM_PETSC(KSPSetUp(ksp));
-    return pc;
-  };
   PetscOwner<KSP, KSPDestroy> ours_ksp, reference_ksp;
-  PC ours = set_up(ours_ksp), reference = set_up(reference_ksp);
+  PC ours = set_up_gamg(ours_ksp, shell, grid.matrix), reference = set_up_gamg(reference_ksp, shell, grid.matrix);
   // The hierarchy is kept when the matrix changes (as the Newton driver lags it): no GAMG set-up while installed.
   EDGEFEM_PETSC(PCSetReusePreconditioner(ours, PETSC_TRUE));
   EDGEFEM_PETSC(PCSetReusePreconditioner(reference, PETSC_TRUE));
