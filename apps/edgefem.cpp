@@ -977,7 +977,7 @@ int main(int argc, char** argv) {
     if (i > 0) record.summary.command += ' ';
     record.summary.command += argv[i];
   }
-  use_huge_pages_in_petsc();
+  use_huge_pages();
   prefer_ob1_on_one_node();
   if (PetscInitialize(&argc, &argv, nullptr, nullptr) != 0) return 2;
   int rank = 0;

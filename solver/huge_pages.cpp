@@ -1,9 +1,12 @@
 /// \file huge_pages.cpp
-/// Transparent huge pages for large allocations (huge_pages.hpp).
+/// The process's memory on transparent huge pages (huge_pages.hpp).
 #include "solver/huge_pages.hpp"
 
+#include <malloc.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +17,21 @@ namespace edgefem {
 namespace {
 
 constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
+
+/// The program break up to which the heap was advised; 0 until use_huge_pages.
+std::atomic<std::uintptr_t> heap_advised{0};
+
+/// The heap's growth since the last call: advised before its first touch (glibc has written the new top chunk's
+/// header there, one 4 KiB page, which keeps its 2 MiB neighbourhood on small pages).
+void advise_heap_growth() {
+  auto done = heap_advised.load(std::memory_order_relaxed);
+  if (done == 0) return;
+  const auto top = reinterpret_cast<std::uintptr_t>(sbrk(0));  // glibc's cached break: no system call
+  if (top <= done || !heap_advised.compare_exchange_strong(done, top)) return;  // none, or another thread has it
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = done & ~(page - 1);
+  madvise(reinterpret_cast<void*>(begin), top - begin, MADV_HUGEPAGE);
+}
 
 // PETSc's allocator interface (PetscMallocSet): the default's contract, with the advice added.
 PetscErrorCode huge_malloc(std::size_t n, PetscBool clear, int, const char[], const char[], void** result) {
@@ -62,14 +80,26 @@ bool huge_pages_enabled() {
 }
 
 void advise_huge_pages(void* p, std::size_t n) {
+  advise_heap_growth();
   if (n < kHugePageMinBytes || !huge_pages_enabled()) return;
   const auto begin = (reinterpret_cast<std::uintptr_t>(p) + kHugePage - 1) & ~(kHugePage - 1);
   const auto end = (reinterpret_cast<std::uintptr_t>(p) + n) & ~(kHugePage - 1);
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
-void use_huge_pages_in_petsc() {
-  if (huge_pages_enabled()) PetscMallocSet(huge_malloc, huge_free, huge_realloc);
+void keep_heap_on_huge_pages() {
+  if (!huge_pages_enabled()) return;
+  mallopt(M_MMAP_MAX, 0);         // every block from the heap, none a mapping of its own
+  mallopt(M_TRIM_THRESHOLD, -1);  // the heap's top is never returned to the system
+  mallopt(M_TOP_PAD, 64 << 20);   // the heap grows by 64 MiB more than asked
+  auto expected = std::uintptr_t{0};
+  heap_advised.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(sbrk(0)));
+}
+
+void use_huge_pages() {
+  if (!huge_pages_enabled()) return;
+  keep_heap_on_huge_pages();
+  PetscMallocSet(huge_malloc, huge_free, huge_realloc);
 }
 
 }  // namespace edgefem

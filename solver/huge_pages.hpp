@@ -1,32 +1,44 @@
 #pragma once
 /// \file huge_pages.hpp
-/// Large arrays on transparent huge pages. A large mesh's run allocates gigabytes (the model's term lists, the
-/// matrix, GAMG's hierarchy, the output's page cache) and first touches every page of it; with 4 KiB pages the
-/// kernel takes one page fault per 4 KiB. Where transparent huge pages are enabled only on request (`madvise`, the
-/// Debian and Ubuntu default; `cat /sys/kernel/mm/transparent_hugepage/enabled`), edgefem requests them for every
-/// allocation of at least kHugePageMinBytes: PETSc's arrays through PetscMallocSet, edgefem's own through the
-/// executable's operator new (apps/huge_page_new.cpp). Where THP is `always` this changes nothing; where it is
-/// `never`, neither. EDGEFEM_HUGE_PAGES=0 in the environment turns the request off (README, "Measured performance").
+/// The process's memory on transparent huge pages. A run allocates hundreds of megabytes to gigabytes (the model's
+/// term lists, the matrix, GAMG's hierarchy, the output's buffers) and first touches every page of it; with 4 KiB
+/// pages the kernel takes one page fault per 4 KiB, and on a virtual machine a fault costs about 10 us (touching
+/// 200 MB: 0.55 s with 4 KiB pages, 0.012-0.05 s with 2 MiB ones; the 136,565-tet cantilever on 2 ranks took 50,000
+/// faults per rank, a sixth of its run). Where transparent huge pages are enabled only on request (`madvise`, the
+/// Debian and Ubuntu default; `cat /sys/kernel/mm/transparent_hugepage/enabled`), edgefem requests them for its
+/// heap, from which glibc's malloc then serves every block, and keeps what is freed there for the next
+/// allocations instead of returning it to the system (keep_heap_on_huge_pages). The requests come after each
+/// allocation of PETSc (PetscMallocSet) and of edgefem (the executable's operator new, apps/huge_page_new.cpp):
+/// advise_huge_pages. Where THP is `always` the advice changes nothing; where it is `never`, neither.
+/// EDGEFEM_HUGE_PAGES=0 in the environment turns all of it off (docs/design.md, "Memory").
 #include <cstddef>
 
 namespace edgefem {
 
-/// Allocations below this size are left alone. A huge page is 2 MiB and is zeroed whole at its first touch, also
-/// where the program touches a few bytes of it, and with glibc every block this large is a fresh mapping of its own:
-/// at 4 MiB the 136,565-tet cantilever spent 0.55 s more system time on 2 ranks (0.39 -> 0.94 s) and ran x1.06
-/// longer than without huge pages; at 64 MiB it runs as without them, while the 1.2M-tet box keeps their gain
-/// (set-up 2.3 -> 1.8-1.9 s on 2 ranks; README, "Measured performance").
-inline constexpr std::size_t kHugePageMinBytes = std::size_t{64} << 20;
+/// Blocks from this size on are advised one by one, wherever they lie: the heap of an OpenMP thread's own malloc
+/// arena (a mapping that advise_huge_pages does not follow) or, without keep_heap_on_huge_pages, a mapping of
+/// their own.
+inline constexpr std::size_t kHugePageMinBytes = std::size_t{4} << 20;
 
 /// Whether edgefem asks for huge pages (false when EDGEFEM_HUGE_PAGES=0); read once.
 bool huge_pages_enabled();
 
-/// madvise(MADV_HUGEPAGE) on the whole 2 MiB pages inside [p, p + n) if n >= kHugePageMinBytes and enabled; for
-/// memory not yet touched (a fresh allocation). Never fails (the advice is only advice).
+/// After an allocation of n bytes at p, not yet touched: madvise(MADV_HUGEPAGE) on the heap's growth since the last
+/// call (from keep_heap_on_huge_pages on) and, if n >= kHugePageMinBytes, on the whole 2 MiB pages inside [p, p + n).
+/// Thread-safe; never fails (the advice is only advice). Does nothing when disabled.
 void advise_huge_pages(void* p, std::size_t n);
 
-/// Makes PETSc allocate through malloc + advise_huge_pages (PetscMallocSet); call once, before PetscInitialize.
-/// PETSc's -malloc_debug still replaces it with PETSc's tracing allocator.
-void use_huge_pages_in_petsc();
+/// Unless disabled: glibc's malloc serves every block from the heap (M_MMAP_MAX 0: a large block freed and allocated
+/// again was a fresh mapping whose pages faulted again), never returns the heap's top to the system (M_TRIM_THRESHOLD
+/// -1) and grows the heap by 64 MiB beyond each request (M_TOP_PAD: one advice per 64 MiB); advise_huge_pages
+/// advises the heap's growth from here on. Debian's PETSc loads SuperLU_DIST, whose library constructor sets the
+/// first two already. The price: the process's resident memory stays at its peak once reached. Part of
+/// use_huge_pages; on its own for tests.
+void keep_heap_on_huge_pages();
+
+/// Once, at the start of main, before PetscInitialize (unless disabled): keep_heap_on_huge_pages, and PETSc
+/// allocates through malloc + advise_huge_pages (PetscMallocSet; -malloc_debug replaces it with PETSc's tracing
+/// allocator).
+void use_huge_pages();
 
 }  // namespace edgefem
