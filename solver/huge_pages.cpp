@@ -18,8 +18,8 @@ namespace {
 
 constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
 
-/// The program break up to which the heap was advised; 0 until use_huge_pages.
-std::atomic<std::uintptr_t> heap_advised{0};
+/// The heap advised as it grows: [heap_begin, heap_advised), both 0 until keep_heap_on_huge_pages.
+std::atomic<std::uintptr_t> heap_begin{0}, heap_advised{0};
 
 /// The heap's growth since the last call: advised before its first touch (glibc has written the new top chunk's
 /// header there, one 4 KiB page, which keeps its 2 MiB neighbourhood on small pages).
@@ -84,6 +84,8 @@ void advise_huge_pages(void* p, std::size_t n) {
   if (n < kHugePageMinBytes || !huge_pages_enabled()) return;
   const auto begin = (reinterpret_cast<std::uintptr_t>(p) + kHugePage - 1) & ~(kHugePage - 1);
   const auto end = (reinterpret_cast<std::uintptr_t>(p) + n) & ~(kHugePage - 1);
+  const auto heap = heap_begin.load(std::memory_order_relaxed);
+  if (heap != 0 && heap <= begin && end <= heap_advised.load(std::memory_order_relaxed)) return;  // advised already
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
@@ -92,8 +94,9 @@ void keep_heap_on_huge_pages() {
   mallopt(M_MMAP_MAX, 0);         // every block from the heap, none a mapping of its own
   mallopt(M_TRIM_THRESHOLD, -1);  // the heap's top is never returned to the system
   mallopt(M_TOP_PAD, 64 << 20);   // the heap grows by 64 MiB more than asked
+  const auto top = reinterpret_cast<std::uintptr_t>(sbrk(0));
   auto expected = std::uintptr_t{0};
-  heap_advised.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(sbrk(0)));
+  if (heap_advised.compare_exchange_strong(expected, top)) heap_begin.store(top);
 }
 
 void use_huge_pages() {

@@ -24,7 +24,8 @@ inline constexpr std::size_t kHugePageMinBytes = std::size_t{4} << 20;
 bool huge_pages_enabled();
 
 /// After an allocation of n bytes at p, not yet touched: madvise(MADV_HUGEPAGE) on the heap's growth since the last
-/// call (from keep_heap_on_huge_pages on) and, if n >= kHugePageMinBytes, on the whole 2 MiB pages inside [p, p + n).
+/// call (from keep_heap_on_huge_pages on) and, if n >= kHugePageMinBytes, on the whole 2 MiB pages inside [p, p + n)
+/// unless they lie in the heap advised so.
 /// Thread-safe; never fails (the advice is only advice). Does nothing when disabled.
 void advise_huge_pages(void* p, std::size_t n);
 
