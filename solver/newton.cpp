@@ -502,11 +502,11 @@ void NewtonDriver::apply_forcing() {
   }
   eta_ = eta;
   EDGEFEM_PETSC(KSPSetTolerances(ksp(), eta, PETSC_DEFAULT, PETSC_DEFAULT, iteration_limit(eta)));
-  // The solve meant to bring |R| to the target (the forcing term is the target's, not Eisenstat-Walker's) stops on
-  // the true residual: CG's preconditioned norm fell 40 times further than |b - A x| on the cantilever, and such a
-  // step ended above the target and took one more Newton iteration.
+  // The solve meant to bring |R| to the target stops on the true residual: CG's preconditioned norm fell 40 times
+  // further than |b - A x| on the cantilever, and such a step ended above the target and took one more Newton
+  // iteration.
   if (own_norm_ && has_type(ksp(), {KSPCG})) {
-    const bool to_target = last_norm_ > 0.0 && std::min(0.5, 0.1 * target() / last_norm_) >= eta;
+    const bool to_target = stops_on_true_residual(eta, last_norm_, target());
     EDGEFEM_PETSC(KSPSetNormType(ksp(), to_target ? KSP_NORM_UNPRECONDITIONED : KSP_NORM_PRECONDITIONED));
   }
 }
@@ -836,6 +836,29 @@ NewtonResult NewtonDriver::solve_linear(Vec b, Vec y, const std::string& label, 
 
 Extrapolator::Extrapolator(Vec layout, int order) : order_(std::clamp(order, 1, 2)) {
   for (auto& v : states_) EDGEFEM_PETSC(VecDuplicate(layout, v.address()));
+  EDGEFEM_PETSC(VecDuplicate(layout, slope_.address()));
+}
+
+void Extrapolator::set_slope(Vec dx, double s) {
+  slope_set_ = false;
+  const double ds = s - s_[0];
+  if (count_ != 1 || ds == 0.0 || !std::isfinite(ds)) return;
+  EDGEFEM_PETSC(VecAXPBY(slope_, 1.0 / ds, 0.0, dx));
+  slope_s_ = s_[0];
+  slope_set_ = true;
+}
+
+bool Extrapolator::has_slope() const {
+  return order_ == 2 && count_ == 2 && slope_set_ && s_[1] == slope_s_ && s_[0] != s_[1];
+}
+
+bool Extrapolator::predict_with_slope(double s, Vec x) const {
+  if (!has_slope()) return false;
+  // q(s) = x0 + h v0 + (h / H)^2 (x1 - x0 - H v0), h = s - s0, H = s1 - s0: q(s0) = x0, q(s1) = x1, q'(s0) = v0.
+  const double h = s - s_[1], r = h / (s_[0] - s_[1]);
+  EDGEFEM_PETSC(VecAXPBYPCZ(x, r * r, 1.0 - r * r, 0.0, states_[0], states_[1]));
+  EDGEFEM_PETSC(VecAXPY(x, h * (1.0 - r), slope_));
+  return true;
 }
 
 void Extrapolator::accept(Vec x, double s) {
@@ -877,11 +900,24 @@ bool solve_load_step(NewtonDriver& newton, Extrapolator& predictor, bool use_pre
     if (!std::isfinite(reference)) reference = -1.0;
     if (predictor.ready()) {
       predictor.predict(s, x);
+      set_prescribed(x, s);
+      if (predictor.has_slope()) {  // the second step after a tangent predictor: the better of two candidates
+        PetscOwner<Vec, VecDestroy> other;
+        EDGEFEM_PETSC(VecDuplicate(x, other.address()));
+        predictor.predict_with_slope(s, other);
+        set_prescribed(other, s);
+        const double r_secant = newton.residual_norm(x), r_slope = newton.residual_norm(other);
+        if (r_slope < r_secant) EDGEFEM_PETSC(VecCopy(other, x));  // NaN (inverted elements) keeps the secant
+      }
     } else {
       EDGEFEM_PETSC(VecCopy(saved, x));
       tangent(x, s);
+      set_prescribed(x, s);
+      PetscOwner<Vec, VecDestroy> step;
+      EDGEFEM_PETSC(VecDuplicate(x, step.address()));
+      EDGEFEM_PETSC(VecWAXPY(step, -1.0, saved, x));
+      predictor.set_slope(step, s);
     }
-    set_prescribed(x, s);
   }
   const NewtonResult result = newton.solve(x, label, reference);
   if (!result.converged) {

@@ -109,6 +109,13 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
 double forcing_term(const SolverSpec& spec, double last_norm, double previous_norm, double previous_eta,
                     double target);
 
+/// Whether the CG solve of a Newton iteration with linear tolerance `eta` at |R_k| = `last_norm` stops on the true
+/// residual |b - A x| instead of the preconditioned one: when it is meant to end the load step, i.e. its linear
+/// part eta |R_k| of the next residual lies at or below the Newton target (docs/solver.md, "Inexact Newton").
+[[nodiscard]] inline bool stops_on_true_residual(double eta, double last_norm, double target) {
+  return last_norm > 0.0 && eta * last_norm <= target;
+}
+
 /// After a set-up of `pc`: when it is GAMG with edgefem's smoothing default (one Chebyshev step per level, no
 /// -mg_levels_ksp_max_it of the user's), the levels between the finest and the coarsest smooth with two steps, as
 /// PETSc's default has them (a level's own -mg_levels_<l>_ksp_max_it wins). They are small: a second step costs a
@@ -251,22 +258,38 @@ class NewtonDriver {
 /// polynomial through them: the secant with two states, the parabola through three (order 2). Both are exact for
 /// a linear response to a linear ramp; the parabola also follows the curvature of a bending path (its second
 /// step starts 10-100 times closer than the secant's on the cantilever).
+///
+/// With two states only, a slope dx/ds at the older one (the first step's tangent predictor, set_slope) gives a
+/// second candidate for order 2: the parabola through both states with that slope (predict_with_slope). The tangent
+/// solve is inexact (Newton's first forcing term), so the secant stays exact for a linear response and the caller
+/// keeps whichever candidate has the smaller residual.
 class Extrapolator {
  public:
   explicit Extrapolator(Vec layout, int order = 2);
-  void reset() { count_ = 0; }
+  void reset() { count_ = 0, slope_set_ = false; }
   /// True once two states are known (predict() extrapolates).
   [[nodiscard]] bool ready() const { return count_ >= 2; }
   /// Record a converged state at parameter s.
   void accept(Vec x, double s);
   /// x := the extrapolation to s; false (x untouched) before two states are known.
   bool predict(double s, Vec x) const;
+  /// With exactly one state known (x(s_0)): record dx/ds there as dx / (s - s_0), dx the step a tangent predictor
+  /// took from x(s_0) toward s.
+  void set_slope(Vec dx, double s);
+  /// True when predict_with_slope applies: order 2, exactly two states, and a slope recorded at the older one.
+  [[nodiscard]] bool has_slope() const;
+  /// x := the parabola through x(s_0) and x(s_1) with the recorded slope at s_0, evaluated at s; false (x untouched)
+  /// unless has_slope().
+  bool predict_with_slope(double s, Vec x) const;
 
  private:
   std::array<PetscOwner<Vec, VecDestroy>, 3> states_;  ///< newest first
   std::array<double, 3> s_{};
   int order_ = 1;
   int count_ = 0;
+  PetscOwner<Vec, VecDestroy> slope_;  ///< dx/ds at slope_s_ (set_slope)
+  double slope_s_ = 0.0;
+  bool slope_set_ = false;
 };
 
 /// One load (sub)step to parameter s from the converged state in x. With `use_predictor`: the extrapolation when

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -125,6 +126,66 @@ TEST(Newton, ExtrapolatorIsExactForQuadraticPaths) {
   }
 }
 
+TEST(Newton, ExtrapolatorsSlopeParabolaIsExactForQuadraticPaths) {
+  // x(s) = a + b s + c s^2 per entry: x(0), x(0.25) and the slope b at 0 (recorded from a "tangent step" to 0.4,
+  // dx = 0.4 b) give the parabola itself; the secant through the two states misses c. The slope applies only to
+  // the second step: not before the second state, not after a third, not after reset, not set with two states.
+  PetscOwner<Vec, VecDestroy> x, dx;
+  EDGEFEM_PETSC(VecCreateMPI(MPI_COMM_WORLD, 3, PETSC_DETERMINE, x.address()));
+  EDGEFEM_PETSC(VecDuplicate(x, dx.address()));
+  const auto fill = [](Vec v, const std::function<double(double)>& f) {
+    VecArray a(v, false);
+    for (std::size_t i = 0; i < a.span().size(); ++i) a.span()[i] = f(static_cast<double>(i));
+  };
+  const auto path = [&](double s) {
+    fill(x, [s](double i) { return 1.0 + i + (2.0 - i) * s + (0.5 + 0.25 * i) * s * s; });
+  };
+  const auto expect_path = [&](double s, double tol) {
+    std::vector<double> got;
+    {
+      VecArray a(x, true);
+      got.assign(a.span().begin(), a.span().end());
+    }
+    path(s);
+    VecArray want(x, true);
+    double worst = 0.0;
+    for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(got[i] - want.span()[i]));
+    return worst <= tol;
+  };
+  Extrapolator e(x);
+  path(0.0);
+  e.accept(x, 0.0);
+  fill(dx, [](double i) { return 0.4 * (2.0 - i); });
+  e.set_slope(dx, 0.4);
+  EXPECT_FALSE(e.has_slope());  // one state
+  path(0.25);
+  e.accept(x, 0.25);
+  ASSERT_TRUE(e.has_slope());
+  ASSERT_TRUE(e.predict_with_slope(0.5, x));
+  EXPECT_TRUE(expect_path(0.5, 1e-13));
+  ASSERT_TRUE(e.predict(0.5, x));  // the secant: off by c s0 s1 = 0.25 c at least 0.03
+  EXPECT_FALSE(expect_path(0.5, 0.03));
+  e.set_slope(dx, 0.6);  // two states: ignored, and the recorded slope is dropped
+  EXPECT_FALSE(e.has_slope());
+  EXPECT_FALSE(e.predict_with_slope(0.5, x));
+
+  Extrapolator f(x);
+  path(0.0);
+  f.accept(x, 0.0);
+  f.set_slope(dx, 0.4);
+  path(0.25);
+  f.accept(x, 0.25);
+  path(0.5);
+  f.accept(x, 0.5);
+  EXPECT_FALSE(f.has_slope());  // three states: the parabola through them
+  f.reset();
+  path(0.0);
+  f.accept(x, 0.0);
+  path(0.25);
+  f.accept(x, 0.25);
+  EXPECT_FALSE(f.has_slope());  // reset: a slope recorded before belongs to another path
+}
+
 TEST(Newton, ForcingTermIsEisenstatWalkerBoundedByTheTarget) {
   SolverSpec spec;  // eta_max 1e-3, linear rtol 1e-8
   ASSERT_DOUBLE_EQ(spec.eta_max, 1e-3);
@@ -144,6 +205,21 @@ TEST(Newton, ForcingTermIsEisenstatWalkerBoundedByTheTarget) {
   EXPECT_DOUBLE_EQ(forcing_term(spec, 1e-11, 1e-6, 1e-3, target), 0.5);
   // Between: 0.1 * 1e-10 / 1e-7 = 1e-4 beats choice 2's 0.9 (1e-7 / 1e-3)^2 = 9e-9.
   EXPECT_NEAR(forcing_term(spec, 1e-7, 1e-3, 1e-3, target), 1e-4, 1e-16);
+}
+
+TEST(Newton, ASolveMeantToEndTheStepStopsOnTheTrueResidual) {
+  const double target = 4.1e-10;
+  // The cantilever's second load step: |R| = 1.85e-5 after |R| = 1.06e-2, Eisenstat-Walker's 0.9 (1.85e-5 /
+  // 1.06e-2)^2 = 2.7e-6 leaves a linear part of 5e-11, below the target: the step's last solve. Stopped on the
+  // preconditioned norm it ended at 1.4e-9 and the step took one more Newton iteration.
+  const double eta = forcing_term(SolverSpec{}, 1.85e-5, 1.06e-2, 1e-3, target);
+  EXPECT_NEAR(eta, 0.9 * std::pow(1.85e-5 / 1.06e-2, 2), 1e-12);
+  EXPECT_TRUE(stops_on_true_residual(eta, 1.85e-5, target));
+  // The target's own bound (0.1 target / |R|) always qualifies; an early iteration does not.
+  EXPECT_TRUE(stops_on_true_residual(forcing_term(SolverSpec{}, 1e-9, 1e-6, 1e-3, target), 1e-9, target));
+  EXPECT_FALSE(stops_on_true_residual(forcing_term(SolverSpec{}, 1e-2, 0.0, 0.0, target), 1e-2, target));
+  EXPECT_FALSE(stops_on_true_residual(1e-3, 1e-3, target));
+  EXPECT_FALSE(stops_on_true_residual(1e-3, 0.0, target));  // no residual yet
 }
 
 TEST(Newton, PredictorIsExactForALinearMaterialUnderALinearRamp) {
