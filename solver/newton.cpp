@@ -907,7 +907,8 @@ bool solve_load_step(NewtonDriver& newton, Extrapolator& predictor, bool use_pre
         predictor.predict_with_slope(s, other);
         set_prescribed(other, s);
         const double r_secant = newton.residual_norm(x), r_slope = newton.residual_norm(other);
-        if (r_slope < r_secant) EDGEFEM_PETSC(VecCopy(other, x));  // NaN (inverted elements) keeps the secant
+        // (not finite: inverted elements of a model with infinite energy there; such a candidate loses)
+        if (std::isfinite(r_slope) && !(r_secant <= r_slope)) EDGEFEM_PETSC(VecCopy(other, x));
       }
     } else {
       EDGEFEM_PETSC(VecCopy(saved, x));
