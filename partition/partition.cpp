@@ -178,7 +178,7 @@ using TaggedFacets = std::vector<std::pair<Facet, int>>;
 
 /// Region tags per original vertex, CSR: from the cells and from every file facet (boundary or interior).
 struct VertexTags {
-  std::vector<int> tags;             ///< each vertex's tags, ascending, each once
+  std::vector<int> tags;            ///< each vertex's tags, ascending, each once
   std::vector<std::int64_t> begin;  ///< vertex v's tags: tags[begin[v] .. begin[v+1])
 };
 
@@ -207,7 +207,9 @@ VertexTags tag_vertices(const Mesh& whole, const CellView& cv, TaggedFacets& tag
   vt.tags.resize(static_cast<std::size_t>(start.back()));
   {
     std::vector<std::int64_t> next(start.begin(), start.end() - 1);
-    each_tag([&](LocalIndex v, int tag) { vt.tags[static_cast<std::size_t>(next[static_cast<std::size_t>(v)]++)] = tag; });
+    each_tag([&](LocalIndex v, int tag) {
+      vt.tags[static_cast<std::size_t>(next[static_cast<std::size_t>(v)]++)] = tag;
+    });
   }
   vt.begin.assign(n_vertices + 1, 0);
   std::int64_t kept = 0;
@@ -310,7 +312,8 @@ Piece make_piece(const Mesh& whole, const CellView& cv, const PartitionPlan& pla
     for (int d = 0; d < 3; ++d) pc.coords.push_back(whole.coords[3 * static_cast<std::size_t>(v) + d]);
     pc.global_vertex.push_back(plan.global_id[v]);
     pc.original_vertex.push_back(v);
-    for (std::int64_t k = vt.begin[v]; k < vt.begin[v + 1]; ++k) pc.regions.push_back(vt.tags[static_cast<std::size_t>(k)]);
+    for (std::int64_t k = vt.begin[v]; k < vt.begin[v + 1]; ++k)
+      pc.regions.push_back(vt.tags[static_cast<std::size_t>(k)]);
     pc.region_offsets.push_back(static_cast<int>(pc.regions.size()));
   }
   for (LocalIndex c : plan.part_cells[p]) {
@@ -333,6 +336,9 @@ Piece make_piece(const Mesh& whole, const CellView& cv, const PartitionPlan& pla
   return pc;
 }
 
+/// Throws InputError when METIS cannot take a mesh of n_cell_nodes / nodes cells (32-bit indices).
+void check_metis_size(std::size_t n_cell_nodes, int nodes);
+
 /// plan_partition with the sorted facets of the mesh's cells (cell_facets) given.
 PartitionPlan plan_partition_of(const Mesh& mesh, int n_parts, CellPartitioner method,
                                 const std::vector<std::pair<Facet, LocalIndex>>& facets);
@@ -344,6 +350,7 @@ std::vector<Piece> cut_into_pieces(const Mesh& whole, int n_parts, double& parti
                                    CellPartitioner method) {
   const auto t0 = std::chrono::steady_clock::now();
   const CellView cv = cell_view(whole);
+  if (n_parts > 1 && method == CellPartitioner::metis) check_metis_size(cv.cells->size(), cv.nodes);  // before the list
   // The cells' facets once, for the dual graph and for the boundary facets (each list took 0.03 s of the
   // 136,565-tet cantilever's 2-rank distribution).
   const std::vector<std::pair<Facet, LocalIndex>> facets = cell_facets(cv);
@@ -441,7 +448,9 @@ std::vector<int> metis_cell_parts(const std::vector<LocalIndex>& cells, int node
 
 PartitionPlan plan_partition(const Mesh& mesh, int n_parts, CellPartitioner method) {
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<std::pair<Facet, LocalIndex>> facets = cell_facets(cell_view(mesh));
+  const CellView cv = cell_view(mesh);
+  if (n_parts > 1 && method == CellPartitioner::metis) check_metis_size(cv.cells->size(), cv.nodes);  // before the list
+  const std::vector<std::pair<Facet, LocalIndex>> facets = cell_facets(cv);
   const double seconds_facets = seconds_since(start);
   PartitionPlan plan = plan_partition_of(mesh, n_parts, method, facets);
   plan.seconds_cells += seconds_facets;  // the dual graph's facets are part of the cell partition

@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
