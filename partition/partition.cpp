@@ -339,7 +339,14 @@ Piece make_piece(const Mesh& whole, const CellView& cv, const PartitionPlan& pla
 /// Throws InputError when METIS cannot take a mesh of n_cell_nodes / nodes cells (32-bit indices).
 void check_metis_size(std::size_t n_cell_nodes, int nodes);
 
-/// plan_partition with the sorted facets of the mesh's cells (cell_facets) given.
+/// cell_facets for a partition into n_parts by `method`: a mesh too large for METIS is refused first (the list
+/// costs 16 bytes per facet).
+std::vector<std::pair<Facet, LocalIndex>> facets_to_partition(const CellView& cv, int n_parts, CellPartitioner method) {
+  if (n_parts > 1 && method == CellPartitioner::metis) check_metis_size(cv.cells->size(), cv.nodes);
+  return cell_facets(cv);
+}
+
+/// plan_partition with the sorted facets of the mesh's cells (facets_to_partition) given.
 PartitionPlan plan_partition_of(const Mesh& mesh, int n_parts, CellPartitioner method,
                                 const std::vector<std::pair<Facet, LocalIndex>>& facets);
 
@@ -350,10 +357,9 @@ std::vector<Piece> cut_into_pieces(const Mesh& whole, int n_parts, double& parti
                                    CellPartitioner method) {
   const auto t0 = std::chrono::steady_clock::now();
   const CellView cv = cell_view(whole);
-  if (n_parts > 1 && method == CellPartitioner::metis) check_metis_size(cv.cells->size(), cv.nodes);  // before the list
   // The cells' facets once, for the dual graph and for the boundary facets (each list took 0.03 s of the
   // 136,565-tet cantilever's 2-rank distribution).
-  const std::vector<std::pair<Facet, LocalIndex>> facets = cell_facets(cv);
+  const std::vector<std::pair<Facet, LocalIndex>> facets = facets_to_partition(cv, n_parts, method);
   PartitionPlan plan = plan_partition_of(whole, n_parts, method, facets);
   partition_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::vector<std::vector<Hinge>> part_hinges =
@@ -448,9 +454,7 @@ std::vector<int> metis_cell_parts(const std::vector<LocalIndex>& cells, int node
 
 PartitionPlan plan_partition(const Mesh& mesh, int n_parts, CellPartitioner method) {
   const auto start = std::chrono::steady_clock::now();
-  const CellView cv = cell_view(mesh);
-  if (n_parts > 1 && method == CellPartitioner::metis) check_metis_size(cv.cells->size(), cv.nodes);  // before the list
-  const std::vector<std::pair<Facet, LocalIndex>> facets = cell_facets(cv);
+  const std::vector<std::pair<Facet, LocalIndex>> facets = facets_to_partition(cell_view(mesh), n_parts, method);
   const double seconds_facets = seconds_since(start);
   PartitionPlan plan = plan_partition_of(mesh, n_parts, method, facets);
   plan.seconds_cells += seconds_facets;  // the dual graph's facets are part of the cell partition
@@ -475,8 +479,7 @@ PartitionPlan plan_partition_of(const Mesh& mesh, int n_parts, CellPartitioner m
   PartitionPlan plan;
   plan.n_parts = n_parts;
   plan.cell_part.assign(static_cast<std::size_t>(n_cells), 0);
-  if (n_parts > 1 && method == CellPartitioner::metis) {
-    check_metis_size(cv.cells->size(), cv.nodes);
+  if (n_parts > 1 && method == CellPartitioner::metis) {  // (its size checked by facets_to_partition)
     plan.cell_part = metis_graph_parts(dual_graph(facets, n_cells), n_cells, n_parts);
   } else if (n_parts > 1) {
     const DualGraph g = dual_graph(facets, n_cells);
