@@ -3,6 +3,8 @@
 /// and the grouped edge-term lists.
 #include "materials/edge_assembly.hpp"
 
+#include "core/first_touch.hpp"
+
 namespace edgefem::edge_assembly {
 
 EdgeBlocks::EdgeBlocks(LocalIndex n_vertices, std::span<const std::array<LocalIndex, 2>> edges, Keep keep)
@@ -68,8 +70,8 @@ TsepGather::TsepGather(std::int64_t n_edges, std::span<const std::array<LocalInd
   });
   ptr_ = list.ptr;
   const auto n = static_cast<std::int64_t>(list.codes.size());
-  other_.resize(static_cast<std::size_t>(n));
-  coef_.resize(static_cast<std::size_t>(n));
+  resize_first_touched(other_, static_cast<std::size_t>(n));
+  resize_first_touched(coef_, static_cast<std::size_t>(n));
 #pragma omp parallel for schedule(static)
   for (std::int64_t k = 0; k < n; ++k) {
     other_[k] = list.codes[k].other;
@@ -92,10 +94,10 @@ GroupedEdgeTerms::GroupedEdgeTerms(const EdgeBlocks& edges, Csr<Term> terms) {
     group_ptr_[e + 1] = groups;
   }
   for (std::int64_t e = 0; e < ne; ++e) group_ptr_[e + 1] += group_ptr_[e];
-  group_a_.resize(group_ptr_[ne]);
-  group_end_.resize(group_ptr_[ne]);
-  vertex_.resize(terms.codes.size());
-  coef_.resize(terms.codes.size());
+  resize_first_touched(group_a_, group_ptr_[ne]);
+  resize_first_touched(group_end_, group_ptr_[ne]);
+  resize_first_touched(vertex_, terms.codes.size());
+  resize_first_touched(coef_, terms.codes.size());
   bool consistent = true;
 #pragma omp parallel for schedule(dynamic, 4096) reduction(&& : consistent)
   for (std::int64_t e = 0; e < ne; ++e) {

@@ -32,6 +32,7 @@
 
 #include <omp.h>
 
+#include "core/first_touch.hpp"
 #include "materials/formulation.hpp"
 #include "mesh/mesh.hpp"
 
@@ -63,7 +64,7 @@ Csr<Code> build_csr(std::int64_t n_rows, Emit&& emit) {
   csr.ptr.assign(static_cast<std::size_t>(n_rows) + 1, 0);
   emit([&](std::int64_t row, Code) { ++csr.ptr[row + 1]; });
   for (std::int64_t r = 0; r < n_rows; ++r) csr.ptr[r + 1] += csr.ptr[r];
-  csr.codes.resize(static_cast<std::size_t>(csr.ptr[n_rows]));
+  resize_first_touched(csr.codes, static_cast<std::size_t>(csr.ptr[n_rows]));
   std::vector<std::int64_t> cursor(csr.ptr.begin(), csr.ptr.end() - 1);
   emit([&](std::int64_t row, Code c) { csr.codes[cursor[row]++] = c; });
   return csr;
@@ -106,7 +107,7 @@ Csr<Code> build_csr_parallel(std::int64_t n_rows, std::int64_t n_items, EmitItem
     }
     csr.ptr[r + 1] = csr.ptr[r] + in_row;
   }
-  csr.codes.resize(static_cast<std::size_t>(csr.ptr[n_rows]));
+  resize_first_touched(csr.codes, static_cast<std::size_t>(csr.ptr[n_rows]));
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
   for (int c = 0; c < chunks; ++c) {
     auto& at = slot[c];

@@ -40,6 +40,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/first_touch.hpp"
 #include "materials/edge_assembly.hpp"
 #include "materials/formulation.hpp"
 #include "materials/tet_geometry.hpp"
@@ -193,8 +194,10 @@ void StvkTsep::tet_coefficients(std::span<const double> coords, std::span<const 
                                 std::vector<double>& LP, std::vector<std::int64_t>& vol_of_tet) {
   // L(E) = sum_T L_T(E, E), L(P) = sum_T L_T(a, b) (eq. 23); per-rank partial sums in a distributed run.
   const std::int64_t nt = topo.n_tets(), ne = edges_.n_edges();
-  L_.assign(ne, 0.0);
-  if (!nsn_) LP.assign(topo.tseps.size(), 0.0);
+  L_.clear();
+  resize_first_touched(L_, static_cast<std::size_t>(ne));  // zeros
+  LP.clear();
+  if (!nsn_) resize_first_touched(LP, topo.tseps.size());
   // By chunks of tets: L_T and the TSEP ids on the threads, then the sums in tet order (the same sums on any
   // number of threads).
   constexpr std::int64_t kChunk = 8192;
@@ -279,7 +282,9 @@ void StvkTsep::tsep_lists(const Topology& topo, std::span<const LocalIndex> tets
   const auto& tp = topo.tseps;
   const auto np = static_cast<std::int64_t>(tp.size());
   // g gather (eq. 28): each TSEP feeds both of its edges.
-  std::vector<std::array<LocalIndex, 2>> pairs(static_cast<std::size_t>(np));
+  std::vector<std::array<LocalIndex, 2>> pairs;
+  resize_first_touched(pairs, static_cast<std::size_t>(np));
+#pragma omp parallel for schedule(static)
   for (std::int64_t P = 0; P < np; ++P) pairs[P] = {tp[P].edge0, tp[P].edge1};
   g_terms_ = edge_assembly::TsepGather(edges_.n_edges(), pairs, LP);
   // K(E) gather (eq. 31): for i, j in {0, 1} with A_i = V_e(a, i) != B_j = V_e(b, j), the edge E joining
@@ -290,7 +295,8 @@ void StvkTsep::tsep_lists(const Topology& topo, std::span<const LocalIndex> tets
   for (std::int64_t t = 0; t < topo.n_tets(); ++t)
     for (int m = 0; m < 4; ++m) face_tet[static_cast<std::size_t>(topo.tet_faces[t][m])] = t;
   constexpr int kSlot[4][4] = {{-1, 0, 1, 2}, {0, -1, 3, 4}, {1, 3, -1, 5}, {2, 4, 5, -1}};  // kEdgeLocal's inverse
-  std::vector<std::array<LocalIndex, 4>> cross(static_cast<std::size_t>(np));  // E_p2(P, i, j), -1: none
+  std::vector<std::array<LocalIndex, 4>> cross;  // E_p2(P, i, j), -1: none
+  resize_first_touched(cross, static_cast<std::size_t>(np));
 #pragma omp parallel for schedule(static)
   for (std::int64_t P = 0; P < np; ++P) {
     const std::int64_t t = P < topo.n_type1 ? face_tet[static_cast<std::size_t>(P / 3)] : (P - topo.n_type1) / 3;

@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/first_touch.hpp"
+
 namespace edgefem {
 
 namespace {
@@ -54,7 +56,7 @@ BucketSet<Key> bucket_unique(LocalIndex n_buckets, Emit&& emit) {
   BucketSet<Key> set;
   set.offsets.assign(static_cast<std::size_t>(n_buckets) + 1, 0);
   for (LocalIndex b = 0; b < n_buckets; ++b) set.offsets[b + 1] = set.offsets[b] + n_unique[b];
-  set.keys.resize(static_cast<std::size_t>(set.offsets[n_buckets]));
+  resize_first_touched(set.keys, static_cast<std::size_t>(set.offsets[n_buckets]));
 #pragma omp parallel for schedule(static)
   for (LocalIndex b = 0; b < n_buckets; ++b)
     std::copy_n(raw.begin() + start[b], n_unique[b], set.keys.begin() + set.offsets[b]);
@@ -114,7 +116,7 @@ Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets,
   });
   const std::int64_t ne = static_cast<std::int64_t>(edge_set.keys.size());
   check_fits(ne, "edges");
-  topo.edges.resize(static_cast<std::size_t>(ne));
+  resize_first_touched(topo.edges, static_cast<std::size_t>(ne));
 #pragma omp parallel for schedule(static)
   for (LocalIndex v = 0; v < n_vertices; ++v)
     for (std::int64_t e = edge_set.offsets[v]; e < edge_set.offsets[v + 1]; ++e) topo.edges[e] = {v, edge_set.keys[e]};
@@ -122,7 +124,7 @@ Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets,
     return static_cast<LocalIndex>(edge_set.find(std::min(a, b), std::max(a, b)));
   };
 
-  topo.tet_edges.resize(static_cast<std::size_t>(nt));
+  resize_first_touched(topo.tet_edges, static_cast<std::size_t>(nt));
 #pragma omp parallel for schedule(static)
   for (std::int64_t t = 0; t < nt; ++t) {
     const LocalIndex* v = tets.data() + 4 * t;
@@ -148,14 +150,14 @@ Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets,
   });
   const std::int64_t nf = static_cast<std::int64_t>(face_set.keys.size());
   check_fits(nf, "faces");
-  topo.faces.resize(static_cast<std::size_t>(nf));
+  resize_first_touched(topo.faces, static_cast<std::size_t>(nf));
 #pragma omp parallel for schedule(static)
   for (LocalIndex v = 0; v < n_vertices; ++v)
     for (std::int64_t f = face_set.offsets[v]; f < face_set.offsets[v + 1]; ++f) {
       const std::uint64_t key = face_set.keys[f];
       topo.faces[f] = {v, static_cast<LocalIndex>(key >> 32), static_cast<LocalIndex>(key & 0xffffffffu)};
     }
-  topo.tet_faces.resize(static_cast<std::size_t>(nt));
+  resize_first_touched(topo.tet_faces, static_cast<std::size_t>(nt));
 #pragma omp parallel for schedule(static)
   for (std::int64_t t = 0; t < nt; ++t)
     for (int k = 0; k < 4; ++k) {
@@ -167,7 +169,7 @@ Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets,
   // ids e(a,b) < e(a,c) < e(b,c), so each pair below is already ordered. Type 2: opposite edges of a tet.
   topo.n_type1 = 3 * nf;
   topo.n_type2 = 3 * nt;
-  topo.tseps.resize(static_cast<std::size_t>(topo.n_type1 + topo.n_type2));
+  resize_first_touched(topo.tseps, static_cast<std::size_t>(topo.n_type1 + topo.n_type2));
 #pragma omp parallel for schedule(static)
   for (std::int64_t f = 0; f < nf; ++f) {
     const auto& fv = topo.faces[f];
