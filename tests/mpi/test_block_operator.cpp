@@ -371,7 +371,9 @@ TEST(OwnAijProduct, MultipliesByBlocksLikeTheMatrix) {
           EXPECT_LT(difference, exact ? 1e-14 : 1e-5)
               << (distributed ? "distributed " : "") << r << " x " << c << (broken ? ", broken" : "")
               << (exact ? "" : ", any doubles") << ", product " << which;
-          if (!exact) EXPECT_GT(difference, 1e-12) << "the block copy is in single precision";
+          if (!exact) {
+            EXPECT_GT(difference, 1e-12) << "the block copy is in single precision";
+          }
         }
       }
     }

@@ -423,9 +423,12 @@ void check_renumbered(const LocalMesh& before, const LocalMesh& after) {
     const std::vector<int> old_tags(before.vertex_regions.begin() + before.vertex_region_offsets[old],
                                     before.vertex_regions.begin() + before.vertex_region_offsets[old + 1]);
     EXPECT_EQ(tags, old_tags);
-    if (v < after.n_owned) EXPECT_EQ(after.global_vertex[static_cast<std::size_t>(v)], after.first_owned + v);
-    if (v > after.n_owned)
+    if (v < after.n_owned) {
+      EXPECT_EQ(after.global_vertex[static_cast<std::size_t>(v)], after.first_owned + v);
+    }
+    if (v > after.n_owned) {
       EXPECT_LT(after.global_vertex[static_cast<std::size_t>(v) - 1], after.global_vertex[static_cast<std::size_t>(v)]);
+    }
   }
   for (const auto& [cells_after, cells_before] :
        {std::pair{&after.mesh.tets, &before.mesh.tets}, std::pair{&after.mesh.triangles, &before.mesh.triangles}}) {
