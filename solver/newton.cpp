@@ -836,13 +836,13 @@ NewtonResult NewtonDriver::solve_linear(Vec b, Vec y, const std::string& label, 
 
 Extrapolator::Extrapolator(Vec layout, int order) : order_(std::clamp(order, 1, 2)) {
   for (auto& v : states_) EDGEFEM_PETSC(VecDuplicate(layout, v.address()));
-  EDGEFEM_PETSC(VecDuplicate(layout, slope_.address()));
 }
 
 void Extrapolator::set_slope(Vec dx, double s) {
   slope_set_ = false;
   const double ds = s - s_[0];
-  if (count_ != 1 || ds == 0.0 || !std::isfinite(ds)) return;
+  if (order_ != 2 || count_ != 1 || ds == 0.0 || !std::isfinite(ds)) return;  // (only order 2 uses a slope)
+  if (!slope_.get()) EDGEFEM_PETSC(VecDuplicate(dx, slope_.address()));  // the first time: static load steps only
   EDGEFEM_PETSC(VecAXPBY(slope_, 1.0 / ds, 0.0, dx));
   slope_s_ = s_[0];
   slope_set_ = true;

@@ -287,7 +287,7 @@ class Extrapolator {
   std::array<double, 3> s_{};
   int order_ = 1;
   int count_ = 0;
-  PetscOwner<Vec, VecDestroy> slope_;  ///< dx/ds at slope_s_ (set_slope)
+  PetscOwner<Vec, VecDestroy> slope_;  ///< dx/ds at slope_s_ (set_slope; made by its first call)
   double slope_s_ = 0.0;
   bool slope_set_ = false;
 };
