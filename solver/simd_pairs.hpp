@@ -4,7 +4,7 @@
 /// block kernels of the multigrid products: GCC left their R x C partial sums scalar, spilled to the stack, and
 /// widened each single-precision entry alone (perf annotate of the 3 x 6 interpolation's product); these products
 /// were bound by that arithmetic, not by the memory. (The finest level's symmetric 3 x 3 product ran as fast in
-/// pairs as in scalars; it is cloned for AVX2/FMA instead, solver/hot_clones.hpp.)
+/// pairs as in scalars; it has an AVX2 loop of its own instead, symmetric_blocks.cpp.)
 #include <cstring>
 
 #if defined(__SSE2__)

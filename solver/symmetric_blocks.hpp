@@ -8,8 +8,8 @@
 /// triangle is a little more than half the bytes (each off-diagonal block once, read for A_rc x_c and for
 /// A_rc^T x_r). A block row's transposed contributions go to later rows: a thread writes those of its own range of
 /// rows in place and those beyond it into a buffer of its own, which the later ranges' threads add after a barrier
-/// in thread order (the same sums in the same order on every run). The loop over a range of rows is compiled for
-/// x86-64-v3 (AVX2, FMA) besides the baseline and picked by the CPU at load time (docs/solver.md).
+/// in thread order (the same sums in the same order on every run). The loop over a range of rows has an AVX2/FMA
+/// version besides the portable one, picked at run time by the CPU (docs/solver.md).
 ///
 /// Numbering: block rows and columns are the local vertex numbers of the part (row r holds dofs 3r, 3r+1, 3r+2);
 /// each 3x3 block is stored column by column (value (i, j) at i + 3 j), as PETSc's BAIJ.
@@ -46,6 +46,11 @@ class SymmetricBlocks {
   /// d := the diagonal of A (3 n values).
   void diagonal(PetscScalar* d) const;
 
+  /// Whether multiply() runs its AVX2 loop (the default where the CPU has AVX2 and FMA) or the portable one;
+  /// `use_vector_kernel(false)` picks the portable loop (tests compare the two), `true` is ignored without AVX2.
+  [[nodiscard]] bool vector_kernel() const { return vector_kernel_; }
+  void use_vector_kernel(bool on);
+
   /// Bytes of the values and indices held.
   [[nodiscard]] std::size_t bytes() const;
   [[nodiscard]] std::size_t n_blocks() const { return columns_.size(); }
@@ -63,6 +68,7 @@ class SymmetricBlocks {
   mutable std::vector<std::vector<PetscScalar>> spills_;  // range t: rows bounds_[t + 1] .. spill_end_[t] - 1
   PetscInt copies_ = 0;  // copy() calls so far
   bool pattern_symmetric_ = true;
+  bool vector_kernel_ = false;
 };
 
 }  // namespace edgefem

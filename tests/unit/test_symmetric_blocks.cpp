@@ -19,6 +19,15 @@
 namespace edgefem {
 namespace {
 
+/// Whether SymmetricBlocks may run its AVX2 loop here (the test then checks that it does).
+bool cpu_has_avx2() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
 /// A square AIJ matrix of whole 3x3 blocks, CSR with sorted columns, and its dense copy.
 struct BlockMatrix {
   PetscInt n_blocks = 0;
@@ -73,12 +82,15 @@ std::set<std::pair<PetscInt, PetscInt>> pattern(PetscInt n_blocks, PetscInt band
   return pairs;
 }
 
-/// max |y - A x| / max |A x| of SymmetricBlocks' product (`add`: onto a random y0) against the dense one.
-double product_error(BlockMatrix& m, int threads, bool add, std::mt19937& rng) {
+/// max |y - A x| / max |A x| of SymmetricBlocks' product (`add`: onto a random y0) against the dense one, with the
+/// AVX2 loop (`vector`, where the CPU has it) or the portable one.
+double product_error(BlockMatrix& m, int threads, bool add, bool vector, std::mt19937& rng) {
   const int saved = omp_get_max_threads();
   omp_set_num_threads(threads);
   SymmetricBlocks blocks(3 * m.n_blocks, m.ia.data(), m.ja.data());
   omp_set_num_threads(saved);
+  blocks.use_vector_kernel(vector);
+  EXPECT_EQ(blocks.vector_kernel(), vector && cpu_has_avx2());
   EXPECT_TRUE(blocks.pattern_symmetric());
   const SymmetricBlocks::Asymmetry asymmetry = blocks.copy(m.ia.data(), m.values.data());
   EXPECT_EQ(asymmetry.difference, 0.0);
@@ -104,11 +116,13 @@ TEST(SymmetricBlocks, MultipliesLikeTheWholeMatrixOnAnyNumberOfThreads) {
   for (const auto& [band, far] : {std::pair{2, 0}, std::pair{1, 40}, std::pair{5, 200}}) {
     BlockMatrix m = symmetric_matrix(61, pattern(61, band, far, rng), rng);
     for (int threads : {1, 2, 3})
-      for (bool add : {false, true}) {
-        SCOPED_TRACE("band " + std::to_string(band) + ", far pairs " + std::to_string(far) + ", " +
-                     std::to_string(threads) + " threads" + (add ? ", y += A x" : ", y = A x"));
-        EXPECT_LT(product_error(m, threads, add, rng), 1e-14);
-      }
+      for (bool add : {false, true})
+        for (bool vector : {true, false}) {
+          SCOPED_TRACE("band " + std::to_string(band) + ", far pairs " + std::to_string(far) + ", " +
+                       std::to_string(threads) + " threads" + (add ? ", y += A x" : ", y = A x") +
+                       (vector ? ", AVX2 loop" : ", portable loop"));
+          EXPECT_LT(product_error(m, threads, add, vector, rng), 1e-14);
+        }
   }
 }
 
