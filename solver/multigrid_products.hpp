@@ -42,6 +42,10 @@ class OwnAijProduct {
 
   [[nodiscard]] Mat shell() const { return shell_; }
   [[nodiscard]] Mat matrix() const { return aij_; }
+  /// Blocks of six columns (3 x 6 and 6 x 6) multiply in AVX2 registers where the CPU has AVX2 and FMA (chosen at
+  /// run time); `use_vector_kernels(false)` makes every product take the portable kernels (tests compare the two).
+  static void use_vector_kernels(bool on) { vector_kernels_ = on; }
+
   /// The blocks this rank's parts multiply by ({r, c}), {0, 0} when one of them multiplies entry by entry.
   [[nodiscard]] std::pair<int, int> block_shape() const {
     const bool same = !off_diagonal_.mat || (off_diagonal_.r == diagonal_.r && off_diagonal_.c == diagonal_.c);
@@ -76,6 +80,7 @@ class OwnAijProduct {
   PetscOwner<VecScatter, VecScatterDestroy> scatter_;
   mutable std::vector<PetscScalar> scratch_;  // the transposed products' per-thread sums
   PetscOwner<Mat, MatDestroy> shell_;
+  static inline bool vector_kernels_ = true;
 };
 
 class MultigridProducts {

@@ -21,9 +21,8 @@ constexpr PetscInt kCheckStride = 16;
 
 /// Block rows [begin, end) of y += A x from the upper triangle (rows, columns, 9 values a block): row r's own
 /// blocks, and each block (r, c)'s transpose into row c: in y for c < end, in spill[3 (c - end) + i] beyond.
-void upper_rows(const PetscInt* rows, const PetscInt* columns, const PetscScalar* a,
-                                   const PetscScalar* x, PetscScalar* y, PetscScalar* spill, PetscInt begin,
-                                   PetscInt end) {
+void upper_rows(const PetscInt* rows, const PetscInt* columns, const PetscScalar* a, const PetscScalar* x,
+                PetscScalar* y, PetscScalar* spill, PetscInt begin, PetscInt end) {
   for (PetscInt r = begin; r < end; ++r) {
     const PetscScalar x0 = x[kBs * r], x1 = x[kBs * r + 1], x2 = x[kBs * r + 2];
     PetscScalar y0 = 0, y1 = 0, y2 = 0;
@@ -87,9 +86,10 @@ __attribute__((target("avx2,fma"))) void upper_rows_avx2(const PetscInt* rows, c
       sum0 = _mm256_fmadd_pd(col0, _mm256_broadcast_sd(xc), sum0);
       sum1 = _mm256_fmadd_pd(col1, _mm256_broadcast_sd(xc + 1), sum1);
       sum2 = _mm256_fmadd_pd(col2, _mm256_broadcast_sd(xc + 2), sum2);
-      // Rows of the block: row i = (b[i], b[i + 3], b[i + 6]).
-      const __m256d lo01 = _mm256_unpacklo_pd(col0, col1), hi01 = _mm256_unpackhi_pd(col0, col1);  // b0 b3 b2 b5, b1 b4 b3 b6
-      const __m256d lo22 = _mm256_unpacklo_pd(col2, col2), hi22 = _mm256_unpackhi_pd(col2, col2);  // b6 b6 b8 b8, b7 b7 b9 b9
+      // Rows of the block: row i = (b[i], b[i + 3], b[i + 6]). lo01 = b0 b3 b2 b5, hi01 = b1 b4 b3 b6,
+      // lo22 = b6 b6 b8 b8, hi22 = b7 b7 b9 b9.
+      const __m256d lo01 = _mm256_unpacklo_pd(col0, col1), hi01 = _mm256_unpackhi_pd(col0, col1);
+      const __m256d lo22 = _mm256_unpacklo_pd(col2, col2), hi22 = _mm256_unpackhi_pd(col2, col2);
       const __m256d row0 = _mm256_permute2f128_pd(lo01, lo22, 0x20);  // b0 b3 b6 b6
       const __m256d row1 = _mm256_permute2f128_pd(hi01, hi22, 0x20);  // b1 b4 b7 b7
       const __m256d row2 = _mm256_permute2f128_pd(lo01, lo22, 0x31);  // b2 b5 b8 b8

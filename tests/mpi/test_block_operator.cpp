@@ -6,6 +6,7 @@
 // (CTest: mpi.block_operator.npN).
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <omp.h>
 #include <petscmat.h>
 
 #include <algorithm>
@@ -324,11 +325,17 @@ TEST(OwnAijProduct, MultipliesLikeTheMatrix) {
 // matches PETSc's to round-off when the values are exact in single precision (multiples of 1/1024 up to 1, and
 // sums of a few), and to single precision's rounding (1e-5 relative) for any doubles. With one lone entry on the
 // last rank (a block not stored whole) that rank multiplies entry by entry, the others by blocks, and the products
-// still match.
+// still match. All of it with the AVX2 kernels of the six-column blocks (where the CPU has them) and with the
+// portable ones, on 1 and on 3 OpenMP threads (the transposed products sum per-thread shares).
 TEST(OwnAijProduct, MultipliesByBlocksLikeTheMatrix) {
   std::mt19937 rng(83 + static_cast<unsigned>(world_rank()));
   using Shape = std::pair<int, int>;
+  const int saved_threads = omp_get_max_threads();
+  for (const int threads : {1, 3})
+  for (const bool vector : {true, false})
   for (const bool distributed : {false, true}) {
+    omp_set_num_threads(threads);
+    OwnAijProduct::use_vector_kernels(vector);
     for (const auto& [r, c] : {Shape{3, 6}, Shape{6, 6}, Shape{3, 3}, Shape{6, 3}}) {
       for (const auto& [broken, exact] : {std::pair{false, true}, std::pair{true, true}, std::pair{false, false}}) {
         const MPI_Comm comm = distributed ? MPI_COMM_WORLD : PETSC_COMM_SELF;
@@ -370,7 +377,8 @@ TEST(OwnAijProduct, MultipliesByBlocksLikeTheMatrix) {
           const double difference = self_product_difference(m, own.shell(), which);
           EXPECT_LT(difference, exact ? 1e-14 : 1e-5)
               << (distributed ? "distributed " : "") << r << " x " << c << (broken ? ", broken" : "")
-              << (exact ? "" : ", any doubles") << ", product " << which;
+              << (exact ? "" : ", any doubles") << ", product " << which << (vector ? ", AVX2 kernels" : "") << ", "
+              << threads << " threads";
           if (!exact) {
             EXPECT_GT(difference, 1e-12) << "the block copy is in single precision";
           }
@@ -378,6 +386,8 @@ TEST(OwnAijProduct, MultipliesByBlocksLikeTheMatrix) {
       }
     }
   }
+  OwnAijProduct::use_vector_kernels(true);
+  omp_set_num_threads(saved_threads);
 }
 
 TEST(BlockOperator, RefusedOnEveryRankWhenOneRankHasABrokenBlock) {
