@@ -6,29 +6,24 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "core/cpu_features.hpp"
 #include "solver/csr_blocks.hpp"
 #include "solver/simd_pairs.hpp"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define EDGEFEM_MULTIGRID_AVX2 1
+#if defined(EDGEFEM_X86_AVX2)
 #include <immintrin.h>
 #endif
 
 namespace edgefem {
 namespace {
 
-#if defined(EDGEFEM_MULTIGRID_AVX2)
-bool cpu_has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
-
+#if defined(EDGEFEM_X86_AVX2)
 // The block kernels below are for blocks of six columns (GAMG's interpolations from the finest level, 3 x 6, and
 // its coarse operators, 6 x 6) in AVX2 registers: a block row's six single-precision values are widened four and
 // two at a time (one vcvtps2pd each) and multiplied-added with fused multiply-adds, where the portable kernels
-// take three pairs. In stand-alone loops of about one rank's size on the 136k-tet cantilever: 1.7-2.3 times as
-// fast for the products by rows, 2.5-2.9 times for the transposed ones (docs/solver.md). The same terms, summed in
-// another order.
+// take three pairs. In stand-alone loops over parts of about one rank's size (the same matrix again and again):
+// 1.7-2.3 times as fast for the products by rows, 2.5-2.9 times for the transposed ones; less inside a run
+// (docs/solver.md). The same terms, summed in another order.
 
 /// Two floats at p, widened.
 __attribute__((target("avx2,fma"))) inline __m128d widen2(const float* p) {
@@ -107,8 +102,8 @@ struct OwnAijKernels {
   /// Whether blocks of six columns go through the AVX2 kernels: the CPU has AVX2 and FMA, and no test asked for the
   /// portable ones.
   static bool vector_kernels() {
-#if defined(EDGEFEM_MULTIGRID_AVX2)
-    return OwnAijProduct::vector_kernels_ && cpu_has_avx2();
+#if defined(EDGEFEM_X86_AVX2)
+    return OwnAijProduct::vector_kernels_ && cpu_has_avx2_fma();
 #else
     return false;
 #endif
@@ -152,7 +147,7 @@ struct OwnAijKernels {
     const PetscInt* bi = p.bi.data();
     const PetscInt* bj = p.bj.data();
     const float* v = p.values.data();
-#if defined(EDGEFEM_MULTIGRID_AVX2)
+#if defined(EDGEFEM_X86_AVX2)
     if constexpr (C == 6) {
       if (vector_kernels()) {
 #pragma omp parallel
@@ -268,7 +263,7 @@ struct OwnAijKernels {
     const PetscInt* bi = p.bi.data();
     const PetscInt* bj = p.bj.data();
     const float* v = p.values.data();
-#if defined(EDGEFEM_MULTIGRID_AVX2)
+#if defined(EDGEFEM_X86_AVX2)
     if constexpr (C == 6) {
       if (vector_kernels()) {
         if (split) {

@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define EDGEFEM_SYMMETRIC_AVX2 1
+#include "core/cpu_features.hpp"
+
+#if defined(EDGEFEM_X86_AVX2)
 #include <immintrin.h>
 #endif
 
@@ -52,15 +53,15 @@ void upper_rows(const PetscInt* rows, const PetscInt* columns, const PetscScalar
   }
 }
 
-#if defined(EDGEFEM_SYMMETRIC_AVX2)
+#if defined(EDGEFEM_X86_AVX2)
 /// upper_rows() in AVX2 registers of four doubles, for CPUs that have AVX2 and FMA (chosen at run time). A block's
 /// three columns are three loads of four doubles (the fourth lane is the next column's first value, or the padding
 /// double after the last block, and is never used). Row r's sum A_rc x_c gathers in three accumulators, one per
 /// column, added when the row ends; the transposed product A_rc^T x_r needs the block's rows, which four unpacks and
 /// three lane permutes make from its columns. GCC left the portable loop scalar (about 30 instructions a block);
-/// this one is 1.5 times as fast on one rank's part of the 136k-tet cantilever (docs/solver.md). The sums are the
-/// same terms in another order: results differ from the portable loop's in the last bits, and are the same on
-/// every run.
+/// this one is 1.5 times as fast in a stand-alone loop over a part of one rank's size, less inside a run
+/// (docs/solver.md). The sums are the same terms in another order: results differ from the portable loop's in the
+/// last bits, and are the same on every run.
 __attribute__((target("avx2,fma"))) void upper_rows_avx2(const PetscInt* rows, const PetscInt* columns,
                                                          const PetscScalar* a, const PetscScalar* x, PetscScalar* y,
                                                          PetscScalar* spill, PetscInt begin, PetscInt end) {
@@ -105,11 +106,6 @@ __attribute__((target("avx2,fma"))) void upper_rows_avx2(const PetscInt* rows, c
     _mm_store_sd(y + kBs * r + 2, _mm_add_sd(_mm_load_sd(y + kBs * r + 2), _mm256_extractf128_pd(sum, 1)));
   }
 }
-
-bool cpu_has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
 #endif
 
 }  // namespace
@@ -149,8 +145,8 @@ SymmetricBlocks::SymmetricBlocks(PetscInt n_rows, const PetscInt* ia, const Pets
   }
   // One double after the last block: the AVX2 loop loads a block's last column as four doubles.
   values_.assign(n_upper * kBlock + 1, 0.0);
-#if defined(EDGEFEM_SYMMETRIC_AVX2)
-  vector_kernel_ = cpu_has_avx2();
+#if defined(EDGEFEM_X86_AVX2)
+  vector_kernel_ = cpu_has_avx2_fma();
 #endif
 
   // Threads' ranges of rows, about the same number of blocks each, and how far their transposed blocks reach.
@@ -222,7 +218,7 @@ void SymmetricBlocks::multiply(const PetscScalar* x, PetscScalar* y, bool add) c
       std::vector<PetscScalar>& spill_vector = spills_[static_cast<std::size_t>(t)];
       std::fill(spill_vector.begin(), spill_vector.end(), 0.0);
       if (!add) std::fill(y + kBs * begin, y + kBs * end, 0.0);
-#if defined(EDGEFEM_SYMMETRIC_AVX2)
+#if defined(EDGEFEM_X86_AVX2)
       if (vector_kernel_) {
         upper_rows_avx2(rows_.data(), columns_.data(), values_.data(), x, y, spill_vector.data(), begin, end);
         continue;
@@ -245,8 +241,8 @@ void SymmetricBlocks::multiply(const PetscScalar* x, PetscScalar* y, bool add) c
 }
 
 void SymmetricBlocks::use_vector_kernel(bool on) {
-#if defined(EDGEFEM_SYMMETRIC_AVX2)
-  vector_kernel_ = on && cpu_has_avx2();
+#if defined(EDGEFEM_X86_AVX2)
+  vector_kernel_ = on && cpu_has_avx2_fma();
 #else
   (void)on;
 #endif

@@ -13,20 +13,12 @@
 #include <set>
 #include <vector>
 
+#include "core/cpu_features.hpp"
 #include "partition/locality.hpp"
 #include "solver/symmetric_blocks.hpp"
 
 namespace edgefem {
 namespace {
-
-/// Whether SymmetricBlocks may run its AVX2 loop here (the test then checks that it does).
-bool cpu_has_avx2() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
 
 /// A square AIJ matrix of whole 3x3 blocks, CSR with sorted columns, and its dense copy.
 struct BlockMatrix {
@@ -90,7 +82,7 @@ double product_error(BlockMatrix& m, int threads, bool add, bool vector, std::mt
   SymmetricBlocks blocks(3 * m.n_blocks, m.ia.data(), m.ja.data());
   omp_set_num_threads(saved);
   blocks.use_vector_kernel(vector);
-  EXPECT_EQ(blocks.vector_kernel(), vector && cpu_has_avx2());
+  EXPECT_EQ(blocks.vector_kernel(), vector && cpu_has_avx2_fma());
   EXPECT_TRUE(blocks.pattern_symmetric());
   const SymmetricBlocks::Asymmetry asymmetry = blocks.copy(m.ia.data(), m.values.data());
   EXPECT_EQ(asymmetry.difference, 0.0);
