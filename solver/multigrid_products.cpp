@@ -30,68 +30,55 @@ __attribute__((target("avx2,fma"))) inline __m128d widen2(const float* p) {
   return _mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
 
-/// w[R g + i] := (add ? y[R g + i] : 0) + (block row g times x), for block rows [g0, g1) of R x 6 blocks.
+/// w[R g + i] := (add ? y[R g + i] : 0) + (block row g times x), R x 6 blocks.
 template <int R>
-__attribute__((target("avx2,fma"))) void rows6_avx2(const PetscInt* bi, const PetscInt* bj, const float* v,
-                                                    const PetscScalar* x, const PetscScalar* y, PetscScalar* w,
-                                                    bool add, PetscInt g0, PetscInt g1) {
-  for (PetscInt g = g0; g < g1; ++g) {
-    __m256d sum4[R];
-    __m128d sum2[R];
+__attribute__((target("avx2,fma"))) void row6_avx2(const PetscInt* bi, const PetscInt* bj, const float* v,
+                                                   const PetscScalar* x, const PetscScalar* y, PetscScalar* w,
+                                                   bool add, PetscInt g) {
+  __m256d sum4[R];
+  __m128d sum2[R];
+  for (int i = 0; i < R; ++i) {
+    sum4[i] = _mm256_setzero_pd();
+    sum2[i] = _mm_setzero_pd();
+  }
+  for (PetscInt k = bi[g]; k < bi[g + 1]; ++k) {
+    const float* b = v + R * 6 * k;
+    const PetscScalar* xc = x + 6 * bj[k];
+    const __m256d x4 = _mm256_loadu_pd(xc);
+    const __m128d x2 = _mm_loadu_pd(xc + 4);
     for (int i = 0; i < R; ++i) {
-      sum4[i] = _mm256_setzero_pd();
-      sum2[i] = _mm_setzero_pd();
+      sum4[i] = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(b + 6 * i)), x4, sum4[i]);
+      sum2[i] = _mm_fmadd_pd(widen2(b + 6 * i + 4), x2, sum2[i]);
     }
-    for (PetscInt k = bi[g]; k < bi[g + 1]; ++k) {
-      const float* b = v + R * 6 * k;
-      const PetscScalar* xc = x + 6 * bj[k];
-      const __m256d x4 = _mm256_loadu_pd(xc);
-      const __m128d x2 = _mm_loadu_pd(xc + 4);
-      for (int i = 0; i < R; ++i) {
-        sum4[i] = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(b + 6 * i)), x4, sum4[i]);
-        sum2[i] = _mm_fmadd_pd(widen2(b + 6 * i + 4), x2, sum2[i]);
-      }
-    }
-    for (int i = 0; i < R; ++i) {
-      const __m128d s =
-          _mm_add_pd(_mm_add_pd(_mm256_castpd256_pd128(sum4[i]), _mm256_extractf128_pd(sum4[i], 1)), sum2[i]);
-      const double row = _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
-      w[R * g + i] = (add ? y[R * g + i] : PetscScalar{0}) + row;
-    }
+  }
+  for (int i = 0; i < R; ++i) {
+    const __m128d s =
+        _mm_add_pd(_mm_add_pd(_mm256_castpd256_pd128(sum4[i]), _mm256_extractf128_pd(sum4[i], 1)), sum2[i]);
+    const double row = _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+    w[R * g + i] = (add ? y[R * g + i] : PetscScalar{0}) + row;
   }
 }
 
-/// out[6 c + j] += (block (g, c)^T x[R g ...])_j for the blocks of block rows [g0, g1) of R x 6 blocks.
+/// out[6 c + j] += (block (g, c)^T x[R g ...])_j for the blocks of block row g, R x 6 blocks.
 template <int R>
-__attribute__((target("avx2,fma"))) void columns6_avx2(const PetscInt* bi, const PetscInt* bj, const float* v,
-                                                       const PetscScalar* x, PetscScalar* out, PetscInt g0,
-                                                       PetscInt g1) {
-  for (PetscInt g = g0; g < g1; ++g) {
-    __m256d xi[R];
-    for (int i = 0; i < R; ++i) xi[i] = _mm256_broadcast_sd(x + R * g + i);
-    for (PetscInt k = bi[g]; k < bi[g + 1]; ++k) {
-      const float* b = v + R * 6 * k;
-      PetscScalar* o = out + 6 * bj[k];
-      __m256d t4 = _mm256_setzero_pd();
-      __m128d t2 = _mm_setzero_pd();
-      for (int i = 0; i < R; ++i) {
-        t4 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(b + 6 * i)), xi[i], t4);
-        t2 = _mm_fmadd_pd(widen2(b + 6 * i + 4), _mm256_castpd256_pd128(xi[i]), t2);
-      }
-      _mm256_storeu_pd(o, _mm256_add_pd(_mm256_loadu_pd(o), t4));
-      _mm_storeu_pd(o + 4, _mm_add_pd(_mm_loadu_pd(o + 4), t2));
+__attribute__((target("avx2,fma"))) void column6_avx2(const PetscInt* bi, const PetscInt* bj, const float* v,
+                                                      const PetscScalar* x, PetscScalar* out, PetscInt g) {
+  __m256d xi[R];
+  for (int i = 0; i < R; ++i) xi[i] = _mm256_broadcast_sd(x + R * g + i);
+  for (PetscInt k = bi[g]; k < bi[g + 1]; ++k) {
+    const float* b = v + R * 6 * k;
+    PetscScalar* o = out + 6 * bj[k];
+    __m256d t4 = _mm256_setzero_pd();
+    __m128d t2 = _mm_setzero_pd();
+    for (int i = 0; i < R; ++i) {
+      t4 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(b + 6 * i)), xi[i], t4);
+      t2 = _mm_fmadd_pd(widen2(b + 6 * i + 4), _mm256_castpd256_pd128(xi[i]), t2);
     }
+    _mm256_storeu_pd(o, _mm256_add_pd(_mm256_loadu_pd(o), t4));
+    _mm_storeu_pd(o + 4, _mm_add_pd(_mm_loadu_pd(o + 4), t2));
   }
 }
 #endif
-
-/// This thread's share [begin, end) of n items: OpenMP's static schedule without a chunk size, by hand.
-std::pair<PetscInt, PetscInt> static_share(PetscInt n) {
-  const PetscInt threads = omp_get_num_threads(), me = omp_get_thread_num();
-  const PetscInt base = n / threads, extra = n % threads;
-  const PetscInt begin = me * base + std::min(me, extra);
-  return {begin, begin + base + (me < extra ? 1 : 0)};
-}
 
 }  // namespace
 
@@ -150,11 +137,8 @@ struct OwnAijKernels {
 #if defined(EDGEFEM_X86_AVX2)
     if constexpr (C == 6) {
       if (vector_kernels()) {
-#pragma omp parallel
-        {
-          const auto [g0, g1] = static_share(n);
-          rows6_avx2<R>(bi, bj, v, x, y, w, add, g0, g1);
-        }
+#pragma omp parallel for schedule(static)
+        for (PetscInt g = 0; g < n; ++g) row6_avx2<R>(bi, bj, v, x, y, w, add, g);
         return;
       }
     }
@@ -264,20 +248,14 @@ struct OwnAijKernels {
     const PetscInt* bj = p.bj.data();
     const float* v = p.values.data();
 #if defined(EDGEFEM_X86_AVX2)
-    if constexpr (C == 6) {
-      if (vector_kernels()) {
-        if (split) {
-          const auto [g0, g1] = static_share(n);
-          columns6_avx2<R>(bi, bj, v, x, out, g0, g1);
-#pragma omp barrier
-        } else {
-          columns6_avx2<R>(bi, bj, v, x, out, 0, n);
-        }
-        return;
-      }
-    }
+    const bool vector = C == 6 && vector_kernels();
 #endif
     const auto block_row = [&](PetscInt g) {
+#if defined(EDGEFEM_X86_AVX2)
+      if constexpr (C == 6) {
+        if (vector) return column6_avx2<R>(bi, bj, v, x, out, g);
+      }
+#endif
       const PetscScalar* xx = x + R * g;
       if constexpr (C % 2 == 0) {  // in pairs of columns (simd_pairs.hpp)
         constexpr int H = C / 2;
