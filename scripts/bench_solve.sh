@@ -70,7 +70,7 @@ run() {
   t1=$(date +%s.%N)
   echo "$t1 - $t0" | bc
 }
-median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+source scripts/stats.sh  # median
 # Newton, KSP iterations, PC set-ups (- when the binary does not report them) and seconds per step of a log.
 counts() {
   awk '/^summary:/ {for (i = 1; i <= NF; i++) {if ($(i+1) ~ /^Newton/) n = $i; if ($(i+1) ~ /^KSP/) k = $i}}

@@ -26,7 +26,7 @@ variants=(
 )
 echo "| variant | Newton its | KSP its | PC set-ups | wall s (median of $runs) |"
 echo "|---|---|---|---|---|"
-median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+source scripts/stats.sh  # median
 for v in "${variants[@]}"; do
   IFS='|' read -r name newton linear options <<<"$v"
   file=.bench/strategy/job.yaml

@@ -27,7 +27,8 @@ timed() {
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", b - a}'
 }
-median() { sort -g | awk '{v[NR] = $1} END {printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+source "$(dirname "$0")/stats.sh"  # median
+median3() { median | awk '{printf "%.3f", $1}'; }
 
 ta=() tb=() ratios=()
 echo "A: $cmd_a"
@@ -43,7 +44,7 @@ for ((i = 1; i <= pairs; i++)); do
   printf 'pair %2d: A %s s, B %s s, B/A %s\n' "$i" "$a" "$b" "${ratios[-1]}"
 done
 printf 'medians of %d pairs: A %s s, B %s s, ratio B/A x%s (ratios %s to %s)\n' "$pairs" \
-  "$(printf '%s\n' "${ta[@]}" | median)" "$(printf '%s\n' "${tb[@]}" | median)" \
-  "$(printf '%s\n' "${ratios[@]}" | median)" \
+  "$(printf '%s\n' "${ta[@]}" | median3)" "$(printf '%s\n' "${tb[@]}" | median3)" \
+  "$(printf '%s\n' "${ratios[@]}" | median3)" \
   "$(printf '%s\n' "${ratios[@]}" | sort -g | head -1)" "$(printf '%s\n' "${ratios[@]}" | sort -g | tail -1)"
 rm -f "$log"
