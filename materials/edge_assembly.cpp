@@ -88,7 +88,22 @@ GroupedEdgeTerms::GroupedEdgeTerms(const EdgeBlocks& edges, Csr<Term> terms) {
 #pragma omp parallel for schedule(dynamic, 4096)
   for (std::int64_t e = 0; e < ne; ++e) {
     const auto first = terms.codes.begin() + terms.ptr[e], last = terms.codes.begin() + terms.ptr[e + 1];
-    std::sort(first, last, [](const Term& l, const Term& r) { return l.a != r.a ? l.a < r.a : l.b < r.b; });
+    // Insertion sort on the packed key (a, b) (a, b >= 0): rows hold about 20 terms, where it beats std::sort's
+    // introsort and its two-field comparison.
+    const auto key = [](const Term& t) {
+      return static_cast<std::uint64_t>(static_cast<std::uint32_t>(t.a)) << 32 | static_cast<std::uint32_t>(t.b);
+    };
+    if (last - first > 64) {
+      std::sort(first, last, [&](const Term& l, const Term& r) { return key(l) < key(r); });
+    } else {
+      for (auto i = first; i != last; ++i) {
+        const Term t = *i;
+        const std::uint64_t kt = key(t);
+        auto j = i;
+        for (; j != first && key(*(j - 1)) > kt; --j) *j = *(j - 1);
+        *j = t;
+      }
+    }
     std::uint32_t groups = 0;
     for (auto t = first; t != last; ++t) groups += (t == first || t->a != (t - 1)->a) ? 1 : 0;
     group_ptr_[e + 1] = groups;
