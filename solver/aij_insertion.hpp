@@ -30,7 +30,9 @@ class AijInsertion {
  public:
   /// Collective. Creates `matrix`: a block-size-3 AIJ matrix on comm with n_rows rows (and columns) on this rank
   /// whose pattern is exactly the entries (coo_i[e], coo_j[e]) of all ranks (global indices; rows owned by other
-  /// ranks allowed, as for MatSetPreallocationCOO), zero-valued and assembled, and the maps of the hand-over.
+  /// ranks allowed, as for MatSetPreallocationCOO), zero-valued and assembled, and the maps of the hand-over. The
+  /// matrix stands on CSR arrays of ours (MatCreateMPIAIJWithSplitArrays / MatCreateSeqAIJWithArrays), which a
+  /// container composed on it owns: they live as long as the matrix, whoever holds it last.
   /// Throws PetscFailure when the counts do not fit 32-bit offsets.
   AijInsertion(MPI_Comm comm, PetscInt n_rows, std::span<const PetscInt> coo_i, std::span<const PetscInt> coo_j,
                PetscOwner<Mat, MatDestroy>& matrix);
