@@ -80,26 +80,23 @@ void create_on_arrays(MPI_Comm comm, int size, PetscInt n_rows, PetscInt row_beg
     EDGEFEM_PETSC(MatCreateSeqAIJWithArrays(comm, n_rows, n_rows, arrays->ia.data(), arrays->ja.data(),
                                             arrays->a.data(), matrix.address()));
   } else {
-    // Split each row at the owned columns: left of them and right of them go to the off-diagonal block.
-    arrays->ia.assign(n + 1, 0);
-    arrays->oi.assign(n + 1, 0);
+    // Each row is sorted, so its owned columns are one run: left and right of it go to the off-diagonal block.
+    arrays->ia.assign(1, 0);
+    arrays->oi.assign(1, 0);
+    arrays->ja.reserve(ja.size());
     for (std::size_t r = 0; r < n; ++r) {
-      PetscInt diagonal = 0;
-      for (PetscInt k = ia[r]; k < ia[r + 1]; ++k) diagonal += ja[k] >= row_begin && ja[k] < row_end ? 1 : 0;
-      arrays->ia[r + 1] = arrays->ia[r] + diagonal;
-      arrays->oi[r + 1] = arrays->oi[r] + (ia[r + 1] - ia[r] - diagonal);
+      const PetscInt* begin = ja.data() + ia[r];
+      const PetscInt* end = ja.data() + ia[r + 1];
+      const PetscInt* owned_begin = std::lower_bound(begin, end, row_begin);
+      const PetscInt* owned_end = std::lower_bound(owned_begin, end, row_end);
+      arrays->oj.insert(arrays->oj.end(), begin, owned_begin);
+      for (const PetscInt* c = owned_begin; c != owned_end; ++c) arrays->ja.push_back(*c - row_begin);
+      arrays->oj.insert(arrays->oj.end(), owned_end, end);
+      arrays->ia.push_back(static_cast<PetscInt>(arrays->ja.size()));
+      arrays->oi.push_back(static_cast<PetscInt>(arrays->oj.size()));
     }
-    arrays->ja.resize(std::max<std::size_t>(static_cast<std::size_t>(arrays->ia[n]), 1));
-    arrays->oj.resize(std::max<std::size_t>(static_cast<std::size_t>(arrays->oi[n]), 1));
-    for (std::size_t r = 0; r < n; ++r) {
-      PetscInt d = arrays->ia[r], o = arrays->oi[r];
-      for (PetscInt k = ia[r]; k < ia[r + 1]; ++k) {
-        if (ja[k] >= row_begin && ja[k] < row_end)
-          arrays->ja[static_cast<std::size_t>(d++)] = ja[k] - row_begin;
-        else
-          arrays->oj[static_cast<std::size_t>(o++)] = ja[k];
-      }
-    }
+    if (arrays->ja.empty()) arrays->ja.push_back(0);  // PETSc wants non-null arrays; ia/oi say the rows are empty
+    if (arrays->oj.empty()) arrays->oj.push_back(0);
     arrays->a.assign(arrays->ja.size(), 0.0);
     arrays->oa.assign(arrays->oj.size(), 0.0);
     EDGEFEM_PETSC(MatCreateMPIAIJWithSplitArrays(comm, n_rows, n_rows, PETSC_DETERMINE, PETSC_DETERMINE,
