@@ -32,28 +32,6 @@ double von_mises(const double* F, const std::array<double, 9>& S) {
   return von_mises_of(sigma);
 }
 
-/// Deformation gradient of a tet from reference and current vertex positions (12 doubles each).
-void deformation_gradient(const double* X, const double* x, double* F) {
-  double Dm[9], Ds[9];
-  for (int k = 0; k < 3; ++k)
-    for (int d = 0; d < 3; ++d) {
-      Dm[3 * d + k] = X[3 * (k + 1) + d] - X[d];
-      Ds[3 * d + k] = x[3 * (k + 1) + d] - x[d];
-    }
-  const double det = Dm[0] * (Dm[4] * Dm[8] - Dm[5] * Dm[7]) - Dm[1] * (Dm[3] * Dm[8] - Dm[5] * Dm[6]) +
-                     Dm[2] * (Dm[3] * Dm[7] - Dm[4] * Dm[6]);
-  const double inv[9] = {(Dm[4] * Dm[8] - Dm[5] * Dm[7]) / det, (Dm[2] * Dm[7] - Dm[1] * Dm[8]) / det,
-                         (Dm[1] * Dm[5] - Dm[2] * Dm[4]) / det, (Dm[5] * Dm[6] - Dm[3] * Dm[8]) / det,
-                         (Dm[0] * Dm[8] - Dm[2] * Dm[6]) / det, (Dm[2] * Dm[3] - Dm[0] * Dm[5]) / det,
-                         (Dm[3] * Dm[7] - Dm[4] * Dm[6]) / det, (Dm[1] * Dm[6] - Dm[0] * Dm[7]) / det,
-                         (Dm[0] * Dm[4] - Dm[1] * Dm[3]) / det};
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) {
-      F[3 * i + j] = 0;
-      for (int k = 0; k < 3; ++k) F[3 * i + j] += Ds[3 * i + k] * inv[3 * k + j];
-    }
-}
-
 }  // namespace
 
 double membrane_strain_stress(const double* X, const double* x, const MembraneMaterial& m, double* E3, double* S3) {
@@ -123,8 +101,7 @@ double volino_strain_stress(const double* X, const double* x, const VolinoMateri
 double tet_cell_strain_stress(const double* X, const double* x, const TetMaterial& material, double* E, double* S) {
   std::array<double, 9> Et{}, St{};
   double F[9];
-  tet_strain_stress(X, x, material, Et, St);
-  deformation_gradient(X, x, F);
+  tet_strain_stress(X, x, material, Et, St, F);
   std::copy(Et.begin(), Et.end(), E);
   std::copy(St.begin(), St.end(), S);
   return von_mises(F, St);

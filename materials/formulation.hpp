@@ -116,7 +116,9 @@ std::unique_ptr<TetFormulation> make_linear(std::span<const double> coords, std:
 
 /// Green strain E and 2nd Piola-Kirchhoff stress S = D:E (row-major 3x3) of one tetrahedron, for output.
 /// x_ref and x: 12 doubles (4 vertices). The volumetric penalty's stress k_vol psi'(J-1) J C^-1 is included.
+/// `deformation_gradient` (optional, 9 doubles): the F the strain was computed from (row-major).
 void tet_strain_stress(const double* x_ref, const double* x, const TetMaterial& material,
-                       std::array<double, 9>& green_strain, std::array<double, 9>& stress);
+                       std::array<double, 9>& green_strain, std::array<double, 9>& stress,
+                       double* deformation_gradient = nullptr);
 
 }  // namespace edgefem

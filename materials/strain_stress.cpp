@@ -1,18 +1,23 @@
 /// \file strain_stress.cpp
 /// Per-tet Green strain and 2nd Piola-Kirchhoff stress for output (cell data `green_strain`, `stress`).
 #include "materials/formulation.hpp"
+
+#include <algorithm>
+
 #include "materials/tet_geometry.hpp"
 
 namespace edgefem {
 
 void tet_strain_stress(const double* x_ref, const double* x, const TetMaterial& material,
-                       std::array<double, 9>& green_strain, std::array<double, 9>& stress) {
+                       std::array<double, 9>& green_strain, std::array<double, 9>& stress,
+                       double* deformation_gradient) {
   const tetgeo::RefTet r = tetgeo::reference_tet(x_ref, 0);
   // F = sum_{i=1..3} (x_i - x_0) alpha_i^T (row-major).
   double F[9] = {};
   for (int i = 1; i < 4; ++i)
     for (int rr = 0; rr < 3; ++rr)
       for (int c = 0; c < 3; ++c) F[3 * rr + c] += (x[3 * i + rr] - x[rr]) * r.alpha[i][c];
+  if (deformation_gradient != nullptr) std::copy(F, F + 9, deformation_gradient);
   // E = (F^T F - I) / 2, S = D:E (isotropic: lambda tr(E) I + 2 mu E).
   for (int a = 0; a < 3; ++a)
     for (int b = 0; b < 3; ++b)

@@ -10,6 +10,7 @@
 #include <string>
 #include <tuple>
 
+#include "materials/cell_output.hpp"
 #include "materials/formulation.hpp"
 #include "materials/tet_geometry.hpp"
 #include "tests/support/formulation_testing.hpp"
@@ -228,6 +229,64 @@ TEST(StvkTl, StrainStressOfUniformStretch) {
       EXPECT_NEAR(E[3 * a + b], e, 1e-15);
       EXPECT_NEAR(S[3 * a + b], 2 * mat.mu * e + (a == b ? mat.lambda * tr : 0.0), 1e-14);
     }
+}
+
+// tet_strain_stress hands out the F it used: that of the homogeneous map x = A X + c.
+TEST(StvkTl, StrainStressGivesItsDeformationGradient) {
+  const double X[12] = {0.1, -0.05, 0.02, 1.0, 0.1, -0.1, 0.2, 0.9, 0.05, -0.1, 0.15, 1.1};
+  const double A[9] = {1.1, 0.2, -0.1, 0.05, 0.9, 0.15, -0.2, 0.1, 1.2};
+  double x[12];
+  for (int i = 0; i < 4; ++i)
+    for (int r = 0; r < 3; ++r)
+      x[3 * i + r] = A[3 * r] * X[3 * i] + A[3 * r + 1] * X[3 * i + 1] + A[3 * r + 2] * X[3 * i + 2] + 0.3 * r;
+  const auto mat = TetMaterial::isotropic_material(3.0, 0.3, VolumetricPenalty::none);
+  std::array<double, 9> E, S;
+  double F[9];
+  tet_strain_stress(X, x, mat, E, S, F);
+  for (int q = 0; q < 9; ++q) EXPECT_NEAR(F[q], A[q], 1e-14) << q;
+}
+
+// The output's von Mises value (tet_cell_strain_stress) is that of the Cauchy stress F S F^T / J: under a
+// uniform stretch diag(s) sigma_aa = s_a^2 S_aa / (s0 s1 s2) in closed form; a rigid rotation of the deformed
+// tet changes neither E, S nor the value (sigma rotates with it), with or without the volumetric penalty.
+TEST(StvkTl, CellOutputVonMisesIsThatOfTheCauchyStress) {
+  const double X[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+  const double s[3] = {1.2, 0.9, 1.1};
+  double x[12];
+  for (int i = 0; i < 4; ++i)
+    for (int c = 0; c < 3; ++c) x[3 * i + c] = s[c] * X[3 * i + c] + 0.5;
+  for (const VolumetricPenalty penalty : {VolumetricPenalty::none, VolumetricPenalty::quadratic}) {
+    const auto mat = TetMaterial::isotropic_material(3.0, 0.3, penalty);
+    double E[9], S[9];
+    const double vm = tet_cell_strain_stress(X, x, mat, E, S);
+    const double J = s[0] * s[1] * s[2];
+    double sigma[3];
+    for (int a = 0; a < 3; ++a) sigma[a] = s[a] * s[a] * S[4 * a] / J;
+    const double expected = std::sqrt(0.5 * ((sigma[0] - sigma[1]) * (sigma[0] - sigma[1]) +
+                                             (sigma[1] - sigma[2]) * (sigma[1] - sigma[2]) +
+                                             (sigma[2] - sigma[0]) * (sigma[2] - sigma[0])));
+    EXPECT_GT(expected, 0.1);
+    EXPECT_NEAR(vm, expected, 1e-13 * expected);
+    std::array<double, 9> Et, St;
+    tet_strain_stress(X, x, mat, Et, St);
+    for (int q = 0; q < 9; ++q) {
+      EXPECT_EQ(E[q], Et[q]);
+      EXPECT_EQ(S[q], St[q]);
+    }
+
+    const Eigen::Matrix3d R = Eigen::AngleAxisd(0.7, Eigen::Vector3d(1, -2, 0.5).normalized()).toRotationMatrix();
+    double xr[12];
+    for (int i = 0; i < 4; ++i) {
+      const Eigen::Vector3d p = R * Eigen::Vector3d(x[3 * i], x[3 * i + 1], x[3 * i + 2]);
+      for (int c = 0; c < 3; ++c) xr[3 * i + c] = p[c];
+    }
+    double Er[9], Sr[9];
+    EXPECT_NEAR(tet_cell_strain_stress(X, xr, mat, Er, Sr), expected, 1e-12 * expected);
+    for (int q = 0; q < 9; ++q) {
+      EXPECT_NEAR(Er[q], E[q], 1e-14);
+      EXPECT_NEAR(Sr[q], S[q], 1e-13 * mat.mu);
+    }
+  }
 }
 
 // scale (< 1: cubic penalty active), penalty, anisotropic
