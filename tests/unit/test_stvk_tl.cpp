@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -213,12 +214,29 @@ INSTANTIATE_TEST_SUITE_P(StvkTl, RestStiffness,
 // tet_strain_stress: exact values under a uniform stretch, and V0 (F S) alpha_a reproduces the TL forces
 // of a single tet, volumetric penalty included.
 
-TEST(StvkTl, StrainStressOfUniformStretch) {
-  const double X[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
-  const double s[3] = {1.2, 0.9, 1.1};
-  double x[12];
+namespace {
+
+/// The tet X (12 doubles) under the homogeneous map x = A X + shift (A row-major 3x3).
+void map_tet(const double* X, const double* A, const double shift[3], double* x) {
   for (int i = 0; i < 4; ++i)
-    for (int c = 0; c < 3; ++c) x[3 * i + c] = s[c] * X[3 * i + c] + 0.5;
+    for (int r = 0; r < 3; ++r)
+      x[3 * i + r] = A[3 * r] * X[3 * i] + A[3 * r + 1] * X[3 * i + 1] + A[3 * r + 2] * X[3 * i + 2] + shift[r];
+}
+
+/// The unit tet stretched by diag(s) and shifted by 0.5: X and x (12 doubles each).
+void stretched_unit_tet(const double s[3], double* X, double* x) {
+  const double unit[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+  const double A[9] = {s[0], 0, 0, 0, s[1], 0, 0, 0, s[2]}, shift[3] = {0.5, 0.5, 0.5};
+  std::copy(unit, unit + 12, X);
+  map_tet(X, A, shift, x);
+}
+
+}  // namespace
+
+TEST(StvkTl, StrainStressOfUniformStretch) {
+  const double s[3] = {1.2, 0.9, 1.1};
+  double X[12], x[12];
+  stretched_unit_tet(s, X, x);
   const auto mat = TetMaterial::isotropic_material(3.0, 0.3, VolumetricPenalty::none);
   std::array<double, 9> E, S;
   tet_strain_stress(X, x, mat, E, S);
@@ -235,10 +253,9 @@ TEST(StvkTl, StrainStressOfUniformStretch) {
 TEST(StvkTl, StrainStressGivesItsDeformationGradient) {
   const double X[12] = {0.1, -0.05, 0.02, 1.0, 0.1, -0.1, 0.2, 0.9, 0.05, -0.1, 0.15, 1.1};
   const double A[9] = {1.1, 0.2, -0.1, 0.05, 0.9, 0.15, -0.2, 0.1, 1.2};
+  const double shift[3] = {0.0, 0.3, 0.6};
   double x[12];
-  for (int i = 0; i < 4; ++i)
-    for (int r = 0; r < 3; ++r)
-      x[3 * i + r] = A[3 * r] * X[3 * i] + A[3 * r + 1] * X[3 * i + 1] + A[3 * r + 2] * X[3 * i + 2] + 0.3 * r;
+  map_tet(X, A, shift, x);
   const auto mat = TetMaterial::isotropic_material(3.0, 0.3, VolumetricPenalty::none);
   std::array<double, 9> E, S;
   double F[9];
@@ -250,11 +267,9 @@ TEST(StvkTl, StrainStressGivesItsDeformationGradient) {
 // uniform stretch diag(s) sigma_aa = s_a^2 S_aa / (s0 s1 s2) in closed form; a rigid rotation of the deformed
 // tet changes neither E, S nor the value (sigma rotates with it), with or without the volumetric penalty.
 TEST(StvkTl, CellOutputVonMisesIsThatOfTheCauchyStress) {
-  const double X[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
   const double s[3] = {1.2, 0.9, 1.1};
-  double x[12];
-  for (int i = 0; i < 4; ++i)
-    for (int c = 0; c < 3; ++c) x[3 * i + c] = s[c] * X[3 * i + c] + 0.5;
+  double X[12], x[12];
+  stretched_unit_tet(s, X, x);
   for (const VolumetricPenalty penalty : {VolumetricPenalty::none, VolumetricPenalty::quadratic}) {
     const auto mat = TetMaterial::isotropic_material(3.0, 0.3, penalty);
     double E[9], S[9];
@@ -339,10 +354,9 @@ TEST(StvkTl, StrainStressIsDTimesGreenStrain) {
   const auto mat = testing::random_transverse(rng, {1.0, 2.0, -0.5}, VolumetricPenalty::none);
   const double X[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
   const double A[9] = {1.1, 0.2, -0.1, 0.05, 0.9, 0.15, -0.2, 0.1, 1.2};
+  const double shift[3] = {0.0, 0.0, 0.0};
   double x[12];
-  for (int i = 0; i < 4; ++i)
-    for (int r = 0; r < 3; ++r)
-      x[3 * i + r] = A[3 * r] * X[3 * i] + A[3 * r + 1] * X[3 * i + 1] + A[3 * r + 2] * X[3 * i + 2];
+  map_tet(X, A, shift, x);
   std::array<double, 9> E, S;
   tet_strain_stress(X, x, mat, E, S);
   for (int a = 0; a < 3; ++a)
