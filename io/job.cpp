@@ -1022,8 +1022,8 @@ void JobParser::parse_solver(const Value& v, Job& job) const {
     if (const Value* f = n.get("forcing")) s.forcing = choice(*f, forcings);
   }
   if (const Value* linear = m.get("linear")) {
-    const Map l(*this, *linear, {"preconditioner", "aggregation", "rtol", "reuse", "rebuild_ratio", "direct_max_dofs",
-                                 "block_operator"});
+    const Map l(*this, *linear, {"preconditioner", "aggregation", "rtol", "reuse", "rebuild_ratio",
+                                 "rebuild_eigenvalue", "direct_max_dofs", "block_operator"});
     if (const Value* p = l.get("preconditioner")) s.preconditioner = choice(*p, preconditioners);
     if (const Value* a = l.get("aggregation")) s.aggregation = choice(*a, aggregations);
     if (const Value* rtol = l.get("rtol"))
@@ -1032,6 +1032,8 @@ void JobParser::parse_solver(const Value& v, Job& job) const {
     if (const Value* block = l.get("block_operator")) s.block_operator = boolean(*block);
     if (const Value* ratio = l.get("rebuild_ratio"))
       s.rebuild_ratio = number(*ratio, "a positive number", [](double x) { return x > 0.0; });
+    if (const Value* eig = l.get("rebuild_eigenvalue"))
+      s.rebuild_eigenvalue = number(*eig, "0 (off) or a number > 1", [](double x) { return x == 0.0 || x > 1.0; });
     if (const Value* dofs = l.get("direct_max_dofs"))
       s.direct_max_dofs = integer(*dofs, "an integer >= 0", [](long long d) { return d >= 0; });
   }

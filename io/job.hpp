@@ -243,6 +243,11 @@ struct SolverSpec {
   bool block_operator = true;
   /// Rebuild when the last solve's extra KSP time over a fresh preconditioner's exceeds this fraction of a set-up.
   double rebuild_ratio = 0.5;
+  /// GAMG under CG: rebuild at the start of a step (load or time step) when the last solve's estimate of the
+  /// preconditioned operator's largest eigenvalue exceeds this multiple of the one right after the last set-up
+  /// (a stale hierarchy's coarse operators no longer match the fine one; solver.md, "Preconditioner reuse").
+  /// 0: off.
+  double rebuild_eigenvalue = 1.5;
   long long direct_max_dofs = 10000;  ///< `auto`: largest system factorized directly
 };
 

@@ -330,6 +330,15 @@ NewtonDriver::NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli
   PetscBool ew = PETSC_FALSE;
   EDGEFEM_PETSC(SNESKSPGetUseEW(snes_, &ew));
   petsc_forcing_ = ew == PETSC_TRUE;  // -snes_ksp_ew: PETSc's Eisenstat-Walker sets the tolerances
+  // CG's Lanczos estimate of the largest eigenvalue, for the stale-hierarchy rule. PETSc's CG sizes its Lanczos
+  // arrays by the iteration limit at its set-up, which is the first KSPSetUp (prepare_preconditioner, with the limit
+  // at max_it_; the limits of later solves are never higher), so the estimate is switched off for good before a
+  // fallback to GMRES, whose return to CG would set CG up again under a lower limit.
+  PC pc = nullptr;
+  EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
+  estimate_eigenvalue_ = own_lag_ && spec_.reuse_preconditioner && spec_.rebuild_eigenvalue > 0.0 &&
+                         has_type(ksp, {KSPCG}) && has_type(pc, {PCGAMG});
+  if (estimate_eigenvalue_) EDGEFEM_PETSC(KSPSetComputeSingularValues(ksp, PETSC_TRUE));
 }
 
 NewtonDriver::~NewtonDriver() = default;
@@ -427,7 +436,8 @@ void NewtonDriver::prepare_preconditioner() {
     return;
   }
   const bool rebuild = !pc_ready_ || force_rebuild_ || !spec_.reuse_preconditioner ||
-                       excess_iterations_ > spec_.rebuild_ratio * setup_cost_in_iterations();
+                       excess_iterations_ > spec_.rebuild_ratio * setup_cost_in_iterations() ||
+                       (at_start_ && stale_hierarchy());
   if (at_start_) start_reused_ = !rebuild;
   at_start_ = false;
   KSP k = ksp();
@@ -465,6 +475,11 @@ void NewtonDriver::prepare_preconditioner() {
   rebuilt_now_ = true;
   fresh_rate_ = -1.0;
   excess_iterations_ = 0.0;
+  fresh_emax_ = last_emax_ = -1.0;
+}
+
+bool NewtonDriver::stale_hierarchy() const {
+  return estimate_eigenvalue_ && pc_ready_ && fresh_emax_ > 0.0 && last_emax_ > spec_.rebuild_eigenvalue * fresh_emax_;
 }
 
 double forcing_term(const SolverSpec& spec, double last_norm, double previous_norm, double previous_eta,
@@ -525,6 +540,12 @@ void NewtonDriver::record_linear_solve() {
   EDGEFEM_PETSC(KSPGetTolerances(k, &rtol, nullptr, nullptr, nullptr));
   stats_.ksp_iterations += static_cast<int>(its);
   if (!own_lag_) return;
+  if (estimate_eigenvalue_ && its > 1 && has_type(k, {KSPCG})) {
+    PetscReal emax = 0.0, emin = 0.0;
+    EDGEFEM_PETSC(KSPComputeExtremeSingularValues(k, &emax, &emin));
+    last_emax_ = emax;
+    if (fresh_emax_ < 0.0) fresh_emax_ = emax;
+  }
   // Iterations per decade of residual reduction: comparable across the forcing terms' tolerances.
   const double solve_decades = decades(rtol);
   const double rate = static_cast<double>(its) / solve_decades;
@@ -689,7 +710,11 @@ bool NewtonDriver::switch_to_gmres_if_indefinite() {
                             KSPConvergedReasons[reason],
                             for_good ? "for the rest of the run (the third time)" : "for this solve"));
   if (own_norm_) EDGEFEM_PETSC(KSPSetNormType(k, KSP_NORM_PRECONDITIONED));  // the true residual's is CG's (forcing)
-  EDGEFEM_PETSC(KSPSetType(k, KSPGMRES));
+  EDGEFEM_PETSC(KSPSetType(k, KSPGMRES));  // frees CG's Lanczos arrays
+  if (estimate_eigenvalue_) {  // see the constructor
+    EDGEFEM_PETSC(KSPSetComputeSingularValues(k, PETSC_FALSE));
+    estimate_eigenvalue_ = false;
+  }
   gmres_fallback_ = !for_good;
   return true;
 }

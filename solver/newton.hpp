@@ -201,8 +201,11 @@ class NewtonDriver {
   /// fresh rate for `rtol`'s decades plus a set-up), so a solve the old preconditioner no longer suits stops early
   /// and is redone with a new one (at most twice the cost of having rebuilt at once); else the KSP's own limit.
   [[nodiscard]] PetscInt iteration_limit(double rtol) const;
-  /// After a linear solve: count its iterations, learn the fresh preconditioner's rate.
+  /// After a linear solve: count its iterations, learn the fresh preconditioner's rate (and largest eigenvalue).
   void record_linear_solve();
+  /// The last solve's largest eigenvalue estimate exceeds rebuild_eigenvalue times the fresh one's: the hierarchy's
+  /// coarse operators no longer match the fine one (solver.md, "Preconditioner reuse"). Checked at a solve's start.
+  [[nodiscard]] bool stale_hierarchy() const;
   /// |J d| with d_i = 2 eps |x_i| / sqrt(12) (signs pseudo-random): twice the rms residual of rounding the positions
   /// to doubles (the residual's evaluation adds round-off of its own).
   double roundoff_floor(Mat J, Vec x);
@@ -238,6 +241,11 @@ class NewtonDriver {
   int indefinite_solves_ = 0;       ///< solves in which CG met an indefinite system
   double fresh_rate_ = -1.0;        ///< KSP iterations per decade of residual reduction right after a set-up
   double excess_iterations_ = 0.0;  ///< the last solve's KSP iterations beyond the fresh rate's
+  // The stale-hierarchy rule (solver.linear.rebuild_eigenvalue): CG's estimates of the preconditioned operator's
+  // largest eigenvalue.
+  bool estimate_eigenvalue_ = false;  ///< CG computes them (GAMG under CG, our lag, the rule on)
+  double fresh_emax_ = -1.0;          ///< in the first solve after the last set-up (-1: none yet)
+  double last_emax_ = -1.0;           ///< in the last solve
   // A preconditioner kept from the last step that failed at the next step's first iteration (hanging cloth: the
   // tangent changes fast between time steps) is rebuilt at the start of the following solves, for a run of them
   // that doubles each time the old one fails again at a start (and is forgotten when it serves a start).

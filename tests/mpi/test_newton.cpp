@@ -280,6 +280,31 @@ TEST(Newton, ReusedPreconditionerGivesTheRebuiltSolution) {
   EXPECT_LT(kept.stats.pc_setups, kept.stats.newton_iterations / 2);
 }
 
+TEST(Newton, StaleMultigridHierarchyIsRebuiltAtAStepStart) {
+  // The bending cantilever in 4 load steps under GAMG kept across steps: the hierarchy set up at rest stiffens less
+  // than the tangent does, and CG's estimate of the preconditioned operator's largest eigenvalue grows from about 1
+  // (fresh) step after step. With the rule (rebuild_eigenvalue: 1.5, the default) a step whose predecessor's last
+  // solve saw more than 1.5 times the fresh estimate starts with a new hierarchy; without it (0) only the
+  // iteration-count rule rebuilds. The same converged state, more set-ups and fewer CG iterations with the rule.
+  auto job = [&](const char* eig) {
+    const std::string keys = std::string("  newton: {rtol: 1.0e-12, atol: 1.0e-14, max_it: 30}\n"
+                                         "  linear: {preconditioner: gamg, rebuild_eigenvalue: ") +
+                             eig + "}\n";
+    return job_from_yaml(std::string("stale_") + eig, cantilever("stvk", keys, 4, "[40, 4, 4]"));
+  };
+  const Solved on = solve(job("1.5"));
+  const Solved off = solve(job("0"));
+  const double d = relative_difference(on, off);
+  if (world_rank() == 0)
+    std::printf("newton: GAMG with the stale-hierarchy rule (%d set-ups, %d Newton, %d KSP iterations) vs without "
+                "(%d, %d, %d): max |dx| / max |u| = %.2e\n",
+                on.stats.pc_setups, on.stats.newton_iterations, on.stats.ksp_iterations, off.stats.pc_setups,
+                off.stats.newton_iterations, off.stats.ksp_iterations, d);
+  EXPECT_LT(d, 1e-10);
+  EXPECT_GT(on.stats.pc_setups, off.stats.pc_setups);
+  EXPECT_LT(on.stats.ksp_iterations, off.stats.ksp_iterations);
+}
+
 TEST(Newton, BlockOperatorGivesTheAijSolution) {
   // CG and GAMG's finest smoothers multiplying with the BAIJ copy vs the AIJ matrix itself: the same converged
   // state, and the same Newton iterations (the products differ only in the order of the sums). GAMG is set up at
