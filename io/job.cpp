@@ -1023,13 +1023,14 @@ void JobParser::parse_solver(const Value& v, Job& job) const {
   }
   if (const Value* linear = m.get("linear")) {
     const Map l(*this, *linear, {"preconditioner", "aggregation", "rtol", "reuse", "rebuild_ratio",
-                                 "rebuild_eigenvalue", "direct_max_dofs", "block_operator"});
+                                 "rebuild_eigenvalue", "corotational", "direct_max_dofs", "block_operator"});
     if (const Value* p = l.get("preconditioner")) s.preconditioner = choice(*p, preconditioners);
     if (const Value* a = l.get("aggregation")) s.aggregation = choice(*a, aggregations);
     if (const Value* rtol = l.get("rtol"))
       s.linear_rtol = number(*rtol, "a number in (0, 1)", [](double x) { return x > 0.0 && x < 1.0; });
     if (const Value* reuse = l.get("reuse")) s.reuse_preconditioner = boolean(*reuse);
     if (const Value* block = l.get("block_operator")) s.block_operator = boolean(*block);
+    if (const Value* corotational = l.get("corotational")) s.corotational = boolean(*corotational);
     if (const Value* ratio = l.get("rebuild_ratio"))
       s.rebuild_ratio = number(*ratio, "a positive number", [](double x) { return x > 0.0; });
     if (const Value* eig = l.get("rebuild_eigenvalue"))

@@ -248,6 +248,10 @@ struct SolverSpec {
   /// (a stale hierarchy's coarse operators no longer match the fine one; solver.md, "Preconditioner reuse").
   /// 0: off.
   double rebuild_eigenvalue = 1.5;
+  /// GAMG with our coarse-operator rebuilds: a rebuild first turns each row block of the finest interpolation by its
+  /// vertex's rotation from the rest state (mesh/vertex_rotations.hpp), so the coarse levels follow the body's
+  /// local rotations (solver.md, "Preconditioner reuse"). Solid (tetrahedral) models only.
+  bool corotational = true;
   long long direct_max_dofs = 10000;  ///< `auto`: largest system factorized directly
 };
 

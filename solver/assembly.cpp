@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "mesh/vertex_rotations.hpp"
 #include "solver/assembly_times.hpp"
 
 namespace edgefem {
@@ -257,6 +258,12 @@ void Assembler::set_positions(Vec x) {
   const ScopeSeconds timed(assembly_times().exchange);
   EDGEFEM_PETSC(VecGhostUpdateBegin(x_ghost_, INSERT_VALUES, SCATTER_FORWARD));
   EDGEFEM_PETSC(VecGhostUpdateEnd(x_ghost_, INSERT_VALUES, SCATTER_FORWARD));
+}
+
+std::vector<double> Assembler::vertex_rotations() {
+  if (mesh_.mesh.tets.empty()) return {};
+  LocalForm x(x_ghost_, true);
+  return edgefem::vertex_rotations(mesh_.mesh.coords, x.span(), mesh_.mesh.tets, mesh_.n_owned);
 }
 
 std::vector<double> Assembler::local_positions() {

@@ -78,6 +78,10 @@ class Assembler {
   void set_positions(Vec x);
   /// Current positions of all local vertices (owned then ghosts).
   [[nodiscard]] std::vector<double> local_positions();
+  /// Each owned vertex's rotation from the reference to the positions last scattered (the last residual's or
+  /// Jacobian's): the polar factor of the sum, over the edges of this rank's tets at the vertex, of
+  /// (x_a - x_b)(X_a - X_b)^T; 9 values per vertex, row-major. Empty without tetrahedra.
+  [[nodiscard]] std::vector<double> vertex_rotations();
   /// out := f_int(positions) = dW/dx summed over ranks. `out` may be any vector of this layout. Collective.
   void internal_force(Vec out);
   /// The internal force with ghosts up to date (for output). Collective.

@@ -152,6 +152,7 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::structure(Mat fine, Mat interp
   }
   g->fine_diagonal_ = a.mats[0];
   g->fine_off_diagonal_ = a.mats[1];
+  if (a.mats[1]) g->ghost_rows_.assign(a.garray, a.garray + n_ghost_rows);
   g->b_ = static_cast<int>(b);
   g->c_ = static_cast<int>(c);
   g->n_rows_ = fine_rows / b;
@@ -376,6 +377,34 @@ bool GalerkinProduct::place_blocks(Mat coarse, const std::vector<std::vector<Pet
   int all_ok = ok ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm_);
   return all_ok == 1;
+}
+
+void GalerkinProduct::reload_interpolation() {
+  PetscInt columns_begin = 0;
+  EDGEFEM_PETSC(MatGetOwnershipRangeColumn(interp_, &columns_begin, nullptr));
+  const LocalParts p = local_parts(interp_);
+  Mat* ghost_rows = nullptr;
+  if (fine_off_diagonal_) {  // as structure() fetched them (collective: every rank has an off-diagonal part)
+    PetscInt n_coarse = 0;
+    EDGEFEM_PETSC(MatGetSize(interp_, nullptr, &n_coarse));
+    PetscOwner<IS, ISDestroy> rows, columns;
+    EDGEFEM_PETSC(ISCreateGeneral(PETSC_COMM_SELF, static_cast<PetscInt>(ghost_rows_.size()), ghost_rows_.data(),
+                                  PETSC_COPY_VALUES, rows.address()));
+    EDGEFEM_PETSC(ISCreateStride(PETSC_COMM_SELF, n_coarse, 0, 1, columns.address()));
+    IS row_set = rows.get(), column_set = columns.get();
+    EDGEFEM_PETSC(MatCreateSubMatrices(interp_, 1, &row_set, &column_set, MAT_INITIAL_MATRIX, &ghost_rows));
+  }
+  std::vector<PetscInt> cursor(p_rows_.begin(), p_rows_.end() - 1), columns(p_columns_.size());
+  block_rows_of(
+      p.mats[0], b_, c_, [&](PetscInt j) { return columns_begin + j; }, 0, p_rows_, cursor, columns, p_values_.data());
+  if (p.mats[1])
+    block_rows_of(
+        p.mats[1], b_, c_, [&](PetscInt j) { return p.garray[j]; }, 0, p_rows_, cursor, columns, p_values_.data());
+  if (ghost_rows) {
+    block_rows_of(
+        ghost_rows[0], b_, c_, [](PetscInt j) { return j; }, n_rows_, p_rows_, cursor, columns, p_values_.data());
+    EDGEFEM_PETSC(MatDestroySubMatrices(1, &ghost_rows));
+  }
 }
 
 void GalerkinProduct::make_coarse(Mat coarse) {

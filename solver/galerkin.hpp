@@ -42,6 +42,8 @@ class GalerkinProduct {
 
   /// coarse := P^T fine P, with `fine`'s values as they are now. Collective.
   void update();
+  /// Copies P's values again (its pattern unchanged), the rows other ranks own too. Collective.
+  void reload_interpolation();
 
   /// The rank's share of the product, in bytes (structure; the per-thread sums of an update are as many bytes as
   /// `values` times the threads and live only during update()).
@@ -94,6 +96,7 @@ class GalerkinProduct {
   // block's column in the compact coarse numbering (the coarse block columns this rank sees, sorted), b x c values.
   std::vector<PetscInt> p_rows_, p_columns_;
   std::vector<float> p_values_;         // in single precision, as the V-cycle's interpolations (multigrid_products.hpp)
+  std::vector<PetscInt> ghost_rows_;    // the fine operator's ghost point rows (P's rows fetched from their owners)
   std::vector<PetscInt> coarse_block_;  // compact coarse index -> global coarse block
   // A P by block rows (this rank's rows), in compact coarse columns.
   std::vector<PetscInt> ap_rows_, ap_columns_;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <stdexcept>
 
 #include "core/cpu_features.hpp"
 #include "solver/csr_blocks.hpp"
@@ -515,12 +516,41 @@ void MultigridProducts::remove(PC pc) {
   galerkin_.clear();  // they hold the matrices GAMG's set-up may replace
   owned_galerkin_.clear();
   galerkin_refused_ = false;
+  for (auto& v : finest_rest_) v.clear();
   if (installed()) finest_diagonal_from_operator(pc, false);
   for (const Level& level : levels_) give_level(pc, level, false);
   levels_.clear();
 }
 
-bool MultigridProducts::update_coarse_operators(PC pc) {
+void MultigridProducts::rotate_finest_interpolation(const std::vector<double>& rotations) {
+  Mat p = levels_.back().interp->matrix();
+  const LocalParts parts = local_parts(p);
+  for (int k = 0; k < parts.count; ++k) {
+    Mat part = parts.mats[static_cast<std::size_t>(k)];
+    const RowStructure s(part);
+    if (3 * rotations.size() != 9 * static_cast<std::size_t>(s.n))
+      throw std::logic_error("rotate_finest_interpolation: rotations for another number of rows");
+    PetscScalar* a = nullptr;
+    EDGEFEM_PETSC(MatSeqAIJGetArray(part, &a));
+    auto& rest = finest_rest_[static_cast<std::size_t>(k)];
+    if (rest.empty()) rest.assign(a, a + s.ia[s.n]);
+    for (PetscInt v = 0; v < s.n / 3; ++v) {
+      const PetscInt* ia = s.ia + 3 * v;
+      const PetscInt length = ia[1] - ia[0];
+      const double* R = rotations.data() + 9 * v;
+      for (PetscInt q = 0; q < length; ++q) {
+        const double r0 = rest[static_cast<std::size_t>(ia[0] + q)], r1 = rest[static_cast<std::size_t>(ia[1] + q)],
+                     r2 = rest[static_cast<std::size_t>(ia[2] + q)];
+        for (int i = 0; i < 3; ++i) a[ia[i] + q] = R[3 * i] * r0 + R[3 * i + 1] * r1 + R[3 * i + 2] * r2;
+      }
+    }
+    EDGEFEM_PETSC(MatSeqAIJRestoreArray(part, &a));
+  }
+  levels_.back().interp->refresh();
+  galerkin_.front()->reload_interpolation();
+}
+
+bool MultigridProducts::update_coarse_operators(PC pc, const std::vector<double>& rotations) {
   if (!installed() || galerkin_refused_) return false;
   if (galerkin_.empty()) {
     // Level l's operator (l = 0 the coarsest, levels_.size() the finest) and its interpolation from level l - 1.
@@ -556,6 +586,7 @@ bool MultigridProducts::update_coarse_operators(PC pc) {
       owned_galerkin_.push_back(std::move(product));
     }
   }
+  if (!rotations.empty()) rotate_finest_interpolation(rotations);
   for (const auto& product : galerkin_) product->update();
   for (const Level& level : levels_)
     if (level.op) level.op->refresh();

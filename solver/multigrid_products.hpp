@@ -96,7 +96,11 @@ class MultigridProducts {
   /// by our Galerkin products (galerkin.hpp), and our copies of them refreshed; the smoothers' and the coarsest
   /// solve's set-ups follow from their matrices' new state when PETSc next applies them. False, with nothing
   /// changed, when the products cannot (a matrix not of whole blocks): GAMG's set-up must then. Collective.
-  bool update_coarse_operators(PC pc);
+  /// `rotations` (9 per fine vertex of this rank, row-major; empty: none): first the finest interpolation's rows are
+  /// set to R_v times its rows as GAMG's set-up made them (the corotational interpolation: for a rigidly rotated
+  /// body, whose tangent is R K R^T, the coarse operators are then the rest state's exactly), in PETSc's matrix, our
+  /// copy of it and the Galerkin product's (the rows other ranks own fetched again).
+  bool update_coarse_operators(PC pc, const std::vector<double>& rotations = {});
 
  private:
   struct Level {
@@ -120,6 +124,9 @@ class MultigridProducts {
   std::vector<GalerkinProduct*> galerkin_;
   std::vector<std::unique_ptr<GalerkinProduct>> owned_galerkin_;
   bool galerkin_refused_ = false;  // create() said no: GAMG's set-up rebuilds
+  /// The finest interpolation's rows rotated by `rotations` (9 per block row) from its values as GAMG made them.
+  void rotate_finest_interpolation(const std::vector<double>& rotations);
+  std::array<std::vector<PetscScalar>, 2> finest_rest_;  // those values (diagonal, off-diagonal part)
 };
 
 }  // namespace edgefem

@@ -446,7 +446,12 @@ void NewtonDriver::prepare_preconditioner() {
   // A GAMG hierarchy is rebuilt with the interpolations it has (so does GAMG's own rebuild): our Galerkin products
   // recompute its coarse operators and PETSc keeps the rest (multigrid_products.hpp).
   const double t0 = wall();
-  const bool own_rebuild = rebuild && pc_ready_ && coarse_products_.update_coarse_operators(pc);
+  // The corotational interpolation: the finest interpolation's rows turned by each vertex's rotation from the rest
+  // state, where the set-up made them (multigrid_products.hpp).
+  std::vector<double> rotations;
+  if (rebuild && pc_ready_ && spec_.corotational && problem_.vertex_rotations && coarse_products_.installed())
+    rotations = problem_.vertex_rotations();
+  const bool own_rebuild = rebuild && pc_ready_ && coarse_products_.update_coarse_operators(pc, rotations);
   // SNES applies this lag right after the Jacobian callback: -2 = rebuild now, -1 = keep.
   EDGEFEM_PETSC(SNESSetLagPreconditioner(snes_, rebuild && !own_rebuild ? -2 : -1));
   EDGEFEM_PETSC(KSPSetReusePreconditioner(k, rebuild && !own_rebuild ? PETSC_FALSE : PETSC_TRUE));

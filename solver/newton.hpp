@@ -67,6 +67,9 @@ struct NewtonProblem {
   /// error there would move the prescribed values and put K_fc times that error into the next residual: the
   /// driver sets these entries of every step exactly (to the residual's own, the identity's solution).
   std::vector<PetscInt> identity_rows;
+  /// Optional: each owned vertex's rotation from the reference to the positions of the last Jacobian (9 per vertex,
+  /// row-major); a rebuild of GAMG's coarse operators then rotates the finest interpolation's rows by them.
+  std::function<std::vector<double>()> vertex_rotations;
 };
 
 /// What the caller knows about its systems, for the default linear solver.

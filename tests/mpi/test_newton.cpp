@@ -305,6 +305,30 @@ TEST(Newton, StaleMultigridHierarchyIsRebuiltAtAStepStart) {
   EXPECT_LT(on.stats.ksp_iterations, off.stats.ksp_iterations);
 }
 
+TEST(Newton, CorotationalInterpolationGivesTheSameSolutionInFewerIterations) {
+  // The bending cantilever of the test above, GAMG's coarse operators rebuilt with the finest interpolation's rows
+  // turned by each vertex's rotation (corotational: true, the default) or as GAMG made them at rest (false): the
+  // same converged state, fewer CG iterations with the rotation (the coarse levels then see the bent beam's
+  // rigid-body modes), on 1 and 2 ranks (the rows other ranks own come to the Galerkin product rotated).
+  auto job = [&](bool on) {
+    const std::string keys = std::string("  newton: {rtol: 1.0e-12, atol: 1.0e-14, max_it: 30}\n"
+                                         "  linear: {preconditioner: gamg, corotational: ") +
+                             (on ? "true" : "false") + "}\n";
+    return job_from_yaml(std::string("corotational_") + (on ? "on" : "off"), cantilever("stvk", keys, 4, "[40, 4, 4]"));
+  };
+  const Solved on = solve(job(true));
+  const Solved off = solve(job(false));
+  const double d = relative_difference(on, off);
+  if (world_rank() == 0)
+    std::printf("newton: GAMG rebuilt with the corotational interpolation (%d set-ups, %d Newton, %d KSP iterations) "
+                "vs the rest state's (%d, %d, %d): max |dx| / max |u| = %.2e\n",
+                on.stats.pc_setups, on.stats.newton_iterations, on.stats.ksp_iterations, off.stats.pc_setups,
+                off.stats.newton_iterations, off.stats.ksp_iterations, d);
+  EXPECT_LT(d, 1e-10);
+  EXPECT_GT(on.stats.pc_setups, 1);  // rebuilds happened, so the rotation was applied
+  EXPECT_LT(on.stats.ksp_iterations, off.stats.ksp_iterations);
+}
+
 TEST(Newton, BlockOperatorGivesTheAijSolution) {
   // CG and GAMG's finest smoothers multiplying with the BAIJ copy vs the AIJ matrix itself: the same converged
   // state, and the same Newton iterations (the products differ only in the order of the sums). GAMG is set up at

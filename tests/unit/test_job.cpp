@@ -162,6 +162,7 @@ TEST_F(JobTest, SolverStrategyKeys) {
   EXPECT_TRUE(plain.solver.reuse_preconditioner);
   EXPECT_TRUE(plain.solver.block_operator);
   EXPECT_DOUBLE_EQ(plain.solver.rebuild_eigenvalue, 1.5);
+  EXPECT_TRUE(plain.solver.corotational);
   EXPECT_EQ(plain.solver.direct_max_dofs, 10000);
   EXPECT_EQ(plain.solver.aggregation, SolverSpec::Aggregation::automatic);
   // Every key.
@@ -170,7 +171,7 @@ TEST_F(JobTest, SolverStrategyKeys) {
                                  "  newton: {predictor: none, line_search: cp, forcing: fixed, eta_max: 0.01}\n"
                                  "  linear: {preconditioner: hypre, rtol: 1.0e-6, reuse: false, rebuild_ratio: 2,\n"
                                  "           rebuild_eigenvalue: 3, direct_max_dofs: 500, aggregation: unsmoothed,\n"
-                                 "           block_operator: false}\n"));
+                                 "           block_operator: false, corotational: false}\n"));
   EXPECT_EQ(job.solver.predictor, SolverSpec::Predictor::none);
   EXPECT_EQ(job.solver.line_search, SolverSpec::LineSearch::cp);
   EXPECT_EQ(job.solver.forcing, SolverSpec::Forcing::fixed);
@@ -181,6 +182,7 @@ TEST_F(JobTest, SolverStrategyKeys) {
   EXPECT_FALSE(job.solver.block_operator);
   EXPECT_DOUBLE_EQ(job.solver.rebuild_ratio, 2.0);
   EXPECT_DOUBLE_EQ(job.solver.rebuild_eigenvalue, 3.0);
+  EXPECT_FALSE(job.solver.corotational);
   EXPECT_EQ(job.solver.direct_max_dofs, 500);
   EXPECT_EQ(job.solver.aggregation, SolverSpec::Aggregation::unsmoothed);
   // Bad values name the key, the value and the choices.
@@ -193,7 +195,7 @@ TEST_F(JobTest, SolverStrategyKeys) {
   expect_error(head + "solver:\n  linear: {reuse: sometimes}\n", 4, {"solver.linear.reuse: expected true or false"});
   expect_error(head + "solver:\n  linear: {precond: gamg}\n", 4,
                {"unknown key 'solver.linear.precond' (expected one of: preconditioner, aggregation, rtol, reuse, "
-                "rebuild_ratio, rebuild_eigenvalue, direct_max_dofs, block_operator)"});
+                "rebuild_ratio, rebuild_eigenvalue, corotational, direct_max_dofs, block_operator)"});
   expect_error(head + "solver:\n  linear: {rebuild_eigenvalue: 0.8}\n", 4,
                {"solver.linear.rebuild_eigenvalue: expected 0 (off) or a number > 1"});
   expect_error(head + "solver:\n  linear: {aggregation: smooth}\n", 4,
