@@ -142,9 +142,12 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
       // fifth of the matrix's entries: about 20). The rebuilds' Galerkin products (solver/galerkin.hpp) keep P again
       // in single precision and the product's positions, and an update holds a share of C per thread: the
       // cantilever's peak +12 MB on 1 rank x 2 threads, +8 MB on the larger of 2 ranks (88 and 117 bytes per tet);
-      // for unsmoothed aggregation (one block per row of P) a quarter of that, estimated.
-      e.coarse_copies = 220.0 * (t + s);
-      e.coarse_copies_unsmoothed = 70.0 * (t + s);
+      // for unsmoothed aggregation (one block per row of P) a quarter of that, estimated. The corotational
+      // interpolation (solver.linear.corotational) keeps the finest interpolation's values as GAMG made them, in
+      // double precision: the cantilever's peak +11.6 MB on the larger of 2 ranks (170 bytes per tet); unsmoothed
+      // about 15, estimated from its entry count.
+      e.coarse_copies = 390.0 * (t + s);
+      e.coarse_copies_unsmoothed = 85.0 * (t + s);
       break;
     case SolveKind::position_based:
       // Per constraint (a cell): 4 vertex ids, the rest shape (9 + 1 doubles), material, XPBD multiplier and the
