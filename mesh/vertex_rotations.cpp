@@ -8,7 +8,8 @@ namespace edgefem {
 
 std::vector<double> vertex_rotations(std::span<const double> reference, std::span<const double> current,
                                      std::span<const LocalIndex> tets, LocalIndex n_vertices) {
-  if (current.size() != reference.size() || tets.size() % 4 != 0 || 3 * static_cast<std::size_t>(n_vertices) > reference.size())
+  if (current.size() != reference.size() || tets.size() % 4 != 0 ||
+      3 * static_cast<std::size_t>(n_vertices) > reference.size())
     throw std::invalid_argument("vertex_rotations: inconsistent sizes");
   const auto n = static_cast<std::size_t>(n_vertices);
   const double* x = current.data();

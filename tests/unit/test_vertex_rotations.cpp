@@ -6,6 +6,7 @@
 #include <Eigen/Dense>
 #include <array>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include "mesh/vertex_rotations.hpp"
@@ -71,8 +72,8 @@ TEST(VertexRotations, GeneralMapGivesThePolarFactorOfTheCrossCovariance) {
         for (int j = i + 1; j < 4; ++j) {
           const LocalIndex a = cube.tets[4 * t + i], b = cube.tets[4 * t + j];
           if (a != v && b != v) continue;
-          const Eigen::Vector3d D =
-              Eigen::Map<const Eigen::Vector3d>(&cube.coords[3 * a]) - Eigen::Map<const Eigen::Vector3d>(&cube.coords[3 * b]);
+          const Eigen::Vector3d D = Eigen::Map<const Eigen::Vector3d>(&cube.coords[3 * a]) -
+                                    Eigen::Map<const Eigen::Vector3d>(&cube.coords[3 * b]);
           S += D * D.transpose();
         }
     const Eigen::JacobiSVD<Eigen::Matrix3d> svd(A * S, Eigen::ComputeFullU | Eigen::ComputeFullV);
