@@ -43,6 +43,35 @@ void block_rows_of(Mat part, int b, int c, Global global, PetscInt first_row, st
 
 bool is_aij(Mat m) { return has_type(m, {MATSEQAIJ, MATMPIAIJ}); }
 
+/// The rows `rows` of `interp` (all its columns) from their owners, as a SeqAIJ matrix (MatCreateSubMatrices' array
+/// of one; the caller destroys it with MatDestroySubMatrices). Collective.
+Mat* interpolation_rows(Mat interp, PetscInt n, const PetscInt* rows) {
+  PetscInt n_coarse = 0;
+  EDGEFEM_PETSC(MatGetSize(interp, nullptr, &n_coarse));
+  PetscOwner<IS, ISDestroy> row_set, column_set;
+  EDGEFEM_PETSC(ISCreateGeneral(PETSC_COMM_SELF, n, rows, PETSC_COPY_VALUES, row_set.address()));
+  EDGEFEM_PETSC(ISCreateStride(PETSC_COMM_SELF, n_coarse, 0, 1, column_set.address()));
+  IS r = row_set.get(), c = column_set.get();
+  Mat* out = nullptr;
+  EDGEFEM_PETSC(MatCreateSubMatrices(interp, 1, &r, &c, MAT_INITIAL_MATRIX, &out));
+  return out;
+}
+
+/// block_rows_of over all of P's block rows a rank keeps: its own (the parts `p`, whose columns start at
+/// `columns_begin`), then those of `ghost_rows` (if any) from block row n_rows on.
+void p_block_rows(const LocalParts& p, PetscInt columns_begin, Mat ghost_rows, int b, int c, PetscInt n_rows,
+                  std::vector<PetscInt>& ends, std::vector<PetscInt>& cursor, std::vector<PetscInt>& columns,
+                  float* values) {
+  block_rows_of(
+      p.mats[0], b, c, [&](PetscInt j) { return columns_begin + j; }, 0, ends, cursor, columns, values);
+  if (p.mats[1])
+    block_rows_of(
+        p.mats[1], b, c, [&](PetscInt j) { return p.garray[j]; }, 0, ends, cursor, columns, values);
+  if (ghost_rows)
+    block_rows_of(
+        ghost_rows, b, c, [](PetscInt j) { return j; }, n_rows, ends, cursor, columns, values);
+}
+
 /// Sends outgoing[d] to rank d (nothing when empty); returns what every rank s sent here, in incoming[s].
 /// Collective.
 std::vector<std::vector<PetscInt>> exchange(MPI_Comm comm, const std::vector<std::vector<PetscInt>>& outgoing,
@@ -128,14 +157,8 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::structure(Mat fine, Mat interp
   PetscInt n_ghost_rows = 0;
   Mat* ghost_rows = nullptr;
   if (a.mats[1]) {
-    PetscInt n_coarse = 0;
-    EDGEFEM_PETSC(MatGetSize(interp, nullptr, &n_coarse));
     EDGEFEM_PETSC(MatGetLocalSize(a.mats[1], nullptr, &n_ghost_rows));
-    PetscOwner<IS, ISDestroy> rows, columns;
-    EDGEFEM_PETSC(ISCreateGeneral(PETSC_COMM_SELF, n_ghost_rows, a.garray, PETSC_COPY_VALUES, rows.address()));
-    EDGEFEM_PETSC(ISCreateStride(PETSC_COMM_SELF, n_coarse, 0, 1, columns.address()));
-    IS row_set = rows.get(), column_set = columns.get();
-    EDGEFEM_PETSC(MatCreateSubMatrices(interp, 1, &row_set, &column_set, MAT_INITIAL_MATRIX, &ghost_rows));
+    ghost_rows = interpolation_rows(interp, n_ghost_rows, a.garray);
     ok = whole_blocks(RowStructure(ghost_rows[0]), b, c);
     all_ok = ok ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm);
@@ -152,7 +175,6 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::structure(Mat fine, Mat interp
   }
   g->fine_diagonal_ = a.mats[0];
   g->fine_off_diagonal_ = a.mats[1];
-  if (a.mats[1]) g->ghost_rows_.assign(a.garray, a.garray + n_ghost_rows);
   g->b_ = static_cast<int>(b);
   g->c_ = static_cast<int>(c);
   g->n_rows_ = fine_rows / b;
@@ -167,14 +189,8 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::structure(Mat fine, Mat interp
   const int bi = g->b_, ci = g->c_;
   std::vector<PetscInt> cursor;
   const auto all_parts = [&](float* values) {
-    block_rows_of(
-        p.mats[0], bi, ci, [&](PetscInt j) { return columns_begin + j; }, 0, g->p_rows_, cursor, g->p_columns_, values);
-    if (p.mats[1])
-      block_rows_of(
-          p.mats[1], bi, ci, [&](PetscInt j) { return p.garray[j]; }, 0, g->p_rows_, cursor, g->p_columns_, values);
-    if (ghost_rows)
-      block_rows_of(
-          ghost_rows[0], bi, ci, [](PetscInt j) { return j; }, n_rows, g->p_rows_, cursor, g->p_columns_, values);
+    p_block_rows(p, columns_begin, ghost_rows ? ghost_rows[0] : nullptr, bi, ci, n_rows, g->p_rows_, cursor,
+                 g->p_columns_, values);
   };
   g->p_rows_.assign(static_cast<std::size_t>(n_all) + 1, 0);
   all_parts(nullptr);  // counts
@@ -382,29 +398,17 @@ bool GalerkinProduct::place_blocks(Mat coarse, const std::vector<std::vector<Pet
 void GalerkinProduct::reload_interpolation() {
   PetscInt columns_begin = 0;
   EDGEFEM_PETSC(MatGetOwnershipRangeColumn(interp_, &columns_begin, nullptr));
-  const LocalParts p = local_parts(interp_);
   Mat* ghost_rows = nullptr;
-  if (fine_off_diagonal_) {  // as structure() fetched them (collective: every rank has an off-diagonal part)
-    PetscInt n_coarse = 0;
-    EDGEFEM_PETSC(MatGetSize(interp_, nullptr, &n_coarse));
-    PetscOwner<IS, ISDestroy> rows, columns;
-    EDGEFEM_PETSC(ISCreateGeneral(PETSC_COMM_SELF, static_cast<PetscInt>(ghost_rows_.size()), ghost_rows_.data(),
-                                  PETSC_COPY_VALUES, rows.address()));
-    EDGEFEM_PETSC(ISCreateStride(PETSC_COMM_SELF, n_coarse, 0, 1, columns.address()));
-    IS row_set = rows.get(), column_set = columns.get();
-    EDGEFEM_PETSC(MatCreateSubMatrices(interp_, 1, &row_set, &column_set, MAT_INITIAL_MATRIX, &ghost_rows));
+  if (fine_off_diagonal_) {  // the rows structure() fetched (collective: every rank has an off-diagonal part)
+    PetscInt n_ghost_rows = 0;
+    EDGEFEM_PETSC(MatGetLocalSize(fine_off_diagonal_, nullptr, &n_ghost_rows));
+    ghost_rows = interpolation_rows(interp_, n_ghost_rows, local_parts(fine_).garray);
   }
+  // The columns are written again as global blocks; p_columns_ keeps the compact numbering.
   std::vector<PetscInt> cursor(p_rows_.begin(), p_rows_.end() - 1), columns(p_columns_.size());
-  block_rows_of(
-      p.mats[0], b_, c_, [&](PetscInt j) { return columns_begin + j; }, 0, p_rows_, cursor, columns, p_values_.data());
-  if (p.mats[1])
-    block_rows_of(
-        p.mats[1], b_, c_, [&](PetscInt j) { return p.garray[j]; }, 0, p_rows_, cursor, columns, p_values_.data());
-  if (ghost_rows) {
-    block_rows_of(
-        ghost_rows[0], b_, c_, [](PetscInt j) { return j; }, n_rows_, p_rows_, cursor, columns, p_values_.data());
-    EDGEFEM_PETSC(MatDestroySubMatrices(1, &ghost_rows));
-  }
+  p_block_rows(local_parts(interp_), columns_begin, ghost_rows ? ghost_rows[0] : nullptr, b_, c_, n_rows_, p_rows_,
+               cursor, columns, p_values_.data());
+  if (ghost_rows) EDGEFEM_PETSC(MatDestroySubMatrices(1, &ghost_rows));
 }
 
 void GalerkinProduct::make_coarse(Mat coarse) {

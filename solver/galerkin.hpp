@@ -96,7 +96,6 @@ class GalerkinProduct {
   // block's column in the compact coarse numbering (the coarse block columns this rank sees, sorted), b x c values.
   std::vector<PetscInt> p_rows_, p_columns_;
   std::vector<float> p_values_;         // in single precision, as the V-cycle's interpolations (multigrid_products.hpp)
-  std::vector<PetscInt> ghost_rows_;    // the fine operator's ghost point rows (P's rows fetched from their owners)
   std::vector<PetscInt> coarse_block_;  // compact coarse index -> global coarse block
   // A P by block rows (this rank's rows), in compact coarse columns.
   std::vector<PetscInt> ap_rows_, ap_columns_;

@@ -528,7 +528,7 @@ void MultigridProducts::rotate_finest_interpolation(const std::vector<double>& r
   for (int k = 0; k < parts.count; ++k) {
     Mat part = parts.mats[static_cast<std::size_t>(k)];
     const RowStructure s(part);
-    if (3 * rotations.size() != 9 * static_cast<std::size_t>(s.n))
+    if (rotations.size() != 3 * static_cast<std::size_t>(s.n))  // 9 per block row of 3 rows
       throw std::logic_error("rotate_finest_interpolation: rotations for another number of rows");
     PetscScalar* a = nullptr;
     EDGEFEM_PETSC(MatSeqAIJGetArray(part, &a));

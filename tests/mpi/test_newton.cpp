@@ -265,6 +265,33 @@ std::pair<Solved, Solved> gamg_cantilever_with_and_without(const std::string& ke
   return {std::move(on), std::move(off)};
 }
 
+/// The cantilever bent further (4 load steps, 40 x 4 x 4 cells, Newton rtol 1e-12) under GAMG, solved with
+/// `solver.linear.<key>` set to `on` and to `off`; prints both runs' counts and their difference, which it returns
+/// with them.
+struct BentPair {
+  Solved on, off;
+  double difference = 0.0;  ///< max |dx| / max |u|
+};
+BentPair bent_gamg_cantilever(const std::string& key, const std::string& on, const std::string& off,
+                              const char* what_on, const char* what_off) {
+  auto solved = [&](const std::string& value) {
+    const std::string keys =
+        "  newton: {rtol: 1.0e-12, atol: 1.0e-14, max_it: 30}\n"
+        "  linear: {preconditioner: gamg, " +
+        key + ": " + value + "}\n";
+    return solve(job_from_yaml("bent_" + key + "_" + value, cantilever("stvk", keys, 4, "[40, 4, 4]")));
+  };
+  BentPair r{solved(on), solved(off)};
+  r.difference = relative_difference(r.on, r.off);
+  if (world_rank() == 0)
+    std::printf(
+        "newton: GAMG %s (%d set-ups, %d Newton, %d KSP iterations) vs %s (%d, %d, %d): max |dx| / max |u| = "
+        "%.2e\n",
+        what_on, r.on.stats.pc_setups, r.on.stats.newton_iterations, r.on.stats.ksp_iterations, what_off,
+        r.off.stats.pc_setups, r.off.stats.newton_iterations, r.off.stats.ksp_iterations, r.difference);
+  return r;
+}
+
 TEST(Newton, ReusedPreconditionerGivesTheRebuiltSolution) {
   // GAMG kept across Newton iterations and load steps vs rebuilt at every iteration: the same converged state.
   const auto [kept, fresh] = gamg_cantilever_with_and_without("reuse");
@@ -286,20 +313,8 @@ TEST(Newton, StaleMultigridHierarchyIsRebuiltAtAStepStart) {
   // (fresh) step after step. With the rule (rebuild_eigenvalue: 1.5, the default) a step whose predecessor's last
   // solve saw more than 1.5 times the fresh estimate starts with a new hierarchy; without it (0) only the
   // iteration-count rule rebuilds. The same converged state, more set-ups and fewer CG iterations with the rule.
-  auto job = [&](const char* eig) {
-    const std::string keys = std::string("  newton: {rtol: 1.0e-12, atol: 1.0e-14, max_it: 30}\n"
-                                         "  linear: {preconditioner: gamg, rebuild_eigenvalue: ") +
-                             eig + "}\n";
-    return job_from_yaml(std::string("stale_") + eig, cantilever("stvk", keys, 4, "[40, 4, 4]"));
-  };
-  const Solved on = solve(job("1.5"));
-  const Solved off = solve(job("0"));
-  const double d = relative_difference(on, off);
-  if (world_rank() == 0)
-    std::printf("newton: GAMG with the stale-hierarchy rule (%d set-ups, %d Newton, %d KSP iterations) vs without "
-                "(%d, %d, %d): max |dx| / max |u| = %.2e\n",
-                on.stats.pc_setups, on.stats.newton_iterations, on.stats.ksp_iterations, off.stats.pc_setups,
-                off.stats.newton_iterations, off.stats.ksp_iterations, d);
+  const auto [on, off, d] = bent_gamg_cantilever("rebuild_eigenvalue", "1.5", "0", "with the stale-hierarchy rule",
+                                                 "without");
   EXPECT_LT(d, 1e-10);
   EXPECT_GT(on.stats.pc_setups, off.stats.pc_setups);
   EXPECT_LT(on.stats.ksp_iterations, off.stats.ksp_iterations);
@@ -310,20 +325,8 @@ TEST(Newton, CorotationalInterpolationGivesTheSameSolutionInFewerIterations) {
   // turned by each vertex's rotation (corotational: true, the default) or as GAMG made them at rest (false): the
   // same converged state, fewer CG iterations with the rotation (the coarse levels then see the bent beam's
   // rigid-body modes), on 1 and 2 ranks (the rows other ranks own come to the Galerkin product rotated).
-  auto job = [&](bool on) {
-    const std::string keys = std::string("  newton: {rtol: 1.0e-12, atol: 1.0e-14, max_it: 30}\n"
-                                         "  linear: {preconditioner: gamg, corotational: ") +
-                             (on ? "true" : "false") + "}\n";
-    return job_from_yaml(std::string("corotational_") + (on ? "on" : "off"), cantilever("stvk", keys, 4, "[40, 4, 4]"));
-  };
-  const Solved on = solve(job(true));
-  const Solved off = solve(job(false));
-  const double d = relative_difference(on, off);
-  if (world_rank() == 0)
-    std::printf("newton: GAMG rebuilt with the corotational interpolation (%d set-ups, %d Newton, %d KSP iterations) "
-                "vs the rest state's (%d, %d, %d): max |dx| / max |u| = %.2e\n",
-                on.stats.pc_setups, on.stats.newton_iterations, on.stats.ksp_iterations, off.stats.pc_setups,
-                off.stats.newton_iterations, off.stats.ksp_iterations, d);
+  const auto [on, off, d] = bent_gamg_cantilever("corotational", "true", "false",
+                                                 "rebuilt with the corotational interpolation", "the rest state's");
   EXPECT_LT(d, 1e-10);
   EXPECT_GT(on.stats.pc_setups, 1);  // rebuilds happened, so the rotation was applied
   EXPECT_LT(on.stats.ksp_iterations, off.stats.ksp_iterations);
@@ -335,8 +338,7 @@ TEST(Newton, BlockOperatorGivesTheAijSolution) {
   // every Newton iteration in both (reuse: false), so that the rebuild rule, which counts Krylov iterations, does
   // not make the two runs differ by more than the products. The corotational interpolation, which only our own
   // rebuilds (block operator on) apply, is off in both.
-  const auto [block, aij] =
-      gamg_cantilever_with_and_without("block_operator", "", "reuse: false, corotational: false");
+  const auto [block, aij] = gamg_cantilever_with_and_without("block_operator", "", "reuse: false, corotational: false");
   const double d = relative_difference(block, aij);
   if (world_rank() == 0)
     std::printf("newton: BAIJ operator (%d Newton, %d KSP iterations) vs AIJ (%d, %d): max |dx| / max |u| = %.2e\n",
@@ -358,10 +360,11 @@ TEST(Newton, OwnMultigridProductsGiveTheAijSolution) {
                                                            "reuse: false, corotational: false");
   const double d = relative_difference(own, aij);
   if (world_rank() == 0)
-    std::printf("newton: own products, 4 GAMG levels (%d Newton, %d KSP iterations, %d set-ups) vs AIJ (%d, %d, %d): "
-                "max |dx| / max |u| = %.2e\n",
-                own.stats.newton_iterations, own.stats.ksp_iterations, own.stats.pc_setups,
-                aij.stats.newton_iterations, aij.stats.ksp_iterations, aij.stats.pc_setups, d);
+    std::printf(
+        "newton: own products, 4 GAMG levels (%d Newton, %d KSP iterations, %d set-ups) vs AIJ (%d, %d, %d): "
+        "max |dx| / max |u| = %.2e\n",
+        own.stats.newton_iterations, own.stats.ksp_iterations, own.stats.pc_setups, aij.stats.newton_iterations,
+        aij.stats.ksp_iterations, aij.stats.pc_setups, d);
   EXPECT_LT(d, 1e-10);
   EXPECT_EQ(own.stats.newton_iterations, aij.stats.newton_iterations);
   EXPECT_NEAR(own.stats.ksp_iterations, aij.stats.ksp_iterations, 0.1 * aij.stats.ksp_iterations);
