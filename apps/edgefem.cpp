@@ -30,19 +30,19 @@
 #include "partition/collective.hpp"
 #include "partition/partition.hpp"
 #include "solver/assembly_times.hpp"
-#include "solver/bench.hpp"
+#include "run/bench.hpp"
 #include "solver/dynamic_solver.hpp"
-#include "solver/frames_solver.hpp"
-#include "solver/huge_pages.hpp"
-#include "solver/load_mesh.hpp"
-#include "solver/memory_budget.hpp"
-#include "solver/mpi_startup.hpp"
+#include "frames/frames_solver.hpp"
+#include "runtime/huge_pages.hpp"
+#include "run/load_mesh.hpp"
+#include "run/memory_budget.hpp"
+#include "runtime/mpi_startup.hpp"
 #include "solver/model.hpp"
-#include "solver/output.hpp"
-#include "solver/pbd_solver.hpp"
-#include "solver/placement.hpp"
+#include "run/output.hpp"
+#include "pbd/pbd_solver.hpp"
+#include "runtime/placement.hpp"
 #include "solver/static_solver.hpp"
-#include "solver/stop_signal.hpp"
+#include "runtime/stop_signal.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -682,7 +682,7 @@ int run_dynamic(const Arguments& args, const Job& job, const LocalMesh& mesh, Mo
   return run_dynamic_with(args, job, mesh, solver, clock, summary);
 }
 
-/// A static run of the frame-based model (`discretization: {type: frames}`, solver/frames_solver.hpp): the skinned
+/// A static run of the frame-based model (`discretization: {type: frames}`, frames/frames_solver.hpp): the skinned
 /// mesh as the usual PVTU series (force 0: the frame model has no vertex forces) and the frames as DIR/frames.pvd ->
 /// DIR/frames_NNNN.vtp.
 int run_frames(const Arguments& args, const Job& job, const LocalMesh& mesh, const Model& model, PhaseClock& clock,
@@ -772,7 +772,7 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   PhaseClock clock;
-  install_stop_handlers();  // from here SIGTERM/SIGUSR1 stop the run after a step (solver/stop_signal.hpp)
+  install_stop_handlers();  // from here SIGTERM/SIGUSR1 stop the run after a step (runtime/stop_signal.hpp)
 
   Job job;
   run_collectively(comm, [&] { job = read_job(args.path); });
@@ -788,7 +788,7 @@ int command_run(const Arguments& args, RunSummary& summary, std::string& summary
     throw InputError("--restart: " + job.job_file + " is a static analysis; only dynamic analyses write checkpoints");
 
   // Read (or generate), partition and distribute: by slices for large binary files and boxes (no rank holds the
-  // whole mesh), else on rank 0 (solver/load_mesh.hpp).
+  // whole mesh), else on rank 0 (run/load_mesh.hpp).
   DistributedJobMesh loaded = load_distributed_job_mesh(comm, job);
   clock.lap();
   clock.read = loaded.seconds_read;

@@ -1,11 +1,11 @@
 /// \file huge_page_new.cpp
 /// The edgefem executable's global operator new: malloc, with transparent huge pages requested for the heap's
-/// growth and for large blocks (solver/huge_pages.hpp) before anything touches them. delete is free, as in
+/// growth and for large blocks (runtime/huge_pages.hpp) before anything touches them. delete is free, as in
 /// libstdc++. The aligned and nothrow forms keep libstdc++'s definitions (the nothrow ones call these).
 #include <cstdlib>
 #include <new>
 
-#include "solver/huge_pages.hpp"
+#include "runtime/huge_pages.hpp"
 
 namespace {
 

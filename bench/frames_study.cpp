@@ -19,8 +19,8 @@
 #include "io/job.hpp"
 #include "materials/frame_model.hpp"
 #include "partition/partition.hpp"
-#include "solver/frames_solver.hpp"
-#include "solver/load_mesh.hpp"
+#include "frames/frames_solver.hpp"
+#include "run/load_mesh.hpp"
 #include "solver/model.hpp"
 #include "solver/static_solver.hpp"
 

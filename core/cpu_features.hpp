@@ -1,7 +1,7 @@
 #pragma once
 /// \file cpu_features.hpp
 /// What the CPU running the process can do, for kernels that have a version for it besides the portable one
-/// (solver/symmetric_blocks.cpp, solver/multigrid_products.cpp): chosen at run time, so that one binary runs
+/// (linalg/symmetric_blocks.cpp, linalg/multigrid_products.cpp): chosen at run time, so that one binary runs
 /// everywhere (EDGEFEM_NATIVE builds all of the code for the build machine's CPU instead).
 ///
 /// EDGEFEM_X86_AVX2 is defined where such kernels can be compiled (x86-64, GCC or Clang: intrinsics in functions

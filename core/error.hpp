@@ -9,7 +9,7 @@
 ///         SolverError            a load or time step failed even after cutting it                  every rank
 ///         CollectiveError        some rank failed a collective step (its message, on every rank)   every rank
 ///         ResourceError          the run would not fit the machine (memory estimate)               every rank
-///         PetscFailure           a PETSc call failed (solver/petsc_util.hpp): a bug or resources    this rank
+///         PetscFailure           a PETSc call failed (linalg/petsc_util.hpp): a bug or resources    this rank
 ///
 /// `main` catches Error once: an error thrown on every rank is reported once (by rank 0) and every rank exits
 /// with status 1; an error that may be this rank's alone (and any other std::exception) aborts the run
@@ -53,7 +53,7 @@ struct CollectiveError : Error {
   explicit CollectiveError(const std::string& message) : Error(message, ErrorScope::every_rank) {}
 };
 
-/// The run cannot fit the resources it has (solver/memory_budget.hpp: the memory estimate before the model is
+/// The run cannot fit the resources it has (run/memory_budget.hpp: the memory estimate before the model is
 /// built). Decided collectively: thrown on every rank, with the same message.
 struct ResourceError : Error {
   explicit ResourceError(const std::string& message) : Error(message, ErrorScope::every_rank) {}

@@ -20,7 +20,7 @@ enum class GeneratedShape : std::uint8_t { box, sheet };
 /// `analysis.type`.
 enum class AnalysisType : std::uint8_t { statics, dynamics };
 /// `analysis.integrator` (dynamic_solver.hpp).
-/// position_based: Bender et al. 2014 energy constraints (solver/pbd_solver.hpp), no Newton.
+/// position_based: Bender et al. 2014 energy constraints (pbd/pbd_solver.hpp), no Newton.
 enum class Integrator : std::uint8_t { backward_euler, linearized_euler, newmark, position_based };
 /// `analysis.position_based.sweep`: graph-coloured Gauss-Seidel or Jacobi with averaging.
 enum class PbdSweep : std::uint8_t { colored, jacobi };
@@ -30,10 +30,10 @@ enum class MassMatrix : std::uint8_t { lumped, consistent };
 enum class InitialState : std::uint8_t { rest, static_equilibrium };
 
 /// `partition.method`: the cell partitioner. `automatic` (the key absent): METIS on rank 0 below
-/// kPtScotchMinCells cells (solver/load_mesh.hpp), PT-Scotch on the distributed dual graph from there on.
+/// kPtScotchMinCells cells (run/load_mesh.hpp), PT-Scotch on the distributed dual graph from there on.
 enum class PartitionMethod : std::uint8_t { automatic, metis, ptscotch };
 /// `discretization.type`: mesh vertices as unknowns (every model), or rigid frames driving the tet mesh
-/// (Gilles et al. 2011; solver/frames_solver.hpp).
+/// (Gilles et al. 2011; frames/frames_solver.hpp).
 enum class DiscretizationType : std::uint8_t { nodes, frames };
 /// `discretization.weights`: per-vertex frame weights from a Laplace solve (1 at the frame's vertex, 0 at the other
 /// frames' vertices), or hat functions along the path through the frames (in the order given or placed).
@@ -227,7 +227,7 @@ struct SolverSpec {
   enum class Preconditioner { automatic, gamg, hypre, direct, block_jacobi, schwarz };
   /// GAMG's prolongation: `smoothed` aggregation (PETSc's default; fewer CG iterations on bending problems, but
   /// Galerkin products denser than the fine matrix), `unsmoothed` (a fraction of the memory and set-up), `auto`:
-  /// smoothed unless the memory estimate says it would not fit (solver/memory_budget.hpp).
+  /// smoothed unless the memory estimate says it would not fit (run/memory_budget.hpp).
   enum class Aggregation { automatic, smoothed, unsmoothed };
   Predictor predictor = Predictor::extrapolate;
   LineSearch line_search = LineSearch::full;
@@ -238,8 +238,8 @@ struct SolverSpec {
   double eta_max = 1e-3;             ///< Eisenstat–Walker: the first and largest forcing term
   bool reuse_preconditioner = true;  ///< keep the preconditioner across Newton iterations and steps while it pays
   /// Multigrid preconditioners (GAMG, ML): the Krylov method and the finest level's smoothers multiply with a BAIJ
-  /// copy of the matrix through our own threaded product (one more matrix in memory; solver/block_operator.hpp),
-  /// and GAMG's coarse levels too (solver/multigrid_products.hpp).
+  /// copy of the matrix through our own threaded product (one more matrix in memory; linalg/block_operator.hpp),
+  /// and GAMG's coarse levels too (linalg/multigrid_products.hpp).
   bool block_operator = true;
   /// Rebuild when the last solve's extra KSP time over a fresh preconditioner's exceeds this fraction of a set-up.
   double rebuild_ratio = 0.5;

@@ -76,7 +76,7 @@ struct RunSummary {
   std::optional<Solver> solver;
 
   std::vector<double> peak_mb_per_rank;  ///< empty when not gathered (a run aborted on one rank)
-  /// The memory plan's estimate of the largest rank's peak (solver/memory_budget.hpp), made before the model.
+  /// The memory plan's estimate of the largest rank's peak (run/memory_budget.hpp), made before the model.
   std::optional<double> estimated_peak_mb;
 
   struct Displacement {

@@ -1,5 +1,5 @@
 /// \file cell_output.cpp
-/// Per-cell strain and stress for the output (moved from solver/output.cpp unchanged).
+/// Per-cell strain and stress for the output (moved from run/output.cpp unchanged).
 #include "materials/cell_output.hpp"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #pragma once
 /// \file element_energy.hpp
 /// Per-element energy and gradient of one tetrahedron, for integrators that work element by element (the
-/// position-based solver, solver/pbd_solver.hpp): E_e = V0 Psi(F) and g = dE_e/dx (12 doubles), from the same
+/// position-based solver, pbd/pbd_solver.hpp): E_e = V0 Psi(F) and g = dE_e/dx (12 doubles), from the same
 /// TetMaterial the Newton formulations use. A model offers it through its registry row
 /// (ModelInfo::element_energy); models without one cannot be used by those integrators.
 ///

@@ -1,7 +1,7 @@
 #pragma once
 /// \file element_energy_inline.hpp
 /// The body of stvk_element_energy_gradient (element_energy.hpp), inline so that the position-based sweep
-/// (solver/pbd_sweep.cpp) can call it without a function-pointer call per tet when a material's registry entry
+/// (pbd/pbd_sweep.cpp) can call it without a function-pointer call per tet when a material's registry entry
 /// points at it. Same arithmetic, same results. kInversion = true: stvk_inversion_energy_gradient
 /// (tet_inversion.hpp): isotropic tets that may be inverted or compressed below the clamp stretch 1/sqrt(3) (det F
 /// <= 0, or the Gershgorin bound of the Green strain's eigenvalues below -1/3) take the principal route; all others

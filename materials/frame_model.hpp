@@ -5,7 +5,7 @@
 /// from per-vertex values (so grad w_i is exact and constant per tet), and external vertex forces projected onto
 /// the frames by power conservation (Eq. 13). `evaluate_frames` returns this rank's partial energy, twist gradient
 /// (6 per frame, angular first) and dense twist Hessian (material + geometric terms); the sums over ranks are the
-/// caller's (solver/frames_solver.cpp).
+/// caller's (frames/frames_solver.cpp).
 #include <array>
 #include <span>
 #include <vector>

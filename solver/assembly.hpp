@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "partition/partition.hpp"
-#include "solver/aij_insertion.hpp"
+#include "linalg/aij_insertion.hpp"
 #include "solver/model.hpp"
-#include "solver/petsc_util.hpp"
+#include "linalg/petsc_util.hpp"
 
 namespace edgefem {
 

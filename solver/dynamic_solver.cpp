@@ -34,7 +34,7 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
   n_steps_ = std::llround(spec_.end_time / spec_.dt);
   integrator_ = spec_.integrator;
   if (integrator_ == Integrator::position_based)
-    throw std::invalid_argument("DynamicSolver: integrator position-based is run by PbdSolver (solver/pbd_solver.hpp)");
+    throw std::invalid_argument("DynamicSolver: integrator position-based is run by PbdSolver (pbd/pbd_solver.hpp)");
   for (auto* v : {&x_, &v_, &a_, &g_, &f_n_, &x_n_, &r_, &work_, &work2_, &h_, &w_, &vel_, &fv_, &slope_})
     *v = assembler_.create_vector();
   EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_));

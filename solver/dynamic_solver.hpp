@@ -35,7 +35,7 @@
 #include "solver/assembly.hpp"
 #include "solver/model.hpp"
 #include "solver/newton.hpp"
-#include "solver/petsc_util.hpp"
+#include "linalg/petsc_util.hpp"
 #include "solver/static_solver.hpp"
 
 namespace edgefem {
@@ -84,7 +84,7 @@ class DynamicSolver {
   /// Integrate from the current state to end_time. `on_step(step, time)` is called for the initial state
   /// (unless restarted) and after every completed step. `should_stop()` (if given) is called after `on_step` of
   /// every completed step but the last; true ends the run there (the state is that step's). It must return the
-  /// same on every rank (solver/stop_signal.hpp: agree_on_stop). Throws SolverError when a step fails even after
+  /// same on every rank (runtime/stop_signal.hpp: agree_on_stop). Throws SolverError when a step fails even after
   /// cutting; the state is then the last completed step.
   std::vector<TimeStepReport> run(const std::function<void(long long, double)>& on_step,
                                   const std::function<bool()>& should_stop = {});

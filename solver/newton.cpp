@@ -181,7 +181,7 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
     case P::automatic:
       // PETSc's GAMG defaults. A graph threshold of 0.02 saves 9-10 % on the slender cantilever but makes the
       // set-up on a cube 1.6-2.4 times as expensive (docs/solver.md): not a default. Unsmoothed aggregation when
-      // the job asks for it or the memory plan chose it (solver/memory_budget.hpp).
+      // the job asks for it or the memory plan chose it (run/memory_budget.hpp).
       EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
       if (job.solver.aggregation == SolverSpec::Aggregation::unsmoothed) set_default("-pc_gamg_agg_nsmooths", "0");
       // Chebyshev of degree 1 instead of PETSc's 2 on the finest level: 30-50 % more CG iterations, each a third

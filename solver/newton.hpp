@@ -27,9 +27,9 @@
 
 #include "io/job.hpp"
 #include "solver/assembly_times.hpp"
-#include "solver/block_operator.hpp"
-#include "solver/multigrid_products.hpp"
-#include "solver/petsc_util.hpp"
+#include "linalg/block_operator.hpp"
+#include "linalg/multigrid_products.hpp"
+#include "linalg/petsc_util.hpp"
 
 namespace edgefem {
 
@@ -128,7 +128,7 @@ void smooth_coarse_levels_twice(PC pc);
 /// The matrices a KSP works with besides the assembled AIJ matrix.
 struct LinearOperators {
   std::string pc_type;                 ///< the PETSc type our defaults chose (configure_linear_solver)
-  std::optional<BlockOperator> block;  ///< the BAIJ copy (solver/block_operator.hpp), if any
+  std::optional<BlockOperator> block;  ///< the BAIJ copy (linalg/block_operator.hpp), if any
   bool block_preconditioner = false;   ///< the preconditioner is built from the copy too, not only multiplied with
   /// Multigrid multiplies through our own products (the copy's, and GAMG's coarse levels': MultigridProducts).
   [[nodiscard]] bool own_products() const { return block && !block_preconditioner; }

@@ -20,7 +20,7 @@
 #include "solver/assembly.hpp"
 #include "solver/model.hpp"
 #include "solver/newton.hpp"
-#include "solver/petsc_util.hpp"
+#include "linalg/petsc_util.hpp"
 
 namespace edgefem {
 

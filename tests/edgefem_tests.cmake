@@ -17,7 +17,7 @@ function(edgefem_test_executable target)
     list(APPEND sources ${PROJECT_SOURCE_DIR}/tests/mpi_main.cpp)
   endif()
   add_executable(${target} ${sources})
-  target_link_libraries(${target} PRIVATE edgefem_lib edgefem_warnings GTest::gtest ${arg_LINK})
+  target_link_libraries(${target} PRIVATE edgefem_lib edgefem_warnings GTest::gtest Eigen3::Eigen ${arg_LINK})
   target_compile_definitions(${target} PRIVATE EDGEFEM_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
                                                EDGEFEM_BINARY_DIR="${PROJECT_BINARY_DIR}")
   if(arg_RUNS_EDGEFEM)

@@ -8,7 +8,7 @@
 #include <string>
 #include <system_error>
 
-#include "solver/mpi_startup.hpp"
+#include "runtime/mpi_startup.hpp"
 
 namespace {
 
@@ -31,7 +31,7 @@ std::string private_session_directory() {
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   const std::string session_directory = private_session_directory();
-  edgefem::prefer_ob1_on_one_node();  // as the edgefem executable does (solver/mpi_startup.hpp)
+  edgefem::prefer_ob1_on_one_node();  // as the edgefem executable does (runtime/mpi_startup.hpp)
   PetscInitialize(&argc, &argv, nullptr, nullptr);
   int rank = 0;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);

@@ -1,4 +1,4 @@
-// AijInsertion (solver/aij_insertion.*) against PETSc's MatSetValuesCOO on the same COO entries: 3x3 blocks and
+// AijInsertion (linalg/aij_insertion.*) against PETSc's MatSetValuesCOO on the same COO entries: 3x3 blocks and
 // single entries, repeated entries, rows owned by other ranks, entries only another rank contributes. Run under
 // mpiexec with 1, 2 and 3 ranks (CTest: mpi.aij_insertion.npN).
 #include <gtest/gtest.h>
@@ -11,8 +11,8 @@
 #include <random>
 #include <vector>
 
-#include "solver/aij_insertion.hpp"
-#include "solver/petsc_util.hpp"
+#include "linalg/aij_insertion.hpp"
+#include "linalg/petsc_util.hpp"
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {

@@ -14,7 +14,7 @@
 #include "io/job.hpp"
 #include "partition/partition.hpp"
 #include "solver/dynamic_solver.hpp"
-#include "solver/load_mesh.hpp"
+#include "run/load_mesh.hpp"
 #include "solver/model.hpp"
 #include "tests/support/mpi_testing.hpp"
 

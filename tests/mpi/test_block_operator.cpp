@@ -1,8 +1,8 @@
-// BlockOperator (solver/block_operator.*): the BAIJ copy of an assembled AIJ matrix holds exactly its entries,
+// BlockOperator (linalg/block_operator.*): the BAIJ copy of an assembled AIJ matrix holds exactly its entries,
 // multiplies like it (PETSc's product, and our own over the upper triangle of a symmetric matrix, which refuses one
 // that is not), follows its new values after update(), and is refused on every rank when some rank's pattern has a
 // 3x3 block that is not stored whole; OwnAijProduct
-// (solver/multigrid_products.*) multiplies like its AIJ matrix. Run under mpiexec with 1, 2 and 3 ranks
+// (linalg/multigrid_products.*) multiplies like its AIJ matrix. Run under mpiexec with 1, 2 and 3 ranks
 // (CTest: mpi.block_operator.npN).
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -17,10 +17,10 @@
 #include <utility>
 #include <vector>
 
-#include "solver/aij_insertion.hpp"
-#include "solver/block_operator.hpp"
-#include "solver/multigrid_products.hpp"
-#include "solver/petsc_util.hpp"
+#include "linalg/aij_insertion.hpp"
+#include "linalg/block_operator.hpp"
+#include "linalg/multigrid_products.hpp"
+#include "linalg/petsc_util.hpp"
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {

@@ -21,9 +21,9 @@
 #include "io/job.hpp"
 #include "mesh/box.hpp"
 #include "partition/partition.hpp"
-#include "solver/load_mesh.hpp"
+#include "run/load_mesh.hpp"
 #include "solver/model.hpp"
-#include "solver/output.hpp"
+#include "run/output.hpp"
 #include "solver/static_solver.hpp"
 #include "tests/support/mpi_testing.hpp"
 

@@ -20,7 +20,7 @@
 #include "io/checkpoint.hpp"
 #include "io/job.hpp"
 #include "solver/dynamic_solver.hpp"
-#include "solver/petsc_util.hpp"
+#include "linalg/petsc_util.hpp"
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {

@@ -16,7 +16,7 @@
 
 #include "io/job.hpp"
 #include "partition/partition.hpp"
-#include "solver/frames_solver.hpp"
+#include "frames/frames_solver.hpp"
 #include "solver/model.hpp"
 #include "solver/static_solver.hpp"
 #include "tests/support/mpi_testing.hpp"

@@ -1,4 +1,4 @@
-// GalerkinProduct (solver/galerkin.*): C = P^T A P by blocks into PETSc's coarse matrix, against PETSc's MatPtAP,
+// GalerkinProduct (linalg/galerkin.*): C = P^T A P by blocks into PETSc's coarse matrix, against PETSc's MatPtAP,
 // and MultigridProducts::update_coarse_operators against GAMG's own rebuild of a hierarchy. Run under mpiexec with
 // 1, 2 and 3 ranks (CTest: mpi.galerkin.npN). Also: the finest smoother's Jacobi diagonal from the block copy.
 #include <gtest/gtest.h>
@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "solver/block_operator.hpp"
-#include "solver/galerkin.hpp"
-#include "solver/multigrid_products.hpp"
-#include "solver/petsc_util.hpp"
+#include "linalg/block_operator.hpp"
+#include "linalg/galerkin.hpp"
+#include "linalg/multigrid_products.hpp"
+#include "linalg/petsc_util.hpp"
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {

@@ -18,10 +18,10 @@
 
 #include "io/job.hpp"
 #include "partition/partition.hpp"
-#include "solver/load_mesh.hpp"
+#include "run/load_mesh.hpp"
 #include "solver/model.hpp"
 #include "solver/newton.hpp"
-#include "solver/petsc_util.hpp"
+#include "linalg/petsc_util.hpp"
 #include "solver/static_solver.hpp"
 #include "tests/support/mpi_testing.hpp"
 

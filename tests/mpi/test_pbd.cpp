@@ -1,4 +1,4 @@
-// The position-based integrator (solver/pbd_solver, solver/pbd_sweep), under mpiexec with 1, 2 and 3 ranks
+// The position-based integrator (pbd/pbd_solver, pbd/pbd_sweep), under mpiexec with 1, 2 and 3 ranks
 // (CTest mpi.pbd.npN); every assertion holds on every rank, measured values are printed by rank 0 ("pbd:").
 //  - Appendix A (Bender et al. 2014): lambda = -dt^2 and one Jacobi iteration give x* - dt^2 M^-1 f(x*), the
 //    explicit FEM step evaluated at the prediction (digest trap T5), to round-off;
@@ -23,7 +23,7 @@
 #include "io/job.hpp"
 #include "solver/dynamic_solver.hpp"
 #include "solver/model.hpp"
-#include "solver/pbd_solver.hpp"
+#include "pbd/pbd_solver.hpp"
 #include "solver/static_solver.hpp"
 #include "tests/support/mpi_testing.hpp"
 

@@ -21,7 +21,7 @@
 #include "io/checkpoint.hpp"
 #include "io/job.hpp"
 #include "solver/model.hpp"
-#include "solver/pbd_solver.hpp"
+#include "pbd/pbd_solver.hpp"
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {

@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "io/vtk_output.hpp"
-#include "solver/stop_signal.hpp"
+#include "runtime/stop_signal.hpp"
 #include "tests/support/processes.hpp"
 #include "tests/support/test_directory.hpp"
 

@@ -1,4 +1,4 @@
-// The stop flag of solver/stop_signal.hpp: a real signal sets it, and the ranks agree on it even when only one
+// The stop flag of runtime/stop_signal.hpp: a real signal sets it, and the ranks agree on it even when only one
 // rank received the signal (np 1, 2, 3).
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -6,7 +6,7 @@
 #include <csignal>
 #include <string>
 
-#include "solver/stop_signal.hpp"
+#include "runtime/stop_signal.hpp"
 
 namespace edgefem {
 namespace {

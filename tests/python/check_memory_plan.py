@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The memory plan made before the model is built (solver/memory_budget.hpp), with the node's memory set by
+"""The memory plan made before the model is built (run/memory_budget.hpp), with the node's memory set by
 EDGEFEM_NODE_MEMORY_MB:
 
   check_memory_plan.py --mpiexec M --np N --edgefem E --out DIR JOB

@@ -18,7 +18,7 @@
 
 #include "io/job.hpp"
 #include "partition/partition.hpp"
-#include "solver/load_mesh.hpp"
+#include "run/load_mesh.hpp"
 
 namespace edgefem::mpitest {
 

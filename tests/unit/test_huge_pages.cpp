@@ -1,4 +1,4 @@
-/// The heap on transparent huge pages (solver/huge_pages.hpp): glibc serves every block from the heap and keeps
+/// The heap on transparent huge pages (runtime/huge_pages.hpp): glibc serves every block from the heap and keeps
 /// freed memory there, and the heap's growth gets MADV_HUGEPAGE.
 #include <gtest/gtest.h>
 #include <malloc.h>
@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "solver/huge_pages.hpp"
+#include "runtime/huge_pages.hpp"
 
 namespace edgefem {
 namespace {

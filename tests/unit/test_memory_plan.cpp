@@ -1,4 +1,4 @@
-// The memory plan (solver/memory_budget.hpp) counts what the job's solver really allocates: a Newton job its
+// The memory plan (run/memory_budget.hpp) counts what the job's solver really allocates: a Newton job its
 // matrix and preconditioner, a position-based or frame-based job neither. One rank, a 48,000-tet box; the node's
 // memory set by EDGEFEM_NODE_MEMORY_MB between the estimates, so the plan's verdict tells them apart.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include "io/job.hpp"
 #include "mesh/box.hpp"
 #include "partition/partition.hpp"
-#include "solver/memory_budget.hpp"
+#include "run/memory_budget.hpp"
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {

@@ -1,4 +1,4 @@
-// solver/mpi_startup.hpp: when edgefem asks Open MPI for the ob1 point-to-point layer (a job on one node) and when
+// runtime/mpi_startup.hpp: when edgefem asks Open MPI for the ob1 point-to-point layer (a job on one node) and when
 // it leaves the choice alone (a user's OMPI_MCA_pml, ranks on several nodes, a launcher other than mpirun).
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <utility>
 #include <string>
 
-#include "solver/mpi_startup.hpp"
+#include "runtime/mpi_startup.hpp"
 
 namespace edgefem {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "solver/placement.hpp"
+#include "runtime/placement.hpp"
 
 namespace edgefem {
 namespace {

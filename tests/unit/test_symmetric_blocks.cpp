@@ -1,4 +1,4 @@
-// SymmetricBlocks (solver/symmetric_blocks.*): the upper triangle of a symmetric matrix of whole 3x3 blocks
+// SymmetricBlocks (linalg/symmetric_blocks.*): the upper triangle of a symmetric matrix of whole 3x3 blocks
 // multiplies like the whole matrix (y = A x and y += A x) on 1, 2 and 3 OpenMP threads, with banded and scattered
 // patterns (transposed blocks inside a thread's rows and beyond them); its diagonal is the matrix's; copy() sees an
 // entry that differs from its transposed one; a pattern with a block (r, c) but no block (c, r) is refused.
@@ -15,7 +15,7 @@
 
 #include "core/cpu_features.hpp"
 #include "partition/locality.hpp"
-#include "solver/symmetric_blocks.hpp"
+#include "linalg/symmetric_blocks.hpp"
 
 namespace edgefem {
 namespace {

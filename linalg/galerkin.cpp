@@ -1,4 +1,4 @@
-#include "solver/galerkin.hpp"
+#include "linalg/galerkin.hpp"
 
 #include <mpi.h>
 #include <omp.h>
@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "solver/csr_blocks.hpp"
+#include "linalg/csr_blocks.hpp"
 
 namespace edgefem {
 namespace {

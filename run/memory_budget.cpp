@@ -1,4 +1,4 @@
-#include "solver/memory_budget.hpp"
+#include "run/memory_budget.hpp"
 
 #include <unistd.h>
 
@@ -114,7 +114,7 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
   // the hand-over writes into the matrix itself (AijInsertion: no PETSc COO maps) 350 less (the rest:
   // the model's other arrays, maps, PETSc's bookkeeping, counted with the model). Smoothed-aggregation GAMG: ~1 KB
   // per tet on one rank, ~3.4 KB on two (PETSc's parallel Galerkin product's intermediates); with our own Galerkin
-  // products (GAMG under our multigrid products, solver/galerkin.hpp) ~1.2 KB on any number of ranks (the 1.2M-tet
+  // products (GAMG under our multigrid products, linalg/galerkin.hpp) ~1.2 KB on any number of ranks (the 1.2M-tet
   // box on 2 ranks: 4.17 KB per tet at the peak, 2,404 MiB per rank, of which the rest of this plan counts 3.0 KB).
   // Triangles: a membrane cell
   // has about as many matrix entries as a tet (more vertices and edges per cell) but a smaller kernel.
@@ -130,7 +130,7 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
       e.smoothed_own_products = 1200.0 * (t + s);
       e.unsmoothed = 400.0 * (t + s);
       // The BAIJ copy the incomplete factorizations use: the matrix's values and a block index per 9 (AIJ: an
-      // index per value). Multigrid's own product keeps the upper triangle instead (solver/symmetric_blocks.hpp:
+      // index per value). Multigrid's own product keeps the upper triangle instead (linalg/symmetric_blocks.hpp:
       // each off-diagonal block once, with its column and its transpose's position; 119 bytes per tet on the
       // 136,565-tet cantilever, whose Gmsh mesh has 1.27 edges per tet), the ghost columns' blocks whole.
       e.block_copy = 221.0 * t + 200.0 * s;
@@ -139,7 +139,7 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
       // 136,565-tet cantilever's peak in double precision: +18 MB on 1 rank, +14 MB on the larger of 2 ranks: 130
       // and 206 per tet; in single precision since, half). Unsmoothed aggregation's levels hold far fewer entries
       // (an interpolation row is one aggregate's 6 entries: about 15 bytes per tet; its coarse operators about a
-      // fifth of the matrix's entries: about 20). The rebuilds' Galerkin products (solver/galerkin.hpp) keep P again
+      // fifth of the matrix's entries: about 20). The rebuilds' Galerkin products (linalg/galerkin.hpp) keep P again
       // in single precision and the product's positions, and an update holds a share of C per thread: the
       // cantilever's peak +12 MB on 1 rank x 2 threads, +8 MB on the larger of 2 ranks (88 and 117 bytes per tet);
       // for unsmoothed aggregation (one block per row of P) a quarter of that, estimated. The corotational
@@ -151,7 +151,7 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
       break;
     case SolveKind::position_based:
       // Per constraint (a cell): 4 vertex ids, the rest shape (9 + 1 doubles), material, XPBD multiplier and the
-      // consistent XPBD contribution (12 doubles), sorted by colour: ~220 bytes (solver/pbd_sweep.hpp).
+      // consistent XPBD contribution (12 doubles), sorted by colour: ~220 bytes (pbd/pbd_sweep.hpp).
       e.own = 220.0 * (t + s);
       break;
     case SolveKind::frames: {

@@ -6,7 +6,7 @@
 /// increment in the tangent space at the current poses (the retraction), and the system is small and dense, held
 /// whole on every rank. The loop below is the same Newton method (exact Hessian of the pulled-back energy, so
 /// quadratic convergence; an energy backtracking line search far from equilibrium).
-#include "solver/frames_solver.hpp"
+#include "frames/frames_solver.hpp"
 
 #include <Eigen/Dense>
 #include <chrono>

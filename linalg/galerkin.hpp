@@ -24,7 +24,7 @@
 #include <memory>
 #include <vector>
 
-#include "solver/petsc_util.hpp"
+#include "linalg/petsc_util.hpp"
 
 namespace edgefem {
 

@@ -1,4 +1,4 @@
-#include "solver/aij_insertion.hpp"
+#include "linalg/aij_insertion.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -6,7 +6,7 @@
 #include <numeric>
 #include <string>
 
-#include "solver/petsc_util.hpp"
+#include "linalg/petsc_util.hpp"
 
 namespace edgefem {
 

@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "solver/galerkin.hpp"
-#include "solver/petsc_util.hpp"
+#include "linalg/galerkin.hpp"
+#include "linalg/petsc_util.hpp"
 
 namespace edgefem {
 

@@ -44,7 +44,7 @@ struct RankEstimate {
   double smoothed = 0;    ///< a smoothed-aggregation GAMG hierarchy (or another AMG: hypre) (newton only)
   double smoothed_own_products = 0;  ///< the same with our Galerkin products (GAMG under our multigrid products)
   double unsmoothed = 0;  ///< an unsmoothed-aggregation GAMG hierarchy (newton only)
-  double block_copy = 0;  ///< the BAIJ copy of the matrix the incomplete factorizations use (solver/block_operator.hpp)
+  double block_copy = 0;  ///< the BAIJ copy of the matrix the incomplete factorizations use (linalg/block_operator.hpp)
   double symmetric_copy = 0;  ///< the upper triangle multigrid's Krylov method multiplies with (block_operator.hpp)
   double coarse_copies = 0;  ///< smoothed GAMG's coarse levels copied by blocks, the rebuilds' Galerkin products
   double coarse_copies_unsmoothed = 0;  ///< the same for unsmoothed aggregation

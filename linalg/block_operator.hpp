@@ -20,8 +20,8 @@
 #include <optional>
 #include <vector>
 
-#include "solver/petsc_util.hpp"
-#include "solver/symmetric_blocks.hpp"
+#include "linalg/petsc_util.hpp"
+#include "linalg/symmetric_blocks.hpp"
 
 namespace edgefem {
 

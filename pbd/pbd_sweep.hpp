@@ -44,7 +44,7 @@
 #include "materials/registry.hpp"
 #include "partition/partition.hpp"
 #include "solver/model.hpp"
-#include "solver/petsc_util.hpp"
+#include "linalg/petsc_util.hpp"
 
 namespace edgefem {
 

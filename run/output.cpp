@@ -1,4 +1,4 @@
-#include "solver/output.hpp"
+#include "run/output.hpp"
 
 #include <algorithm>
 #include <cmath>

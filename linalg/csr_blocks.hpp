@@ -7,7 +7,7 @@
 
 #include <array>
 
-#include "solver/petsc_util.hpp"
+#include "linalg/petsc_util.hpp"
 
 namespace edgefem {
 

@@ -1,4 +1,4 @@
-#include "solver/symmetric_blocks.hpp"
+#include "linalg/symmetric_blocks.hpp"
 
 #include <omp.h>
 

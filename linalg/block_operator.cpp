@@ -1,4 +1,4 @@
-#include "solver/block_operator.hpp"
+#include "linalg/block_operator.hpp"
 
 #include <mpi.h>
 
@@ -6,7 +6,7 @@
 #include <array>
 #include <vector>
 
-#include "solver/csr_blocks.hpp"
+#include "linalg/csr_blocks.hpp"
 
 namespace edgefem {
 namespace {

@@ -1,4 +1,4 @@
-#include "solver/mpi_startup.hpp"
+#include "runtime/mpi_startup.hpp"
 
 #include <cstdlib>
 #include <cstring>

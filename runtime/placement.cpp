@@ -1,4 +1,4 @@
-#include "solver/placement.hpp"
+#include "runtime/placement.hpp"
 
 #include <sched.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 /// \file frames_setup.cpp
 /// Frame placement, weights and held frames (frames_setup.hpp).
-#include "solver/frames_setup.hpp"
+#include "frames/frames_setup.hpp"
 
 #include <petscksp.h>
 
@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
-#include "solver/petsc_util.hpp"
+#include "linalg/petsc_util.hpp"
 
 namespace edgefem {
 namespace {

@@ -1,7 +1,7 @@
 #pragma once
 /// \file pbd_solver.hpp
 /// `analysis.integrator: position-based`: Bender, Koschier, Charrier, Weber (2014), Algorithm 1, with the
-/// tetrahedra's element energies as constraints (solver/pbd_sweep.hpp: PBD or XPBD, coloured Gauss-Seidel or
+/// tetrahedra's element energies as constraints (pbd/pbd_sweep.hpp: PBD or XPBD, coloured Gauss-Seidel or
 /// averaged Jacobi). One step from (x_n, v_n) to t_{n+1}:
 ///   1. predict, on free dofs: v* = v_n + dt M^-1 f_ext(t_{n+1}) (gravity, tractions), x* = x_n + dt v*;
 ///      prescribed dofs are set to x_D(t_{n+1}) (hard position constraints: inverse mass 0);
@@ -24,7 +24,7 @@
 #include "solver/assembly.hpp"
 #include "solver/dynamic_solver.hpp"
 #include "solver/model.hpp"
-#include "solver/pbd_sweep.hpp"
+#include "pbd/pbd_sweep.hpp"
 
 namespace edgefem {
 
@@ -54,7 +54,7 @@ class PbdSolver {
   [[nodiscard]] const Model& model() const { return model_; }
   [[nodiscard]] const NewtonStats& stats() const { return stats_; }  ///< always zero: no Newton
   [[nodiscard]] PbdConstraints& sweep() { return *sweep_; }
-  /// Tets with det F <= 0 now, on all ranks (solver/pbd_sweep.hpp). Collective.
+  /// Tets with det F <= 0 now, on all ranks (pbd/pbd_sweep.hpp). Collective.
   [[nodiscard]] std::int64_t inverted_cells();
   /// Set the owned positions (ghosts updated); for tests.
   void set_positions(std::span<const double> owned);

@@ -1,4 +1,4 @@
-#include "solver/bench.hpp"
+#include "run/bench.hpp"
 
 #include <petscksp.h>
 
@@ -14,11 +14,11 @@
 #include "partition/collective.hpp"
 #include "partition/partition.hpp"
 #include "solver/assembly.hpp"
-#include "solver/load_mesh.hpp"
+#include "run/load_mesh.hpp"
 #include "solver/model.hpp"
-#include "solver/multigrid_products.hpp"
+#include "linalg/multigrid_products.hpp"
 #include "solver/newton.hpp"
-#include "solver/pbd_sweep.hpp"
+#include "pbd/pbd_sweep.hpp"
 #include "solver/static_solver.hpp"
 
 #ifdef _OPENMP
@@ -149,7 +149,7 @@ void time_linear_solve(MPI_Comm comm, const Job& job, const std::string& cli_pet
   EDGEFEM_PETSC(KSPCreate(comm, ksp.address()));
   const LinearSystemKind kind = linear_system_kind(comm, mesh, model, job.analysis_type == AnalysisType::dynamics);
   // The run's operators: a BAIJ copy for multigrid's Krylov method or the incomplete factorizations
-  // (solver/block_operator.hpp), as the Newton driver sets them up.
+  // (linalg/block_operator.hpp), as the Newton driver sets them up.
   const LinearOperators ops = set_up_linear_solver(ksp, job, cli_petsc_options, kind, K);
   r.preconditioner = preconditioner_name(ksp);
   EDGEFEM_PETSC(VecSet(dx, 0.0));

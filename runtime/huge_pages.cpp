@@ -1,6 +1,6 @@
 /// \file huge_pages.cpp
 /// The process's memory on transparent huge pages (huge_pages.hpp).
-#include "solver/huge_pages.hpp"
+#include "runtime/huge_pages.hpp"
 
 #include <malloc.h>
 #include <sys/mman.h>

@@ -1,6 +1,6 @@
 /// \file pbd_solver.cpp
 /// The position-based time loop (pbd_solver.hpp).
-#include "solver/pbd_solver.hpp"
+#include "pbd/pbd_solver.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "solver/multigrid_products.hpp"
+#include "linalg/multigrid_products.hpp"
 
 #include <mpi.h>
 #include <omp.h>
@@ -8,8 +8,8 @@
 #include <stdexcept>
 
 #include "core/cpu_features.hpp"
-#include "solver/csr_blocks.hpp"
-#include "solver/simd_pairs.hpp"
+#include "linalg/csr_blocks.hpp"
+#include "linalg/simd_pairs.hpp"
 
 #if defined(EDGEFEM_X86_AVX2)
 #include <immintrin.h>

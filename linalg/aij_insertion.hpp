@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "solver/petsc_util.hpp"
+#include "linalg/petsc_util.hpp"
 
 namespace edgefem {
 

@@ -1,6 +1,6 @@
 /// \file pbd_sweep.cpp
 /// Constraint sweeps of the position-based integrator (pbd_sweep.hpp).
-#include "solver/pbd_sweep.hpp"
+#include "pbd/pbd_sweep.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "solver/load_mesh.hpp"
+#include "run/load_mesh.hpp"
 
 #include <chrono>
 #include <cstdlib>

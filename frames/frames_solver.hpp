@@ -17,7 +17,7 @@
 #include "io/job.hpp"
 #include "materials/frame_model.hpp"
 #include "partition/partition.hpp"
-#include "solver/frames_setup.hpp"
+#include "frames/frames_setup.hpp"
 #include "solver/model.hpp"
 
 namespace edgefem {

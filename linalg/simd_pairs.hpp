@@ -12,7 +12,7 @@
 #endif
 
 #if !defined(__GNUC__)
-#error "solver/simd_pairs.hpp needs GCC's or Clang's vector extensions"
+#error "linalg/simd_pairs.hpp needs GCC's or Clang's vector extensions"
 #endif
 
 namespace edgefem::simd {

@@ -1,4 +1,4 @@
-#include "solver/stop_signal.hpp"
+#include "runtime/stop_signal.hpp"
 
 #include <cerrno>
 #include <csignal>
