@@ -65,7 +65,7 @@ constexpr std::size_t header_bytes = 512;
 constexpr std::size_t name_bytes = 32;
 constexpr std::size_t max_name_length = name_bytes - 1;
 constexpr std::size_t max_fields = 8;
-constexpr std::uint32_t format_version = 2;  ///< written; version 1 (no checksums) is still read
+constexpr std::uint32_t format_version = 2;        ///< written; version 1 (no checksums) is still read
 constexpr std::uint32_t cells_format_version = 3;  ///< written when there are cell fields
 constexpr std::size_t vertex_bytes = 3 * sizeof(double);
 constexpr std::size_t cell_width = 6;  ///< doubles per cell of a cell field
@@ -110,8 +110,8 @@ struct Layout {
     return static_cast<MPI_Offset>(header_bytes + padded8(job_bytes)) + static_cast<MPI_Offset>(f) * field_bytes();
   }
   [[nodiscard]] MPI_Offset cell_field_offset(std::size_t f) const {
-    return field_offset(n_fields) + static_cast<MPI_Offset>(f) * static_cast<MPI_Offset>(n_cells) *
-                                         static_cast<MPI_Offset>(cell_bytes);
+    return field_offset(n_fields) +
+           static_cast<MPI_Offset>(f) * static_cast<MPI_Offset>(n_cells) * static_cast<MPI_Offset>(cell_bytes);
   }
   /// Where the checksum block (version 2) or the end marker (version 1) starts.
   [[nodiscard]] MPI_Offset trailer_offset() const { return cell_field_offset(n_cell_fields); }
@@ -393,8 +393,8 @@ class FieldView {
     MPI_Datatype blocks = MPI_DATATYPE_NULL;
     MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displacements.data(), MPI_DOUBLE,
                              &blocks);
-    MPI_Type_create_resized(blocks, 0, static_cast<MPI_Aint>(n_vertices) * static_cast<MPI_Aint>(width * sizeof(double)),
-                            &type_);
+    MPI_Type_create_resized(blocks, 0,
+                            static_cast<MPI_Aint>(n_vertices) * static_cast<MPI_Aint>(width * sizeof(double)), &type_);
     MPI_Type_free(&blocks);
     MPI_Type_commit(&type_);
     owns_type_ = true;
@@ -596,7 +596,8 @@ std::vector<std::size_t> check_write_arguments(const std::string& path, const st
                    std::to_string(state.n_cells) + " cells, rank 0 names " + std::to_string(layout.n_cell_fields) +
                    " of " + std::to_string(layout.n_cells));
   }
-  if (state.n_cells < 0 || state.n_cells > max_vertices) fail(path, "invalid cell count " + std::to_string(state.n_cells));
+  if (state.n_cells < 0 || state.n_cells > max_vertices)
+    fail(path, "invalid cell count " + std::to_string(state.n_cells));
   for (std::size_t f = 0; f < state.cell_fields.size(); ++f) {
     if (state.cell_fields[f].size() != cell_width * state.owned_cells.size()) {
       fail(path, "cell field '" + state.cell_field_names[f] + "' on rank " + std::to_string(rank) + " has " +
@@ -773,8 +774,7 @@ std::vector<std::uint32_t> write_fields(const FieldAccess& file, const std::stri
     const std::string what = std::string(cells ? "writing cell field " : "writing field ") + std::to_string(f) +
                              " to '" + tmp + "'";
     const MPI_Offset offset = cells ? layout.cell_field_offset(f) : layout.field_offset(f);
-    file.failure.check_mpi(MPI_File_set_view(file.fh, offset, MPI_DOUBLE, view.type(), "native",
-                                             MPI_INFO_NULL),
+    file.failure.check_mpi(MPI_File_set_view(file.fh, offset, MPI_DOUBLE, view.type(), "native", MPI_INFO_NULL),
                            file.path, what);
     MPI_Status status;
     if (file.failure.check_mpi(MPI_File_write_all(file.fh, data, count, MPI_DOUBLE, &status), file.path, what))
@@ -883,8 +883,7 @@ std::vector<std::vector<double>> read_fields(const FieldAccess& file, const Layo
   for (std::size_t f = 0; f < n_fields; ++f) {
     const std::string what = std::string(cells ? "reading cell field '" : "reading field '") + field_names[f] + "'";
     const MPI_Offset offset = cells ? layout.cell_field_offset(f) : layout.field_offset(f);
-    file.failure.check_mpi(MPI_File_set_view(file.fh, offset, MPI_DOUBLE, view.type(), "native",
-                                             MPI_INFO_NULL),
+    file.failure.check_mpi(MPI_File_set_view(file.fh, offset, MPI_DOUBLE, view.type(), "native", MPI_INFO_NULL),
                            file.path, what, Kind::input);
     MPI_Status status;
     if (file.failure.check_mpi(MPI_File_read_all(file.fh, buffer.data(), count, MPI_DOUBLE, &status), file.path, what,
@@ -933,7 +932,8 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, std::int64_t n_ver
     const FieldAccess cells{fh, path, state.owned_cells, cell_order, layout.n_cells, failure, cell_width};
     const std::vector<std::uint32_t> cell_crcs =
         combine_field_crcs(comm, write_fields(cells, tmp, layout, state.cell_fields, true), layout.n_cells, cell_bytes);
-    std::copy(cell_crcs.begin(), cell_crcs.end(), checksums.fields.begin() + static_cast<std::ptrdiff_t>(layout.n_fields));
+    std::copy(cell_crcs.begin(), cell_crcs.end(),
+              checksums.fields.begin() + static_cast<std::ptrdiff_t>(layout.n_fields));
   }
   // Back to the whole file as bytes (collective) for rank 0's explicit-offset write of the trailer.
   failure.check_mpi(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL), path,
@@ -1032,7 +1032,8 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
       }
     }
     if (read_cells) {
-      const std::vector<std::uint32_t> cell_crcs = combine_field_crcs(comm, cell_contributions, cells.n_cells, cell_bytes);
+      const std::vector<std::uint32_t> cell_crcs = combine_field_crcs(comm, cell_contributions, cells.n_cells,
+                                                                      cell_bytes);
       for (std::size_t f = 0; f < cell_crcs.size() && failure.message.empty(); ++f) {
         try {
           check_crc(path, "cell field '" + state.cell_field_names[f] + "'", h.checksums.fields[layout.n_fields + f],

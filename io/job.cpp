@@ -71,7 +71,8 @@ constexpr std::array<Choice<Integrator>, 4> integrators = {{{"backward-euler", I
                                                             {"linearized-euler", Integrator::linearized_euler},
                                                             {"newmark", Integrator::newmark},
                                                             {"position-based", Integrator::position_based}}};
-constexpr std::array<Choice<PbdInversion>, 2> pbd_inversions = {{{"svd", PbdInversion::svd}, {"none", PbdInversion::none}}};
+constexpr std::array<Choice<PbdInversion>, 2> pbd_inversions = {
+    {{"svd", PbdInversion::svd}, {"none", PbdInversion::none}}};
 constexpr std::array<Choice<int>, 3> axes = {{{"x", 0}, {"y", 1}, {"z", 2}}};
 constexpr std::array<Choice<PbdSweep>, 2> pbd_sweeps = {{{"colored", PbdSweep::colored}, {"jacobi", PbdSweep::jacobi}}};
 constexpr std::array<Choice<MassMatrix>, 2> masses = {
@@ -374,12 +375,14 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
     if (!m.plasticity) continue;
     const std::string key = materials.path + "[" + std::to_string(i) + "].plasticity";
     if (!job.dynamic || job.dynamic->integrator != Integrator::position_based)
-      fail(m.plasticity_line, key + ": only for analysis.type dynamic with integrator position-based (the Newton "
-                                    "solvers do not support plasticity)");
+      fail(m.plasticity_line, key +
+                                  ": only for analysis.type dynamic with integrator position-based (the Newton "
+                                  "solvers do not support plasticity)");
     if (job.dynamic->position_based.inversion != PbdInversion::none)
-      fail(m.plasticity_line, key + ": plastic materials need analysis.position_based.inversion: none (the inversion "
-                                    "handling's principal route has no plastic strain; got inversion svd, the "
-                                    "default)");
+      fail(m.plasticity_line, key +
+                                  ": plastic materials need analysis.position_based.inversion: none (the inversion "
+                                  "handling's principal route has no plastic strain; got inversion svd, the "
+                                  "default)");
   }
   if (job.dynamic && job.dynamic->integrator == Integrator::position_based) {
     for (std::size_t i = 0; i < job.materials.size(); ++i) {
@@ -396,9 +399,11 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
       if (a.damping != 0.0) {
         std::ostringstream value;
         value << a.damping;
-        fail(a.line, "attachments[" + std::to_string(i) + "].damping: integrator position-based has no attachment "
-                     "dampers (the springs are energy constraints; use analysis.position_based.velocity_damping), "
-                     "expected 0, got " + value.str());
+        fail(a.line, "attachments[" + std::to_string(i) +
+                         "].damping: integrator position-based has no attachment "
+                         "dampers (the springs are energy constraints; use analysis.position_based.velocity_damping), "
+                         "expected 0, got " +
+                         value.str());
       }
     }
   }
@@ -514,8 +519,8 @@ void JobParser::parse_mesh(const Value& v, Job& job) const {
 MaterialSpec JobParser::parse_material(const Value& v) const {
   const Map m(*this, v,
               {"region", "model", "young", "poisson", "anisotropy", "density", "volumetric_penalty", "volumetric",
-               "thickness", "warp", "orthotropic", "curves", "stabilization", "spring_damping", "viscosity",
-               "bending", "plasticity"});
+               "thickness", "warp", "orthotropic", "curves", "stabilization", "spring_damping", "viscosity", "bending",
+               "plasticity"});
   MaterialSpec spec;
   spec.line = v.line;
   if (const Value* region = m.get("region")) {
@@ -604,8 +609,8 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
   if (const Value* plastic = m.get("plasticity")) {
     // Bender et al. §4.1 on isotropic StVK tets (materials/plasticity.hpp); the integrator is checked later.
     if (info.element_energy != &stvk_element_energy_gradient)
-      fail(plastic->line, plastic->path + ": only for model stvk or stvk-tl (StVK on the elastic strain), got model '" +
-                              name + "'");
+      fail(plastic->line,
+           plastic->path + ": only for model stvk or stvk-tl (StVK on the elastic strain), got model '" + name + "'");
     if (spec.anisotropy)
       fail(plastic->line, plastic->path + ": only for isotropic materials (young, poisson), not with 'anisotropy'");
     const Map p(*this, *plastic, {"yield", "creep", "max"});
@@ -1022,8 +1027,9 @@ void JobParser::parse_solver(const Value& v, Job& job) const {
     if (const Value* f = n.get("forcing")) s.forcing = choice(*f, forcings);
   }
   if (const Value* linear = m.get("linear")) {
-    const Map l(*this, *linear, {"preconditioner", "aggregation", "rtol", "reuse", "rebuild_ratio",
-                                 "rebuild_eigenvalue", "corotational", "direct_max_dofs", "block_operator"});
+    const Map l(*this, *linear,
+                {"preconditioner", "aggregation", "rtol", "reuse", "rebuild_ratio", "rebuild_eigenvalue",
+                 "corotational", "direct_max_dofs", "block_operator"});
     if (const Value* p = l.get("preconditioner")) s.preconditioner = choice(*p, preconditioners);
     if (const Value* a = l.get("aggregation")) s.aggregation = choice(*a, aggregations);
     if (const Value* rtol = l.get("rtol"))

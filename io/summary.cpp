@@ -56,9 +56,8 @@ std::vector<double> rank_phase_values(const RunSummary& s) {
   const auto v = [](const std::optional<double>& x) { return x ? *x : std::numeric_limits<double>::quiet_NaN(); };
   const auto& t = s.phases_s;
   const auto& a = s.assembly_split_s;
-  return {v(t.read),      v(t.partition), v(t.distribute), v(t.setup),        v(t.assembly),
-          v(a.local),     v(a.local_cpu), v(a.insertion),  v(a.exchange),     v(a.barrier_wait),
-          v(t.pc_setup),  v(t.ksp),       v(t.output),     v(t.total)};
+  return {v(t.read),      v(t.partition), v(t.distribute),   v(t.setup),    v(t.assembly), v(a.local),  v(a.local_cpu),
+          v(a.insertion), v(a.exchange),  v(a.barrier_wait), v(t.pc_setup), v(t.ksp),      v(t.output), v(t.total)};
 }
 
 namespace {
