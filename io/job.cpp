@@ -235,6 +235,14 @@ class JobParser {
     for (std::size_t i = 0; i < N; ++i) out[i] = number(items[i], item_what, ok);
     return out;
   }
+  /// A list of 3 numbers (`list_what`) scaled to length 1; [0, 0, 0] is an error ("expected a non-zero `noun`").
+  std::array<double, 3> unit_vector(const Value& v, const std::string& list_what, const char* noun) const {
+    std::array<double, 3> x = numbers<3>(v, list_what, "a number");
+    const double length = std::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+    if (!(length > 0.0)) fail(v.line, v.path + ": expected a non-zero " + noun + ", got [0, 0, 0]");
+    for (double& c : x) c /= length;
+    return x;
+  }
 
   /// A mapping whose keys are checked against `allowed` (unknown and duplicate keys are errors).
   class Map {
@@ -290,7 +298,14 @@ class JobParser {
 
  private:
   void parse_mesh(const Value& v, Job& job) const;
+  void parse_partition(const Value& v, Job& job) const;
+  /// The non-empty list of materials, at most one per region (or one for every cell).
+  void parse_materials(const Value& materials, Job& job) const;
   MaterialSpec parse_material(const Value& v) const;
+  /// The elastic constants of material `m`: an anisotropy block, the Volino law's own keys, or young and poisson.
+  void parse_elasticity(const Map& m, const ModelInfo& info, MaterialSpec& spec) const;
+  TransverseIsotropySpec parse_anisotropy(const Value& v) const;
+  PlasticLaw parse_plasticity(const Value& v) const;
   VolinoSpec parse_volino(const Map& m) const;
   Selection parse_selection(const Value& v) const;
   BoundarySpec parse_boundary(const Value& v) const;
@@ -304,10 +319,27 @@ class JobParser {
   std::array<bool, 3> components(const Value& v) const;
   void parse_loads(const Value& v, Job& job) const;
   void parse_analysis(const Value& v, Job& job) const;
+  /// A dynamic key of `analysis`, given directly under it or inside `analysis.dynamic` (giving it in both is an error).
+  class DynamicKeys;
+  /// A static analysis: the first dynamic-only key in the file (`nested`: analysis.dynamic) is an error.
+  void refuse_dynamic_keys(const Map& m, const Value* nested, bool type_given) const;
+  /// dt and end_time: positive, and end_time a whole number of steps.
+  void parse_time_span(const DynamicKeys& keys, DynamicSpec& d) const;
+  void parse_initial_state(const Value& state, DynamicSpec& d) const;
+  void parse_position_based(const Value& v, PositionBasedSpec& s) const;
   void parse_discretization(const Value& v, Job& job) const;
   void parse_solver(const Value& v, Job& job) const;
   /// Returns output.checkpoint_every if given (checked against the analysis type once every section is read).
   std::optional<Value> parse_output(const Value& v, Job& job) const;
+
+  // ---- cross-section checks (`materials`: the key path of the materials list) ----------------
+  /// Plastic materials need integrator position-based without the inversion handling.
+  void check_plasticity(const Job& job, const std::string& materials) const;
+  /// Integrator position-based: every model has an element energy, no attachment has a damper.
+  void check_position_based(const Job& job, const std::string& materials) const;
+  /// Discretization type frames: its integrator, mass and start, no attachments, held frames, isotropic StVK tets.
+  void check_frames(const Job& job) const;
+
   [[nodiscard]] std::string resolve(const std::string& p) const {
     const fs::path given(p);
     return (given.is_absolute() ? given : fs::path(job_dir_) / given).lexically_normal().string();
@@ -334,26 +366,9 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
                 {"mesh", "materials", "boundary", "loads", "attachments", "discretization", "analysis", "solver",
                  "output", "partition"});
   parse_mesh(map.require("mesh"), job);
-  if (const Value* partition = map.get("partition")) {
-    const Map m(*this, *partition, {"method", "renumber"});
-    if (const Value* method = m.get("method")) job.partition_method = choice(*method, partition_methods);
-    if (const Value* renumber = m.get("renumber")) job.renumber_vertices = boolean(*renumber);
-  }
-
+  if (const Value* partition = map.get("partition")) parse_partition(*partition, job);
   const Value& materials = map.require("materials");
-  const auto material_items = list(materials, "a non-empty list of materials");
-  if (material_items.empty()) expected(materials, "a non-empty list of materials");
-  for (const auto& item : material_items) {
-    job.materials.push_back(parse_material(item));
-    const auto& added = job.materials.back();
-    for (std::size_t i = 0; i + 1 < job.materials.size(); ++i) {
-      if (job.materials[i].region == added.region) {
-        const std::string which = added.region ? "region " + std::to_string(*added.region) : "every cell (no region)";
-        fail(item.line, item.path + ": a second material for " + which + " (first in " + materials.path + "[" +
-                            std::to_string(i) + "])");
-      }
-    }
-  }
+  parse_materials(materials, job);
   if (const Value* boundary = map.get("boundary")) {
     for (const auto& item : list(*boundary, "a list of boundary conditions"))
       job.boundary.push_back(parse_boundary(item));
@@ -370,10 +385,43 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
   std::optional<Value> checkpoint;
   if (const Value* output = map.get("output")) checkpoint = parse_output(*output, job);
   // Cross-section checks, after every section is read (independent of the order of the keys in the file).
+  check_plasticity(job, materials.path);
+  if (job.dynamic && job.dynamic->integrator == Integrator::position_based) check_position_based(job, materials.path);
+  if (job.discretization.type == DiscretizationType::frames) check_frames(job);
+  if (checkpoint && job.checkpoint_every > 0 && job.analysis_type != AnalysisType::dynamics) {
+    fail(checkpoint->line, checkpoint->path + ": checkpoints are written by dynamic analyses only (analysis type is '" +
+                               std::string(to_string(job.analysis_type)) + "'; set it to 0 or remove it)");
+  }
+  return job;
+}
+
+void JobParser::parse_partition(const Value& v, Job& job) const {
+  const Map m(*this, v, {"method", "renumber"});
+  if (const Value* method = m.get("method")) job.partition_method = choice(*method, partition_methods);
+  if (const Value* renumber = m.get("renumber")) job.renumber_vertices = boolean(*renumber);
+}
+
+void JobParser::parse_materials(const Value& materials, Job& job) const {
+  const auto material_items = list(materials, "a non-empty list of materials");
+  if (material_items.empty()) expected(materials, "a non-empty list of materials");
+  for (const auto& item : material_items) {
+    job.materials.push_back(parse_material(item));
+    const auto& added = job.materials.back();
+    for (std::size_t i = 0; i + 1 < job.materials.size(); ++i) {
+      if (job.materials[i].region == added.region) {
+        const std::string which = added.region ? "region " + std::to_string(*added.region) : "every cell (no region)";
+        fail(item.line, item.path + ": a second material for " + which + " (first in " + materials.path + "[" +
+                            std::to_string(i) + "])");
+      }
+    }
+  }
+}
+
+void JobParser::check_plasticity(const Job& job, const std::string& materials) const {
   for (std::size_t i = 0; i < job.materials.size(); ++i) {
     const MaterialSpec& m = job.materials[i];
     if (!m.plasticity) continue;
-    const std::string key = materials.path + "[" + std::to_string(i) + "].plasticity";
+    const std::string key = materials + "[" + std::to_string(i) + "].plasticity";
     if (!job.dynamic || job.dynamic->integrator != Integrator::position_based)
       fail(m.plasticity_line, key +
                                   ": only for analysis.type dynamic with integrator position-based (the Newton "
@@ -384,77 +432,73 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
                                   "handling's principal route has no plastic strain; got inversion svd, the "
                                   "default)");
   }
-  if (job.dynamic && job.dynamic->integrator == Integrator::position_based) {
-    for (std::size_t i = 0; i < job.materials.size(); ++i) {
-      const MaterialSpec& m = job.materials[i];
-      if (!position_based_constraint(*m.model)) {
-        fail(m.line, materials.path + "[" + std::to_string(i) + "].model: model '" + std::string(m.model->name) +
-                         "' has no element energy for integrator position-based (models that have one: " +
-                         model_names_where([](const ModelInfo& info) { return position_based_constraint(info); }) +
-                         ")");
-      }
-    }
-    for (std::size_t i = 0; i < job.attachments.size(); ++i) {
-      const AttachmentSpec& a = job.attachments[i];
-      if (a.damping != 0.0) {
-        std::ostringstream value;
-        value << a.damping;
-        fail(a.line, "attachments[" + std::to_string(i) +
-                         "].damping: integrator position-based has no attachment "
-                         "dampers (the springs are energy constraints; use analysis.position_based.velocity_damping), "
-                         "expected 0, got " +
-                         value.str());
-      }
+}
+
+void JobParser::check_position_based(const Job& job, const std::string& materials) const {
+  for (std::size_t i = 0; i < job.materials.size(); ++i) {
+    const MaterialSpec& m = job.materials[i];
+    if (!position_based_constraint(*m.model)) {
+      fail(m.line, materials + "[" + std::to_string(i) + "].model: model '" + std::string(m.model->name) +
+                       "' has no element energy for integrator position-based (models that have one: " +
+                       model_names_where([](const ModelInfo& info) { return position_based_constraint(info); }) + ")");
     }
   }
-  if (job.discretization.type == DiscretizationType::frames) {
-    const int line = job.discretization.line;
-    if (job.analysis_type == AnalysisType::dynamics) {
-      const DynamicSpec& d = *job.dynamic;
-      if (d.integrator != Integrator::linearized_euler)
-        fail(line,
-             "discretization: type frames integrates in time with linearized-euler only (the paper's step), "
-             "got analysis.integrator '" +
-                 std::string(to_string(d.integrator)) + "'");
-      if (d.mass != MassMatrix::lumped)
-        fail(line, "discretization: type frames has lumped 6x6 frame masses only, got analysis.mass '" +
-                       std::string(to_string(d.mass)) + "'");
-      if (d.initial_state != InitialState::rest)
-        fail(line, "discretization: type frames starts dynamics at rest only, got analysis.initial_state '" +
-                       std::string(to_string(d.initial_state)) + "'");
-      if (job.checkpoint_every > 0)
-        fail(line, "discretization: type frames writes no checkpoints (output.checkpoint_every must be 0)");
-    }
-    if (!job.attachments.empty())
-      fail(line, "discretization: type frames does not support attachments (remove 'attachments' or use type nodes)");
-    for (std::size_t b = 0; b < job.boundary.size(); ++b) {
-      const BoundarySpec& spec = job.boundary[b];
-      const bool moves = spec.rotate || std::any_of(spec.displace.begin(), spec.displace.end(),
-                                                    [](const auto& d) { return d.has_value() && *d != 0.0; });
-      if (moves)
-        fail(spec.select.line, "boundary[" + std::to_string(b) +
-                                   "]: with discretization type frames a boundary entry may only fix components "
-                                   "(held frames); 'displace' (non-zero) and 'rotate' need type nodes");
-      if (!(spec.fix[0] && spec.fix[1] && spec.fix[2]))
-        fail(spec.select.line, "boundary[" + std::to_string(b) +
-                                   "]: with discretization type frames a boundary entry must fix x, y and z (it holds "
-                                   "whole frames, 6 dofs each), got fix of fewer components");
-    }
-    for (std::size_t m = 0; m < job.materials.size(); ++m) {
-      const MaterialSpec& mat = job.materials[m];
-      const bool stvk_tet = mat.model->cell == CellKind::tetrahedron && mat.model->name.starts_with("stvk");
-      if (!stvk_tet || mat.anisotropy)
-        fail(mat.line, "materials[" + std::to_string(m) +
-                           "]: discretization type frames evaluates isotropic StVK at the tets: expected model stvk, "
-                           "stvk-nsn or stvk-tl without anisotropy, got model '" +
-                           std::string(mat.model->name) + "'" + (mat.anisotropy ? " with anisotropy" : ""));
+  for (std::size_t i = 0; i < job.attachments.size(); ++i) {
+    const AttachmentSpec& a = job.attachments[i];
+    if (a.damping != 0.0) {
+      std::ostringstream value;
+      value << a.damping;
+      fail(a.line, "attachments[" + std::to_string(i) +
+                       "].damping: integrator position-based has no attachment "
+                       "dampers (the springs are energy constraints; use analysis.position_based.velocity_damping), "
+                       "expected 0, got " +
+                       value.str());
     }
   }
-  if (checkpoint && job.checkpoint_every > 0 && job.analysis_type != AnalysisType::dynamics) {
-    fail(checkpoint->line, checkpoint->path + ": checkpoints are written by dynamic analyses only (analysis type is '" +
-                               std::string(to_string(job.analysis_type)) + "'; set it to 0 or remove it)");
+}
+
+void JobParser::check_frames(const Job& job) const {
+  const int line = job.discretization.line;
+  if (job.analysis_type == AnalysisType::dynamics) {
+    const DynamicSpec& d = *job.dynamic;
+    if (d.integrator != Integrator::linearized_euler)
+      fail(line,
+           "discretization: type frames integrates in time with linearized-euler only (the paper's step), "
+           "got analysis.integrator '" +
+               std::string(to_string(d.integrator)) + "'");
+    if (d.mass != MassMatrix::lumped)
+      fail(line, "discretization: type frames has lumped 6x6 frame masses only, got analysis.mass '" +
+                     std::string(to_string(d.mass)) + "'");
+    if (d.initial_state != InitialState::rest)
+      fail(line, "discretization: type frames starts dynamics at rest only, got analysis.initial_state '" +
+                     std::string(to_string(d.initial_state)) + "'");
+    if (job.checkpoint_every > 0)
+      fail(line, "discretization: type frames writes no checkpoints (output.checkpoint_every must be 0)");
   }
-  return job;
+  if (!job.attachments.empty())
+    fail(line, "discretization: type frames does not support attachments (remove 'attachments' or use type nodes)");
+  for (std::size_t b = 0; b < job.boundary.size(); ++b) {
+    const BoundarySpec& spec = job.boundary[b];
+    const bool moves = spec.rotate || std::any_of(spec.displace.begin(), spec.displace.end(),
+                                                  [](const auto& d) { return d.has_value() && *d != 0.0; });
+    if (moves)
+      fail(spec.select.line, "boundary[" + std::to_string(b) +
+                                 "]: with discretization type frames a boundary entry may only fix components "
+                                 "(held frames); 'displace' (non-zero) and 'rotate' need type nodes");
+    if (!(spec.fix[0] && spec.fix[1] && spec.fix[2]))
+      fail(spec.select.line, "boundary[" + std::to_string(b) +
+                                 "]: with discretization type frames a boundary entry must fix x, y and z (it holds "
+                                 "whole frames, 6 dofs each), got fix of fewer components");
+  }
+  for (std::size_t m = 0; m < job.materials.size(); ++m) {
+    const MaterialSpec& mat = job.materials[m];
+    const bool stvk_tet = mat.model->cell == CellKind::tetrahedron && mat.model->name.starts_with("stvk");
+    if (!stvk_tet || mat.anisotropy)
+      fail(mat.line, "materials[" + std::to_string(m) +
+                         "]: discretization type frames evaluates isotropic StVK at the tets: expected model stvk, "
+                         "stvk-nsn or stvk-tl without anisotropy, got model '" +
+                         std::string(mat.model->name) + "'" + (mat.anisotropy ? " with anisotropy" : ""));
+  }
 }
 
 void JobParser::parse_mesh(const Value& v, Job& job) const {
@@ -530,50 +574,7 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
   const ModelInfo& info = *spec.model;
   const std::string name(info.name);
   const bool membrane = info.cell == CellKind::triangle;
-  // The model-specific keys the registry says this model does not take.
-  if (const Value* aniso = m.get("anisotropy"); aniso && !info.keys.anisotropy) {
-    if (membrane) fail(aniso->line, aniso->path + ": membrane model '" + name + "' takes isotropic young and poisson");
-    fail(aniso->line,
-         aniso->path + ": only for model" + only_for([](const ModelInfo& i) { return i.keys.anisotropy; }));
-  }
-  if (const Value* aniso = m.get("anisotropy")) {
-    // Either isotropic constants or an anisotropy block, not both.
-    for (const char* key : {"young", "poisson"})
-      if (const Value* given = m.get(key))
-        fail(given->line, given->path + ": not used with 'anisotropy' (give the moduli inside the anisotropy block)");
-    const Map a(*this, *aniso,
-                {"type", "fibre", "young_fibre", "young_transverse", "shear_fibre", "poisson_fibre",
-                 "poisson_transverse"});
-    const Value& type = a.require("type");
-    if (string(type, "transversely-isotropic") != "transversely-isotropic") expected(type, "transversely-isotropic");
-    TransverseIsotropySpec t;
-    const Value& fibre = a.require("fibre");
-    t.fibre = numbers<3>(fibre, "a list of 3 numbers (the fibre direction)", "a number");
-    const double length = std::sqrt(t.fibre[0] * t.fibre[0] + t.fibre[1] * t.fibre[1] + t.fibre[2] * t.fibre[2]);
-    if (!(length > 0.0)) fail(fibre.line, fibre.path + ": expected a non-zero direction, got [0, 0, 0]");
-    for (double& c : t.fibre) c /= length;
-    auto positive = [](double x) { return x > 0.0; };
-    t.young_fibre = number(a.require("young_fibre"), "a positive number", positive);
-    t.young_transverse = number(a.require("young_transverse"), "a positive number", positive);
-    t.shear_fibre = number(a.require("shear_fibre"), "a positive number", positive);
-    t.poisson_fibre = number(a.require("poisson_fibre"), "a number");
-    t.poisson_transverse = number(a.require("poisson_transverse"), "a number with -1 < poisson < 1",
-                                  [](double nu) { return nu > -1.0 && nu < 1.0; });
-    spec.anisotropy = t;
-  } else if (info.keys.volino && (m.get("orthotropic") || m.get("curves"))) {
-    for (const char* key : {"young", "poisson"})
-      if (const Value* given = m.get(key))
-        fail(given->line, given->path + ": not used with 'orthotropic' or 'curves' (they define the law)");
-  } else {
-    spec.young = number(m.require("young"), "a positive number", [](double e) { return e > 0.0; });
-    // Plane stress (membranes) allows Poisson ratios up to 1; a solid needs less than 1/2.
-    if (membrane)
-      spec.poisson = number(m.require("poisson"), "a number with -1 < poisson < 1 (membrane, plane stress)",
-                            [](double nu) { return nu > -1.0 && nu < 1.0; });
-    else
-      spec.poisson = number(m.require("poisson"), "a number with -1 < poisson < 0.5",
-                            [](double nu) { return nu > -1.0 && nu < 0.5; });
-  }
+  parse_elasticity(m, info, spec);
   if (const Value* density = m.get("density")) {
     spec.density = number(*density, "a positive number", [](double d) { return d > 0.0; });
   }
@@ -613,18 +614,71 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
            plastic->path + ": only for model stvk or stvk-tl (StVK on the elastic strain), got model '" + name + "'");
     if (spec.anisotropy)
       fail(plastic->line, plastic->path + ": only for isotropic materials (young, poisson), not with 'anisotropy'");
-    const Map p(*this, *plastic, {"yield", "creep", "max"});
-    PlasticLaw law;
-    law.yield = number(p.require("yield"), "a non-negative number (the yield strain gamma_yield)",
-                       [](double y) { return y >= 0.0; });
-    law.creep = number(p.require("creep"), "a non-negative number (the creep rate gamma_creep, 1/time)",
-                       [](double c) { return c >= 0.0; });
-    law.max = number(p.require("max"), "a non-negative number (the largest plastic strain norm gamma_max)",
-                     [](double x) { return x >= 0.0; });
-    spec.plasticity = law;
+    spec.plasticity = parse_plasticity(*plastic);
     spec.plasticity_line = plastic->line;
   }
   return spec;
+}
+
+void JobParser::parse_elasticity(const Map& m, const ModelInfo& info, MaterialSpec& spec) const {
+  const std::string name(info.name);
+  const bool membrane = info.cell == CellKind::triangle;
+  // The model-specific keys the registry says this model does not take.
+  if (const Value* aniso = m.get("anisotropy"); aniso && !info.keys.anisotropy) {
+    if (membrane) fail(aniso->line, aniso->path + ": membrane model '" + name + "' takes isotropic young and poisson");
+    fail(aniso->line,
+         aniso->path + ": only for model" + only_for([](const ModelInfo& i) { return i.keys.anisotropy; }));
+  }
+  if (const Value* aniso = m.get("anisotropy")) {
+    // Either isotropic constants or an anisotropy block, not both.
+    for (const char* key : {"young", "poisson"})
+      if (const Value* given = m.get(key))
+        fail(given->line, given->path + ": not used with 'anisotropy' (give the moduli inside the anisotropy block)");
+    spec.anisotropy = parse_anisotropy(*aniso);
+  } else if (info.keys.volino && (m.get("orthotropic") || m.get("curves"))) {
+    for (const char* key : {"young", "poisson"})
+      if (const Value* given = m.get(key))
+        fail(given->line, given->path + ": not used with 'orthotropic' or 'curves' (they define the law)");
+  } else {
+    spec.young = number(m.require("young"), "a positive number", [](double e) { return e > 0.0; });
+    // Plane stress (membranes) allows Poisson ratios up to 1; a solid needs less than 1/2.
+    if (membrane)
+      spec.poisson = number(m.require("poisson"), "a number with -1 < poisson < 1 (membrane, plane stress)",
+                            [](double nu) { return nu > -1.0 && nu < 1.0; });
+    else
+      spec.poisson = number(m.require("poisson"), "a number with -1 < poisson < 0.5",
+                            [](double nu) { return nu > -1.0 && nu < 0.5; });
+  }
+}
+
+TransverseIsotropySpec JobParser::parse_anisotropy(const Value& v) const {
+  const Map a(*this, v,
+              {"type", "fibre", "young_fibre", "young_transverse", "shear_fibre", "poisson_fibre",
+               "poisson_transverse"});
+  const Value& type = a.require("type");
+  if (string(type, "transversely-isotropic") != "transversely-isotropic") expected(type, "transversely-isotropic");
+  TransverseIsotropySpec t;
+  t.fibre = unit_vector(a.require("fibre"), "a list of 3 numbers (the fibre direction)", "direction");
+  auto positive = [](double x) { return x > 0.0; };
+  t.young_fibre = number(a.require("young_fibre"), "a positive number", positive);
+  t.young_transverse = number(a.require("young_transverse"), "a positive number", positive);
+  t.shear_fibre = number(a.require("shear_fibre"), "a positive number", positive);
+  t.poisson_fibre = number(a.require("poisson_fibre"), "a number");
+  t.poisson_transverse = number(a.require("poisson_transverse"), "a number with -1 < poisson < 1",
+                                [](double nu) { return nu > -1.0 && nu < 1.0; });
+  return t;
+}
+
+PlasticLaw JobParser::parse_plasticity(const Value& v) const {
+  const Map p(*this, v, {"yield", "creep", "max"});
+  PlasticLaw law;
+  law.yield = number(p.require("yield"), "a non-negative number (the yield strain gamma_yield)",
+                     [](double y) { return y >= 0.0; });
+  law.creep = number(p.require("creep"), "a non-negative number (the creep rate gamma_creep, 1/time)",
+                     [](double c) { return c >= 0.0; });
+  law.max = number(p.require("max"), "a non-negative number (the largest plastic strain norm gamma_max)",
+                   [](double x) { return x >= 0.0; });
+  return law;
 }
 
 VolinoSpec JobParser::parse_volino(const Map& m) const {
@@ -753,11 +807,7 @@ BoundarySpec JobParser::parse_boundary(const Value& v) const {
   if (const Value* rotate = m.get("rotate")) {
     const Map r(*this, *rotate, {"axis", "center", "angle", "components"});
     RotationSpec rot;
-    const Value& axis = r.require("axis");
-    rot.axis = numbers<3>(axis, "a list of 3 numbers (the rotation axis)", "a number");
-    const double length = std::sqrt(rot.axis[0] * rot.axis[0] + rot.axis[1] * rot.axis[1] + rot.axis[2] * rot.axis[2]);
-    if (!(length > 0.0)) fail(axis.line, axis.path + ": expected a non-zero axis, got [0, 0, 0]");
-    for (double& c : rot.axis) c /= length;
+    rot.axis = unit_vector(r.require("axis"), "a list of 3 numbers (the rotation axis)", "axis");
     rot.center = numbers<3>(r.require("center"), "a list of 3 numbers (a point on the axis)", "a number");
     rot.angle_degrees = number(r.require("angle"), "an angle in degrees");
     if (const Value* which = r.get("components")) rot.components = components(*which);
@@ -871,17 +921,46 @@ AttachmentSpec JobParser::parse_attachment(const Value& v) const {
   return spec;
 }
 
+/// The dynamic keys, given directly under `analysis` or (older form) inside `analysis.dynamic`.
+const std::initializer_list<const char*> dynamic_keys = {"dt",
+                                                         "end_time",
+                                                         "integrator",
+                                                         "damping",
+                                                         "mass",
+                                                         "max_step_cuts",
+                                                         "initial_velocity",
+                                                         "initial_state",
+                                                         "position_based"};
+
+class JobParser::DynamicKeys {
+ public:
+  /// `flat`: the analysis mapping; `nested`: analysis.dynamic, if given.
+  DynamicKeys(const JobParser& parser, const Map& flat, const Value* nested) : parser_(parser), flat_(flat) {
+    if (nested) nested_.emplace(parser, *nested, dynamic_keys);
+  }
+  [[nodiscard]] const Value* get(const char* key) const {
+    const Value* flat = flat_.get(key);
+    const Value* inner = nested_ ? nested_->get(key) : nullptr;
+    if (flat && inner) {
+      const Value& second = inner->line >= flat->line ? *inner : *flat;
+      parser_.fail(second.line, second.path + ": given twice, as '" + flat->path + "' and as '" + inner->path +
+                                    "' (give it in one place)");
+    }
+    return flat ? flat : inner;
+  }
+  [[nodiscard]] const Value& require(const char* key) const {
+    if (const Value* given = get(key)) return *given;
+    if (nested_) return nested_->require(key);  // names analysis.dynamic.<key>
+    return flat_.require(key);
+  }
+
+ private:
+  const JobParser& parser_;
+  const Map& flat_;
+  std::optional<Map> nested_;
+};
+
 void JobParser::parse_analysis(const Value& v, Job& job) const {
-  // The dynamic keys, given directly under `analysis` or (older form) inside `analysis.dynamic`.
-  static const std::initializer_list<const char*> dynamic_keys = {"dt",
-                                                                  "end_time",
-                                                                  "integrator",
-                                                                  "damping",
-                                                                  "mass",
-                                                                  "max_step_cuts",
-                                                                  "initial_velocity",
-                                                                  "initial_state",
-                                                                  "position_based"};
   const Map m(*this, v,
               {"type", "steps", "dynamic", "dt", "end_time", "integrator", "damping", "mass", "max_step_cuts",
                "initial_velocity", "initial_state", "position_based"});
@@ -892,43 +971,65 @@ void JobParser::parse_analysis(const Value& v, Job& job) const {
   }
   const Value* nested_value = m.get("dynamic");
   if (job.analysis_type != AnalysisType::dynamics) {
-    // Report the first dynamic-only key in the file.
-    const Value* first = nested_value;
-    for (const char* key : dynamic_keys) {
-      if (const Value* given = m.get(key); given && (!first || given->line < first->line)) first = given;
-    }
-    if (first) {
-      fail(first->line,
-           first->path + ": only for analysis type dynamic (" +
-               (type ? "analysis.type is 'static'" : std::string("analysis.type is not given, so static")) + ")");
-    }
+    refuse_dynamic_keys(m, nested_value, type != nullptr);
     return;
   }
 
-  std::optional<Map> nested;
-  if (nested_value) nested.emplace(*this, *nested_value, dynamic_keys);
-  // A dynamic key from either place; giving it in both is an error.
-  auto get = [&](const char* key) -> const Value* {
-    const Value* flat = m.get(key);
-    const Value* inner = nested ? nested->get(key) : nullptr;
-    if (flat && inner) {
-      const Value& second = inner->line >= flat->line ? *inner : *flat;
-      fail(second.line,
-           second.path + ": given twice, as '" + flat->path + "' and as '" + inner->path + "' (give it in one place)");
-    }
-    return flat ? flat : inner;
-  };
-  auto require = [&](const char* key) -> const Value& {
-    if (const Value* given = get(key)) return *given;
-    if (nested) return nested->require(key);  // names analysis.dynamic.<key>
-    return m.require(key);
-  };
-
+  const DynamicKeys keys(*this, m, nested_value);
   DynamicSpec d;
+  parse_time_span(keys, d);
+  if (const Value* integrator = keys.get("integrator")) d.integrator = choice(*integrator, integrators);
+  if (const Value* damping = keys.get("damping")) {
+    auto non_negative = [](double x) { return x >= 0.0; };
+    const Map r(*this, *damping, {"mass", "stiffness"});
+    if (const Value* alpha = r.get("mass")) d.damping_mass = number(*alpha, "a non-negative number", non_negative);
+    if (const Value* beta = r.get("stiffness"))
+      d.damping_stiffness = number(*beta, "a non-negative number", non_negative);
+  }
+  if (const Value* mass = keys.get("mass")) d.mass = choice(*mass, masses);
+  if (const Value* cuts = keys.get("max_step_cuts")) {
+    d.max_step_cuts = int_value(*cuts, "an integer >= 0", [](long long c) { return c >= 0; });
+  }
+  if (const Value* velocity = keys.get("initial_velocity")) {
+    d.initial_velocity = numbers<3>(*velocity, "a list of 3 numbers [vx, vy, vz]", "a number");
+  }
+  if (const Value* state = keys.get("initial_state")) parse_initial_state(*state, d);
+  const Value* pbd = keys.get("position_based");
+  if (pbd && d.integrator != Integrator::position_based) {
+    fail(pbd->line, pbd->path + ": only for integrator position-based (analysis.integrator is '" +
+                        std::string(to_string(d.integrator)) + "')");
+  }
+  if (pbd) parse_position_based(*pbd, d.position_based);
+  if (d.integrator == Integrator::position_based) {
+    // The integrator has no Newton: keys that only steer Newton's integrators are refused, not ignored.
+    for (const char* key : {"damping", "mass", "max_step_cuts"}) {
+      if (const Value* given = keys.get(key)) {
+        fail(given->line, given->path +
+                              ": not used by integrator position-based (use analysis.position_based."
+                              "velocity_damping for damping; the mass is lumped)");
+      }
+    }
+  }
+  job.dynamic = d;
+}
+
+void JobParser::refuse_dynamic_keys(const Map& m, const Value* nested, bool type_given) const {
+  // Report the first dynamic-only key in the file.
+  const Value* first = nested;
+  for (const char* key : dynamic_keys) {
+    if (const Value* given = m.get(key); given && (!first || given->line < first->line)) first = given;
+  }
+  if (first) {
+    fail(first->line,
+         first->path + ": only for analysis type dynamic (" +
+             (type_given ? "analysis.type is 'static'" : std::string("analysis.type is not given, so static")) + ")");
+  }
+}
+
+void JobParser::parse_time_span(const DynamicKeys& keys, DynamicSpec& d) const {
   auto positive = [](double x) { return x > 0.0; };
-  auto non_negative = [](double x) { return x >= 0.0; };
-  const Value& dt = require("dt");
-  const Value& end_time = require("end_time");
+  const Value& dt = keys.require("dt");
+  const Value& end_time = keys.require("end_time");
   d.dt = number(dt, "a positive number", positive);
   d.end_time = number(end_time, "a positive number", positive);
   const double ratio = d.end_time / d.dt;
@@ -952,61 +1053,32 @@ void JobParser::parse_analysis(const Value& v, Job& job) const {
         << (nearest == 1.0 ? " step" : " steps") << ", end_time = " << nearest * d.dt << ")";
     fail(end_time.line, msg.str());
   }
-  if (const Value* integrator = get("integrator")) d.integrator = choice(*integrator, integrators);
-  if (const Value* damping = get("damping")) {
-    const Map r(*this, *damping, {"mass", "stiffness"});
-    if (const Value* alpha = r.get("mass")) d.damping_mass = number(*alpha, "a non-negative number", non_negative);
-    if (const Value* beta = r.get("stiffness"))
-      d.damping_stiffness = number(*beta, "a non-negative number", non_negative);
+}
+
+void JobParser::parse_initial_state(const Value& state, DynamicSpec& d) const {
+  if (d.integrator != Integrator::position_based) {
+    d.initial_state = choice(state, initial_states);
+  } else if (!state.node.IsScalar() || state.node.Scalar() != "rest") {
+    // Position-based: rest, or a collapsed / inverted start (Bender et al. Fig. 6).
+    if (!state.node.IsMap() || state.node.size() != 1)
+      expected(state, "'rest' or a mapping with one key, flatten or mirror (integrator position-based)");
+    const Map shape(*this, state, {"flatten", "mirror"});
+    const Value* flatten = shape.get("flatten");
+    const Value& axis = flatten ? *flatten : *shape.get("mirror");
+    d.position_based.initial_shape = flatten ? PbdInitialShape::flatten : PbdInitialShape::mirror;
+    d.position_based.initial_axis = choice(axis, axes);
   }
-  if (const Value* mass = get("mass")) d.mass = choice(*mass, masses);
-  if (const Value* cuts = get("max_step_cuts")) {
-    d.max_step_cuts = int_value(*cuts, "an integer >= 0", [](long long c) { return c >= 0; });
-  }
-  if (const Value* velocity = get("initial_velocity")) {
-    d.initial_velocity = numbers<3>(*velocity, "a list of 3 numbers [vx, vy, vz]", "a number");
-  }
-  if (const Value* state = get("initial_state")) {
-    if (d.integrator != Integrator::position_based) {
-      d.initial_state = choice(*state, initial_states);
-    } else if (!state->node.IsScalar() || state->node.Scalar() != "rest") {
-      // Position-based: rest, or a collapsed / inverted start (Bender et al. Fig. 6).
-      if (!state->node.IsMap() || state->node.size() != 1)
-        expected(*state, "'rest' or a mapping with one key, flatten or mirror (integrator position-based)");
-      const Map shape(*this, *state, {"flatten", "mirror"});
-      const Value* flatten = shape.get("flatten");
-      const Value& axis = flatten ? *flatten : *shape.get("mirror");
-      d.position_based.initial_shape = flatten ? PbdInitialShape::flatten : PbdInitialShape::mirror;
-      d.position_based.initial_axis = choice(axis, axes);
-    }
-  }
-  const Value* pbd = get("position_based");
-  if (pbd && d.integrator != Integrator::position_based) {
-    fail(pbd->line, pbd->path + ": only for integrator position-based (analysis.integrator is '" +
-                        std::string(to_string(d.integrator)) + "')");
-  }
-  if (pbd) {
-    const Map p(*this, *pbd, {"iterations", "sweep", "xpbd", "velocity_damping", "inversion"});
-    PositionBasedSpec& s = d.position_based;
-    if (const Value* n = p.get("iterations"))
-      s.iterations = int_value(*n, "an integer >= 1", [](long long i) { return i >= 1; });
-    if (const Value* sweep = p.get("sweep")) s.sweep = choice(*sweep, pbd_sweeps);
-    if (const Value* xpbd = p.get("xpbd")) s.xpbd = boolean(*xpbd);
-    if (const Value* damping = p.get("velocity_damping"))
-      s.velocity_damping = number(*damping, "a number in [0, 1)", [](double x) { return x >= 0.0 && x < 1.0; });
-    if (const Value* inversion = p.get("inversion")) s.inversion = choice(*inversion, pbd_inversions);
-  }
-  if (d.integrator == Integrator::position_based) {
-    // The integrator has no Newton: keys that only steer Newton's integrators are refused, not ignored.
-    for (const char* key : {"damping", "mass", "max_step_cuts"}) {
-      if (const Value* given = get(key)) {
-        fail(given->line, given->path +
-                              ": not used by integrator position-based (use analysis.position_based."
-                              "velocity_damping for damping; the mass is lumped)");
-      }
-    }
-  }
-  job.dynamic = d;
+}
+
+void JobParser::parse_position_based(const Value& v, PositionBasedSpec& s) const {
+  const Map p(*this, v, {"iterations", "sweep", "xpbd", "velocity_damping", "inversion"});
+  if (const Value* n = p.get("iterations"))
+    s.iterations = int_value(*n, "an integer >= 1", [](long long i) { return i >= 1; });
+  if (const Value* sweep = p.get("sweep")) s.sweep = choice(*sweep, pbd_sweeps);
+  if (const Value* xpbd = p.get("xpbd")) s.xpbd = boolean(*xpbd);
+  if (const Value* damping = p.get("velocity_damping"))
+    s.velocity_damping = number(*damping, "a number in [0, 1)", [](double x) { return x >= 0.0 && x < 1.0; });
+  if (const Value* inversion = p.get("inversion")) s.inversion = choice(*inversion, pbd_inversions);
 }
 
 void JobParser::parse_solver(const Value& v, Job& job) const {
