@@ -176,6 +176,104 @@ std::string json_number(double x, int digits) {
   return text;
 }
 
+namespace {
+
+/// A JSON object at indentation `indent` whose members `members(ObjectWriter&)` writes.
+template <class Members>
+std::string object(int indent, Members&& members) {
+  std::string out;
+  ObjectWriter o(out, indent);
+  members(o);
+  o.close();
+  return out;
+}
+
+std::string mesh_json(const std::optional<RunSummary::Mesh>& mesh, int indent) {
+  if (!mesh) return "null";
+  return object(indent, [&](ObjectWriter& o) {
+    o.raw("source", json_string(mesh->source));
+    o.raw("vertices", std::to_string(mesh->vertices));
+    o.raw("cells", std::to_string(mesh->cells));
+    o.raw("cell_kind", json_string(mesh->cell_kind));
+    o.raw("dofs", std::to_string(mesh->dofs));
+  });
+}
+
+std::string partition_json(const std::optional<RunSummary::Partition>& partition, int indent) {
+  if (!partition) return "null";
+  return object(indent, [&](ObjectWriter& o) {
+    o.raw("method", json_string(partition->method));
+    o.raw("owned_vertices", spread(partition->owned_vertices));
+    o.raw("ghost_vertices", spread(partition->ghost_vertices));
+    o.raw("cells", partition->cells ? spread(*partition->cells) : "null");
+  });
+}
+
+std::string analysis_json(const RunSummary& s, int indent) {
+  if (s.analysis_type.empty()) return "null";
+  return object(indent, [&](ObjectWriter& o) {
+    o.raw("type", json_string(s.analysis_type));
+    for (const auto& [key, value] : s.analysis) o.raw(key, value);
+  });
+}
+
+std::string phases_json(const RunSummary::Phases& t, int indent) {
+  return object(indent, [&](ObjectWriter& o) {
+    o.raw("read", seconds(t.read));
+    o.raw("partition", seconds(t.partition));
+    o.raw("distribute", seconds(t.distribute));
+    o.raw("setup", seconds(t.setup));
+    o.raw("assembly", seconds(t.assembly));
+    o.raw("pc_setup", seconds(t.pc_setup));
+    o.raw("ksp", seconds(t.ksp));
+    o.raw("output", seconds(t.output));
+    o.raw("total", seconds(t.total));
+  });
+}
+
+std::string phases_per_rank_json(const std::vector<std::vector<double>>& phases, int indent) {
+  if (phases.empty()) return "null";
+  return object(indent, [&](ObjectWriter& o) {
+    const auto& names = rank_phase_names();
+    for (std::size_t k = 0; k < names.size() && k < phases.size(); ++k)
+      o.raw(names[k], array(phases[k].data(), phases[k].size(), 9));
+  });
+}
+
+std::string solver_json(const std::optional<RunSummary::Solver>& solver, int indent) {
+  if (!solver) return "null";
+  return object(indent, [&](ObjectWriter& o) {
+    o.raw("newton_iterations", std::to_string(solver->newton_iterations));
+    o.raw("ksp_iterations", std::to_string(solver->ksp_iterations));
+    o.raw("pc_setups", std::to_string(solver->pc_setups));
+    o.raw("preconditioner", json_string(solver->preconditioner));
+  });
+}
+
+std::string memory_json(const RunSummary& s, int indent) {
+  if (s.peak_mb_per_rank.empty()) return "null";
+  double hi = s.peak_mb_per_rank.front(), sum = 0;
+  for (const double m : s.peak_mb_per_rank) hi = std::max(hi, m), sum += m;
+  return object(indent, [&](ObjectWriter& o) {
+    o.raw("peak_mb_max_rank", json_number(hi, 9));
+    o.raw("peak_mb_total", json_number(sum, 9));
+    o.raw("peak_mb_per_rank", array(s.peak_mb_per_rank.data(), s.peak_mb_per_rank.size(), 9));
+    o.raw("estimated_peak_mb_max_rank", s.estimated_peak_mb ? json_number(*s.estimated_peak_mb, 9) : "null");
+  });
+}
+
+std::string displacement_json(const std::optional<RunSummary::Displacement>& largest, int indent) {
+  if (!largest) return "null";
+  const auto& d = *largest;
+  return object(indent, [&](ObjectWriter& o) {
+    o.raw("magnitude", json_number(d.magnitude));
+    o.raw("reference_point", array(d.reference_point.data(), 3));
+    o.raw("u", array(d.u.data(), 3));
+  });
+}
+
+}  // namespace
+
 std::string to_json(const RunSummary& s) {
   std::string out;
   ObjectWriter top(out, 0);
@@ -191,114 +289,14 @@ std::string to_json(const RunSummary& s) {
   top.raw("ranks", std::to_string(s.ranks));
   top.raw("threads_per_rank", std::to_string(s.threads_per_rank));
   top.raw("oversubscribed", s.oversubscribed ? "true" : "false");
-
-  if (s.mesh) {
-    std::string m;
-    ObjectWriter o(m, in);
-    o.raw("source", json_string(s.mesh->source));
-    o.raw("vertices", std::to_string(s.mesh->vertices));
-    o.raw("cells", std::to_string(s.mesh->cells));
-    o.raw("cell_kind", json_string(s.mesh->cell_kind));
-    o.raw("dofs", std::to_string(s.mesh->dofs));
-    o.close();
-    top.raw("mesh", m);
-  } else {
-    top.raw("mesh", "null");
-  }
-
-  if (s.partition) {
-    std::string p;
-    ObjectWriter o(p, in);
-    o.raw("method", json_string(s.partition->method));
-    o.raw("owned_vertices", spread(s.partition->owned_vertices));
-    o.raw("ghost_vertices", spread(s.partition->ghost_vertices));
-    o.raw("cells", s.partition->cells ? spread(*s.partition->cells) : "null");
-    o.close();
-    top.raw("partition", p);
-  } else {
-    top.raw("partition", "null");
-  }
-
-  if (!s.analysis_type.empty()) {
-    std::string a;
-    ObjectWriter o(a, in);
-    o.raw("type", json_string(s.analysis_type));
-    for (const auto& [key, value] : s.analysis) o.raw(key, value);
-    o.close();
-    top.raw("analysis", a);
-  } else {
-    top.raw("analysis", "null");
-  }
-
-  {
-    std::string p;
-    ObjectWriter o(p, in);
-    const auto& t = s.phases_s;
-    o.raw("read", seconds(t.read));
-    o.raw("partition", seconds(t.partition));
-    o.raw("distribute", seconds(t.distribute));
-    o.raw("setup", seconds(t.setup));
-    o.raw("assembly", seconds(t.assembly));
-    o.raw("pc_setup", seconds(t.pc_setup));
-    o.raw("ksp", seconds(t.ksp));
-    o.raw("output", seconds(t.output));
-    o.raw("total", seconds(t.total));
-    o.close();
-    top.raw("phases_s", p);
-  }
-  if (!s.phases_per_rank_s.empty()) {
-    std::string p;
-    ObjectWriter o(p, in);
-    const auto& names = rank_phase_names();
-    for (std::size_t k = 0; k < names.size() && k < s.phases_per_rank_s.size(); ++k)
-      o.raw(names[k], array(s.phases_per_rank_s[k].data(), s.phases_per_rank_s[k].size(), 9));
-    o.close();
-    top.raw("phases_per_rank_s", p);
-  } else {
-    top.raw("phases_per_rank_s", "null");
-  }
-
-  if (s.solver) {
-    std::string v;
-    ObjectWriter o(v, in);
-    o.raw("newton_iterations", std::to_string(s.solver->newton_iterations));
-    o.raw("ksp_iterations", std::to_string(s.solver->ksp_iterations));
-    o.raw("pc_setups", std::to_string(s.solver->pc_setups));
-    o.raw("preconditioner", json_string(s.solver->preconditioner));
-    o.close();
-    top.raw("solver", v);
-  } else {
-    top.raw("solver", "null");
-  }
-
-  if (!s.peak_mb_per_rank.empty()) {
-    double hi = s.peak_mb_per_rank.front(), sum = 0;
-    for (const double m : s.peak_mb_per_rank) hi = std::max(hi, m), sum += m;
-    std::string v;
-    ObjectWriter o(v, in);
-    o.raw("peak_mb_max_rank", json_number(hi, 9));
-    o.raw("peak_mb_total", json_number(sum, 9));
-    o.raw("peak_mb_per_rank", array(s.peak_mb_per_rank.data(), s.peak_mb_per_rank.size(), 9));
-    o.raw("estimated_peak_mb_max_rank", s.estimated_peak_mb ? json_number(*s.estimated_peak_mb, 9) : "null");
-    o.close();
-    top.raw("memory", v);
-  } else {
-    top.raw("memory", "null");
-  }
-
-  if (s.largest_displacement) {
-    const auto& d = *s.largest_displacement;
-    std::string v;
-    ObjectWriter o(v, in);
-    o.raw("magnitude", json_number(d.magnitude));
-    o.raw("reference_point", array(d.reference_point.data(), 3));
-    o.raw("u", array(d.u.data(), 3));
-    o.close();
-    top.raw("largest_displacement", v);
-  } else {
-    top.raw("largest_displacement", "null");
-  }
-
+  top.raw("mesh", mesh_json(s.mesh, in));
+  top.raw("partition", partition_json(s.partition, in));
+  top.raw("analysis", analysis_json(s, in));
+  top.raw("phases_s", phases_json(s.phases_s, in));
+  top.raw("phases_per_rank_s", phases_per_rank_json(s.phases_per_rank_s, in));
+  top.raw("solver", solver_json(s.solver, in));
+  top.raw("memory", memory_json(s, in));
+  top.raw("largest_displacement", displacement_json(s.largest_displacement, in));
   top.raw("output", optional_string(s.output));
   top.close();
   return out + "\n";
