@@ -247,6 +247,17 @@ class MshReader {
     binary_line_ = line_of(header);
   }
   void end_binary_body() { in_binary_data_ = false; }
+  /// The start of a MSH 4.1 $Nodes or $Elements body (`item`: "node" or "element"): the number of blocks and of
+  /// items (the minimum and maximum tags are read and not used).
+  std::pair<std::uint64_t, std::uint64_t> read_blocks_header(const char* header, const std::string& section,
+                                                             const std::string& item) {
+    begin_binary_body(header, section);
+    const auto n_blocks = read_size("the number of " + item + " blocks");
+    const auto n_items = read_size("the number of " + item + "s");
+    read_size("the minimum " + item + " tag");
+    read_size("the maximum " + item + " tag");
+    return {n_blocks, n_items};
+  }
 
   void parse_mesh_format();
   void parse_entities(const char* header);
@@ -461,11 +472,7 @@ void MshReader::parse_nodes_v2(const char* header) {
 }
 
 void MshReader::parse_nodes_v4(const char* header) {
-  begin_binary_body(header, "Nodes");
-  const auto n_blocks = read_size("the number of node blocks");
-  const auto n_nodes = read_size("the number of nodes");
-  read_size("the minimum node tag");
-  read_size("the maximum node tag");
+  const auto [n_blocks, n_nodes] = read_blocks_header(header, "Nodes", "node");
   node_tags_.reserve(capped_reserve(n_nodes));
   node_offsets_.reserve(capped_reserve(n_nodes));
   mesh_.coords.reserve(3 * capped_reserve(n_nodes));
@@ -623,11 +630,7 @@ void MshReader::parse_elements_v2(const char* header) {
 }
 
 void MshReader::parse_elements_v4(const char* header) {
-  begin_binary_body(header, "Elements");
-  const auto n_blocks = read_size("the number of element blocks");
-  const auto n_elements = read_size("the number of elements");
-  read_size("the minimum element tag");
-  read_size("the maximum element tag");
+  const auto [n_blocks, n_elements] = read_blocks_header(header, "Elements", "element");
   mesh_.tets.reserve(4 * capped_reserve(n_elements / 2));
   std::uint64_t total = 0;
   for (std::uint64_t b = 0; b < n_blocks; ++b) {
@@ -765,9 +768,8 @@ void check_duplicate_cells(const std::vector<LocalIndex>& cells, const char* kin
   }
 }
 
-}  // namespace
-
-void check_mesh(const Mesh& mesh, const std::string& source) {
+/// Coordinates: 3 per vertex, at most a 32-bit local index of vertices, all finite.
+void check_coordinates(const Mesh& mesh, const std::string& source) {
   if (mesh.coords.size() % 3 != 0) mesh_error(source, "the coordinate array length is not a multiple of 3");
   if (mesh.coords.size() / 3 > static_cast<std::size_t>(std::numeric_limits<LocalIndex>::max())) {
     mesh_error(source, "too many vertices for a 32-bit local index");
@@ -779,28 +781,26 @@ void check_mesh(const Mesh& mesh, const std::string& source) {
       mesh_error(source, "vertex " + std::to_string(v) + " has a non-finite coordinate " + format_xyz(x));
     }
   }
-  check_cell_indices(mesh.tets, 4, mesh.tet_region.size(), "tetrahedron", n, source);
-  check_cell_indices(mesh.triangles, 3, mesh.triangle_region.size(), "triangle", n, source);
-  check_cell_indices(mesh.lines, 2, mesh.line_region.size(), "line", n, source);
+}
 
-  // Unused vertices: every vertex must belong to a cell of the mesh's top dimension (the cells that carry
-  // stiffness); a vertex only on a boundary facet or a point would make the system singular.
+/// Every vertex must belong to a cell of the mesh's top dimension (the cells that carry stiffness); a vertex only
+/// on a boundary facet or a point would make the system singular.
+void check_unused_vertices(const Mesh& mesh, const std::string& source) {
   const std::vector<LocalIndex>* cells = &mesh.tets;
   const char* kind = "tetrahedron";
   if (mesh.tets.empty()) cells = &mesh.triangles, kind = "triangle";
   if (cells->empty()) cells = &mesh.lines, kind = "line";
   if (cells->empty()) mesh_error(source, "the mesh has no tetrahedra, triangles or lines");
-  std::vector<char> used(static_cast<std::size_t>(n), 0);
+  std::vector<char> used(static_cast<std::size_t>(mesh.n_vertices()), 0);
   for (const LocalIndex v : *cells) used[static_cast<std::size_t>(v)] = 1;
   if (const auto it = std::find(used.begin(), used.end(), 0); it != used.end()) {
     mesh_error(source,
                "vertex " + std::to_string(it - used.begin()) + " is not used by any " + kind + " (unused vertex)");
   }
+}
 
-  // Duplicate cells (MSH 2.2 repeats an element once per physical group it belongs to) would count twice.
-  check_duplicate_cells<4>(mesh.tets, "tetrahedron", source);
-  if (mesh.tets.empty()) check_duplicate_cells<3>(mesh.triangles, "triangle", source);
-
+/// Every tetrahedron: a finite volume, not degenerate (|6V| > 1e-12 h^3), not inverted.
+void check_tet_shapes(const Mesh& mesh, const std::string& source) {
   auto point = [&](LocalIndex v) { return &mesh.coords[3 * static_cast<std::size_t>(v)]; };
   for (LocalIndex t = 0; t < mesh.n_tets(); ++t) {
     const LocalIndex* v = &mesh.tets[4 * static_cast<std::size_t>(t)];
@@ -836,31 +836,49 @@ void check_mesh(const Mesh& mesh, const std::string& source) {
       mesh_error(source, s.str());
     }
   }
-  if (mesh.tets.empty()) {
-    for (LocalIndex t = 0; t < mesh.n_triangles(); ++t) {
-      const LocalIndex* v = &mesh.triangles[3 * static_cast<std::size_t>(t)];
-      const double* x[3] = {point(v[0]), point(v[1]), point(v[2])};
-      double a[3], b[3], c[3];
-      for (int k = 0; k < 3; ++k) a[k] = x[1][k] - x[0][k], b[k] = x[2][k] - x[0][k], c[k] = x[2][k] - x[1][k];
-      const double cross[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-      const double twice_area = std::sqrt(cross[0] * cross[0] + cross[1] * cross[1] + cross[2] * cross[2]);
-      const double longest2 = std::max({a[0] * a[0] + a[1] * a[1] + a[2] * a[2],
-                                        b[0] * b[0] + b[1] * b[1] + b[2] * b[2],
-                                        c[0] * c[0] + c[1] * c[1] + c[2] * c[2]});
-      if (!std::isfinite(twice_area) || !std::isfinite(longest2)) {
-        std::ostringstream s;
-        s << "triangle " << t << " " << cell_vertices(v, 3) << ": its area overflows (2*area = " << twice_area
-          << "; expected coordinates whose squares are finite, |x| < 1e150)";
-        mesh_error(source, s.str());
-      }
-      if (twice_area <= 1e-12 * longest2) {
-        std::ostringstream s;
-        s << "triangle " << t << " " << cell_vertices(v, 3) << " is degenerate: 2*area = " << twice_area
-          << " with longest edge " << std::sqrt(longest2) << " (2A <= 1e-12 h^2)";
-        mesh_error(source, s.str());
-      }
+}
+
+/// Every triangle: a finite area, not degenerate (2A > 1e-12 h^2).
+void check_triangle_shapes(const Mesh& mesh, const std::string& source) {
+  auto point = [&](LocalIndex v) { return &mesh.coords[3 * static_cast<std::size_t>(v)]; };
+  for (LocalIndex t = 0; t < mesh.n_triangles(); ++t) {
+    const LocalIndex* v = &mesh.triangles[3 * static_cast<std::size_t>(t)];
+    const double* x[3] = {point(v[0]), point(v[1]), point(v[2])};
+    double a[3], b[3], c[3];
+    for (int k = 0; k < 3; ++k) a[k] = x[1][k] - x[0][k], b[k] = x[2][k] - x[0][k], c[k] = x[2][k] - x[1][k];
+    const double cross[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+    const double twice_area = std::sqrt(cross[0] * cross[0] + cross[1] * cross[1] + cross[2] * cross[2]);
+    const double longest2 = std::max({a[0] * a[0] + a[1] * a[1] + a[2] * a[2], b[0] * b[0] + b[1] * b[1] + b[2] * b[2],
+                                      c[0] * c[0] + c[1] * c[1] + c[2] * c[2]});
+    if (!std::isfinite(twice_area) || !std::isfinite(longest2)) {
+      std::ostringstream s;
+      s << "triangle " << t << " " << cell_vertices(v, 3) << ": its area overflows (2*area = " << twice_area
+        << "; expected coordinates whose squares are finite, |x| < 1e150)";
+      mesh_error(source, s.str());
+    }
+    if (twice_area <= 1e-12 * longest2) {
+      std::ostringstream s;
+      s << "triangle " << t << " " << cell_vertices(v, 3) << " is degenerate: 2*area = " << twice_area
+        << " with longest edge " << std::sqrt(longest2) << " (2A <= 1e-12 h^2)";
+      mesh_error(source, s.str());
     }
   }
+}
+
+}  // namespace
+
+void check_mesh(const Mesh& mesh, const std::string& source) {
+  check_coordinates(mesh, source);
+  const LocalIndex n = mesh.n_vertices();
+  check_cell_indices(mesh.tets, 4, mesh.tet_region.size(), "tetrahedron", n, source);
+  check_cell_indices(mesh.triangles, 3, mesh.triangle_region.size(), "triangle", n, source);
+  check_cell_indices(mesh.lines, 2, mesh.line_region.size(), "line", n, source);
+  check_unused_vertices(mesh, source);
+  // Duplicate cells (MSH 2.2 repeats an element once per physical group it belongs to) would count twice.
+  check_duplicate_cells<4>(mesh.tets, "tetrahedron", source);
+  if (mesh.tets.empty()) check_duplicate_cells<3>(mesh.triangles, "triangle", source);
+  check_tet_shapes(mesh, source);
+  if (mesh.tets.empty()) check_triangle_shapes(mesh, source);
 }
 
 }  // namespace edgefem

@@ -223,6 +223,13 @@ std::string format_double(double x) {
 
 const char* byte_order() { return std::endian::native == std::endian::little ? "LittleEndian" : "BigEndian"; }
 
+/// The XML declaration and the VTKFile start tag of a `type` file of format `version` in this machine's byte order;
+/// `attributes`: more attributes of the tag, each after a space.
+std::string vtk_file_start(const char* type, const char* version, const char* attributes = "") {
+  return std::string("<?xml version=\"1.0\"?>\n<VTKFile type=\"") + type + "\" version=\"" + version +
+         "\" byte_order=\"" + byte_order() + "\"" + attributes + ">\n";
+}
+
 void append_pdata(std::string& xml, const char* section, const std::vector<DataArray>& arrays) {
   if (arrays.empty()) return;
   xml += "    <";
@@ -519,11 +526,7 @@ void write_vtu_piece(const std::string& path, const VtuPiece& piece) {
 void write_pvtu(const std::string& path, const std::vector<std::string>& piece_files, const VtuPiece& layout) {
   check_arrays(path, layout.point_data, nullptr, "point");
   check_arrays(path, layout.cell_data, nullptr, "cell");
-  std::string xml;
-  xml += "<?xml version=\"1.0\"?>\n";
-  xml += "<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\" byte_order=\"";
-  xml += byte_order();
-  xml += "\" header_type=\"UInt64\">\n";
+  std::string xml = vtk_file_start("PUnstructuredGrid", "1.0", " header_type=\"UInt64\"");
   xml += "  <PUnstructuredGrid GhostLevel=\"0\">\n";
   append_pdata(xml, "PPointData", layout.point_data);
   append_pdata(xml, "PCellData", layout.cell_data);
@@ -564,11 +567,7 @@ void PvdCollection::truncate_after(double time) {
 }
 
 void PvdCollection::write() const {
-  std::string xml;
-  xml += "<?xml version=\"1.0\"?>\n";
-  xml += "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"";
-  xml += byte_order();
-  xml += "\">\n";
+  std::string xml = vtk_file_start("Collection", "0.1");
   xml += "  <Collection>\n";
   for (const auto& [time, file] : entries_) {
     if (!std::isfinite(time)) fail(path_, "non-finite time value for '" + file + "'");
