@@ -189,6 +189,40 @@ struct Head {
   Checksums checksums;  ///< version 2
 };
 
+/// The layout `header` announces, its counts checked. Throws InputError naming `path` for a format version it does
+/// not read, DamagedCheckpoint for a count out of range.
+Layout read_layout(const std::string& path, const std::vector<char>& header) {
+  auto damaged = [&](const std::string& what) { throw DamagedCheckpoint(path + ": " + what); };
+  Layout layout;
+  layout.version = get<std::uint32_t>(header, off_version);
+  if (layout.version < 1 || layout.version > cells_format_version) {
+    throw InputError(path + ": checkpoint format version " + std::to_string(layout.version) +
+                     ", this edgefem reads versions 1 to 3");
+  }
+  layout.n_fields = get<std::uint32_t>(header, off_n_fields);
+  layout.n_vertices = get<std::int64_t>(header, off_n_vertices);
+  layout.job_bytes = get<std::uint64_t>(header, off_job_bytes);
+  if (layout.n_fields > max_fields) {
+    damaged("corrupt checkpoint header: " + std::to_string(layout.n_fields) + " fields (at most " +
+            std::to_string(max_fields) + ")");
+  }
+  if (layout.n_vertices < 0 || layout.n_vertices > max_vertices)
+    damaged("corrupt checkpoint header: vertex count " + std::to_string(layout.n_vertices));
+  if (layout.job_bytes > max_job_bytes)
+    damaged("corrupt checkpoint header: job text of " + std::to_string(layout.job_bytes) + " bytes");
+  if (layout.version >= 3) {
+    layout.n_cells = get<std::int64_t>(header, off_n_cells);
+    layout.n_cell_fields = get<std::uint32_t>(header, off_n_cell_fields);
+    if (layout.n_fields + layout.n_cell_fields > max_fields)
+      damaged("corrupt checkpoint header: " + std::to_string(layout.n_fields) + " fields and " +
+              std::to_string(layout.n_cell_fields) + " cell fields (at most " + std::to_string(max_fields) +
+              " together)");
+    if (layout.n_cells < 0 || layout.n_cells > max_vertices)
+      damaged("corrupt checkpoint header: cell count " + std::to_string(layout.n_cells));
+  }
+  return layout;
+}
+
 /// Reads and checks everything but the fields of a file of `size` bytes through
 /// `read_at(offset, data, bytes, what)` (which throws on a failed or short read). Throws DamagedCheckpoint naming
 /// `path` for a truncated or corrupt file or a checksum that does not match, InputError for a file that is not
@@ -220,33 +254,8 @@ Head read_head(const std::string& path, std::int64_t size, ReadAt&& read_at) {
   }
   if (tail) check_crc(path, "the header", tail->header, header_crc);
 
-  Layout& layout = h.layout;
-  layout.version = get<std::uint32_t>(h.header, off_version);
-  if (layout.version < 1 || layout.version > cells_format_version) {
-    throw InputError(path + ": checkpoint format version " + std::to_string(layout.version) +
-                     ", this edgefem reads versions 1 to 3");
-  }
-  layout.n_fields = get<std::uint32_t>(h.header, off_n_fields);
-  layout.n_vertices = get<std::int64_t>(h.header, off_n_vertices);
-  layout.job_bytes = get<std::uint64_t>(h.header, off_job_bytes);
-  if (layout.n_fields > max_fields) {
-    damaged("corrupt checkpoint header: " + std::to_string(layout.n_fields) + " fields (at most " +
-            std::to_string(max_fields) + ")");
-  }
-  if (layout.n_vertices < 0 || layout.n_vertices > max_vertices)
-    damaged("corrupt checkpoint header: vertex count " + std::to_string(layout.n_vertices));
-  if (layout.job_bytes > max_job_bytes)
-    damaged("corrupt checkpoint header: job text of " + std::to_string(layout.job_bytes) + " bytes");
-  if (layout.version >= 3) {
-    layout.n_cells = get<std::int64_t>(h.header, off_n_cells);
-    layout.n_cell_fields = get<std::uint32_t>(h.header, off_n_cell_fields);
-    if (layout.n_fields + layout.n_cell_fields > max_fields)
-      damaged("corrupt checkpoint header: " + std::to_string(layout.n_fields) + " fields and " +
-              std::to_string(layout.n_cell_fields) + " cell fields (at most " + std::to_string(max_fields) +
-              " together)");
-    if (layout.n_cells < 0 || layout.n_cells > max_vertices)
-      damaged("corrupt checkpoint header: cell count " + std::to_string(layout.n_cells));
-  }
+  h.layout = read_layout(path, h.header);
+  const Layout& layout = h.layout;
   if (size != layout.total_bytes()) {
     damaged(std::string(size < layout.total_bytes() ? "truncated" : "corrupt") + " checkpoint: the header announces " +
             std::to_string(layout.total_bytes()) + " bytes, the file has " + std::to_string(size));
@@ -868,6 +877,61 @@ void broadcast_head(MPI_Comm comm, Head& h) {
   }
 }
 
+/// Closes `fh` and throws `failure` (on every rank, once all have agreed on it).
+[[noreturn]] void close_and_raise(MPI_File& fh, const Failure& failure) {
+  MPI_File_close(&fh);
+  raise(failure);
+}
+
+/// Collective: rank 0 reads and checks the header, job text and trailer of the open `fh` (read_header), then
+/// every rank gets them (broadcast_head). If rank 0 fails, closes `fh` and throws on every rank.
+Head share_head(MPI_Comm comm, MPI_File& fh, const std::string& path, Failure& failure) {
+  Head h;
+  if (comm_rank(comm) == 0) {
+    try {
+      h = read_header(fh, path);
+    } catch (const std::exception& e) {
+      failure.set_from(e);
+    }
+  }
+  if (any_failed(comm, failure)) close_and_raise(fh, failure);
+  broadcast_head(comm, h);
+  return h;
+}
+
+/// Collective: the checkpoint's vertex count is the job mesh's `n_vertices`, and, when its cell fields are read
+/// (`read_cells`), its cell count is `n_cells`. Otherwise closes `fh` and throws InputError on every rank.
+void check_mesh_sizes(MPI_Comm comm, MPI_File& fh, const std::string& path, const Layout& layout,
+                      std::int64_t n_vertices, bool read_cells, std::int64_t n_cells, Failure& failure) {
+  if (layout.n_vertices != n_vertices) {
+    failure.set(path + ": checkpoint has " + std::to_string(layout.n_vertices) + " vertices, the job's mesh has " +
+                    std::to_string(n_vertices),
+                Kind::input);
+  }
+  if (read_cells && layout.n_cells != n_cells) {
+    failure.set(path + ": checkpoint has " + std::to_string(layout.n_cells) + " cells, the job's mesh has " +
+                    std::to_string(n_cells),
+                Kind::input);
+  }
+  if (any_failed(comm, failure)) close_and_raise(fh, failure);
+}
+
+/// Collective: the CRC-32 of each field (`what` and its name: "field 'u'", "cell field 'p'"), combined from the
+/// ranks' `contributions` over `n_items` items of `item_bytes`, against the trailer's `recorded` ones; the first
+/// mismatch goes to `failure` (a damaged checkpoint).
+void verify_field_crcs(MPI_Comm comm, const std::string& path, const char* what, const std::vector<std::string>& names,
+                       const std::uint32_t* recorded, const std::vector<std::uint32_t>& contributions,
+                       std::int64_t n_items, std::size_t item_bytes, Failure& failure) {
+  const std::vector<std::uint32_t> crcs = combine_field_crcs(comm, contributions, n_items, item_bytes);
+  for (std::size_t f = 0; f < crcs.size() && failure.message.empty(); ++f) {
+    try {
+      check_crc(path, what + ("'" + names[f] + "'"), recorded[f], crcs[f]);
+    } catch (const DamagedCheckpoint& e) {
+      failure.set(e.what(), Kind::damaged);
+    }
+  }
+}
+
 /// Collective: reads this rank's values of every field (named `field_names`) through its field view; puts its
 /// contribution to each field's CRC-32 into `contributions`.
 std::vector<std::vector<double>> read_fields(const FieldAccess& file, const Layout& layout,
@@ -966,35 +1030,12 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
   // Phase 2: open.
   Failure failure;
   MPI_File fh = open_checkpoint(comm, path, failure);
-  auto close_and_raise = [&] {
-    MPI_File_close(&fh);
-    raise(failure);
-  };
 
   // Phase 3: rank 0 reads and checks header, job text and trailer, then broadcasts them.
-  Head h;
-  if (rank == 0) {
-    try {
-      h = read_header(fh, path);
-    } catch (const std::exception& e) {
-      failure.set_from(e);
-    }
-  }
-  if (any_failed(comm, failure)) close_and_raise();
-  broadcast_head(comm, h);
+  Head h = share_head(comm, fh, path, failure);
   const Layout& layout = h.layout;
-  if (layout.n_vertices != n_vertices) {
-    failure.set(path + ": checkpoint has " + std::to_string(layout.n_vertices) + " vertices, the job's mesh has " +
-                    std::to_string(n_vertices),
-                Kind::input);
-  }
   const bool read_cells = cells.n_cells > 0 && layout.n_cell_fields > 0;
-  if (read_cells && layout.n_cells != cells.n_cells) {
-    failure.set(path + ": checkpoint has " + std::to_string(layout.n_cells) + " cells, the job's mesh has " +
-                    std::to_string(cells.n_cells),
-                Kind::input);
-  }
-  if (any_failed(comm, failure)) close_and_raise();
+  check_mesh_sizes(comm, fh, path, layout, n_vertices, read_cells, cells.n_cells, failure);
   // Every vertex read by exactly one rank: the fields' checksums are combined from the ranks' parts.
   try {
     check_ownership(comm, path, n_vertices, owned_original);
@@ -1023,26 +1064,11 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
   }
   failure.check_mpi(MPI_File_close(&fh), path, "closing the checkpoint", Kind::input);
   if (layout.version >= 2) {
-    const std::vector<std::uint32_t> crcs = combine_field_crcs(comm, contributions, n_vertices);
-    for (std::size_t f = 0; f < crcs.size() && failure.message.empty(); ++f) {
-      try {
-        check_crc(path, "field '" + state.field_names[f] + "'", h.checksums.fields[f], crcs[f]);
-      } catch (const DamagedCheckpoint& e) {
-        failure.set(e.what(), Kind::damaged);
-      }
-    }
-    if (read_cells) {
-      const std::vector<std::uint32_t> cell_crcs = combine_field_crcs(comm, cell_contributions, cells.n_cells,
-                                                                      cell_bytes);
-      for (std::size_t f = 0; f < cell_crcs.size() && failure.message.empty(); ++f) {
-        try {
-          check_crc(path, "cell field '" + state.cell_field_names[f] + "'", h.checksums.fields[layout.n_fields + f],
-                    cell_crcs[f]);
-        } catch (const DamagedCheckpoint& e) {
-          failure.set(e.what(), Kind::damaged);
-        }
-      }
-    }
+    verify_field_crcs(comm, path, "field ", state.field_names, h.checksums.fields.data(), contributions, n_vertices,
+                      vertex_bytes, failure);
+    if (read_cells)
+      verify_field_crcs(comm, path, "cell field ", state.cell_field_names, h.checksums.fields.data() + layout.n_fields,
+                        cell_contributions, cells.n_cells, cell_bytes, failure);
   }
   if (any_failed(comm, failure)) raise(failure);
   return state;
