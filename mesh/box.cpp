@@ -170,6 +170,17 @@ void box_boundary(const BoxGrid& g, std::vector<LocalIndex>& triangles, std::vec
   }
 }
 
+/// Of the whole boundary's facets (slice.nodes - 1 vertex ids each) and their tags, block `rank` of `ranks` into
+/// the slice.
+void keep_facet_block(const std::vector<LocalIndex>& facets, const std::vector<int>& region, int rank, int ranks,
+                      MeshSlice& slice) {
+  const int fs = slice.nodes - 1;
+  const auto n_facets = static_cast<GlobalIndex>(region.size());
+  const GlobalIndex first = slice_begin(n_facets, rank, ranks), end = slice_begin(n_facets, rank + 1, ranks);
+  slice.facets.assign(facets.begin() + fs * first, facets.begin() + fs * end);
+  slice.facet_region.assign(region.begin() + first, region.begin() + end);
+}
+
 }  // namespace
 
 Mesh generate_box(const std::array<double, 3>& size, const std::array<int, 3>& cells) {
@@ -201,10 +212,7 @@ MeshSlice generate_box_slice(const std::array<double, 3>& size, const std::array
   std::vector<LocalIndex> triangles;
   std::vector<int> region;
   box_boundary(grid, triangles, region);
-  const auto n_boundary = static_cast<GlobalIndex>(region.size());
-  const GlobalIndex first = slice_begin(n_boundary, rank, ranks), end = slice_begin(n_boundary, rank + 1, ranks);
-  slice.facets.assign(triangles.begin() + 3 * first, triangles.begin() + 3 * end);
-  slice.facet_region.assign(region.begin() + first, region.begin() + end);
+  keep_facet_block(triangles, region, rank, ranks, slice);
   return slice;
 }
 
@@ -287,10 +295,7 @@ MeshSlice generate_sheet_slice(const std::array<double, 2>& size, const std::arr
   std::vector<LocalIndex> lines;
   std::vector<int> region;
   sheet_boundary(nx, ny, lines, region);
-  const auto n_lines = static_cast<GlobalIndex>(region.size());
-  const GlobalIndex first = slice_begin(n_lines, rank, ranks), end = slice_begin(n_lines, rank + 1, ranks);
-  slice.facets.assign(lines.begin() + 2 * first, lines.begin() + 2 * end);
-  slice.facet_region.assign(region.begin() + first, region.begin() + end);
+  keep_facet_block(lines, region, rank, ranks, slice);
   return slice;
 }
 
