@@ -132,15 +132,22 @@ inline Penalty vol_penalty(double theta, VolumetricPenalty kind) {
   return {};
 }
 
-/// Validate the common inputs of the formulation factories: sizes, vertex ids and material ids.
-inline void check_inputs(std::size_t n_coords, std::span<const LocalIndex> tets, std::size_t n_table,
-                         std::span<const std::int32_t> material_of_tet, const char* who) {
+/// Validate the sizes of a factory's coordinates (3 per vertex) and cell list (n_ids ids, `per_cell` per cell):
+/// `who` names the factory, `list` the cell list and `cell` one cell in the messages.
+inline void check_sizes(std::size_t n_coords, std::size_t n_ids, int per_cell, const char* who, const char* list,
+                        const char* cell) {
   if (n_coords % 3 != 0)
     throw std::invalid_argument(std::string(who) + ": coords holds " + std::to_string(n_coords) +
                                 " values, expected 3 per vertex");
-  if (tets.size() % 4 != 0)
-    throw std::invalid_argument(std::string(who) + ": tets holds " + std::to_string(tets.size()) +
-                                " ids, expected 4 per tetrahedron");
+  if (n_ids % per_cell != 0)
+    throw std::invalid_argument(std::string(who) + ": " + list + " holds " + std::to_string(n_ids) + " ids, expected " +
+                                std::to_string(per_cell) + " per " + cell);
+}
+
+/// Validate the common inputs of the formulation factories: sizes, vertex ids and material ids.
+inline void check_inputs(std::size_t n_coords, std::span<const LocalIndex> tets, std::size_t n_table,
+                         std::span<const std::int32_t> material_of_tet, const char* who) {
+  check_sizes(n_coords, tets.size(), 4, who, "tets", "tetrahedron");
   if (material_of_tet.size() != tets.size() / 4)
     throw std::invalid_argument(std::string(who) + ": " + std::to_string(material_of_tet.size()) +
                                 " material ids for " + std::to_string(tets.size() / 4) + " tetrahedra");
