@@ -1,10 +1,10 @@
 /// \file neo_hookean.cpp
 /// Compressible neo-Hookean tetrahedra (neo_hookean.hpp has the law, its force and its exact tangent).
 ///
-/// Written on stvk-tl's template (stvk_tl.cpp): the same precomputed per-tet data (alpha_1..3, V0, ascending
-/// vertices), the same block pattern (vertex diagonal blocks, then both orientations of every edge) and the same
-/// fused, race-free OpenMP sweep (edge_assembly::VertexSweep): per tet its 12 forces and its 6 edge blocks K_ab
-/// (a < b) into scratch, per edge the sum of its tets' blocks, per vertex its force and
+/// Built on stvk-tl's frame (per_tet_formulation.hpp, shared with stvk_tl.cpp): the same precomputed per-tet data
+/// (alpha_1..3, V0, ascending vertices), the same block pattern (vertex diagonal blocks, then both orientations of
+/// every edge) and the same fused, race-free OpenMP sweep (edge_assembly::VertexSweep): per tet its 12 forces and
+/// its 6 edge blocks K_ab (a < b) into scratch, per edge the sum of its tets' blocks, per vertex its force and
 /// K(v, v) = -sum_w K(v, w) (translation invariance holds for any frame-indifferent energy). Only the per-tet
 /// kernel differs. An inverted tet (J <= 0) writes +infinity into its forces (and zero blocks): see the header.
 #include "materials/neo_hookean.hpp"
@@ -86,6 +86,14 @@ inline void volumetric_block(const double F[9], const double* alpha_a, const dou
 
 using NhTet = edge_assembly::AscendingTet;
 
+/// F and cof(F) of tet T at the positions x; returns J = det F.
+[[gnu::always_inline]] inline double deformation(const NhTet& T, const double* x, double F[9], double cof[9]) {
+  const double* al[3] = {T.alpha[0], T.alpha[1], T.alpha[2]};
+  deformation_gradient(al, x + 3 * std::int64_t{T.v[0]}, x + 3 * std::int64_t{T.v[1]}, x + 3 * std::int64_t{T.v[2]},
+                       x + 3 * std::int64_t{T.v[3]}, F);
+  return tetgeo::cofactor(F, cof);
+}
+
 class NeoHookean final : public edge_assembly::PerTetFormulation<NeoHookean> {
  public:
   static constexpr const char* kName = "neo-hookean";
@@ -108,11 +116,8 @@ class NeoHookean final : public edge_assembly::PerTetFormulation<NeoHookean> {
 
 void NeoHookean::add_tet_energy(const NhTet& T, const double* x, double& w) const {
   const TetMaterial& M = mat_[T.mat];
-  const double* al[3] = {T.alpha[0], T.alpha[1], T.alpha[2]};
   double F[9], cof[9], P[9];
-  deformation_gradient(al, x + 3 * std::int64_t{T.v[0]}, x + 3 * std::int64_t{T.v[1]}, x + 3 * std::int64_t{T.v[2]},
-                       x + 3 * std::int64_t{T.v[3]}, F);
-  const double J = tetgeo::cofactor(F, cof);
+  const double J = deformation(T, x, F, cof);
   if (!(J > 0.0)) {
     w += kInf;
     return;
@@ -127,9 +132,7 @@ void NeoHookean::tet_terms(std::int64_t t, const double* x) const {
   const TetMaterial& M = mat_[T.mat];
   const double* al[3] = {T.alpha[0], T.alpha[1], T.alpha[2]};
   double F[9], cof[9], P[9];
-  deformation_gradient(al, x + 3 * std::int64_t{T.v[0]}, x + 3 * std::int64_t{T.v[1]}, x + 3 * std::int64_t{T.v[2]},
-                       x + 3 * std::int64_t{T.v[3]}, F);
-  const double J = tetgeo::cofactor(F, cof);
+  const double J = deformation(T, x, F, cof);
   double* ft = &ft_[12 * t];
   if (!(J > 0.0)) {  // inverted or flat: a non-finite residual, which makes the Newton driver cut the step
     std::fill(ft, ft + 12, kInf);

@@ -26,7 +26,8 @@
 ///      K(v, v) = -sum_w K(v, w) over the incident edges (translation invariance, as algKV).
 /// Tets are stored sorted by their smallest vertex and the stages are fused into one OpenMP sweep over vertex
 /// ranges (edge_assembly::VertexSweep), which keeps the scratch in cache: ~25% faster than three separate loops.
-/// Scratch buffers are members (mutable): one object must not be evaluated from two threads at once.
+/// Scratch buffers are members (mutable): one object must not be evaluated from two threads at once. All of this
+/// but the per-tet kernel is per_tet_formulation.hpp's, shared with neo_hookean.cpp.
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
