@@ -25,12 +25,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-inline void mat_vec(const double M[9], const double* a, double* out) {
-  out[0] = M[0] * a[0] + M[1] * a[1] + M[2] * a[2];
-  out[1] = M[3] * a[0] + M[4] * a[1] + M[5] * a[2];
-  out[2] = M[6] * a[0] + M[7] * a[1] + M[8] * a[2];
-}
-
 /// F = sum_{i=1..3} (x_i - x_0) alpha_i^T (row-major); x0..x3 the current positions of the tet's vertices.
 inline void deformation_gradient(const double* const alpha[3], const double* x0, const double* x1, const double* x2,
                                  const double* x3, double F[9]) {
@@ -63,25 +57,6 @@ inline void tangent_block(const double* alpha_a, const double* alpha_b, const do
   K[0] += diag;
   K[4] += diag;
   K[8] += diag;
-}
-
-/// The volumetric penalty's part of the six edge blocks (as stvk_tl.cpp): kv [psi'' c_a c_b^T - psi' [w_ab x]],
-/// c_a = cof(F) alpha_a, w_ab = F (alpha_a x alpha_b); k2 = kv psi'', k1 = kv psi'.
-inline void volumetric_block(const double F[9], const double* alpha_a, const double* alpha_b, const double* c_a,
-                             const double* c_b, double k1, double k2, double* K) {
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) K[3 * r + c] += k2 * c_a[r] * c_b[c];
-  if (k1 != 0.0) {
-    double axb[3], w[3];
-    tetgeo::cross(alpha_a, alpha_b, axb);
-    mat_vec(F, axb, w);
-    K[1] += k1 * w[2];
-    K[2] -= k1 * w[1];
-    K[3] -= k1 * w[2];
-    K[5] += k1 * w[0];
-    K[6] += k1 * w[1];
-    K[7] -= k1 * w[0];
-  }
 }
 
 using NhTet = edge_assembly::AscendingTet;
@@ -152,7 +127,7 @@ void NeoHookean::tet_terms(std::int64_t t, const double* x) const {
       for (int q = 0; q < 9; ++q) P[q] += kv * pen.d1 * cof[q];
     }
   }
-  for (int a = 0; a < 3; ++a) mat_vec(P, al[a], ft + 3 * (a + 1));
+  for (int a = 0; a < 3; ++a) tetgeo::mat_vec(P, al[a], ft + 3 * (a + 1));
   for (int c = 0; c < 3; ++c) ft[c] = -(ft[3 + c] + ft[6 + c] + ft[9 + c]);
 
   if constexpr (kStiffness) {
@@ -161,7 +136,7 @@ void NeoHookean::tet_terms(std::int64_t t, const double* x) const {
     const double* alpha[4] = {a0, al[0], al[1], al[2]};
     const double inv_j = 1.0 / J;
     for (int a = 1; a < 4; ++a) {
-      mat_vec(cof, alpha[a], cv[a]);  // cof(F) alpha_a = J g_a
+      tetgeo::mat_vec(cof, alpha[a], cv[a]);  // cof(F) alpha_a = J g_a
       for (int c = 0; c < 3; ++c) g[a][c] = cv[a][c] * inv_j;
     }
     for (int c = 0; c < 3; ++c) {
@@ -172,7 +147,7 @@ void NeoHookean::tet_terms(std::int64_t t, const double* x) const {
     for (int s = 0; s < 6; ++s) {
       const int a = tetgeo::kEdgeLocal[s][0], b = tetgeo::kEdgeLocal[s][1];
       tangent_block(alpha[a], alpha[b], g[a], g[b], T.v0, M.mu, M.lambda, ln_j, kt + 9 * s);
-      if (vol) volumetric_block(F, alpha[a], alpha[b], cv[a], cv[b], kv * pen.d1, kv * pen.d2, kt + 9 * s);
+      if (vol) tetgeo::volumetric_block(F, alpha[a], alpha[b], cv[a], cv[b], kv * pen.d1, kv * pen.d2, kt + 9 * s);
     }
   }
 }
@@ -207,14 +182,14 @@ double neo_hookean_energy_gradient_hessian(const NeoHookeanRest& rest, double mu
   }
   const double ln_j = std::log(J);
   const double w = first_piola(F, cof, J, ln_j, rest.v0, mu, lambda, P);
-  for (int a = 0; a < 3; ++a) mat_vec(P, al[a], gradient + 3 * (a + 1));
+  for (int a = 0; a < 3; ++a) tetgeo::mat_vec(P, al[a], gradient + 3 * (a + 1));
   for (int c = 0; c < 3; ++c) gradient[c] = -(gradient[3 + c] + gradient[6 + c] + gradient[9 + c]);
   if (hessian) {
     double a0[3], g[4][3];
     for (int c = 0; c < 3; ++c) a0[c] = -(al[0][c] + al[1][c] + al[2][c]);
     const double* alpha[4] = {a0, al[0], al[1], al[2]};
     for (int a = 0; a < 4; ++a) {
-      mat_vec(cof, alpha[a], g[a]);
+      tetgeo::mat_vec(cof, alpha[a], g[a]);
       for (double& v : g[a]) v /= J;
     }
     for (int a = 0; a < 4; ++a)

@@ -103,12 +103,6 @@ inline double stress(const TetMaterial& M, double v0, const double E[9], double 
   return 0.5 * w;  // V0 eps^T D eps / 2 = S:E / 2
 }
 
-inline void mat_vec(const double M[9], const double* a, double* out) {
-  out[0] = M[0] * a[0] + M[1] * a[1] + M[2] * a[2];
-  out[1] = M[3] * a[0] + M[4] * a[1] + M[5] * a[2];
-  out[2] = M[6] * a[0] + M[7] * a[1] + M[8] * a[2];
-}
-
 void StvkTl::add_tet_energy(const TlTet& T, const double* x, double& w) const {
   const TetMaterial& M = mat_[T.mat];
   double F[9], E[9], S[9];
@@ -128,7 +122,7 @@ void StvkTl::add_tet_energy(const TlTet& T, const double* x, double& w) const {
                                                          double* kt) {
   const double lam = T.v0 * M.lambda, mu = T.v0 * M.mu;
   double u[4][3], lu[4][3], mu_u[4][3], B[9];
-  for (int a = 1; a < 4; ++a) mat_vec(F, alpha[a], u[a]);
+  for (int a = 1; a < 4; ++a) tetgeo::mat_vec(F, alpha[a], u[a]);
   for (int c = 0; c < 3; ++c) u[0][c] = -(u[1][c] + u[2][c] + u[3][c]);
   for (int a = 0; a < 4; ++a)
     for (int c = 0; c < 3; ++c) lu[a][c] = lam * u[a][c], mu_u[a][c] = mu * u[a][c];
@@ -197,20 +191,7 @@ void StvkTl::add_tet_energy(const TlTet& T, const double* x, double& w) const {
   const double* cva[4] = {c0, cv[0], cv[1], cv[2]};
   for (int s = 0; s < 6; ++s) {
     const int a = tetgeo::kEdgeLocal[s][0], b = tetgeo::kEdgeLocal[s][1];
-    double* K = kt + 9 * s;
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) K[3 * r + c] += k2 * cva[a][r] * cva[b][c];
-    if (k1 != 0.0) {
-      double axb[3], w[3];
-      tetgeo::cross(alpha[a], alpha[b], axb);
-      mat_vec(F, axb, w);
-      K[1] += k1 * w[2];
-      K[2] -= k1 * w[1];
-      K[3] -= k1 * w[2];
-      K[5] += k1 * w[0];
-      K[6] += k1 * w[1];
-      K[7] -= k1 * w[0];
-    }
+    tetgeo::volumetric_block(F, alpha[a], alpha[b], cva[a], cva[b], k1, k2, kt + 9 * s);
   }
 }
 
@@ -237,12 +218,12 @@ void StvkTl::tet_terms(std::int64_t t, const double* x) const {
       kv = T.v0 * M.k_vol;
       for (int q = 0; q < 9; ++q) P[q] += kv * pen.d1 * cof[q];
       if constexpr (kStiffness)
-        for (int a = 0; a < 3; ++a) mat_vec(cof, al[a], cv[a]);
+        for (int a = 0; a < 3; ++a) tetgeo::mat_vec(cof, al[a], cv[a]);
     }
   }
 
   double* ft = &ft_[12 * t];
-  for (int a = 0; a < 3; ++a) mat_vec(P, al[a], ft + 3 * (a + 1));
+  for (int a = 0; a < 3; ++a) tetgeo::mat_vec(P, al[a], ft + 3 * (a + 1));
   for (int c = 0; c < 3; ++c) ft[c] = -(ft[3 + c] + ft[6 + c] + ft[9 + c]);
 
   if constexpr (kStiffness) {
@@ -251,7 +232,7 @@ void StvkTl::tet_terms(std::int64_t t, const double* x) const {
     double a0[3], Sa[4][3];
     for (int c = 0; c < 3; ++c) a0[c] = -(al[0][c] + al[1][c] + al[2][c]);
     const double* alpha[4] = {a0, al[0], al[1], al[2]};
-    for (int a = 1; a < 4; ++a) mat_vec(S, alpha[a], Sa[a]);
+    for (int a = 1; a < 4; ++a) tetgeo::mat_vec(S, alpha[a], Sa[a]);
     for (int c = 0; c < 3; ++c) Sa[0][c] = -(Sa[1][c] + Sa[2][c] + Sa[3][c]);
     if (M.isotropic)
       isotropic_edge_blocks(T, M, F, alpha, Sa, kt);
