@@ -156,9 +156,11 @@ std::vector<double> hat_weights(MPI_Comm comm, const LocalMesh& mesh, const Disc
   return w;
 }
 
-std::vector<double> harmonic_weights(MPI_Comm comm, const LocalMesh& mesh, const FramePlacement& frames) {
+/// The frame whose ball holds each local vertex (-1: none): a frame's own vertex, and with several frames the
+/// vertices within a quarter of the distance to the nearest other frame.
+std::vector<int> frame_balls(const LocalMesh& mesh, const FramePlacement& frames) {
   const int n = static_cast<int>(frames.origins.size());
-  const LocalIndex n_local = mesh.n_local(), n_owned = mesh.n_owned;
+  const LocalIndex n_local = mesh.n_local();
   const double* X = mesh.mesh.coords.data();
   // Balls: radius a quarter of the distance to the nearest other frame.
   std::vector<double> radius2(static_cast<std::size_t>(n), std::numeric_limits<double>::infinity());
@@ -171,8 +173,13 @@ std::vector<double> harmonic_weights(MPI_Comm comm, const LocalMesh& mesh, const
       if (mesh.original_vertex[v] == frames.file_vertices[i] ||
           (n > 1 && distance2(X + 3 * v, frames.origins[i]) <= radius2[i]))
         ball[v] = i;
+  return ball;
+}
 
-  // P1 Laplacian, COO over the local tets in global numbering (PETSc sums the partial rows).
+/// P1 Laplacian, COO over the local tets in global numbering (PETSc sums the partial rows).
+PetscOwner<Mat, MatDestroy> laplacian(MPI_Comm comm, const LocalMesh& mesh) {
+  const LocalIndex n_owned = mesh.n_owned;
+  const double* X = mesh.mesh.coords.data();
   PetscOwner<Mat, MatDestroy> K;
   EDGEFEM_PETSC(MatCreate(comm, K.address()));
   EDGEFEM_PETSC(MatSetSizes(K, n_owned, n_owned, PETSC_DETERMINE, PETSC_DETERMINE));
@@ -209,20 +216,33 @@ std::vector<double> harmonic_weights(MPI_Comm comm, const LocalMesh& mesh, const
   }
   EDGEFEM_PETSC(MatSetPreallocationCOO(K, static_cast<PetscCount>(rows.size()), rows.data(), cols.data()));
   EDGEFEM_PETSC(MatSetValuesCOO(K, values.data(), ADD_VALUES));
+  return K;
+}
 
+/// New ghosted vectors in the mesh's layout (owned vertices, then its ghosts by global number).
+struct GhostedVectors {
+  MPI_Comm comm;
+  LocalIndex n_owned;
   std::vector<PetscInt> ghosts;
-  for (LocalIndex v = n_owned; v < n_local; ++v) ghosts.push_back(static_cast<PetscInt>(mesh.global_vertex[v]));
-  auto ghosted = [&] {
+
+  GhostedVectors(MPI_Comm c, const LocalMesh& mesh) : comm(c), n_owned(mesh.n_owned) {
+    for (LocalIndex v = n_owned; v < mesh.n_local(); ++v)
+      ghosts.push_back(static_cast<PetscInt>(mesh.global_vertex[v]));
+  }
+  [[nodiscard]] PetscOwner<Vec, VecDestroy> operator()() const {
     PetscOwner<Vec, VecDestroy> x;
     EDGEFEM_PETSC(VecCreateGhost(comm, n_owned, PETSC_DETERMINE, static_cast<PetscInt>(ghosts.size()), ghosts.data(),
                                  x.address()));
     return x;
-  };
-  std::vector<PetscInt> held;
-  for (LocalIndex v = 0; v < n_owned; ++v)
-    if (ball[v] >= 0) held.push_back(static_cast<PetscInt>(mesh.global_vertex[v]));
-  // Right-hand sides with the original matrix: b_i = -K x_D,i off the balls, x_D,i on them.
-  std::vector<PetscOwner<Vec, VecDestroy>> rhs, dirichlet;
+  }
+};
+
+/// Right-hand sides with the original matrix K, per frame i: b_i = -K x_D,i off the balls, x_D,i on them (x_D,i:
+/// 1 on frame i's ball, 0 elsewhere).
+std::vector<PetscOwner<Vec, VecDestroy>> ball_rhs(Mat K, const GhostedVectors& ghosted, const std::vector<int>& ball,
+                                                  int n) {
+  const LocalIndex n_owned = ghosted.n_owned;
+  std::vector<PetscOwner<Vec, VecDestroy>> rhs;
   for (int i = 0; i < n; ++i) {
     auto xd = ghosted();
     {
@@ -239,10 +259,12 @@ std::vector<double> harmonic_weights(MPI_Comm comm, const LocalMesh& mesh, const
         if (ball[v] >= 0) ab.span()[v] = ax.span()[v];
     }
     rhs.push_back(std::move(b));
-    dirichlet.push_back(std::move(xd));
   }
-  EDGEFEM_PETSC(MatZeroRowsColumns(K, static_cast<PetscInt>(held.size()), held.data(), 1.0, nullptr, nullptr));
+  return rhs;
+}
 
+/// CG with GAMG (options prefix frames_weights_) on K.
+PetscOwner<KSP, KSPDestroy> weights_solver(MPI_Comm comm, Mat K) {
   PetscOwner<KSP, KSPDestroy> ksp;
   EDGEFEM_PETSC(KSPCreate(comm, ksp.address()));
   EDGEFEM_PETSC(KSPSetOperators(ksp, K, K));
@@ -253,6 +275,37 @@ std::vector<double> harmonic_weights(MPI_Comm comm, const LocalMesh& mesh, const
   EDGEFEM_PETSC(KSPSetTolerances(ksp, 1e-13, 1e-300, PETSC_DEFAULT, 2000));
   EDGEFEM_PETSC(KSPSetOptionsPrefix(ksp, "frames_weights_"));
   EDGEFEM_PETSC(KSPSetFromOptions(ksp));
+  return ksp;
+}
+
+/// Partition of unity (the sum is harmonic and 1 on every ball): a check of the solves, on every rank.
+void check_partition_of_unity(MPI_Comm comm, const std::vector<double>& w, LocalIndex n_local, int n) {
+  double worst = 0.0;
+  for (LocalIndex v = 0; v < n_local; ++v) {
+    double s = 0.0;
+    for (int i = 0; i < n; ++i) s += w[static_cast<std::size_t>(v) * n + i];
+    worst = std::max(worst, std::abs(s - 1.0));
+  }
+  double global_worst = 0.0;
+  MPI_Allreduce(&worst, &global_worst, 1, MPI_DOUBLE, MPI_MAX, comm);
+  if (!(global_worst < 1e-8))
+    throw SolverError("harmonic frame weights: the weights do not sum to 1 (largest deviation " +
+                      std::to_string(global_worst) + "; is every part of the mesh connected to a frame?)");
+}
+
+std::vector<double> harmonic_weights(MPI_Comm comm, const LocalMesh& mesh, const FramePlacement& frames) {
+  const int n = static_cast<int>(frames.origins.size());
+  const LocalIndex n_local = mesh.n_local(), n_owned = mesh.n_owned;
+  const std::vector<int> ball = frame_balls(mesh, frames);
+  PetscOwner<Mat, MatDestroy> K = laplacian(comm, mesh);
+  const GhostedVectors ghosted(comm, mesh);
+  std::vector<PetscInt> held;
+  for (LocalIndex v = 0; v < n_owned; ++v)
+    if (ball[v] >= 0) held.push_back(static_cast<PetscInt>(mesh.global_vertex[v]));
+  const std::vector<PetscOwner<Vec, VecDestroy>> rhs = ball_rhs(K, ghosted, ball, n);
+  EDGEFEM_PETSC(MatZeroRowsColumns(K, static_cast<PetscInt>(held.size()), held.data(), 1.0, nullptr, nullptr));
+
+  PetscOwner<KSP, KSPDestroy> ksp = weights_solver(comm, K);
   std::vector<double> w(static_cast<std::size_t>(n_local) * n, 0.0);
   for (int i = 0; i < n; ++i) {
     auto x = ghosted();
@@ -272,18 +325,7 @@ std::vector<double> harmonic_weights(MPI_Comm comm, const LocalMesh& mesh, const
     }
     EDGEFEM_PETSC(VecGhostRestoreLocalForm(x, &local));
   }
-  // Partition of unity (the sum is harmonic and 1 on every ball): a check of the solves.
-  double worst = 0.0;
-  for (LocalIndex v = 0; v < n_local; ++v) {
-    double s = 0.0;
-    for (int i = 0; i < n; ++i) s += w[static_cast<std::size_t>(v) * n + i];
-    worst = std::max(worst, std::abs(s - 1.0));
-  }
-  double global_worst = 0.0;
-  MPI_Allreduce(&worst, &global_worst, 1, MPI_DOUBLE, MPI_MAX, comm);
-  if (!(global_worst < 1e-8))
-    throw SolverError("harmonic frame weights: the weights do not sum to 1 (largest deviation " +
-                      std::to_string(global_worst) + "; is every part of the mesh connected to a frame?)");
+  check_partition_of_unity(comm, w, n_local, n);
   return w;
 }
 

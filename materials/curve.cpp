@@ -11,16 +11,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/number_text.hpp"
+
 namespace edgefem {
 
 namespace {
 
-std::string num(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
-}
+std::string num(double v) { return number_text(v, 17); }
 
 double sgn(double v) { return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : 0.0); }
 

@@ -30,21 +30,24 @@ struct TetLanes {
   double cubic[kLanes];  ///< 1: the penalty is VolumetricPenalty::cubic, 0: quadratic (or none, with k_vol = 0)
 };
 
-/// Energy and gradient of every lane: gradient[3 a + k][lane], energy[lane]. kInversion: principal[lane] = true
-/// where stvk_energy_gradient_inline<true> takes the principal route (det F <= 0 or the Gershgorin bound of the Green
-/// strain below the clamp); those lanes' outputs are the plain energy's and must be replaced by the caller.
-template <bool kInversion>
-[[gnu::always_inline]] inline void stvk_isotropic_lanes(const TetLanes& in, Lanes (&gradient)[12],
-                                                        Lanes& energy, std::int64_t (&principal)[kLanes]) {
-  // Every statement is a loop over the lanes (innermost, unit stride): the compiler's vector loops.
-  double F[9][kLanes];  // F = sum_{a=1..3} (x_a - x_0) alpha_a^T (row-major)
+/// The steps of stvk_isotropic_lanes. Every statement is a loop over the lanes (innermost, unit stride): the
+/// compiler's vector loops.
+namespace stvk_lanes {
+
+using Tensors = double[9][kLanes];  ///< a 3x3 matrix (row-major) per lane
+
+/// F = sum_{a=1..3} (x_a - x_0) alpha_a^T (row-major).
+[[gnu::always_inline]] inline void deformation_gradient(const TetLanes& in, Tensors& F) {
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 3; ++c)
       for (int l = 0; l < kLanes; ++l)
         F[3 * r + c][l] = (in.x[3 + r][l] - in.x[r][l]) * in.alpha[c][l] +
                           (in.x[6 + r][l] - in.x[r][l]) * in.alpha[3 + c][l] +
                           (in.x[9 + r][l] - in.x[r][l]) * in.alpha[6 + c][l];
-  double E[9][kLanes];  // Green strain (F^T F - I) / 2
+}
+
+/// Green strain E = (F^T F - I) / 2.
+[[gnu::always_inline]] inline void green_strain(const Tensors& F, Tensors& E) {
   for (int i = 0; i < 3; ++i)
     for (int j = i; j < 3; ++j) {
       const double delta = i == j ? 1.0 : 0.0;
@@ -53,6 +56,13 @@ template <bool kInversion>
         E[3 * i + j][l] = E[3 * j + i][l] = 0.5 * (s - delta);
       }
     }
+}
+
+/// kInversion: principal[lane] = the lane takes the principal route (det F <= 0 or the Gershgorin bound of E below
+/// the clamp); else 0.
+template <bool kInversion>
+[[gnu::always_inline]] inline void principal_route(const Tensors& F, const Tensors& E,
+                                                   std::int64_t (&principal)[kLanes]) {
   for (int l = 0; l < kLanes; ++l) {
     if constexpr (kInversion) {
       const double r0 = E[0][l] - std::abs(E[1][l]) - std::abs(E[2][l]);
@@ -68,8 +78,10 @@ template <bool kInversion>
       principal[l] = 0;
     }
   }
-  double S[9][kLanes];  // S = 2 mu E + lambda tr(E) I
-  double psi[kLanes];
+}
+
+/// S = 2 mu E + lambda tr(E) I and the energy density psi = mu E:E + lambda tr(E)^2 / 2.
+[[gnu::always_inline]] inline void stress(const TetLanes& in, const Tensors& E, Tensors& S, Lanes& psi) {
   for (int l = 0; l < kLanes; ++l) {
     const double tr = E[0][l] + E[4][l] + E[8][l];
     const double lt = in.lambda[l] * tr;
@@ -82,12 +94,11 @@ template <bool kInversion>
     S[0][l] += lt, S[4][l] += lt, S[8][l] += lt;
     psi[l] = in.mu[l] * ee + 0.5 * in.lambda[l] * tr * tr;
   }
-  double P[9][kLanes];  // P = F S
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c)
-      for (int l = 0; l < kLanes; ++l)
-        P[3 * r + c][l] = F[3 * r][l] * S[c][l] + F[3 * r + 1][l] * S[3 + c][l] + F[3 * r + 2][l] * S[6 + c][l];
-  // The volumetric penalty: P += k_vol psi'(J - 1) cof F (adds exact zeros where it is inactive).
+}
+
+/// The volumetric penalty: P += k_vol psi'(J - 1) cof F and psi += k_vol psi(J - 1) (adds exact zeros where it is
+/// inactive).
+[[gnu::always_inline]] inline void add_volumetric(const TetLanes& in, const Tensors& F, Tensors& P, Lanes& psi) {
   double cof[9][kLanes], factor[kLanes];
   for (int l = 0; l < kLanes; ++l) {
     cof[0][l] = F[4][l] * F[8][l] - F[5][l] * F[7][l];
@@ -111,17 +122,44 @@ template <bool kInversion>
   }
   for (int k = 0; k < 9; ++k)
     for (int l = 0; l < kLanes; ++l) P[k][l] += factor[l] * cof[k][l];
-  // g_a = V0 P alpha_a (a = 1..3), g_0 = -sum.
+}
+
+/// g_a = V0 P alpha_a (a = 1..3), g_0 = -sum.
+[[gnu::always_inline]] inline void gradient(const TetLanes& in, const Tensors& P, Lanes (&g)[12]) {
   for (int r = 0; r < 3; ++r)
-    for (int l = 0; l < kLanes; ++l) gradient[r][l] = 0.0;
+    for (int l = 0; l < kLanes; ++l) g[r][l] = 0.0;
   for (int a = 0; a < 3; ++a)
     for (int r = 0; r < 3; ++r)
       for (int l = 0; l < kLanes; ++l) {
-        const double g = in.v0[l] * (P[3 * r][l] * in.alpha[3 * a][l] + P[3 * r + 1][l] * in.alpha[3 * a + 1][l] +
-                                     P[3 * r + 2][l] * in.alpha[3 * a + 2][l]);
-        gradient[3 * (a + 1) + r][l] = g;
-        gradient[r][l] -= g;
+        const double ga = in.v0[l] * (P[3 * r][l] * in.alpha[3 * a][l] + P[3 * r + 1][l] * in.alpha[3 * a + 1][l] +
+                                      P[3 * r + 2][l] * in.alpha[3 * a + 2][l]);
+        g[3 * (a + 1) + r][l] = ga;
+        g[r][l] -= ga;
       }
+}
+
+}  // namespace stvk_lanes
+
+/// Energy and gradient of every lane: gradient[3 a + k][lane], energy[lane]. kInversion: principal[lane] = true
+/// where stvk_energy_gradient_inline<true> takes the principal route (det F <= 0 or the Gershgorin bound of the Green
+/// strain below the clamp); those lanes' outputs are the plain energy's and must be replaced by the caller.
+template <bool kInversion>
+[[gnu::always_inline]] inline void stvk_isotropic_lanes(const TetLanes& in, Lanes (&gradient)[12], Lanes& energy,
+                                                        std::int64_t (&principal)[kLanes]) {
+  using namespace stvk_lanes;
+  double F[9][kLanes], E[9][kLanes];
+  deformation_gradient(in, F);
+  green_strain(F, E);
+  principal_route<kInversion>(F, E, principal);
+  double S[9][kLanes], psi[kLanes];
+  stress(in, E, S, psi);
+  double P[9][kLanes];  // P = F S
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      for (int l = 0; l < kLanes; ++l)
+        P[3 * r + c][l] = F[3 * r][l] * S[c][l] + F[3 * r + 1][l] * S[3 + c][l] + F[3 * r + 2][l] * S[6 + c][l];
+  add_volumetric(in, F, P, psi);
+  stvk_lanes::gradient(in, P, gradient);
   for (int l = 0; l < kLanes; ++l) energy[l] = in.v0[l] * psi[l];
 }
 

@@ -325,20 +325,11 @@ double stvk_sample_energy(const DualQuat& b, const double W[8][3], const Vec3& X
   return volume * stvk_density(F, lambda, mu);
 }
 
-void stvk_sample(const DualQuat& b, const double W[8][3], const Vec3& X, double lambda, double mu, double volume,
-                 SampleEnergy& out) {
-  Hyper<8> p[3], R[3][3], A[3][8];
-  skin_hyper<Hyper<8>>(b, X, p, R, A);
-  double F[3][3];
-  for (int a = 0; a < 3; ++a)
-    for (int c = 0; c < 3; ++c) {
-      double f = R[a][c].v;
-      for (int l = 0; l < 8; ++l) f += A[a][l].v * W[l][c];
-      F[a][c] = f;
-      out.F[3 * a + c] = f;
-    }
-  // StVK: E, S, P = F S, energy.
-  double E[3][3], S[3][3], P[3][3];
+namespace {
+
+/// StVK at F: S = 2 mu E + lambda tr(E) I and P = F S (E the Green strain); returns the energy density.
+double stvk_stress(const double F[3][3], double lambda, double mu, double S[3][3], double P[3][3]) {
+  double E[3][3];
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) {
       double c = 0.0;
@@ -354,10 +345,11 @@ void stvk_sample(const DualQuat& b, const double W[8][3], const Vec3& X, double 
     }
   for (int a = 0; a < 3; ++a)
     for (int j = 0; j < 3; ++j) P[a][j] = F[a][0] * S[0][j] + F[a][1] * S[1][j] + F[a][2] * S[2][j];
-  out.energy = volume * (0.5 * lambda * tr * tr + mu * ee);
+  return 0.5 * lambda * tr * tr + mu * ee;
+}
 
-  // C = dP/dF, 9x9 (index 3a + c), column by column.
-  double C[9][9];
+/// C = dP/dF, 9x9 (index 3a + c), column by column: dP = dF S + F dS, dS = lambda tr(dE) I + 2 mu dE.
+void stvk_tangent(const double F[3][3], const double S[3][3], double lambda, double mu, double C[9][9]) {
   for (int col = 0; col < 9; ++col) {
     double dF[3][3] = {};
     dF[col / 3][col % 3] = 1.0;
@@ -379,9 +371,10 @@ void stvk_sample(const DualQuat& b, const double W[8][3], const Vec3& X, double 
         C[3 * a + j][col] = v;
       }
   }
+}
 
-  // J = dF/dz (9 x 32).
-  double J[9][kSampleVars] = {};
+/// J = dF/dz (9 x 32): dF/db_k = dR/db_k + (dA/db_k) W, dF_ac/dW_lc = A_al.
+void sample_jacobian(const Hyper<8> R[3][3], const Hyper<8> A[3][8], const double W[8][3], double J[9][kSampleVars]) {
   for (int a = 0; a < 3; ++a)
     for (int c = 0; c < 3; ++c) {
       const int row = 3 * a + c;
@@ -392,12 +385,10 @@ void stvk_sample(const DualQuat& b, const double W[8][3], const Vec3& X, double 
       }
       for (int l = 0; l < 8; ++l) J[row][8 * (1 + c) + l] = A[a][l].v;
     }
-  for (int z = 0; z < kSampleVars; ++z) {
-    double g = 0.0;
-    for (int row = 0; row < 9; ++row) g += J[row][z] * P[row / 3][row % 3];
-    out.grad[z] = volume * g;
-  }
-  // Material term J^T C J.
+}
+
+/// Material term J^T C J into the upper triangle of hess (overwritten).
+void material_term(const double J[9][kSampleVars], const double C[9][9], double hess[kSampleVars][kSampleVars]) {
   double CJ[9][kSampleVars];
   for (int r = 0; r < 9; ++r)
     for (int z = 0; z < kSampleVars; ++z) {
@@ -409,10 +400,14 @@ void stvk_sample(const DualQuat& b, const double W[8][3], const Vec3& X, double 
     for (int z2 = z1; z2 < kSampleVars; ++z2) {
       double v = 0.0;
       for (int r = 0; r < 9; ++r) v += J[r][z1] * CJ[r][z2];
-      out.hess[z1][z2] = v;
+      hess[z1][z2] = v;
     }
-  // Geometric term sum_ac P_ac d^2 F_ac.
-  //   (b, b): sum_ac P_ac d2R_ac + sum_al (sum_c P_ac W_lc) d2A_al;  (b_k, W_lc): sum_a P_ac dA_al/db_k.
+}
+
+/// Geometric term sum_ac P_ac d^2 F_ac added to the upper triangle of hess:
+///   (b, b): sum_ac P_ac d2R_ac + sum_al (sum_c P_ac W_lc) d2A_al;  (b_k, W_lc): sum_a P_ac dA_al/db_k.
+void add_geometric_term(const double P[3][3], const double W[8][3], const Hyper<8> R[3][3], const Hyper<8> A[3][8],
+                        double hess[kSampleVars][kSampleVars]) {
   double PW[3][8];
   for (int a = 0; a < 3; ++a)
     for (int l = 0; l < 8; ++l) PW[a][l] = P[a][0] * W[l][0] + P[a][1] * W[l][1] + P[a][2] * W[l][2];
@@ -423,15 +418,45 @@ void stvk_sample(const DualQuat& b, const double W[8][3], const Vec3& X, double 
         for (int c = 0; c < 3; ++c) v += P[a][c] * R[a][c].h[k][m];
         for (int l = 0; l < 8; ++l) v += PW[a][l] * A[a][l].h[k][m];
       }
-      out.hess[k][m] += v;
+      hess[k][m] += v;
     }
   for (int k = 0; k < 8; ++k)
     for (int c = 0; c < 3; ++c)
       for (int l = 0; l < 8; ++l) {
         double v = 0.0;
         for (int a = 0; a < 3; ++a) v += P[a][c] * A[a][l].g[k];
-        out.hess[k][8 * (1 + c) + l] += v;
+        hess[k][8 * (1 + c) + l] += v;
       }
+}
+
+}  // namespace
+
+void stvk_sample(const DualQuat& b, const double W[8][3], const Vec3& X, double lambda, double mu, double volume,
+                 SampleEnergy& out) {
+  Hyper<8> p[3], R[3][3], A[3][8];
+  skin_hyper<Hyper<8>>(b, X, p, R, A);
+  double F[3][3];
+  for (int a = 0; a < 3; ++a)
+    for (int c = 0; c < 3; ++c) {
+      double f = R[a][c].v;
+      for (int l = 0; l < 8; ++l) f += A[a][l].v * W[l][c];
+      F[a][c] = f;
+      out.F[3 * a + c] = f;
+    }
+  // StVK: E, S, P = F S, energy.
+  double S[3][3], P[3][3];
+  out.energy = volume * stvk_stress(F, lambda, mu, S, P);
+  double C[9][9];
+  stvk_tangent(F, S, lambda, mu, C);
+  double J[9][kSampleVars] = {};
+  sample_jacobian(R, A, W, J);
+  for (int z = 0; z < kSampleVars; ++z) {
+    double g = 0.0;
+    for (int row = 0; row < 9; ++row) g += J[row][z] * P[row / 3][row % 3];
+    out.grad[z] = volume * g;
+  }
+  material_term(J, C, out.hess);
+  add_geometric_term(P, W, R, A, out.hess);
   for (int z1 = 0; z1 < kSampleVars; ++z1)
     for (int z2 = z1; z2 < kSampleVars; ++z2) {
       out.hess[z1][z2] *= volume;

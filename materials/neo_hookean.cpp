@@ -1,10 +1,10 @@
 /// \file neo_hookean.cpp
 /// Compressible neo-Hookean tetrahedra (neo_hookean.hpp has the law, its force and its exact tangent).
 ///
-/// Written on stvk-tl's template (stvk_tl.cpp): the same precomputed per-tet data (alpha_1..3, V0, ascending
-/// vertices), the same block pattern (vertex diagonal blocks, then both orientations of every edge) and the same
-/// fused, race-free OpenMP sweep (edge_assembly::VertexSweep): per tet its 12 forces and its 6 edge blocks K_ab
-/// (a < b) into scratch, per edge the sum of its tets' blocks, per vertex its force and
+/// Built on stvk-tl's frame (per_tet_formulation.hpp, shared with stvk_tl.cpp): the same precomputed per-tet data
+/// (alpha_1..3, V0, ascending vertices), the same block pattern (vertex diagonal blocks, then both orientations of
+/// every edge) and the same fused, race-free OpenMP sweep (edge_assembly::VertexSweep): per tet its 12 forces and
+/// its 6 edge blocks K_ab (a < b) into scratch, per edge the sum of its tets' blocks, per vertex its force and
 /// K(v, v) = -sum_w K(v, w) (translation invariance holds for any frame-indifferent energy). Only the per-tet
 /// kernel differs. An inverted tet (J <= 0) writes +infinity into its forces (and zero blocks): see the header.
 #include "materials/neo_hookean.hpp"
@@ -16,22 +16,14 @@
 #include <stdexcept>
 #include <string>
 
-#include "materials/edge_assembly.hpp"
+#include "materials/per_tet_formulation.hpp"
 #include "materials/tet_geometry.hpp"
-#include "mesh/topology.hpp"
 
 namespace edgefem {
 
 namespace {
 
-using edge_assembly::Csr;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-inline void mat_vec(const double M[9], const double* a, double* out) {
-  out[0] = M[0] * a[0] + M[1] * a[1] + M[2] * a[2];
-  out[1] = M[3] * a[0] + M[4] * a[1] + M[5] * a[2];
-  out[2] = M[6] * a[0] + M[7] * a[1] + M[8] * a[2];
-}
 
 /// F = sum_{i=1..3} (x_i - x_0) alpha_i^T (row-major); x0..x3 the current positions of the tet's vertices.
 inline void deformation_gradient(const double* const alpha[3], const double* x0, const double* x1, const double* x2,
@@ -67,165 +59,46 @@ inline void tangent_block(const double* alpha_a, const double* alpha_b, const do
   K[8] += diag;
 }
 
-/// The volumetric penalty's part of the six edge blocks (as stvk_tl.cpp): kv [psi'' c_a c_b^T - psi' [w_ab x]],
-/// c_a = cof(F) alpha_a, w_ab = F (alpha_a x alpha_b); k2 = kv psi'', k1 = kv psi'.
-inline void volumetric_block(const double F[9], const double* alpha_a, const double* alpha_b, const double* c_a,
-                             const double* c_b, double k1, double k2, double* K) {
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) K[3 * r + c] += k2 * c_a[r] * c_b[c];
-  if (k1 != 0.0) {
-    double axb[3], w[3];
-    tetgeo::cross(alpha_a, alpha_b, axb);
-    mat_vec(F, axb, w);
-    K[1] += k1 * w[2];
-    K[2] -= k1 * w[1];
-    K[3] -= k1 * w[2];
-    K[5] += k1 * w[0];
-    K[6] += k1 * w[1];
-    K[7] -= k1 * w[0];
-  }
+using NhTet = edge_assembly::AscendingTet;
+
+/// F and cof(F) of tet T at the positions x; returns J = det F.
+[[gnu::always_inline]] inline double deformation(const NhTet& T, const double* x, double F[9], double cof[9]) {
+  const double* al[3] = {T.alpha[0], T.alpha[1], T.alpha[2]};
+  deformation_gradient(al, x + 3 * std::int64_t{T.v[0]}, x + 3 * std::int64_t{T.v[1]}, x + 3 * std::int64_t{T.v[2]},
+                       x + 3 * std::int64_t{T.v[3]}, F);
+  return tetgeo::cofactor(F, cof);
 }
 
-/// Precomputed data of one tet (104 bytes): alpha_1..3 (alpha_0 = -sum), V0, vertices (ascending), material id.
-struct NhTet {
-  double alpha[3][3];
-  double v0;
-  std::array<LocalIndex, 4> v;
-  std::int32_t mat;
-};
-
-class NeoHookean final : public edge_assembly::EdgeFormulation<> {
+class NeoHookean final : public edge_assembly::PerTetFormulation<NeoHookean> {
  public:
-  NeoHookean(std::span<const double> coords, std::span<const LocalIndex> tets, std::span<const TetMaterial> materials,
-             std::span<const std::int32_t> material_of_tet);
-
-  [[nodiscard]] std::string_view name() const override { return "neo-hookean"; }
-  [[nodiscard]] double energy(std::span<const double> x) const override;
-  void force(std::span<const double> x, std::span<double> f) const override;
-  void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
-  [[nodiscard]] std::size_t bytes() const override {
-    using edge_assembly::vector_bytes;
-    return vector_bytes(tet_) + vector_bytes(mat_) + sweep_.bytes() + e_list_.bytes() + vt_list_.bytes() +
-           edges_.bytes() + vector_bytes(ft_) + vector_bytes(kt_);
-  }
+  static constexpr const char* kName = "neo-hookean";
+  static constexpr const char* kFactory = "make_neo_hookean";
+  using PerTetFormulation::PerTetFormulation;
 
  private:
-  void check(std::span<const double> x, std::span<double> f) const;
-  template <bool kStiffness>
-  void evaluate(const double* x, double* f, double* blocks) const;
-  /// Pass 1 for tet t: its 4 forces into ft_ and (kStiffness) its 6 edge blocks into kt_.
+  friend class edge_assembly::PerTetFormulation<NeoHookean>;
+  /// The law takes isotropic young and poisson.
+  static void check_materials(std::span<const TetMaterial> materials, std::span<const std::int32_t> material_of_tet) {
+    for (const std::int32_t m : material_of_tet)
+      if (!materials[static_cast<std::size_t>(m)].isotropic)
+        throw std::invalid_argument("neo-hookean: material " + std::to_string(m) +
+                                    " is anisotropic (the law takes isotropic young and poisson)");
+  }
+  [[gnu::always_inline]] inline void add_tet_energy(const NhTet& T, const double* x, double& w) const;
   template <bool kStiffness>
   [[gnu::always_inline]] inline void tet_terms(std::int64_t t, const double* x) const;
-  /// Pass 2 for edge e: K(E) and K(E)^T into the output blocks.
-  [[gnu::always_inline]] inline void edge_terms(std::int64_t e, double* kedge) const;
-  /// Pass 3 for vertex v: f(v) and (kStiffness) K(v, v).
-  template <bool kStiffness>
-  [[gnu::always_inline]] inline void vertex_terms(LocalIndex v, double* f, double* blocks, const double* kedge) const;
-
-  std::vector<NhTet> tet_;            ///< sorted by first (smallest) vertex
-  std::vector<TetMaterial> mat_;      ///< the material table
-  edge_assembly::VertexSweep sweep_;  ///< cells: the tets
-  Csr<std::uint32_t> e_list_;         ///< edge -> 6 t + slot (the tets' blocks K(E))
-  Csr<std::uint32_t> vt_list_;        ///< vertex -> t << 2 | local vertex (forces)
-  mutable std::vector<double> ft_;    ///< scratch: 12 force values per tet
-  mutable std::vector<double> kt_;    ///< scratch: 6 edge blocks (54 values) per tet, allocated on first use
 };
 
-NeoHookean::NeoHookean(std::span<const double> coords, std::span<const LocalIndex> tets,
-                       std::span<const TetMaterial> materials, std::span<const std::int32_t> material_of_tet)
-    : EdgeFormulation(coords), mat_(materials.begin(), materials.end()) {
-  tetgeo::check_inputs(coords.size(), tets, materials.size(), material_of_tet, "make_neo_hookean");
-  for (const std::int32_t m : material_of_tet)
-    if (!materials[static_cast<std::size_t>(m)].isotropic)
-      throw std::invalid_argument("neo-hookean: material " + std::to_string(m) +
-                                  " is anisotropic (the law takes isotropic young and poisson)");
-  const std::int64_t nt = static_cast<std::int64_t>(material_of_tet.size());
-  edge_assembly::check_packable(nt, 29, "tetrahedra");  // 6 t + 5 < 2^32 and t << 2 fit in 32 bits
-  // Vertices of each tet in ascending order, tets sorted (stably) by their smallest vertex.
-  std::vector<LocalIndex> sorted(tets.begin(), tets.end());
-  for (std::int64_t t = 0; t < nt; ++t) std::sort(sorted.begin() + 4 * t, sorted.begin() + 4 * t + 4);
-  std::vector<std::int64_t> order;  // internal position -> input tet
-  std::vector<std::int64_t> tet_first = edge_assembly::sort_cells(
-      n_vertices_, nt, [&](std::int64_t t) { return sorted[4 * t]; }, order);
-  tet_.resize(nt);
-  std::vector<LocalIndex> internal(static_cast<std::size_t>(4 * nt));  // ascending tets in internal order
-  for (std::int64_t k = 0; k < nt; ++k) {
-    const std::int64_t t = order[k];
-    double X[12];
-    for (int i = 0; i < 4; ++i) {
-      const LocalIndex v = sorted[4 * t + i];
-      internal[4 * k + i] = tet_[k].v[i] = v;
-      for (int c = 0; c < 3; ++c) X[3 * i + c] = coords[3 * std::int64_t{v} + c];
-    }
-    const tetgeo::RefTet r = tetgeo::reference_tet(X, t);
-    for (int i = 0; i < 3; ++i)
-      for (int c = 0; c < 3; ++c) tet_[k].alpha[i][c] = r.alpha[i + 1][c];
-    tet_[k].v0 = r.v0;
-    tet_[k].mat = material_of_tet[t];
+void NeoHookean::add_tet_energy(const NhTet& T, const double* x, double& w) const {
+  const TetMaterial& M = mat_[T.mat];
+  double F[9], cof[9], P[9];
+  const double J = deformation(T, x, F, cof);
+  if (!(J > 0.0)) {
+    w += kInf;
+    return;
   }
-  // Edges (sorted, v0 < v1) of the ascending tets: local slot (a, b), a < b, is the edge (v_a, v_b).
-  const Topology topo = build_topology(n_vertices_, internal, /*edges_only=*/true);
-  edges_ = edge_assembly::EdgeBlocks(n_vertices_, topo.edges, {.edge_vertices = false, .vertex_gather = true});
-  e_list_ = edge_assembly::build_csr<std::uint32_t>(edges_.n_edges(), [&](auto&& sink) {
-    for (std::int64_t t = 0; t < nt; ++t)
-      for (int s = 0; s < 6; ++s) sink(topo.tet_edges[t][s], static_cast<std::uint32_t>(6 * t + s));
-  });
-  vt_list_ = edge_assembly::build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
-    for (std::int64_t t = 0; t < nt; ++t)
-      for (int i = 0; i < 4; ++i) sink(tet_[t].v[i], static_cast<std::uint32_t>(t << 2 | i));
-  });
-  sweep_ = edge_assembly::VertexSweep(
-      n_vertices_, topo.edges, std::move(tet_first),
-      [&](std::int64_t t, auto&& sink) {
-        for (int i = 0; i < 4; ++i) sink(tet_[t].v[i]);
-      },
-      [&](std::int64_t t, auto&& sink) {
-        for (int s = 0; s < 6; ++s) sink(topo.tet_edges[t][s]);
-      });
-  ft_.resize(12 * nt);
-}
-
-double NeoHookean::energy(std::span<const double> x) const {
-  if (x.size() != 3 * static_cast<std::size_t>(n_vertices_))
-    throw std::invalid_argument("neo-hookean: x has the wrong size");
-  const std::int64_t nt = static_cast<std::int64_t>(tet_.size());
-  const double* xd = x.data();
-  double w = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : w)
-  for (std::int64_t t = 0; t < nt; ++t) {
-    const NhTet& T = tet_[t];
-    const TetMaterial& M = mat_[T.mat];
-    const double* al[3] = {T.alpha[0], T.alpha[1], T.alpha[2]};
-    double F[9], cof[9], P[9];
-    deformation_gradient(al, xd + 3 * std::int64_t{T.v[0]}, xd + 3 * std::int64_t{T.v[1]},
-                         xd + 3 * std::int64_t{T.v[2]}, xd + 3 * std::int64_t{T.v[3]}, F);
-    const double J = tetgeo::cofactor(F, cof);
-    if (!(J > 0.0)) {
-      w += kInf;
-      continue;
-    }
-    w += first_piola(F, cof, J, std::log(J), T.v0, M.mu, M.lambda, P);
-    if (M.volumetric != VolumetricPenalty::none) w += T.v0 * M.k_vol * tetgeo::vol_penalty(J - 1.0, M.volumetric).psi;
-  }
-  return w;
-}
-
-void NeoHookean::check(std::span<const double> x, std::span<double> f) const {
-  if (x.size() != 3 * static_cast<std::size_t>(n_vertices_) || f.size() != x.size())
-    throw std::invalid_argument("neo-hookean: x/f hold " + std::to_string(x.size()) + "/" + std::to_string(f.size()) +
-                                " values, expected " + std::to_string(3 * static_cast<std::size_t>(n_vertices_)));
-}
-
-void NeoHookean::force(std::span<const double> x, std::span<double> f) const {
-  check(x, f);
-  evaluate<false>(x.data(), f.data(), nullptr);
-}
-
-void NeoHookean::force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const {
-  check(x, f);
-  edges_.check_blocks(blocks, "neo-hookean");
-  if (kt_.size() != 54 * tet_.size()) kt_.resize(54 * tet_.size());
-  evaluate<true>(x.data(), f.data(), blocks.data());
+  w += first_piola(F, cof, J, std::log(J), T.v0, M.mu, M.lambda, P);
+  if (M.volumetric != VolumetricPenalty::none) w += T.v0 * M.k_vol * tetgeo::vol_penalty(J - 1.0, M.volumetric).psi;
 }
 
 template <bool kStiffness>
@@ -234,9 +107,7 @@ void NeoHookean::tet_terms(std::int64_t t, const double* x) const {
   const TetMaterial& M = mat_[T.mat];
   const double* al[3] = {T.alpha[0], T.alpha[1], T.alpha[2]};
   double F[9], cof[9], P[9];
-  deformation_gradient(al, x + 3 * std::int64_t{T.v[0]}, x + 3 * std::int64_t{T.v[1]}, x + 3 * std::int64_t{T.v[2]},
-                       x + 3 * std::int64_t{T.v[3]}, F);
-  const double J = tetgeo::cofactor(F, cof);
+  const double J = deformation(T, x, F, cof);
   double* ft = &ft_[12 * t];
   if (!(J > 0.0)) {  // inverted or flat: a non-finite residual, which makes the Newton driver cut the step
     std::fill(ft, ft + 12, kInf);
@@ -256,7 +127,7 @@ void NeoHookean::tet_terms(std::int64_t t, const double* x) const {
       for (int q = 0; q < 9; ++q) P[q] += kv * pen.d1 * cof[q];
     }
   }
-  for (int a = 0; a < 3; ++a) mat_vec(P, al[a], ft + 3 * (a + 1));
+  for (int a = 0; a < 3; ++a) tetgeo::mat_vec(P, al[a], ft + 3 * (a + 1));
   for (int c = 0; c < 3; ++c) ft[c] = -(ft[3 + c] + ft[6 + c] + ft[9 + c]);
 
   if constexpr (kStiffness) {
@@ -265,7 +136,7 @@ void NeoHookean::tet_terms(std::int64_t t, const double* x) const {
     const double* alpha[4] = {a0, al[0], al[1], al[2]};
     const double inv_j = 1.0 / J;
     for (int a = 1; a < 4; ++a) {
-      mat_vec(cof, alpha[a], cv[a]);  // cof(F) alpha_a = J g_a
+      tetgeo::mat_vec(cof, alpha[a], cv[a]);  // cof(F) alpha_a = J g_a
       for (int c = 0; c < 3; ++c) g[a][c] = cv[a][c] * inv_j;
     }
     for (int c = 0; c < 3; ++c) {
@@ -276,42 +147,9 @@ void NeoHookean::tet_terms(std::int64_t t, const double* x) const {
     for (int s = 0; s < 6; ++s) {
       const int a = tetgeo::kEdgeLocal[s][0], b = tetgeo::kEdgeLocal[s][1];
       tangent_block(alpha[a], alpha[b], g[a], g[b], T.v0, M.mu, M.lambda, ln_j, kt + 9 * s);
-      if (vol) volumetric_block(F, alpha[a], alpha[b], cv[a], cv[b], kv * pen.d1, kv * pen.d2, kt + 9 * s);
+      if (vol) tetgeo::volumetric_block(F, alpha[a], alpha[b], cv[a], cv[b], kv * pen.d1, kv * pen.d2, kt + 9 * s);
     }
   }
-}
-
-void NeoHookean::edge_terms(std::int64_t e, double* kedge) const {
-  double K[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-  for (std::int64_t k = e_list_.ptr[e]; k < e_list_.ptr[e + 1]; ++k) {
-    const double* src = &kt_[9 * std::int64_t{e_list_.codes[k]}];
-    for (int q = 0; q < 9; ++q) K[q] += src[q];
-  }
-  edge_assembly::write_edge_block(kedge, e, K);
-}
-
-template <bool kStiffness>
-void NeoHookean::vertex_terms(LocalIndex v, double* f, double* blocks, const double* kedge) const {
-  double fv[3] = {0.0, 0.0, 0.0};
-  for (std::int64_t k = vt_list_.ptr[v]; k < vt_list_.ptr[v + 1]; ++k) {
-    const double* src = &ft_[3 * std::int64_t{vt_list_.codes[k]}];
-    fv[0] += src[0];
-    fv[1] += src[1];
-    fv[2] += src[2];
-  }
-  f[3 * std::int64_t{v}] = fv[0];
-  f[3 * std::int64_t{v} + 1] = fv[1];
-  f[3 * std::int64_t{v} + 2] = fv[2];
-  if constexpr (kStiffness)
-    edges_.gather_vertex(v, kedge, blocks, [](std::int64_t, bool) EDGEFEM_INLINE {});  // K(v, v) only
-}
-
-template <bool kStiffness>
-void NeoHookean::evaluate(const double* x, double* f, double* blocks) const {
-  double* kedge = kStiffness ? edges_.edge_blocks(blocks) : nullptr;
-  sweep_.run<kStiffness>([&](std::int64_t t) EDGEFEM_INLINE { tet_terms<kStiffness>(t, x); },
-                         [&](std::int64_t e) EDGEFEM_INLINE { edge_terms(e, kedge); },
-                         [&](LocalIndex v) EDGEFEM_INLINE { vertex_terms<kStiffness>(v, f, blocks, kedge); });
 }
 
 }  // namespace
@@ -344,14 +182,14 @@ double neo_hookean_energy_gradient_hessian(const NeoHookeanRest& rest, double mu
   }
   const double ln_j = std::log(J);
   const double w = first_piola(F, cof, J, ln_j, rest.v0, mu, lambda, P);
-  for (int a = 0; a < 3; ++a) mat_vec(P, al[a], gradient + 3 * (a + 1));
+  for (int a = 0; a < 3; ++a) tetgeo::mat_vec(P, al[a], gradient + 3 * (a + 1));
   for (int c = 0; c < 3; ++c) gradient[c] = -(gradient[3 + c] + gradient[6 + c] + gradient[9 + c]);
   if (hessian) {
     double a0[3], g[4][3];
     for (int c = 0; c < 3; ++c) a0[c] = -(al[0][c] + al[1][c] + al[2][c]);
     const double* alpha[4] = {a0, al[0], al[1], al[2]};
     for (int a = 0; a < 4; ++a) {
-      mat_vec(cof, alpha[a], g[a]);
+      tetgeo::mat_vec(cof, alpha[a], g[a]);
       for (double& v : g[a]) v /= J;
     }
     for (int a = 0; a < 4; ++a)

@@ -26,116 +26,34 @@
 ///      K(v, v) = -sum_w K(v, w) over the incident edges (translation invariance, as algKV).
 /// Tets are stored sorted by their smallest vertex and the stages are fused into one OpenMP sweep over vertex
 /// ranges (edge_assembly::VertexSweep), which keeps the scratch in cache: ~25% faster than three separate loops.
-/// Scratch buffers are members (mutable): one object must not be evaluated from two threads at once.
+/// Scratch buffers are members (mutable): one object must not be evaluated from two threads at once. All of this
+/// but the per-tet kernel is per_tet_formulation.hpp's, shared with neo_hookean.cpp.
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
-#include "materials/edge_assembly.hpp"
 #include "materials/formulation.hpp"
+#include "materials/per_tet_formulation.hpp"
 #include "materials/tet_geometry.hpp"
-#include "mesh/topology.hpp"
 
 namespace edgefem {
 
 namespace {
 
-using edge_assembly::Csr;
+using TlTet = edge_assembly::AscendingTet;
 
-/// Precomputed data of one tet (104 bytes): alpha_1..3 (alpha_0 = -sum), V0, vertices (ascending), material id.
-struct TlTet {
-  double alpha[3][3];
-  double v0;
-  std::array<LocalIndex, 4> v;
-  std::int32_t mat;
-};
-
-class StvkTl final : public edge_assembly::EdgeFormulation<> {
+class StvkTl final : public edge_assembly::PerTetFormulation<StvkTl> {
  public:
-  StvkTl(std::span<const double> coords, std::span<const LocalIndex> tets, std::span<const TetMaterial> materials,
-         std::span<const std::int32_t> material_of_tet);
-
-  [[nodiscard]] std::string_view name() const override { return "stvk-tl"; }
-  [[nodiscard]] double energy(std::span<const double> x) const override;
-  void force(std::span<const double> x, std::span<double> f) const override;
-  void force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const override;
-  [[nodiscard]] std::size_t bytes() const override {
-    using edge_assembly::vector_bytes;
-    return vector_bytes(tet_) + vector_bytes(mat_) + sweep_.bytes() + e_list_.bytes() + vt_list_.bytes() +
-           edges_.bytes() + vector_bytes(ft_) + vector_bytes(kt_);
-  }
+  static constexpr const char* kName = "stvk-tl";
+  static constexpr const char* kFactory = "make_stvk_tl";
+  using PerTetFormulation::PerTetFormulation;
 
  private:
-  void check(std::span<const double> x, std::span<double> f) const;
-  template <bool kStiffness>
-  void evaluate(const double* x, double* f, double* blocks) const;
-  /// Pass 1 for tet t: its 4 forces into ft_ and (kStiffness) its 6 edge blocks into kt_.
+  friend class edge_assembly::PerTetFormulation<StvkTl>;
+  [[gnu::always_inline]] inline void add_tet_energy(const TlTet& T, const double* x, double& w) const;
   template <bool kStiffness>
   [[gnu::always_inline]] inline void tet_terms(std::int64_t t, const double* x) const;
-  /// Pass 2 for edge e: K(E) and K(E)^T into the output blocks.
-  [[gnu::always_inline]] inline void edge_terms(std::int64_t e, double* kedge) const;
-  /// Pass 3 for vertex v: f(v) and (kStiffness) K(v, v).
-  template <bool kStiffness>
-  [[gnu::always_inline]] inline void vertex_terms(LocalIndex v, double* f, double* blocks, const double* kedge) const;
-
-  std::vector<TlTet> tet_;            ///< sorted by first (smallest) vertex
-  std::vector<TetMaterial> mat_;      ///< the material table
-  edge_assembly::VertexSweep sweep_;  ///< cells: the tets
-  Csr<std::uint32_t> e_list_;         ///< edge -> 6 t + slot (the tets' blocks K(E))
-  Csr<std::uint32_t> vt_list_;        ///< vertex -> t << 2 | local vertex (forces)
-  mutable std::vector<double> ft_;    ///< scratch: 12 force values per tet
-  mutable std::vector<double> kt_;    ///< scratch: 6 edge blocks (54 values) per tet, allocated on first use
 };
-
-StvkTl::StvkTl(std::span<const double> coords, std::span<const LocalIndex> tets, std::span<const TetMaterial> materials,
-               std::span<const std::int32_t> material_of_tet)
-    : EdgeFormulation(coords), mat_(materials.begin(), materials.end()) {
-  tetgeo::check_inputs(coords.size(), tets, materials.size(), material_of_tet, "make_stvk_tl");
-  const std::int64_t nt = static_cast<std::int64_t>(material_of_tet.size());
-  edge_assembly::check_packable(nt, 29, "tetrahedra");  // 6 t + 5 < 2^32 and t << 2 fit in 32 bits
-  // Vertices of each tet in ascending order, tets sorted (stably) by their smallest vertex.
-  std::vector<LocalIndex> sorted(tets.begin(), tets.end());
-  for (std::int64_t t = 0; t < nt; ++t) std::sort(sorted.begin() + 4 * t, sorted.begin() + 4 * t + 4);
-  std::vector<std::int64_t> order;  // internal position -> input tet
-  std::vector<std::int64_t> tet_first = edge_assembly::sort_cells(
-      n_vertices_, nt, [&](std::int64_t t) { return sorted[4 * t]; }, order);
-  tet_.resize(nt);
-  std::vector<LocalIndex> internal(static_cast<std::size_t>(4 * nt));  // ascending tets in internal order
-  for (std::int64_t k = 0; k < nt; ++k) {
-    const std::int64_t t = order[k];
-    double X[12];
-    for (int i = 0; i < 4; ++i) {
-      const LocalIndex v = sorted[4 * t + i];
-      internal[4 * k + i] = tet_[k].v[i] = v;
-      for (int c = 0; c < 3; ++c) X[3 * i + c] = coords[3 * std::int64_t{v} + c];
-    }
-    const tetgeo::RefTet r = tetgeo::reference_tet(X, t);
-    for (int i = 0; i < 3; ++i)
-      for (int c = 0; c < 3; ++c) tet_[k].alpha[i][c] = r.alpha[i + 1][c];
-    tet_[k].v0 = r.v0;
-    tet_[k].mat = material_of_tet[t];
-  }
-  // Edges (sorted, v0 < v1) of the ascending tets: local slot (a, b), a < b, is the edge (v_a, v_b).
-  const Topology topo = build_topology(n_vertices_, internal, /*edges_only=*/true);
-  edges_ = edge_assembly::EdgeBlocks(n_vertices_, topo.edges, {.edge_vertices = false, .vertex_gather = true});
-  e_list_ = edge_assembly::build_csr<std::uint32_t>(edges_.n_edges(), [&](auto&& sink) {
-    for (std::int64_t t = 0; t < nt; ++t)
-      for (int s = 0; s < 6; ++s) sink(topo.tet_edges[t][s], static_cast<std::uint32_t>(6 * t + s));
-  });
-  vt_list_ = edge_assembly::build_csr<std::uint32_t>(n_vertices_, [&](auto&& sink) {
-    for (std::int64_t t = 0; t < nt; ++t)
-      for (int i = 0; i < 4; ++i) sink(tet_[t].v[i], static_cast<std::uint32_t>(t << 2 | i));
-  });
-  sweep_ = edge_assembly::VertexSweep(
-      n_vertices_, topo.edges, std::move(tet_first),
-      [&](std::int64_t t, auto&& sink) {
-        for (int i = 0; i < 4; ++i) sink(tet_[t].v[i]);
-      },
-      [&](std::int64_t t, auto&& sink) {
-        for (int s = 0; s < 6; ++s) sink(topo.tet_edges[t][s]);
-      });
-  ft_.resize(12 * nt);
-}
 
 /// Deformation gradient F (row-major) of tet T: F = sum_{i=1..3} (x_i - x_0) alpha_i^T.
 inline void deformation_gradient(const TlTet& T, const double* x, double F[9]) {
@@ -185,50 +103,16 @@ inline double stress(const TetMaterial& M, double v0, const double E[9], double 
   return 0.5 * w;  // V0 eps^T D eps / 2 = S:E / 2
 }
 
-inline void mat_vec(const double M[9], const double* a, double* out) {
-  out[0] = M[0] * a[0] + M[1] * a[1] + M[2] * a[2];
-  out[1] = M[3] * a[0] + M[4] * a[1] + M[5] * a[2];
-  out[2] = M[6] * a[0] + M[7] * a[1] + M[8] * a[2];
-}
-
-void StvkTl::check(std::span<const double> x, std::span<double> f) const {
-  if (x.size() != 3 * static_cast<std::size_t>(n_vertices_) || f.size() != x.size())
-    throw std::invalid_argument("stvk-tl: x/f hold " + std::to_string(x.size()) + "/" + std::to_string(f.size()) +
-                                " values, expected " + std::to_string(3 * static_cast<std::size_t>(n_vertices_)));
-}
-
-double StvkTl::energy(std::span<const double> x) const {
-  if (x.size() != 3 * static_cast<std::size_t>(n_vertices_))
-    throw std::invalid_argument("stvk-tl: x has the wrong size");
-  const std::int64_t nt = static_cast<std::int64_t>(tet_.size());
-  const double* xd = x.data();
-  double w = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : w)
-  for (std::int64_t t = 0; t < nt; ++t) {
-    const TlTet& T = tet_[t];
-    const TetMaterial& M = mat_[T.mat];
-    double F[9], E[9], S[9];
-    deformation_gradient(T, xd, F);
-    green_strain(F, E);
-    w += stress(M, T.v0, E, S);
-    if (M.volumetric != VolumetricPenalty::none) {
-      double cof[9];
-      w += T.v0 * M.k_vol * tetgeo::vol_penalty(tetgeo::cofactor(F, cof) - 1.0, M.volumetric).psi;
-    }
+void StvkTl::add_tet_energy(const TlTet& T, const double* x, double& w) const {
+  const TetMaterial& M = mat_[T.mat];
+  double F[9], E[9], S[9];
+  deformation_gradient(T, x, F);
+  green_strain(F, E);
+  w += stress(M, T.v0, E, S);
+  if (M.volumetric != VolumetricPenalty::none) {
+    double cof[9];
+    w += T.v0 * M.k_vol * tetgeo::vol_penalty(tetgeo::cofactor(F, cof) - 1.0, M.volumetric).psi;
   }
-  return w;
-}
-
-void StvkTl::force(std::span<const double> x, std::span<double> f) const {
-  check(x, f);
-  evaluate<false>(x.data(), f.data(), nullptr);
-}
-
-void StvkTl::force_and_stiffness(std::span<const double> x, std::span<double> f, std::span<double> blocks) const {
-  check(x, f);
-  edges_.check_blocks(blocks, "stvk-tl");
-  if (kt_.size() != 54 * tet_.size()) kt_.resize(54 * tet_.size());
-  evaluate<true>(x.data(), f.data(), blocks.data());
 }
 
 /// Isotropic material and geometric parts of the six edge blocks K_ab, (a, b) = kEdgeLocal[slot]:
@@ -238,7 +122,7 @@ void StvkTl::force_and_stiffness(std::span<const double> x, std::span<double> f,
                                                          double* kt) {
   const double lam = T.v0 * M.lambda, mu = T.v0 * M.mu;
   double u[4][3], lu[4][3], mu_u[4][3], B[9];
-  for (int a = 1; a < 4; ++a) mat_vec(F, alpha[a], u[a]);
+  for (int a = 1; a < 4; ++a) tetgeo::mat_vec(F, alpha[a], u[a]);
   for (int c = 0; c < 3; ++c) u[0][c] = -(u[1][c] + u[2][c] + u[3][c]);
   for (int a = 0; a < 4; ++a)
     for (int c = 0; c < 3; ++c) lu[a][c] = lam * u[a][c], mu_u[a][c] = mu * u[a][c];
@@ -307,20 +191,7 @@ void StvkTl::force_and_stiffness(std::span<const double> x, std::span<double> f,
   const double* cva[4] = {c0, cv[0], cv[1], cv[2]};
   for (int s = 0; s < 6; ++s) {
     const int a = tetgeo::kEdgeLocal[s][0], b = tetgeo::kEdgeLocal[s][1];
-    double* K = kt + 9 * s;
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) K[3 * r + c] += k2 * cva[a][r] * cva[b][c];
-    if (k1 != 0.0) {
-      double axb[3], w[3];
-      tetgeo::cross(alpha[a], alpha[b], axb);
-      mat_vec(F, axb, w);
-      K[1] += k1 * w[2];
-      K[2] -= k1 * w[1];
-      K[3] -= k1 * w[2];
-      K[5] += k1 * w[0];
-      K[6] += k1 * w[1];
-      K[7] -= k1 * w[0];
-    }
+    tetgeo::volumetric_block(F, alpha[a], alpha[b], cva[a], cva[b], k1, k2, kt + 9 * s);
   }
 }
 
@@ -347,12 +218,12 @@ void StvkTl::tet_terms(std::int64_t t, const double* x) const {
       kv = T.v0 * M.k_vol;
       for (int q = 0; q < 9; ++q) P[q] += kv * pen.d1 * cof[q];
       if constexpr (kStiffness)
-        for (int a = 0; a < 3; ++a) mat_vec(cof, al[a], cv[a]);
+        for (int a = 0; a < 3; ++a) tetgeo::mat_vec(cof, al[a], cv[a]);
     }
   }
 
   double* ft = &ft_[12 * t];
-  for (int a = 0; a < 3; ++a) mat_vec(P, al[a], ft + 3 * (a + 1));
+  for (int a = 0; a < 3; ++a) tetgeo::mat_vec(P, al[a], ft + 3 * (a + 1));
   for (int c = 0; c < 3; ++c) ft[c] = -(ft[3 + c] + ft[6 + c] + ft[9 + c]);
 
   if constexpr (kStiffness) {
@@ -361,7 +232,7 @@ void StvkTl::tet_terms(std::int64_t t, const double* x) const {
     double a0[3], Sa[4][3];
     for (int c = 0; c < 3; ++c) a0[c] = -(al[0][c] + al[1][c] + al[2][c]);
     const double* alpha[4] = {a0, al[0], al[1], al[2]};
-    for (int a = 1; a < 4; ++a) mat_vec(S, alpha[a], Sa[a]);
+    for (int a = 1; a < 4; ++a) tetgeo::mat_vec(S, alpha[a], Sa[a]);
     for (int c = 0; c < 3; ++c) Sa[0][c] = -(Sa[1][c] + Sa[2][c] + Sa[3][c]);
     if (M.isotropic)
       isotropic_edge_blocks(T, M, F, alpha, Sa, kt);
@@ -369,41 +240,6 @@ void StvkTl::tet_terms(std::int64_t t, const double* x) const {
       anisotropic_edge_blocks(T, M, F, alpha, Sa, kt);
     if (vol) volumetric_edge_blocks(F, alpha, cv, kv * pen.d1, kv * pen.d2, kt);
   }
-}
-
-void StvkTl::edge_terms(std::int64_t e, double* kedge) const {
-  double K[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-  for (std::int64_t k = e_list_.ptr[e]; k < e_list_.ptr[e + 1]; ++k) {
-    const double* src = &kt_[9 * std::int64_t{e_list_.codes[k]}];
-    for (int q = 0; q < 9; ++q) K[q] += src[q];
-  }
-  edge_assembly::write_edge_block(kedge, e, K);
-}
-
-template <bool kStiffness>
-void StvkTl::vertex_terms(LocalIndex v, double* f, double* blocks, const double* kedge) const {
-  double fv[3] = {0.0, 0.0, 0.0};
-  for (std::int64_t k = vt_list_.ptr[v]; k < vt_list_.ptr[v + 1]; ++k) {
-    const double* src = &ft_[3 * std::int64_t{vt_list_.codes[k]}];  // 12 t + 3 slot = 3 (t << 2 | slot)
-    fv[0] += src[0];
-    fv[1] += src[1];
-    fv[2] += src[2];
-  }
-  f[3 * std::int64_t{v}] = fv[0];
-  f[3 * std::int64_t{v} + 1] = fv[1];
-  f[3 * std::int64_t{v} + 2] = fv[2];
-  if constexpr (kStiffness)
-    edges_.gather_vertex(v, kedge, blocks, [](std::int64_t, bool) EDGEFEM_INLINE {});  // K(v, v) only
-}
-
-template <bool kStiffness>
-void StvkTl::evaluate(const double* x, double* f, double* blocks) const {
-  // The fused sweep (edge_assembly.hpp): per-tet scratch, then the edges' K(E), then f(v) and K(v, v), consumed
-  // while the scratch is still in cache.
-  double* kedge = kStiffness ? edges_.edge_blocks(blocks) : nullptr;  // K(E) at 18 e, K(E)^T at 18 e + 9
-  sweep_.run<kStiffness>([&](std::int64_t t) EDGEFEM_INLINE { tet_terms<kStiffness>(t, x); },
-                         [&](std::int64_t e) EDGEFEM_INLINE { edge_terms(e, kedge); },
-                         [&](LocalIndex v) EDGEFEM_INLINE { vertex_terms<kStiffness>(v, f, blocks, kedge); });
 }
 
 }  // namespace

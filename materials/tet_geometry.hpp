@@ -32,6 +32,13 @@ inline void cross(const double* a, const double* b, double* c) {
   c[2] = a[0] * b[1] - a[1] * b[0];
 }
 
+/// out = M a, M row-major 3x3.
+inline void mat_vec(const double M[9], const double* a, double* out) {
+  out[0] = M[0] * a[0] + M[1] * a[1] + M[2] * a[2];
+  out[1] = M[3] * a[0] + M[4] * a[1] + M[5] * a[2];
+  out[2] = M[6] * a[0] + M[7] * a[1] + M[8] * a[2];
+}
+
 /// Reference geometry of one tet: shape-function gradients alpha_i (F = sum_i x_i alpha_i^T, Kikuuwe eq. 47),
 /// signed six-fold volume C_ini and volume V0 = |C_ini| / 6.
 struct RefTet {
@@ -132,15 +139,43 @@ inline Penalty vol_penalty(double theta, VolumetricPenalty kind) {
   return {};
 }
 
-/// Validate the common inputs of the formulation factories: sizes, vertex ids and material ids.
-inline void check_inputs(std::size_t n_coords, std::span<const LocalIndex> tets, std::size_t n_table,
-                         std::span<const std::int32_t> material_of_tet, const char* who) {
+/// The volumetric penalty's part of the edge block K_ab, added to K (9 values): kv [psi'' c_a c_b^T - psi' [w_ab x]],
+/// c_a = cof(F) alpha_a, w_ab = F (alpha_a x alpha_b) (the last term is d2J/dx_a dx_b); k2 = kv psi'', k1 = kv psi'
+/// (stvk-tl, neo-hookean).
+[[gnu::always_inline]] inline void volumetric_block(const double F[9], const double* alpha_a, const double* alpha_b,
+                                                    const double* c_a, const double* c_b, double k1, double k2,
+                                                    double* K) {
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) K[3 * r + c] += k2 * c_a[r] * c_b[c];
+  if (k1 != 0.0) {
+    double axb[3], w[3];
+    cross(alpha_a, alpha_b, axb);
+    mat_vec(F, axb, w);
+    K[1] += k1 * w[2];
+    K[2] -= k1 * w[1];
+    K[3] -= k1 * w[2];
+    K[5] += k1 * w[0];
+    K[6] += k1 * w[1];
+    K[7] -= k1 * w[0];
+  }
+}
+
+/// Validate the sizes of a factory's coordinates (3 per vertex) and cell list (n_ids ids, `per_cell` per cell):
+/// `who` names the factory, `list` the cell list and `cell` one cell in the messages.
+inline void check_sizes(std::size_t n_coords, std::size_t n_ids, int per_cell, const char* who, const char* list,
+                        const char* cell) {
   if (n_coords % 3 != 0)
     throw std::invalid_argument(std::string(who) + ": coords holds " + std::to_string(n_coords) +
                                 " values, expected 3 per vertex");
-  if (tets.size() % 4 != 0)
-    throw std::invalid_argument(std::string(who) + ": tets holds " + std::to_string(tets.size()) +
-                                " ids, expected 4 per tetrahedron");
+  if (n_ids % per_cell != 0)
+    throw std::invalid_argument(std::string(who) + ": " + list + " holds " + std::to_string(n_ids) + " ids, expected " +
+                                std::to_string(per_cell) + " per " + cell);
+}
+
+/// Validate the common inputs of the formulation factories: sizes, vertex ids and material ids.
+inline void check_inputs(std::size_t n_coords, std::span<const LocalIndex> tets, std::size_t n_table,
+                         std::span<const std::int32_t> material_of_tet, const char* who) {
+  check_sizes(n_coords, tets.size(), 4, who, "tets", "tetrahedron");
   if (material_of_tet.size() != tets.size() / 4)
     throw std::invalid_argument(std::string(who) + ": " + std::to_string(material_of_tet.size()) +
                                 " material ids for " + std::to_string(tets.size() / 4) + " tetrahedra");

@@ -47,12 +47,7 @@ namespace {
 
 /// Sizes and vertex ids of a triangle list (3 ids per triangle, distinct, < n_coords / 3).
 void check_triangles(std::size_t n_coords, std::span<const LocalIndex> triangles, const char* who) {
-  if (n_coords % 3 != 0)
-    throw std::invalid_argument(std::string(who) + ": coords holds " + std::to_string(n_coords) +
-                                " values, expected 3 per vertex");
-  if (triangles.size() % 3 != 0)
-    throw std::invalid_argument(std::string(who) + ": triangles holds " + std::to_string(triangles.size()) +
-                                " ids, expected 3 per triangle");
+  tetgeo::check_sizes(n_coords, triangles.size(), 3, who, "triangles", "triangle");
   const std::int64_t nv = static_cast<std::int64_t>(n_coords / 3);
   for (std::size_t t = 0; t < triangles.size() / 3; ++t) {
     const LocalIndex* v = triangles.data() + 3 * t;

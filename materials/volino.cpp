@@ -13,10 +13,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
+#include "core/number_text.hpp"
 #include "materials/edge_assembly.hpp"
 #include "materials/tet_geometry.hpp"
 #include "mesh/topology.hpp"
@@ -25,12 +25,7 @@ namespace edgefem {
 
 namespace {
 
-std::string num(double v) {
-  std::ostringstream s;
-  s.precision(12);
-  s << v;
-  return s.str();
-}
+std::string num(double v) { return number_text(v, 12); }
 
 std::string vec3(const std::array<double, 3>& a) { return "(" + num(a[0]) + ", " + num(a[1]) + ", " + num(a[2]) + ")"; }
 
@@ -414,12 +409,7 @@ VolinoForm::VolinoForm(std::span<const double> coords, std::span<const LocalInde
                        VolinoStabilization stab)
     : EdgeFormulation(coords), stab_(stab) {
   const std::string who = "make_volino: ";
-  if (coords.size() % 3 != 0)
-    throw std::invalid_argument(who + "coords holds " + std::to_string(coords.size()) +
-                                " values, expected 3 per vertex");
-  if (triangles.size() % 3 != 0)
-    throw std::invalid_argument(who + "triangles holds " + std::to_string(triangles.size()) +
-                                " ids, expected 3 per triangle");
+  tetgeo::check_sizes(coords.size(), triangles.size(), 3, "make_volino", "triangles", "triangle");
   nt_ = static_cast<std::int64_t>(triangles.size() / 3);
   if (static_cast<std::int64_t>(material_of_triangle.size()) != nt_)
     throw std::invalid_argument(who + std::to_string(material_of_triangle.size()) + " material ids for " +

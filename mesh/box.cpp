@@ -170,6 +170,35 @@ void box_boundary(const BoxGrid& g, std::vector<LocalIndex>& triangles, std::vec
   }
 }
 
+/// Rank `rank` of `ranks`' slice of a generated mesh of `nodes`-vertex cells: its block of the n_vertices vertices
+/// (coordinates(first, end, coords)), of the n_blocks grid blocks of cells_per_block cells each (cells(first, end,
+/// cells): a hexahedron's tets, a quad's triangles) and of the boundary facets, which are generated whole
+/// (boundary(facets, region): a surface or a perimeter, small) and cut to this rank's block.
+template <class Coordinates, class Cells, class Boundary>
+MeshSlice generated_slice(int nodes, std::int64_t n_vertices, std::int64_t n_blocks, int cells_per_block, int rank,
+                          int ranks, Coordinates&& coordinates, Cells&& cells, Boundary&& boundary) {
+  MeshSlice slice;
+  slice.nodes = nodes;
+  slice.n_vertices = n_vertices;
+  slice.n_cells = cells_per_block * n_blocks;
+  slice.vertex_begin = slice_begin(slice.n_vertices, rank, ranks);
+  coordinates(slice.vertex_begin, slice_begin(slice.n_vertices, rank + 1, ranks), slice.coords);
+  const std::int64_t block_begin = slice_begin(n_blocks, rank, ranks),
+                     block_end = slice_begin(n_blocks, rank + 1, ranks);
+  slice.cell_begin = cells_per_block * block_begin;
+  cells(block_begin, block_end, slice.cells);
+  slice.cell_region.assign(slice.cells.size() / nodes, box_region::volume);
+  std::vector<LocalIndex> facets;
+  std::vector<int> region;
+  boundary(facets, region);
+  const int fs = nodes - 1;
+  const auto n_facets = static_cast<GlobalIndex>(region.size());
+  const GlobalIndex first = slice_begin(n_facets, rank, ranks), end = slice_begin(n_facets, rank + 1, ranks);
+  slice.facets.assign(facets.begin() + fs * first, facets.begin() + fs * end);
+  slice.facet_region.assign(region.begin() + first, region.begin() + end);
+  return slice;
+}
+
 }  // namespace
 
 Mesh generate_box(const std::array<double, 3>& size, const std::array<int, 3>& cells) {
@@ -186,26 +215,14 @@ Mesh generate_box(const std::array<double, 3>& size, const std::array<int, 3>& c
 MeshSlice generate_box_slice(const std::array<double, 3>& size, const std::array<int, 3>& cells, int rank, int ranks) {
   check_request("generate box", size, cells, 6);
   const BoxGrid grid{{cells[0], cells[1], cells[2]}};
-  const std::int64_t n_hex = grid.n[0] * grid.n[1] * grid.n[2];
-  MeshSlice slice;
-  slice.nodes = 4;
-  slice.n_vertices = (grid.n[0] + 1) * (grid.n[1] + 1) * (grid.n[2] + 1);
-  slice.n_cells = 6 * n_hex;
-  slice.vertex_begin = slice_begin(slice.n_vertices, rank, ranks);
-  box_coordinates(grid, size, slice.vertex_begin, slice_begin(slice.n_vertices, rank + 1, ranks), slice.coords);
-  const std::int64_t hex_begin = slice_begin(n_hex, rank, ranks), hex_end = slice_begin(n_hex, rank + 1, ranks);
-  slice.cell_begin = 6 * hex_begin;
-  box_tets(grid, hex_begin, hex_end, slice.cells);
-  slice.cell_region.assign(slice.cells.size() / 4, box_region::volume);
-  // The boundary triangles (a surface: O(N^(2/3))) are generated whole and this rank keeps its block.
-  std::vector<LocalIndex> triangles;
-  std::vector<int> region;
-  box_boundary(grid, triangles, region);
-  const auto n_boundary = static_cast<GlobalIndex>(region.size());
-  const GlobalIndex first = slice_begin(n_boundary, rank, ranks), end = slice_begin(n_boundary, rank + 1, ranks);
-  slice.facets.assign(triangles.begin() + 3 * first, triangles.begin() + 3 * end);
-  slice.facet_region.assign(region.begin() + first, region.begin() + end);
-  return slice;
+  // The boundary triangles are a surface: O(N^(2/3)).
+  return generated_slice(
+      4, (grid.n[0] + 1) * (grid.n[1] + 1) * (grid.n[2] + 1), grid.n[0] * grid.n[1] * grid.n[2], 6, rank, ranks,
+      [&](std::int64_t first, std::int64_t end, std::vector<double>& coords) {
+        box_coordinates(grid, size, first, end, coords);
+      },
+      [&](std::int64_t first, std::int64_t end, std::vector<GlobalIndex>& tets) { box_tets(grid, first, end, tets); },
+      [&](std::vector<LocalIndex>& triangles, std::vector<int>& region) { box_boundary(grid, triangles, region); });
 }
 
 namespace {
@@ -272,26 +289,17 @@ Mesh generate_sheet(std::array<double, 2> size, std::array<int, 2> cells) {
 MeshSlice generate_sheet_slice(const std::array<double, 2>& size, const std::array<int, 2>& cells, int rank,
                                int ranks) {
   const std::int64_t n_vertices = check_request("generate sheet", size, cells, 2);
-  const std::int64_t nx = cells[0], ny = cells[1], n_quads = nx * ny;
-  MeshSlice slice;
-  slice.nodes = 3;
-  slice.n_vertices = n_vertices;
-  slice.n_cells = 2 * n_quads;
-  slice.vertex_begin = slice_begin(n_vertices, rank, ranks);
-  sheet_coordinates(nx, ny, size, slice.vertex_begin, slice_begin(n_vertices, rank + 1, ranks), slice.coords);
-  const std::int64_t quad_begin = slice_begin(n_quads, rank, ranks), quad_end = slice_begin(n_quads, rank + 1, ranks);
-  slice.cell_begin = 2 * quad_begin;
-  sheet_triangles(nx, quad_begin, quad_end, slice.cells);
-  slice.cell_region.assign(slice.cells.size() / 3, box_region::volume);
-  // The boundary edges (a perimeter: O(N^(1/2))) are generated whole and this rank keeps its block.
-  std::vector<LocalIndex> lines;
-  std::vector<int> region;
-  sheet_boundary(nx, ny, lines, region);
-  const auto n_lines = static_cast<GlobalIndex>(region.size());
-  const GlobalIndex first = slice_begin(n_lines, rank, ranks), end = slice_begin(n_lines, rank + 1, ranks);
-  slice.facets.assign(lines.begin() + 2 * first, lines.begin() + 2 * end);
-  slice.facet_region.assign(region.begin() + first, region.begin() + end);
-  return slice;
+  const std::int64_t nx = cells[0], ny = cells[1];
+  // The boundary edges are a perimeter: O(N^(1/2)).
+  return generated_slice(
+      3, n_vertices, nx * ny, 2, rank, ranks,
+      [&](std::int64_t first, std::int64_t end, std::vector<double>& coords) {
+        sheet_coordinates(nx, ny, size, first, end, coords);
+      },
+      [&](std::int64_t first, std::int64_t end, std::vector<GlobalIndex>& triangles) {
+        sheet_triangles(nx, first, end, triangles);
+      },
+      [&](std::vector<LocalIndex>& lines, std::vector<int>& region) { sheet_boundary(nx, ny, lines, region); });
 }
 
 }  // namespace edgefem

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/first_touch.hpp"
+#include "mesh/facets.hpp"
 
 namespace edgefem {
 
@@ -95,17 +96,24 @@ void check_tets(LocalIndex n_vertices, std::span<const LocalIndex> tets) {
   }
 }
 
-}  // namespace
+/// Index of the edge (a, b), either order, in the edge set (bucket = smaller vertex).
+LocalIndex edge_id(const BucketSet<LocalIndex>& edge_set, LocalIndex a, LocalIndex b) {
+  return static_cast<LocalIndex>(edge_set.find(std::min(a, b), std::max(a, b)));
+}
 
-Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets, bool edges_only) {
-  check_tets(n_vertices, tets);
+/// The vertices of face k (opposite local vertex k) of tet t, sorted.
+std::array<LocalIndex, 3> sorted_face(std::span<const LocalIndex> tets, std::int64_t t, int k) {
+  const LocalIndex* v = tets.data() + 4 * t;
+  const LocalIndex f[3] = {v[kFaceLocal[k][0]], v[kFaceLocal[k][1]], v[kFaceLocal[k][2]]};
+  return sorted_facet(f, 3);
+}
+
+/// Edges: bucket = smaller vertex, key = larger vertex. Buckets in vertex order and sorted keys give
+/// lexicographically sorted edges. Fills topo.edges and topo.tet_edges; returns the edge set (for edge_id).
+BucketSet<LocalIndex> add_edges(std::span<const LocalIndex> tets, Topology& topo) {
+  const LocalIndex n_vertices = topo.n_vertices;
   const std::int64_t nt = static_cast<std::int64_t>(tets.size() / 4);
-  Topology topo;
-  topo.n_vertices = n_vertices;
-
-  // ---- Edges: bucket = smaller vertex, key = larger vertex. Buckets in vertex order and sorted keys give
-  // lexicographically sorted edges.
-  const auto edge_set = bucket_unique<LocalIndex>(n_vertices, [&](auto&& sink) {
+  auto edge_set = bucket_unique<LocalIndex>(n_vertices, [&](auto&& sink) {
     for (std::int64_t t = 0; t < nt; ++t) {
       const LocalIndex* v = tets.data() + 4 * t;
       for (const auto& p : kEdgeLocal) {
@@ -120,31 +128,24 @@ Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets,
 #pragma omp parallel for schedule(static)
   for (LocalIndex v = 0; v < n_vertices; ++v)
     for (std::int64_t e = edge_set.offsets[v]; e < edge_set.offsets[v + 1]; ++e) topo.edges[e] = {v, edge_set.keys[e]};
-  auto edge_id = [&](LocalIndex a, LocalIndex b) {
-    return static_cast<LocalIndex>(edge_set.find(std::min(a, b), std::max(a, b)));
-  };
 
   resize_first_touched(topo.tet_edges, static_cast<std::size_t>(nt));
 #pragma omp parallel for schedule(static)
   for (std::int64_t t = 0; t < nt; ++t) {
     const LocalIndex* v = tets.data() + 4 * t;
-    for (int k = 0; k < 6; ++k) topo.tet_edges[t][k] = edge_id(v[kEdgeLocal[k][0]], v[kEdgeLocal[k][1]]);
+    for (int k = 0; k < 6; ++k) topo.tet_edges[t][k] = edge_id(edge_set, v[kEdgeLocal[k][0]], v[kEdgeLocal[k][1]]);
   }
-  if (edges_only) return topo;
+  return edge_set;
+}
 
-  // ---- Faces: bucket = smallest vertex, key = (middle, largest).
-  auto sorted_face = [&](std::int64_t t, int k) {
-    const LocalIndex* v = tets.data() + 4 * t;
-    std::array<LocalIndex, 3> f = {v[kFaceLocal[k][0]], v[kFaceLocal[k][1]], v[kFaceLocal[k][2]]};
-    if (f[0] > f[1]) std::swap(f[0], f[1]);
-    if (f[1] > f[2]) std::swap(f[1], f[2]);
-    if (f[0] > f[1]) std::swap(f[0], f[1]);
-    return f;
-  };
+/// Faces: bucket = smallest vertex, key = (middle, largest). Fills topo.faces and topo.tet_faces.
+void add_faces(std::span<const LocalIndex> tets, Topology& topo) {
+  const LocalIndex n_vertices = topo.n_vertices;
+  const std::int64_t nt = static_cast<std::int64_t>(tets.size() / 4);
   const auto face_set = bucket_unique<std::uint64_t>(n_vertices, [&](auto&& sink) {
     for (std::int64_t t = 0; t < nt; ++t)
       for (int k = 0; k < 4; ++k) {
-        const auto f = sorted_face(t, k);
+        const auto f = sorted_face(tets, t, k);
         sink(f[0], face_key(f[1], f[2]));
       }
   });
@@ -161,19 +162,23 @@ Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets,
 #pragma omp parallel for schedule(static)
   for (std::int64_t t = 0; t < nt; ++t)
     for (int k = 0; k < 4; ++k) {
-      const auto f = sorted_face(t, k);
+      const auto f = sorted_face(tets, t, k);
       topo.tet_faces[t][k] = static_cast<LocalIndex>(face_set.find(f[0], face_key(f[1], f[2])));
     }
+}
 
-  // ---- TSEPs. Type 1: the two edges of face (a,b,c) meeting at its k-th vertex; with lexicographic edge
-  // ids e(a,b) < e(a,c) < e(b,c), so each pair below is already ordered. Type 2: opposite edges of a tet.
+/// TSEPs. Type 1: the two edges of face (a,b,c) meeting at its k-th vertex; with lexicographic edge ids
+/// e(a,b) < e(a,c) < e(b,c), so each pair below is already ordered. Type 2: opposite edges of a tet.
+void add_tseps(const BucketSet<LocalIndex>& edge_set, Topology& topo) {
+  const std::int64_t nf = topo.n_faces(), nt = topo.n_tets();
   topo.n_type1 = 3 * nf;
   topo.n_type2 = 3 * nt;
   resize_first_touched(topo.tseps, static_cast<std::size_t>(topo.n_type1 + topo.n_type2));
 #pragma omp parallel for schedule(static)
   for (std::int64_t f = 0; f < nf; ++f) {
     const auto& fv = topo.faces[f];
-    const LocalIndex ab = edge_id(fv[0], fv[1]), ac = edge_id(fv[0], fv[2]), bc = edge_id(fv[1], fv[2]);
+    const LocalIndex ab = edge_id(edge_set, fv[0], fv[1]), ac = edge_id(edge_set, fv[0], fv[2]),
+                     bc = edge_id(edge_set, fv[1], fv[2]);
     topo.tseps[3 * f + 0] = {ab, ac, 1};
     topo.tseps[3 * f + 1] = {ab, bc, 1};
     topo.tseps[3 * f + 2] = {ac, bc, 1};
@@ -184,6 +189,18 @@ Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets,
       const LocalIndex e0 = topo.tet_edges[t][k], e1 = topo.tet_edges[t][5 - k];
       topo.tseps[topo.n_type1 + 3 * t + k] = {std::min(e0, e1), std::max(e0, e1), 2};
     }
+}
+
+}  // namespace
+
+Topology build_topology(LocalIndex n_vertices, std::span<const LocalIndex> tets, bool edges_only) {
+  check_tets(n_vertices, tets);
+  Topology topo;
+  topo.n_vertices = n_vertices;
+  const BucketSet<LocalIndex> edge_set = add_edges(tets, topo);
+  if (edges_only) return topo;
+  add_faces(tets, topo);
+  add_tseps(edge_set, topo);
   return topo;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "mesh/facets.hpp"
 #include "partition/collective.hpp"
 #include "partition/ownership.hpp"
 
@@ -67,16 +68,6 @@ std::vector<GlobalIndex> all_begins(MPI_Comm comm, GlobalIndex begin, GlobalInde
 }
 
 using Key = std::array<GlobalIndex, 3>;  ///< a facet's sorted original vertex ids (-1 in the unused slot)
-
-Key make_key(const GlobalIndex* v, int n) {
-  Key k{v[0], v[1], n == 3 ? v[2] : -1};
-  if (k[0] > k[1]) std::swap(k[0], k[1]);
-  if (n == 3) {
-    if (k[1] > k[2]) std::swap(k[1], k[2]);
-    if (k[0] > k[1]) std::swap(k[0], k[1]);
-  }
-  return k;
-}
 
 int hash_rank(const Key& k, int size) {
   std::uint64_t h = 0x9e3779b97f4a7c15ULL;
@@ -137,11 +128,26 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+/// The input checks, on every rank (collective): at least one cell per rank, vertex ids in range.
+void check_slice(MPI_Comm comm, const MeshSlice& s, int size) {
+  run_collectively(comm, [&] {
+    if (s.n_cells < size)
+      throw InputError("cannot split " + std::to_string(s.n_cells) + " cells over " + std::to_string(size) +
+                       " ranks: use at most one rank per cell");
+    for (const GlobalIndex v : s.cells)
+      if (v < 0 || v >= s.n_vertices)
+        throw InputError("a cell references vertex " + std::to_string(v + 1) + ", but the mesh has " +
+                         std::to_string(s.n_vertices) + " vertices");
+    for (const GlobalIndex v : s.facets)
+      if (v < 0 || v >= s.n_vertices)
+        throw InputError("a facet references vertex " + std::to_string(v + 1) + ", but the mesh has " +
+                         std::to_string(s.n_vertices) + " vertices");
+  });
+}
+
 /// Step 1: the dual-graph links (cell, neighbour) of this rank's cells, sorted, and their boundary facets.
 void dual_graph(MPI_Comm comm, const MeshSlice& s, const std::vector<GlobalIndex>& cell_begins,
                 std::vector<Link>& links, std::vector<BoundaryFacet>& boundary) {
-  static constexpr int tet_faces[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};
-  static constexpr int tri_edges[3][2] = {{1, 2}, {2, 0}, {0, 1}};
   int size = 1;
   MPI_Comm_size(comm, &size);
   const int fs = s.nodes - 1;
@@ -149,14 +155,10 @@ void dual_graph(MPI_Comm comm, const MeshSlice& s, const std::vector<GlobalIndex
   records.reserve(static_cast<std::size_t>(s.n_local_cells() * s.nodes) + s.facet_region.size());
   for (GlobalIndex c = 0; c < s.n_local_cells(); ++c) {
     const GlobalIndex* v = s.cells.data() + c * s.nodes;
-    for (int k = 0; k < s.nodes; ++k) {
-      GlobalIndex f[3] = {0, 0, 0};
-      for (int j = 0; j < fs; ++j) f[j] = v[fs == 3 ? tet_faces[k][j] : tri_edges[k][j]];
-      records.push_back({make_key(f, fs), s.cell_begin + c, 0, 0});
-    }
+    for (int k = 0; k < s.nodes; ++k) records.push_back({cell_facet(v, s.nodes, k), s.cell_begin + c, 0, 0});
   }
   for (std::size_t f = 0; f < s.facet_region.size(); ++f)
-    records.push_back({make_key(s.facets.data() + f * fs, fs), -1, 1, s.facet_region[f]});
+    records.push_back({sorted_facet(s.facets.data() + f * fs, fs), -1, 1, s.facet_region[f]});
   std::vector<FacetRecord> mine = exchange(comm, std::move(records),
                                            [&](const FacetRecord& r) { return hash_rank(r.key, size); });
   release(records);
@@ -233,40 +235,21 @@ std::vector<int> cell_parts(MPI_Comm comm, const MeshSlice& s, const std::vector
   return part;
 }
 
-}  // namespace
-
-LocalMesh distribute_slices(MPI_Comm comm, MeshSlice&& slice, CellPartitioner method, SliceTimes* times) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  const auto start = std::chrono::steady_clock::now();
-  MeshSlice s = std::move(slice);
-  const int nodes = s.nodes, fs = nodes - 1;
-  run_collectively(comm, [&] {
-    if (s.n_cells < size)
-      throw InputError("cannot split " + std::to_string(s.n_cells) + " cells over " + std::to_string(size) +
-                       " ranks: use at most one rank per cell");
-    for (const GlobalIndex v : s.cells)
-      if (v < 0 || v >= s.n_vertices)
-        throw InputError("a cell references vertex " + std::to_string(v + 1) + ", but the mesh has " +
-                         std::to_string(s.n_vertices) + " vertices");
-    for (const GlobalIndex v : s.facets)
-      if (v < 0 || v >= s.n_vertices)
-        throw InputError("a facet references vertex " + std::to_string(v + 1) + ", but the mesh has " +
-                         std::to_string(s.n_vertices) + " vertices");
+/// Sorts vertex tags by (vertex, tag) and drops repeats.
+void sort_unique(std::vector<VertexTag>& tags) {
+  std::sort(tags.begin(), tags.end(), [](const VertexTag& a, const VertexTag& b) {
+    return a.vertex != b.vertex ? a.vertex < b.vertex : a.tag < b.tag;
   });
-  const std::vector<GlobalIndex> cell_begins = all_begins(comm, s.cell_begin, s.n_cells);
-  const std::vector<GlobalIndex> vertex_begins = all_begins(comm, s.vertex_begin, s.n_vertices);
-  auto directory = [&](GlobalIndex v) { return block_of(vertex_begins, v); };
+  tags.erase(std::unique(tags.begin(), tags.end(),
+                         [](const VertexTag& a, const VertexTag& b) { return a.vertex == b.vertex && a.tag == b.tag; }),
+             tags.end());
+}
 
-  // 1-2. Dual graph and cell partition.
-  std::vector<Link> links;
-  std::vector<BoundaryFacet> boundary;
-  dual_graph(comm, s, cell_begins, links, boundary);
-  const std::vector<int> part = cell_parts(comm, s, links, method);
-  release(links);
-
-  // Region tags of vertices, from cells and file facets, to the directory.
+/// The region tags of vertices, from this rank's cells and file facets, sent to the directory (the rank whose
+/// vertex block holds the vertex): the tags of this rank's block, sorted by (vertex, tag), each once.
+std::vector<VertexTag> directory_tags(MPI_Comm comm, const MeshSlice& s,
+                                      const std::vector<GlobalIndex>& vertex_begins) {
+  const int nodes = s.nodes, fs = nodes - 1;
   std::vector<VertexTag> tags;
   for (GlobalIndex c = 0; c < s.n_local_cells(); ++c)
     if (s.cell_region[c] != 0)
@@ -274,20 +257,17 @@ LocalMesh distribute_slices(MPI_Comm comm, MeshSlice&& slice, CellPartitioner me
   for (std::size_t f = 0; f < s.facet_region.size(); ++f)
     if (s.facet_region[f] != 0)
       for (int k = 0; k < fs; ++k) tags.push_back({s.facets[f * fs + k], s.facet_region[f], 0});
-  auto by_vertex_tag = [](const VertexTag& a, const VertexTag& b) {
-    return a.vertex != b.vertex ? a.vertex < b.vertex : a.tag < b.tag;
-  };
-  auto same_vertex_tag = [](const VertexTag& a, const VertexTag& b) { return a.vertex == b.vertex && a.tag == b.tag; };
-  std::sort(tags.begin(), tags.end(), by_vertex_tag);
-  tags.erase(std::unique(tags.begin(), tags.end(), same_vertex_tag), tags.end());
-  std::vector<VertexTag> directory_tags = exchange(comm, std::move(tags),
-                                                   [&](const VertexTag& t) { return directory(t.vertex); });
+  sort_unique(tags);
+  std::vector<VertexTag> directory = exchange(comm, std::move(tags),
+                                              [&](const VertexTag& t) { return block_of(vertex_begins, t.vertex); });
   release(tags);
-  std::sort(directory_tags.begin(), directory_tags.end(), by_vertex_tag);
-  directory_tags.erase(std::unique(directory_tags.begin(), directory_tags.end(), same_vertex_tag),
-                       directory_tags.end());
+  sort_unique(directory);
+  return directory;
+}
 
-  // 3. Cells and boundary facets to their parts.
+/// This rank's cells as records for migration, each with its part.
+std::vector<CellRecord> cell_records(const MeshSlice& s, const std::vector<int>& part) {
+  const int nodes = s.nodes;
   std::vector<CellRecord> cells_out(static_cast<std::size_t>(s.n_local_cells()));
   for (GlobalIndex c = 0; c < s.n_local_cells(); ++c) {
     CellRecord& r = cells_out[c];
@@ -297,18 +277,48 @@ LocalMesh distribute_slices(MPI_Comm comm, MeshSlice&& slice, CellPartitioner me
     r.region = s.cell_region[c];
     r.part = part[c];
   }
-  const GlobalIndex n_vertices = s.n_vertices, n_cells = s.n_cells, vertex_begin = s.vertex_begin;
-  std::vector<double> block_coords = std::move(s.coords);
-  s = MeshSlice{};
-  std::vector<CellRecord> my_cells = exchange(comm, std::move(cells_out), [](const CellRecord& r) { return r.part; });
-  release(cells_out);
-  for (BoundaryFacet& f : boundary) f.part = part[f.cell - cell_begins[rank]];
-  std::vector<BoundaryFacet> my_facets = exchange(comm, std::move(boundary),
-                                                  [](const BoundaryFacet& f) { return f.part; });
-  release(boundary);
-  std::sort(my_cells.begin(), my_cells.end(), [](const CellRecord& a, const CellRecord& b) { return a.cell < b.cell; });
+  return cells_out;
+}
 
-  // 4. The directory: parts touching each vertex of its block, owners, global numbers.
+/// What step 3 gives a part: its cells, ascending by original id, and their boundary facets.
+struct PartCells {
+  std::vector<CellRecord> cells;
+  std::vector<BoundaryFacet> facets;
+};
+
+/// Step 3: cells and their boundary facets to their parts (part: of this rank's cells, the first being
+/// cell_begin).
+PartCells migrate(MPI_Comm comm, std::vector<CellRecord>&& cells_out, std::vector<BoundaryFacet>&& boundary,
+                  const std::vector<int>& part, GlobalIndex cell_begin) {
+  PartCells mine;
+  mine.cells = exchange(comm, std::move(cells_out), [](const CellRecord& r) { return r.part; });
+  release(cells_out);
+  for (BoundaryFacet& f : boundary) f.part = part[f.cell - cell_begin];
+  mine.facets = exchange(comm, std::move(boundary), [](const BoundaryFacet& f) { return f.part; });
+  release(boundary);
+  std::sort(mine.cells.begin(), mine.cells.end(),
+            [](const CellRecord& a, const CellRecord& b) { return a.cell < b.cell; });
+  return mine;
+}
+
+/// This rank's block of the vertex directory (the original vertex ids [begin, begin + size())), filled by step 4.
+struct DirectoryBlock {
+  GlobalIndex begin = 0;
+  std::vector<double> coords;        ///< 3 per block vertex
+  std::vector<VertexTag> tags;       ///< the block vertices' region tags, by (vertex, tag), each once
+  std::vector<VertexRequest> asked;  ///< the parts touching each block vertex, by (vertex, part)
+  std::vector<std::int64_t> row;     ///< block vertex v's parts: asked[row[v], row[v + 1])
+  std::vector<int> owner;            ///< per block vertex
+
+  [[nodiscard]] GlobalIndex size() const { return static_cast<GlobalIndex>(coords.size() / 3); }
+};
+
+/// Step 4a: every part tells the directory which vertices its cells touch (asked, row). A block vertex no part
+/// touches is an error on every rank.
+void ask_directory(MPI_Comm comm, const std::vector<CellRecord>& my_cells, int nodes,
+                   const std::vector<GlobalIndex>& vertex_begins, DirectoryBlock& d) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
   std::vector<VertexRequest> requests;
   for (const CellRecord& r : my_cells)
     for (int k = 0; k < nodes; ++k) requests.push_back({r.v[k], rank, 0});
@@ -319,120 +329,152 @@ LocalMesh distribute_slices(MPI_Comm comm, MeshSlice&& slice, CellPartitioner me
   requests.erase(std::unique(requests.begin(), requests.end(),
                              [](const VertexRequest& a, const VertexRequest& b) { return a.vertex == b.vertex; }),
                  requests.end());
-  std::vector<VertexRequest> asked = exchange(comm, std::move(requests),
-                                              [&](const VertexRequest& r) { return directory(r.vertex); });
+  d.asked = exchange(comm, std::move(requests),
+                     [&](const VertexRequest& r) { return block_of(vertex_begins, r.vertex); });
   release(requests);
-  std::sort(asked.begin(), asked.end(), by_vertex_part);
-  const GlobalIndex n_block = static_cast<GlobalIndex>(block_coords.size() / 3);
+  std::sort(d.asked.begin(), d.asked.end(), by_vertex_part);
+  const GlobalIndex n_block = d.size();
   // Rows of asked per block vertex; unused vertices are an error on every rank.
-  std::vector<std::int64_t> row(static_cast<std::size_t>(n_block) + 1, 0);
-  for (const VertexRequest& r : asked) ++row[r.vertex - vertex_begin + 1];
-  std::partial_sum(row.begin(), row.end(), row.begin());
+  d.row.assign(static_cast<std::size_t>(n_block) + 1, 0);
+  for (const VertexRequest& r : d.asked) ++d.row[r.vertex - d.begin + 1];
+  std::partial_sum(d.row.begin(), d.row.end(), d.row.begin());
   run_collectively(comm, [&] {
     for (GlobalIndex v = 0; v < n_block; ++v)
-      if (row[v + 1] == row[v])
-        throw InputError("vertex " + std::to_string(vertex_begin + v + 1) + " belongs to no cell (unused vertex)");
+      if (d.row[v + 1] == d.row[v])
+        throw InputError("vertex " + std::to_string(d.begin + v + 1) + " belongs to no cell (unused vertex)");
   });
+}
+
+/// The owners of the shared vertices, balanced on rank 0: every rank's rows of parts (row i: shared_parts
+/// [shared_begin[i], shared_begin[i + 1])) gathered in rank order, which is vertex order, and balanced by
+/// balance_shared_owners against the parts' loads (their vertices touched by one part only); returns the owners
+/// of this rank's rows.
+std::vector<int> balanced_shared_owners(MPI_Comm comm, const std::vector<std::int64_t>& shared_begin,
+                                        const std::vector<int>& shared_parts, const std::vector<std::int64_t>& load,
+                                        GlobalIndex n_vertices) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int n_rows = static_cast<int>(shared_begin.size()) - 1, n_items = static_cast<int>(shared_parts.size());
+  std::vector<int> row_counts(static_cast<std::size_t>(size)), item_counts(row_counts.size());
+  MPI_Gather(&n_rows, 1, MPI_INT, row_counts.data(), 1, MPI_INT, 0, comm);
+  MPI_Gather(&n_items, 1, MPI_INT, item_counts.data(), 1, MPI_INT, 0, comm);
+  std::vector<int> row_displs(row_counts.size(), 0), item_displs(row_counts.size(), 0);
+  std::partial_sum(row_counts.begin(), row_counts.end() - 1, row_displs.begin() + 1);
+  std::partial_sum(item_counts.begin(), item_counts.end() - 1, item_displs.begin() + 1);
+  std::vector<int> row_sizes(static_cast<std::size_t>(n_rows));
+  for (int i = 0; i < n_rows; ++i) row_sizes[i] = static_cast<int>(shared_begin[i + 1] - shared_begin[i]);
+  const std::size_t all_rows = rank == 0 ? static_cast<std::size_t>(row_displs.back() + row_counts.back()) : 0;
+  const std::size_t all_items = rank == 0 ? static_cast<std::size_t>(item_displs.back() + item_counts.back()) : 0;
+  std::vector<int> all_sizes(all_rows), all_parts(all_items), all_owners;
+  MPI_Gatherv(row_sizes.data(), n_rows, MPI_INT, all_sizes.data(), row_counts.data(), row_displs.data(), MPI_INT, 0,
+              comm);
+  MPI_Gatherv(shared_parts.data(), n_items, MPI_INT, all_parts.data(), item_counts.data(), item_displs.data(), MPI_INT,
+              0, comm);
+  if (rank == 0) {
+    std::vector<std::int64_t> begin(all_rows + 1, 0);
+    for (std::size_t i = 0; i < all_rows; ++i) begin[i + 1] = begin[i] + all_sizes[i];
+    all_owners = balance_shared_owners(std::move(begin), std::move(all_parts), load, n_vertices, size);
+  }
+  std::vector<int> shared_owner(static_cast<std::size_t>(n_rows));
+  MPI_Scatterv(all_owners.data(), row_counts.data(), row_displs.data(), MPI_INT, shared_owner.data(), n_rows, MPI_INT,
+               0, comm);
+  return shared_owner;
+}
+
+/// Step 4b: the owner of every block vertex: the part touching it when only one does, else the balanced owner of
+/// the shared vertices (balanced_shared_owners).
+void settle_owners(MPI_Comm comm, GlobalIndex n_vertices, DirectoryBlock& d) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const GlobalIndex n_block = d.size();
   std::vector<std::int64_t> load(static_cast<std::size_t>(size), 0);
   std::vector<std::int64_t> shared_begin(1, 0);
   std::vector<int> shared_parts;
-  std::vector<int> owner(static_cast<std::size_t>(n_block), -1);
+  d.owner.assign(static_cast<std::size_t>(n_block), -1);
   for (GlobalIndex v = 0; v < n_block; ++v) {
-    if (row[v + 1] - row[v] == 1) {
-      owner[v] = asked[row[v]].part;
-      ++load[owner[v]];
+    if (d.row[v + 1] - d.row[v] == 1) {
+      d.owner[v] = d.asked[d.row[v]].part;
+      ++load[d.owner[v]];
     } else {
-      for (std::int64_t i = row[v]; i < row[v + 1]; ++i) shared_parts.push_back(asked[i].part);
+      for (std::int64_t i = d.row[v]; i < d.row[v + 1]; ++i) shared_parts.push_back(d.asked[i].part);
       shared_begin.push_back(static_cast<std::int64_t>(shared_parts.size()));
     }
   }
   MPI_Allreduce(MPI_IN_PLACE, load.data(), size, MPI_INT64_T, MPI_SUM, comm);
-  {
-    // The shared vertices (in vertex order: blocks are in rank order) balanced on rank 0.
-    const int n_rows = static_cast<int>(shared_begin.size()) - 1, n_items = static_cast<int>(shared_parts.size());
-    std::vector<int> row_counts(static_cast<std::size_t>(size)), item_counts(row_counts.size());
-    MPI_Gather(&n_rows, 1, MPI_INT, row_counts.data(), 1, MPI_INT, 0, comm);
-    MPI_Gather(&n_items, 1, MPI_INT, item_counts.data(), 1, MPI_INT, 0, comm);
-    std::vector<int> row_displs(row_counts.size(), 0), item_displs(row_counts.size(), 0);
-    std::partial_sum(row_counts.begin(), row_counts.end() - 1, row_displs.begin() + 1);
-    std::partial_sum(item_counts.begin(), item_counts.end() - 1, item_displs.begin() + 1);
-    std::vector<int> row_sizes(static_cast<std::size_t>(n_rows));
-    for (int i = 0; i < n_rows; ++i) row_sizes[i] = static_cast<int>(shared_begin[i + 1] - shared_begin[i]);
-    const std::size_t all_rows = rank == 0 ? static_cast<std::size_t>(row_displs.back() + row_counts.back()) : 0;
-    const std::size_t all_items = rank == 0 ? static_cast<std::size_t>(item_displs.back() + item_counts.back()) : 0;
-    std::vector<int> all_sizes(all_rows), all_parts(all_items), all_owners;
-    MPI_Gatherv(row_sizes.data(), n_rows, MPI_INT, all_sizes.data(), row_counts.data(), row_displs.data(), MPI_INT, 0,
-                comm);
-    MPI_Gatherv(shared_parts.data(), n_items, MPI_INT, all_parts.data(), item_counts.data(), item_displs.data(),
-                MPI_INT, 0, comm);
-    if (rank == 0) {
-      std::vector<std::int64_t> begin(all_rows + 1, 0);
-      for (std::size_t i = 0; i < all_rows; ++i) begin[i + 1] = begin[i] + all_sizes[i];
-      all_owners = balance_shared_owners(std::move(begin), std::move(all_parts), load, n_vertices, size);
-    }
-    std::vector<int> shared_owner(static_cast<std::size_t>(n_rows));
-    MPI_Scatterv(all_owners.data(), row_counts.data(), row_displs.data(), MPI_INT, shared_owner.data(), n_rows, MPI_INT,
-                 0, comm);
-    std::size_t next = 0;
-    for (GlobalIndex v = 0; v < n_block; ++v)
-      if (owner[v] < 0) owner[v] = shared_owner[next++];
-  }
-  // Global numbers: part p's owned vertices in original order from owned_begin[p].
+  const std::vector<int> shared_owner = balanced_shared_owners(comm, shared_begin, shared_parts, load, n_vertices);
+  std::size_t next = 0;
+  for (GlobalIndex v = 0; v < n_block; ++v)
+    if (d.owner[v] < 0) d.owner[v] = shared_owner[next++];
+}
+
+/// Global numbers: part p's owned vertices in original order from owned_begin[p] (size + 1 entries); this block's
+/// first one of part p is next[p] (the parts' owned vertices in the blocks below, by an exclusive scan).
+struct Numbering {
+  std::vector<GlobalIndex> owned_begin, next;
+};
+
+/// Step 4c: the numbering of the owned vertices.
+Numbering number_vertices(MPI_Comm comm, const std::vector<int>& owner) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   std::vector<std::int64_t> owned_here(static_cast<std::size_t>(size), 0), below(owned_here.size(), 0),
       owned_total(owned_here.size(), 0);
   for (const int p : owner) ++owned_here[p];
   MPI_Exscan(owned_here.data(), below.data(), size, MPI_INT64_T, MPI_SUM, comm);
   if (rank == 0) std::fill(below.begin(), below.end(), 0);
   MPI_Allreduce(owned_here.data(), owned_total.data(), size, MPI_INT64_T, MPI_SUM, comm);
-  std::vector<GlobalIndex> owned_begin(static_cast<std::size_t>(size) + 1, 0);
-  std::partial_sum(owned_total.begin(), owned_total.end(), owned_begin.begin() + 1);
-  std::vector<VertexInfo> answers;
-  std::vector<VertexTag> tag_answers;
-  answers.reserve(asked.size());
-  {
-    std::vector<GlobalIndex> next(static_cast<std::size_t>(size));
-    for (int p = 0; p < size; ++p) next[p] = owned_begin[p] + below[p];
-    std::size_t t = 0;
-    for (GlobalIndex v = 0; v < n_block; ++v) {
-      const GlobalIndex global = next[owner[v]]++;
-      const GlobalIndex id = vertex_begin + v;
-      while (t < directory_tags.size() && directory_tags[t].vertex < id) ++t;
-      std::size_t t_end = t;
-      while (t_end < directory_tags.size() && directory_tags[t_end].vertex == id) ++t_end;
-      for (std::int64_t i = row[v]; i < row[v + 1]; ++i) {
-        VertexInfo a{id,
-                     global,
-                     {block_coords[3 * v], block_coords[3 * v + 1], block_coords[3 * v + 2]},
-                     owner[v],
-                     asked[i].part};
-        answers.push_back(a);
-        for (std::size_t k = t; k < t_end; ++k) tag_answers.push_back({id, directory_tags[k].tag, asked[i].part});
-      }
-      t = t_end;
-    }
-  }
-  release(asked);
-  release(directory_tags);
-  release(block_coords);
-  const double partition_seconds = seconds_since(start);
-  std::vector<VertexInfo> my_vertices = exchange(comm, std::move(answers), [](const VertexInfo& a) { return a.part; });
-  release(answers);
-  std::vector<VertexTag> my_tags = exchange(comm, std::move(tag_answers), [](const VertexTag& t) { return t.part; });
-  release(tag_answers);
+  Numbering out;
+  out.owned_begin.assign(static_cast<std::size_t>(size) + 1, 0);
+  std::partial_sum(owned_total.begin(), owned_total.end(), out.owned_begin.begin() + 1);
+  out.next.resize(static_cast<std::size_t>(size));
+  for (int p = 0; p < size; ++p) out.next[p] = out.owned_begin[p] + below[p];
+  return out;
+}
 
-  // 5. The LocalMesh.
+/// Step 4d: the directory's answers to every part touching a block vertex: its global number, coordinates and
+/// owner, and its region tags.
+void directory_answers(const DirectoryBlock& d, std::vector<GlobalIndex> next, std::vector<VertexInfo>& answers,
+                       std::vector<VertexTag>& tag_answers) {
+  answers.reserve(d.asked.size());
+  std::size_t t = 0;
+  for (GlobalIndex v = 0; v < d.size(); ++v) {
+    const GlobalIndex global = next[d.owner[v]]++;
+    const GlobalIndex id = d.begin + v;
+    while (t < d.tags.size() && d.tags[t].vertex < id) ++t;
+    std::size_t t_end = t;
+    while (t_end < d.tags.size() && d.tags[t_end].vertex == id) ++t_end;
+    for (std::int64_t i = d.row[v]; i < d.row[v + 1]; ++i) {
+      VertexInfo a{
+          id, global, {d.coords[3 * v], d.coords[3 * v + 1], d.coords[3 * v + 2]}, d.owner[v], d.asked[i].part};
+      answers.push_back(a);
+      for (std::size_t k = t; k < t_end; ++k) tag_answers.push_back({id, d.tags[k].tag, d.asked[i].part});
+    }
+    t = t_end;
+  }
+}
+
+/// Original vertex id -> local index on this part.
+struct LocalOf {
+  std::vector<std::pair<GlobalIndex, LocalIndex>> pairs;  ///< sorted
+
+  LocalIndex operator()(GlobalIndex v) const {
+    return std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(v, LocalIndex{-1}))->second;
+  }
+};
+
+/// Step 5a: the part's vertices, owned ones first, each group by global number: their coordinates and numbers.
+LocalOf local_vertices(int rank, std::vector<VertexInfo>&& my_vertices, LocalMesh& lm) {
   std::sort(my_vertices.begin(), my_vertices.end(), [rank](const VertexInfo& a, const VertexInfo& b) {
     const bool ga = a.owner != rank, gb = b.owner != rank;
     return ga != gb ? gb : a.global < b.global;
   });
-  LocalMesh lm;
   lm.n_owned = static_cast<LocalIndex>(std::count_if(my_vertices.begin(), my_vertices.end(),
                                                      [rank](const VertexInfo& a) { return a.owner == rank; }));
-  lm.first_owned = owned_begin[rank];
-  lm.n_global_vertices = n_vertices;
-  lm.n_global_cells = n_cells;
   const std::size_t n_local = my_vertices.size();
-  std::vector<std::pair<GlobalIndex, LocalIndex>> local_of(n_local);
+  LocalOf local;
+  local.pairs.resize(n_local);
   lm.mesh.coords.resize(3 * n_local);
   lm.global_vertex.resize(n_local);
   lm.original_vertex.resize(n_local);
@@ -441,38 +483,46 @@ LocalMesh distribute_slices(MPI_Comm comm, MeshSlice&& slice, CellPartitioner me
     std::copy(a.x, a.x + 3, lm.mesh.coords.begin() + 3 * i);
     lm.global_vertex[i] = a.global;
     lm.original_vertex[i] = a.vertex;
-    local_of[i] = {a.vertex, static_cast<LocalIndex>(i)};
+    local.pairs[i] = {a.vertex, static_cast<LocalIndex>(i)};
   }
   release(my_vertices);
-  std::sort(local_of.begin(), local_of.end());
-  auto local = [&](GlobalIndex v) {
-    return std::lower_bound(local_of.begin(), local_of.end(), std::make_pair(v, LocalIndex{-1}))->second;
-  };
+  std::sort(local.pairs.begin(), local.pairs.end());
+  return local;
+}
+
+/// Step 5b: the region tags of the part's vertices.
+void local_vertex_regions(std::vector<VertexTag>&& my_tags, const LocalOf& local, LocalMesh& lm) {
   std::vector<std::pair<LocalIndex, int>> vertex_tags(my_tags.size());
   for (std::size_t i = 0; i < my_tags.size(); ++i) vertex_tags[i] = {local(my_tags[i].vertex), my_tags[i].tag};
   release(my_tags);
   std::sort(vertex_tags.begin(), vertex_tags.end());
-  lm.vertex_region_offsets.assign(n_local + 1, 0);
+  lm.vertex_region_offsets.assign(lm.original_vertex.size() + 1, 0);
   lm.vertex_regions.resize(vertex_tags.size());
   for (std::size_t i = 0; i < vertex_tags.size(); ++i) {
     ++lm.vertex_region_offsets[vertex_tags[i].first + 1];
     lm.vertex_regions[i] = vertex_tags[i].second;
   }
   std::partial_sum(lm.vertex_region_offsets.begin(), lm.vertex_region_offsets.end(), lm.vertex_region_offsets.begin());
+}
+
+/// Step 5c: the part's cells (ascending by original id) and boundary facets (by their original vertex ids) in
+/// local numbers, as tets and triangles (nodes 4) or triangles and lines (nodes 3).
+void local_cells(int nodes, PartCells&& mine, const LocalOf& local, LocalMesh& lm) {
+  const int fs = nodes - 1;
   std::vector<LocalIndex> cells, facets;
   std::vector<int> cell_region, facet_region;
-  cells.reserve(my_cells.size() * nodes);
-  cell_region.reserve(my_cells.size());
-  lm.cell_global.reserve(my_cells.size());
-  for (const CellRecord& r : my_cells) {
+  cells.reserve(mine.cells.size() * nodes);
+  cell_region.reserve(mine.cells.size());
+  lm.cell_global.reserve(mine.cells.size());
+  for (const CellRecord& r : mine.cells) {
     for (int k = 0; k < nodes; ++k) cells.push_back(local(r.v[k]));
     cell_region.push_back(r.region);
     lm.cell_global.push_back(r.cell);
   }
-  release(my_cells);
-  std::sort(my_facets.begin(), my_facets.end(),
+  release(mine.cells);
+  std::sort(mine.facets.begin(), mine.facets.end(),
             [](const BoundaryFacet& a, const BoundaryFacet& b) { return a.key < b.key; });
-  for (const BoundaryFacet& f : my_facets) {
+  for (const BoundaryFacet& f : mine.facets) {
     for (int k = 0; k < fs; ++k) facets.push_back(local(f.key[k]));
     facet_region.push_back(f.tag);
   }
@@ -487,6 +537,62 @@ LocalMesh distribute_slices(MPI_Comm comm, MeshSlice&& slice, CellPartitioner me
     lm.mesh.lines = std::move(facets);
     lm.mesh.line_region = std::move(facet_region);
   }
+}
+
+}  // namespace
+
+LocalMesh distribute_slices(MPI_Comm comm, MeshSlice&& slice, CellPartitioner method, SliceTimes* times) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const auto start = std::chrono::steady_clock::now();
+  MeshSlice s = std::move(slice);
+  const int nodes = s.nodes;
+  check_slice(comm, s, size);
+  const std::vector<GlobalIndex> cell_begins = all_begins(comm, s.cell_begin, s.n_cells);
+  const std::vector<GlobalIndex> vertex_begins = all_begins(comm, s.vertex_begin, s.n_vertices);
+
+  // 1-2. Dual graph and cell partition.
+  std::vector<Link> links;
+  std::vector<BoundaryFacet> boundary;
+  dual_graph(comm, s, cell_begins, links, boundary);
+  const std::vector<int> part = cell_parts(comm, s, links, method);
+  release(links);
+
+  // Region tags of vertices, from cells and file facets, to the directory.
+  DirectoryBlock directory;
+  directory.tags = directory_tags(comm, s, vertex_begins);
+
+  // 3. Cells and boundary facets to their parts.
+  std::vector<CellRecord> cells_out = cell_records(s, part);
+  const GlobalIndex n_vertices = s.n_vertices, n_cells = s.n_cells;
+  directory.begin = s.vertex_begin;
+  directory.coords = std::move(s.coords);
+  s = MeshSlice{};
+  PartCells mine = migrate(comm, std::move(cells_out), std::move(boundary), part, cell_begins[rank]);
+
+  // 4. The directory: parts touching each vertex of its block, owners, global numbers.
+  ask_directory(comm, mine.cells, nodes, vertex_begins, directory);
+  settle_owners(comm, n_vertices, directory);
+  const Numbering numbering = number_vertices(comm, directory.owner);
+  std::vector<VertexInfo> answers;
+  std::vector<VertexTag> tag_answers;
+  directory_answers(directory, numbering.next, answers, tag_answers);
+  directory = DirectoryBlock{};
+  const double partition_seconds = seconds_since(start);
+  std::vector<VertexInfo> my_vertices = exchange(comm, std::move(answers), [](const VertexInfo& a) { return a.part; });
+  release(answers);
+  std::vector<VertexTag> my_tags = exchange(comm, std::move(tag_answers), [](const VertexTag& t) { return t.part; });
+  release(tag_answers);
+
+  // 5. The LocalMesh.
+  LocalMesh lm;
+  const LocalOf local = local_vertices(rank, std::move(my_vertices), lm);
+  lm.first_owned = numbering.owned_begin[rank];
+  lm.n_global_vertices = n_vertices;
+  lm.n_global_cells = n_cells;
+  local_vertex_regions(std::move(my_tags), local, lm);
+  local_cells(nodes, std::move(mine), local, lm);
   if (times != nullptr) {
     times->partition = partition_seconds;
     times->distribute = seconds_since(start) - partition_seconds;

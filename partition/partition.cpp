@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "mesh/facets.hpp"
 #include "partition/collective.hpp"
 #include "partition/ownership.hpp"
 
@@ -32,34 +33,17 @@ CellView cell_view(const Mesh& mesh) {
 /// Facets (faces of tets, edges of triangles) as sorted vertex tuples; unused slot = -1.
 using Facet = std::array<LocalIndex, 3>;
 
-Facet make_facet(const LocalIndex* v, int n) {
-  Facet f{v[0], v[1], n == 3 ? v[2] : -1};
-  if (f[0] > f[1]) std::swap(f[0], f[1]);
-  if (n == 3) {
-    if (f[1] > f[2]) std::swap(f[1], f[2]);
-    if (f[0] > f[1]) std::swap(f[0], f[1]);
-  }
-  return f;
-}
-
 /// Every facet of every cell with that cell, sorted (an interior facet appears twice, once per cell). Sorted by
 /// buckets: a counting sort on the facet's smallest vertex, then each bucket (some 20 facets) by the rest of the
 /// pair, which gives std::sort's order of the whole list at a fraction of its cost (136,565 tets: 0.07 s of the
 /// 2-rank partition's 0.13 s went to that sort).
 std::vector<std::pair<Facet, LocalIndex>> cell_facets(const CellView& cv) {
-  static constexpr int tet_faces[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};
-  static constexpr int tri_edges[3][2] = {{1, 2}, {2, 0}, {0, 1}};
   const int nf = cv.nodes;  // a tet has 4 faces, a triangle 3 edges
-  const int fs = cv.nodes - 1;
   std::vector<std::pair<Facet, LocalIndex>> all;
   all.reserve(static_cast<std::size_t>(cv.count()) * nf);
   for (LocalIndex c = 0; c < cv.count(); ++c) {
     const LocalIndex* v = cv.cells->data() + static_cast<std::size_t>(c) * cv.nodes;
-    for (int k = 0; k < nf; ++k) {
-      LocalIndex f[3] = {0, 0, 0};
-      for (int j = 0; j < fs; ++j) f[j] = v[fs == 3 ? tet_faces[k][j] : tri_edges[k][j]];
-      all.emplace_back(make_facet(f, fs), c);
-    }
+    for (int k = 0; k < nf; ++k) all.emplace_back(cell_facet(v, cv.nodes, k), c);
   }
   if (all.empty()) return all;
   LocalIndex lowest = all.front().first[0], highest = lowest;
@@ -222,7 +206,7 @@ VertexTags tag_vertices(const Mesh& whole, const CellView& cv, TaggedFacets& tag
   }
   vt.tags.resize(static_cast<std::size_t>(kept));
   for (LocalIndex f = 0; f < n_file_facets; ++f)
-    tagged.emplace_back(make_facet(file_facets.data() + static_cast<std::size_t>(f) * fs, fs), file_facet_region[f]);
+    tagged.emplace_back(sorted_facet(file_facets.data() + static_cast<std::size_t>(f) * fs, fs), file_facet_region[f]);
   std::sort(tagged.begin(), tagged.end());
   return vt;
 }

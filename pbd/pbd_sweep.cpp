@@ -10,9 +10,9 @@
 #include <string_view>
 #include <type_traits>
 
+#include "materials/bending.hpp"
 #include "materials/element_energy_batch.hpp"
 #include "materials/element_energy_inline.hpp"
-#include "materials/bending.hpp"
 #include "materials/membrane_energy.hpp"
 #include "materials/tet_inversion.hpp"
 #include "materials/volino.hpp"
@@ -53,6 +53,11 @@ ColorSlots color_slots(std::span<const std::int32_t> color, int n_colors) {
   return out;
 }
 
+/// Whether any of the n vertices at v is shared with another rank (shared: per local vertex).
+bool touches_shared(std::span<const std::uint8_t> shared, const LocalIndex* v, int n) {
+  return std::any_of(v, v + n, [&](LocalIndex u) { return shared[static_cast<std::size_t>(u)] != 0; });
+}
+
 }  // namespace
 
 PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model& model,
@@ -62,154 +67,177 @@ PbdConstraints::PbdConstraints(MPI_Comm comm, const LocalMesh& mesh, const Model
   for (LocalIndex v = n_owned_; v < n_local_; ++v) ghost_ids_.push_back(static_cast<PetscInt>(mesh.global_vertex[v]));
   delta_ = create_vector();
   const std::vector<std::uint8_t> shared = find_shared_vertices();
-  // Per colour the constraints touching a shared vertex come first (the interface), then the interior ones: the
-  // sweep overlaps the interface's ghost exchange with the interior's projections. Sort key 2 colour + interior.
-  auto touches_shared = [&](const LocalIndex* v, int n) {
-    return std::any_of(v, v + n, [&](LocalIndex u) { return shared[static_cast<std::size_t>(u)] != 0; });
-  };
   std::vector<std::int32_t> color;
   color = distributed_cell_colors(comm, mesh, model.nodes_per_cell, &n_colors_);
   run_collectively(comm, [&] {
     nodes_ = model.nodes_per_cell;
-    if (nodes_ == 3) {
-      // Membranes (Bender §4.3): the plane-stress StVK triangle of trbs (membrane_energy.hpp), or Volino's
-      // weft/warp triangle (volino.hpp: isotropic, the paper's orthotropic law, or nonlinear curves).
-      membrane_tables_ = model.materials.membrane;
-      volino_tables_ = model.materials.volino;
-      volino_stabilization_ = model.materials.volino_stabilization;
-      for (std::size_t m = 0; m < model.material_model.size(); ++m) {
-        const std::string_view name = model.material_model[m]->name;
-        if (name != "trbs" && name != "volino")
-          throw std::invalid_argument("integrator position-based: membranes take model trbs (the plane-stress St. "
-                                      "Venant-Kirchhoff triangle of Bender et al. §4.3) or volino (orthotropic), "
-                                      "got model '" + std::string(name) + "'");
-        volino_material_.push_back(name == "volino");
-        if (name == "trbs") {
-          const MembraneMaterial& mm = membrane_tables_[m];
-          modulus_.push_back(mm.young / (1.0 - mm.poisson * mm.poisson));
-          continue;
-        }
-        const VolinoMaterial& vm = volino_tables_[m];
-        if (std::any_of(vm.viscosity.begin(), vm.viscosity.end(), [](double e) { return e != 0.0; }))
-          throw std::invalid_argument("integrator position-based: materials[" + std::to_string(m) +
-                                      "].viscosity: Volino's viscous stress is not an energy constraint (use "
-                                      "analysis.position_based.velocity_damping)");
-        // k: the largest diagonal entry of the law's tangent at zero strain (a stress: the energy density of the
-        // constraint is ~ k eps^2, as for the trbs triangle's E / (1 - nu^2)).
-        const double zero[3] = {0.0, 0.0, 0.0};
-        double sigma[3], C[9];
-        vm.law.evaluate(zero, sigma, C);
-        modulus_.push_back(std::max({C[0], C[4], C[8]}));
-      }
-    } else {
-      tables_ = model.materials.tet;
-      for (std::size_t m = 0; m < tables_.size(); ++m) {
-        const ModelInfo* info = model.material_model[m];
-        if (info->element_energy == nullptr)
-          throw std::invalid_argument("integrator position-based: model '" + std::string(info->name) +
-                                      "' has no element energy");
-        kernel_.push_back(info->element_energy);
-        plain_kernel_.push_back(info->element_energy);
-        inverted_kernel_.push_back(info->inverted_element_energy ? info->inverted_element_energy
-                                                                 : info->element_energy);
-        const double* D = tables_[m].D.data();
-        modulus_.push_back(std::max({D[0], D[7], D[14]}));
-      }
-    }
-    const auto n_cells = static_cast<LocalIndex>(model.cell_material.size());
-    const std::vector<LocalIndex>& cells = nodes_ == 4 ? mesh.mesh.tets : mesh.mesh.triangles;
-    for (std::size_t t = 0; t < color.size(); ++t)
-      color[t] = 2 * color[t] + (touches_shared(cells.data() + static_cast<std::size_t>(nodes_) * t, nodes_) ? 0 : 1);
-    const ColorSlots sorted = color_slots(color, 2 * n_colors_);
-    for (int k = 0; k <= n_colors_; ++k) color_begin_.push_back(sorted.begin[2 * static_cast<std::size_t>(k)]);
-    for (int k = 0; k < n_colors_; ++k) interior_begin_.push_back(sorted.begin[2 * static_cast<std::size_t>(k) + 1]);
-    vertices_.resize(n_cells);
-    if (nodes_ == 4)
-      rest_.resize(n_cells);
+    if (nodes_ == 3)
+      set_membrane_materials(model);
     else
-      tri_rest_.resize(n_cells);
-    material_.resize(n_cells);
-    slot_cell_.resize(n_cells);
-    for (LocalIndex t = 0; t < n_cells; ++t) {  // ascending local index inside a colour
-      const std::size_t c = sorted.slot[static_cast<std::size_t>(t)];
-      double X[12];
-      vertices_[c] = {0, 0, 0, -1};  // (triangles: 3 vertices)
-      for (int a = 0; a < nodes_; ++a) {
-        const LocalIndex v = cells[static_cast<std::size_t>(nodes_) * t + a];
-        vertices_[c][a] = v;
-        for (int k = 0; k < 3; ++k) X[3 * a + k] = mesh.mesh.coords[3 * v + k];
-      }
-      material_[c] = model.cell_material[t];
-      slot_cell_[c] = t;
-      if (nodes_ == 4) {
-        rest_[c] = tet_rest(X, mesh.cell_global[t]);
-      } else {
-        tri_rest_[c] = tri_rest(X, mesh.cell_global[t]);
-        if (volino_material_[static_cast<std::size_t>(material_[c])]) {
-          if (volino_rest_.empty()) volino_rest_.resize(n_cells);
-          volino_rest_[c] = volino_reference(std::span<const double, 9>(X, 9), volino_tables_[material_[c]].warp);
-        }
-      }
-    }
-    n_cells_ = static_cast<std::size_t>(n_cells);
+      set_tet_materials(model);
+    place_cells(mesh, model, color, shared);
   });
   n_cell_colors_ = n_colors_;
   // Bending stencils (membranes with `bending:`): coloured among themselves, after the cells. Every rank takes part
   // in the colouring when any material bends (the job is the same everywhere).
-  const bool bends = model.nodes_per_cell == 3 &&
-                     std::any_of(bending_stiffness.begin(), bending_stiffness.end(), [](double kb) { return kb > 0.0; });
-  if (bends) {
-    std::vector<LocalIndex> stencils;
-    run_collectively(comm, [&] {
-      if (!mesh.has_hinges)
-        throw std::invalid_argument("integrator position-based: bending needs the mesh's hinge stencils "
-                                    "(distribute the mesh with hinges)");
-      for (std::size_t h = 0; h < mesh.hinge_cell.size(); ++h) {
-        const double kb = bending_stiffness[static_cast<std::size_t>(model.cell_material[mesh.hinge_cell[h]])];
-        if (!(kb > 0.0)) continue;
-        double X[12];
-        std::array<LocalIndex, 4> v{};
-        for (int a = 0; a < 4; ++a) {
-          v[a] = mesh.hinges[4 * h + a];
-          for (int k = 0; k < 3; ++k) X[3 * a + k] = mesh.mesh.coords[3 * v[a] + k];
-        }
-        stencils.insert(stencils.end(), v.begin(), v.end());
-        hinge_k_.push_back(bending_weights(X, kb));
-        hinge_kb_.push_back(kb);
-        const double t0[9] = {X[0], X[1], X[2], X[3], X[4], X[5], X[6], X[7], X[8]};      // (x0, x1, x2)
-        const double t1[9] = {X[0], X[1], X[2], X[3], X[4], X[5], X[9], X[10], X[11]};  // (x0, x1, x3)
-        hinge_area_.push_back(tri_rest(t0, static_cast<std::int64_t>(h)).area +
-                              tri_rest(t1, static_cast<std::int64_t>(h)).area);
-      }
-    });
-    int n_hinge_colors = 0;
-    std::vector<std::int32_t> hinge_color = distributed_stencil_colors(comm, mesh, stencils, &n_hinge_colors);
-    // Append the hinges sorted by colour, the interface first (ascending local order inside each part).
-    const std::size_t n_hinges = hinge_k_.size();
-    for (std::size_t h = 0; h < n_hinges; ++h)
-      hinge_color[h] = 2 * hinge_color[h] + (touches_shared(stencils.data() + 4 * h, 4) ? 0 : 1);
-    const auto [begin, slot] = color_slots(hinge_color, 2 * n_hinge_colors);
-    auto permuted = [&](const auto& in) {
-      std::remove_cvref_t<decltype(in)> out(in.size());
-      for (std::size_t h = 0; h < n_hinges; ++h) out[slot[h]] = in[h];
-      return out;
-    };
-    hinge_k_ = permuted(hinge_k_);
-    hinge_kb_ = permuted(hinge_kb_);
-    hinge_area_ = permuted(hinge_area_);
-    vertices_.resize(n_cells_ + n_hinges);
-    material_.resize(n_cells_ + n_hinges, -1);
-    for (std::size_t h = 0; h < n_hinges; ++h)
-      for (int a = 0; a < 4; ++a) vertices_[n_cells_ + slot[h]][a] = stencils[4 * h + a];
-    for (int k = 1; k <= n_hinge_colors; ++k) color_begin_.push_back(n_cells_ + begin[2 * static_cast<std::size_t>(k)]);
-    for (int k = 0; k < n_hinge_colors; ++k)
-      interior_begin_.push_back(n_cells_ + begin[2 * static_cast<std::size_t>(k) + 1]);
-    n_colors_ += n_hinge_colors;
-  }
+  const bool bends = model.nodes_per_cell == 3 && std::any_of(bending_stiffness.begin(), bending_stiffness.end(),
+                                                              [](double kb) { return kb > 0.0; });
+  if (bends) append_hinges(comm, mesh, model, bending_stiffness, shared);
   append_attachments(comm, mesh, model, shared);
   lambda_.assign(vertices_.size(), 0.0);
   set_inversion_handling(false);
+  set_masses(model);
+}
 
+void PbdConstraints::set_membrane_materials(const Model& model) {
+  // Membranes (Bender §4.3): the plane-stress StVK triangle of trbs (membrane_energy.hpp), or Volino's
+  // weft/warp triangle (volino.hpp: isotropic, the paper's orthotropic law, or nonlinear curves).
+  membrane_tables_ = model.materials.membrane;
+  volino_tables_ = model.materials.volino;
+  volino_stabilization_ = model.materials.volino_stabilization;
+  for (std::size_t m = 0; m < model.material_model.size(); ++m) {
+    const std::string_view name = model.material_model[m]->name;
+    if (name != "trbs" && name != "volino")
+      throw std::invalid_argument(
+          "integrator position-based: membranes take model trbs (the plane-stress St. "
+          "Venant-Kirchhoff triangle of Bender et al. §4.3) or volino (orthotropic), "
+          "got model '" +
+          std::string(name) + "'");
+    volino_material_.push_back(name == "volino");
+    if (name == "trbs") {
+      const MembraneMaterial& mm = membrane_tables_[m];
+      modulus_.push_back(mm.young / (1.0 - mm.poisson * mm.poisson));
+      continue;
+    }
+    const VolinoMaterial& vm = volino_tables_[m];
+    if (std::any_of(vm.viscosity.begin(), vm.viscosity.end(), [](double e) { return e != 0.0; }))
+      throw std::invalid_argument("integrator position-based: materials[" + std::to_string(m) +
+                                  "].viscosity: Volino's viscous stress is not an energy constraint (use "
+                                  "analysis.position_based.velocity_damping)");
+    // k: the largest diagonal entry of the law's tangent at zero strain (a stress: the energy density of the
+    // constraint is ~ k eps^2, as for the trbs triangle's E / (1 - nu^2)).
+    const double zero[3] = {0.0, 0.0, 0.0};
+    double sigma[3], C[9];
+    vm.law.evaluate(zero, sigma, C);
+    modulus_.push_back(std::max({C[0], C[4], C[8]}));
+  }
+}
+
+void PbdConstraints::set_tet_materials(const Model& model) {
+  tables_ = model.materials.tet;
+  for (std::size_t m = 0; m < tables_.size(); ++m) {
+    const ModelInfo* info = model.material_model[m];
+    if (info->element_energy == nullptr)
+      throw std::invalid_argument("integrator position-based: model '" + std::string(info->name) +
+                                  "' has no element energy");
+    kernel_.push_back(info->element_energy);
+    plain_kernel_.push_back(info->element_energy);
+    inverted_kernel_.push_back(info->inverted_element_energy ? info->inverted_element_energy : info->element_energy);
+    const double* D = tables_[m].D.data();
+    modulus_.push_back(std::max({D[0], D[7], D[14]}));
+  }
+}
+
+void PbdConstraints::place_cells(const LocalMesh& mesh, const Model& model, std::vector<std::int32_t>& color,
+                                 std::span<const std::uint8_t> shared) {
+  // Per colour the constraints touching a shared vertex come first (the interface), then the interior ones: the
+  // sweep overlaps the interface's ghost exchange with the interior's projections. Sort key 2 colour + interior.
+  const auto n_cells = static_cast<LocalIndex>(model.cell_material.size());
+  const std::vector<LocalIndex>& cells = nodes_ == 4 ? mesh.mesh.tets : mesh.mesh.triangles;
+  for (std::size_t t = 0; t < color.size(); ++t)
+    color[t] = 2 * color[t] +
+               (touches_shared(shared, cells.data() + static_cast<std::size_t>(nodes_) * t, nodes_) ? 0 : 1);
+  const ColorSlots sorted = color_slots(color, 2 * n_colors_);
+  for (int k = 0; k <= n_colors_; ++k) color_begin_.push_back(sorted.begin[2 * static_cast<std::size_t>(k)]);
+  for (int k = 0; k < n_colors_; ++k) interior_begin_.push_back(sorted.begin[2 * static_cast<std::size_t>(k) + 1]);
+  vertices_.resize(n_cells);
+  if (nodes_ == 4)
+    rest_.resize(n_cells);
+  else
+    tri_rest_.resize(n_cells);
+  material_.resize(n_cells);
+  slot_cell_.resize(n_cells);
+  for (LocalIndex t = 0; t < n_cells; ++t) {  // ascending local index inside a colour
+    const std::size_t c = sorted.slot[static_cast<std::size_t>(t)];
+    double X[12];
+    vertices_[c] = {0, 0, 0, -1};  // (triangles: 3 vertices)
+    for (int a = 0; a < nodes_; ++a) {
+      const LocalIndex v = cells[static_cast<std::size_t>(nodes_) * t + a];
+      vertices_[c][a] = v;
+      for (int k = 0; k < 3; ++k) X[3 * a + k] = mesh.mesh.coords[3 * v + k];
+    }
+    material_[c] = model.cell_material[t];
+    slot_cell_[c] = t;
+    if (nodes_ == 4) {
+      rest_[c] = tet_rest(X, mesh.cell_global[t]);
+    } else {
+      tri_rest_[c] = tri_rest(X, mesh.cell_global[t]);
+      if (volino_material_[static_cast<std::size_t>(material_[c])]) {
+        if (volino_rest_.empty()) volino_rest_.resize(n_cells);
+        volino_rest_[c] = volino_reference(std::span<const double, 9>(X, 9), volino_tables_[material_[c]].warp);
+      }
+    }
+  }
+  n_cells_ = static_cast<std::size_t>(n_cells);
+}
+
+std::vector<LocalIndex> PbdConstraints::collect_hinges(const LocalMesh& mesh, const Model& model,
+                                                       std::span<const double> bending_stiffness) {
+  if (!mesh.has_hinges)
+    throw std::invalid_argument(
+        "integrator position-based: bending needs the mesh's hinge stencils "
+        "(distribute the mesh with hinges)");
+  std::vector<LocalIndex> stencils;
+  for (std::size_t h = 0; h < mesh.hinge_cell.size(); ++h) {
+    const double kb = bending_stiffness[static_cast<std::size_t>(model.cell_material[mesh.hinge_cell[h]])];
+    if (!(kb > 0.0)) continue;
+    double X[12];
+    std::array<LocalIndex, 4> v{};
+    for (int a = 0; a < 4; ++a) {
+      v[a] = mesh.hinges[4 * h + a];
+      for (int k = 0; k < 3; ++k) X[3 * a + k] = mesh.mesh.coords[3 * v[a] + k];
+    }
+    stencils.insert(stencils.end(), v.begin(), v.end());
+    hinge_k_.push_back(bending_weights(X, kb));
+    hinge_kb_.push_back(kb);
+    const double t0[9] = {X[0], X[1], X[2], X[3], X[4], X[5], X[6], X[7], X[8]};    // (x0, x1, x2)
+    const double t1[9] = {X[0], X[1], X[2], X[3], X[4], X[5], X[9], X[10], X[11]};  // (x0, x1, x3)
+    hinge_area_.push_back(tri_rest(t0, static_cast<std::int64_t>(h)).area +
+                          tri_rest(t1, static_cast<std::int64_t>(h)).area);
+  }
+  return stencils;
+}
+
+void PbdConstraints::append_hinges(MPI_Comm comm, const LocalMesh& mesh, const Model& model,
+                                   std::span<const double> bending_stiffness, std::span<const std::uint8_t> shared) {
+  std::vector<LocalIndex> stencils;
+  run_collectively(comm, [&] { stencils = collect_hinges(mesh, model, bending_stiffness); });
+  int n_hinge_colors = 0;
+  std::vector<std::int32_t> hinge_color = distributed_stencil_colors(comm, mesh, stencils, &n_hinge_colors);
+  // Append the hinges sorted by colour, the interface first (ascending local order inside each part).
+  const std::size_t n_hinges = hinge_k_.size();
+  for (std::size_t h = 0; h < n_hinges; ++h)
+    hinge_color[h] = 2 * hinge_color[h] + (touches_shared(shared, stencils.data() + 4 * h, 4) ? 0 : 1);
+  const auto [begin, slot] = color_slots(hinge_color, 2 * n_hinge_colors);
+  auto permuted = [&](const auto& in) {
+    std::remove_cvref_t<decltype(in)> out(in.size());
+    for (std::size_t h = 0; h < n_hinges; ++h) out[slot[h]] = in[h];
+    return out;
+  };
+  hinge_k_ = permuted(hinge_k_);
+  hinge_kb_ = permuted(hinge_kb_);
+  hinge_area_ = permuted(hinge_area_);
+  vertices_.resize(n_cells_ + n_hinges);
+  material_.resize(n_cells_ + n_hinges, -1);
+  for (std::size_t h = 0; h < n_hinges; ++h)
+    for (int a = 0; a < 4; ++a) vertices_[n_cells_ + slot[h]][a] = stencils[4 * h + a];
+  for (int k = 1; k <= n_hinge_colors; ++k) color_begin_.push_back(n_cells_ + begin[2 * static_cast<std::size_t>(k)]);
+  for (int k = 0; k < n_hinge_colors; ++k)
+    interior_begin_.push_back(n_cells_ + begin[2 * static_cast<std::size_t>(k) + 1]);
+  n_colors_ += n_hinge_colors;
+}
+
+void PbdConstraints::set_masses(const Model& model) {
   // Masses, prescribed dofs and cell counts, summed over the ranks through delta_.
   const std::size_t n_dofs = 3 * static_cast<std::size_t>(n_local_);
   auto summed = [&](const std::vector<double>& partial) {  // summed over ranks, ghosts up to date
@@ -407,8 +435,7 @@ void PbdConstraints::reset_multipliers() {
 
 std::size_t PbdConstraints::bytes() const {
   return vertices_.size() * sizeof(vertices_[0]) + rest_.size() * sizeof(TetRest) + tri_rest_.size() * sizeof(TriRest) +
-         volino_rest_.size() * sizeof(VolinoTriangle) +
-         hinge_k_.size() * (sizeof(hinge_k_[0]) + 2 * sizeof(double)) +
+         volino_rest_.size() * sizeof(VolinoTriangle) + hinge_k_.size() * (sizeof(hinge_k_[0]) + 2 * sizeof(double)) +
          material_.size() * sizeof(std::int32_t) + lambda_.size() * sizeof(double) +
          contribution_.size() * sizeof(double) + plastic_.size() * sizeof(double) +
          slot_cell_.size() * sizeof(LocalIndex);
@@ -450,15 +477,15 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
     const ElementEnergyGradient kernel = kernel_[m];
     energy = kernel == &stvk_element_energy_gradient  // the same, inlined
                  ? stvk_energy_gradient_inline(rest_[c], xe, tables_[m], g)
-             : kernel == &stvk_inversion_energy_gradient
-                 ? stvk_energy_gradient_inline<true>(rest_[c], xe, tables_[m], g)
-                 : kernel(rest_[c], xe, tables_[m], g);
+                 : kernel == &stvk_inversion_energy_gradient
+                       ? stvk_energy_gradient_inline<true>(rest_[c], xe, tables_[m], g)
+                       : kernel(rest_[c], xe, tables_[m], g);
     volume = rest_[c].v0;
     k = modulus_[m];
   } else if (volino_material_[static_cast<std::size_t>(m)]) {
     VolinoElement element;
-    volino_element(volino_rest_[c], volino_tables_[m], std::span<const double, 9>(xe, 9), volino_stabilization_,
-                   false, element);
+    volino_element(volino_rest_[c], volino_tables_[m], std::span<const double, 9>(xe, 9), volino_stabilization_, false,
+                   element);
     energy = element.energy;
     std::copy(element.f.begin(), element.f.end(), g);  // f = +dW/dx
     volume = volino_rest_[c].area * volino_tables_[m].thickness;
@@ -616,9 +643,8 @@ void PbdConstraints::project_tets_batched(std::size_t begin, std::size_t end, do
 }
 
 void PbdConstraints::lane_corrections(std::size_t first, int count, const bool* skip, const Lanes& volume,
-                                      const Lanes& modulus,
-                                      const Lanes (&w)[12], const Lanes (&g)[12], const Lanes& energy,
-                                      Lanes (&dx)[12]) {
+                                      const Lanes& modulus, const Lanes (&w)[12], const Lanes (&g)[12],
+                                      const Lanes& energy, Lanes (&dx)[12]) {
   // correct<4, false> for kLanes tets at once, the same arithmetic per lane (each statement a loop over the lanes).
   Lanes wg2{}, at_rest;
   for (int i = 0; i < 12; ++i)

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "io/job.hpp"
+#include "linalg/petsc_util.hpp"
 #include "materials/element_energy.hpp"
 #include "materials/element_energy_batch.hpp"
 #include "materials/membrane_energy.hpp"
@@ -44,7 +45,6 @@
 #include "materials/registry.hpp"
 #include "partition/partition.hpp"
 #include "solver/model.hpp"
-#include "linalg/petsc_util.hpp"
 
 namespace edgefem {
 
@@ -119,6 +119,27 @@ class PbdConstraints {
   /// Collective (constructor): the local vertices shared with another rank (1: a ghost, or owned and a ghost
   /// elsewhere); fills shared_owned_. Uses delta_ and leaves it zero.
   std::vector<std::uint8_t> find_shared_vertices();
+  /// Constructor, on every rank inside one collective check: the membrane material entries' tables, kinds
+  /// (volino_material_) and moduli. Throws std::invalid_argument for a model other than trbs or volino, or a volino
+  /// material with viscosity.
+  void set_membrane_materials(const Model& model);
+  /// Constructor, likewise: the tet material entries' tables, kernels and moduli. Throws std::invalid_argument for
+  /// a model without an element energy.
+  void set_tet_materials(const Model& model);
+  /// Constructor, likewise: the cells as constraints sorted by colour, per colour the interface (cells touching a
+  /// shared vertex) first (color: per cell, made 2 colour + interior here), with their rest shapes.
+  void place_cells(const LocalMesh& mesh, const Model& model, std::vector<std::int32_t>& color,
+                   std::span<const std::uint8_t> shared);
+  /// The hinge stencils (4 vertices each) of the bending materials (kb > 0), with their weights, stiffness and
+  /// areas appended to hinge_*. Throws std::invalid_argument when the mesh has no hinge stencils.
+  std::vector<LocalIndex> collect_hinges(const LocalMesh& mesh, const Model& model,
+                                         std::span<const double> bending_stiffness);
+  /// Collective (constructor): the bending constraints and their colours, after the cells.
+  void append_hinges(MPI_Comm comm, const LocalMesh& mesh, const Model& model,
+                     std::span<const double> bending_stiffness, std::span<const std::uint8_t> shared);
+  /// Collective (constructor), last: the inverse masses w_ and cell counts (summed over the ranks through delta_,
+  /// left zero), change_.
+  void set_masses(const Model& model);
   /// Collective (constructor): the attachment constraints and their colours (anchor_*), after the cells and hinges.
   void append_attachments(MPI_Comm comm, const LocalMesh& mesh, const Model& model,
                           std::span<const std::uint8_t> shared);
@@ -149,7 +170,7 @@ class PbdConstraints {
   int size_ = 1;
   LocalIndex n_owned_ = 0, n_local_ = 0;
   int n_colors_ = 0;
-  std::vector<std::size_t> color_begin_;             ///< n_colors + 1 offsets into the per-constraint arrays
+  std::vector<std::size_t> color_begin_;  ///< n_colors + 1 offsets into the per-constraint arrays
   /// per colour: its first constraint without a shared vertex (those before it, the interface, have one)
   std::vector<std::size_t> interior_begin_;
   int nodes_ = 4;                                    ///< vertices per constraint: 4 (tets) or 3 (triangles)
@@ -161,36 +182,36 @@ class PbdConstraints {
   std::vector<std::uint8_t> volino_material_;        ///< triangles: per material entry, 1 = volino, 0 = trbs
   std::vector<VolinoTriangle> volino_rest_;          ///< per triangle when some material is volino (by constraint)
   VolinoStabilization volino_stabilization_ = VolinoStabilization::none;
-  std::size_t n_cells_ = 0;                          ///< constraints [0, n_cells_) are cells, then the hinges
-  int n_cell_colors_ = 0;                            ///< colours [0, n_cell_colors_) are cells', then the hinges'
-  std::vector<std::array<double, 4>> hinge_k_;       ///< per hinge (index c - n_cells_): Bergou's weights k
-  std::vector<double> hinge_kb_, hinge_area_;        ///< per hinge: stiffness kb, A0 + A1 (the rest test's scale)
-  std::size_t anchor_begin_ = 0;                     ///< constraints from here on are attachments
-  int n_anchor_colors_ = 0;                          ///< the last colours: one per job.attachments entry
-  std::vector<AttachmentSpec> anchor_specs_;         ///< per job.attachments entry
-  std::vector<std::int32_t> anchor_spec_;            ///< per attachment constraint (index c - anchor_begin_)
-  std::vector<double> anchor_k_;                     ///< per attachment constraint: stiffness
+  std::size_t n_cells_ = 0;                               ///< constraints [0, n_cells_) are cells, then the hinges
+  int n_cell_colors_ = 0;                                 ///< colours [0, n_cell_colors_) are cells', then the hinges'
+  std::vector<std::array<double, 4>> hinge_k_;            ///< per hinge (index c - n_cells_): Bergou's weights k
+  std::vector<double> hinge_kb_, hinge_area_;             ///< per hinge: stiffness kb, A0 + A1 (the rest test's scale)
+  std::size_t anchor_begin_ = 0;                          ///< constraints from here on are attachments
+  int n_anchor_colors_ = 0;                               ///< the last colours: one per job.attachments entry
+  std::vector<AttachmentSpec> anchor_specs_;              ///< per job.attachments entry
+  std::vector<std::int32_t> anchor_spec_;                 ///< per attachment constraint (index c - anchor_begin_)
+  std::vector<double> anchor_k_;                          ///< per attachment constraint: stiffness
   std::vector<double> anchor_reference_, anchor_target_;  ///< per attachment constraint: X and a(t), 3 each
-  double anchor_scale_ = 1.0;                        ///< the rest test's scale: squared bounding-box diagonal
+  double anchor_scale_ = 1.0;                             ///< the rest test's scale: squared bounding-box diagonal
   std::vector<std::int32_t> material_;
-  std::vector<LocalIndex> slot_cell_;     ///< cells: the local cell index of each constraint slot
-  std::vector<double> plastic_;           ///< plasticity: 6 per cell slot (empty: no plastic material)
-  std::vector<PlasticLaw> plastic_law_;   ///< per material entry
-  std::vector<char> plastic_material_;    ///< per material entry: 1 = plastic
-  std::vector<double> lambda_;        ///< XPBD multipliers of the current step
-  std::vector<double> contribution_;  ///< consistent XPBD: 12 per constraint, grad C_e lambda_e (force units)
+  std::vector<LocalIndex> slot_cell_;    ///< cells: the local cell index of each constraint slot
+  std::vector<double> plastic_;          ///< plasticity: 6 per cell slot (empty: no plastic material)
+  std::vector<PlasticLaw> plastic_law_;  ///< per material entry
+  std::vector<char> plastic_material_;   ///< per material entry: 1 = plastic
+  std::vector<double> lambda_;           ///< XPBD multipliers of the current step
+  std::vector<double> contribution_;     ///< consistent XPBD: 12 per constraint, grad C_e lambda_e (force units)
   std::vector<TetMaterial> tables_;
-  std::vector<ElementEnergyGradient> kernel_;  ///< per material entry: the one in use
+  std::vector<ElementEnergyGradient> kernel_;                          ///< per material entry: the one in use
   std::vector<ElementEnergyGradient> plain_kernel_, inverted_kernel_;  ///< per material entry
   bool inversion_ = false;
-  std::vector<std::uint8_t> batchable_;  ///< per material entry: isotropic StVK (kernel_ in use)
-  std::vector<double> modulus_;                ///< per material entry: k (XPBD compliance 1/k)
-  std::vector<double> w_;                      ///< inverse mass per local dof
-  std::vector<double> cell_count_;             ///< per local vertex: cells at it on all ranks (jacobi)
-  std::vector<LocalIndex> shared_owned_;       ///< owned vertices that are ghosts on another rank
-  std::vector<double> change_;                 ///< jacobi: summed changes per local dof
-  std::vector<PetscInt> ghost_ids_;            ///< global vertex ids of the ghosts
-  PetscOwner<Vec, VecDestroy> delta_;          ///< ghost changes (colored) / summed changes (jacobi)
+  std::vector<std::uint8_t> batchable_;   ///< per material entry: isotropic StVK (kernel_ in use)
+  std::vector<double> modulus_;           ///< per material entry: k (XPBD compliance 1/k)
+  std::vector<double> w_;                 ///< inverse mass per local dof
+  std::vector<double> cell_count_;        ///< per local vertex: cells at it on all ranks (jacobi)
+  std::vector<LocalIndex> shared_owned_;  ///< owned vertices that are ghosts on another rank
+  std::vector<double> change_;            ///< jacobi: summed changes per local dof
+  std::vector<PetscInt> ghost_ids_;       ///< global vertex ids of the ghosts
+  PetscOwner<Vec, VecDestroy> delta_;     ///< ghost changes (colored) / summed changes (jacobi)
   double dt_ = 0.0;
   bool xpbd_ = false;
   std::optional<double> fixed_lambda_;
