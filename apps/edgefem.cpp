@@ -17,10 +17,10 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
+#include "frames/frames_solver.hpp"
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_series.hpp"
 #include "io/job.hpp"
@@ -29,20 +29,20 @@
 #include "mesh/topology.hpp"
 #include "partition/collective.hpp"
 #include "partition/partition.hpp"
-#include "solver/assembly_times.hpp"
+#include "pbd/pbd_solver.hpp"
 #include "run/bench.hpp"
-#include "solver/dynamic_solver.hpp"
-#include "frames/frames_solver.hpp"
-#include "runtime/huge_pages.hpp"
 #include "run/load_mesh.hpp"
 #include "run/memory_budget.hpp"
-#include "runtime/mpi_startup.hpp"
-#include "solver/model.hpp"
 #include "run/output.hpp"
-#include "pbd/pbd_solver.hpp"
+#include "run/time_loop.hpp"
+#include "runtime/huge_pages.hpp"
+#include "runtime/mpi_startup.hpp"
 #include "runtime/placement.hpp"
-#include "solver/static_solver.hpp"
 #include "runtime/stop_signal.hpp"
+#include "solver/assembly_times.hpp"
+#include "solver/dynamic_solver.hpp"
+#include "solver/model.hpp"
+#include "solver/static_solver.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -451,55 +451,9 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-/// Where a dynamic run starts: at t = 0, or at the checkpoint --restart names.
-struct RestartPoint {
-  std::optional<double> time;        ///< the checkpoint's time; nothing for a run from t = 0
-  std::string path;                  ///< the checkpoint restarted from
-  std::optional<CheckpointRun> run;  ///< the run that wrote it
-};
-
-/// With --restart: reads the chosen checkpoint, checks it against the job (time step, end time; warns about
-/// another integrator or job text) and restores the solver's state from it. Collective.
-template <class Solver>
-RestartPoint restart_if_asked(MPI_Comm comm, const Arguments& args, const Job& job, const LocalMesh& mesh,
-                              const std::vector<std::int64_t>& owned_original, const std::string& job_text,
-                              Solver& solver) {
-  const DynamicSpec& spec = *job.dynamic;
-  RestartPoint start;
-  if (args.restart.empty()) return start;
-  // The checkpoint named, or the newest intact one of the directory's newest run (damaged ones skipped, saying
-  // why); nothing on disk changes before the restart has succeeded.
-  const std::vector<std::int64_t> cells(mesh.cell_global.begin(), mesh.cell_global.end());  // (cell fields)
-  const Restart restart = read_restart_checkpoint(comm, args.restart, mesh.n_global_vertices, owned_original,
-                                                  CellOwnership{mesh.n_global_cells, cells});
-  for (const std::string& note : restart.notes) PetscPrintf(comm, "warning: %s\n", note.c_str());
-  const std::string& path = restart.path;
-  const CheckpointState& state = restart.state;
-  if (std::abs(state.dt - spec.dt) > 1e-12 * spec.dt)
-    throw InputError(job.job_file + ": analysis.dt = " + std::to_string(spec.dt) + " but " + path +
-                     " was written with dt = " + std::to_string(state.dt) + " (a restart keeps the time step)");
-  if (state.step > solver.n_steps())
-    throw InputError(path + ": the checkpoint is at step " + std::to_string(state.step) +
-                     " (t = " + std::to_string(state.time) + "), past the job's end_time (" +
-                     std::to_string(solver.n_steps()) + " steps)");
-  if (state.integrator != to_string(spec.integrator))
-    PetscPrintf(comm, "warning: %s was written by integrator %s; continuing with %s\n", path.c_str(),
-                state.integrator.c_str(), std::string(to_string(spec.integrator)).c_str());
-  if (state.job_text != job_text)
-    PetscPrintf(comm, "warning: %s differs from the job file that wrote %s\n", job.job_file.c_str(), path.c_str());
-  solver.restore(state);
-  start.time = state.time;
-  start.path = path;
-  start.run = CheckpointRun{state.run_id, state.run_started};
-  PetscPrintf(comm, "restart from %s: step %lld, t = %.9g (%s%s)\n", path.c_str(), static_cast<long long>(state.step),
-              state.time, describe_run(*start.run).c_str(), state.run_id == 0 ? "; continued under a new run id" : "");
-  return start;
-}
-
 /// The first summary lines of a dynamic run: steps and iterations, where the time went, the last energy and
 /// its largest change from the first output. Collective (a restart at the end time evaluates the energy).
-template <class Solver>
-void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, Solver& solver,
+void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, TimeIntegrator& solver,
                            const std::vector<TimeStepReport>& reports, const EnergyReport& first_energy,
                            const RestartPoint& start, const PhaseClock& clock, double output_seconds) {
   int newton = 0, ksp = 0, cut_steps = 0;
@@ -529,19 +483,8 @@ void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, Solver& solve
               last_energy.total(), max_drift);
 }
 
-/// The preconditioner a solver's summary names: the Newton solvers' own (a `-pc_type` given shows); the
-/// position-based solver has none.
-template <class Solver>
-std::string preconditioner_name(const Solver& solver) {
-  if constexpr (requires { solver.preconditioner_name(); })
-    return solver.preconditioner_name();
-  else
-    return "none: no linear solves";
-}
-
-/// The time loop of either dynamic solver (DynamicSolver, PbdSolver: the same state, output and checkpoints).
-template <class Solver>
-int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mesh, Solver& solver,
+/// The output, energy.csv, reactions and checkpoints of a dynamic run around the time loop (run/time_loop.hpp).
+int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mesh, TimeIntegrator& solver,
                      PhaseClock& clock, RunSummary& summary) {
   namespace fs = std::filesystem;
   MPI_Comm comm = PETSC_COMM_WORLD;
@@ -549,14 +492,14 @@ int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mes
   std::vector<std::int64_t> owned_original(mesh.original_vertex.begin(), mesh.original_vertex.begin() + mesh.n_owned);
   const std::string job_text = read_text(job.job_file);
 
-  const RestartPoint start = restart_if_asked(comm, args, job, mesh, owned_original, job_text, solver);
+  const RestartPoint start = restart_if_asked(comm, args.restart, job, owned_original, job_text, solver);
   ResultWriter writer(comm, job.output_directory, mesh, solver.model(), start.time);
   // This run's checkpoints: other runs' ones leave the directory, rotation deletes only this run's.
   CheckpointSeries checkpoints(comm, job.output_directory, start.run);
   for (const std::string& line : checkpoints.set_aside_other_runs()) PetscPrintf(comm, "warning: %s\n", line.c_str());
 
   // energy.csv and reactions.csv: one row per completed step (a restart drops the rows after its step).
-  const std::optional<long long> keep = start.time ? std::optional<long long>(solver.step()) : std::nullopt;
+  const std::optional<long long> keep = start.time ? std::optional<long long>(solver.step_number()) : std::nullopt;
   CsvLog energy_log(comm, (fs::path(job.output_directory) / "energy.csv").string(),
                     "step,time,kinetic,strain,attachment,external_work,total", keep);
   ReactionLog reactions(comm, job.output_directory, solver.model(), keep);
@@ -565,7 +508,7 @@ int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mes
 
   auto write_checkpoint_now = [&] {
     writer.finish();  // a checkpointed step's output is listed in the .pvd
-    CheckpointState state = solver.checkpoint_state();
+    CheckpointState state = solver.checkpoint();
     state.job_text = job_text;
     return checkpoints.write(mesh.n_global_vertices, owned_original, std::move(state));
   };
@@ -577,11 +520,11 @@ int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mes
   std::vector<TimeStepReport> reports;
   EnergyReport first_energy;
   bool have_first = false;
-  const long long first_step = solver.step();
+  const long long first_step = solver.step_number();
   bool completed = false;         // (a failed run's cut steps are not known)
   const AtScopeExit record{[&] {  // summary.json: also what a failed run did
-    record_solve(summary, solver.stats(), preconditioner_name(solver), output_seconds);
-    const long long steps = solver.step() - first_step;
+    record_solve(summary, solver.stats(), solver.preconditioner_name(), output_seconds);
+    const long long steps = solver.step_number() - first_step;
     long long cut = 0;
     for (const auto& r : reports) cut += r.substeps > 1;
     summary.analysis = {{"integrator", json_string(std::string(to_string(spec.integrator)))},
@@ -608,14 +551,8 @@ int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mes
     if (step % job.output_every == 0 || step == solver.n_steps()) {
       const std::vector<double> x = solver.local_positions();
       const std::vector<double> v = solver.local_velocities();
-      if constexpr (std::is_same_v<Solver, PbdSolver>) {
-        if (solver.sweep().plastic()) {  // |E_p| (Frobenius) per tet
-          const std::vector<double> p = solver.sweep().plastic_strain();
-          std::vector<double> norm(p.size() / 6);
-          for (std::size_t c = 0; c < norm.size(); ++c) norm[c] = strain_norm(p.data() + 6 * c);
-          writer.add_cell_scalar("plastic_strain", std::move(norm));
-        }
-      }
+      for (OutputCellField& field : solver.output_cell_fields())
+        writer.add_cell_scalar(std::move(field.name), std::move(field.values));
       writer.write(step, time, x, f, v);
     }
     if (step > 0 && ((job.checkpoint_every > 0 && step % job.checkpoint_every == 0) || step == solver.n_steps()))
@@ -626,17 +563,17 @@ int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mes
   int stop_signal = 0;  // SIGTERM/SIGUSR1 on some rank: stop after the step, with a checkpoint of it
   const auto should_stop = [&] { return (stop_signal = agree_on_stop(comm)) != 0; };
   try {
-    reports = solver.run(on_step, should_stop);
+    reports = run_time_loop(solver, on_step, should_stop);
     completed = true;
     {
       const auto t0 = std::chrono::steady_clock::now();
       writer.finish();
       output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
-    if (stop_signal != 0 && last_checkpoint_step != solver.step()) {
+    if (stop_signal != 0 && last_checkpoint_step != solver.step_number()) {
       const auto t0 = std::chrono::steady_clock::now();
       PetscLogStagePush(stage_output);
-      last_checkpoint = write_checkpoint_now(), last_checkpoint_step = solver.step();
+      last_checkpoint = write_checkpoint_now(), last_checkpoint_step = solver.step_number();
       PetscLogStagePop();
       output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
@@ -650,11 +587,11 @@ int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mes
       saved = std::string("could not be saved: ") + failed.what();
     }
     throw SolverError(std::string(e.what()) + "\n  the last converged state (t = " + std::to_string(solver.time()) +
-                      ", after " + std::to_string(solver.step()) + " complete steps) " + saved);
+                      ", after " + std::to_string(solver.step_number()) + " complete steps) " + saved);
   }
 
   print_dynamic_summary(comm, spec, solver, reports, first_energy, start, clock, output_seconds);
-  print_solver_summary(comm, solver.stats(), preconditioner_name(solver));
+  print_solver_summary(comm, solver.stats(), solver.preconditioner_name());
   summary.largest_displacement = print_state_summary(comm, mesh, solver.local_positions());
   summary.output = writer.pvd_path();
   if (!reports.empty()) print_reactions(comm, job, reactions);  // (the reactions of a restart state: reactions.csv)
@@ -666,8 +603,9 @@ int run_dynamic_with(const Arguments& args, const Job& job, const LocalMesh& mes
   PetscPrintf(comm,
               "edgefem: stopped by %s after time step %lld of %lld (t = %.9g), checkpoint %s written; continue with: "
               "edgefem run %s%s --restart %s (exit status %d)\n",
-              stop_signal_name(stop_signal), solver.step(), solver.n_steps(), solver.time(), last_checkpoint.c_str(),
-              args.path.c_str(), output.c_str(), job.output_directory.c_str(), kExitStoppedRestartable);
+              stop_signal_name(stop_signal), solver.step_number(), solver.n_steps(), solver.time(),
+              last_checkpoint.c_str(), args.path.c_str(), output.c_str(), job.output_directory.c_str(),
+              kExitStoppedRestartable);
   return kExitStoppedRestartable;
 }
 
