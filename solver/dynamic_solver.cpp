@@ -50,7 +50,8 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
                           assembler_.set_positions(x);
                           assembler_.stiffness(P, coefficients());
                         },
-                        prescribed_rows(model_)};
+                        prescribed_rows(model_),
+                        {}};  // vertex_rotations: none (only StaticSolver gives GAMG's rebuilds the rotations)
   LinearSystemKind kind = linear_system_kind(comm_, mesh_, model_, true);
   kind.newton_solves = integrator_ != Integrator::linearized_euler;
   newton_.emplace(comm_, job_, cli_petsc_options_, assembler_.matrix(), x_, std::move(problem), kind,
