@@ -182,15 +182,67 @@ double FrameSolver::energy(const std::vector<FramePose>& poses, double load_fact
   return e;
 }
 
-bool FrameSolver::solve_step(double load_factor, FrameStepReport& report, std::string& why) {
-  const int n = n_frames();
-  std::vector<int> free_dofs;
-  for (int i = 0; i < n; ++i)
+std::vector<int> FrameSolver::free_dofs() const {
+  std::vector<int> free;
+  for (int i = 0; i < n_frames(); ++i)
     if (!held_[i])
-      for (int a = 0; a < 6; ++a) free_dofs.push_back(6 * i + a);
-  const int m = static_cast<int>(free_dofs.size());
+      for (int a = 0; a < 6; ++a) free.push_back(6 * i + a);
+  return free;
+}
+
+namespace {
+
+/// The Newton step -K^-1 g on rank 0, broadcast; where K is not positive definite (far from equilibrium), K is
+/// shifted until it is.
+Eigen::VectorXd newton_direction(MPI_Comm comm, const Eigen::MatrixXd& K, const Eigen::VectorXd& g) {
+  const int m = static_cast<int>(g.size());
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  Eigen::VectorXd step(m);
+  if (rank == 0) {
+    double shift = 0.0;
+    const double scale = K.diagonal().cwiseAbs().maxCoeff();
+    for (int attempt = 0; attempt < 30; ++attempt) {
+      Eigen::LDLT<Eigen::MatrixXd> ldlt(K + shift * Eigen::MatrixXd::Identity(m, m));
+      step = -ldlt.solve(g);
+      if (ldlt.info() == Eigen::Success && ldlt.isPositive() && step.allFinite() && step.dot(g) < 0) break;
+      shift = shift == 0.0 ? 1e-8 * scale : 10.0 * shift;
+    }
+  }
+  MPI_Bcast(step.data(), m, MPI_DOUBLE, 0, comm);
+  return step;
+}
+
+}  // namespace
+
+void FrameSolver::line_search(const std::vector<int>& free, const std::vector<double>& step, double slope,
+                              double energy_now, double load_factor) {
+  // Backtracking on the energy (Armijo), at most 20 halvings.
+  const int n = n_frames();
+  auto moved = [&](double alpha) {
+    std::vector<FramePose> p = poses_;
+    std::vector<double> full(6 * static_cast<std::size_t>(n), 0.0);
+    for (std::size_t a = 0; a < free.size(); ++a) full[free[a]] = alpha * step[a];
+    for (int i = 0; i < n; ++i)
+      if (!held_[i]) p[i] = frames::retract(p[i], &full[6 * static_cast<std::size_t>(i)]);
+    return p;
+  };
+  double alpha = 1.0;
+  std::vector<FramePose> trial = moved(alpha);
+  for (int cut = 0; cut < 20; ++cut) {
+    const double e = energy(trial, load_factor);
+    if (std::isfinite(e) && e <= energy_now + 1e-4 * alpha * slope + 1e-14 * std::abs(energy_now)) break;
+    alpha *= 0.5;
+    trial = moved(alpha);
+  }
+  poses_ = std::move(trial);
+}
+
+bool FrameSolver::solve_step(double load_factor, FrameStepReport& report, std::string& why) {
+  const std::vector<int> free = free_dofs();
+  const int m = static_cast<int>(free.size());
   if (m == 0) return true;
-  const int n6 = 6 * n;
+  const int n6 = 6 * n_frames();
   double first_norm = -1.0;
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
@@ -202,8 +254,8 @@ bool FrameSolver::solve_step(double load_factor, FrameStepReport& report, std::s
     Eigen::VectorXd g(m);
     Eigen::MatrixXd K(m, m);
     for (int a = 0; a < m; ++a) {
-      g[a] = sys.gradient[free_dofs[a]];
-      for (int b = 0; b < m; ++b) K(a, b) = sys.hessian[static_cast<std::size_t>(free_dofs[a]) * n6 + free_dofs[b]];
+      g[a] = sys.gradient[free[a]];
+      for (int b = 0; b < m; ++b) K(a, b) = sys.hessian[static_cast<std::size_t>(free[a]) * n6 + free[b]];
     }
     const double norm = g.norm();
     if (!std::isfinite(norm)) {
@@ -223,38 +275,8 @@ bool FrameSolver::solve_step(double load_factor, FrameStepReport& report, std::s
       return false;
     }
     ++report.newton_iterations;
-    // Newton step; where K is not positive definite (far from equilibrium), shift it until it is.
-    Eigen::VectorXd step(m);
-    if (rank == 0) {
-      double shift = 0.0;
-      const double scale = K.diagonal().cwiseAbs().maxCoeff();
-      for (int attempt = 0; attempt < 30; ++attempt) {
-        Eigen::LDLT<Eigen::MatrixXd> ldlt(K + shift * Eigen::MatrixXd::Identity(m, m));
-        step = -ldlt.solve(g);
-        if (ldlt.info() == Eigen::Success && ldlt.isPositive() && step.allFinite() && step.dot(g) < 0) break;
-        shift = shift == 0.0 ? 1e-8 * scale : 10.0 * shift;
-      }
-    }
-    MPI_Bcast(step.data(), m, MPI_DOUBLE, 0, comm_);
-    // Backtracking on the energy (Armijo), at most 20 halvings.
-    auto moved = [&](double alpha) {
-      std::vector<FramePose> p = poses_;
-      std::vector<double> full(static_cast<std::size_t>(n6), 0.0);
-      for (int a = 0; a < m; ++a) full[free_dofs[a]] = alpha * step[a];
-      for (int i = 0; i < n; ++i)
-        if (!held_[i]) p[i] = frames::retract(p[i], &full[6 * static_cast<std::size_t>(i)]);
-      return p;
-    };
-    const double slope = g.dot(step);
-    double alpha = 1.0;
-    std::vector<FramePose> trial = moved(alpha);
-    for (int cut = 0; cut < 20; ++cut) {
-      const double e = energy(trial, load_factor);
-      if (std::isfinite(e) && e <= sys.energy + 1e-4 * alpha * slope + 1e-14 * std::abs(sys.energy)) break;
-      alpha *= 0.5;
-      trial = moved(alpha);
-    }
-    poses_ = std::move(trial);
+    const Eigen::VectorXd step = newton_direction(comm_, K, g);
+    line_search(free, std::vector<double>(step.data(), step.data() + m), g.dot(step), sys.energy, load_factor);
   }
 }
 
@@ -288,8 +310,8 @@ std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, doub
         });
     if (taken == 0)
       throw SolverError("frames: load step " + std::to_string(step) + " (load factor " + std::to_string(load_factor) +
-                        ") did not converge even after cutting the load increment " +
-                        std::to_string(kMaxLoadStepCuts) + " times: " + why);
+                        ") did not converge even after cutting the load increment " + std::to_string(kMaxLoadStepCuts) +
+                        " times: " + why);
     report.substeps = taken;
     report.seconds = seconds_since(t0);
     if (!quiet_ && rank == 0)
@@ -301,71 +323,82 @@ std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, doub
   return reports;
 }
 
-std::vector<FrameTimeStep> FrameSolver::run_dynamic(const std::function<void(int, double)>& on_step) {
+namespace {
+
+/// M = blockdiag(Rot_i M_i Rot_i^T), Rot_i = diag(R_i, R_i) (Eq. 15): the lumped rest masses rotated with the frames.
+Eigen::MatrixXd rotated_masses(const std::vector<FramePose>& poses, const std::vector<double>& rest_mass) {
+  const int n = static_cast<int>(poses.size()), n6 = 6 * n;
+  Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n6, n6);
+  for (int i = 0; i < n; ++i) {
+    const auto r = frames::rotation_matrix(poses[i].rotation);
+    Eigen::Matrix<double, 6, 6> rot = Eigen::Matrix<double, 6, 6>::Zero();
+    for (int a = 0; a < 3; ++a)
+      for (int c = 0; c < 3; ++c) rot(a, c) = rot(3 + a, 3 + c) = r[3 * a + c];
+    const Eigen::Map<const Eigen::Matrix<double, 6, 6, Eigen::RowMajor>> rest(&rest_mass[36 * i]);
+    M.block<6, 6>(6 * i, 6 * i) = rot * rest * rot.transpose();
+  }
+  return M;
+}
+
+}  // namespace
+
+void FrameSolver::time_step(const std::vector<int>& free, FrameTimeStep& report) {
   const DynamicSpec& spec = *job_.dynamic;
   const double h = spec.dt, alpha = spec.damping_mass, beta = spec.damping_stiffness;
-  const int n_steps = static_cast<int>(std::lround(spec.end_time / spec.dt));
   const int n = n_frames(), n6 = 6 * n;
-  std::vector<int> free_dofs;
-  for (int i = 0; i < n; ++i)
-    if (!held_[i])
-      for (int a = 0; a < 6; ++a) free_dofs.push_back(6 * i + a);
-  const int m = static_cast<int>(free_dofs.size());
+  const int m = static_cast<int>(free.size());
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
+  frames::FrameSystem sys;
+  evaluate(poses_, report.time, true, sys);
+  const Eigen::MatrixXd M = rotated_masses(poses_, rest_mass_);
+  Eigen::MatrixXd H(n6, n6);
+  for (int a = 0; a < n6; ++a)
+    for (int b = 0; b < n6; ++b) H(a, b) = sys.hessian[static_cast<std::size_t>(a) * n6 + b];
+  const Eigen::Map<const Eigen::VectorXd> g(sys.gradient.data(), n6);
+  Eigen::Map<Eigen::VectorXd> omega(velocity_.data(), n6);
+  report.potential = sys.energy;
+  if (m > 0) {
+    Eigen::MatrixXd A(m, m);
+    Eigen::VectorXd rhs(m);
+    const Eigen::VectorXd full_rhs = -h * g - h * (alpha * M + beta * H) * omega - h * h * H * omega;
+    for (int a = 0; a < m; ++a) {
+      rhs[a] = full_rhs[free[a]];
+      for (int b = 0; b < m; ++b)
+        A(a, b) = (1.0 + h * alpha) * M(free[a], free[b]) + (h * beta + h * h) * H(free[a], free[b]);
+    }
+    Eigen::VectorXd d_omega(m);
+    if (rank == 0) d_omega = A.partialPivLu().solve(rhs);
+    MPI_Bcast(d_omega.data(), m, MPI_DOUBLE, 0, comm_);
+    if (!d_omega.allFinite())
+      throw SolverError("frames: time step " + std::to_string(report.step) + " (t = " + std::to_string(report.time) +
+                        "): the linearised implicit Euler system is singular");
+    for (int a = 0; a < m; ++a) omega[free[a]] += d_omega[a];
+    for (int i = 0; i < n; ++i) {
+      if (held_[i]) continue;
+      double tw[6];
+      for (int a = 0; a < 6; ++a) tw[a] = h * velocity_[6 * i + a];
+      poses_[i] = frames::retract(poses_[i], tw);
+    }
+  }
+  report.kinetic = 0.5 * omega.dot(M * omega);
+}
+
+std::vector<FrameTimeStep> FrameSolver::run_dynamic(const std::function<void(int, double)>& on_step) {
+  const DynamicSpec& spec = *job_.dynamic;
+  const int n_steps = static_cast<int>(std::lround(spec.end_time / spec.dt));
+  const std::vector<int> free = free_dofs();
   std::vector<FrameTimeStep> out;
   on_step(0, 0.0);
   for (int step = 1; step <= n_steps; ++step) {
     const auto t0 = std::chrono::steady_clock::now();
-    const double time = step * h;
-    frames::FrameSystem sys;
-    evaluate(poses_, time, true, sys);
-    // M = blockdiag(Rot_i M_i Rot_i^T), Rot_i = diag(R_i, R_i) (Eq. 15).
-    Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n6, n6), H(n6, n6);
-    for (int i = 0; i < n; ++i) {
-      const auto r = frames::rotation_matrix(poses_[i].rotation);
-      Eigen::Matrix<double, 6, 6> rot = Eigen::Matrix<double, 6, 6>::Zero();
-      for (int a = 0; a < 3; ++a)
-        for (int c = 0; c < 3; ++c) rot(a, c) = rot(3 + a, 3 + c) = r[3 * a + c];
-      const Eigen::Map<const Eigen::Matrix<double, 6, 6, Eigen::RowMajor>> rest(&rest_mass_[36 * i]);
-      M.block<6, 6>(6 * i, 6 * i) = rot * rest * rot.transpose();
-    }
-    for (int a = 0; a < n6; ++a)
-      for (int b = 0; b < n6; ++b) H(a, b) = sys.hessian[static_cast<std::size_t>(a) * n6 + b];
-    const Eigen::Map<const Eigen::VectorXd> g(sys.gradient.data(), n6);
-    Eigen::Map<Eigen::VectorXd> omega(velocity_.data(), n6);
     FrameTimeStep report;
     report.step = step;
-    report.time = time;
-    report.potential = sys.energy;
-    if (m > 0) {
-      Eigen::MatrixXd A(m, m);
-      Eigen::VectorXd rhs(m);
-      const Eigen::VectorXd full_rhs = -h * g - h * (alpha * M + beta * H) * omega - h * h * H * omega;
-      for (int a = 0; a < m; ++a) {
-        rhs[a] = full_rhs[free_dofs[a]];
-        for (int b = 0; b < m; ++b)
-          A(a, b) = (1.0 + h * alpha) * M(free_dofs[a], free_dofs[b]) +
-                    (h * beta + h * h) * H(free_dofs[a], free_dofs[b]);
-      }
-      Eigen::VectorXd d_omega(m);
-      if (rank == 0) d_omega = A.partialPivLu().solve(rhs);
-      MPI_Bcast(d_omega.data(), m, MPI_DOUBLE, 0, comm_);
-      if (!d_omega.allFinite())
-        throw SolverError("frames: time step " + std::to_string(step) + " (t = " + std::to_string(time) +
-                          "): the linearised implicit Euler system is singular");
-      for (int a = 0; a < m; ++a) omega[free_dofs[a]] += d_omega[a];
-      for (int i = 0; i < n; ++i) {
-        if (held_[i]) continue;
-        double tw[6];
-        for (int a = 0; a < 6; ++a) tw[a] = h * velocity_[6 * i + a];
-        poses_[i] = frames::retract(poses_[i], tw);
-      }
-    }
-    report.kinetic = 0.5 * omega.dot(M * omega);
+    report.time = step * spec.dt;
+    time_step(free, report);
     report.seconds = seconds_since(t0);
     out.push_back(report);
-    on_step(step, time);
+    on_step(step, report.time);
   }
   return out;
 }

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "frames/frames_setup.hpp"
 #include "io/job.hpp"
 #include "materials/frame_model.hpp"
 #include "partition/partition.hpp"
-#include "frames/frames_setup.hpp"
 #include "solver/model.hpp"
 
 namespace edgefem {
@@ -81,7 +81,16 @@ class FrameSolver {
   /// The summed energy alone (line searches).
   [[nodiscard]] double energy(const std::vector<frames::FramePose>& poses, double load_factor) const;
   [[nodiscard]] frames::FramePoints load_points(double load_factor) const;
+  /// One load step's Newton iterations from the current poses. False (and `why`) when it does not converge.
   bool solve_step(double load_factor, FrameStepReport& report, std::string& why);
+  /// The unknowns of the frames not held: 6 per frame (index 6 i + a).
+  [[nodiscard]] std::vector<int> free_dofs() const;
+  /// Backtracking on the energy (Armijo) along `step` (one value per entry of `free`) from the poses, at most 20
+  /// halvings; the poses become the accepted trial. `slope`: g . step; `energy_now`: the energy at the poses.
+  void line_search(const std::vector<int>& free, const std::vector<double>& step, double slope, double energy_now,
+                   double load_factor);
+  /// One step of run_dynamic (report.step and report.time set): the poses and velocities after it, its energies.
+  void time_step(const std::vector<int>& free, FrameTimeStep& report);
 
   MPI_Comm comm_;
   const Job& job_;

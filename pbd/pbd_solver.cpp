@@ -5,18 +5,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
-#include <stdexcept>
 #include <string>
+#include <utility>
 
+#include "materials/plasticity.hpp"
 #include "partition/collective.hpp"
 
 namespace edgefem {
 namespace {
 
 using Owned = VecArray;  ///< the owned entries of a (ghosted) global vector
-
-const char* const field_names[] = {"position", "velocity", "external_work"};
 
 void update_ghosts(Vec v) {
   EDGEFEM_PETSC(VecGhostUpdateBegin(v, INSERT_VALUES, SCATTER_FORWARD));
@@ -26,12 +26,7 @@ void update_ghosts(Vec v) {
 }  // namespace
 
 PbdSolver::PbdSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model, bool quiet)
-    : comm_(comm),
-      spec_(job.dynamic.value()),
-      mesh_(mesh),
-      model_(std::move(model)),
-      assembler_(comm, mesh, model_),
-      quiet_(quiet) {
+    : TimeIntegrator(comm, job.dynamic.value(), mesh, std::move(model), quiet) {
   std::vector<double> bending(job.materials.size());
   for (std::size_t m = 0; m < bending.size(); ++m) bending[m] = job.materials[m].bending_stiffness;
   sweep_.emplace(comm, mesh, model_, bending);
@@ -40,7 +35,6 @@ PbdSolver::PbdSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model
   std::vector<std::optional<PlasticLaw>> plastic(job.materials.size());
   for (std::size_t m = 0; m < plastic.size(); ++m) plastic[m] = job.materials[m].plasticity;
   run_collectively(comm, [&] { sweep_->set_plasticity(plastic); });
-  n_steps_ = std::llround(spec_.end_time / spec_.dt);
   for (auto* v : {&x_, &v_, &x_n_, &h_, &h_new_, &w_, &work_}) {
     *v = sweep_->create_vector();
     EDGEFEM_PETSC(VecSet(*v, 0.0));
@@ -129,111 +123,56 @@ void PbdSolver::step_once() {
   ++step_;
 }
 
-std::vector<TimeStepReport> PbdSolver::run(const std::function<void(long long, double)>& on_step,
-                                           const std::function<bool()>& should_stop) {
-  std::vector<TimeStepReport> reports;
-  if (!restarted_) {
-    if (!quiet_ && spec_.position_based.initial_shape != PbdInitialShape::rest)
-      EDGEFEM_PETSC(PetscPrintf(comm_, "step 0: initial state %s, inverted %lld of %lld tets\n",
-                                spec_.position_based.initial_shape == PbdInitialShape::flatten ? "flattened" : "mirrored",
-                                static_cast<long long>(inverted_cells()), static_cast<long long>(mesh_.n_global_cells)));
-    assembler_.external_force(0.0, h_);
-    if (on_step) on_step(step_, time_);
-  }
-  const auto run_start = std::chrono::steady_clock::now();
-  const long long first_step = step_;
-  while (step_ < n_steps_) {
-    TimeStepReport report;
-    const auto t0 = std::chrono::steady_clock::now();
-    step_once();
-    report.step = step_;
-    report.time = time_;
-    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    report.energy = energy();
-    reports.push_back(report);
-    if (!quiet_) {
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
-      const double left = elapsed / static_cast<double>(step_ - first_step) * static_cast<double>(n_steps_ - step_);
-      EDGEFEM_PETSC(PetscPrintf(comm_,
-                                "step %lld/%lld  t = %.6g  sweeps %d  wall %.3f s  est. left %.1f s  energy %.9e"
-                                "  inverted %lld\n",
-                                step_, n_steps_, time_, spec_.position_based.iterations, report.seconds, left,
-                                report.energy.total(), static_cast<long long>(inverted_cells())));
-    }
-    if (on_step) on_step(step_, time_);
-    if (step_ < n_steps_ && should_stop && should_stop()) break;
-  }
-  return reports;
+void PbdSolver::start() {
+  if (!quiet_ && spec_.position_based.initial_shape != PbdInitialShape::rest)
+    EDGEFEM_PETSC(PetscPrintf(comm_, "step 0: initial state %s, inverted %lld of %lld tets\n",
+                              spec_.position_based.initial_shape == PbdInitialShape::flatten ? "flattened" : "mirrored",
+                              static_cast<long long>(inverted_cells()), static_cast<long long>(mesh_.n_global_cells)));
+  assembler_.external_force(0.0, h_);
 }
 
-EnergyReport PbdSolver::energy() {
-  return state_energy(comm_, assembler_, model_, mesh_.mesh.coords, time_, x_, v_, w_, work_);
+TimeStepReport PbdSolver::step() {
+  TimeStepReport report;
+  const auto t0 = std::chrono::steady_clock::now();
+  step_once();
+  report.step = step_;
+  report.time = time_;
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.energy = energy();
+  return report;
 }
 
-CheckpointState PbdSolver::checkpoint_state() {
-  CheckpointState s;
-  s.step = step_;
-  s.time = time_;
-  s.dt = spec_.dt;
-  s.integrator = to_string(spec_.integrator);
-  for (const char* name : field_names) s.field_names.emplace_back(name);
-  for (Vec v : {x_.get(), v_.get(), w_.get()}) {
-    Owned o(v, true);
-    s.fields.emplace_back(o.span().begin(), o.span().end());
-  }
-  if (sweep_->plastic()) {  // the plastic strain of every tet, in global cell order (format version 3)
-    s.cell_field_names.emplace_back("plastic_strain");
-    s.cell_fields.push_back(sweep_->plastic_strain());
-    s.n_cells = mesh_.n_global_cells;
-    s.owned_cells.assign(mesh_.cell_global.begin(), mesh_.cell_global.end());
-  }
-  return s;
+std::string PbdSolver::progress_line(const TimeStepReport& r, double seconds_left) {
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "step %lld/%lld  t = %.6g  sweeps %d  wall %.3f s  est. left %.1f s  energy %.9e  inverted %lld\n",
+                r.step, n_steps_, r.time, spec_.position_based.iterations, r.seconds, seconds_left, r.energy.total(),
+                static_cast<long long>(inverted_cells()));
+  return line;
 }
 
-void PbdSolver::restore(const CheckpointState& s) {
-  const std::array<Vec, 3> targets = {x_, v_, w_};
-  for (std::size_t k = 0; k < targets.size(); ++k) {
-    const std::vector<double>* field = nullptr;
-    for (std::size_t i = 0; i < s.field_names.size(); ++i)
-      if (s.field_names[i] == field_names[k]) field = &s.fields[i];
-    if (field == nullptr) throw std::runtime_error(std::string("checkpoint has no field '") + field_names[k] + "'");
-    Owned t(targets[k], false);
-    if (field->size() != t.span().size()) throw std::runtime_error("checkpoint field size mismatch");
-    std::copy(field->begin(), field->end(), t.span().begin());
-  }
-  if (sweep_->plastic()) {
-    const std::vector<double>* plastic = nullptr;
-    for (std::size_t i = 0; i < s.cell_field_names.size(); ++i)
-      if (s.cell_field_names[i] == "plastic_strain") plastic = &s.cell_fields[i];
-    run_collectively(comm_, [&] {
-      if (plastic == nullptr)
-        throw std::runtime_error("checkpoint has no cell field 'plastic_strain' (the job has a plastic material: "
-                                 "restart from a checkpoint of a plastic run)");
-      sweep_->set_plastic_strain(*plastic);
-    });
-  }
+std::vector<OutputCellField> PbdSolver::output_cell_fields() {
+  if (!sweep_->plastic()) return {};
+  const std::vector<double> p = sweep_->plastic_strain();  // |E_p| (Frobenius) per tet
+  std::vector<double> norm(p.size() / 6);
+  for (std::size_t c = 0; c < norm.size(); ++c) norm[c] = strain_norm(p.data() + 6 * c);
+  return {{"plastic_strain", std::move(norm)}};
+}
+
+std::vector<CheckpointVector> PbdSolver::checkpoint_vectors() {
+  return {{"position", x_}, {"velocity", v_}, {"external_work", w_}};
+}
+
+std::vector<CheckpointCellField> PbdSolver::checkpoint_cell_fields() {
+  if (!sweep_->plastic()) return {};
+  return {{"plastic_strain", [this] { return sweep_->plastic_strain(); },
+           [this](std::span<const double> values) { sweep_->set_plastic_strain(values); },
+           "the job has a plastic material: restart from a checkpoint of a plastic run"}};
+}
+
+void PbdSolver::after_restore() {
   update_ghosts(x_);
-  step_ = s.step;
-  time_ = s.time;
-  restarted_ = true;
   assembler_.external_force(time_, h_);
-}
-
-std::vector<double> PbdSolver::local_positions() {
-  assembler_.set_positions(x_);
-  return assembler_.local_positions();
-}
-
-std::vector<double> PbdSolver::local_velocities() {
-  EDGEFEM_PETSC(VecCopy(v_, work_));
-  update_ghosts(work_);
-  LocalForm f(work_, true);
-  return {f.span().begin(), f.span().end()};
-}
-
-std::vector<double> PbdSolver::local_internal_force() {
-  assembler_.set_positions(x_);
-  return assembler_.local_internal_force();
 }
 
 }  // namespace edgefem

@@ -11,70 +11,64 @@
 /// flattened onto / mirrored about the mid-plane of the bounding box normal to the axis (Bender et al. Fig. 6); the
 /// sweeps use the energies with inversion handling unless position_based.inversion is none.
 /// No Newton and no linear solve. The same state, output and checkpoints as DynamicSolver (positions, velocities,
-/// external work; the interface run_dynamic needs), so the PVTU series and restarts work unchanged.
+/// external work: solver/time_integrator.hpp), so the time loop, the PVTU series and restarts work unchanged.
 #include <mpi.h>
 
-#include <functional>
+#include <cstdint>
 #include <optional>
+#include <span>
+#include <string>
 #include <vector>
 
-#include "io/checkpoint.hpp"
 #include "io/job.hpp"
 #include "partition/partition.hpp"
-#include "solver/assembly.hpp"
-#include "solver/dynamic_solver.hpp"
-#include "solver/model.hpp"
 #include "pbd/pbd_sweep.hpp"
+#include "solver/model.hpp"
+#include "solver/time_integrator.hpp"
 
 namespace edgefem {
 
-class PbdSolver {
+class PbdSolver final : public TimeIntegrator {
  public:
   /// Collective. job.dynamic must be set (its integrator is not checked: tests run this solver on other jobs).
   PbdSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model, bool quiet);
 
-  /// As DynamicSolver::run (no step is ever cut; TimeStepReport counts sweeps as newton_iterations = 0).
-  std::vector<TimeStepReport> run(const std::function<void(long long, double)>& on_step,
-                                  const std::function<bool()>& should_stop = {});
-  /// One time step (t_n -> t_n + dt), without output. Collective.
+  /// The loads at t = 0 (and, unless quiet, a line on a flattened or mirrored start: how many tets are inverted).
+  void start() override;
+  /// step_once(), timed, with the energies after it (no step is ever cut; sweeps count as newton_iterations = 0).
+  TimeStepReport step() override;
+  /// "step k/N  t = ...  sweeps ...  wall ...  est. left ...  energy ...  inverted ..." (counts the inverted tets
+  /// over the ranks).
+  [[nodiscard]] std::string progress_line(const TimeStepReport& report, double seconds_left) override;
+  [[nodiscard]] std::string preconditioner_name() const override { return "none: no linear solves"; }
+  [[nodiscard]] const NewtonStats& stats() const override { return stats_; }  ///< always zero: no Newton
+  /// plastic_strain (|E_p|, Frobenius, per tet) when a material is plastic.
+  [[nodiscard]] std::vector<OutputCellField> output_cell_fields() override;
+
+  /// One time step (t_n -> t_n + dt), without output or report. Collective.
   void step_once();
-
-  /// Fields position, velocity, external_work of the owned vertices.
-  [[nodiscard]] CheckpointState checkpoint_state();
-  void restore(const CheckpointState& state);
-
-  [[nodiscard]] long long step() const { return step_; }
-  [[nodiscard]] double time() const { return time_; }
-  [[nodiscard]] long long n_steps() const { return n_steps_; }
-  [[nodiscard]] std::vector<double> local_positions();
-  [[nodiscard]] std::vector<double> local_velocities();
-  [[nodiscard]] std::vector<double> local_internal_force();
-  [[nodiscard]] EnergyReport energy();
-  [[nodiscard]] const LocalMesh& mesh() const { return mesh_; }
-  [[nodiscard]] const Model& model() const { return model_; }
-  [[nodiscard]] const NewtonStats& stats() const { return stats_; }  ///< always zero: no Newton
   [[nodiscard]] PbdConstraints& sweep() { return *sweep_; }
   /// Tets with det F <= 0 now, on all ranks (pbd/pbd_sweep.hpp). Collective.
   [[nodiscard]] std::int64_t inverted_cells();
   /// Set the owned positions (ghosts updated); for tests.
   void set_positions(std::span<const double> owned);
 
+ protected:
+  [[nodiscard]] StateVectors state_vectors() override { return {x_, v_, w_, work_}; }
+  /// position, velocity, external_work of the owned vertices.
+  [[nodiscard]] std::vector<CheckpointVector> checkpoint_vectors() override;
+  /// A plastic job's plastic strain of every tet, in global cell order (format version 3).
+  [[nodiscard]] std::vector<CheckpointCellField> checkpoint_cell_fields() override;
+  /// The positions' ghosts and the loads at t_n.
+  void after_restore() override;
+
  private:
   /// analysis.initial_state flatten / mirror: the start positions (rest velocity unless initial_velocity is given).
   void apply_initial_shape();
 
-  MPI_Comm comm_;
-  const DynamicSpec& spec_;
-  const LocalMesh& mesh_;
-  Model model_;
-  Assembler assembler_;
   std::optional<PbdConstraints> sweep_;
-  bool quiet_;
   PetscOwner<Vec, VecDestroy> x_, v_, x_n_, h_, h_new_, w_, work_;
   NewtonStats stats_;
-  double time_ = 0.0;
-  long long step_ = 0, n_steps_ = 0;
-  bool restarted_ = false;
 };
 
 }  // namespace edgefem

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "io/job.hpp"
+#include "run/run_options.hpp"
 
 namespace edgefem {
 
@@ -52,5 +53,10 @@ BenchResult run_bench(MPI_Comm comm, const Job& job, int repeat, const std::stri
 
 /// The result as one JSON object (keys of issue 3 plus a few extras).
 std::string to_json(const BenchResult& r);
+
+/// `edgefem bench JOB.yaml [--repeat N] [--json FILE]`: runs the benchmark on PETSC_COMM_WORLD (options.repeat
+/// repetitions, the command line's PETSc options) and prints it on rank 0; with options.json rank 0 also writes it
+/// there (to_json). Collective. Returns 0 (a failed linear solve is a warning).
+int bench_job(const RunOptions& options);
 
 }  // namespace edgefem

@@ -185,28 +185,28 @@ std::string pc_type_option(const std::string& options) {
   return value;
 }
 
-}  // namespace
+/// The preconditioner an estimate is for and its bytes on this rank, with the richest plan (smoothed aggregation
+/// for an AMG) and the leanest (unsmoothed aggregation).
+struct PreconditionerEstimate {
+  std::string name;
+  bool amg = false;
+  bool can_choose = false;  ///< the plan may switch GAMG to unsmoothed aggregation
+  bool lean_only = false;   ///< the job asks for unsmoothed aggregation
+  double other = 0;         ///< the bytes of a preconditioner that is not an AMG
+  double rich = 0, lean = 0;
+};
 
-MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const std::string& cli_petsc_options) {
-  int ranks = 1, rank = 0;
-  MPI_Comm_size(comm, &ranks);
-  MPI_Comm_rank(comm, &rank);
+/// The preconditioner newton.hpp's chosen_preconditioner picks (not a direct factorization of a small system, not
+/// additive Schwarz for dynamic membranes), returned, with its name, whether it is an AMG, and the bytes of a
+/// non-AMG one in `out` (block Jacobi's and additive Schwarz's incomplete factorizations copy the local matrix, ~300
+/// bytes per cell; a direct factorization, small systems only, on every rank for time steps on several, is counted
+/// as unsmoothed aggregation).
+SolverSpec::Preconditioner automatic_preconditioner(const Job& job, const LocalMesh& mesh, int ranks,
+                                                    const RankEstimate& e, const std::string& options,
+                                                    const std::string& user_pc, PreconditionerEstimate& out) {
+  using P = SolverSpec::Preconditioner;
   const long long tets = mesh.mesh.n_tets();
   const long long triangles = tets > 0 ? 0 : mesh.mesh.n_triangles();
-  const SolveKind kind = solve_kind(job);
-  const int frames = job.discretization.frame_count > 0 ? job.discretization.frame_count
-                                                        : static_cast<int>(job.discretization.positions.size());
-  const RankEstimate e = estimate_rank_bytes(tets, triangles, mesh.n_local(), ranks, kind, frames);
-
-  // Which preconditioner the estimate is for (Newton only). An AMG when the job or `-pc_type` names one, or the
-  // automatic choice (newton.hpp's chosen_preconditioner) is one (not a direct factorization of a small system,
-  // not additive Schwarz for dynamic membranes). Block Jacobi's and additive Schwarz's incomplete factorizations
-  // copy the local matrix (~300 bytes per cell); point Jacobi, SOR and none hold a few vectors; a direct
-  // factorization (small systems only, on every rank for time steps on several) is counted as unsmoothed
-  // aggregation.
-  using P = SolverSpec::Preconditioner;
-  const std::string options = job.petsc_options + " " + cli_petsc_options;
-  const std::string user_pc = pc_type_option(options);
   LinearSystemKind system;  // as linear_system_kind() will describe it
   system.global_dofs = 3 * static_cast<long long>(mesh.n_global_vertices);
   system.dynamic = job.analysis_type == AnalysisType::dynamics;
@@ -214,9 +214,10 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   system.newton_solves = !(system.dynamic && job.dynamic && job.dynamic->integrator == Integrator::linearized_euler);
   system.ranks = ranks;
   const P pc = chosen_preconditioner(job.solver, system);
-  bool amg = pc == P::gamg || pc == P::hypre;
+  out.amg = pc == P::gamg || pc == P::hypre;
   const bool local = pc == P::block_jacobi || pc == P::schwarz;
-  double pc_other = local ? 300.0 * static_cast<double>(tets + triangles) : e.unsmoothed;
+  double& pc_other = out.other;
+  pc_other = local ? 300.0 * static_cast<double>(tets + triangles) : e.unsmoothed;
   // Membranes' incomplete factorizations and a small time step's factorization work on a BAIJ copy of the matrix
   // (newton.cpp, factors_block_copy).
   if (job.solver.block_operator && user_pc.empty()) {
@@ -229,13 +230,27 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   if (pc == P::schwarz && ranks > 1 && system.local_preconditioner && system.newton_solves &&
       !option_in(options, "-ksp_type"))
     pc_other += 31.0 * 8.0 * 3.0 * static_cast<double>(mesh.n_local());
-  std::string pc_name = amg                      ? (pc == P::hypre ? "hypre" : "gamg")
-                        : pc == P::block_jacobi ? "bjacobi"
-                        : pc == P::schwarz      ? "asm"
-                                                : "direct";
+  out.name = out.amg                 ? (pc == P::hypre ? "hypre" : "gamg")
+             : pc == P::block_jacobi ? "bjacobi"
+             : pc == P::schwarz      ? "asm"
+                                     : "direct";
+  return pc;
+}
+
+/// Which preconditioner the estimate is for (Newton only) and its bytes: an AMG when the job or `-pc_type` names
+/// one, or the automatic choice (automatic_preconditioner) is one. Point Jacobi, SOR and none hold a few vectors.
+PreconditionerEstimate estimate_preconditioner(const Job& job, const LocalMesh& mesh, int ranks, const RankEstimate& e,
+                                               SolveKind kind, const std::string& cli_petsc_options) {
+  const long long tets = mesh.mesh.n_tets();
+  const long long triangles = tets > 0 ? 0 : mesh.mesh.n_triangles();
+  const std::string options = job.petsc_options + " " + cli_petsc_options;
+  const std::string user_pc = pc_type_option(options);
+  PreconditionerEstimate pc;
+  const SolverSpec::Preconditioner chosen = automatic_preconditioner(job, mesh, ranks, e, options, user_pc, pc);
+  double& pc_other = pc.other;
   if (!user_pc.empty()) {
-    pc_name = user_pc;
-    amg = user_pc == "gamg" || user_pc == "hypre" || user_pc == "ml";
+    pc.name = user_pc;
+    pc.amg = user_pc == "gamg" || user_pc == "hypre" || user_pc == "ml";
     if (user_pc == "bjacobi" || user_pc == "asm" || user_pc == "ilu" || user_pc == "icc")
       pc_other = 300.0 * static_cast<double>(tets + triangles);
     else if (user_pc == "lu" || user_pc == "cholesky")
@@ -244,82 +259,125 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
       pc_other = 0;  // jacobi, sor, none, shell, ...
   }
   if (kind != SolveKind::newton) {  // no matrix, no preconditioner
-    amg = false;
+    pc.amg = false;
     pc_other = 0;
-    pc_name = "none";
+    pc.name = "none";
   }
-  const bool can_choose = amg && user_pc.empty() && pc != P::hypre &&
-                          job.solver.aggregation == SolverSpec::Aggregation::automatic &&
-                          !option_in(options, "-pc_gamg_agg_nsmooths");
-  const bool lean_only = job.solver.aggregation == SolverSpec::Aggregation::unsmoothed;
+  pc.can_choose = pc.amg && user_pc.empty() && chosen != SolverSpec::Preconditioner::hypre &&
+                  job.solver.aggregation == SolverSpec::Aggregation::automatic &&
+                  !option_in(options, "-pc_gamg_agg_nsmooths");
+  pc.lean_only = job.solver.aggregation == SolverSpec::Aggregation::unsmoothed;
   // Multigrid (not hypre, which keeps its own matrix) multiplies with a BAIJ copy of the matrix.
-  const bool multigrid = amg && pc_name != "hypre" && job.solver.block_operator;
+  const bool multigrid = pc.amg && pc.name != "hypre" && job.solver.block_operator;
   const double copy = multigrid ? e.symmetric_copy : 0.0;
   // GAMG under our multigrid products computes its Galerkin products with ours (newton.cpp).
-  const double smoothed = multigrid && pc_name == "gamg" ? e.smoothed_own_products + e.coarse_copies
-                          : e.smoothed + (multigrid ? e.coarse_copies : 0.0);
+  const double smoothed = multigrid && pc.name == "gamg" ? e.smoothed_own_products + e.coarse_copies
+                                                         : e.smoothed + (multigrid ? e.coarse_copies : 0.0);
   const double unsmoothed = e.unsmoothed + (multigrid ? e.coarse_copies_unsmoothed : 0.0);
-  const double pc_rich = amg ? (lean_only ? unsmoothed : smoothed) + copy : pc_other;
-  const double pc_lean = amg ? unsmoothed + copy : pc_other;
+  pc.rich = pc.amg ? (pc.lean_only ? unsmoothed : smoothed) + copy : pc_other;
+  pc.lean = pc.amg ? unsmoothed + copy : pc_other;
+  return pc;
+}
 
-  // Sums per node: [0] the extra bytes with the rich preconditioner, [1] with the lean one, [2] the cells.
-  const double resident = resident_bytes();
-  const double mine[3] = {e.base() + pc_rich, e.base() + pc_lean, static_cast<double>(tets + triangles)};
+/// The sums over the ranks of a node (MPI_COMM_TYPE_SHARED) of `mine`, the node's available bytes and its rank count.
+struct NodeTotals {
+  double sums[3] = {0, 0, 0};
+  double available = 0;
+  int size = 1;
+};
+
+NodeTotals node_totals(MPI_Comm comm, const double (&mine)[3]) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-  double on_node[3] = {0, 0, 0};
-  MPI_Allreduce(mine, on_node, 3, MPI_DOUBLE, MPI_SUM, node);
-  int node_rank = 0, node_size = 1;
+  NodeTotals t;
+  MPI_Allreduce(mine, t.sums, 3, MPI_DOUBLE, MPI_SUM, node);
+  int node_rank = 0;
   MPI_Comm_rank(node, &node_rank);
-  MPI_Comm_size(node, &node_size);
-  double available = 0;
-  run_collectively(comm, [&] { available = node_rank == 0 ? available_node_bytes() : 0; });  // (a bad variable)
-  MPI_Bcast(&available, 1, MPI_DOUBLE, 0, node);
+  MPI_Comm_size(node, &t.size);
+  run_collectively(comm, [&] { t.available = node_rank == 0 ? available_node_bytes() : 0; });  // (a bad variable)
+  MPI_Bcast(&t.available, 1, MPI_DOUBLE, 0, node);
   MPI_Comm_free(&node);
+  return t;
+}
 
-  // Fits on every node? Unknown availability (no /proc): assume it fits.
-  const double usable = kUsableFraction * available;
-  const int fits_rich = available <= 0 || on_node[0] <= usable ? 1 : 0;
-  const int fits_lean = available <= 0 || on_node[1] <= usable ? 1 : 0;
-  int all[2] = {fits_rich, fits_lean}, every[2] = {0, 0};
-  MPI_Allreduce(all, every, 2, MPI_INT, MPI_MIN, comm);
+/// The node with the largest shortfall, for the message (every rank): its need, availability, rank count and name.
+struct WorstNode {
+  double need = 0, available = 0, ranks = 0;
+  std::string host;
+};
 
-  // The worst node (largest shortfall), for the message: its need, availability, rank count and name.
+WorstNode worst_node(MPI_Comm comm, double need, double usable, const NodeTotals& node) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
   struct {
     double shortfall;
     int rank;
-  } worst_local{(can_choose ? on_node[1] : on_node[0]) - usable, rank}, worst{};
+  } worst_local{need - usable, rank}, worst{};
   MPI_Allreduce(&worst_local, &worst, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm);
-  double worst_need[3] = {can_choose ? on_node[1] : on_node[0], available, static_cast<double>(node_size)};
+  double worst_need[3] = {need, node.available, static_cast<double>(node.size)};
   char host[MPI_MAX_PROCESSOR_NAME] = {0};
   int host_length = 0;
   MPI_Get_processor_name(host, &host_length);
   MPI_Bcast(worst_need, 3, MPI_DOUBLE, worst.rank, comm);
   MPI_Bcast(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, worst.rank, comm);
+  return {worst_need[0], worst_need[1], worst_need[2], host};
+}
+
+/// The message of a run that does not fit: the worst node's need and availability, and what to do.
+std::string problem_text(long long n_cells, const PreconditionerEstimate& pc, const WorstNode& worst) {
+  return std::string("memory: by the estimate from the mesh size (") + std::to_string(n_cells) +
+         " cells), this run needs" + (pc.can_choose ? ", even with unsmoothed aggregation, " : " ") + gb(worst.need) +
+         " more on node " + worst.host + " (" + std::to_string(static_cast<int>(worst.ranks)) + " rank" +
+         (worst.ranks == 1 ? "" : "s") + "; beyond the memory in use now), which has " + gb(worst.available) +
+         " available: run it on more nodes (ranks sharing a node share its memory)" +
+         (pc.amg && !pc.can_choose && !pc.lean_only ? ", or with `solver: {linear: {aggregation: unsmoothed}}`" : "") +
+         ". docs/design.md, \"Memory\", says how the estimate is made; --ignore-memory-estimate runs anyway";
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const std::string& cli_petsc_options) {
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  const long long tets = mesh.mesh.n_tets();
+  const long long triangles = tets > 0 ? 0 : mesh.mesh.n_triangles();
+  const SolveKind kind = solve_kind(job);
+  const int frames = job.discretization.frame_count > 0 ? job.discretization.frame_count
+                                                        : static_cast<int>(job.discretization.positions.size());
+  const RankEstimate e = estimate_rank_bytes(tets, triangles, mesh.n_local(), ranks, kind, frames);
+  const PreconditionerEstimate pc = estimate_preconditioner(job, mesh, ranks, e, kind, cli_petsc_options);
+
+  // Sums per node: [0] the extra bytes with the rich preconditioner, [1] with the lean one, [2] the cells.
+  const double resident = resident_bytes();
+  const double mine[3] = {e.base() + pc.rich, e.base() + pc.lean, static_cast<double>(tets + triangles)};
+  const NodeTotals node = node_totals(comm, mine);
+
+  // Fits on every node? Unknown availability (no /proc): assume it fits.
+  const double usable = kUsableFraction * node.available;
+  const int fits_rich = node.available <= 0 || node.sums[0] <= usable ? 1 : 0;
+  const int fits_lean = node.available <= 0 || node.sums[1] <= usable ? 1 : 0;
+  int all[2] = {fits_rich, fits_lean}, every[2] = {0, 0};
+  MPI_Allreduce(all, every, 2, MPI_INT, MPI_MIN, comm);
+  const WorstNode worst = worst_node(comm, pc.can_choose ? node.sums[1] : node.sums[0], usable, node);
 
   MemoryPlan plan;
   plan.kind = kind;
-  plan.preconditioner = pc_name;
-  plan.unsmoothed_aggregation = can_choose && every[0] == 0 && every[1] == 1;
-  const bool lean = can_choose && every[0] == 0;  // unsmoothed aggregation, or the leanest plan that failed
+  plan.preconditioner = pc.name;
+  plan.unsmoothed_aggregation = pc.can_choose && every[0] == 0 && every[1] == 1;
+  const bool lean = pc.can_choose && every[0] == 0;  // unsmoothed aggregation, or the leanest plan that failed
   const double peak = resident + (lean ? mine[1] : mine[0]);
   MPI_Allreduce(&peak, &plan.estimated_peak_mb_max_rank, 1, MPI_DOUBLE, MPI_MAX, comm);
   plan.estimated_peak_mb_max_rank /= kMB;
 
   plan.fits = plan.unsmoothed_aggregation || every[0] == 1;
   if (!plan.fits) {
-    plan.problem = std::string("memory: by the estimate from the mesh size (") + std::to_string(mesh.n_global_cells) +
-                   " cells), this run needs" + (can_choose ? ", even with unsmoothed aggregation, " : " ") +
-                   gb(worst_need[0]) + " more on node " + host + " (" +
-                   std::to_string(static_cast<int>(worst_need[2])) + " rank" + (worst_need[2] == 1 ? "" : "s") +
-                   "; beyond the memory in use now), which has " + gb(worst_need[1]) +
-                   " available: run it on more nodes (ranks sharing a node share its memory)" +
-                   (amg && !can_choose && !lean_only ? ", or with `solver: {linear: {aggregation: unsmoothed}}`" : "") +
-                   ". docs/design.md, \"Memory\", says how the estimate is made; --ignore-memory-estimate runs anyway";
+    plan.problem = problem_text(mesh.n_global_cells, pc, worst);
     plan.report = "  warning: " + plan.problem.substr(8);
   } else if (plan.unsmoothed_aggregation) {
-    plan.report = "  memory: smoothed-aggregation GAMG would need an estimated " + gb(on_node[0]) +
-                  " more on this node, which has " + gb(available) +
+    plan.report = "  memory: smoothed-aggregation GAMG would need an estimated " + gb(node.sums[0]) +
+                  " more on this node, which has " + gb(node.available) +
                   " available: using unsmoothed aggregation (-pc_gamg_agg_nsmooths 0: more CG iterations, a "
                   "fraction of the memory; estimated peak " +
                   gb(plan.estimated_peak_mb_max_rank * kMB) + " on the largest rank)";

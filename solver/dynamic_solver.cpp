@@ -13,25 +13,14 @@ namespace {
 
 using Owned = VecArray;  ///< the owned entries of a (ghosted) global vector
 
-const char* const field_names[] = {"position",   "velocity",      "acceleration",
-                                   "force_rate", "external_work", "velocity_change"};
-constexpr std::size_t n_required_fields = 5;  ///< velocity_change (the predictor's) is optional: older checkpoints
-
 }  // namespace
 
 DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model,
                              const std::string& cli_petsc_options, bool quiet, bool iteration_lines)
-    : comm_(comm),
+    : TimeIntegrator(comm, job.dynamic.value(), mesh, std::move(model), quiet),
       job_(job),
-      spec_(job.dynamic.value()),
-      mesh_(mesh),
-      model_(std::move(model)),
-      assembler_(comm, mesh, model_),
-      quiet_(quiet),
       cli_petsc_options_(cli_petsc_options) {
-  MPI_Comm_rank(comm_, &rank_);
   stage_assembly_ = log_stage("Assembly");
-  n_steps_ = std::llround(spec_.end_time / spec_.dt);
   integrator_ = spec_.integrator;
   if (integrator_ == Integrator::position_based)
     throw std::invalid_argument("DynamicSolver: integrator position-based is run by PbdSolver (pbd/pbd_solver.hpp)");
@@ -61,7 +50,8 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
                           assembler_.set_positions(x);
                           assembler_.stiffness(P, coefficients());
                         },
-                        prescribed_rows(model_)};
+                        prescribed_rows(model_),
+                        {}};  // vertex_rotations: none (only StaticSolver gives GAMG's rebuilds the rotations)
   LinearSystemKind kind = linear_system_kind(comm_, mesh_, model_, true);
   kind.newton_solves = integrator_ != Integrator::linearized_euler;
   newton_.emplace(comm_, job_, cli_petsc_options_, assembler_.matrix(), x_, std::move(problem), kind,
@@ -69,11 +59,6 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
 }
 
 DynamicSolver::~DynamicSolver() = default;
-
-std::vector<double> DynamicSolver::owned(Vec v) const {
-  Owned a(v, true);
-  return {a.span().begin(), a.span().end()};
-}
 
 void DynamicSolver::set_prescribed(Vec x, double t) {
   Owned xa(x, false);
@@ -193,7 +178,7 @@ bool DynamicSolver::attempt_newton(double h, std::string& why) {
   return result.converged;
 }
 
-bool DynamicSolver::attempt_linearized(double h, std::string& why) {
+MatrixCoefficients DynamicSolver::linearized_coefficients(double h) {
   const double alpha = spec_.damping_mass, beta = spec_.damping_stiffness;
   // Matrix (T + beta) K(x_n) + (1/T + alpha) M + (T k + c) I_att, forces f(x_n), and the lifting of the
   // prescribed velocities (x_D(t_new) - x_n)/T.
@@ -212,16 +197,21 @@ bool DynamicSolver::attempt_linearized(double h, std::string& why) {
           diagonal_[3 * static_cast<std::size_t>(v) + i] += h * a.spec.stiffness + a.spec.damping;
     c.diagonal = diagonal_;
   }
+  return c;
+}
+
+void DynamicSolver::linearized_velocity_guess(double h) {
   // work_ = the velocity guess: v_n on free dofs, the prescribed velocity on prescribed dofs.
   EDGEFEM_PETSC(VecCopy(v_, work_));
-  {
-    Owned xn(x_n_, true);
-    Owned vg(work_, false);
-    for (const auto& d : model_.dirichlet) {
-      const auto i = static_cast<std::size_t>(d.dof);
-      vg.span()[i] = (prescribed_position(model_, d, mesh_.mesh.coords, t_new_) - xn.span()[i]) / h;
-    }
+  Owned xn(x_n_, true);
+  Owned vg(work_, false);
+  for (const auto& d : model_.dirichlet) {
+    const auto i = static_cast<std::size_t>(d.dof);
+    vg.span()[i] = (prescribed_position(model_, d, mesh_.mesh.coords, t_new_) - xn.span()[i]) / h;
   }
+}
+
+void DynamicSolver::assemble_linearized_system(double h, MatrixCoefficients c) {
   c.lift_in = work_;
   c.lift_out = work2_;
   EDGEFEM_PETSC(PetscLogStagePush(stage_assembly_));
@@ -247,6 +237,12 @@ bool DynamicSolver::attempt_linearized(double h, std::string& why) {
       b.span()[static_cast<std::size_t>(d.dof)] = vg.span()[static_cast<std::size_t>(d.dof)];
   }
   EDGEFEM_PETSC(PetscLogStagePop());
+}
+
+bool DynamicSolver::attempt_linearized(double h, std::string& why) {
+  const MatrixCoefficients c = linearized_coefficients(h);
+  linearized_velocity_guess(h);
+  assemble_linearized_system(h, c);
   // Solve into h_-free storage: the new velocity goes to work2_ (initial guess: the velocity guess).
   EDGEFEM_PETSC(VecCopy(work_, work2_));
   const NewtonResult result = newton_->solve_linear(r_, work2_, step_label());
@@ -257,43 +253,22 @@ bool DynamicSolver::attempt_linearized(double h, std::string& why) {
   if (!quiet_)
     EDGEFEM_PETSC(PetscPrintf(comm_, "  %s  linear solve: ksp %d  pc %s\n", step_label().c_str(),
                               result.stats.ksp_iterations, result.stats.pc_setups > 0 ? "new" : "reused"));
-  // x = x_n + h v (the new velocity is in work2_; it replaces v_ in attempt()).
+  // x = x_n + h v (the new velocity is in work2_; it replaces v_ in accept()).
   EDGEFEM_PETSC(VecWAXPY(x_, h, work2_, x_n_));
   set_prescribed(x_, t_new_);
   return true;
 }
 
-bool DynamicSolver::attempt(double h, std::string& why) {
+std::array<std::pair<Vec, Vec>, 6> DynamicSolver::kept_state() const {
+  return {{{v_, saved_v_}, {a_, saved_a_}, {g_, saved_g_}, {w_, saved_w_}, {h_, saved_h_}, {slope_, saved_slope_}}};
+}
+
+void DynamicSolver::accept(double h) {
   const bool newmark = integrator_ == Integrator::newmark;
-  const bool linearized = integrator_ == Integrator::linearized_euler;
   const double beta = spec_.damping_stiffness;
-  h_step_ = h;
-  EDGEFEM_PETSC(VecCopy(x_, x_n_));
-  // h_ holds the external loads at t_n (for the work), f_n_ the internal force at x_n (stiffness damping).
-  if (!linearized && beta != 0.0) {
-    assembler_.set_positions(x_n_);
-    assembler_.internal_force(f_n_);
-  }
-  bool ok = false;
-  switch (integrator_) {
-    case Integrator::backward_euler:
-    case Integrator::newmark: ok = attempt_newton(h, why); break;
-    case Integrator::linearized_euler: ok = attempt_linearized(h, why); break;
-    case Integrator::position_based: break;  // PbdSolver's (refused by the constructor)
-  }
-  if (!ok) {
-    EDGEFEM_PETSC(VecCopy(x_n_, x_));
-    return false;
-  }
-  const double time_n = time_;
-  // The rates and work the acceptance below overwrites, and their copies (restored if the step is rejected).
-  const std::array<std::pair<Vec, Vec>, 6> kept = {
-      {{v_, saved_v_}, {a_, saved_a_}, {g_, saved_g_}, {w_, saved_w_}, {h_, saved_h_}, {slope_, saved_slope_}}};
-  if (energy_cannot_grow_)
-    for (const auto& [state, copy] : kept) EDGEFEM_PETSC(VecCopy(state, copy));
-  // Accept: v = rate(u, v_n) (and a = rate(v - v_n, a_n), g = rate(f - f_n, g_n) for Newmark), the external
-  // work, then the time. Linearized Euler solved for v directly.
-  if (linearized) {
+  // v = rate(u, v_n) (and a = rate(v - v_n, a_n), g = rate(f - f_n, g_n) for Newmark), the external work, then
+  // the time. Linearized Euler solved for v directly.
+  if (integrator_ == Integrator::linearized_euler) {
     EDGEFEM_PETSC(VecCopy(work2_, v_));
   } else {
     EDGEFEM_PETSC(VecWAXPY(work_, -1.0, x_n_, x_));  // u
@@ -328,32 +303,62 @@ bool DynamicSolver::attempt(double h, std::string& why) {
     }
   }
   time_ = t_new_;
-  if (energy_cannot_grow_) {
-    // A converged step can still be nonsense: with a step far beyond the motion's time scale Newton finds a
-    // far-away root (the swinging beam with dt = 100: total energy 3.2e9 instead of 3).
-    const EnergyReport now = energy();
-    if (accepted_energy_) {
-      const EnergyReport& before = *accepted_energy_;
-      auto size = [](const EnergyReport& e) {
-        return std::abs(e.kinetic) + std::abs(e.strain) + std::abs(e.attachment) + std::abs(e.external_work);
-      };
-      const double growth = now.total() - before.total();
-      const double scale = std::max({size(now), size(before), 1e-300});
-      if (growth > kEnergyGrowth * scale) {
-        char text[256];
-        std::snprintf(text, sizeof text,
-                      "the converged step is implausible: the total energy grew from %.6g to %.6g (by %.3g of the "
-                      "energies involved, more than %g) in a run that can only keep or lose it",
-                      before.total(), now.total(), growth / scale, kEnergyGrowth);
-        why = text;
-        for (const auto& [state, copy] : kept) EDGEFEM_PETSC(VecCopy(copy, state));
-        EDGEFEM_PETSC(VecCopy(x_n_, x_));
-        time_ = time_n;
-        newton_->rebuild_preconditioner();
-        return false;
-      }
+}
+
+bool DynamicSolver::energy_plausible(std::string& why) {
+  // A converged step can still be nonsense: with a step far beyond the motion's time scale Newton finds a
+  // far-away root (the swinging beam with dt = 100: total energy 3.2e9 instead of 3).
+  const EnergyReport now = energy();
+  if (accepted_energy_) {
+    const EnergyReport& before = *accepted_energy_;
+    auto size = [](const EnergyReport& e) {
+      return std::abs(e.kinetic) + std::abs(e.strain) + std::abs(e.attachment) + std::abs(e.external_work);
+    };
+    const double growth = now.total() - before.total();
+    const double scale = std::max({size(now), size(before), 1e-300});
+    if (growth > kEnergyGrowth * scale) {
+      char text[256];
+      std::snprintf(text, sizeof text,
+                    "the converged step is implausible: the total energy grew from %.6g to %.6g (by %.3g of the "
+                    "energies involved, more than %g) in a run that can only keep or lose it",
+                    before.total(), now.total(), growth / scale, kEnergyGrowth);
+      why = text;
+      return false;
     }
-    accepted_energy_ = now;
+  }
+  accepted_energy_ = now;
+  return true;
+}
+
+bool DynamicSolver::attempt(double h, std::string& why) {
+  h_step_ = h;
+  EDGEFEM_PETSC(VecCopy(x_, x_n_));
+  // h_ holds the external loads at t_n (for the work), f_n_ the internal force at x_n (stiffness damping).
+  if (integrator_ != Integrator::linearized_euler && spec_.damping_stiffness != 0.0) {
+    assembler_.set_positions(x_n_);
+    assembler_.internal_force(f_n_);
+  }
+  bool ok = false;
+  switch (integrator_) {
+    case Integrator::backward_euler:
+    case Integrator::newmark: ok = attempt_newton(h, why); break;
+    case Integrator::linearized_euler: ok = attempt_linearized(h, why); break;
+    case Integrator::position_based: break;  // PbdSolver's (refused by the constructor)
+  }
+  if (!ok) {
+    EDGEFEM_PETSC(VecCopy(x_n_, x_));
+    return false;
+  }
+  const double time_n = time_;
+  if (energy_cannot_grow_)
+    for (const auto& [state, copy] : kept_state()) EDGEFEM_PETSC(VecCopy(state, copy));
+  accept(h);
+  if (energy_cannot_grow_ && !energy_plausible(why)) {
+    for (const auto& [state, copy] : kept_state()) EDGEFEM_PETSC(VecCopy(copy, state));
+    EDGEFEM_PETSC(VecCopy(x_n_, x_));
+    time_ = time_n;
+    newton_->rebuild_preconditioner();
+    return false;
   }
   return true;
 }
@@ -446,145 +451,62 @@ void DynamicSolver::initial_acceleration() {
   }
 }
 
-std::vector<TimeStepReport> DynamicSolver::run(const std::function<void(long long, double)>& on_step,
-                                               const std::function<bool()>& should_stop) {
-  std::vector<TimeStepReport> reports;
-  if (!restarted_) {
-    if (spec_.initial_state == InitialState::static_equilibrium) solve_initial_static();
-    if (integrator_ == Integrator::newmark) initial_acceleration();
-    assembler_.external_force(0.0, h_);
-    if (on_step) on_step(step_, time_);
-  }
-  if (energy_cannot_grow_) accepted_energy_ = energy();  // what the first step's energy is checked against
-  const auto run_start = std::chrono::steady_clock::now();
-  const long long first_step = step_;
-  while (step_ < n_steps_) {
-    TimeStepReport report;
-    report.step = step_ + 1;
-    const NewtonStats before = newton_->stats();
-    newton_target_ = 0.0;
-    const auto t0 = std::chrono::steady_clock::now();
-    const double target = static_cast<double>(step_ + 1) * spec_.dt;
-    const int substeps = advance(
-        time_, target, spec_.max_step_cuts,
-        [&](double a, double b, std::string& why) {
-          t_new_ = b;
-          return attempt(b - a, why);
-        },
-        [&](double a, double increment, const std::string& why) {
-          EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: step %lld at t = %.6g: %s; halving the time step to %.6g\n",
-                                    step_ + 1, a, why.c_str(), increment));
-        });
-    if (substeps == 0)
-      throw SolverError("time step " + std::to_string(step_ + 1) + " (t = " + std::to_string(time_) + " -> " +
-                        std::to_string(target) + ") failed even after halving the step " +
-                        std::to_string(spec_.max_step_cuts) +
-                        " times; try a smaller 'analysis.dt', more damping, or other PETSc options");
-    time_ = target;
-    ++step_;
-    report.time = time_;
-    report.substeps = substeps;
-    report.newton_target = newton_target_;
-    report.stats = newton_->stats() - before;
-    report.newton_iterations = report.stats.newton_iterations;
-    report.ksp_iterations = report.stats.ksp_iterations;
-    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    report.energy = energy_cannot_grow_ ? *accepted_energy_ : energy();  // the check computed it already
-    reports.push_back(report);
-    if (!quiet_) {
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
-      const double left = elapsed / static_cast<double>(step_ - first_step) * static_cast<double>(n_steps_ - step_);
-      EDGEFEM_PETSC(PetscPrintf(comm_,
-                                "step %lld/%lld  t = %.6g  newton its %d  ksp its %d  pc set-ups %d%s  wall %.3f s  "
-                                "est. left %.1f s  energy %.9e\n",
-                                step_, n_steps_, time_, report.newton_iterations, report.ksp_iterations,
-                                report.stats.pc_setups,
-                                substeps > 1 ? ("  substeps " + std::to_string(substeps)).c_str() : "", report.seconds,
-                                left, report.energy.total()));
-    }
-    if (on_step) on_step(step_, time_);
-    if (step_ < n_steps_ && should_stop && should_stop()) break;
-  }
-  return reports;
+void DynamicSolver::start() {
+  if (spec_.initial_state == InitialState::static_equilibrium) solve_initial_static();
+  if (integrator_ == Integrator::newmark) initial_acceleration();
+  assembler_.external_force(0.0, h_);
 }
 
-EnergyReport state_energy(MPI_Comm comm, Assembler& assembler, const Model& model, std::span<const double> reference,
-                          double t, Vec x, Vec v, Vec w, Vec work) {
-  EnergyReport e;
-  assembler.set_positions(x);
-  e.strain = assembler.energy();
-  assembler.mass_multiply(v, work);
-  PetscScalar vmv = 0.0, external = 0.0;
-  EDGEFEM_PETSC(VecDot(v, work, &vmv));
-  e.kinetic = 0.5 * vmv;
-  EDGEFEM_PETSC(VecSum(w, &external));
-  e.external_work = external;
-  double local = 0.0;
-  {
-    Owned xo(x, true);
-    local = attachment_energy(model, reference, t, xo.span());
-  }
-  MPI_Allreduce(&local, &e.attachment, 1, MPI_DOUBLE, MPI_SUM, comm);
-  return e;
+TimeStepReport DynamicSolver::step() {
+  if (energy_cannot_grow_ && !accepted_energy_) accepted_energy_ = energy();  // what the first step is checked against
+  TimeStepReport report;
+  report.step = step_ + 1;
+  const NewtonStats before = newton_->stats();
+  newton_target_ = 0.0;
+  const auto t0 = std::chrono::steady_clock::now();
+  const double target = static_cast<double>(step_ + 1) * spec_.dt;
+  const int substeps = advance(
+      time_, target, spec_.max_step_cuts,
+      [&](double a, double b, std::string& why) {
+        t_new_ = b;
+        return attempt(b - a, why);
+      },
+      [&](double a, double increment, const std::string& why) {
+        EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: step %lld at t = %.6g: %s; halving the time step to %.6g\n",
+                                  step_ + 1, a, why.c_str(), increment));
+      });
+  if (substeps == 0)
+    throw SolverError("time step " + std::to_string(step_ + 1) + " (t = " + std::to_string(time_) + " -> " +
+                      std::to_string(target) + ") failed even after halving the step " +
+                      std::to_string(spec_.max_step_cuts) +
+                      " times; try a smaller 'analysis.dt', more damping, or other PETSc options");
+  time_ = target;
+  ++step_;
+  report.time = time_;
+  report.substeps = substeps;
+  report.newton_target = newton_target_;
+  report.stats = newton_->stats() - before;
+  report.newton_iterations = report.stats.newton_iterations;
+  report.ksp_iterations = report.stats.ksp_iterations;
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.energy = energy_cannot_grow_ ? *accepted_energy_ : energy();  // the check computed it already
+  return report;
 }
 
-EnergyReport DynamicSolver::energy() {
-  return state_energy(comm_, assembler_, model_, mesh_.mesh.coords, time_, x_, v_, w_, work2_);
+std::string DynamicSolver::progress_line(const TimeStepReport& r, double seconds_left) {
+  const std::string substeps = r.substeps > 1 ? "  substeps " + std::to_string(r.substeps) : "";
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "step %lld/%lld  t = %.6g  newton its %d  ksp its %d  pc set-ups %d%s  wall %.3f s  est. left %.1f s  "
+                "energy %.9e\n",
+                r.step, n_steps_, r.time, r.newton_iterations, r.ksp_iterations, r.stats.pc_setups, substeps.c_str(),
+                r.seconds, seconds_left, r.energy.total());
+  return line;
 }
 
-CheckpointState DynamicSolver::checkpoint_state() {
-  // The next step sets up a new preconditioner, as a run restarted from this checkpoint does: both then repeat
-  // the same arithmetic.
-  newton_->rebuild_preconditioner();
-  CheckpointState s;
-  s.step = step_;
-  s.time = time_;
-  s.dt = spec_.dt;
-  s.integrator = to_string(spec_.integrator);
-  for (const char* name : field_names) s.field_names.emplace_back(name);
-  s.fields = {owned(x_), owned(v_), owned(a_), owned(g_), owned(w_), owned(slope_)};
-  return s;
-}
-
-void DynamicSolver::restore(const CheckpointState& s) {
-  const auto find = [&](const std::string& name) -> const std::vector<double>* {
-    for (std::size_t i = 0; i < s.field_names.size(); ++i)
-      if (s.field_names[i] == name) return &s.fields[i];
-    return nullptr;
-  };
-  const std::array<Vec, 6> targets = {x_, v_, a_, g_, w_, slope_};
-  EDGEFEM_PETSC(VecSet(slope_, 0.0));
-  for (std::size_t k = 0; k < targets.size(); ++k) {
-    const std::vector<double>* field = find(field_names[k]);
-    if (field == nullptr && k >= n_required_fields) continue;
-    if (field == nullptr) throw std::runtime_error(std::string("checkpoint has no field '") + field_names[k] + "'");
-    Owned t(targets[k], false);
-    if (field->size() != t.span().size()) throw std::runtime_error("checkpoint field size mismatch");
-    std::copy(field->begin(), field->end(), t.span().begin());
-  }
-  step_ = s.step;
-  time_ = s.time;
-  restarted_ = true;
-  // The loads at t_n for the work integral.
-  assembler_.external_force(time_, h_);
-}
-
-std::vector<double> DynamicSolver::local_positions() {
-  assembler_.set_positions(x_);
-  return assembler_.local_positions();
-}
-
-std::vector<double> DynamicSolver::local_velocities() {
-  EDGEFEM_PETSC(VecCopy(v_, work_));
-  EDGEFEM_PETSC(VecGhostUpdateBegin(work_, INSERT_VALUES, SCATTER_FORWARD));
-  EDGEFEM_PETSC(VecGhostUpdateEnd(work_, INSERT_VALUES, SCATTER_FORWARD));
-  LocalForm f(work_, true);
-  return {f.span().begin(), f.span().end()};
-}
-
-std::vector<double> DynamicSolver::local_internal_force() {
-  assembler_.set_positions(x_);
-  return assembler_.local_internal_force();
+std::vector<CheckpointVector> DynamicSolver::checkpoint_vectors() {
+  return {{"position", x_},   {"velocity", v_},      {"acceleration", a_},
+          {"force_rate", g_}, {"external_work", w_}, {"velocity_change", slope_, false}};
 }
 
 }  // namespace edgefem

@@ -24,96 +24,54 @@
 #include <petscksp.h>
 #include <petscsnes.h>
 
-#include <functional>
+#include <array>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "io/checkpoint.hpp"
 #include "io/job.hpp"
+#include "linalg/petsc_util.hpp"
 #include "partition/partition.hpp"
 #include "solver/assembly.hpp"
 #include "solver/model.hpp"
 #include "solver/newton.hpp"
-#include "linalg/petsc_util.hpp"
 #include "solver/static_solver.hpp"
+#include "solver/time_integrator.hpp"
 
 namespace edgefem {
 
-/// Energies of the current state, summed over ranks.
-struct EnergyReport {
-  double kinetic = 0.0;        ///< v^T M v / 2
-  double strain = 0.0;         ///< W(x)
-  double attachment = 0.0;     ///< springs of the penalty attachments
-  double external_work = 0.0;  ///< work of h (loads) since the start, trapezoidal in time
-  /// kinetic + strain + attachment - external_work: constant for an undamped, conservative system.
-  [[nodiscard]] double total() const { return kinetic + strain + attachment - external_work; }
-};
-
-/// Collective: the strain energy at positions x, the kinetic energy of velocities v, the external work
-/// accumulated in w (its entries summed) and the model's attachment springs at time t (reference: 3 coordinates
-/// per local vertex), summed over the ranks. `work`: a scratch vector of the assembler's layout. Moves the
-/// assembler's positions to x.
-EnergyReport state_energy(MPI_Comm comm, Assembler& assembler, const Model& model, std::span<const double> reference,
-                          double t, Vec x, Vec v, Vec w, Vec work);
-
-struct TimeStepReport {
-  long long step = 0;
-  double time = 0.0;
-  int newton_iterations = 0;
-  int ksp_iterations = 0;
-  int substeps = 1;
-  double newton_target = 0.0;  ///< the |R| the step's (last) Newton solve had to reach; 0 for linearized-euler
-  double seconds = 0.0;
-  NewtonStats stats;  ///< the step's solver counts and times (PC set-ups, assembly, ...)
-  EnergyReport energy;
-};
-
-class DynamicSolver {
+class DynamicSolver final : public TimeIntegrator {
  public:
   /// Sets up the Newton driver (its linear solver also serves linearized-euler) with our defaults, then the
   /// job's and the command line's PETSc options. The state starts at rest in the reference configuration with
-  /// job.dynamic->initial_velocity (initial_state: static solves the equilibrium at t = 0 in run()).
+  /// job.dynamic->initial_velocity (initial_state: static solves the equilibrium at t = 0 in start()).
   /// `quiet`: nothing on the console; `iteration_lines`: one line per Newton iteration besides one per step.
   DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model model, const std::string& cli_petsc_options,
                 bool quiet, bool iteration_lines = false);
-  ~DynamicSolver();
-  DynamicSolver(const DynamicSolver&) = delete;
-  DynamicSolver& operator=(const DynamicSolver&) = delete;
+  ~DynamicSolver() override;
 
-  /// Integrate from the current state to end_time. `on_step(step, time)` is called for the initial state
-  /// (unless restarted) and after every completed step. `should_stop()` (if given) is called after `on_step` of
-  /// every completed step but the last; true ends the run there (the state is that step's). It must return the
-  /// same on every rank (runtime/stop_signal.hpp: agree_on_stop). Throws SolverError when a step fails even after
-  /// cutting; the state is then the last completed step.
-  std::vector<TimeStepReport> run(const std::function<void(long long, double)>& on_step,
-                                  const std::function<bool()>& should_stop = {});
-
-  /// The state for a checkpoint: position, velocity, acceleration, force_rate, external_work and the predictor's
-  /// velocity_change of the owned vertices.
-  /// Also makes the next step set up a new preconditioner (as a restart from it does: both repeat the same
-  /// arithmetic).
-  [[nodiscard]] CheckpointState checkpoint_state();
-  /// Continue from a checkpoint (fields as checkpoint_state() writes them, owned vertices in local order).
-  void restore(const CheckpointState& state);
-
-  [[nodiscard]] long long step() const { return step_; }
-  [[nodiscard]] double time() const { return time_; }
-  [[nodiscard]] long long n_steps() const { return n_steps_; }
-  /// Positions / velocities of all local vertices (owned then ghosts), ghosts up to date.
-  [[nodiscard]] std::vector<double> local_positions();
-  [[nodiscard]] std::vector<double> local_velocities();
-  /// Internal force f_int(x) summed over ranks, all local vertices.
-  [[nodiscard]] std::vector<double> local_internal_force();
-  /// Energies of the current state (collective).
-  [[nodiscard]] EnergyReport energy();
-
-  [[nodiscard]] const LocalMesh& mesh() const { return mesh_; }
-  [[nodiscard]] const Model& model() const { return model_; }
-  /// Counts and times of all solves so far (initial state included).
-  [[nodiscard]] const NewtonStats& stats() const { return newton_->stats(); }
+  /// initial_state static: the equilibrium at t = 0 (load steps); Newmark: the initial acceleration.
+  void start() override;
+  /// A failed step (Newton or KSP, or an implausible energy growth) is retried with the step halved, up to
+  /// max_step_cuts times; then SolverError.
+  TimeStepReport step() override;
+  /// "step k/N  t = ...  newton its ...  ksp its ...  pc set-ups ...  wall ...  est. left ...  energy ...".
+  [[nodiscard]] std::string progress_line(const TimeStepReport& report, double seconds_left) override;
   /// The preconditioner of the time steps' linear solves (NewtonDriver::preconditioner_name).
-  [[nodiscard]] std::string preconditioner_name() const { return newton_->preconditioner_name(); }
+  [[nodiscard]] std::string preconditioner_name() const override { return newton_->preconditioner_name(); }
+  [[nodiscard]] const NewtonStats& stats() const override { return newton_->stats(); }
+
+ protected:
+  [[nodiscard]] StateVectors state_vectors() override { return {x_, v_, w_, work2_}; }
+  /// position, velocity, acceleration, force_rate, external_work and the predictor's velocity_change (optional:
+  /// older checkpoints lack it) of the owned vertices.
+  [[nodiscard]] std::vector<CheckpointVector> checkpoint_vectors() override;
+  /// Makes the next step set up a new preconditioner (as a restart from the checkpoint does: both repeat the same
+  /// arithmetic).
+  void before_checkpoint() override { newton_->rebuild_preconditioner(); }
+  /// The loads at t_n for the work integral.
+  void after_restore() override { assembler_.external_force(time_, h_); }
 
  private:
   enum class Phase { static_initial, dynamic };
@@ -131,18 +89,23 @@ class DynamicSolver {
   bool attempt(double h, std::string& why);  ///< one (sub)step of size h from time_ to t_new_
   bool attempt_newton(double h, std::string& why);
   bool attempt_linearized(double h, std::string& why);
+  /// Linearized Euler: the matrix (T + beta) K + (1/T + alpha) M + (T k + c) I_att of a step of size h.
+  [[nodiscard]] MatrixCoefficients linearized_coefficients(double h);
+  /// Linearized Euler: work_ := the velocity guess, v_n on free dofs and the prescribed velocity on prescribed ones.
+  void linearized_velocity_guess(double h);
+  /// Linearized Euler: the matrix at x_n, f_n_ = f(x_n), and the right-hand side in r_.
+  void assemble_linearized_system(double h, MatrixCoefficients c);
+  /// The rates and work a step's acceptance overwrites, each with its copy (restored if the step is rejected).
+  [[nodiscard]] std::array<std::pair<Vec, Vec>, 6> kept_state() const;
+  /// Accept the solved (sub)step of size h: the rates, the external work, then the time.
+  void accept(double h);
+  /// The total energy after an accepted (sub)step against the last accepted one when it cannot grow: false (and
+  /// `why`) for an implausible growth, else it becomes the accepted energy.
+  bool energy_plausible(std::string& why);
   void solve_initial_static();
   void initial_acceleration();
-  [[nodiscard]] std::vector<double> owned(Vec v) const;
 
-  MPI_Comm comm_;
   const Job& job_;
-  const DynamicSpec& spec_;
-  const LocalMesh& mesh_;
-  Model model_;
-  Assembler assembler_;
-  bool quiet_;
-  int rank_ = 0;
   std::string cli_petsc_options_;
   Integrator integrator_ = Integrator::backward_euler;
 
@@ -164,12 +127,9 @@ class DynamicSolver {
   std::vector<double> diagonal_;  ///< attachment terms on the matrix diagonal, 3 per owned vertex
   std::vector<double> velocity_;  ///< residual(): the velocity at the new time, 3 per owned vertex
   Phase phase_ = Phase::dynamic;
-  double h_step_ = 0.0;  ///< the (sub)step being solved
+  double h_step_ = 0.0;         ///< the (sub)step being solved
   double newton_target_ = 0.0;  ///< the last Newton solve's target (TimeStepReport::newton_target)
-  double time_ = 0.0, t_new_ = 0.0, load_factor_ = 1.0;
-  long long step_ = 0, n_steps_ = 0;
-  bool restarted_ = false;
-  double external_work_ = 0.0;
+  double t_new_ = 0.0, load_factor_ = 1.0;
   PetscLogStage stage_assembly_ = 0;
 };
 

@@ -13,8 +13,9 @@
 
 #include "io/job.hpp"
 #include "partition/partition.hpp"
-#include "solver/dynamic_solver.hpp"
 #include "run/load_mesh.hpp"
+#include "run/time_loop.hpp"
+#include "solver/dynamic_solver.hpp"
 #include "solver/model.hpp"
 #include "tests/support/mpi_testing.hpp"
 
@@ -32,7 +33,7 @@ struct ClothRun {
 
 ClothRun simulate(MPI_Comm comm, const Job& job, const LocalMesh& mesh) {
   DynamicSolver solver(comm, job, mesh, build_model(comm, job, mesh), "", true);
-  (void)solver.run([](long long, double) {});
+  (void)run_time_loop(solver, [](long long, double) {});
   const std::vector<double> x = solver.local_positions();
   auto g = mpitest::gather_by_original_vertex(comm, mesh, {mesh.mesh.coords, x}, true);
   return {std::move(g[0]), std::move(g[1])};

@@ -29,8 +29,9 @@
 #include "core/error.hpp"
 #include "io/job.hpp"
 #include "partition/partition.hpp"
-#include "solver/dynamic_solver.hpp"
 #include "run/load_mesh.hpp"
+#include "run/time_loop.hpp"
+#include "solver/dynamic_solver.hpp"
 #include "solver/model.hpp"
 #include "solver/static_solver.hpp"
 #include "tests/support/mpi_testing.hpp"
@@ -564,7 +565,7 @@ DynamicResult simulate(MPI_Comm comm, const Job& job) {
   const LocalMesh mesh = mpitest::distributed_job_mesh(comm, job);
   DynamicSolver solver(comm, job, mesh, build_model(comm, job, mesh), "", true);
   DynamicResult r;
-  r.reports = solver.run([](long long, double) {});
+  r.reports = run_time_loop(solver, [](long long, double) {});
   const std::vector<double> x = solver.local_positions(), v = solver.local_velocities();
   auto gathered = mpitest::gather_by_original_vertex(comm, mesh, {mesh.mesh.coords, x, v});
   r.reference = std::move(gathered[0]);

@@ -21,9 +21,10 @@
 
 #include "io/checkpoint.hpp"
 #include "io/job.hpp"
+#include "pbd/pbd_solver.hpp"
+#include "run/time_loop.hpp"
 #include "solver/dynamic_solver.hpp"
 #include "solver/model.hpp"
-#include "pbd/pbd_solver.hpp"
 #include "solver/static_solver.hpp"
 #include "tests/support/mpi_testing.hpp"
 
@@ -135,7 +136,7 @@ TEST_P(PbdRanks, SweepIsRankCountIndependent) {
   auto run = [&](MPI_Comm comm) {
     const LocalMesh mesh = mpitest::distributed_job_mesh(comm, job);
     PbdSolver solver(comm, job, mesh, build_model(comm, job, mesh), true);
-    solver.run({});
+    run_time_loop(solver, {});
     return gathered_positions(comm, mesh, solver);
   };
   const std::vector<double> distributed = run(MPI_COMM_WORLD);
@@ -193,7 +194,7 @@ TEST_P(PbdRecovery, EveryTetPositiveAndRestShapeAgain) {
     for (int k = 0; k < kEarly; ++k) solver.step_once();
     r.x_early = gathered_positions(comm, mesh, solver);
     const long long last = variant == "mirror-none" ? 20 : solver.n_steps();  // (nothing moves there)
-    while (solver.step() < last) solver.step_once();
+    while (solver.step_number() < last) solver.step_once();
     r.inverted_end = solver.inverted_cells();
     r.x = gathered_positions(comm, mesh, solver);
     return r;
@@ -270,7 +271,8 @@ TEST(Pbd, XpbdConvergesToBackwardEulerAsIterationsGrow) {
     }
     DynamicSolver solver(comm, job, mesh, build_model(comm, job, mesh), "", true);
     int steps = 0;
-    solver.run([&](long long, double) { ++steps; }, [&] { return true; });
+    run_time_loop(
+        solver, [&](long long, double) { ++steps; }, [&] { return true; });
     return gathered_positions(comm, mesh, solver);
   };
   const std::vector<double> be = one_step(job_of("be", beam_yaml("backward-euler", "")), false);
@@ -311,7 +313,8 @@ TEST(Pbd, AttachmentsConvergeToBackwardEulerOnAnyRankCount) {
       return gathered_positions(on, mesh, solver);
     }
     DynamicSolver solver(on, job, mesh, build_model(on, job, mesh), "", true);
-    solver.run([](long long, double) {}, [] { return true; });
+    run_time_loop(
+        solver, [](long long, double) {}, [] { return true; });
     return gathered_positions(on, mesh, solver);
   };
   auto pbd_job = [&](int iterations) {
@@ -389,7 +392,7 @@ void membrane_sweeps_are_rank_independent_and_converge(const std::string& name, 
   auto run = [&](MPI_Comm comm, const Job& job) {
     const LocalMesh mesh = mpitest::distributed_job_mesh(comm, job);
     PbdSolver solver(comm, job, mesh, build_model(comm, job, mesh), true);
-    solver.run({});
+    run_time_loop(solver, {});
     return gathered_positions(comm, mesh, solver);
   };
   const std::vector<double> distributed = run(MPI_COMM_WORLD, falling);
@@ -416,7 +419,8 @@ void membrane_sweeps_are_rank_independent_and_converge(const std::string& name, 
   const Job be_job = job_of(name + "_be", cloth_yaml("backward-euler", 0.0003, 0.0003, "", pulled, material));
   const LocalMesh be_mesh = mpitest::distributed_job_mesh(comm, be_job);
   DynamicSolver be_solver(comm, be_job, be_mesh, build_model(comm, be_job, be_mesh), "", true);
-  be_solver.run([](long long, double) {}, [] { return true; });
+  run_time_loop(
+      be_solver, [](long long, double) {}, [] { return true; });
   const std::vector<double> be = gathered_positions(comm, be_mesh, be_solver);
   double step_size = 0;
   for (std::size_t i = 0; i < be.size(); ++i) step_size = std::max(step_size, std::abs(be[i] - whole.mesh.coords[i]));
@@ -482,7 +486,7 @@ TEST(PbdMembrane, Fig7StretchedClothRestsOnTheNewtonSolution) {
     const std::vector<double> reference = gathered_positions(comm, mesh, newton);
     const LocalMesh pmesh = mpitest::distributed_job_mesh(comm, pbd_job);
     PbdSolver pbd(comm, pbd_job, pmesh, build_model(comm, pbd_job, pmesh), true);
-    pbd.run({});
+    run_time_loop(pbd, {});
     const std::vector<double> rested = gathered_positions(comm, pmesh, pbd);
     ASSERT_EQ(rested.size(), reference.size());
     const LocalMesh whole = mpitest::distributed_job_mesh(MPI_COMM_SELF, newton_job);
@@ -523,7 +527,8 @@ TEST(PbdMembrane, BendingConstraintsConvergeToBackwardEuler) {
   const Job be_job = job_of("bend_be", yaml("backward-euler", ""));
   const LocalMesh be_mesh = mpitest::distributed_job_mesh(comm, be_job);
   DynamicSolver be_solver(comm, be_job, be_mesh, build_model(comm, be_job, be_mesh), "", true);
-  be_solver.run([](long long, double) {}, [] { return true; });
+  run_time_loop(
+      be_solver, [](long long, double) {}, [] { return true; });
   const std::vector<double> be = gathered_positions(comm, be_mesh, be_solver);
   const LocalMesh whole = mpitest::distributed_job_mesh(MPI_COMM_SELF, be_job);
   double step_size = 0;
@@ -602,19 +607,19 @@ TEST(Pbd, CheckpointRestartReproducesTheUninterruptedRun) {
                                                  mesh.original_vertex.begin() + mesh.n_owned);
   const std::string path = scratch() + "/restart.ckpt";
   PbdSolver first(comm, job, mesh, build_model(comm, job, mesh), true);
-  first.run([&](long long step, double) {
+  run_time_loop(first, [&](long long step, double) {
     if (step != 4) return;
-    CheckpointState state = first.checkpoint_state();
+    CheckpointState state = first.checkpoint();
     state.job_text = "test";
     write_checkpoint(comm, path, mesh.n_global_vertices, owned_original, state);
   });
   PbdSolver second(comm, job, mesh, build_model(comm, job, mesh), true);
   second.restore(read_checkpoint(comm, path, mesh.n_global_vertices, owned_original));
-  EXPECT_EQ(second.step(), 4);
+  EXPECT_EQ(second.step_number(), 4);
   int calls = 0;
-  second.run([&](long long, double) { ++calls; });
+  run_time_loop(second, [&](long long, double) { ++calls; });
   EXPECT_EQ(calls, 6);
-  EXPECT_EQ(second.step(), first.step());
+  EXPECT_EQ(second.step_number(), first.step_number());
   EXPECT_EQ(second.local_positions(), first.local_positions());
   EXPECT_EQ(second.local_velocities(), first.local_velocities());
   const EnergyReport a = first.energy(), b = second.energy();

@@ -20,8 +20,9 @@
 
 #include "io/checkpoint.hpp"
 #include "io/job.hpp"
-#include "solver/model.hpp"
 #include "pbd/pbd_solver.hpp"
+#include "run/time_loop.hpp"
+#include "solver/model.hpp"
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
@@ -101,14 +102,15 @@ Result run(MPI_Comm comm, const Job& job, const std::string& restart_from = "", 
     solver.restore(read_checkpoint(comm, restart_from, mesh.n_global_vertices, owned_original,
                                    CellOwnership{mesh.n_global_cells, cells}));
   const std::vector<double> X = mpitest::gather_by_original_vertex(comm, mesh, {mesh.mesh.coords}, true)[0];
-  solver.run([&](long long step, double) {
+  run_time_loop(solver, [&](long long step, double) {
     if (step % 10 == 0) {
       const std::vector<double> x = mpitest::gather_by_original_vertex(comm, mesh, {solver.local_positions()}, true)[0];
       r.peak_tip = std::max(r.peak_tip, std::abs(mean_tip(x, X)));
     }
-    if (solver.sweep().plastic()) r.max_plastic_seen = std::max(r.max_plastic_seen, solver.sweep().max_plastic_strain());
+    if (solver.sweep().plastic())
+      r.max_plastic_seen = std::max(r.max_plastic_seen, solver.sweep().max_plastic_strain());
     if (step == checkpoint_at) {
-      CheckpointState state = solver.checkpoint_state();
+      CheckpointState state = solver.checkpoint();
       state.job_text = "test";
       write_checkpoint(comm, checkpoint, mesh.n_global_vertices, owned_original, state);
     }

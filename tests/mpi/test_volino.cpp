@@ -11,8 +11,9 @@
 #include "io/job.hpp"
 #include "materials/curve.hpp"
 #include "partition/partition.hpp"
-#include "solver/dynamic_solver.hpp"
 #include "run/load_mesh.hpp"
+#include "run/time_loop.hpp"
+#include "solver/dynamic_solver.hpp"
 #include "solver/model.hpp"
 #include "solver/static_solver.hpp"
 #include "tests/support/mpi_testing.hpp"
@@ -111,7 +112,7 @@ double energy_after_release(const std::string& material) {
           "1e-12\"}\n");
   const LocalMesh mesh = mpitest::distributed_job_mesh(MPI_COMM_WORLD, job);
   DynamicSolver solver(MPI_COMM_WORLD, job, mesh, build_model(MPI_COMM_WORLD, job, mesh), "", true);
-  const auto reports = solver.run({});
+  const auto reports = run_time_loop(solver, {});
   const EnergyReport e = reports.back().energy;
   return e.kinetic + e.strain;
 }

@@ -23,8 +23,9 @@
 #include "io/checkpoint.hpp"
 #include "io/job.hpp"
 #include "partition/partition.hpp"
-#include "solver/dynamic_solver.hpp"
 #include "run/load_mesh.hpp"
+#include "run/time_loop.hpp"
+#include "solver/dynamic_solver.hpp"
 #include "solver/model.hpp"
 #include "tests/support/mpi_testing.hpp"
 
@@ -96,7 +97,7 @@ inline RunResult simulate(MPI_Comm comm, const Job& job, const RunSpec& spec = {
       for (int c = 0; c < 3; ++c) d = std::max(d, std::abs(mesh.mesh.coords[3 * v + c] - spec.probe->point[c]));
       if (d < 1e-9) probe_vertex = v;
     }
-  out.reports = solver.run([&](long long step, double time) {
+  out.reports = run_time_loop(solver, [&](long long step, double time) {
     out.steps.push_back(step);
     out.times.push_back(time);
     out.energy.push_back(solver.energy());
@@ -113,7 +114,7 @@ inline RunResult simulate(MPI_Comm comm, const Job& job, const RunSpec& spec = {
       out.probe.push_back(global[0]);
     }
     if (spec.checkpoint_at == step) {
-      CheckpointState state = solver.checkpoint_state();
+      CheckpointState state = solver.checkpoint();
       state.job_text = "test";
       write_checkpoint(comm, spec.checkpoint_path, mesh.n_global_vertices, owned_original, state);
     }

@@ -1,0 +1,138 @@
+/// \file frames_run.cpp
+/// The frame-based run (frames_run.hpp).
+#include "run/frames_run.hpp"
+
+#include <petscsys.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "frames/frames_solver.hpp"
+#include "io/vtk_output.hpp"
+#include "run/output.hpp"
+
+namespace edgefem {
+namespace {
+
+/// The files of a frame run: the skinned mesh's series and the frames' (rank 0 writes the .vtp files).
+struct FramesOutput {
+  FramesOutput(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model, const FrameSolver& solver)
+      : job(job),
+        solver(solver),
+        writer(comm, job.output_directory, mesh, model),
+        frames_pvd((std::filesystem::path(job.output_directory) / "frames.pvd").string()),
+        zero(3 * static_cast<std::size_t>(mesh.n_local()), 0.0),
+        last_step(job.analysis_type == AnalysisType::dynamics
+                      ? static_cast<int>(std::lround(job.dynamic->end_time / job.dynamic->dt))
+                      : job.steps) {
+    MPI_Comm_rank(comm, &rank);
+  }
+
+  /// After step 0 and every step (time or load factor): the output steps.
+  void on_step(int step, double load_factor) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (step % job.output_every == 0 || step == last_step || step == 0) {
+      writer.write(step, load_factor, solver.local_positions(), zero);
+      if (rank == 0) {
+        char name[32];
+        std::snprintf(name, sizeof name, "frames_%04d.vtp", step);
+        write_frames_vtp((std::filesystem::path(job.output_directory) / name).string(), solver.placement(),
+                         solver.poses(), solver.held());
+        frames_pvd.add(load_factor, name);
+        frames_pvd.write();
+      }
+    }
+    output_seconds += seconds_since(t0);
+  }
+
+  const Job& job;
+  const FrameSolver& solver;
+  ResultWriter writer;
+  PvdCollection frames_pvd;
+  const std::vector<double> zero;  ///< the force output (the frame model has no vertex forces)
+  const int last_step;
+  int rank = 0;
+  double output_seconds = 0;
+};
+
+/// summary.json's solver and analysis of a frame run: `first`, the analysis's first entry, then its steps.
+void record_frames(RunSummary& summary, RunSummary::Solver solver, std::pair<std::string, std::string> first,
+                   std::size_t steps, int n_frames) {
+  summary.solver = std::move(solver);
+  summary.analysis = {std::move(first),
+                      {"steps", std::to_string(steps)},
+                      {"discretization", json_string("frames")},
+                      {"frames", std::to_string(n_frames)}};
+}
+
+void print_frames_setup(MPI_Comm comm, const Job& job, const FrameSolver& solver, double setup_seconds) {
+  int held = 0;
+  for (const int h : solver.held()) held += h;
+  PetscPrintf(comm, "  frames: %d (%d held), %s weights, %lld samples (one per tet), %d unknowns; set-up %.3f s\n",
+              solver.n_frames(), held, std::string(to_string(job.discretization.weights)).c_str(),
+              solver.n_samples_global(), 6 * (solver.n_frames() - held), setup_seconds);
+}
+
+/// The linearised implicit Euler steps of the frames, and their summary lines.
+void run_frames_dynamic(MPI_Comm comm, const Job& job, FrameSolver& solver, FramesOutput& output,
+                        const PhaseClock& clock, RunSummary& summary) {
+  const auto steps = solver.run_dynamic([&](int step, double time) { output.on_step(step, time); });
+  output.writer.finish();
+  double solve_seconds = 0;
+  for (const auto& r : steps) solve_seconds += r.seconds;
+  record_frames(summary, {0, 0, 0, "dense LU (frames)"}, {"integrator", json_string("linearized-euler")}, steps.size(),
+                solver.n_frames());
+  PetscPrintf(comm,
+              "summary: %zu time steps of linearized-euler (frames, dt %.6g), kinetic energy %.6e, potential %.6e\n"
+              "  time: total %.3f s = read %.3f + partition %.3f + distribute %.3f + set-up %.3f + time steps %.3f + "
+              "output %.3f s\n",
+              steps.size(), job.dynamic->dt, steps.empty() ? 0.0 : steps.back().kinetic,
+              steps.empty() ? 0.0 : steps.back().potential, clock.total(), clock.read, clock.partition,
+              clock.distribute, clock.setup, solve_seconds, output.output_seconds);
+}
+
+/// The load steps of the frames, and their summary lines.
+void run_frames_static(MPI_Comm comm, const Job& job, FrameSolver& solver, FramesOutput& output,
+                       const PhaseClock& clock, RunSummary& summary) {
+  const auto reports = solver.run([&](int step, double load_factor) { output.on_step(step, load_factor); });
+  output.writer.finish();
+  int newton = 0;
+  double solve_seconds = 0, evaluate_seconds = 0;
+  for (const auto& r : reports)
+    newton += r.newton_iterations, solve_seconds += r.seconds, evaluate_seconds += r.seconds_evaluate;
+  record_frames(summary, {newton, 0, 0, "dense LDLT (frames)"}, {"load_steps", std::to_string(job.steps)},
+                reports.size(), solver.n_frames());
+  PetscPrintf(comm,
+              "summary: %zu load steps, %d Newton iterations (frames)\n"
+              "  time: total %.3f s = read %.3f + partition %.3f + distribute %.3f + set-up %.3f + load steps %.3f "
+              "(sample sums %.3f) + output %.3f s\n",
+              reports.size(), newton, clock.total(), clock.read, clock.partition, clock.distribute, clock.setup,
+              solve_seconds, evaluate_seconds, output.output_seconds);
+}
+
+}  // namespace
+
+int run_frames(const RunOptions& options, const Job& job, const LocalMesh& mesh, const Model& model, PhaseClock& clock,
+               RunSummary& summary) {
+  MPI_Comm comm = PETSC_COMM_WORLD;
+  FrameSolver solver(comm, job, mesh, model, options.quiet);
+  FramesOutput output(comm, job, mesh, model, solver);
+  clock.setup = clock.lap();
+  summary.phases_s.setup = clock.setup;
+  print_frames_setup(comm, job, solver, clock.setup);
+  if (job.analysis_type == AnalysisType::dynamics)
+    run_frames_dynamic(comm, job, solver, output, clock, summary);
+  else
+    run_frames_static(comm, job, solver, output, clock, summary);
+  summary.largest_displacement = print_state_summary(comm, mesh, solver.local_positions());
+  summary.output = output.writer.pvd_path();
+  PetscPrintf(comm, "  output: %s, frames: %s\n", output.writer.pvd_path().c_str(), output.frames_pvd.path().c_str());
+  return 0;
+}
+
+}  // namespace edgefem

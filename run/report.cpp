@@ -1,0 +1,149 @@
+/// \file report.cpp
+/// The run's summary lines (report.hpp).
+#include "run/report.hpp"
+
+#include <petscsys.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "solver/assembly_times.hpp"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace edgefem {
+
+double peak_memory_mb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+int threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+/// Largest displacement, volume change, deformed bounding box, peak memory (collective; rank 0 prints). Returns
+/// the largest displacement (every rank).
+RunSummary::Displacement print_state_summary(MPI_Comm comm, const LocalMesh& mesh, const std::vector<double>& x) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  struct {
+    double value;
+    int rank;
+  } local_max{0.0, rank}, global_max{};
+  std::array<double, 6> where{};  // reference point and displacement of the largest displacement
+  for (LocalIndex v = 0; v < mesh.n_owned; ++v) {
+    double u2 = 0;
+    for (int d = 0; d < 3; ++d) u2 += std::pow(x[3 * v + d] - mesh.mesh.coords[3 * v + d], 2);
+    if (std::sqrt(u2) > local_max.value) {
+      local_max.value = std::sqrt(u2);
+      for (int d = 0; d < 3; ++d) {
+        where[d] = mesh.mesh.coords[3 * v + d];
+        where[3 + d] = x[3 * v + d] - mesh.mesh.coords[3 * v + d];
+      }
+    }
+  }
+  MPI_Allreduce(&local_max, &global_max, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm);
+  MPI_Bcast(where.data(), 6, MPI_DOUBLE, global_max.rank, comm);
+  // Volume (reference and deformed, from the signed tet volumes) or, for a membrane, area; and the deformed
+  // bounding box.
+  const bool solid = mesh.mesh.n_tets() > 0 || mesh.mesh.n_triangles() == 0;
+  auto measure = [&](const double* p, LocalIndex t) {
+    const LocalIndex* v = (solid ? mesh.mesh.tets.data() + 4 * static_cast<std::size_t>(t)
+                                 : mesh.mesh.triangles.data() + 3 * static_cast<std::size_t>(t));
+    double a[3], b[3], c[3] = {0, 0, 0};
+    for (int d = 0; d < 3; ++d) {
+      a[d] = p[3 * v[1] + d] - p[3 * v[0] + d];
+      b[d] = p[3 * v[2] + d] - p[3 * v[0] + d];
+      if (solid) c[d] = p[3 * v[3] + d] - p[3 * v[0] + d];
+    }
+    const double n[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+    return solid ? (n[0] * c[0] + n[1] * c[1] + n[2] * c[2]) / 6.0
+                 : 0.5 * std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+  };
+  double volumes[2] = {0, 0}, volumes_sum[2] = {0, 0};
+  for (LocalIndex t = 0; t < (solid ? mesh.mesh.n_tets() : mesh.mesh.n_triangles()); ++t) {
+    volumes[0] += measure(mesh.mesh.coords.data(), t);
+    volumes[1] += measure(x.data(), t);
+  }
+  MPI_Allreduce(volumes, volumes_sum, 2, MPI_DOUBLE, MPI_SUM, comm);
+  double box_min[3] = {1e300, 1e300, 1e300}, box_max[3] = {-1e300, -1e300, -1e300}, gmin[3], gmax[3];
+  for (LocalIndex v = 0; v < mesh.n_owned; ++v)
+    for (int d = 0; d < 3; ++d) {
+      box_min[d] = std::min(box_min[d], x[3 * v + d]);
+      box_max[d] = std::max(box_max[d], x[3 * v + d]);
+    }
+  MPI_Allreduce(box_min, gmin, 3, MPI_DOUBLE, MPI_MIN, comm);
+  MPI_Allreduce(box_max, gmax, 3, MPI_DOUBLE, MPI_MAX, comm);
+  double memory = peak_memory_mb(), memory_max = 0, memory_sum = 0;
+  MPI_Allreduce(&memory, &memory_max, 1, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(&memory, &memory_sum, 1, MPI_DOUBLE, MPI_SUM, comm);
+  PetscPrintf(comm,
+              "  largest displacement |u| = %.9e at reference point (%.6g, %.6g, %.6g), u = (%.9e, %.9e, %.9e)\n"
+              "  %s: reference %.9g, deformed %.9g (change %+.4f %%)\n"
+              "  deformed bounding box: [%.6g, %.6g] x [%.6g, %.6g] x [%.6g, %.6g]\n"
+              "  peak memory: %.1f MB on the largest rank, %.1f MB in all\n",
+              global_max.value, where[0], where[1], where[2], where[3], where[4], where[5], solid ? "volume" : "area",
+              volumes_sum[0], volumes_sum[1], 100.0 * (volumes_sum[1] / volumes_sum[0] - 1.0), gmin[0], gmax[0],
+              gmin[1], gmax[1], gmin[2], gmax[2], memory_max, memory_sum);
+  return {global_max.value, {where[0], where[1], where[2]}, {where[3], where[4], where[5]}};
+}
+
+/// The solver lines of the summary: counts, where the solve time went, the preconditioner.
+void print_solver_summary(MPI_Comm comm, const NewtonStats& s, const std::string& preconditioner) {
+  PetscPrintf(comm,
+              "  solver: %d Newton iterations, %d KSP iterations, %d preconditioner set-ups (%s); assembly %.3f s, "
+              "PC set-up %.3f s, KSP and vector work %.3f s\n",
+              s.newton_iterations, s.ksp_iterations, s.pc_setups, preconditioner.c_str(), s.seconds_assembly,
+              s.seconds_pc_setup, std::max(0.0, s.seconds - s.seconds_assembly - s.seconds_pc_setup));
+}
+
+/// The solver's counts and the solve phases of summary.json (the Newton solves' assembly, PC set-up and the rest,
+/// KSP and vector work), and the output phase.
+void record_solve(RunSummary& summary, const NewtonStats& s, const std::string& preconditioner, double output_seconds) {
+  summary.solver = RunSummary::Solver{s.newton_iterations, s.ksp_iterations, s.pc_setups, preconditioner};
+  summary.phases_s.assembly = s.seconds_assembly;
+  summary.phases_s.pc_setup = s.seconds_pc_setup;
+  summary.phases_s.ksp = std::max(0.0, s.seconds - s.seconds_assembly - s.seconds_pc_setup);
+  summary.phases_s.output = output_seconds;
+  summary.assembly_split_s = {s.assembly_parts.local, s.assembly_parts.local_cpu, s.assembly_parts.insertion,
+                              s.assembly_parts.exchange,
+                              assembly_barriers() ? std::optional<double>(s.assembly_parts.barrier_wait)
+                                                  : std::nullopt};
+}
+
+std::string describe(const Selection& s) {
+  char text[160];
+  switch (s.kind) {
+    case Selection::Kind::region: return "region " + std::to_string(s.region);
+    case Selection::Kind::box:
+      std::snprintf(text, sizeof text, "box [%g, %g, %g]-[%g, %g, %g]", s.lo[0], s.lo[1], s.lo[2], s.hi[0], s.hi[1],
+                    s.hi[2]);
+      return text;
+    case Selection::Kind::all: break;
+  }
+  return "all vertices";
+}
+
+/// The total internal force on each boundary entry's vertices at the end: the reaction where they are held.
+void print_reactions(MPI_Comm comm, const Job& job, const ReactionLog& reactions) {
+  const auto& r = reactions.last();
+  for (std::size_t b = 0; 3 * b < r.size(); ++b) {
+    const std::string what = b < job.boundary.size() ? " (" + describe(job.boundary[b].select) + ")" : std::string();
+    PetscPrintf(comm, "  force on boundary[%zu]%s: (%.9e, %.9e, %.9e)\n", b, what.c_str(), r[3 * b], r[3 * b + 1],
+                r[3 * b + 2]);
+  }
+}
+
+}  // namespace edgefem

@@ -1,0 +1,84 @@
+#pragma once
+/// \file report.hpp
+/// What a run tells the user and summary.json besides its own lines: the phase clock, the state summary (largest
+/// displacement, volume change, deformed box, peak memory), the solver counts and the reactions on the boundary
+/// entries. Rank 0 prints; the functions that gather are collective.
+#include <mpi.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "io/job.hpp"
+#include "io/summary.hpp"
+#include "partition/partition.hpp"
+#include "run/output.hpp"
+#include "solver/newton.hpp"
+
+namespace edgefem {
+
+/// This process's peak resident memory (getrusage), in MB.
+double peak_memory_mb();
+
+/// OpenMP threads per rank (1 without OpenMP).
+int threads();
+
+/// Wall-clock seconds of the phases before the solve (the time the user waits is read -> partition -> distribute
+/// -> set-up -> solve -> write).
+struct PhaseClock {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last = start;
+  double read = 0.0, partition = 0.0, distribute = 0.0, setup = 0.0;
+  /// Seconds since the last lap (or the start).
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - last).count();
+    last = now;
+    return s;
+  }
+  [[nodiscard]] double total() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+};
+
+/// Seconds since `t0`.
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Runs `f` when it goes out of scope, also when an exception unwinds it (what a failed run has done so far).
+class AtScopeExit {
+ public:
+  explicit AtScopeExit(std::function<void()> f) : f_(std::move(f)) {}
+  AtScopeExit(const AtScopeExit&) = delete;
+  AtScopeExit& operator=(const AtScopeExit&) = delete;
+  ~AtScopeExit() {
+    try {
+      f_();
+    } catch (...) {  // (only a failed allocation; the record is then incomplete)
+    }
+  }
+
+ private:
+  std::function<void()> f_;
+};
+
+/// Largest displacement, volume change, deformed bounding box, peak memory (collective; rank 0 prints). Returns
+/// the largest displacement (every rank). `x`: the positions of the local vertices.
+RunSummary::Displacement print_state_summary(MPI_Comm comm, const LocalMesh& mesh, const std::vector<double>& x);
+
+/// The solver lines of the summary: counts, where the solve time went, the preconditioner.
+void print_solver_summary(MPI_Comm comm, const NewtonStats& s, const std::string& preconditioner);
+
+/// The solver's counts and the solve phases of summary.json (the Newton solves' assembly, PC set-up and the rest,
+/// KSP and vector work), and the output phase.
+void record_solve(RunSummary& summary, const NewtonStats& s, const std::string& preconditioner, double output_seconds);
+
+/// "region 11", "box [0, 0, 0]-[1, 1, 0.1]" or "all vertices": what a boundary entry selected.
+std::string describe(const Selection& s);
+
+/// The total internal force on each boundary entry's vertices at the last recorded step: the reaction where they
+/// are held.
+void print_reactions(MPI_Comm comm, const Job& job, const ReactionLog& reactions);
+
+}  // namespace edgefem
