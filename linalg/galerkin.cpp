@@ -94,8 +94,8 @@ std::vector<std::vector<PetscInt>> exchange(MPI_Comm comm, const std::vector<std
   for (int d = 0; d < size; ++d) {
     if (outgoing[static_cast<std::size_t>(d)].empty()) continue;
     requests.emplace_back();
-    MPI_Isend(outgoing[static_cast<std::size_t>(d)].data(), send_counts[static_cast<std::size_t>(d)], MPIU_INT, d,
-              tag, comm, &requests.back());
+    MPI_Isend(outgoing[static_cast<std::size_t>(d)].data(), send_counts[static_cast<std::size_t>(d)], MPIU_INT, d, tag,
+              comm, &requests.back());
   }
   MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   return incoming;
@@ -245,7 +245,8 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::structure(Mat fine, Mat interp
     std::vector<PetscInt> at(pt_rows.begin(), pt_rows.end() - 1);
     for (PetscInt r = 0; r < n_rows; ++r)
       for (PetscInt k = g->p_rows_[static_cast<std::size_t>(r)]; k < g->p_rows_[static_cast<std::size_t>(r) + 1]; ++k) {
-        const auto q = static_cast<std::size_t>(at[static_cast<std::size_t>(g->p_columns_[static_cast<std::size_t>(k)])]++);
+        const auto q =
+            static_cast<std::size_t>(at[static_cast<std::size_t>(g->p_columns_[static_cast<std::size_t>(k)])]++);
         pt_fine[q] = r;
         pt_block[q] = k;
       }
@@ -269,8 +270,8 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::structure(Mat fine, Mat interp
   // then every A P row r that P^T's row a reaches (all its columns are in C's row a, by construction).
   g->position_start_.assign(static_cast<std::size_t>(n_rows) + 1, 0);
   for (std::size_t r = 0; r < static_cast<std::size_t>(n_rows); ++r)
-    g->position_start_[r + 1] =
-        g->position_start_[r] + (g->p_rows_[r + 1] - g->p_rows_[r]) * (g->ap_rows_[r + 1] - g->ap_rows_[r]);
+    g->position_start_[r + 1] = g->position_start_[r] +
+                                (g->p_rows_[r + 1] - g->p_rows_[r]) * (g->ap_rows_[r + 1] - g->ap_rows_[r]);
   g->positions_.resize(static_cast<std::size_t>(g->position_start_.back()));
   std::vector<PetscInt> where(static_cast<std::size_t>(n_compact), -1);
   for (std::size_t a = 0; a < static_cast<std::size_t>(n_compact); ++a) {
@@ -366,8 +367,8 @@ bool GalerkinProduct::place_blocks(Mat coarse, const std::vector<std::vector<Pet
     const PetscInt row = c * coarse_block_[static_cast<std::size_t>(a)];
     for (PetscInt k = c_rows_[static_cast<std::size_t>(a)]; k < c_rows_[static_cast<std::size_t>(a) + 1] && ok; ++k)
       for (int i = 0; i < c && ok; ++i) {
-        const auto place =
-            locate(row + i, c * coarse_block_[static_cast<std::size_t>(c_columns_[static_cast<std::size_t>(k)])]);
+        const auto place = locate(row + i,
+                                  c * coarse_block_[static_cast<std::size_t>(c_columns_[static_cast<std::size_t>(k)])]);
         ok = place.has_value();
         if (ok) places_[static_cast<std::size_t>(k * c + i)] = *place;
       }
@@ -617,13 +618,17 @@ std::size_t GalerkinProduct::bytes() const {
 namespace {
 
 constexpr char kProductKey[] = "edgefem_galerkin_product";
+
+}  // namespace
+
+#if EDGEFEM_OWN_GALERKIN_HOOK
+namespace {
+
 using ProductSetFromOptions = PetscErrorCode (*)(Mat);
 // PETSc's own productsetfromoptions of SeqAIJ and MPIAIJ matrices (what a marked matrix had before).
 ProductSetFromOptions petsc_seqaij = nullptr, petsc_mpiaij = nullptr;
 
-ProductSetFromOptions& petsc_set_from_options(Mat m) {
-  return has_type(m, {MATSEQAIJ}) ? petsc_seqaij : petsc_mpiaij;
-}
+ProductSetFromOptions& petsc_set_from_options(Mat m) { return has_type(m, {MATSEQAIJ}) ? petsc_seqaij : petsc_mpiaij; }
 
 /// A PETSc callback's body: an exception becomes a PETSc error (it must not cross PETSc's C frames).
 template <class Body>
@@ -632,8 +637,8 @@ PetscErrorCode as_petsc_callback(Mat m, const char* function, Body&& body) noexc
     body();
     return 0;
   } catch (const std::exception& e) {
-    return PetscError(PetscObjectComm(reinterpret_cast<PetscObject>(m)), __LINE__, function, __FILE__,
-                      PETSC_ERR_LIB, PETSC_ERROR_INITIAL, "%s", e.what());
+    return PetscError(PetscObjectComm(reinterpret_cast<PetscObject>(m)), __LINE__, function, __FILE__, PETSC_ERR_LIB,
+                      PETSC_ERROR_INITIAL, "%s", e.what());
   }
 }
 
@@ -703,12 +708,12 @@ PetscErrorCode GalerkinProduct::numeric(Mat product) {
   });
 }
 
-void use_own_galerkin_products(Mat fine) {
-  if (!is_aij(fine)) return;
+bool use_own_galerkin_products(Mat fine) {
+  if (!is_aij(fine)) return false;
   const auto own = as_operation(&GalerkinProduct::set_from_options);
   void (*current)(void) = nullptr;
   EDGEFEM_PETSC(MatGetOperation(fine, MATOP_PRODUCTSETFROMOPTIONS, &current));
-  if (current == own) return;
+  if (current == own) return true;
   ProductSetFromOptions& petsc = petsc_set_from_options(fine);
   if (!petsc) petsc = reinterpret_cast<ProductSetFromOptions>(current);
   // A matrix whose productsetfromoptions differs from its partner's is asked for this function by name.
@@ -718,7 +723,11 @@ void use_own_galerkin_products(Mat fine) {
   EDGEFEM_PETSC(MatSetOperation(fine, MATOP_PRODUCTSETFROMOPTIONS, own));
   EDGEFEM_PETSC(PetscObjectComposeFunction(reinterpret_cast<PetscObject>(fine), name.c_str(),
                                            &GalerkinProduct::set_from_options));
+  return true;
 }
+#else
+bool use_own_galerkin_products(Mat) { return false; }  // GAMG's first set-up keeps PETSc's MatPtAP
+#endif  // EDGEFEM_OWN_GALERKIN_HOOK
 
 GalerkinProduct* galerkin_product_of(Mat coarse) {
   PetscObject container = nullptr;

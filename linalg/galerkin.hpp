@@ -17,8 +17,13 @@
 /// "MatProductSetFromOptions_<type>_<type>_C"), and our symbolic phase makes the coarse matrix with exactly the
 /// product's pattern, marks it in turn (the next level's product is ours too) and keeps the GalerkinProduct on it
 /// (galerkin_product_of), where a later rebuild finds it. Products we cannot do (not whole blocks on some rank)
-/// and every other product (A P for the smoothed interpolation, ...) stay PETSc's.
+/// and every other product (A P for the smoothed interpolation, ...) stay PETSc's. That hook relies on conventions
+/// of PETSc's product dispatch that are internal to PETSc (the composed function's name, which matrix is asked for
+/// it, the product matrix's MATOP_PRODUCTSYMBOLIC / MATOP_PRODUCTNUMERIC slots), read in PETSc 3.18's sources: it is
+/// compiled for 3.18.x only (EDGEFEM_OWN_GALERKIN_HOOK); elsewhere GAMG's first set-up keeps PETSc's MatPtAP and the
+/// rebuilds make their products with create().
 #include <petscmat.h>
+#include <petscversion.h>
 
 #include <array>
 #include <memory>
@@ -26,7 +31,14 @@
 
 #include "linalg/petsc_util.hpp"
 
+/// 1 when use_own_galerkin_products() can hook PETSc's MatPtAP: the PETSc versions whose product dispatch it was
+/// written against (3.18.x).
+#define EDGEFEM_OWN_GALERKIN_HOOK (PETSC_VERSION_GE(3, 18, 0) && PETSC_VERSION_LT(3, 19, 0))
+
 namespace edgefem {
+
+/// Whether use_own_galerkin_products() hooks anything with this PETSc (EDGEFEM_OWN_GALERKIN_HOOK).
+inline constexpr bool kOwnGalerkinHook = EDGEFEM_OWN_GALERKIN_HOOK;
 
 class GalerkinProduct {
  public:
@@ -66,7 +78,7 @@ class GalerkinProduct {
   static PetscErrorCode set_from_options(Mat product);
   static PetscErrorCode symbolic(Mat product);
   static PetscErrorCode numeric(Mat product);
-  friend void use_own_galerkin_products(Mat fine);
+  friend bool use_own_galerkin_products(Mat fine);
   /// Which rows of this rank's share stay (own_rows_) and which go to which rank (send_*; coarse rows laid out by
   /// `ranges`); sends those rows' structure to their owners and returns what every rank sent here. Collective.
   std::vector<std::vector<PetscInt>> route(MPI_Comm comm, const PetscInt* ranges);
@@ -117,8 +129,9 @@ class GalerkinProduct {
 
 /// Marks `fine` (SeqAIJ or MPIAIJ; anything else is left alone) so that PETSc's P^T fine P (MatPtAP, as GAMG's
 /// set-up calls it) is computed by a GalerkinProduct, and so are the products with the coarse matrices that come
-/// out of it. Idempotent. Collective on nothing (it only changes `fine`'s function table).
-void use_own_galerkin_products(Mat fine);
+/// out of it. Idempotent. Collective on nothing (it only changes `fine`'s function table). Returns whether `fine` is
+/// marked: false, with nothing done, for other matrix types and without the hook (kOwnGalerkinHook false).
+bool use_own_galerkin_products(Mat fine);
 
 /// The product that computed `coarse` in PETSc's MatPtAP (use_own_galerkin_products), or null; `coarse` owns it.
 [[nodiscard]] GalerkinProduct* galerkin_product_of(Mat coarse);
