@@ -725,8 +725,21 @@ bool use_own_galerkin_products(Mat fine) {
                                            &GalerkinProduct::set_from_options));
   return true;
 }
+
+void use_petsc_galerkin_products(Mat fine) {
+  if (!is_aij(fine)) return;
+  void (*current)(void) = nullptr;
+  EDGEFEM_PETSC(MatGetOperation(fine, MATOP_PRODUCTSETFROMOPTIONS, &current));
+  if (current != as_operation(&GalerkinProduct::set_from_options)) return;  // not marked
+  MatType type = nullptr;
+  EDGEFEM_PETSC(MatGetType(fine, &type));
+  const std::string name = std::string("MatProductSetFromOptions_") + type + "_" + type + "_C";
+  EDGEFEM_PETSC(MatSetOperation(fine, MATOP_PRODUCTSETFROMOPTIONS, as_operation(petsc_set_from_options(fine))));
+  EDGEFEM_PETSC(PetscObjectComposeFunction(reinterpret_cast<PetscObject>(fine), name.c_str(), nullptr));
+}
 #else
 bool use_own_galerkin_products(Mat) { return false; }  // GAMG's first set-up keeps PETSc's MatPtAP
+void use_petsc_galerkin_products(Mat) {}
 #endif  // EDGEFEM_OWN_GALERKIN_HOOK
 
 GalerkinProduct* galerkin_product_of(Mat coarse) {

@@ -79,6 +79,11 @@ class GalerkinProduct {
   static PetscErrorCode symbolic(Mat product);
   static PetscErrorCode numeric(Mat product);
   friend bool use_own_galerkin_products(Mat fine);
+  friend void use_petsc_galerkin_products(Mat fine);
+
+  /// Undoes use_own_galerkin_products() on `fine` (nothing for a matrix it did not mark): PETSc's MatPtAP again, for
+  /// products made from now on.
+  void use_petsc_galerkin_products(Mat fine);
   /// Which rows of this rank's share stay (own_rows_) and which go to which rank (send_*; coarse rows laid out by
   /// `ranges`); sends those rows' structure to their owners and returns what every rank sent here. Collective.
   std::vector<std::vector<PetscInt>> route(MPI_Comm comm, const PetscInt* ranges);
@@ -132,6 +137,10 @@ class GalerkinProduct {
 /// out of it. Idempotent. Collective on nothing (it only changes `fine`'s function table). Returns whether `fine` is
 /// marked: false, with nothing done, for other matrix types and without the hook (kOwnGalerkinHook false).
 bool use_own_galerkin_products(Mat fine);
+
+/// Undoes use_own_galerkin_products() on `fine` (nothing for a matrix it did not mark): PETSc's MatPtAP again, for
+/// products made from now on.
+void use_petsc_galerkin_products(Mat fine);
 
 /// The product that computed `coarse` in PETSc's MatPtAP (use_own_galerkin_products), or null; `coarse` owns it.
 [[nodiscard]] GalerkinProduct* galerkin_product_of(Mat coarse);

@@ -229,13 +229,13 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   if (pc == P::schwarz && ranks > 1 && system.local_preconditioner && system.newton_solves &&
       !option_in(options, "-ksp_type"))
     pc_other += 31.0 * 8.0 * 3.0 * static_cast<double>(mesh.n_local());
-  std::string pc_name = amg                      ? (pc == P::hypre ? "hypre" : "gamg")
+  std::string pc_name = amg                     ? (pc == P::hypre ? "hypre" : "gamg")
                         : pc == P::block_jacobi ? "bjacobi"
                         : pc == P::schwarz      ? "asm"
                                                 : "direct";
   if (!user_pc.empty()) {
     pc_name = user_pc;
-    amg = user_pc == "gamg" || user_pc == "hypre" || user_pc == "ml";
+    amg = user_pc == "edgefem_gamg" || user_pc == "gamg" || user_pc == "hypre" || user_pc == "ml";
     if (user_pc == "bjacobi" || user_pc == "asm" || user_pc == "ilu" || user_pc == "icc")
       pc_other = 300.0 * static_cast<double>(tets + triangles);
     else if (user_pc == "lu" || user_pc == "cholesky")
@@ -255,9 +255,11 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   // Multigrid (not hypre, which keeps its own matrix) multiplies with a BAIJ copy of the matrix.
   const bool multigrid = amg && pc_name != "hypre" && job.solver.block_operator;
   const double copy = multigrid ? e.symmetric_copy : 0.0;
-  // GAMG under our multigrid products computes its Galerkin products with ours (newton.cpp).
-  const double smoothed = multigrid && pc_name == "gamg" ? e.smoothed_own_products + e.coarse_copies
-                          : e.smoothed + (multigrid ? e.coarse_copies : 0.0);
+  // Our GAMG (edgefem_gamg: the defaults' "gamg") computes its Galerkin products with ours (linalg/edgefem_gamg.hpp);
+  // a user's plain -pc_type gamg is PETSc's.
+  const bool own_gamg = user_pc.empty() ? pc_name == "gamg" : user_pc == "edgefem_gamg";
+  const double smoothed = multigrid && own_gamg ? e.smoothed_own_products + e.coarse_copies
+                                                : e.smoothed + (multigrid ? e.coarse_copies : 0.0);
   const double unsmoothed = e.unsmoothed + (multigrid ? e.coarse_copies_unsmoothed : 0.0);
   const double pc_rich = amg ? (lean_only ? unsmoothed : smoothed) + copy : pc_other;
   const double pc_lean = amg ? unsmoothed + copy : pc_other;

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <string>
 
+#include "linalg/edgefem_gamg.hpp"
+
 namespace edgefem {
 namespace {
 
@@ -37,12 +39,6 @@ bool option_given(const Job& job, const std::string& cli_petsc_options, const ch
   return option_given(name) || job.petsc_options.find(name) != std::string::npos ||
          cli_petsc_options.find(name) != std::string::npos;
 }
-
-/// Whether "-mg_levels_ksp_max_it 1" in the options database is edgefem's default (configure_linear_solver put it
-/// there for a GAMG solver), not the user's: then GAMG's levels between the finest and the coarsest smooth twice
-/// (smooth_coarse_levels_twice).
-bool g_mg_levels_default_is_ours = false;
-
 
 /// A small time-step matrix (positive definite: the mass term): PETSc's own Cholesky in reverse Cuthill-McKee
 /// order, whose solves cost less than MUMPS's on a few thousand unknowns (swinging beam: 0.0119 -> 0.0076 s per
@@ -84,7 +80,105 @@ bool factors_block_copy(const Job& job, const std::string& cli_petsc_options, co
 bool multigrid(KSP ksp) {
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
-  return has_type(pc, {PCGAMG, PCML, PCMG});
+  return has_type(pc, {kPcEdgefemGamg, PCGAMG, PCML, PCMG});
+}
+
+/// Our defaults for PETSc's options: set() puts an option into the options database when neither the database, the
+/// job nor the command line gives it (theirs win).
+struct OptionDefaults {
+  const Job& job;
+  const std::string& cli_petsc_options;
+  [[nodiscard]] bool given(const char* name) const { return option_given(job, cli_petsc_options, name); }
+  void set(const char* name, const char* value) const {
+    if (!given(name)) EDGEFEM_PETSC(PetscOptionsSetValue(nullptr, name, value));
+  }
+};
+
+/// The direct solvers: a sparse Cholesky factorization by MUMPS, or (own_cholesky) PETSc's of a small time-step
+/// matrix, on several ranks (and for the BAIJ copy's LU on one) redundant on every rank.
+void configure_direct(PC pc, const OptionDefaults& defaults, const SolverSpec& spec, const LinearSystemKind& kind,
+                      bool factor_blocks) {
+  if (own_cholesky(spec, kind) && (kind.ranks > 1 || factor_blocks)) {
+    // One subcommunicator per rank: each holds the whole factor (on one rank: PCREDUNDANT for PCLU's sake,
+    // factors_block_copy).
+    EDGEFEM_PETSC(PCSetType(pc, PCREDUNDANT));
+    defaults.set("-redundant_pc_type", factor_blocks ? "lu" : "cholesky");
+    defaults.set("-redundant_pc_factor_mat_solver_type", "petsc");
+    defaults.set("-redundant_pc_factor_mat_ordering_type", "rcm");
+    return;
+  }
+  EDGEFEM_PETSC(PCSetType(pc, PCCHOLESKY));
+  if (own_cholesky(spec, kind)) {
+    EDGEFEM_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERPETSC));
+    defaults.set("-pc_factor_mat_ordering_type", "rcm");
+  } else {
+    EDGEFEM_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  }
+}
+
+/// Block Jacobi and additive Schwarz with incomplete factorizations (`chosen`: which), on one rank the factorization
+/// of the whole matrix.
+void configure_local_factorizations(KSP ksp, PC pc, const OptionDefaults& defaults, SolverSpec::Preconditioner chosen,
+                                    const LinearSystemKind& kind, bool factor_blocks) {
+  // One rank: the one block is the whole matrix, so ICC in RCM order itself, without the block's copy at
+  // each set-up and the scatters at each application (hanging cloth: the same 3,206 CG iterations, PC set-ups
+  // 0.21 -> 0.17 s, 0.0078 -> 0.0071 s per step). PETSc's -pc_factor_* options (not -sub_pc_*) tune it.
+  if (kind.ranks == 1) {
+    EDGEFEM_PETSC(PCSetType(pc, factor_blocks ? PCILU : PCICC));
+    EDGEFEM_PETSC(PCFactorSetLevels(pc, kIccLevels));
+    EDGEFEM_PETSC(PCFactorSetMatOrderingType(pc, MATORDERINGRCM));
+    return;
+  }
+  // ICC(kIccLevels) in reverse Cuthill-McKee order on each rank's block (kIccLevels: newton.hpp).
+  // Schwarz: the blocks overlap by two layers of vertices; on the hanging cloth on 2 ranks 6,129 instead of
+  // block Jacobi's 11,664 CG iterations, 20 % less time per step (ICC(4), PC_ASM_BASIC with CG).
+  // Restricted (RAS: each rank keeps only its own rows of its block's solution, one scatter fewer per
+  // application) with right-preconditioned GMRES, which needs no symmetry and stops on the true residual: hanging
+  // cloth on 2 ranks 6,182 -> 5,506 Krylov iterations, 368 -> 367 Newton, x0.955 per step (median of 10
+  // alternating pairs); bending cloth on 3 ranks 145 -> 127 Newton. Membranes only: not for linearized Euler's one
+  // tight solve per step (55 iterations a solve: GMRES's growing orthogonalization and restarts cost more than
+  // CG's, x1.24 per step), not for solids whose job asks for `schwarz` (the swinging beam at dt 100: GMRES(30)
+  // stalls where CG converges), nor with a -ksp_type of the user's (CG, say): there the symmetric PC_ASM_BASIC.
+  if (chosen == SolverSpec::Preconditioner::schwarz) {
+    EDGEFEM_PETSC(PCSetType(pc, PCASM));
+    if (defaults.given("-ksp_type") || !kind.newton_solves || !kind.local_preconditioner) {
+      EDGEFEM_PETSC(PCASMSetType(pc, PC_ASM_BASIC));
+    } else {
+      EDGEFEM_PETSC(PCASMSetType(pc, PC_ASM_RESTRICT));
+      EDGEFEM_PETSC(KSPSetType(ksp, KSPGMRES));
+      EDGEFEM_PETSC(KSPSetPCSide(ksp, PC_RIGHT));
+    }
+    EDGEFEM_PETSC(PCASMSetOverlap(pc, 2));
+  } else {
+    EDGEFEM_PETSC(PCSetType(pc, PCBJACOBI));
+  }
+  defaults.set("-sub_pc_type", factor_blocks ? "ilu" : "icc");
+  defaults.set("-sub_pc_factor_levels", std::to_string(kIccLevels).c_str());
+  defaults.set("-sub_pc_factor_mat_ordering_type", "rcm");
+}
+
+/// GAMG with our products around its set-ups (edgefem_gamg, linalg/edgefem_gamg.hpp) and our two settings, which a
+/// -pc_type of the user's (any, `edgefem_gamg` too) leaves at PETSc's.
+void configure_gamg(PC pc, const OptionDefaults& defaults, const SolverSpec& spec) {
+  // PETSc's GAMG defaults. A graph threshold of 0.02 saves 9-10 % on the slender cantilever but makes the
+  // set-up on a cube 1.6-2.4 times as expensive (docs/solver.md): not a default. Unsmoothed aggregation when
+  // the job asks for it or the memory plan chose it (run/memory_budget.hpp): an option default, which a
+  // -pc_gamg_type re-creating GAMG's aggregation object still finds.
+  EDGEFEM_PETSC(PCSetType(pc, kPcEdgefemGamg));
+  if (spec.aggregation == SolverSpec::Aggregation::unsmoothed) defaults.set("-pc_gamg_agg_nsmooths", "0");
+  if (defaults.given("-pc_type")) return;
+  // Chebyshev of degree 1 instead of PETSc's 2 on the finest level: 30-50 % more CG iterations, each a third
+  // cheaper (two fine-level products fewer per V-cycle); less time in CG on the cantilever and the cube at
+  // nu = 0.3 and 0.49 alike. The levels between the finest and the coarsest keep PETSc's 2 (a second step there
+  // costs a fraction of a fine-level product and improves the coarse-grid correction; docs/solver.md). The PC sets
+  // it on its finest smoother after each set-up (a level's count is known only then), unless the options give
+  // -mg_levels_ksp_max_it or the finest level's own.
+  edgefem_gamg_set_finest_smoothing_steps(pc, 1);
+  // The coarsest level up to 1000 unknowns instead of PETSc's 50, solved exactly (LU on one rank, as GAMG puts
+  // its coarsest level): the cantilever's 600-unknown level is then the coarsest instead of being smoothed
+  // above a 36-unknown one; 328 -> 295 CG iterations and one level fewer to visit on 2 ranks (x0.946 whole
+  // runs), on the cube one level fewer to set up (docs/solver.md). -pc_gamg_coarse_eq_limit overrides it.
+  EDGEFEM_PETSC(PCGAMGSetCoarseEqLim(edgefem_gamg_inner(pc), 1000));
 }
 
 }  // namespace
@@ -105,100 +199,23 @@ SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const L
 std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
                                     const LinearSystemKind& kind, bool factor_blocks) {
   using P = SolverSpec::Preconditioner;
+  register_edgefem_gamg();  // -pc_type edgefem_gamg, in the job or on the command line too
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
   EDGEFEM_PETSC(KSPSetTolerances(ksp, job.solver.linear_rtol, PETSC_DEFAULT, PETSC_DEFAULT, 2000));
   EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
-  // set_default sets an option that neither the database, the job nor the command line gives (theirs win).
-  auto given = [&](const char* name) { return option_given(job, cli_petsc_options, name); };
-  auto set_default = [&](const char* name, const char* value) {
-    if (!given(name)) EDGEFEM_PETSC(PetscOptionsSetValue(nullptr, name, value));
-  };
+  const OptionDefaults defaults{job, cli_petsc_options};
   const P chosen = chosen_preconditioner(job.solver, kind);
   switch (chosen) {
-    case P::direct:
-      if (own_cholesky(job.solver, kind) && (kind.ranks > 1 || factor_blocks)) {
-        // One subcommunicator per rank: each holds the whole factor (on one rank: PCREDUNDANT for PCLU's sake,
-        // factors_block_copy).
-        EDGEFEM_PETSC(PCSetType(pc, PCREDUNDANT));
-        set_default("-redundant_pc_type", factor_blocks ? "lu" : "cholesky");
-        set_default("-redundant_pc_factor_mat_solver_type", "petsc");
-        set_default("-redundant_pc_factor_mat_ordering_type", "rcm");
-        break;
-      }
-      EDGEFEM_PETSC(PCSetType(pc, PCCHOLESKY));
-      if (own_cholesky(job.solver, kind)) {
-        EDGEFEM_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERPETSC));
-        set_default("-pc_factor_mat_ordering_type", "rcm");
-      } else {
-        EDGEFEM_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
-      }
-      break;
+    case P::direct: configure_direct(pc, defaults, job.solver, kind, factor_blocks); break;
     case P::block_jacobi:
-    case P::schwarz: {
-      // One rank: the one block is the whole matrix, so ICC in RCM order itself, without the block's copy at
-      // each set-up and the scatters at each application (hanging cloth: the same 3,206 CG iterations, PC set-ups
-      // 0.21 -> 0.17 s, 0.0078 -> 0.0071 s per step). PETSc's -pc_factor_* options (not -sub_pc_*) tune it.
-      if (kind.ranks == 1) {
-        EDGEFEM_PETSC(PCSetType(pc, factor_blocks ? PCILU : PCICC));
-        EDGEFEM_PETSC(PCFactorSetLevels(pc, kIccLevels));
-        EDGEFEM_PETSC(PCFactorSetMatOrderingType(pc, MATORDERINGRCM));
-        break;
-      }
-      // ICC(kIccLevels) in reverse Cuthill-McKee order on each rank's block (kIccLevels: newton.hpp).
-      // Schwarz: the blocks overlap by two layers of vertices; on the hanging cloth on 2 ranks 6,129 instead of
-      // block Jacobi's 11,664 CG iterations, 20 % less time per step (ICC(4), PC_ASM_BASIC with CG).
-      // Restricted (RAS: each rank keeps only its own rows of its block's solution, one scatter fewer per
-      // application) with right-preconditioned GMRES, which needs no symmetry and stops on the true residual: hanging
-      // cloth on 2 ranks 6,182 -> 5,506 Krylov iterations, 368 -> 367 Newton, x0.955 per step (median of 10
-      // alternating pairs); bending cloth on 3 ranks 145 -> 127 Newton. Membranes only: not for linearized Euler's one
-      // tight solve per step (55 iterations a solve: GMRES's growing orthogonalization and restarts cost more than
-      // CG's, x1.24 per step), not for solids whose job asks for `schwarz` (the swinging beam at dt 100: GMRES(30)
-      // stalls where CG converges), nor with a -ksp_type of the user's (CG, say): there the symmetric PC_ASM_BASIC.
-      if (chosen == P::schwarz) {
-        EDGEFEM_PETSC(PCSetType(pc, PCASM));
-        if (given("-ksp_type") || !kind.newton_solves || !kind.local_preconditioner) {
-          EDGEFEM_PETSC(PCASMSetType(pc, PC_ASM_BASIC));
-        } else {
-          EDGEFEM_PETSC(PCASMSetType(pc, PC_ASM_RESTRICT));
-          EDGEFEM_PETSC(KSPSetType(ksp, KSPGMRES));
-          EDGEFEM_PETSC(KSPSetPCSide(ksp, PC_RIGHT));
-        }
-        EDGEFEM_PETSC(PCASMSetOverlap(pc, 2));
-      } else {
-        EDGEFEM_PETSC(PCSetType(pc, PCBJACOBI));
-      }
-      set_default("-sub_pc_type", factor_blocks ? "ilu" : "icc");
-      set_default("-sub_pc_factor_levels", std::to_string(kIccLevels).c_str());
-      set_default("-sub_pc_factor_mat_ordering_type", "rcm");
-      break;
-    }
+    case P::schwarz: configure_local_factorizations(ksp, pc, defaults, chosen, kind, factor_blocks); break;
     case P::hypre:
       EDGEFEM_PETSC(PCSetType(pc, PCHYPRE));
       EDGEFEM_PETSC(PCHYPRESetType(pc, "boomeramg"));
       break;
     case P::gamg:
-    case P::automatic:
-      // PETSc's GAMG defaults. A graph threshold of 0.02 saves 9-10 % on the slender cantilever but makes the
-      // set-up on a cube 1.6-2.4 times as expensive (docs/solver.md): not a default. Unsmoothed aggregation when
-      // the job asks for it or the memory plan chose it (run/memory_budget.hpp).
-      EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
-      if (job.solver.aggregation == SolverSpec::Aggregation::unsmoothed) set_default("-pc_gamg_agg_nsmooths", "0");
-      // Chebyshev of degree 1 instead of PETSc's 2 on the finest level: 30-50 % more CG iterations, each a third
-      // cheaper (two fine-level products fewer per V-cycle); less time in CG on the cantilever and the cube at
-      // nu = 0.3 and 0.49 alike. The levels between the finest and the coarsest keep 2 (smooth_coarse_levels_twice,
-      // after each set-up: a level's count is known only then; docs/solver.md). Not when the user picks another
-      // preconditioner (ML, hypre) or gives -mg_levels_ksp_max_it.
-      if (!given("-pc_type") && !given("-mg_levels_ksp_max_it")) {
-        EDGEFEM_PETSC(PetscOptionsSetValue(nullptr, "-mg_levels_ksp_max_it", "1"));
-        g_mg_levels_default_is_ours = true;
-      }
-      // The coarsest level up to 1000 unknowns instead of PETSc's 50, solved exactly (LU on one rank, as GAMG puts
-      // its coarsest level): the cantilever's 600-unknown level is then the coarsest instead of being smoothed
-      // above a 36-unknown one; 328 -> 295 CG iterations and one level fewer to visit on 2 ranks (x0.946 whole
-      // runs), on the cube one level fewer to set up (docs/solver.md).
-      if (!given("-pc_type")) set_default("-pc_gamg_coarse_eq_limit", "1000");
-      break;
+    case P::automatic: configure_gamg(pc, defaults, job.solver); break;
   }
   PCType ours = nullptr;
   EDGEFEM_PETSC(PCGetType(pc, &ours));
@@ -209,25 +226,6 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
   return chosen_type;
 }
 
-void smooth_coarse_levels_twice(PC pc) {
-  if (!g_mg_levels_default_is_ours || !has_type(pc, {PCGAMG})) return;
-  PetscInt n_levels = 0;
-  EDGEFEM_PETSC(PCMGGetLevels(pc, &n_levels));
-  // The database's options as one string (the job's and the command line's are in it): PetscOptionsHasName would
-  // also find -mg_levels_ksp_max_it under a level's name (PETSc's fall-back from -mg_levels_N_ to -mg_levels_).
-  char* all = nullptr;
-  EDGEFEM_PETSC(PetscOptionsGetAll(nullptr, &all));
-  const std::string options = std::string(" ") + (all ? all : "") + " ";
-  EDGEFEM_PETSC(PetscFree(all));
-  for (PetscInt l = 1; l + 1 < n_levels; ++l) {
-    const std::string name = " -mg_levels_" + std::to_string(l) + "_ksp_max_it ";
-    if (options.find(name) != std::string::npos) continue;  // the user's for this level
-    KSP smoother = nullptr;
-    EDGEFEM_PETSC(PCMGGetSmoother(pc, l, &smoother));
-    EDGEFEM_PETSC(KSPSetTolerances(smoother, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 2));
-  }
-}
-
 LinearOperators set_up_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
                                      const LinearSystemKind& kind, Mat matrix) {
   LinearOperators ops;
@@ -236,6 +234,9 @@ LinearOperators set_up_linear_solver(KSP ksp, const Job& job, const std::string&
   ops.pc_type = configure_linear_solver(ksp, job, cli_petsc_options, kind, ops.block_preconditioner);
   if (!ops.block && job.solver.block_operator && multigrid(ksp)) ops.block = BlockOperator::create(matrix, true);
   EDGEFEM_PETSC(KSPSetOperators(ksp, ops.krylov(matrix), ops.preconditioner(matrix)));
+  PC pc = nullptr;
+  EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
+  edgefem_gamg_set_own_products(pc, ops.own_products());  // (a no-op for other types)
   return ops;
 }
 
@@ -337,8 +338,11 @@ NewtonDriver::NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
   estimate_eigenvalue_ = own_lag_ && spec_.reuse_preconditioner && spec_.rebuild_eigenvalue > 0.0 &&
-                         has_type(ksp, {KSPCG}) && has_type(pc, {PCGAMG});
+                         has_type(ksp, {KSPCG}) && has_type(pc, {kPcEdgefemGamg, PCGAMG});
   if (estimate_eigenvalue_) EDGEFEM_PETSC(KSPSetComputeSingularValues(ksp, PETSC_TRUE));
+  // Our products need our lag: under PETSc's (-snes_lag_preconditioner) every set-up is GAMG's own, as it was
+  // when the driver installed the products around the set-ups it ran itself.
+  if (!own_lag_) edgefem_gamg_set_own_products(pc, false);
 }
 
 NewtonDriver::~NewtonDriver() = default;
@@ -385,7 +389,6 @@ PetscErrorCode NewtonDriver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
       self->need_floor_ = false;
     }
     self->prepare_preconditioner();
-    self->smooth_coarse_levels();
     self->apply_forcing();
   }));
   return 0;
@@ -422,7 +425,7 @@ double NewtonDriver::setup_cost_in_iterations() const {
   // does a restart). docs/solver.md, "Preconditioner reuse", has the measurements.
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPGetPC(ksp(), &pc));
-  if (has_type(pc, {PCGAMG})) return 60.0;
+  if (has_type(pc, {kPcEdgefemGamg, PCGAMG})) return 60.0;
   if (has_type(pc, {PCHYPRE, PCML, PCMG})) return 30.0;
   if (has_type(pc, {PCCHOLESKY, PCLU, PCREDUNDANT})) return 15.0;
   if (has_type(pc, {PCBJACOBI, PCASM, PCICC, PCILU})) return 3.0;
@@ -443,18 +446,9 @@ void NewtonDriver::prepare_preconditioner() {
   KSP k = ksp();
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPGetPC(k, &pc));
-  // A GAMG hierarchy is rebuilt with the interpolations it has (so does GAMG's own rebuild): our Galerkin products
-  // recompute its coarse operators and PETSc keeps the rest (multigrid_products.hpp).
-  const double t0 = wall();
-  // The corotational interpolation: the finest interpolation's rows turned by each vertex's rotation from the rest
-  // state, where the set-up made them (multigrid_products.hpp).
-  std::vector<double> rotations;
-  if (rebuild && pc_ready_ && spec_.corotational && problem_.vertex_rotations && coarse_products_.installed())
-    rotations = problem_.vertex_rotations();
-  const bool own_rebuild = rebuild && pc_ready_ && coarse_products_.update_coarse_operators(pc, rotations);
   // SNES applies this lag right after the Jacobian callback: -2 = rebuild now, -1 = keep.
-  EDGEFEM_PETSC(SNESSetLagPreconditioner(snes_, rebuild && !own_rebuild ? -2 : -1));
-  EDGEFEM_PETSC(KSPSetReusePreconditioner(k, rebuild && !own_rebuild ? PETSC_FALSE : PETSC_TRUE));
+  EDGEFEM_PETSC(SNESSetLagPreconditioner(snes_, rebuild ? -2 : -1));
+  EDGEFEM_PETSC(KSPSetReusePreconditioner(k, rebuild ? PETSC_FALSE : PETSC_TRUE));
   // PCREDUNDANT's own KSP factorizes again whenever its matrix changes; on one rank that matrix is ours (no gathered
   // copy), changed at every Jacobian: it must follow the outer KSP's reuse.
   if (has_type(pc, {PCREDUNDANT}) && pc_ready_) {
@@ -464,15 +458,19 @@ void NewtonDriver::prepare_preconditioner() {
   }
   reused_in_solve_ = !rebuild;
   if (!rebuild) return;
-  if (!own_rebuild) {
-    coarse_products_.remove(pc);  // GAMG's set-up works on its own matrices
-    // GAMG's coarse operators by our Galerkin products from the first set-up on (galerkin.hpp).
-    if (linear_.own_products() && has_type(pc, {PCGAMG})) use_own_galerkin_products(linear_.preconditioner(matrix_));
-    EDGEFEM_PETSC(KSPSetOperators(k, linear_.krylov(matrix_), linear_.preconditioner(matrix_)));
-    EDGEFEM_PETSC(KSPSetUp(k));
-    EDGEFEM_PETSC(KSPSetUpOnBlocks(k));  // block Jacobi factorizes its blocks here
-    if (linear_.own_products()) coarse_products_.install(pc);
+  // A multigrid hierarchy is rebuilt with the interpolations it has (so does GAMG's own rebuild): edgefem_gamg
+  // recomputes its coarse operators by our Galerkin products and PETSc keeps the rest (linalg/edgefem_gamg.hpp),
+  // the finest interpolation's rows turned first by each vertex's rotation from the rest state, where the set-up
+  // made them (the corotational interpolation). Other preconditioners are set up anew.
+  if (pc_ready_) {
+    std::function<std::vector<double>()> rotations;
+    if (spec_.corotational && problem_.vertex_rotations) rotations = problem_.vertex_rotations;
+    edgefem_gamg_request_coarse_rebuild(pc, std::move(rotations));
   }
+  const double t0 = wall();
+  EDGEFEM_PETSC(KSPSetOperators(k, linear_.krylov(matrix_), linear_.preconditioner(matrix_)));
+  EDGEFEM_PETSC(KSPSetUp(k));
+  EDGEFEM_PETSC(KSPSetUpOnBlocks(k));  // block Jacobi factorizes its blocks here
   stats_.seconds_pc_setup += wall() - t0;
   ++stats_.pc_setups;
   pc_ready_ = true;
@@ -502,14 +500,6 @@ double forcing_term(const SolverSpec& spec, double last_norm, double previous_no
   constexpr double loosest = 0.5;
   if (last_norm > 0.0) eta = std::max(eta, std::min(loosest, 0.1 * target / last_norm));
   return std::max(eta, spec.linear_rtol);
-}
-
-void NewtonDriver::smooth_coarse_levels() {
-  // Before every linear solve: set after the set-up alone, the counts were back at the options database's one step
-  // when the next Newton iteration's solve began (PETSc re-reads its options into the level smoothers).
-  PC pc = nullptr;
-  EDGEFEM_PETSC(KSPGetPC(ksp(), &pc));
-  smooth_coarse_levels_twice(pc);
 }
 
 void NewtonDriver::apply_forcing() {
@@ -715,8 +705,8 @@ bool NewtonDriver::switch_to_gmres_if_indefinite() {
                             KSPConvergedReasons[reason],
                             for_good ? "for the rest of the run (the third time)" : "for this solve"));
   if (own_norm_) EDGEFEM_PETSC(KSPSetNormType(k, KSP_NORM_PRECONDITIONED));  // the true residual's is CG's (forcing)
-  EDGEFEM_PETSC(KSPSetType(k, KSPGMRES));  // frees CG's Lanczos arrays
-  if (estimate_eigenvalue_) {  // see the constructor
+  EDGEFEM_PETSC(KSPSetType(k, KSPGMRES));                                    // frees CG's Lanczos arrays
+  if (estimate_eigenvalue_) {                                                // see the constructor
     EDGEFEM_PETSC(KSPSetComputeSingularValues(k, PETSC_FALSE));
     estimate_eigenvalue_ = false;
   }
@@ -828,7 +818,6 @@ NewtonResult NewtonDriver::solve_linear(Vec b, Vec y, const std::string& label, 
   EDGEFEM_PETSC(KSPGetTolerances(k, &rtol_linear, nullptr, nullptr, nullptr));
   for (int attempt = 0;; ++attempt) {
     prepare_preconditioner();
-    smooth_coarse_levels();
     EDGEFEM_PETSC(KSPSetTolerances(k, rtol_linear, PETSC_DEFAULT, PETSC_DEFAULT, iteration_limit(rtol_linear)));
     EDGEFEM_PETSC(KSPSolve(k, b, y));
     if (!problem_.identity_rows.empty()) {  // the identity rows' solution is b's, exactly
@@ -872,7 +861,7 @@ void Extrapolator::set_slope(Vec dx, double s) {
   slope_set_ = false;
   const double ds = s - s_[0];
   if (order_ != 2 || count_ != 1 || ds == 0.0 || !std::isfinite(ds)) return;  // (only order 2 uses a slope)
-  if (!slope_.get()) EDGEFEM_PETSC(VecDuplicate(dx, slope_.address()));  // the first time: static load steps only
+  if (!slope_.get()) EDGEFEM_PETSC(VecDuplicate(dx, slope_.address()));       // the first time: static load steps only
   EDGEFEM_PETSC(VecAXPBY(slope_, 1.0 / ds, 0.0, dx));
   slope_s_ = s_[0];
   slope_set_ = true;

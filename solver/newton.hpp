@@ -26,10 +26,9 @@
 #include <vector>
 
 #include "io/job.hpp"
-#include "solver/assembly_times.hpp"
 #include "linalg/block_operator.hpp"
-#include "linalg/multigrid_products.hpp"
 #include "linalg/petsc_util.hpp"
+#include "solver/assembly_times.hpp"
 
 namespace edgefem {
 
@@ -109,8 +108,7 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
 /// never tighter than the Newton target needs (0.1 target / |R_k|, up to 0.5: eta |R_k| is the linear part of the
 /// next residual, so that leaves it a tenth of the target, and such a last solve may be looser than `eta_max`)
 /// nor than `solver.linear.rtol`.
-double forcing_term(const SolverSpec& spec, double last_norm, double previous_norm, double previous_eta,
-                    double target);
+double forcing_term(const SolverSpec& spec, double last_norm, double previous_norm, double previous_eta, double target);
 
 /// Whether the CG solve of a Newton iteration with linear tolerance `eta` at |R_k| = `last_norm` stops on the true
 /// residual |b - A x| instead of the preconditioned one: when it is meant to end the load step, i.e. its linear
@@ -119,18 +117,12 @@ double forcing_term(const SolverSpec& spec, double last_norm, double previous_no
   return last_norm > 0.0 && eta * last_norm <= target;
 }
 
-/// After a set-up of `pc`: when it is GAMG with edgefem's smoothing default (one Chebyshev step per level, no
-/// -mg_levels_ksp_max_it of the user's), the levels between the finest and the coarsest smooth with two steps, as
-/// PETSc's default has them (a level's own -mg_levels_<l>_ksp_max_it wins). They are small: a second step costs a
-/// fraction of a fine-level product and improves the coarse-grid correction (docs/solver.md). Not collective.
-void smooth_coarse_levels_twice(PC pc);
-
 /// The matrices a KSP works with besides the assembled AIJ matrix.
 struct LinearOperators {
   std::string pc_type;                 ///< the PETSc type our defaults chose (configure_linear_solver)
   std::optional<BlockOperator> block;  ///< the BAIJ copy (linalg/block_operator.hpp), if any
   bool block_preconditioner = false;   ///< the preconditioner is built from the copy too, not only multiplied with
-  /// Multigrid multiplies through our own products (the copy's, and GAMG's coarse levels': MultigridProducts).
+  /// Multigrid multiplies through our own products (the copy's, and edgefem_gamg's coarse levels': MultigridProducts).
   [[nodiscard]] bool own_products() const { return block && !block_preconditioner; }
   [[nodiscard]] Mat krylov(Mat aij) const { return own_products() ? block->product() : block ? block->matrix() : aij; }
   [[nodiscard]] Mat preconditioner(Mat aij) const { return block_preconditioner ? block->matrix() : aij; }
@@ -197,8 +189,6 @@ class NewtonDriver {
   /// The residual norm the current solve stops at: max(atol, rtol |R_ref|, the round-off floor).
   [[nodiscard]] double target() const { return std::max({atol_, rtol_ * std::max(reference_norm_, 0.0), floor_}); }
   /// The KSP tolerance of the coming linear solve (the forcing term).
-  /// smooth_coarse_levels_twice on the KSP's preconditioner (before each linear solve).
-  void smooth_coarse_levels();
   void apply_forcing();
   /// The coming solve's KSP iteration limit: with a reused preconditioner twice what a new one would cost (its
   /// fresh rate for `rtol`'s decades plus a set-up), so a solve the old preconditioner no longer suits stops early
@@ -230,7 +220,6 @@ class NewtonDriver {
   /// The preconditioner's type our defaults chose, and the BAIJ copy of matrix_ if the Krylov method multiplies with
   /// it (multigrid) or the preconditioner factorizes it (block Jacobi, Schwarz).
   LinearOperators linear_;
-  MultigridProducts coarse_products_;  // GAMG's coarse levels on our threads (with the BAIJ product)
   PetscOwner<SNES, SNESDestroy> snes_;
   PetscOwner<Vec, VecDestroy> r_, work_;
   bool own_lag_ = true;         ///< false when -snes_lag_preconditioner is given (PETSc's lag then rules)
@@ -252,10 +241,10 @@ class NewtonDriver {
   // A preconditioner kept from the last step that failed at the next step's first iteration (hanging cloth: the
   // tangent changes fast between time steps) is rebuilt at the start of the following solves, for a run of them
   // that doubles each time the old one fails again at a start (and is forgotten when it serves a start).
-  int fresh_starts_ = 0;          ///< solves still to start with a new preconditioner
-  int fresh_start_run_ = 0;       ///< the length of the last run of them
-  bool at_start_ = false;         ///< the coming linear solve is the solve's first
-  bool start_reused_ = false;     ///< the solve's first linear solve reused the preconditioner
+  int fresh_starts_ = 0;       ///< solves still to start with a new preconditioner
+  int fresh_start_run_ = 0;    ///< the length of the last run of them
+  bool at_start_ = false;      ///< the coming linear solve is the solve's first
+  bool start_reused_ = false;  ///< the solve's first linear solve reused the preconditioner
   // The current solve.
   std::string label_;
   double reference_norm_ = 0.0, floor_ = 0.0, last_norm_ = 0.0, previous_norm_ = 0.0, atol_ = 0.0, rtol_ = 0.0;
