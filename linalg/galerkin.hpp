@@ -37,6 +37,8 @@
 
 namespace edgefem {
 
+struct LocalParts;  // linalg/csr_blocks.hpp
+
 /// Whether use_own_galerkin_products() hooks anything with this PETSc (EDGEFEM_OWN_GALERKIN_HOOK).
 inline constexpr bool kOwnGalerkinHook = EDGEFEM_OWN_GALERKIN_HOOK;
 
@@ -71,6 +73,22 @@ class GalerkinProduct {
   /// block size (0: the interpolation's column block size; < 0: this rank refuses). Null on every rank when some
   /// rank refuses. Collective.
   static std::unique_ptr<GalerkinProduct> structure(Mat fine, Mat interp, PetscInt c);
+  /// structure()'s steps. P's block rows (this rank's, from the parts `p` whose columns start at `columns_begin`,
+  /// then `n_ghost_block_rows` of `ghost_rows`: P's rows at the fine operator's ghost columns) into p_rows_,
+  /// p_columns_ (global coarse blocks) and p_values_.
+  void copy_interpolation_blocks(const LocalParts& p, PetscInt columns_begin, Mat ghost_rows,
+                                 PetscInt n_ghost_block_rows);
+  /// coarse_block_ (every coarse block P's rows reach, sorted) and p_columns_ renumbered into it.
+  void number_coarse_blocks();
+  /// fine_nonzeros_ and A P's pattern by block rows (ap_rows_, ap_columns_).
+  void make_ap_pattern();
+  /// This rank's share of C's pattern (c_rows_, c_columns_) from P^T's rows (pt_rows: entries, pt_fine: their fine
+  /// rows).
+  void make_c_pattern(const std::vector<PetscInt>& pt_rows, const std::vector<PetscInt>& pt_fine);
+  /// Where each P(r, a)^T (A P)(r, j) product goes in the share (position_start_, positions_); pt_block: each P^T
+  /// entry's block of P.
+  void place_products(const std::vector<PetscInt>& pt_rows, const std::vector<PetscInt>& pt_fine,
+                      const std::vector<PetscInt>& pt_block);
   /// Makes `coarse` (a matrix without a type, the result of PETSc's product) an AIJ matrix of the product's size,
   /// block size and pattern (zeros), and places the blocks in it. Collective.
   void make_coarse(Mat coarse);
