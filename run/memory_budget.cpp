@@ -218,14 +218,14 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   const bool local = pc == P::block_jacobi || pc == P::schwarz;
   double pc_other = local ? 300.0 * static_cast<double>(tets + triangles) : e.unsmoothed;
   // Membranes' incomplete factorizations and a small time step's factorization work on a BAIJ copy of the matrix
-  // (newton.cpp, factors_block_copy).
+  // (solver/linear_solver.cpp, factors_block_copy).
   if (job.solver.block_operator && user_pc.empty()) {
     if (local && system.local_preconditioner && !option_in(options, "-sub_pc_type")) pc_other += e.block_copy;
     if (pc == P::direct && system.dynamic && job.solver.preconditioner == P::automatic &&
         !option_in(options, "-redundant_pc_type"))
       pc_other += e.block_copy;
   }
-  // Membranes' additive Schwarz on several ranks runs under GMRES(30) (newton.cpp): 31 more vectors of the local dofs.
+  // Membranes' additive Schwarz on several ranks runs under GMRES(30) (solver/linear_solver.cpp): 31 more vectors of the local dofs.
   if (pc == P::schwarz && ranks > 1 && system.local_preconditioner && system.newton_solves &&
       !option_in(options, "-ksp_type"))
     pc_other += 31.0 * 8.0 * 3.0 * static_cast<double>(mesh.n_local());
