@@ -66,9 +66,9 @@ class OwnAijProduct {
     PetscInt rows = 0, columns = 0;
     const PetscInt* ia = nullptr;
     const PetscInt* ja = nullptr;
-    int r = 0, c = 0;                     // the block shape, 0 x 0 without the block copy
-    std::vector<PetscInt> bi, bj;         // block rows: block columns
-    std::vector<float> values;            // r * c values per block, row after row, in single precision
+    int r = 0, c = 0;              // the block shape, 0 x 0 without the block copy
+    std::vector<PetscInt> bi, bj;  // block rows: block columns
+    std::vector<float> values;     // r * c values per block, row after row, in single precision
   };
   /// The part `seqaij`, with the block copy when its pattern is whole `row_block` x `column_block` blocks of a
   /// shape the products have kernels for.

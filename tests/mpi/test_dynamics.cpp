@@ -19,8 +19,8 @@
 
 #include "io/checkpoint.hpp"
 #include "io/job.hpp"
-#include "solver/dynamic_solver.hpp"
 #include "linalg/petsc_util.hpp"
+#include "solver/dynamic_solver.hpp"
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {

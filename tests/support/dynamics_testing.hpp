@@ -23,8 +23,8 @@
 #include "io/checkpoint.hpp"
 #include "io/job.hpp"
 #include "partition/partition.hpp"
-#include "solver/dynamic_solver.hpp"
 #include "run/load_mesh.hpp"
+#include "solver/dynamic_solver.hpp"
 #include "solver/model.hpp"
 #include "tests/support/mpi_testing.hpp"
 
