@@ -51,6 +51,20 @@ class AijInsertion {
     std::vector<std::pair<std::int32_t, std::int32_t>> more;    ///< (stored entry, COO entry), further sources
     std::vector<std::pair<std::int32_t, std::int32_t>> remote;  ///< (stored entry, receive slot)
   };
+  struct Stored;  ///< the matrix's local CSR blocks and where an entry is stored in them (aij_insertion.cpp)
+  /// The entries of rows owned elsewhere (send_*), and the receive maps and buffers: returns the (row, column) of
+  /// every value this rank will receive, in the order they arrive. Collective.
+  std::vector<std::int64_t> route_remote_entries(std::span<const PetscInt> coo_i, std::span<const PetscInt> coo_j,
+                                                 const std::vector<PetscInt>& ranges);
+  /// Each entry of this rank's rows as a source of its stored entry (blocks_' first and more).
+  void map_local_entries(const Stored& stored, std::span<const PetscInt> coo_i, std::span<const PetscInt> coo_j);
+  /// COO entry e is a source of stored entry `stored` of block b: its first, or one more.
+  void add_source(int b, std::int64_t stored, std::size_t e);
+  /// Every block's `more` ordered by stored entry, each entry's sources in COO order.
+  void sort_further_sources();
+  /// Where each received value goes (blocks_' remote); recv_ij as route_remote_entries() returned it.
+  void map_received_entries(const Stored& stored, const std::vector<std::int64_t>& recv_ij);
+
   std::array<Block, 2> blocks_;
   int n_blocks_ = 1;
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -94,8 +94,8 @@ std::vector<std::vector<PetscInt>> exchange(MPI_Comm comm, const std::vector<std
   for (int d = 0; d < size; ++d) {
     if (outgoing[static_cast<std::size_t>(d)].empty()) continue;
     requests.emplace_back();
-    MPI_Isend(outgoing[static_cast<std::size_t>(d)].data(), send_counts[static_cast<std::size_t>(d)], MPIU_INT, d,
-              tag, comm, &requests.back());
+    MPI_Isend(outgoing[static_cast<std::size_t>(d)].data(), send_counts[static_cast<std::size_t>(d)], MPIU_INT, d, tag,
+              comm, &requests.back());
   }
   MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   return incoming;
@@ -125,47 +125,107 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::create(Mat fine, Mat interp, M
   return g;
 }
 
+namespace {
+
+/// The shape of P^T A P on this rank: A's block size b, P's column block size c, A's rows, P's first column, and
+/// both matrices' local parts.
+struct ProductShape {
+  PetscInt b = 0, c = 0, fine_rows = 0, columns_begin = 0;
+  LocalParts a, p;
+};
+
+/// The shape of P^T fine P on this rank when `fine` and `interp` are AIJ matrices (both sequential or both MPI) of
+/// whole b x b and b x c blocks, b and c 3 or 6 (c = 0: the interpolation's column block size), laid out alike;
+/// else nothing. Not collective.
+std::optional<ProductShape> product_shape(Mat fine, Mat interp, PetscInt c) {
+  if (!fine || !interp || !is_aij(fine) || !is_aij(interp) ||
+      has_type(fine, {MATSEQAIJ}) != has_type(interp, {MATSEQAIJ}))
+    return std::nullopt;
+  ProductShape s;
+  PetscInt interp_rows = 0, interp_columns = 0, rows_begin = 0, unused = 0;
+  EDGEFEM_PETSC(MatGetBlockSize(fine, &s.b));
+  if (c == 0) EDGEFEM_PETSC(MatGetBlockSizes(interp, nullptr, &c));
+  s.c = c;
+  EDGEFEM_PETSC(MatGetLocalSize(fine, &s.fine_rows, &unused));
+  EDGEFEM_PETSC(MatGetLocalSize(interp, &interp_rows, &interp_columns));
+  EDGEFEM_PETSC(MatGetOwnershipRange(fine, &rows_begin, nullptr));
+  EDGEFEM_PETSC(MatGetOwnershipRangeColumn(interp, &s.columns_begin, nullptr));
+  const PetscInt b = s.b, columns_begin = s.columns_begin;
+  if (!((b == 3 || b == 6) && (c == 3 || c == 6) && s.fine_rows == interp_rows && interp_columns % c == 0 &&
+        rows_begin % b == 0 && columns_begin % c == 0))
+    return std::nullopt;
+  s.a = local_parts(fine);
+  s.p = local_parts(interp);
+  const LocalParts &a = s.a, &p = s.p;
+  bool ok = whole_blocks(RowStructure(a.mats[0]), b, b, [&](PetscInt j) { return rows_begin + j; }) &&
+            whole_blocks(RowStructure(p.mats[0]), b, c, [&](PetscInt j) { return columns_begin + j; });
+  if (ok && a.mats[1])
+    ok = whole_blocks(RowStructure(a.mats[1]), b, b, [&](PetscInt j) { return a.garray[j]; }) &&
+         whole_blocks(RowStructure(p.mats[1]), b, c, [&](PetscInt j) { return p.garray[j]; });
+  if (!ok) return std::nullopt;
+  return s;
+}
+
+/// Whether `ok` holds on every rank of comm. Collective.
+bool on_every_rank(MPI_Comm comm, bool ok) {
+  int all_ok = ok ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+  return all_ok == 1;
+}
+
+/// interpolation_rows()' array of one matrix, destroyed with this (or by reset()).
+struct GhostRows {
+  Mat* rows = nullptr;
+  GhostRows() = default;
+  GhostRows(const GhostRows&) = delete;
+  GhostRows& operator=(const GhostRows&) = delete;
+  ~GhostRows() { reset(); }
+  void reset() {
+    if (rows) MatDestroySubMatrices(1, &rows);
+    rows = nullptr;
+  }
+  [[nodiscard]] Mat matrix() const { return rows ? rows[0] : nullptr; }
+};
+
+/// P^T's rows by a counting sort of this rank's P blocks (P's rows 0 .. n_rows, columns compact coarse blocks
+/// 0 .. n_compact): row a lists entries pt_rows[a] .. pt_rows[a + 1], entry q the block pt_block[q] of P, in fine row
+/// pt_fine[q].
+struct TransposedBlocks {
+  std::vector<PetscInt> pt_rows, pt_fine, pt_block;
+};
+TransposedBlocks transposed_blocks(const std::vector<PetscInt>& p_rows, const std::vector<PetscInt>& p_columns,
+                                   PetscInt n_rows, PetscInt n_compact) {
+  TransposedBlocks t;
+  t.pt_rows.assign(static_cast<std::size_t>(n_compact) + 1, 0);
+  const auto local_blocks = static_cast<std::size_t>(p_rows[static_cast<std::size_t>(n_rows)]);
+  for (std::size_t k = 0; k < local_blocks; ++k) ++t.pt_rows[static_cast<std::size_t>(p_columns[k]) + 1];
+  for (std::size_t a = 0; a < static_cast<std::size_t>(n_compact); ++a) t.pt_rows[a + 1] += t.pt_rows[a];
+  t.pt_fine.resize(local_blocks);
+  t.pt_block.resize(local_blocks);
+  std::vector<PetscInt> at(t.pt_rows.begin(), t.pt_rows.end() - 1);
+  for (PetscInt r = 0; r < n_rows; ++r)
+    for (PetscInt k = p_rows[static_cast<std::size_t>(r)]; k < p_rows[static_cast<std::size_t>(r) + 1]; ++k) {
+      const auto q = static_cast<std::size_t>(at[static_cast<std::size_t>(p_columns[static_cast<std::size_t>(k)])]++);
+      t.pt_fine[q] = r;
+      t.pt_block[q] = k;
+    }
+  return t;
+}
+
+}  // namespace
+
 std::unique_ptr<GalerkinProduct> GalerkinProduct::structure(Mat fine, Mat interp, PetscInt c) {
   MPI_Comm comm = MPI_COMM_NULL;
   EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(fine), &comm));
-  PetscInt b = 0, fine_rows = 0, interp_rows = 0, interp_columns = 0, columns_begin = 0, rows_begin = 0, unused = 0;
-  bool ok = c >= 0 && fine && interp && is_aij(fine) && is_aij(interp) &&
-            has_type(fine, {MATSEQAIJ}) == has_type(interp, {MATSEQAIJ});
-  if (ok) {
-    EDGEFEM_PETSC(MatGetBlockSize(fine, &b));
-    if (c == 0) EDGEFEM_PETSC(MatGetBlockSizes(interp, nullptr, &c));
-    EDGEFEM_PETSC(MatGetLocalSize(fine, &fine_rows, &unused));
-    EDGEFEM_PETSC(MatGetLocalSize(interp, &interp_rows, &interp_columns));
-    EDGEFEM_PETSC(MatGetOwnershipRange(fine, &rows_begin, nullptr));
-    EDGEFEM_PETSC(MatGetOwnershipRangeColumn(interp, &columns_begin, nullptr));
-    ok = (b == 3 || b == 6) && (c == 3 || c == 6) && fine_rows == interp_rows && interp_columns % c == 0 &&
-         rows_begin % b == 0 && columns_begin % c == 0;
-  }
-  const LocalParts a = ok ? local_parts(fine) : LocalParts{};
-  const LocalParts p = ok ? local_parts(interp) : LocalParts{};
-  if (ok) {
-    ok = whole_blocks(RowStructure(a.mats[0]), b, b, [&](PetscInt j) { return rows_begin + j; }) &&
-         whole_blocks(RowStructure(p.mats[0]), b, c, [&](PetscInt j) { return columns_begin + j; });
-    if (ok && a.mats[1])
-      ok = whole_blocks(RowStructure(a.mats[1]), b, b, [&](PetscInt j) { return a.garray[j]; }) &&
-           whole_blocks(RowStructure(p.mats[1]), b, c, [&](PetscInt j) { return p.garray[j]; });
-  }
+  const std::optional<ProductShape> shape = c >= 0 ? product_shape(fine, interp, c) : std::nullopt;
   // P's rows at the fine operator's ghost columns, from their owners (a collective call: every rank, or none).
-  int all_ok = ok ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-  if (all_ok == 0) return nullptr;
+  if (!on_every_rank(comm, shape.has_value())) return nullptr;
   PetscInt n_ghost_rows = 0;
-  Mat* ghost_rows = nullptr;
-  if (a.mats[1]) {
-    EDGEFEM_PETSC(MatGetLocalSize(a.mats[1], nullptr, &n_ghost_rows));
-    ghost_rows = interpolation_rows(interp, n_ghost_rows, a.garray);
-    ok = whole_blocks(RowStructure(ghost_rows[0]), b, c);
-    all_ok = ok ? 1 : 0;
-    MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-    if (all_ok == 0) {
-      MatDestroySubMatrices(1, &ghost_rows);
-      return nullptr;
-    }
+  GhostRows ghost_rows;
+  if (shape->a.mats[1]) {
+    EDGEFEM_PETSC(MatGetLocalSize(shape->a.mats[1], nullptr, &n_ghost_rows));
+    ghost_rows.rows = interpolation_rows(interp, n_ghost_rows, shape->a.garray);
+    if (!on_every_rank(comm, whole_blocks(RowStructure(ghost_rows.matrix()), shape->b, shape->c))) return nullptr;
   }
 
   std::unique_ptr<GalerkinProduct> g(new GalerkinProduct);
@@ -173,53 +233,67 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::structure(Mat fine, Mat interp
     EDGEFEM_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(m)));
     *owner->address() = m;
   }
-  g->fine_diagonal_ = a.mats[0];
-  g->fine_off_diagonal_ = a.mats[1];
-  g->b_ = static_cast<int>(b);
-  g->c_ = static_cast<int>(c);
-  g->n_rows_ = fine_rows / b;
-  const RowStructure fine_diagonal(a.mats[0]);
-  std::optional<RowStructure> fine_off_diagonal;
-  if (a.mats[1]) fine_off_diagonal.emplace(a.mats[1]);
-  g->fine_nonzeros_ = {fine_diagonal.ia[fine_diagonal.n],
-                       fine_off_diagonal ? fine_off_diagonal->ia[fine_off_diagonal->n] : 0};
+  g->fine_diagonal_ = shape->a.mats[0];
+  g->fine_off_diagonal_ = shape->a.mats[1];
+  g->b_ = static_cast<int>(shape->b);
+  g->c_ = static_cast<int>(shape->c);
+  g->n_rows_ = shape->fine_rows / shape->b;
+  g->copy_interpolation_blocks(shape->p, shape->columns_begin, ghost_rows.matrix(), n_ghost_rows / shape->b);
+  ghost_rows.reset();
+  g->number_coarse_blocks();
+  g->make_ap_pattern();
+  const TransposedBlocks pt = transposed_blocks(g->p_rows_, g->p_columns_, g->n_rows_,
+                                                static_cast<PetscInt>(g->coarse_block_.size()));
+  g->make_c_pattern(pt.pt_rows, pt.pt_fine);
+  g->place_products(pt.pt_rows, pt.pt_fine, pt.pt_block);
+  return g;
+}
 
+void GalerkinProduct::copy_interpolation_blocks(const LocalParts& p, PetscInt columns_begin, Mat ghost_rows,
+                                                PetscInt n_ghost_block_rows) {
   // P's block rows: this rank's, then the ghosts' (block row n_rows_ + k: the off-diagonal part's block column k).
-  const PetscInt n_rows = g->n_rows_, n_all = n_rows + n_ghost_rows / b;
-  const int bi = g->b_, ci = g->c_;
+  const PetscInt n_rows = n_rows_, n_all = n_rows + n_ghost_block_rows;
+  const int bi = b_, ci = c_;
   std::vector<PetscInt> cursor;
   const auto all_parts = [&](float* values) {
-    p_block_rows(p, columns_begin, ghost_rows ? ghost_rows[0] : nullptr, bi, ci, n_rows, g->p_rows_, cursor,
-                 g->p_columns_, values);
+    p_block_rows(p, columns_begin, ghost_rows, bi, ci, n_rows, p_rows_, cursor, p_columns_, values);
   };
-  g->p_rows_.assign(static_cast<std::size_t>(n_all) + 1, 0);
+  p_rows_.assign(static_cast<std::size_t>(n_all) + 1, 0);
   all_parts(nullptr);  // counts
-  for (std::size_t r = 0; r < static_cast<std::size_t>(n_all); ++r) g->p_rows_[r + 1] += g->p_rows_[r];
-  cursor.assign(g->p_rows_.begin(), g->p_rows_.end() - 1);
-  g->p_columns_.resize(static_cast<std::size_t>(g->p_rows_.back()));
-  g->p_values_.resize(g->p_columns_.size() * static_cast<std::size_t>(bi * ci));
-  all_parts(g->p_values_.data());
-  if (ghost_rows) EDGEFEM_PETSC(MatDestroySubMatrices(1, &ghost_rows));
-  // The compact coarse numbering: every coarse block these rows reach, sorted.
-  g->coarse_block_ = g->p_columns_;
-  std::sort(g->coarse_block_.begin(), g->coarse_block_.end());
-  g->coarse_block_.erase(std::unique(g->coarse_block_.begin(), g->coarse_block_.end()), g->coarse_block_.end());
-  g->coarse_block_.shrink_to_fit();
-  for (PetscInt& col : g->p_columns_)
-    col = static_cast<PetscInt>(std::lower_bound(g->coarse_block_.begin(), g->coarse_block_.end(), col) -
-                                g->coarse_block_.begin());
+  for (std::size_t r = 0; r < static_cast<std::size_t>(n_all); ++r) p_rows_[r + 1] += p_rows_[r];
+  cursor.assign(p_rows_.begin(), p_rows_.end() - 1);
+  p_columns_.resize(static_cast<std::size_t>(p_rows_.back()));
+  p_values_.resize(p_columns_.size() * static_cast<std::size_t>(bi * ci));
+  all_parts(p_values_.data());
+}
 
+void GalerkinProduct::number_coarse_blocks() {
+  // The compact coarse numbering: every coarse block these rows reach, sorted.
+  coarse_block_ = p_columns_;
+  std::sort(coarse_block_.begin(), coarse_block_.end());
+  coarse_block_.erase(std::unique(coarse_block_.begin(), coarse_block_.end()), coarse_block_.end());
+  coarse_block_.shrink_to_fit();
+  for (PetscInt& col : p_columns_)
+    col = static_cast<PetscInt>(std::lower_bound(coarse_block_.begin(), coarse_block_.end(), col) -
+                                coarse_block_.begin());
+}
+
+void GalerkinProduct::make_ap_pattern() {
+  const RowStructure fine_diagonal(fine_diagonal_);
+  std::optional<RowStructure> fine_off_diagonal;
+  if (fine_off_diagonal_) fine_off_diagonal.emplace(fine_off_diagonal_);
+  fine_nonzeros_ = {fine_diagonal.ia[fine_diagonal.n],
+                    fine_off_diagonal ? fine_off_diagonal->ia[fine_off_diagonal->n] : 0};
   // A P's pattern by block rows: the union of P's rows at the columns of A's block row.
-  const auto n_compact = static_cast<PetscInt>(g->coarse_block_.size());
-  std::vector<char> seen(static_cast<std::size_t>(n_compact), 0);
-  g->ap_rows_.assign(1, 0);
+  const PetscInt b = b_, n_rows = n_rows_;
+  std::vector<char> seen(coarse_block_.size(), 0);
+  ap_rows_.assign(1, 0);
   for (PetscInt r = 0; r < n_rows; ++r) {
-    const auto begin = g->ap_columns_.size();
+    const auto begin = ap_columns_.size();
     const auto add_row_of_p = [&](PetscInt j) {
-      for (PetscInt k = g->p_rows_[static_cast<std::size_t>(j)]; k < g->p_rows_[static_cast<std::size_t>(j) + 1]; ++k) {
-        const PetscInt col = g->p_columns_[static_cast<std::size_t>(k)];
-        if (!seen[static_cast<std::size_t>(col)])
-          seen[static_cast<std::size_t>(col)] = 1, g->ap_columns_.push_back(col);
+      for (PetscInt k = p_rows_[static_cast<std::size_t>(j)]; k < p_rows_[static_cast<std::size_t>(j) + 1]; ++k) {
+        const PetscInt col = p_columns_[static_cast<std::size_t>(k)];
+        if (!seen[static_cast<std::size_t>(col)]) seen[static_cast<std::size_t>(col)] = 1, ap_columns_.push_back(col);
       }
     };
     for (PetscInt k = fine_diagonal.ia[b * r]; k < fine_diagonal.ia[b * r + 1]; k += b)
@@ -227,65 +301,57 @@ std::unique_ptr<GalerkinProduct> GalerkinProduct::structure(Mat fine, Mat interp
     if (fine_off_diagonal)
       for (PetscInt k = fine_off_diagonal->ia[b * r]; k < fine_off_diagonal->ia[b * r + 1]; k += b)
         add_row_of_p(n_rows + fine_off_diagonal->ja[k] / b);
-    std::sort(g->ap_columns_.begin() + static_cast<std::ptrdiff_t>(begin), g->ap_columns_.end());
-    for (auto k = begin; k < g->ap_columns_.size(); ++k) seen[static_cast<std::size_t>(g->ap_columns_[k])] = 0;
-    g->ap_rows_.push_back(static_cast<PetscInt>(g->ap_columns_.size()));
+    std::sort(ap_columns_.begin() + static_cast<std::ptrdiff_t>(begin), ap_columns_.end());
+    for (auto k = begin; k < ap_columns_.size(); ++k) seen[static_cast<std::size_t>(ap_columns_[k])] = 0;
+    ap_rows_.push_back(static_cast<PetscInt>(ap_columns_.size()));
   }
+}
 
+void GalerkinProduct::make_c_pattern(const std::vector<PetscInt>& pt_rows, const std::vector<PetscInt>& pt_fine) {
   // C's rows (compact coarse blocks): the union of A P's rows r over the blocks (r, a) of this rank's P rows (P^T's
-  // rows: the fine rows r of each a, by a counting sort).
-  // pt_block[q]: the block k of P, in fine row pt_fine[q], of each entry q of P^T's rows.
-  std::vector<PetscInt> pt_rows(static_cast<std::size_t>(n_compact) + 1, 0), pt_fine, pt_block;
-  const auto local_blocks = static_cast<std::size_t>(g->p_rows_[static_cast<std::size_t>(n_rows)]);
-  for (std::size_t k = 0; k < local_blocks; ++k) ++pt_rows[static_cast<std::size_t>(g->p_columns_[k]) + 1];
-  for (std::size_t a = 0; a < static_cast<std::size_t>(n_compact); ++a) pt_rows[a + 1] += pt_rows[a];
-  pt_fine.resize(local_blocks);
-  pt_block.resize(local_blocks);
-  {
-    std::vector<PetscInt> at(pt_rows.begin(), pt_rows.end() - 1);
-    for (PetscInt r = 0; r < n_rows; ++r)
-      for (PetscInt k = g->p_rows_[static_cast<std::size_t>(r)]; k < g->p_rows_[static_cast<std::size_t>(r) + 1]; ++k) {
-        const auto q = static_cast<std::size_t>(at[static_cast<std::size_t>(g->p_columns_[static_cast<std::size_t>(k)])]++);
-        pt_fine[q] = r;
-        pt_block[q] = k;
-      }
-  }
-  g->c_rows_.assign(1, 0);
-  for (std::size_t a = 0; a < static_cast<std::size_t>(n_compact); ++a) {
-    const auto begin = g->c_columns_.size();
+  // rows: the fine rows r of each a).
+  const std::size_t n_compact = coarse_block_.size();
+  std::vector<char> seen(n_compact, 0);
+  c_rows_.assign(1, 0);
+  for (std::size_t a = 0; a < n_compact; ++a) {
+    const auto begin = c_columns_.size();
     for (PetscInt q = pt_rows[a]; q < pt_rows[a + 1]; ++q) {
       const auto r = static_cast<std::size_t>(pt_fine[static_cast<std::size_t>(q)]);
-      for (PetscInt k = g->ap_rows_[r]; k < g->ap_rows_[r + 1]; ++k) {
-        const PetscInt col = g->ap_columns_[static_cast<std::size_t>(k)];
-        if (!seen[static_cast<std::size_t>(col)]) seen[static_cast<std::size_t>(col)] = 1, g->c_columns_.push_back(col);
+      for (PetscInt k = ap_rows_[r]; k < ap_rows_[r + 1]; ++k) {
+        const PetscInt col = ap_columns_[static_cast<std::size_t>(k)];
+        if (!seen[static_cast<std::size_t>(col)]) seen[static_cast<std::size_t>(col)] = 1, c_columns_.push_back(col);
       }
     }
-    std::sort(g->c_columns_.begin() + static_cast<std::ptrdiff_t>(begin), g->c_columns_.end());
-    for (auto k = begin; k < g->c_columns_.size(); ++k) seen[static_cast<std::size_t>(g->c_columns_[k])] = 0;
-    g->c_rows_.push_back(static_cast<PetscInt>(g->c_columns_.size()));
+    std::sort(c_columns_.begin() + static_cast<std::ptrdiff_t>(begin), c_columns_.end());
+    for (auto k = begin; k < c_columns_.size(); ++k) seen[static_cast<std::size_t>(c_columns_[k])] = 0;
+    c_rows_.push_back(static_cast<PetscInt>(c_columns_.size()));
   }
+}
+
+void GalerkinProduct::place_products(const std::vector<PetscInt>& pt_rows, const std::vector<PetscInt>& pt_fine,
+                                     const std::vector<PetscInt>& pt_block) {
   // Where each P(r, a)^T (A P)(r, j) product goes in C: positions_[position_start_[r] + (k - first block of P's row
   // r) * (A P's row length) + j] for P's block k = (r, a). Filled by C's rows: row a's columns mapped once (`where`),
   // then every A P row r that P^T's row a reaches (all its columns are in C's row a, by construction).
-  g->position_start_.assign(static_cast<std::size_t>(n_rows) + 1, 0);
-  for (std::size_t r = 0; r < static_cast<std::size_t>(n_rows); ++r)
-    g->position_start_[r + 1] =
-        g->position_start_[r] + (g->p_rows_[r + 1] - g->p_rows_[r]) * (g->ap_rows_[r + 1] - g->ap_rows_[r]);
-  g->positions_.resize(static_cast<std::size_t>(g->position_start_.back()));
-  std::vector<PetscInt> where(static_cast<std::size_t>(n_compact), -1);
-  for (std::size_t a = 0; a < static_cast<std::size_t>(n_compact); ++a) {
-    for (PetscInt q = g->c_rows_[a]; q < g->c_rows_[a + 1]; ++q)
-      where[static_cast<std::size_t>(g->c_columns_[static_cast<std::size_t>(q)])] = q;
+  const auto n_rows = static_cast<std::size_t>(n_rows_);
+  const std::size_t n_compact = coarse_block_.size();
+  position_start_.assign(n_rows + 1, 0);
+  for (std::size_t r = 0; r < n_rows; ++r)
+    position_start_[r + 1] = position_start_[r] + (p_rows_[r + 1] - p_rows_[r]) * (ap_rows_[r + 1] - ap_rows_[r]);
+  positions_.resize(static_cast<std::size_t>(position_start_.back()));
+  std::vector<PetscInt> where(n_compact, -1);
+  for (std::size_t a = 0; a < n_compact; ++a) {
+    for (PetscInt q = c_rows_[a]; q < c_rows_[a + 1]; ++q)
+      where[static_cast<std::size_t>(c_columns_[static_cast<std::size_t>(q)])] = q;
     for (PetscInt q = pt_rows[a]; q < pt_rows[a + 1]; ++q) {
       const auto r = static_cast<std::size_t>(pt_fine[static_cast<std::size_t>(q)]);
       const PetscInt k = pt_block[static_cast<std::size_t>(q)];
-      const PetscInt ap_begin = g->ap_rows_[r], ap_length = g->ap_rows_[r + 1] - ap_begin;
-      PetscInt* out = g->positions_.data() + g->position_start_[r] + (k - g->p_rows_[r]) * ap_length;
+      const PetscInt ap_begin = ap_rows_[r], ap_length = ap_rows_[r + 1] - ap_begin;
+      PetscInt* out = positions_.data() + position_start_[r] + (k - p_rows_[r]) * ap_length;
       for (PetscInt j = 0; j < ap_length; ++j)
-        out[j] = where[static_cast<std::size_t>(g->ap_columns_[static_cast<std::size_t>(ap_begin + j)])];
+        out[j] = where[static_cast<std::size_t>(ap_columns_[static_cast<std::size_t>(ap_begin + j)])];
     }
   }
-  return g;
 }
 
 std::vector<std::vector<PetscInt>> GalerkinProduct::route(MPI_Comm comm, const PetscInt* ranges) {
@@ -366,8 +432,8 @@ bool GalerkinProduct::place_blocks(Mat coarse, const std::vector<std::vector<Pet
     const PetscInt row = c * coarse_block_[static_cast<std::size_t>(a)];
     for (PetscInt k = c_rows_[static_cast<std::size_t>(a)]; k < c_rows_[static_cast<std::size_t>(a) + 1] && ok; ++k)
       for (int i = 0; i < c && ok; ++i) {
-        const auto place =
-            locate(row + i, c * coarse_block_[static_cast<std::size_t>(c_columns_[static_cast<std::size_t>(k)])]);
+        const auto place = locate(row + i,
+                                  c * coarse_block_[static_cast<std::size_t>(c_columns_[static_cast<std::size_t>(k)])]);
         ok = place.has_value();
         if (ok) places_[static_cast<std::size_t>(k * c + i)] = *place;
       }
@@ -612,121 +678,6 @@ std::size_t GalerkinProduct::bytes() const {
                            ap_columns_.size() + c_rows_.size() + c_columns_.size() + position_start_.size() +
                            positions_.size();
   return ints * sizeof(PetscInt) + p_values_.size() * sizeof(float);
-}
-
-namespace {
-
-constexpr char kProductKey[] = "edgefem_galerkin_product";
-using ProductSetFromOptions = PetscErrorCode (*)(Mat);
-// PETSc's own productsetfromoptions of SeqAIJ and MPIAIJ matrices (what a marked matrix had before).
-ProductSetFromOptions petsc_seqaij = nullptr, petsc_mpiaij = nullptr;
-
-ProductSetFromOptions& petsc_set_from_options(Mat m) {
-  return has_type(m, {MATSEQAIJ}) ? petsc_seqaij : petsc_mpiaij;
-}
-
-/// A PETSc callback's body: an exception becomes a PETSc error (it must not cross PETSc's C frames).
-template <class Body>
-PetscErrorCode as_petsc_callback(Mat m, const char* function, Body&& body) noexcept {
-  try {
-    body();
-    return 0;
-  } catch (const std::exception& e) {
-    return PetscError(PetscObjectComm(reinterpret_cast<PetscObject>(m)), __LINE__, function, __FILE__,
-                      PETSC_ERR_LIB, PETSC_ERROR_INITIAL, "%s", e.what());
-  }
-}
-
-PetscErrorCode destroy_product(void* product) {
-  delete static_cast<GalerkinProduct*>(product);
-  return 0;
-}
-
-template <class F>
-void (*as_operation(F f))(void) {
-  return reinterpret_cast<void (*)(void)>(f);
-}
-
-}  // namespace
-
-PetscErrorCode GalerkinProduct::set_from_options(Mat product) {
-  return as_petsc_callback(product, "GalerkinProduct::set_from_options", [&] {
-    MatProductType type = MATPRODUCT_UNSPECIFIED;
-    Mat a = nullptr, b = nullptr;
-    EDGEFEM_PETSC(MatProductGetType(product, &type));
-    EDGEFEM_PETSC(MatProductGetMats(product, &a, &b, nullptr));
-    void (*a_operation)(void) = nullptr;
-    EDGEFEM_PETSC(MatGetOperation(a, MATOP_PRODUCTSETFROMOPTIONS, &a_operation));
-    if (type == MATPRODUCT_PtAP && a_operation == as_operation(&GalerkinProduct::set_from_options)) {
-      EDGEFEM_PETSC(MatSetOperation(product, MATOP_PRODUCTSYMBOLIC, as_operation(&GalerkinProduct::symbolic)));
-      return;
-    }
-    if (const ProductSetFromOptions petsc = petsc_set_from_options(a)) EDGEFEM_PETSC(petsc(product));
-  });
-}
-
-PetscErrorCode GalerkinProduct::symbolic(Mat product) {
-  return as_petsc_callback(product, "GalerkinProduct::symbolic", [&] {
-    Mat a = nullptr, p = nullptr;
-    EDGEFEM_PETSC(MatProductGetMats(product, &a, &p, nullptr));
-    std::unique_ptr<GalerkinProduct> g = structure(a, p, 0);
-    if (!g) {  // not whole blocks on some rank (every rank knows): PETSc's product
-      EDGEFEM_PETSC(petsc_set_from_options(a)(product));
-      void (*petsc_symbolic)(void) = nullptr;
-      EDGEFEM_PETSC(MatGetOperation(product, MATOP_PRODUCTSYMBOLIC, &petsc_symbolic));
-      if (!petsc_symbolic || petsc_symbolic == as_operation(&GalerkinProduct::symbolic))
-        throw PetscFailure("GalerkinProduct: PETSc offers no P^T A P for these matrices");
-      EDGEFEM_PETSC(reinterpret_cast<PetscErrorCode (*)(Mat)>(petsc_symbolic)(product));
-      return;
-    }
-    g->make_coarse(product);
-    MPI_Comm comm = MPI_COMM_NULL;
-    EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(product), &comm));
-    PetscContainer container = nullptr;
-    EDGEFEM_PETSC(PetscContainerCreate(comm, &container));
-    EDGEFEM_PETSC(PetscContainerSetPointer(container, g.get()));
-    EDGEFEM_PETSC(PetscContainerSetUserDestroy(container, destroy_product));
-    g.release();  // the container's now
-    EDGEFEM_PETSC(PetscObjectCompose(reinterpret_cast<PetscObject>(product), kProductKey,
-                                     reinterpret_cast<PetscObject>(container)));
-    EDGEFEM_PETSC(PetscContainerDestroy(&container));
-    EDGEFEM_PETSC(MatSetOperation(product, MATOP_PRODUCTNUMERIC, as_operation(&GalerkinProduct::numeric)));
-    use_own_galerkin_products(product);  // the next level's product
-  });
-}
-
-PetscErrorCode GalerkinProduct::numeric(Mat product) {
-  return as_petsc_callback(product, "GalerkinProduct::numeric", [&] {
-    GalerkinProduct* g = galerkin_product_of(product);
-    if (!g) throw PetscFailure("GalerkinProduct: a product matrix without its GalerkinProduct");
-    g->update();
-  });
-}
-
-void use_own_galerkin_products(Mat fine) {
-  if (!is_aij(fine)) return;
-  const auto own = as_operation(&GalerkinProduct::set_from_options);
-  void (*current)(void) = nullptr;
-  EDGEFEM_PETSC(MatGetOperation(fine, MATOP_PRODUCTSETFROMOPTIONS, &current));
-  if (current == own) return;
-  ProductSetFromOptions& petsc = petsc_set_from_options(fine);
-  if (!petsc) petsc = reinterpret_cast<ProductSetFromOptions>(current);
-  // A matrix whose productsetfromoptions differs from its partner's is asked for this function by name.
-  MatType type = nullptr;
-  EDGEFEM_PETSC(MatGetType(fine, &type));
-  const std::string name = std::string("MatProductSetFromOptions_") + type + "_" + type + "_C";
-  EDGEFEM_PETSC(MatSetOperation(fine, MATOP_PRODUCTSETFROMOPTIONS, own));
-  EDGEFEM_PETSC(PetscObjectComposeFunction(reinterpret_cast<PetscObject>(fine), name.c_str(),
-                                           &GalerkinProduct::set_from_options));
-}
-
-GalerkinProduct* galerkin_product_of(Mat coarse) {
-  PetscObject container = nullptr;
-  EDGEFEM_PETSC(PetscObjectQuery(reinterpret_cast<PetscObject>(coarse), kProductKey, &container));
-  if (!container) return nullptr;
-  void* product = nullptr;
-  EDGEFEM_PETSC(PetscContainerGetPointer(reinterpret_cast<PetscContainer>(container), &product));
-  return static_cast<GalerkinProduct*>(product);
 }
 
 }  // namespace edgefem

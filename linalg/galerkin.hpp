@@ -17,8 +17,13 @@
 /// "MatProductSetFromOptions_<type>_<type>_C"), and our symbolic phase makes the coarse matrix with exactly the
 /// product's pattern, marks it in turn (the next level's product is ours too) and keeps the GalerkinProduct on it
 /// (galerkin_product_of), where a later rebuild finds it. Products we cannot do (not whole blocks on some rank)
-/// and every other product (A P for the smoothed interpolation, ...) stay PETSc's.
+/// and every other product (A P for the smoothed interpolation, ...) stay PETSc's. That hook relies on conventions
+/// of PETSc's product dispatch that are internal to PETSc (the composed function's name, which matrix is asked for
+/// it, the product matrix's MATOP_PRODUCTSYMBOLIC / MATOP_PRODUCTNUMERIC slots), read in PETSc 3.18's sources: it is
+/// compiled for 3.18.x only (EDGEFEM_OWN_GALERKIN_HOOK); elsewhere GAMG's first set-up keeps PETSc's MatPtAP and the
+/// rebuilds make their products with create().
 #include <petscmat.h>
+#include <petscversion.h>
 
 #include <array>
 #include <memory>
@@ -26,7 +31,16 @@
 
 #include "linalg/petsc_util.hpp"
 
+/// 1 when use_own_galerkin_products() can hook PETSc's MatPtAP: the PETSc versions whose product dispatch it was
+/// written against (3.18.x).
+#define EDGEFEM_OWN_GALERKIN_HOOK (PETSC_VERSION_GE(3, 18, 0) && PETSC_VERSION_LT(3, 19, 0))
+
 namespace edgefem {
+
+struct LocalParts;  // linalg/csr_blocks.hpp
+
+/// Whether use_own_galerkin_products() hooks anything with this PETSc (EDGEFEM_OWN_GALERKIN_HOOK).
+inline constexpr bool kOwnGalerkinHook = EDGEFEM_OWN_GALERKIN_HOOK;
 
 class GalerkinProduct {
  public:
@@ -59,6 +73,22 @@ class GalerkinProduct {
   /// block size (0: the interpolation's column block size; < 0: this rank refuses). Null on every rank when some
   /// rank refuses. Collective.
   static std::unique_ptr<GalerkinProduct> structure(Mat fine, Mat interp, PetscInt c);
+  /// structure()'s steps. P's block rows (this rank's, from the parts `p` whose columns start at `columns_begin`,
+  /// then `n_ghost_block_rows` of `ghost_rows`: P's rows at the fine operator's ghost columns) into p_rows_,
+  /// p_columns_ (global coarse blocks) and p_values_.
+  void copy_interpolation_blocks(const LocalParts& p, PetscInt columns_begin, Mat ghost_rows,
+                                 PetscInt n_ghost_block_rows);
+  /// coarse_block_ (every coarse block P's rows reach, sorted) and p_columns_ renumbered into it.
+  void number_coarse_blocks();
+  /// fine_nonzeros_ and A P's pattern by block rows (ap_rows_, ap_columns_).
+  void make_ap_pattern();
+  /// This rank's share of C's pattern (c_rows_, c_columns_) from P^T's rows (pt_rows: entries, pt_fine: their fine
+  /// rows).
+  void make_c_pattern(const std::vector<PetscInt>& pt_rows, const std::vector<PetscInt>& pt_fine);
+  /// Where each P(r, a)^T (A P)(r, j) product goes in the share (position_start_, positions_); pt_block: each P^T
+  /// entry's block of P.
+  void place_products(const std::vector<PetscInt>& pt_rows, const std::vector<PetscInt>& pt_fine,
+                      const std::vector<PetscInt>& pt_block);
   /// Makes `coarse` (a matrix without a type, the result of PETSc's product) an AIJ matrix of the product's size,
   /// block size and pattern (zeros), and places the blocks in it. Collective.
   void make_coarse(Mat coarse);
@@ -66,7 +96,12 @@ class GalerkinProduct {
   static PetscErrorCode set_from_options(Mat product);
   static PetscErrorCode symbolic(Mat product);
   static PetscErrorCode numeric(Mat product);
-  friend void use_own_galerkin_products(Mat fine);
+  friend bool use_own_galerkin_products(Mat fine);
+  friend void use_petsc_galerkin_products(Mat fine);
+
+  /// Undoes use_own_galerkin_products() on `fine` (nothing for a matrix it did not mark): PETSc's MatPtAP again, for
+  /// products made from now on.
+  void use_petsc_galerkin_products(Mat fine);
   /// Which rows of this rank's share stay (own_rows_) and which go to which rank (send_*; coarse rows laid out by
   /// `ranges`); sends those rows' structure to their owners and returns what every rank sent here. Collective.
   std::vector<std::vector<PetscInt>> route(MPI_Comm comm, const PetscInt* ranges);
@@ -117,8 +152,13 @@ class GalerkinProduct {
 
 /// Marks `fine` (SeqAIJ or MPIAIJ; anything else is left alone) so that PETSc's P^T fine P (MatPtAP, as GAMG's
 /// set-up calls it) is computed by a GalerkinProduct, and so are the products with the coarse matrices that come
-/// out of it. Idempotent. Collective on nothing (it only changes `fine`'s function table).
-void use_own_galerkin_products(Mat fine);
+/// out of it. Idempotent. Collective on nothing (it only changes `fine`'s function table). Returns whether `fine` is
+/// marked: false, with nothing done, for other matrix types and without the hook (kOwnGalerkinHook false).
+bool use_own_galerkin_products(Mat fine);
+
+/// Undoes use_own_galerkin_products() on `fine` (nothing for a matrix it did not mark): PETSc's MatPtAP again, for
+/// products made from now on.
+void use_petsc_galerkin_products(Mat fine);
 
 /// The product that computed `coarse` in PETSc's MatPtAP (use_own_galerkin_products), or null; `coarse` owns it.
 [[nodiscard]] GalerkinProduct* galerkin_product_of(Mat coarse);

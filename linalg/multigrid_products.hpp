@@ -11,7 +11,8 @@
 /// coarsest solve.
 ///
 /// Installed after every set-up of the hierarchy by GAMG and removed before the next one (GAMG's set-up reads and
-/// replaces the matrices the shells stand for), by the Newton driver (newton.cpp), which does the set-ups itself.
+/// replaces the matrices the shells stand for), by the preconditioner edgefem_gamg (edgefem_gamg.hpp), which owns the
+/// set-ups.
 /// The shells only multiply: GAMG keeps the matrices, and the smoothers' Jacobi keeps its diagonal from them. A
 /// rebuild with the same interpolations is ours instead (update_coarse_operators: galerkin.hpp), which writes the
 /// coarse matrices in place and refreshes the shells' copies; the shells stay installed.
@@ -65,9 +66,9 @@ class OwnAijProduct {
     PetscInt rows = 0, columns = 0;
     const PetscInt* ia = nullptr;
     const PetscInt* ja = nullptr;
-    int r = 0, c = 0;                     // the block shape, 0 x 0 without the block copy
-    std::vector<PetscInt> bi, bj;         // block rows: block columns
-    std::vector<float> values;            // r * c values per block, row after row, in single precision
+    int r = 0, c = 0;              // the block shape, 0 x 0 without the block copy
+    std::vector<PetscInt> bi, bj;  // block rows: block columns
+    std::vector<float> values;     // r * c values per block, row after row, in single precision
   };
   /// The part `seqaij`, with the block copy when its pattern is whole `row_block` x `column_block` blocks of a
   /// shape the products have kernels for.

@@ -13,12 +13,11 @@
 #include "mesh/topology.hpp"
 #include "partition/collective.hpp"
 #include "partition/partition.hpp"
-#include "solver/assembly.hpp"
-#include "run/load_mesh.hpp"
-#include "solver/model.hpp"
-#include "linalg/multigrid_products.hpp"
-#include "solver/newton.hpp"
 #include "pbd/pbd_sweep.hpp"
+#include "run/load_mesh.hpp"
+#include "solver/assembly.hpp"
+#include "solver/model.hpp"
+#include "solver/newton.hpp"
 #include "solver/static_solver.hpp"
 
 #ifdef _OPENMP
@@ -153,19 +152,10 @@ void time_linear_solve(MPI_Comm comm, const Job& job, const std::string& cli_pet
   const LinearOperators ops = set_up_linear_solver(ksp, job, cli_petsc_options, kind, K);
   r.preconditioner = preconditioner_name(ksp);
   EDGEFEM_PETSC(VecSet(dx, 0.0));
-  MultigridProducts coarse;  // GAMG's coarse levels on our threads, as the Newton driver installs them
-  if (ops.own_products()) {  // and GAMG's Galerkin products ours (galerkin.hpp)
-    PC pc = nullptr;
-    EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
-    if (has_type(pc, {PCGAMG})) use_own_galerkin_products(K);
-  }
+  // (edgefem_gamg installs its products and uses our Galerkin products in its set-up, as in a run.)
   r.seconds_pc_setup = best_time(comm, 1, [&] {
     EDGEFEM_PETSC(KSPSetUp(ksp));
     EDGEFEM_PETSC(KSPSetUpOnBlocks(ksp));
-    PC pc = nullptr;
-    EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
-    smooth_coarse_levels_twice(pc);
-    if (ops.own_products()) coarse.install(pc);
   });
   r.seconds_ksp = best_time(comm, 1, [&] { EDGEFEM_PETSC(KSPSolve(ksp, rhs, dx)); });
   r.seconds_solve = r.seconds_pc_setup + r.seconds_ksp;

@@ -219,14 +219,14 @@ SolverSpec::Preconditioner automatic_preconditioner(const Job& job, const LocalM
   double& pc_other = out.other;
   pc_other = local ? 300.0 * static_cast<double>(tets + triangles) : e.unsmoothed;
   // Membranes' incomplete factorizations and a small time step's factorization work on a BAIJ copy of the matrix
-  // (newton.cpp, factors_block_copy).
+  // (solver/linear_solver.cpp, factors_block_copy).
   if (job.solver.block_operator && user_pc.empty()) {
     if (local && system.local_preconditioner && !option_in(options, "-sub_pc_type")) pc_other += e.block_copy;
     if (pc == P::direct && system.dynamic && job.solver.preconditioner == P::automatic &&
         !option_in(options, "-redundant_pc_type"))
       pc_other += e.block_copy;
   }
-  // Membranes' additive Schwarz on several ranks runs under GMRES(30) (newton.cpp): 31 more vectors of the local dofs.
+  // Membranes' additive Schwarz on several ranks runs under GMRES(30) (solver/linear_solver.cpp): 31 more vectors of the local dofs.
   if (pc == P::schwarz && ranks > 1 && system.local_preconditioner && system.newton_solves &&
       !option_in(options, "-ksp_type"))
     pc_other += 31.0 * 8.0 * 3.0 * static_cast<double>(mesh.n_local());
@@ -250,7 +250,7 @@ PreconditionerEstimate estimate_preconditioner(const Job& job, const LocalMesh& 
   double& pc_other = pc.other;
   if (!user_pc.empty()) {
     pc.name = user_pc;
-    pc.amg = user_pc == "gamg" || user_pc == "hypre" || user_pc == "ml";
+    pc.amg = user_pc == "edgefem_gamg" || user_pc == "gamg" || user_pc == "hypre" || user_pc == "ml";
     if (user_pc == "bjacobi" || user_pc == "asm" || user_pc == "ilu" || user_pc == "icc")
       pc_other = 300.0 * static_cast<double>(tets + triangles);
     else if (user_pc == "lu" || user_pc == "cholesky")
@@ -270,9 +270,11 @@ PreconditionerEstimate estimate_preconditioner(const Job& job, const LocalMesh& 
   // Multigrid (not hypre, which keeps its own matrix) multiplies with a BAIJ copy of the matrix.
   const bool multigrid = pc.amg && pc.name != "hypre" && job.solver.block_operator;
   const double copy = multigrid ? e.symmetric_copy : 0.0;
-  // GAMG under our multigrid products computes its Galerkin products with ours (newton.cpp).
-  const double smoothed = multigrid && pc.name == "gamg" ? e.smoothed_own_products + e.coarse_copies
-                                                         : e.smoothed + (multigrid ? e.coarse_copies : 0.0);
+  // Our GAMG (edgefem_gamg: the defaults' "gamg") computes its Galerkin products with ours (linalg/edgefem_gamg.hpp);
+  // a user's plain -pc_type gamg is PETSc's.
+  const bool own_gamg = user_pc.empty() ? pc.name == "gamg" : user_pc == "edgefem_gamg";
+  const double smoothed = multigrid && own_gamg ? e.smoothed_own_products + e.coarse_copies
+                                                : e.smoothed + (multigrid ? e.coarse_copies : 0.0);
   const double unsmoothed = e.unsmoothed + (multigrid ? e.coarse_copies_unsmoothed : 0.0);
   pc.rich = pc.amg ? (pc.lean_only ? unsmoothed : smoothed) + copy : pc_other;
   pc.lean = pc.amg ? unsmoothed + copy : pc_other;

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <string>
 
+#include "linalg/edgefem_gamg.hpp"
+
 namespace edgefem {
 namespace {
 
@@ -26,234 +28,7 @@ double pseudo_sign(std::uint64_t i) {
 /// Decades of residual reduction a linear tolerance asks for (at least one): rates per decade compare solves.
 double decades(double rtol) { return std::max(1.0, -std::log10(std::max(rtol, 1e-300))); }
 
-bool option_given(const char* name) {
-  PetscBool given = PETSC_FALSE;
-  EDGEFEM_PETSC(PetscOptionsHasName(nullptr, nullptr, name, &given));
-  return given == PETSC_TRUE;
-}
-
-/// Whether the options database, the job or the command line gives `name`.
-bool option_given(const Job& job, const std::string& cli_petsc_options, const char* name) {
-  return option_given(name) || job.petsc_options.find(name) != std::string::npos ||
-         cli_petsc_options.find(name) != std::string::npos;
-}
-
-/// Whether "-mg_levels_ksp_max_it 1" in the options database is edgefem's default (configure_linear_solver put it
-/// there for a GAMG solver), not the user's: then GAMG's levels between the finest and the coarsest smooth twice
-/// (smooth_coarse_levels_twice).
-bool g_mg_levels_default_is_ours = false;
-
-
-/// A small time-step matrix (positive definite: the mass term): PETSc's own Cholesky in reverse Cuthill-McKee
-/// order, whose solves cost less than MUMPS's on a few thousand unknowns (swinging beam: 0.0119 -> 0.0076 s per
-/// step); on several ranks the whole matrix gathered and factorized on every rank (PCREDUNDANT); by default LU of
-/// the BAIJ copy's 3x3 blocks instead (factors_block_copy). Elsewhere MUMPS:
-/// its LDL^T pivots, so the indefinite tangents of static problems (buckling, twisting) factorize too.
-bool own_cholesky(const SolverSpec& spec, const LinearSystemKind& kind) {
-  return spec.preconditioner == SolverSpec::Preconditioner::automatic && kind.dynamic;
-}
-
-/// Block Jacobi's and additive Schwarz's incomplete factorizations (the whole matrix's on one rank) factorize the
-/// BAIJ copy: ILU(kIccLevels) on 3x3 blocks. A symmetric matrix's ILU(k) is its ICC(k) in exact arithmetic (the same
-/// level-k pattern: a vertex's three unknowns are coupled whole), so CG keeps it and needs the same iterations, but
-/// PETSc's block kernels (one column index per block, MatSolve_SeqBAIJ_3) solve faster and the overlap's
-/// submatrices are extracted by blocks: hanging cloth on 2 ranks, 5,506 iterations either way, x0.72 per step
-/// (docs/solver.md). Dynamic membranes only (the mass term makes their time-step matrices positive definite): PETSc's
-/// ICC shifts a matrix that is not (Manteuffel's positive-definite shift, its default) and the block ILU cannot, so
-/// a solid whose job asks for schwarz or block-jacobi keeps ICC (the swinging beam at dt 100: with the block ILU
-/// CG met an indefinite preconditioner). Not when the user names -pc_type or -sub_pc_type (ICC needs AIJ) or turns
-/// `block_operator` off.
-///
-/// Likewise the factorization of a small time-step matrix (own_cholesky) is LU of the BAIJ copy's 3x3 blocks instead
-/// of Cholesky of the AIJ matrix: an exact factorization either way, its solves reading twice the entries but one
-/// column index per block, in PETSc's unrolled 3x3 kernels. Swinging and pulled beams: the same CG iterations and
-/// trajectory, x0.59-0.69 per step on 1 and 2 ranks (docs/solver.md). Always inside PCREDUNDANT, on one rank too:
-/// PETSc 3.18's PCLU on our SeqBAIJ matrix read past the end of its ordering's index set and crashed (valgrind),
-/// the same factorization inside PCREDUNDANT is clean. Not when the user names -pc_type or -redundant_pc_type.
-bool factors_block_copy(const Job& job, const std::string& cli_petsc_options, const LinearSystemKind& kind) {
-  using P = SolverSpec::Preconditioner;
-  const P chosen = chosen_preconditioner(job.solver, kind);
-  if (!job.solver.block_operator || option_given(job, cli_petsc_options, "-pc_type")) return false;
-  if (chosen == P::direct)
-    return own_cholesky(job.solver, kind) && !option_given(job, cli_petsc_options, "-redundant_pc_type");
-  return kind.local_preconditioner && (chosen == P::schwarz || chosen == P::block_jacobi) &&
-         !option_given(job, cli_petsc_options, "-sub_pc_type");
-}
-
-/// The preconditioner is a multigrid one, whose finest smoothers multiply with the Krylov operator.
-bool multigrid(KSP ksp) {
-  PC pc = nullptr;
-  EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
-  return has_type(pc, {PCGAMG, PCML, PCMG});
-}
-
 }  // namespace
-
-SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const LinearSystemKind& kind) {
-  using P = SolverSpec::Preconditioner;
-  if (spec.preconditioner != P::automatic) return spec.preconditioner;
-  if (kind.local_preconditioner) return P::schwarz;
-  if (kind.global_dofs > spec.direct_max_dofs) return P::gamg;
-  // A small time-step matrix on several ranks: every rank factorizes the whole of it (own_cholesky). MUMPS's
-  // parallel triangular solves cost more than GAMG's iterations (swinging beam, 2 ranks: 0.0130 vs 0.0075 s per
-  // step), GAMG more than the redundant factorization's (pulled beam, 2 ranks: 4,305 -> 970 CG iterations, the
-  // 1-rank run's, x0.77 per step), and one-level Schwarz/ICC(4) needs some 250 CG iterations per solve when the
-  // stiffness term outweighs the mass term (pulled beam, linearized Euler with stiffness damping).
-  return P::direct;
-}
-
-std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
-                                    const LinearSystemKind& kind, bool factor_blocks) {
-  using P = SolverSpec::Preconditioner;
-  PC pc = nullptr;
-  EDGEFEM_PETSC(KSPSetType(ksp, KSPCG));
-  EDGEFEM_PETSC(KSPSetTolerances(ksp, job.solver.linear_rtol, PETSC_DEFAULT, PETSC_DEFAULT, 2000));
-  EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
-  // set_default sets an option that neither the database, the job nor the command line gives (theirs win).
-  auto given = [&](const char* name) { return option_given(job, cli_petsc_options, name); };
-  auto set_default = [&](const char* name, const char* value) {
-    if (!given(name)) EDGEFEM_PETSC(PetscOptionsSetValue(nullptr, name, value));
-  };
-  const P chosen = chosen_preconditioner(job.solver, kind);
-  switch (chosen) {
-    case P::direct:
-      if (own_cholesky(job.solver, kind) && (kind.ranks > 1 || factor_blocks)) {
-        // One subcommunicator per rank: each holds the whole factor (on one rank: PCREDUNDANT for PCLU's sake,
-        // factors_block_copy).
-        EDGEFEM_PETSC(PCSetType(pc, PCREDUNDANT));
-        set_default("-redundant_pc_type", factor_blocks ? "lu" : "cholesky");
-        set_default("-redundant_pc_factor_mat_solver_type", "petsc");
-        set_default("-redundant_pc_factor_mat_ordering_type", "rcm");
-        break;
-      }
-      EDGEFEM_PETSC(PCSetType(pc, PCCHOLESKY));
-      if (own_cholesky(job.solver, kind)) {
-        EDGEFEM_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERPETSC));
-        set_default("-pc_factor_mat_ordering_type", "rcm");
-      } else {
-        EDGEFEM_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
-      }
-      break;
-    case P::block_jacobi:
-    case P::schwarz: {
-      // One rank: the one block is the whole matrix, so ICC in RCM order itself, without the block's copy at
-      // each set-up and the scatters at each application (hanging cloth: the same 3,206 CG iterations, PC set-ups
-      // 0.21 -> 0.17 s, 0.0078 -> 0.0071 s per step). PETSc's -pc_factor_* options (not -sub_pc_*) tune it.
-      if (kind.ranks == 1) {
-        EDGEFEM_PETSC(PCSetType(pc, factor_blocks ? PCILU : PCICC));
-        EDGEFEM_PETSC(PCFactorSetLevels(pc, kIccLevels));
-        EDGEFEM_PETSC(PCFactorSetMatOrderingType(pc, MATORDERINGRCM));
-        break;
-      }
-      // ICC(kIccLevels) in reverse Cuthill-McKee order on each rank's block (kIccLevels: newton.hpp).
-      // Schwarz: the blocks overlap by two layers of vertices; on the hanging cloth on 2 ranks 6,129 instead of
-      // block Jacobi's 11,664 CG iterations, 20 % less time per step (ICC(4), PC_ASM_BASIC with CG).
-      // Restricted (RAS: each rank keeps only its own rows of its block's solution, one scatter fewer per
-      // application) with right-preconditioned GMRES, which needs no symmetry and stops on the true residual: hanging
-      // cloth on 2 ranks 6,182 -> 5,506 Krylov iterations, 368 -> 367 Newton, x0.955 per step (median of 10
-      // alternating pairs); bending cloth on 3 ranks 145 -> 127 Newton. Membranes only: not for linearized Euler's one
-      // tight solve per step (55 iterations a solve: GMRES's growing orthogonalization and restarts cost more than
-      // CG's, x1.24 per step), not for solids whose job asks for `schwarz` (the swinging beam at dt 100: GMRES(30)
-      // stalls where CG converges), nor with a -ksp_type of the user's (CG, say): there the symmetric PC_ASM_BASIC.
-      if (chosen == P::schwarz) {
-        EDGEFEM_PETSC(PCSetType(pc, PCASM));
-        if (given("-ksp_type") || !kind.newton_solves || !kind.local_preconditioner) {
-          EDGEFEM_PETSC(PCASMSetType(pc, PC_ASM_BASIC));
-        } else {
-          EDGEFEM_PETSC(PCASMSetType(pc, PC_ASM_RESTRICT));
-          EDGEFEM_PETSC(KSPSetType(ksp, KSPGMRES));
-          EDGEFEM_PETSC(KSPSetPCSide(ksp, PC_RIGHT));
-        }
-        EDGEFEM_PETSC(PCASMSetOverlap(pc, 2));
-      } else {
-        EDGEFEM_PETSC(PCSetType(pc, PCBJACOBI));
-      }
-      set_default("-sub_pc_type", factor_blocks ? "ilu" : "icc");
-      set_default("-sub_pc_factor_levels", std::to_string(kIccLevels).c_str());
-      set_default("-sub_pc_factor_mat_ordering_type", "rcm");
-      break;
-    }
-    case P::hypre:
-      EDGEFEM_PETSC(PCSetType(pc, PCHYPRE));
-      EDGEFEM_PETSC(PCHYPRESetType(pc, "boomeramg"));
-      break;
-    case P::gamg:
-    case P::automatic:
-      // PETSc's GAMG defaults. A graph threshold of 0.02 saves 9-10 % on the slender cantilever but makes the
-      // set-up on a cube 1.6-2.4 times as expensive (docs/solver.md): not a default. Unsmoothed aggregation when
-      // the job asks for it or the memory plan chose it (run/memory_budget.hpp).
-      EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
-      if (job.solver.aggregation == SolverSpec::Aggregation::unsmoothed) set_default("-pc_gamg_agg_nsmooths", "0");
-      // Chebyshev of degree 1 instead of PETSc's 2 on the finest level: 30-50 % more CG iterations, each a third
-      // cheaper (two fine-level products fewer per V-cycle); less time in CG on the cantilever and the cube at
-      // nu = 0.3 and 0.49 alike. The levels between the finest and the coarsest keep 2 (smooth_coarse_levels_twice,
-      // after each set-up: a level's count is known only then; docs/solver.md). Not when the user picks another
-      // preconditioner (ML, hypre) or gives -mg_levels_ksp_max_it.
-      if (!given("-pc_type") && !given("-mg_levels_ksp_max_it")) {
-        EDGEFEM_PETSC(PetscOptionsSetValue(nullptr, "-mg_levels_ksp_max_it", "1"));
-        g_mg_levels_default_is_ours = true;
-      }
-      // The coarsest level up to 1000 unknowns instead of PETSc's 50, solved exactly (LU on one rank, as GAMG puts
-      // its coarsest level): the cantilever's 600-unknown level is then the coarsest instead of being smoothed
-      // above a 36-unknown one; 328 -> 295 CG iterations and one level fewer to visit on 2 ranks (x0.946 whole
-      // runs), on the cube one level fewer to set up (docs/solver.md).
-      if (!given("-pc_type")) set_default("-pc_gamg_coarse_eq_limit", "1000");
-      break;
-  }
-  PCType ours = nullptr;
-  EDGEFEM_PETSC(PCGetType(pc, &ours));
-  std::string chosen_type = ours;
-  if (!job.petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, job.petsc_options.c_str()));
-  if (!cli_petsc_options.empty()) EDGEFEM_PETSC(PetscOptionsInsertString(nullptr, cli_petsc_options.c_str()));
-  EDGEFEM_PETSC(KSPSetFromOptions(ksp));
-  return chosen_type;
-}
-
-void smooth_coarse_levels_twice(PC pc) {
-  if (!g_mg_levels_default_is_ours || !has_type(pc, {PCGAMG})) return;
-  PetscInt n_levels = 0;
-  EDGEFEM_PETSC(PCMGGetLevels(pc, &n_levels));
-  // The database's options as one string (the job's and the command line's are in it): PetscOptionsHasName would
-  // also find -mg_levels_ksp_max_it under a level's name (PETSc's fall-back from -mg_levels_N_ to -mg_levels_).
-  char* all = nullptr;
-  EDGEFEM_PETSC(PetscOptionsGetAll(nullptr, &all));
-  const std::string options = std::string(" ") + (all ? all : "") + " ";
-  EDGEFEM_PETSC(PetscFree(all));
-  for (PetscInt l = 1; l + 1 < n_levels; ++l) {
-    const std::string name = " -mg_levels_" + std::to_string(l) + "_ksp_max_it ";
-    if (options.find(name) != std::string::npos) continue;  // the user's for this level
-    KSP smoother = nullptr;
-    EDGEFEM_PETSC(PCMGGetSmoother(pc, l, &smoother));
-    EDGEFEM_PETSC(KSPSetTolerances(smoother, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 2));
-  }
-}
-
-LinearOperators set_up_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
-                                     const LinearSystemKind& kind, Mat matrix) {
-  LinearOperators ops;
-  if (factors_block_copy(job, cli_petsc_options, kind)) ops.block = BlockOperator::create(matrix);
-  ops.block_preconditioner = ops.block.has_value();  // no copy (its blocks not stored whole): ICC of the AIJ matrix
-  ops.pc_type = configure_linear_solver(ksp, job, cli_petsc_options, kind, ops.block_preconditioner);
-  if (!ops.block && job.solver.block_operator && multigrid(ksp)) ops.block = BlockOperator::create(matrix, true);
-  EDGEFEM_PETSC(KSPSetOperators(ksp, ops.krylov(matrix), ops.preconditioner(matrix)));
-  return ops;
-}
-
-std::string default_preconditioner_name(const SolverSpec& spec, const LinearSystemKind& kind, bool block_factors) {
-  const std::string levels = "(" + std::to_string(kIccLevels) + ")";
-  const std::string icc = block_factors ? "ILU" + levels + " on 3x3 blocks" : "ICC" + levels;
-  switch (chosen_preconditioner(spec, kind)) {
-    case SolverSpec::Preconditioner::direct:
-      if (!own_cholesky(spec, kind)) return "Cholesky (MUMPS)";
-      if (block_factors)
-        return kind.ranks == 1 ? "LU (PETSc, RCM, 3x3 blocks)" : "LU (PETSc, RCM, 3x3 blocks, redundant on every rank)";
-      return kind.ranks == 1 ? "Cholesky (PETSc, RCM)" : "Cholesky (PETSc, RCM, redundant on every rank)";
-    case SolverSpec::Preconditioner::block_jacobi: return kind.ranks == 1 ? icc : "block Jacobi/" + icc;
-    case SolverSpec::Preconditioner::schwarz: return kind.ranks == 1 ? icc : "additive Schwarz/" + icc;
-    case SolverSpec::Preconditioner::hypre: return "hypre BoomerAMG";
-    default: return spec.aggregation == SolverSpec::Aggregation::unsmoothed ? "GAMG (unsmoothed aggregation)" : "GAMG";
-  }
-}
 
 NewtonStats& NewtonStats::operator+=(const NewtonStats& o) {
   newton_iterations += o.newton_iterations;
@@ -337,8 +112,11 @@ NewtonDriver::NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
   estimate_eigenvalue_ = own_lag_ && spec_.reuse_preconditioner && spec_.rebuild_eigenvalue > 0.0 &&
-                         has_type(ksp, {KSPCG}) && has_type(pc, {PCGAMG});
+                         has_type(ksp, {KSPCG}) && has_type(pc, {kPcEdgefemGamg, PCGAMG});
   if (estimate_eigenvalue_) EDGEFEM_PETSC(KSPSetComputeSingularValues(ksp, PETSC_TRUE));
+  // Our products need our lag: under PETSc's (-snes_lag_preconditioner) every set-up is GAMG's own, as it was
+  // when the driver installed the products around the set-ups it ran itself.
+  if (!own_lag_) edgefem_gamg_set_own_products(pc, false);
 }
 
 NewtonDriver::~NewtonDriver() = default;
@@ -385,7 +163,6 @@ PetscErrorCode NewtonDriver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
       self->need_floor_ = false;
     }
     self->prepare_preconditioner();
-    self->smooth_coarse_levels();
     self->apply_forcing();
   }));
   return 0;
@@ -422,7 +199,7 @@ double NewtonDriver::setup_cost_in_iterations() const {
   // does a restart). docs/solver.md, "Preconditioner reuse", has the measurements.
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPGetPC(ksp(), &pc));
-  if (has_type(pc, {PCGAMG})) return 60.0;
+  if (has_type(pc, {kPcEdgefemGamg, PCGAMG})) return 60.0;
   if (has_type(pc, {PCHYPRE, PCML, PCMG})) return 30.0;
   if (has_type(pc, {PCCHOLESKY, PCLU, PCREDUNDANT})) return 15.0;
   if (has_type(pc, {PCBJACOBI, PCASM, PCICC, PCILU})) return 3.0;
@@ -443,18 +220,9 @@ void NewtonDriver::prepare_preconditioner() {
   KSP k = ksp();
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPGetPC(k, &pc));
-  // A GAMG hierarchy is rebuilt with the interpolations it has (so does GAMG's own rebuild): our Galerkin products
-  // recompute its coarse operators and PETSc keeps the rest (multigrid_products.hpp).
-  const double t0 = wall();
-  // The corotational interpolation: the finest interpolation's rows turned by each vertex's rotation from the rest
-  // state, where the set-up made them (multigrid_products.hpp).
-  std::vector<double> rotations;
-  if (rebuild && pc_ready_ && spec_.corotational && problem_.vertex_rotations && coarse_products_.installed())
-    rotations = problem_.vertex_rotations();
-  const bool own_rebuild = rebuild && pc_ready_ && coarse_products_.update_coarse_operators(pc, rotations);
   // SNES applies this lag right after the Jacobian callback: -2 = rebuild now, -1 = keep.
-  EDGEFEM_PETSC(SNESSetLagPreconditioner(snes_, rebuild && !own_rebuild ? -2 : -1));
-  EDGEFEM_PETSC(KSPSetReusePreconditioner(k, rebuild && !own_rebuild ? PETSC_FALSE : PETSC_TRUE));
+  EDGEFEM_PETSC(SNESSetLagPreconditioner(snes_, rebuild ? -2 : -1));
+  EDGEFEM_PETSC(KSPSetReusePreconditioner(k, rebuild ? PETSC_FALSE : PETSC_TRUE));
   // PCREDUNDANT's own KSP factorizes again whenever its matrix changes; on one rank that matrix is ours (no gathered
   // copy), changed at every Jacobian: it must follow the outer KSP's reuse.
   if (has_type(pc, {PCREDUNDANT}) && pc_ready_) {
@@ -464,15 +232,19 @@ void NewtonDriver::prepare_preconditioner() {
   }
   reused_in_solve_ = !rebuild;
   if (!rebuild) return;
-  if (!own_rebuild) {
-    coarse_products_.remove(pc);  // GAMG's set-up works on its own matrices
-    // GAMG's coarse operators by our Galerkin products from the first set-up on (galerkin.hpp).
-    if (linear_.own_products() && has_type(pc, {PCGAMG})) use_own_galerkin_products(linear_.preconditioner(matrix_));
-    EDGEFEM_PETSC(KSPSetOperators(k, linear_.krylov(matrix_), linear_.preconditioner(matrix_)));
-    EDGEFEM_PETSC(KSPSetUp(k));
-    EDGEFEM_PETSC(KSPSetUpOnBlocks(k));  // block Jacobi factorizes its blocks here
-    if (linear_.own_products()) coarse_products_.install(pc);
+  // A multigrid hierarchy is rebuilt with the interpolations it has (so does GAMG's own rebuild): edgefem_gamg
+  // recomputes its coarse operators by our Galerkin products and PETSc keeps the rest (linalg/edgefem_gamg.hpp),
+  // the finest interpolation's rows turned first by each vertex's rotation from the rest state, where the set-up
+  // made them (the corotational interpolation). Other preconditioners are set up anew.
+  if (pc_ready_) {
+    std::function<std::vector<double>()> rotations;
+    if (spec_.corotational && problem_.vertex_rotations) rotations = problem_.vertex_rotations;
+    edgefem_gamg_request_coarse_rebuild(pc, std::move(rotations));
   }
+  const double t0 = wall();
+  EDGEFEM_PETSC(KSPSetOperators(k, linear_.krylov(matrix_), linear_.preconditioner(matrix_)));
+  EDGEFEM_PETSC(KSPSetUp(k));
+  EDGEFEM_PETSC(KSPSetUpOnBlocks(k));  // block Jacobi factorizes its blocks here
   stats_.seconds_pc_setup += wall() - t0;
   ++stats_.pc_setups;
   pc_ready_ = true;
@@ -502,14 +274,6 @@ double forcing_term(const SolverSpec& spec, double last_norm, double previous_no
   constexpr double loosest = 0.5;
   if (last_norm > 0.0) eta = std::max(eta, std::min(loosest, 0.1 * target / last_norm));
   return std::max(eta, spec.linear_rtol);
-}
-
-void NewtonDriver::smooth_coarse_levels() {
-  // Before every linear solve: set after the set-up alone, the counts were back at the options database's one step
-  // when the next Newton iteration's solve began (PETSc re-reads its options into the level smoothers).
-  PC pc = nullptr;
-  EDGEFEM_PETSC(KSPGetPC(ksp(), &pc));
-  smooth_coarse_levels_twice(pc);
 }
 
 void NewtonDriver::apply_forcing() {
@@ -715,8 +479,8 @@ bool NewtonDriver::switch_to_gmres_if_indefinite() {
                             KSPConvergedReasons[reason],
                             for_good ? "for the rest of the run (the third time)" : "for this solve"));
   if (own_norm_) EDGEFEM_PETSC(KSPSetNormType(k, KSP_NORM_PRECONDITIONED));  // the true residual's is CG's (forcing)
-  EDGEFEM_PETSC(KSPSetType(k, KSPGMRES));  // frees CG's Lanczos arrays
-  if (estimate_eigenvalue_) {  // see the constructor
+  EDGEFEM_PETSC(KSPSetType(k, KSPGMRES));                                    // frees CG's Lanczos arrays
+  if (estimate_eigenvalue_) {                                                // see the constructor
     EDGEFEM_PETSC(KSPSetComputeSingularValues(k, PETSC_FALSE));
     estimate_eigenvalue_ = false;
   }
@@ -828,7 +592,6 @@ NewtonResult NewtonDriver::solve_linear(Vec b, Vec y, const std::string& label, 
   EDGEFEM_PETSC(KSPGetTolerances(k, &rtol_linear, nullptr, nullptr, nullptr));
   for (int attempt = 0;; ++attempt) {
     prepare_preconditioner();
-    smooth_coarse_levels();
     EDGEFEM_PETSC(KSPSetTolerances(k, rtol_linear, PETSC_DEFAULT, PETSC_DEFAULT, iteration_limit(rtol_linear)));
     EDGEFEM_PETSC(KSPSolve(k, b, y));
     if (!problem_.identity_rows.empty()) {  // the identity rows' solution is b's, exactly
@@ -872,7 +635,7 @@ void Extrapolator::set_slope(Vec dx, double s) {
   slope_set_ = false;
   const double ds = s - s_[0];
   if (order_ != 2 || count_ != 1 || ds == 0.0 || !std::isfinite(ds)) return;  // (only order 2 uses a slope)
-  if (!slope_.get()) EDGEFEM_PETSC(VecDuplicate(dx, slope_.address()));  // the first time: static load steps only
+  if (!slope_.get()) EDGEFEM_PETSC(VecDuplicate(dx, slope_.address()));       // the first time: static load steps only
   EDGEFEM_PETSC(VecAXPBY(slope_, 1.0 / ds, 0.0, dx));
   slope_s_ = s_[0];
   slope_set_ = true;

@@ -6,7 +6,8 @@
 ///  - inexact Newton: Eisenstat–Walker forcing terms (PETSc's, with our bounds) or a fixed KSP tolerance;
 ///  - preconditioner reuse: the preconditioner is kept across Newton iterations, load and time steps, and rebuilt
 ///    when the extra KSP time it costs exceeds a fraction of a set-up, when a solve fails with it (a solve with a
-///    kept one stops at twice the cost of a new one), or on request;
+///    kept one stops at twice the cost of a new one), or on request (the policy; the set-ups themselves are the
+///    preconditioner's: edgefem_gamg, linalg/edgefem_gamg.hpp, rebuilds its coarse operators cheaply when asked);
 ///  - a step rule (full step with a critical-point fallback by default);
 ///  - convergence: |R| <= max(atol, rtol |R_ref|, the round-off floor |J d|, d twice the rms rounding of the positions),
 ///    or stagnation (|R| falling by less than half) within ten times that floor, or a relative step below 1e-14
@@ -26,10 +27,9 @@
 #include <vector>
 
 #include "io/job.hpp"
-#include "solver/assembly_times.hpp"
-#include "linalg/block_operator.hpp"
-#include "linalg/multigrid_products.hpp"
 #include "linalg/petsc_util.hpp"
+#include "solver/assembly_times.hpp"
+#include "solver/linear_solver.hpp"
 
 namespace edgefem {
 
@@ -68,40 +68,9 @@ struct NewtonProblem {
   /// driver sets these entries of every step exactly (to the residual's own, the identity's solution).
   std::vector<PetscInt> identity_rows;
   /// Optional: each owned vertex's rotation from the reference to the positions of the last Jacobian (9 per vertex,
-  /// row-major); a rebuild of GAMG's coarse operators then rotates the finest interpolation's rows by them.
+  /// row-major); edgefem_gamg's rebuild of its coarse operators then rotates the finest interpolation's rows by them.
   std::function<std::vector<double>()> vertex_rotations;
 };
-
-/// What the caller knows about its systems, for the default linear solver.
-struct LinearSystemKind {
-  long long global_dofs = 0;
-  bool local_preconditioner = false;  ///< dynamic membranes: GAMG builds an indefinite preconditioner there
-  bool dynamic = false;               ///< a time step's matrix (mass term included): positive definite
-  bool newton_solves = true;          ///< inexact Newton steps; false: linearized Euler's one tight solve per step
-  int ranks = 1;
-};
-
-/// Fill levels of the incomplete Cholesky factorization that block Jacobi and additive Schwarz use (ICC itself on
-/// one rank). Hanging cloth, medians of 7 alternating pairs of whole runs: ICC(2) takes 0.88 of ICC(4)'s time per
-/// step on 2 ranks (more CG iterations, 5,203 -> 6,329, each cheaper, and cheaper set-ups) and 0.94 on 1 rank;
-/// ICC(3) sits between, ICC(1) needs 1.8 times the iterations.
-inline constexpr int kIccLevels = 2;
-
-/// The preconditioner `solver.linear.preconditioner` means for `kind` (`auto` resolved; docs/solver.md's table).
-SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const LinearSystemKind& kind);
-
-/// Human-readable name of the preconditioner the defaults choose (for the run header and docs); `block_factors`:
-/// the incomplete factorizations are ILU on the BAIJ copy's 3x3 blocks instead of ICC (set_up_linear_solver).
-std::string default_preconditioner_name(const SolverSpec& spec, const LinearSystemKind& kind,
-                                        bool block_factors = false);
-
-/// Our defaults on `ksp` (CG with `solver.linear.rtol`, the preconditioner `solver.linear.preconditioner` chooses
-/// for `kind`), then the job's PETSc options, then the command line's (which win); KSPSetFromOptions. Returns the
-/// PETSc type of the preconditioner our defaults set (before those options). `factor_blocks`: block Jacobi's,
-/// additive Schwarz's (and on one rank the whole matrix's) incomplete factorization is ILU(kIccLevels), for a BAIJ
-/// preconditioning matrix, instead of ICC (which needs AIJ).
-std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
-                                    const LinearSystemKind& kind, bool factor_blocks = false);
 
 /// The linear tolerance of a Newton iteration under `forcing: eisenstat-walker` (docs/solver.md "Inexact
 /// Newton"): `eta_max` at the first iteration (`previous_norm` <= 0), else Eisenstat and Walker's choice 2,
@@ -109,8 +78,7 @@ std::string configure_linear_solver(KSP ksp, const Job& job, const std::string& 
 /// never tighter than the Newton target needs (0.1 target / |R_k|, up to 0.5: eta |R_k| is the linear part of the
 /// next residual, so that leaves it a tenth of the target, and such a last solve may be looser than `eta_max`)
 /// nor than `solver.linear.rtol`.
-double forcing_term(const SolverSpec& spec, double last_norm, double previous_norm, double previous_eta,
-                    double target);
+double forcing_term(const SolverSpec& spec, double last_norm, double previous_norm, double previous_eta, double target);
 
 /// Whether the CG solve of a Newton iteration with linear tolerance `eta` at |R_k| = `last_norm` stops on the true
 /// residual |b - A x| instead of the preconditioned one: when it is meant to end the load step, i.e. its linear
@@ -118,31 +86,6 @@ double forcing_term(const SolverSpec& spec, double last_norm, double previous_no
 [[nodiscard]] inline bool stops_on_true_residual(double eta, double last_norm, double target) {
   return last_norm > 0.0 && eta * last_norm <= target;
 }
-
-/// After a set-up of `pc`: when it is GAMG with edgefem's smoothing default (one Chebyshev step per level, no
-/// -mg_levels_ksp_max_it of the user's), the levels between the finest and the coarsest smooth with two steps, as
-/// PETSc's default has them (a level's own -mg_levels_<l>_ksp_max_it wins). They are small: a second step costs a
-/// fraction of a fine-level product and improves the coarse-grid correction (docs/solver.md). Not collective.
-void smooth_coarse_levels_twice(PC pc);
-
-/// The matrices a KSP works with besides the assembled AIJ matrix.
-struct LinearOperators {
-  std::string pc_type;                 ///< the PETSc type our defaults chose (configure_linear_solver)
-  std::optional<BlockOperator> block;  ///< the BAIJ copy (linalg/block_operator.hpp), if any
-  bool block_preconditioner = false;   ///< the preconditioner is built from the copy too, not only multiplied with
-  /// Multigrid multiplies through our own products (the copy's, and GAMG's coarse levels': MultigridProducts).
-  [[nodiscard]] bool own_products() const { return block && !block_preconditioner; }
-  [[nodiscard]] Mat krylov(Mat aij) const { return own_products() ? block->product() : block ? block->matrix() : aij; }
-  [[nodiscard]] Mat preconditioner(Mat aij) const { return block_preconditioner ? block->matrix() : aij; }
-};
-
-/// configure_linear_solver on `ksp` and its operators for the assembled AIJ `matrix`, with `job.solver.block_operator`
-/// a BAIJ copy (updated after each assembly by the caller): multigrid's Krylov method and finest smoothers multiply
-/// with it (GAMG's set-up keeps the AIJ matrix); the incomplete factorizations of block Jacobi and additive Schwarz
-/// factorize it (ILU on 3x3 blocks; not when the user names -pc_type or -sub_pc_type). KSPSetOperators done.
-/// Collective.
-LinearOperators set_up_linear_solver(KSP ksp, const Job& job, const std::string& cli_petsc_options,
-                                     const LinearSystemKind& kind, Mat matrix);
 
 class NewtonDriver {
  public:
@@ -197,8 +140,6 @@ class NewtonDriver {
   /// The residual norm the current solve stops at: max(atol, rtol |R_ref|, the round-off floor).
   [[nodiscard]] double target() const { return std::max({atol_, rtol_ * std::max(reference_norm_, 0.0), floor_}); }
   /// The KSP tolerance of the coming linear solve (the forcing term).
-  /// smooth_coarse_levels_twice on the KSP's preconditioner (before each linear solve).
-  void smooth_coarse_levels();
   void apply_forcing();
   /// The coming solve's KSP iteration limit: with a reused preconditioner twice what a new one would cost (its
   /// fresh rate for `rtol`'s decades plus a set-up), so a solve the old preconditioner no longer suits stops early
@@ -230,7 +171,6 @@ class NewtonDriver {
   /// The preconditioner's type our defaults chose, and the BAIJ copy of matrix_ if the Krylov method multiplies with
   /// it (multigrid) or the preconditioner factorizes it (block Jacobi, Schwarz).
   LinearOperators linear_;
-  MultigridProducts coarse_products_;  // GAMG's coarse levels on our threads (with the BAIJ product)
   PetscOwner<SNES, SNESDestroy> snes_;
   PetscOwner<Vec, VecDestroy> r_, work_;
   bool own_lag_ = true;         ///< false when -snes_lag_preconditioner is given (PETSc's lag then rules)
@@ -252,10 +192,10 @@ class NewtonDriver {
   // A preconditioner kept from the last step that failed at the next step's first iteration (hanging cloth: the
   // tangent changes fast between time steps) is rebuilt at the start of the following solves, for a run of them
   // that doubles each time the old one fails again at a start (and is forgotten when it serves a start).
-  int fresh_starts_ = 0;          ///< solves still to start with a new preconditioner
-  int fresh_start_run_ = 0;       ///< the length of the last run of them
-  bool at_start_ = false;         ///< the coming linear solve is the solve's first
-  bool start_reused_ = false;     ///< the solve's first linear solve reused the preconditioner
+  int fresh_starts_ = 0;       ///< solves still to start with a new preconditioner
+  int fresh_start_run_ = 0;    ///< the length of the last run of them
+  bool at_start_ = false;      ///< the coming linear solve is the solve's first
+  bool start_reused_ = false;  ///< the solve's first linear solve reused the preconditioner
   // The current solve.
   std::string label_;
   double reference_norm_ = 0.0, floor_ = 0.0, last_norm_ = 0.0, previous_norm_ = 0.0, atol_ = 0.0, rtol_ = 0.0;

@@ -19,8 +19,8 @@
 
 #include "io/checkpoint.hpp"
 #include "io/job.hpp"
-#include "solver/dynamic_solver.hpp"
 #include "linalg/petsc_util.hpp"
+#include "solver/dynamic_solver.hpp"
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {
@@ -443,7 +443,7 @@ TEST(Dynamics, ExtrapolatedPredictorKeepsTheIntegratorsConvergenceTarget) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 6. Membranes' incomplete factorizations work on the BAIJ copy (solver.linear.block_operator, newton.cpp).
+// 6. Membranes' incomplete factorizations work on the BAIJ copy (solver.linear.block_operator, linear_solver.cpp).
 
 /// Two runs of one job, with the BAIJ copy factorized and without: iteration totals and the positions' difference.
 struct BlocksVersusMatrix {

@@ -30,7 +30,7 @@ using namespace dynamics_testing;  // tests/support/dynamics_testing.hpp
 
 /// Gravity, Rayleigh damping, a clamped end, a prescribed displacement of the middle section that follows a
 /// ramp schedule, and a damped attachment at the tip whose anchor follows a path.
-std::string loaded_yaml(const std::string& integrator, int steps, const std::string& pc = "gamg") {
+std::string loaded_yaml(const std::string& integrator, int steps, const std::string& pc = "edgefem_gamg") {
   char buffer[2048];
   std::snprintf(buffer, sizeof buffer,
                 "mesh:\n"

@@ -71,7 +71,7 @@ double from_rank0(double value) { return from_rank0(std::array<double, 1>{value}
 const std::string kSolver =
     "solver:\n"
     "  newton: {rtol: 1.0e-12, atol: 1.0e-14, max_it: 30}\n"
-    "  petsc: \"-ksp_type cg -pc_type gamg -ksp_rtol 1e-12 -ksp_atol 1e-50 -snes_linesearch_atol 1e-300\"\n";
+    "  petsc: \"-ksp_type cg -pc_type edgefem_gamg -ksp_rtol 1e-12 -ksp_atol 1e-50 -snes_linesearch_atol 1e-300\"\n";
 
 // ---------------------------------------------------------------------------------------------------------
 // Meshes written by the test (Gmsh 2.2 ASCII): triangles tagged 1, boundary lines 11 (left), 12 (right),

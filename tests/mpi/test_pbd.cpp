@@ -55,7 +55,7 @@ std::string beam_yaml(const std::string& integrator, const std::string& extra, c
          integrator + "\n" + extra +
          "solver:\n"
          "  newton: {rtol: 1.0e-13, atol: 1.0e-14, max_it: 40}\n"
-         "  petsc: \"-ksp_type cg -pc_type gamg -ksp_rtol 1e-13 -ksp_atol 1e-50\"\n";
+         "  petsc: \"-ksp_type cg -pc_type edgefem_gamg -ksp_rtol 1e-13 -ksp_atol 1e-50\"\n";
 }
 
 Job job_of(const std::string& name, const std::string& yaml) { return mpitest::job_from_yaml(scratch(), name, yaml); }

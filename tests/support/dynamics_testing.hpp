@@ -44,7 +44,7 @@ inline Job job_from_yaml(const std::string& name, const std::string& yaml) {
 
 /// Tight tolerances for every job of this executable. PETSc options go to the process-wide options database
 /// and stay there, so every job names all the options it relies on, the preconditioner included.
-inline std::string tight_solver(const std::string& pc = "gamg") {
+inline std::string tight_solver(const std::string& pc = "edgefem_gamg") {
   return "solver:\n"
          "  newton: {rtol: 1.0e-12, atol: 1.0e-13, max_it: 30}\n"
          "  petsc: \"-ksp_type cg -pc_type " +
