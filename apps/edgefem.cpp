@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "linalg/edgefem_gamg.hpp"
 #include "run/bench.hpp"
 #include "run/info.hpp"
 #include "run/run_job.hpp"
@@ -122,6 +123,7 @@ int main(int argc, char** argv) {
   use_huge_pages();
   prefer_ob1_on_one_node();
   if (PetscInitialize(&argc, &argv, nullptr, nullptr) != 0) return 2;
+  register_edgefem_gamg();  // -pc_type edgefem_gamg anywhere (any options prefix), and listed by -help
   record.started_on(PETSC_COMM_WORLD);
   const int code = run_reporting_errors(PETSC_COMM_WORLD, record,
                                         [&] { return run_command(parse_arguments(argc, argv), record); });

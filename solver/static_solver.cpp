@@ -38,8 +38,7 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
   f_ext_ = assembler_.create_vector();
   attachment_diagonal_.assign(3 * static_cast<std::size_t>(mesh_.n_owned), 0.0);
   NewtonProblem problem{[this](Vec x, Vec r) { residual(x, r); }, [this](Vec x, Mat P) { jacobian(x, P); },
-                        prescribed_rows(model_)};
-  problem.vertex_rotations = [this] { return assembler_.vertex_rotations(); };
+                        prescribed_rows(model_), [this] { return assembler_.vertex_rotations(); }};
   newton_.emplace(comm_, job_, cli_petsc_options, assembler_.matrix(), x_, std::move(problem),
                   linear_system_kind(comm_, mesh_, model_, false), quiet_ || !iteration_lines);
   predictor_.emplace(x_);
