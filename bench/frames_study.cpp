@@ -1,11 +1,12 @@
-// The bending-bar study of the frame-based model (README "Frame-based models"): the job's own tet StVK solution
-// (type nodes) against frames evenly spaced on the bar's axis (snapped to vertices), for each frame count and weight
-// kind: the deflection of the vertex at the centre of the free end, its error against the tet solution, Newton
-// iterations, time to solution, and the cost of one sample (frames: energy + gradient + 6x6 Hessian blocks) against
-// one tet of the tet kernel (force + 3x3 stiffness blocks).
+// The frame-count study of the frame-based model (README and docs/design.md "Frame-based models"): the job's own tet
+// StVK solution (type nodes, the Newton reference) against the frame model for each variant and frame count. The
+// tip is the mean displacement of the vertices of one boundary region (default 12: the free end of the cantilevers).
+// Columns: tip displacement along the reference's direction, its error against the tets (positive = stiffer),
+// |u_frames - u_tets| / |u_tets| of the mean tip vector, Newton iterations, set-up and solve times, samples.
 //
-//   mpiexec -n 1 build/bench/edgefem_frames_study JOB [COUNTS (comma-separated, default 2,4,8,16)]
-// The job must generate a box [0, L] x [0, W] x [0, H] (the bar's axis is x at the centre of its y-z section).
+//   mpiexec -n 1 build/bench/edgefem_frames_study JOB [--counts 2,4,8,16] [--variants V,V,...] [--tip REGION]
+//   V = WEIGHTS[/PLACEMENT], WEIGHTS hat | harmonic, PLACEMENT job (the job's `frames: N` rule, default) | axis
+//   (evenly on the longest bounding-box axis through the box centre, the old bending-bar study's frames).
 #include <omp.h>
 #include <petscsys.h>
 
@@ -16,10 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "io/job.hpp"
-#include "materials/frame_model.hpp"
-#include "partition/partition.hpp"
 #include "frames/frames_solver.hpp"
+#include "io/job.hpp"
+#include "partition/partition.hpp"
 #include "run/load_mesh.hpp"
 #include "solver/model.hpp"
 #include "solver/static_solver.hpp"
@@ -30,125 +30,178 @@ namespace {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-LocalMesh mesh_of(const Job& job) {
-  Mesh whole = load_job_mesh(job);
-  return distribute_mesh(MPI_COMM_SELF, whole);
+std::vector<std::string> split(const std::string& text, char by) {
+  std::vector<std::string> out;
+  std::stringstream s(text);
+  for (std::string item; std::getline(s, item, by);) out.push_back(item);
+  return out;
 }
 
-LocalIndex vertex_at(const LocalMesh& mesh, const std::array<double, 3>& p) {
-  LocalIndex best = 0;
-  double d_best = 1e300;
-  for (LocalIndex v = 0; v < mesh.n_local(); ++v) {
-    double d = 0;
-    for (int c = 0; c < 3; ++c) d += std::pow(mesh.mesh.coords[3 * v + c] - p[c], 2);
-    if (d < d_best) d_best = d, best = v;
+/// The study's command line.
+struct Options {
+  std::string job;
+  std::vector<int> counts{2, 4, 8, 16};
+  std::vector<std::string> variants{"hat", "harmonic"};
+  int tip_region = 12;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    const bool has_value = a + 1 < argc;
+    if (arg == "--counts" && has_value) {
+      o.counts.clear();
+      for (const auto& c : split(argv[++a], ',')) o.counts.push_back(std::stoi(c));
+    } else if (arg == "--variants" && has_value) {
+      o.variants = split(argv[++a], ',');
+    } else if (arg == "--tip" && has_value) {
+      o.tip_region = std::stoi(argv[++a]);
+    } else if (o.job.empty() && arg[0] != '-') {
+      o.job = arg;
+    } else {
+      throw std::runtime_error("unknown argument '" + arg + "'");
+    }
   }
-  return best;
+  if (o.job.empty()) throw std::runtime_error("usage: edgefem_frames_study JOB [--counts ...] [--variants ...]");
+  return o;
+}
+
+/// Mean displacement of the vertices of `region` (x: current positions, 3 per local vertex).
+std::array<double, 3> tip_of(const LocalMesh& mesh, const std::vector<double>& x, int region) {
+  std::array<double, 3> sum{};
+  int n = 0;
+  for (LocalIndex v = 0; v < mesh.n_local(); ++v)
+    if (mesh.vertex_in_region(v, region)) {
+      for (int c = 0; c < 3; ++c) sum[c] += x[3 * v + c] - mesh.mesh.coords[3 * v + c];
+      ++n;
+    }
+  if (n == 0) throw std::runtime_error("no vertex in the tip region " + std::to_string(region));
+  for (double& s : sum) s /= n;
+  return sum;
+}
+
+double norm(const std::array<double, 3>& a) { return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
+
+/// Frames evenly spaced on the longest bounding-box axis through the box centre.
+std::vector<std::array<double, 3>> axis_positions(const LocalMesh& mesh, int n) {
+  std::array<double, 3> lo{1e300, 1e300, 1e300}, hi{-1e300, -1e300, -1e300};
+  for (LocalIndex v = 0; v < mesh.n_local(); ++v)
+    for (int c = 0; c < 3; ++c) {
+      lo[c] = std::min(lo[c], mesh.mesh.coords[3 * v + c]);
+      hi[c] = std::max(hi[c], mesh.mesh.coords[3 * v + c]);
+    }
+  int axis = 0;
+  for (int c = 1; c < 3; ++c)
+    if (hi[c] - lo[c] > hi[axis] - lo[axis]) axis = c;
+  std::vector<std::array<double, 3>> p(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i)
+    for (int c = 0; c < 3; ++c)
+      p[i][c] = c == axis ? lo[c] + (hi[c] - lo[c]) * i / std::max(1, n - 1) : 0.5 * (lo[c] + hi[c]);
+  return p;
+}
+
+/// The tet (Newton) reference: tip displacement and time.
+struct Reference {
+  std::array<double, 3> tip{};
+  double seconds = 0.0;
+  int newton = 0;
+};
+
+Reference tet_reference(const Job& job, const LocalMesh& mesh, int tip_region) {
+  Job nodes = job;
+  nodes.discretization = DiscretizationSpec{};
+  const double t0 = now();
+  StaticSolver tet(MPI_COMM_SELF, nodes, mesh, build_model(MPI_COMM_SELF, nodes, mesh), "", true);
+  const auto reports = tet.run([](int, double) {});
+  Reference r;
+  r.seconds = now() - t0;
+  for (const auto& rep : reports) r.newton += rep.newton_iterations;
+  r.tip = tip_of(mesh, tet.local_positions(), tip_region);
+  return r;
+}
+
+/// The job's discretization for one variant and frame count.
+Job variant_job(const Job& job, const LocalMesh& mesh, const std::string& variant, int n) {
+  const auto parts = split(variant, '/');
+  Job fj = job;
+  DiscretizationSpec& d = fj.discretization;
+  d.type = DiscretizationType::frames;
+  if (parts.empty() || (parts[0] != "hat" && parts[0] != "harmonic"))
+    throw std::runtime_error("variant '" + variant + "': expected weights hat or harmonic");
+  d.weights = parts[0] == "hat" ? FrameWeights::hat : FrameWeights::harmonic;
+  const std::string placement = parts.size() > 1 ? parts[1] : "job";
+  d.positions.clear();
+  d.frame_count = 0;
+  if (placement == "axis")
+    d.positions = axis_positions(mesh, n);
+  else if (placement == "job")
+    d.frame_count = n;
+  else
+    throw std::runtime_error("variant '" + variant + "': expected placement job or axis");
+  if (d.line == 0) d.line = 1;
+  return fj;
+}
+
+void study_row(const Job& job, const LocalMesh& mesh, const Reference& ref, const std::string& variant, int n,
+               int tip_region) {
+  const Job fj = variant_job(job, mesh, variant, n);
+  const Model model = build_model(MPI_COMM_SELF, fj, mesh);
+  const double t0 = now();
+  FrameSolver solver(MPI_COMM_SELF, fj, mesh, model, true);
+  const double setup = now() - t0;
+  std::vector<FrameStepReport> reports;
+  try {
+    reports = solver.run([](int, double) {});
+  } catch (const std::exception& e) {
+    std::printf("| %s | %d | failed: %s |\n", variant.c_str(), n, e.what());
+    return;
+  }
+  const double solve = now() - t0 - setup;
+  int newton = 0, held = 0;
+  for (const auto& r : reports) newton += r.newton_iterations;
+  for (const int h : solver.held()) held += h;
+  const auto tip = tip_of(mesh, solver.local_positions(), tip_region);
+  const double scale = norm(ref.tip);
+  double along = 0.0;
+  std::array<double, 3> diff{};
+  for (int c = 0; c < 3; ++c) along += tip[c] * ref.tip[c] / scale, diff[c] = tip[c] - ref.tip[c];
+  std::printf("| %s | %d | %d | %.5f | %+.1f %% | %.1f %% | %d | %.3f | %.3f | %lld |\n", variant.c_str(), n,
+              6 * (n - held), along, 100.0 * (scale - along) / scale, 100.0 * norm(diff) / scale, newton, setup, solve,
+              solver.n_samples_global());
+  std::fflush(stdout);
+}
+
+void study(const Options& o) {
+  const Job job = read_job(o.job);
+  const LocalMesh mesh = distribute_mesh(MPI_COMM_SELF, load_job_mesh(job));
+  const Reference ref = tet_reference(job, mesh, o.tip_region);
+  std::printf("%s: %lld vertices, %lld tets, %s, E %g, nu %g; %d thread(s), 1 rank\n", o.job.c_str(),
+              static_cast<long long>(mesh.n_global_vertices), static_cast<long long>(mesh.n_global_cells),
+              std::string(job.materials[0].model->name).c_str(), job.materials[0].young, job.materials[0].poisson,
+              omp_get_max_threads());
+  std::printf(
+      "tets (Newton reference): mean tip displacement (%.5f, %.5f, %.5f), |u| %.5f, %d Newton iterations, "
+      "%.3f s\n\n",
+      ref.tip[0], ref.tip[1], ref.tip[2], norm(ref.tip), ref.newton, ref.seconds);
+  std::printf(
+      "| variant | frames | unknowns | tip along ref | error (stiffer +) | vector error | Newton its | set-up (s) | "
+      "solve (s) | samples |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const auto& variant : o.variants)
+    for (const int n : o.counts) study_row(job, mesh, ref, variant, n, o.tip_region);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   PetscInitialize(&argc, &argv, nullptr, nullptr);
-  {
-    if (argc < 2) {
-      std::fprintf(stderr, "usage: edgefem_frames_study JOB [COUNTS]\n");
-      return 2;
-    }
-    Job job = read_job(argv[1]);
-    std::vector<int> counts = {2, 4, 8, 16};
-    if (argc > 2) {
-      counts.clear();
-      std::stringstream s(argv[2]);
-      for (std::string item; std::getline(s, item, ',');) counts.push_back(std::stoi(item));
-    }
-    if (!job.generate) {
-      std::fprintf(stderr, "the study needs a generated box\n");
-      return 2;
-    }
-    const auto size = job.generate->size;
-    const std::array<double, 3> tip_point{size[0], 0.5 * size[1], 0.5 * size[2]};
-    const int threads = omp_get_max_threads();
-
-    // The tet solution.
-    Job nodes = job;
-    nodes.discretization = DiscretizationSpec{};
-    const LocalMesh mesh = mesh_of(nodes);
-    const LocalIndex tip = vertex_at(mesh, tip_point);
-    double t0 = now();
-    StaticSolver tet(MPI_COMM_SELF, nodes, mesh, build_model(MPI_COMM_SELF, nodes, mesh), "", true);
-    const auto tet_reports = tet.run([](int, double) {});
-    const double tet_seconds = now() - t0;
-    int tet_newton = 0;
-    for (const auto& r : tet_reports) tet_newton += r.newton_iterations;
-    const auto x_tet = tet.local_positions();
-    const double w_tet = x_tet[3 * tip + 2] - mesh.mesh.coords[3 * tip + 2];
-    // Tet kernel cost: force + stiffness blocks of every tet, best of 5.
-    const TetFormulation& formulation = *tet.model().formulations.front();
-    std::vector<double> f(x_tet.size()), blocks(9 * formulation.block_pattern().size());
-    double tet_kernel = 1e300;
-    for (int r = 0; r < 5; ++r) {
-      t0 = now();
-      formulation.force_and_stiffness(x_tet, f, blocks);
-      tet_kernel = std::min(tet_kernel, now() - t0);
-    }
-    const double n_tets = static_cast<double>(mesh.mesh.n_tets());
-    std::printf("bar %g x %g x %g, %lld vertices, %lld tets, %s, E %g, nu %g; %d thread(s), 1 rank\n", size[0], size[1],
-                size[2], static_cast<long long>(mesh.n_global_vertices), static_cast<long long>(mesh.n_global_cells),
-                std::string(job.materials[0].model->name).c_str(), job.materials[0].young, job.materials[0].poisson,
-                threads);
-    std::printf(
-        "tet solution (%s): tip deflection %.6f, %d Newton iterations, %.3f s to solution; kernel f+K %.3f us/tet\n",
-        std::string(job.materials[0].model->name).c_str(), w_tet, tet_newton, tet_seconds, 1e6 * tet_kernel / n_tets);
-    std::printf(
-        "\n| weights | frames | unknowns | tip deflection | error vs tets | end-point distance / length | Newton its | "
-        "time to solution (s) | us per sample (f + K) |\n|---|---|---|---|---|---|---|---|---|\n");
-    for (const FrameWeights weights : {FrameWeights::hat, FrameWeights::harmonic}) {
-      for (const int n : counts) {
-        Job fj = job;
-        fj.discretization.type = DiscretizationType::frames;
-        fj.discretization.weights = weights;
-        fj.discretization.frame_count = 0;
-        fj.discretization.positions.clear();
-        for (int i = 0; i < n; ++i)
-          fj.discretization.positions.push_back({size[0] * i / (n - 1), 0.5 * size[1], 0.5 * size[2]});
-        const Model model = build_model(MPI_COMM_SELF, fj, mesh);
-        t0 = now();
-        FrameSolver solver(MPI_COMM_SELF, fj, mesh, model, true);
-        std::vector<FrameStepReport> reports;
-        try {
-          reports = solver.run([](int, double) {});
-        } catch (const std::exception& e) {
-          std::printf("| %s | %d | - | failed: %s |\n", std::string(to_string(weights)).c_str(), n, e.what());
-          continue;
-        }
-        const double seconds = now() - t0;
-        int newton = 0;
-        for (const auto& r : reports) newton += r.newton_iterations;
-        const auto x = solver.local_positions();
-        const double w = x[3 * tip + 2] - mesh.mesh.coords[3 * tip + 2];
-        int held = 0;
-        for (const int h : solver.held()) held += h;
-        // Sample cost: one evaluation with the Hessian at the solution, best of 3.
-        double best = 1e300;
-        for (int r = 0; r < 3; ++r) {
-          frames::FrameSystem sys;
-          const double s0 = now();
-          solver.evaluate(solver.poses(), 1.0, true, sys);
-          best = std::min(best, now() - s0);
-        }
-        // The paper's measure (Gilles et al. §5: "the end point within 2.5 % of the bar length"): the distance
-        // between the two solutions' tip positions over the bar's length.
-        double d2 = 0.0;
-        for (int c = 0; c < 3; ++c) d2 += (x[3 * tip + c] - x_tet[3 * tip + c]) * (x[3 * tip + c] - x_tet[3 * tip + c]);
-        std::printf("| %s | %d | %d | %.6f | %+.2f %% | %.2f %% | %d | %.3f | %.2f |\n",
-                    std::string(to_string(weights)).c_str(), n, 6 * (n - held), w, 100.0 * (w - w_tet) / std::abs(w_tet),
-                    100.0 * std::sqrt(d2) / size[0], newton, seconds,
-                    1e6 * best / static_cast<double>(solver.n_samples_global()));
-        std::fflush(stdout);
-      }
-    }
+  int status = 0;
+  try {
+    study(parse(argc, argv));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "edgefem_frames_study: %s\n", e.what());
+    status = 2;
   }
   PetscFinalize();
-  return 0;
+  return status;
 }
