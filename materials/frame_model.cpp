@@ -66,20 +66,24 @@ FramePoints make_samples(const Mesh& mesh, std::span<const LocalIndex> cells, st
   return s;
 }
 
+std::size_t voxel_of(const Vec3& point, const Vec3& lo, const Vec3& hi, const std::array<int, 3>& n) {
+  std::size_t index = 0;
+  for (int d = 2; d >= 0; --d) {  // x fastest
+    const double extent = hi[d] - lo[d];
+    int i = extent > 0.0 ? static_cast<int>(std::floor((point[d] - lo[d]) / extent * n[d])) : 0;
+    i = std::clamp(i, 0, n[d] - 1);
+    index = index * static_cast<std::size_t>(n[d]) + static_cast<std::size_t>(i);
+  }
+  return index;
+}
+
 std::vector<double> voxel_sums(const FramePoints& s, const Vec3& lo, const Vec3& hi, const std::array<int, 3>& n,
                                int n_frames) {
   const std::size_t width = kVoxelFields + 4 * static_cast<std::size_t>(n_frames);
   const std::size_t n_voxels = static_cast<std::size_t>(n[0]) * n[1] * n[2];
   std::vector<double> sums(n_voxels * width, 0.0);
   for (std::size_t k = 0; k < s.size(); ++k) {
-    std::size_t index = 0;
-    for (int d = 2; d >= 0; --d) {  // x fastest
-      const double extent = hi[d] - lo[d];
-      int i = extent > 0.0 ? static_cast<int>(std::floor((s.point[k][d] - lo[d]) / extent * n[d])) : 0;
-      i = std::clamp(i, 0, n[d] - 1);
-      index = index * static_cast<std::size_t>(n[d]) + static_cast<std::size_t>(i);
-    }
-    double* v = &sums[index * width];
+    double* v = &sums[voxel_of(s.point[k], lo, hi, n) * width];
     const double V = s.volume[k];
     v[0] += V;
     for (int d = 0; d < 3; ++d) v[1 + d] += V * s.point[k][d];

@@ -45,6 +45,8 @@ FramePoints make_samples(const Mesh& mesh, std::span<const LocalIndex> cells, st
 /// volume: at the volume-weighted centroid, with the volume-averaged Lame constants and influences (weight and
 /// gradient), weight = the voxel's volume.
 inline constexpr int kVoxelFields = 6;
+/// The voxel (x fastest) of the n[0] x n[1] x n[2] grid over [lo, hi] that holds `point` (clamped to the grid).
+std::size_t voxel_of(const Vec3& point, const Vec3& lo, const Vec3& hi, const std::array<int, 3>& n);
 std::vector<double> voxel_sums(const FramePoints& s, const Vec3& lo, const Vec3& hi, const std::array<int, 3>& n,
                                int n_frames);
 FramePoints voxel_samples(std::span<const double> sums, const std::array<int, 3>& n, int n_frames, int first,
