@@ -5,14 +5,17 @@
 // |u_frames - u_tets| / |u_tets| of the mean tip vector, Newton iterations, set-up and solve times, samples.
 //
 //   mpiexec -n 1 build/bench/edgefem_frames_study JOB [--counts 2,4,8,16] [--variants V,V,...] [--tip REGION]
-//   V = WEIGHTS[/PLACEMENT], WEIGHTS hat | harmonic, PLACEMENT job (the job's `frames: N` rule, default) | axis
-//   (evenly on the longest bounding-box axis through the box centre, the old bending-bar study's frames).
+//                                                     [--grid NX,NY,NZ]
+//   V = TYPE/WEIGHTS[/PLACEMENT]: TYPE rigid | affine, WEIGHTS hat | harmonic, PLACEMENT job (the job's own rule,
+//   default) | farthest | kmeans | axis (evenly on the longest bounding-box axis through the box centre, the old
+//   bending-bar study's frames). --grid: voxel samples (discretization.sample_grid) instead of one per tet.
 #include <omp.h>
 #include <petscsys.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -41,8 +44,9 @@ std::vector<std::string> split(const std::string& text, char by) {
 struct Options {
   std::string job;
   std::vector<int> counts{2, 4, 8, 16};
-  std::vector<std::string> variants{"hat", "harmonic"};
+  std::vector<std::string> variants{"rigid/hat", "rigid/harmonic", "affine/harmonic"};
   int tip_region = 12;
+  std::optional<std::array<int, 3>> grid;
 };
 
 Options parse(int argc, char** argv) {
@@ -55,6 +59,10 @@ Options parse(int argc, char** argv) {
       for (const auto& c : split(argv[++a], ',')) o.counts.push_back(std::stoi(c));
     } else if (arg == "--variants" && has_value) {
       o.variants = split(argv[++a], ',');
+    } else if (arg == "--grid" && has_value) {
+      const auto n = split(argv[++a], ',');
+      if (n.size() != 3) throw std::runtime_error("--grid: expected NX,NY,NZ");
+      o.grid = std::array<int, 3>{std::stoi(n[0]), std::stoi(n[1]), std::stoi(n[2])};
     } else if (arg == "--tip" && has_value) {
       o.tip_region = std::stoi(argv[++a]);
     } else if (o.job.empty() && arg[0] != '-') {
@@ -101,6 +109,19 @@ std::vector<std::array<double, 3>> axis_positions(const LocalMesh& mesh, int n) 
   return p;
 }
 
+/// Mean number of frames influencing a tet (non-zero weight at one of its vertices): the n_s of the per-sample cost.
+double mean_influences(const LocalMesh& mesh, const std::vector<double>& weights, int n) {
+  long long sum = 0;
+  for (LocalIndex t = 0; t < mesh.mesh.n_tets(); ++t)
+    for (int i = 0; i < n; ++i)
+      for (int a = 0; a < 4; ++a)
+        if (weights[static_cast<std::size_t>(mesh.mesh.tets[4 * t + a]) * n + i] != 0.0) {
+          ++sum;
+          break;
+        }
+  return static_cast<double>(sum) / std::max<LocalIndex>(1, mesh.mesh.n_tets());
+}
+
 /// The tet (Newton) reference: tip displacement and time.
 struct Reference {
   std::array<double, 3> tip{};
@@ -122,30 +143,38 @@ Reference tet_reference(const Job& job, const LocalMesh& mesh, int tip_region) {
 }
 
 /// The job's discretization for one variant and frame count.
-Job variant_job(const Job& job, const LocalMesh& mesh, const std::string& variant, int n) {
+Job variant_job(const Job& job, const LocalMesh& mesh, const std::string& variant, int n,
+                const std::optional<std::array<int, 3>>& grid) {
   const auto parts = split(variant, '/');
+  if (parts.size() < 2 || (parts[0] != "rigid" && parts[0] != "affine") ||
+      (parts[1] != "hat" && parts[1] != "harmonic" && parts[1] != "diffused"))
+    throw std::runtime_error("variant '" + variant + "': expected TYPE/WEIGHTS[/PLACEMENT]");
   Job fj = job;
   DiscretizationSpec& d = fj.discretization;
   d.type = DiscretizationType::frames;
-  if (parts.empty() || (parts[0] != "hat" && parts[0] != "harmonic"))
-    throw std::runtime_error("variant '" + variant + "': expected weights hat or harmonic");
-  d.weights = parts[0] == "hat" ? FrameWeights::hat : FrameWeights::harmonic;
-  const std::string placement = parts.size() > 1 ? parts[1] : "job";
+  d.frame_type = parts[0] == "rigid" ? FrameType::rigid : FrameType::affine;
+  d.weights = parts[1] == "hat"        ? FrameWeights::hat
+              : parts[1] == "harmonic" ? FrameWeights::harmonic
+                                       : FrameWeights::diffused;
+  const std::string placement = parts.size() > 2 ? parts[2] : "job";
   d.positions.clear();
-  d.frame_count = 0;
-  if (placement == "axis")
+  d.frame_count = n;
+  if (grid) d.sample_grid = grid;
+  if (placement == "axis") {
     d.positions = axis_positions(mesh, n);
-  else if (placement == "job")
-    d.frame_count = n;
-  else
-    throw std::runtime_error("variant '" + variant + "': expected placement job or axis");
+    d.frame_count = 0;
+  } else if (placement == "farthest" || placement == "kmeans") {
+    d.placement = placement == "farthest" ? FramePlacementRule::farthest : FramePlacementRule::kmeans;
+  } else if (placement != "job") {
+    throw std::runtime_error("variant '" + variant + "': expected placement job, farthest, kmeans or axis");
+  }
   if (d.line == 0) d.line = 1;
   return fj;
 }
 
 void study_row(const Job& job, const LocalMesh& mesh, const Reference& ref, const std::string& variant, int n,
-               int tip_region) {
-  const Job fj = variant_job(job, mesh, variant, n);
+               const Options& o) {
+  const Job fj = variant_job(job, mesh, variant, n, o.grid);
   const Model model = build_model(MPI_COMM_SELF, fj, mesh);
   const double t0 = now();
   FrameSolver solver(MPI_COMM_SELF, fj, mesh, model, true);
@@ -161,14 +190,23 @@ void study_row(const Job& job, const LocalMesh& mesh, const Reference& ref, cons
   int newton = 0, held = 0;
   for (const auto& r : reports) newton += r.newton_iterations;
   for (const int h : solver.held()) held += h;
-  const auto tip = tip_of(mesh, solver.local_positions(), tip_region);
+  const auto tip = tip_of(mesh, solver.local_positions(), o.tip_region);
+  // One evaluation with the Hessian at the solution (the cost of a Newton iteration), best of 3.
+  double evaluation = 1e300;
+  for (int r = 0; r < 3; ++r) {
+    frames::FrameSystem sys;
+    const double s0 = now();
+    solver.evaluate(solver.state(), 1.0, true, sys);
+    evaluation = std::min(evaluation, now() - s0);
+  }
   const double scale = norm(ref.tip);
   double along = 0.0;
   std::array<double, 3> diff{};
   for (int c = 0; c < 3; ++c) along += tip[c] * ref.tip[c] / scale, diff[c] = tip[c] - ref.tip[c];
-  std::printf("| %s | %d | %d | %.5f | %+.1f %% | %.1f %% | %d | %.3f | %.3f | %lld |\n", variant.c_str(), n,
-              6 * (n - held), along, 100.0 * (scale - along) / scale, 100.0 * norm(diff) / scale, newton, setup, solve,
-              solver.n_samples_global());
+  std::printf("| %s | %d | %d | %.5f | %+.1f %% | %.1f %% | %d | %.3f | %.3f | %lld | %.1f | %.2f |\n", variant.c_str(),
+              n, solver.dofs_per_frame() * (n - held), along, 100.0 * (scale - along) / scale,
+              100.0 * norm(diff) / scale, newton, setup, solve, solver.n_samples_global(),
+              mean_influences(mesh, solver.weights(), n), 1e3 * evaluation);
   std::fflush(stdout);
 }
 
@@ -186,9 +224,9 @@ void study(const Options& o) {
       ref.tip[0], ref.tip[1], ref.tip[2], norm(ref.tip), ref.newton, ref.seconds);
   std::printf(
       "| variant | frames | unknowns | tip along ref | error (stiffer +) | vector error | Newton its | set-up (s) | "
-      "solve (s) | samples |\n|---|---|---|---|---|---|---|---|---|---|\n");
+      "solve (s) | samples | frames per tet | ms per f + K |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& variant : o.variants)
-    for (const int n : o.counts) study_row(job, mesh, ref, variant, n, o.tip_region);
+    for (const int n : o.counts) study_row(job, mesh, ref, variant, n, o);
 }
 
 }  // namespace

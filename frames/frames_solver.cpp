@@ -33,8 +33,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 FrameSolver::FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model, bool quiet)
     : comm_(comm), job_(job), mesh_(mesh), model_(model), quiet_(quiet) {
   const auto t0 = std::chrono::steady_clock::now();
-  placement_ = place_frames(comm, mesh, job.discretization, job.job_file);
-  weights_ = frame_weights(comm, mesh, job.discretization, placement_);
+  placement_ = place_frames(comm, mesh, job, model);
+  weights_ = frame_weights(comm, mesh, model, job.discretization, placement_);
   seconds_weights_ = seconds_since(t0);
   const int n = n_frames();
   held_ = held_frames(comm, mesh, model, job, weights_, n);
@@ -48,17 +48,17 @@ FrameSolver::FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, c
     lambda[t] = m.young * m.poisson / ((1.0 + m.poisson) * (1.0 - 2.0 * m.poisson));
     mu[t] = m.young / (2.0 * (1.0 + m.poisson));
   }
-  samples_ = frames::make_samples(mesh.mesh, cells, lambda, mu, weights_, n);
-  poses_.resize(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) poses_[i].origin = placement_.origins[i];
+  frames::FramePoints samples = frames::make_samples(mesh.mesh, cells, lambda, mu, weights_, n);
   // The masses (dynamics) come from the tets; the stiffness from the voxel samples when a sample grid is given.
-  if (job.analysis_type == AnalysisType::dynamics) init_dynamics();
+  if (job.analysis_type == AnalysisType::dynamics) init_dynamics(samples);
+  space_ = make_frame_space(job.discretization.frame_type, std::move(samples), placement_.origins);
+  state_ = space_->rest_state();
   if (job.discretization.sample_grid) use_voxel_samples(*job.discretization.sample_grid);
-  long long mine = static_cast<long long>(samples_.size());
+  long long mine = static_cast<long long>(space_->n_samples());
   MPI_Allreduce(&mine, &n_samples_global_, 1, MPI_LONG_LONG, MPI_SUM, comm);
 }
 
-void FrameSolver::init_dynamics() {
+void FrameSolver::init_dynamics(const frames::FramePoints& samples) {
   const Job& job = job_;
   const Model& model = model_;
   MPI_Comm comm = comm_;
@@ -67,15 +67,16 @@ void FrameSolver::init_dynamics() {
   // J_i = dp/dtwist_i = (dp/db) w_i (dd_i/dtwist) at the sample (the tet's centroid, m = density * volume).
   rest_mass_.assign(36 * static_cast<std::size_t>(n), 0.0);
   std::vector<frames::RelativeTransform> rel(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) rel[i] = frames::relative_transform(poses_[i], placement_.origins[i]);
-  for (std::size_t k = 0; k < samples_.size(); ++k) {
+  for (int i = 0; i < n; ++i)
+    rel[i] = frames::relative_transform(FramePose{{0, 0, 0, 1}, placement_.origins[i]}, placement_.origins[i]);
+  for (std::size_t k = 0; k < samples.size(); ++k) {
     frames::DualQuat b{};
-    for (int q = samples_.offsets[k]; q < samples_.offsets[k + 1]; ++q)
-      for (int l = 0; l < 8; ++l) b[l] += samples_.influences[q].c[0] * rel[samples_.influences[q].frame].d[l];
-    const frames::SkinnedPoint sp = frames::skin_derivatives(b, samples_.point[k]);
+    for (int q = samples.offsets[k]; q < samples.offsets[k + 1]; ++q)
+      for (int l = 0; l < 8; ++l) b[l] += samples.influences[q].c[0] * rel[samples.influences[q].frame].d[l];
+    const frames::SkinnedPoint sp = frames::skin_derivatives(b, samples.point[k]);
     const double mass = model.cell_mass[k];
-    for (int q = samples_.offsets[k]; q < samples_.offsets[k + 1]; ++q) {
-      const frames::Influence& in = samples_.influences[q];
+    for (int q = samples.offsets[k]; q < samples.offsets[k + 1]; ++q) {
+      const frames::Influence& in = samples.influences[q];
       double J[3][6];
       for (int a = 0; a < 3; ++a)
         for (int c = 0; c < 6; ++c) {
@@ -100,14 +101,12 @@ void FrameSolver::use_voxel_samples(const std::array<int, 3>& grid) {
   // The grid spans the global bounding box of the vertices; every rank bins its tets' samples, the sums are added
   // over the ranks, and rank r takes the voxels k with k % ranks == r: the same samples on any rank count.
   const int n = n_frames();
-  const std::size_t width = frames::kVoxelFields + 4 * static_cast<std::size_t>(n);
-  const double n_values = static_cast<double>(grid[0]) * grid[1] * grid[2] * static_cast<double>(width);
+  const double n_values = static_cast<double>(grid[0]) * grid[1] * grid[2] * static_cast<double>(space_->voxel_width());
   if (n_values > 1e8)
-    throw InputError(job_.job_file + ":" + std::to_string(job_.discretization.line) +
-                     ": discretization.sample_grid [" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) +
-                     ", " + std::to_string(grid[2]) + "] with " + std::to_string(n) +
-                     " frames needs too many voxel sums (" + std::to_string(static_cast<long long>(n_values)) +
-                     " values, at most 1e8): use a coarser grid");
+    throw InputError(job_.job_file + ":" + std::to_string(job_.discretization.line) + ": discretization.sample_grid [" +
+                     std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " + std::to_string(grid[2]) +
+                     "] with " + std::to_string(n) + " frames needs too many voxel sums (" +
+                     std::to_string(static_cast<long long>(n_values)) + " values, at most 1e8): use a coarser grid");
   frames::Vec3 lo{1e300, 1e300, 1e300}, hi{-1e300, -1e300, -1e300};
   for (std::size_t v = 0; 3 * v < mesh_.mesh.coords.size(); ++v)
     for (int d = 0; d < 3; ++d) {
@@ -116,12 +115,12 @@ void FrameSolver::use_voxel_samples(const std::array<int, 3>& grid) {
     }
   MPI_Allreduce(MPI_IN_PLACE, lo.data(), 3, MPI_DOUBLE, MPI_MIN, comm_);
   MPI_Allreduce(MPI_IN_PLACE, hi.data(), 3, MPI_DOUBLE, MPI_MAX, comm_);
-  std::vector<double> sums = frames::voxel_sums(samples_, lo, hi, grid, n);
+  std::vector<double> sums = space_->voxel_sums(lo, hi, grid);
   MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, comm_);
   int rank = 0, size = 1;
   MPI_Comm_rank(comm_, &rank);
   MPI_Comm_size(comm_, &size);
-  samples_ = frames::voxel_samples(sums, grid, n, rank, size);
+  space_->use_voxels(sums, grid, rank, size);
 }
 
 frames::FramePoints FrameSolver::load_points(double load_factor) const {
@@ -153,10 +152,10 @@ frames::FramePoints FrameSolver::load_points(double load_factor) const {
   return p;
 }
 
-void FrameSolver::evaluate(const std::vector<FramePose>& poses, double load_factor, bool want_hessian,
+void FrameSolver::evaluate(std::span<const double> state, double load_factor, bool want_hessian,
                            frames::FrameSystem& out) const {
   const frames::FramePoints loads = load_points(load_factor);
-  frames::evaluate_frames(samples_, loads, placement_.origins, poses, want_hessian, out);
+  space_->evaluate(state, loads, want_hessian, out);
   // One reduction: energy, strain energy, gradient (and Hessian).
   std::vector<double> buffer;
   buffer.reserve(2 + out.gradient.size() + out.hessian.size());
@@ -174,9 +173,9 @@ void FrameSolver::evaluate(const std::vector<FramePose>& poses, double load_fact
   std::copy(buffer.begin() + 2 + static_cast<long>(out.gradient.size()), buffer.end(), out.hessian.begin());
 }
 
-double FrameSolver::energy(const std::vector<FramePose>& poses, double load_factor) const {
+double FrameSolver::energy(std::span<const double> state, double load_factor) const {
   const frames::FramePoints loads = load_points(load_factor);
-  double e = frames::frames_energy(samples_, loads, placement_.origins, poses);
+  double e = space_->energy(state, loads);
   MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, comm_);
   MPI_Bcast(&e, 1, MPI_DOUBLE, 0, comm_);  // the same bits everywhere (see evaluate)
   return e;
@@ -184,9 +183,10 @@ double FrameSolver::energy(const std::vector<FramePose>& poses, double load_fact
 
 std::vector<int> FrameSolver::free_dofs() const {
   std::vector<int> free;
+  const int d = dofs_per_frame();
   for (int i = 0; i < n_frames(); ++i)
     if (!held_[i])
-      for (int a = 0; a < 6; ++a) free.push_back(6 * i + a);
+      for (int a = 0; a < d; ++a) free.push_back(d * i + a);
   return free;
 }
 
@@ -218,44 +218,41 @@ Eigen::VectorXd newton_direction(MPI_Comm comm, const Eigen::MatrixXd& K, const 
 void FrameSolver::line_search(const std::vector<int>& free, const std::vector<double>& step, double slope,
                               double energy_now, double load_factor) {
   // Backtracking on the energy (Armijo), at most 20 halvings.
-  const int n = n_frames();
+  const std::size_t n_dofs = static_cast<std::size_t>(dofs_per_frame()) * static_cast<std::size_t>(n_frames());
   auto moved = [&](double alpha) {
-    std::vector<FramePose> p = poses_;
-    std::vector<double> full(6 * static_cast<std::size_t>(n), 0.0);
+    std::vector<double> full(n_dofs, 0.0);
     for (std::size_t a = 0; a < free.size(); ++a) full[free[a]] = alpha * step[a];
-    for (int i = 0; i < n; ++i)
-      if (!held_[i]) p[i] = frames::retract(p[i], &full[6 * static_cast<std::size_t>(i)]);
-    return p;
+    return space_->moved(state_, full);
   };
   double alpha = 1.0;
-  std::vector<FramePose> trial = moved(alpha);
+  std::vector<double> trial = moved(alpha);
   for (int cut = 0; cut < 20; ++cut) {
     const double e = energy(trial, load_factor);
     if (std::isfinite(e) && e <= energy_now + 1e-4 * alpha * slope + 1e-14 * std::abs(energy_now)) break;
     alpha *= 0.5;
     trial = moved(alpha);
   }
-  poses_ = std::move(trial);
+  state_ = std::move(trial);
 }
 
 bool FrameSolver::solve_step(double load_factor, FrameStepReport& report, std::string& why) {
   const std::vector<int> free = free_dofs();
   const int m = static_cast<int>(free.size());
   if (m == 0) return true;
-  const int n6 = 6 * n_frames();
+  const int n_dofs = dofs_per_frame() * n_frames();
   double first_norm = -1.0;
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
   for (int it = 0;; ++it) {
     const auto t0 = std::chrono::steady_clock::now();
     frames::FrameSystem sys;
-    evaluate(poses_, load_factor, true, sys);
+    evaluate(state_, load_factor, true, sys);
     report.seconds_evaluate += seconds_since(t0);
     Eigen::VectorXd g(m);
     Eigen::MatrixXd K(m, m);
     for (int a = 0; a < m; ++a) {
       g[a] = sys.gradient[free[a]];
-      for (int b = 0; b < m; ++b) K(a, b) = sys.hessian[static_cast<std::size_t>(free[a]) * n6 + free[b]];
+      for (int b = 0; b < m; ++b) K(a, b) = sys.hessian[static_cast<std::size_t>(free[a]) * n_dofs + free[b]];
     }
     const double norm = g.norm();
     if (!std::isfinite(norm)) {
@@ -297,9 +294,9 @@ std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, doub
     const int taken = advance(
         static_cast<double>(step - 1) / job_.steps, load_factor, kMaxLoadStepCuts,
         [&](double, double b, std::string& failure) {
-          const std::vector<frames::FramePose> saved = poses_;
+          const std::vector<double> saved = state_;
           if (solve_step(b, report, failure)) return true;
-          poses_ = saved;
+          state_ = saved;
           why = failure;
           return false;
         },
@@ -350,8 +347,8 @@ void FrameSolver::time_step(const std::vector<int>& free, FrameTimeStep& report)
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
   frames::FrameSystem sys;
-  evaluate(poses_, report.time, true, sys);
-  const Eigen::MatrixXd M = rotated_masses(poses_, rest_mass_);
+  evaluate(state_, report.time, true, sys);
+  const Eigen::MatrixXd M = rotated_masses(poses(), rest_mass_);
   Eigen::MatrixXd H(n6, n6);
   for (int a = 0; a < n6; ++a)
     for (int b = 0; b < n6; ++b) H(a, b) = sys.hessian[static_cast<std::size_t>(a) * n6 + b];
@@ -374,12 +371,11 @@ void FrameSolver::time_step(const std::vector<int>& free, FrameTimeStep& report)
       throw SolverError("frames: time step " + std::to_string(report.step) + " (t = " + std::to_string(report.time) +
                         "): the linearised implicit Euler system is singular");
     for (int a = 0; a < m; ++a) omega[free[a]] += d_omega[a];
-    for (int i = 0; i < n; ++i) {
-      if (held_[i]) continue;
-      double tw[6];
-      for (int a = 0; a < 6; ++a) tw[a] = h * velocity_[6 * i + a];
-      poses_[i] = frames::retract(poses_[i], tw);
-    }
+    std::vector<double> twists(velocity_.size(), 0.0);
+    for (int i = 0; i < n; ++i)
+      if (!held_[i])
+        for (int a = 0; a < 6; ++a) twists[6 * i + a] = h * velocity_[6 * i + a];
+    state_ = space_->moved(state_, twists);
   }
   report.kinetic = 0.5 * omega.dot(M * omega);
 }
@@ -403,12 +399,10 @@ std::vector<FrameTimeStep> FrameSolver::run_dynamic(const std::function<void(int
   return out;
 }
 
-std::vector<double> FrameSolver::local_positions() const {
-  return frames::skin_points(mesh_.mesh.coords, weights_, placement_.origins, poses_);
-}
+std::vector<double> FrameSolver::local_positions() const { return space_->skin(state_, mesh_.mesh.coords, weights_); }
 
 void write_frames_vtp(const std::string& path, const FramePlacement& placement, const std::vector<FramePose>& poses,
-                      const std::vector<int>& held) {
+                      const std::vector<std::array<double, 9>>& maps, const std::vector<int>& held) {
   const std::size_t n = poses.size();
   std::ostringstream s;
   s << std::setprecision(17);
@@ -429,10 +423,7 @@ void write_frames_vtp(const std::string& path, const FramePlacement& placement, 
   const char* names[3] = {"axis_x", "axis_y", "axis_z"};
   for (int c = 0; c < 3; ++c) {
     s << "<DataArray type=\"Float64\" Name=\"" << names[c] << "\" NumberOfComponents=\"3\" format=\"ascii\">\n";
-    for (const auto& p : poses) {
-      const auto R = frames::rotation_matrix(p.rotation);
-      s << R[c] << " " << R[3 + c] << " " << R[6 + c] << "\n";
-    }
+    for (const auto& R : maps) s << R[c] << " " << R[3 + c] << " " << R[6 + c] << "\n";
     s << "</DataArray>\n";
   }
   s << "<DataArray type=\"Int32\" Name=\"held\" NumberOfComponents=\"1\" format=\"ascii\">\n";

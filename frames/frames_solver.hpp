@@ -1,19 +1,23 @@
 #pragma once
 /// \file frames_solver.hpp
 /// Static equilibrium of the frame-based model (`discretization: {type: frames}`; docs/design.md "Frame-based
-/// models"). Unknowns: 6 per free frame (a twist, angular first); the energy is summed over this rank's tet samples
-/// and loaded vertices (materials/frame_model.hpp), and the partial energy, gradient and dense Hessian are summed
-/// over the ranks with one MPI_Allreduce per evaluation. The small dense system is then solved redundantly on every
-/// rank (Eigen LDLT; rank 0's step is broadcast so every rank applies the same bits), and the poses are updated on
-/// SE(3) by `frames::retract`. Load steps as in StaticSolver (load factor step / steps); Newton with an energy
-/// backtracking line search; converged when |g_free| <= max(newton_atol, newton_rtol |g_free at the step's start|).
+/// models"). Unknowns: per free frame 6 (rigid: a twist, angular first) or 12 (affine: [A | t]); the energy is
+/// summed over this rank's samples and loaded vertices by the frame space (frames/frame_space.hpp), and the partial
+/// energy, gradient and dense Hessian are summed over the ranks with one MPI_Allreduce per evaluation. The small
+/// dense system is then solved redundantly on every rank (Eigen LDLT; rank 0's step is broadcast so every rank
+/// applies the same bits), and the state is moved by the space (retraction on SE(3), or a sum). Load steps as in
+/// StaticSolver (load factor step / steps); Newton with an energy backtracking line search; converged when
+/// |g_free| <= max(newton_atol, newton_rtol |g_free at the step's start|).
 #include <mpi.h>
 
 #include <array>
 #include <functional>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "frames/frame_space.hpp"
 #include "frames/frames_setup.hpp"
 #include "io/job.hpp"
 #include "materials/frame_model.hpp"
@@ -51,9 +55,10 @@ class FrameSolver {
   /// (every rank) when a step does not converge in job.newton_max_it iterations.
   std::vector<FrameStepReport> run(const std::function<void(int, double)>& on_step);
 
-  /// Dynamics: the paper's linearised implicit Euler step (Eq. 4, with the internal force on the right-hand side as
-  /// the digest corrects it) and the pose update (5) through `retract`, lumped 6x6 frame masses rotated with their
-  /// frames (15), Rayleigh damping B = alpha M + beta H (H = the Hessian of the potential, -K of the paper):
+  /// Dynamics (rigid frames only): the paper's linearised implicit Euler step (Eq. 4, with the internal force on
+  /// the right-hand side as the digest corrects it) and the pose update (5) through `retract`, lumped 6x6 frame
+  /// masses rotated with their frames (15), Rayleigh damping B = alpha M + beta H (H = the Hessian of the
+  /// potential, -K of the paper):
   ///   [M (1 + h alpha) + (h beta + h^2) H] dOmega = -h g - h (alpha M + beta H) Omega - h^2 H Omega,
   ///   Omega <- Omega + dOmega, pose <- retract(pose, h Omega).
   /// One linear solve per step (no Newton iterations). Loads follow their schedules at the step's end time.
@@ -66,31 +71,38 @@ class FrameSolver {
   /// Skinned positions of every local vertex (owned and ghosts), 3 per vertex.
   [[nodiscard]] std::vector<double> local_positions() const;
   [[nodiscard]] int n_frames() const { return static_cast<int>(placement_.origins.size()); }
+  [[nodiscard]] int dofs_per_frame() const { return space_->dofs_per_frame(); }
   [[nodiscard]] const FramePlacement& placement() const { return placement_; }
-  [[nodiscard]] const std::vector<frames::FramePose>& poses() const { return poses_; }
+  /// The frames' current origins and rotations (affine: the polar factor of A), and their linear maps (R or A).
+  [[nodiscard]] std::vector<frames::FramePose> poses() const { return space_->poses(state_); }
+  [[nodiscard]] std::vector<std::array<double, 9>> linear_maps() const { return space_->linear_maps(state_); }
+  [[nodiscard]] const std::vector<double>& state() const { return state_; }
   [[nodiscard]] const std::vector<int>& held() const { return held_; }
   [[nodiscard]] const std::vector<double>& weights() const { return weights_; }
   [[nodiscard]] long long n_samples_global() const { return n_samples_global_; }
   [[nodiscard]] double setup_seconds_weights() const { return seconds_weights_; }
 
-  /// Sum over ranks of the energy, gradient and Hessian at `poses` and `load_factor` (Hessian empty if not wanted).
-  void evaluate(const std::vector<frames::FramePose>& poses, double load_factor, bool want_hessian,
-                frames::FrameSystem& out) const;
+  /// Sum over ranks of the energy, gradient and Hessian at `state` and `load_factor` (Hessian empty if not wanted).
+  void evaluate(std::span<const double> state, double load_factor, bool want_hessian, frames::FrameSystem& out) const;
 
  private:
   /// The summed energy alone (line searches).
-  [[nodiscard]] double energy(const std::vector<frames::FramePose>& poses, double load_factor) const;
+  [[nodiscard]] double energy(std::span<const double> state, double load_factor) const;
   [[nodiscard]] frames::FramePoints load_points(double load_factor) const;
-  /// One load step's Newton iterations from the current poses. False (and `why`) when it does not converge.
+  /// One load step's Newton iterations from the current state. False (and `why`) when it does not converge.
   bool solve_step(double load_factor, FrameStepReport& report, std::string& why);
-  /// The unknowns of the frames not held: 6 per frame (index 6 i + a).
+  /// The unknowns of the frames not held: dofs_per_frame per frame (index d i + a).
   [[nodiscard]] std::vector<int> free_dofs() const;
-  /// Backtracking on the energy (Armijo) along `step` (one value per entry of `free`) from the poses, at most 20
-  /// halvings; the poses become the accepted trial. `slope`: g . step; `energy_now`: the energy at the poses.
+  /// Backtracking on the energy (Armijo) along `step` (one value per entry of `free`) from the state, at most 20
+  /// halvings; the state becomes the accepted trial. `slope`: g . step; `energy_now`: the energy at the state.
   void line_search(const std::vector<int>& free, const std::vector<double>& step, double slope, double energy_now,
                    double load_factor);
   /// One step of run_dynamic (report.step and report.time set): the poses and velocities after it, its energies.
   void time_step(const std::vector<int>& free, FrameTimeStep& report);
+  /// The lumped frame masses and initial velocities of a dynamic analysis (from the per-tet samples).
+  void init_dynamics(const frames::FramePoints& tet_samples);
+  /// Replaces the per-tet samples by one per cell of `grid` over the global bounding box (collective).
+  void use_voxel_samples(const std::array<int, 3>& grid);
 
   MPI_Comm comm_;
   const Job& job_;
@@ -100,13 +112,8 @@ class FrameSolver {
   FramePlacement placement_;
   std::vector<double> weights_;
   std::vector<int> held_;
-  /// The lumped frame masses and initial velocities of a dynamic analysis (from the per-tet samples).
-  void init_dynamics();
-  /// Replaces the per-tet samples by one per cell of `grid` over the global bounding box (collective).
-  void use_voxel_samples(const std::array<int, 3>& grid);
-
-  frames::FramePoints samples_;
-  std::vector<frames::FramePose> poses_;
+  std::unique_ptr<FrameSpace> space_;
+  std::vector<double> state_;
   std::vector<double> rest_mass_;  ///< 36 per frame (dynamics only)
   std::vector<double> velocity_;   ///< 6 per frame (dynamics only)
   long long n_samples_global_ = 0;
@@ -114,9 +121,11 @@ class FrameSolver {
 };
 
 /// Frames of one step as a VTK PolyData file (.vtp, ASCII): points at the frame origins, point data
-/// `displacement`, `rotation` (quaternion x, y, z, w), `axis_x`, `axis_y`, `axis_z` (the rotated frame axes) and
-/// `held` (1 = held by a fix). `n_frames` frames; written atomically.
+/// `displacement`, `rotation` (quaternion x, y, z, w; affine frames: the polar factor of A), `axis_x`, `axis_y`,
+/// `axis_z` (the columns of the frame's linear map: the rotated axes, or A's columns) and `held` (1 = held by a fix).
+/// Written atomically.
 void write_frames_vtp(const std::string& path, const FramePlacement& placement,
-                      const std::vector<frames::FramePose>& poses, const std::vector<int>& held);
+                      const std::vector<frames::FramePose>& poses, const std::vector<std::array<double, 9>>& maps,
+                      const std::vector<int>& held);
 
 }  // namespace edgefem

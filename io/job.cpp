@@ -109,8 +109,11 @@ constexpr std::array<Choice<Spec::Aggregation>, 3> aggregations = {{{"auto", Spe
 
 constexpr std::array<Choice<DiscretizationType>, 2> discretizations = {
     {{"nodes", DiscretizationType::nodes}, {"frames", DiscretizationType::frames}}};
-constexpr std::array<Choice<FrameWeights>, 2> frame_weights = {
-    {{"harmonic", FrameWeights::harmonic}, {"hat", FrameWeights::hat}}};
+constexpr std::array<Choice<FrameWeights>, 3> frame_weights = {
+    {{"harmonic", FrameWeights::harmonic}, {"hat", FrameWeights::hat}, {"diffused", FrameWeights::diffused}}};
+constexpr std::array<Choice<FrameType>, 2> frame_types = {{{"rigid", FrameType::rigid}, {"affine", FrameType::affine}}};
+constexpr std::array<Choice<FramePlacementRule>, 2> frame_placements = {
+    {{"farthest", FramePlacementRule::farthest}, {"kmeans", FramePlacementRule::kmeans}}};
 
 template <class E, std::size_t N>
 std::string_view name_of(const std::array<Choice<E>, N>& choices, E value) {
@@ -461,6 +464,10 @@ void JobParser::check_frames(const Job& job) const {
   const int line = job.discretization.line;
   if (job.analysis_type == AnalysisType::dynamics) {
     const DynamicSpec& d = *job.dynamic;
+    if (job.discretization.frame_type == FrameType::affine)
+      fail(line,
+           "discretization: frame_type affine solves statics only (analysis.type static); dynamics need frame_type "
+           "rigid");
     if (d.integrator != Integrator::linearized_euler)
       fail(line,
            "discretization: type frames integrates in time with linearized-euler only (the paper's step), "
@@ -1122,7 +1129,7 @@ void JobParser::parse_solver(const Value& v, Job& job) const {
 }
 
 void JobParser::parse_discretization(const Value& v, Job& job) const {
-  const Map m(*this, v, {"type", "frames", "positions", "weights", "sample_grid"});
+  const Map m(*this, v, {"type", "frames", "positions", "weights", "sample_grid", "frame_type", "placement"});
   DiscretizationSpec& d = job.discretization;
   d.line = v.line;
   if (const Value* type = m.get("type")) d.type = choice(*type, discretizations);
@@ -1130,8 +1137,10 @@ void JobParser::parse_discretization(const Value& v, Job& job) const {
   const Value* positions = m.get("positions");
   const Value* weights = m.get("weights");
   const Value* grid = m.get("sample_grid");
+  const Value* frame_type = m.get("frame_type");
+  const Value* placement = m.get("placement");
   if (d.type == DiscretizationType::nodes) {
-    for (const Value* given : {frames, positions, weights, grid})
+    for (const Value* given : {frames, positions, weights, grid, frame_type, placement})
       if (given) fail(given->line, given->path + ": only for type frames (type is nodes)");
     return;
   }
@@ -1147,6 +1156,14 @@ void JobParser::parse_discretization(const Value& v, Job& job) const {
     for (const auto& item : items) d.positions.push_back(numbers<3>(item, "a list of 3 numbers [x, y, z]", "a number"));
   }
   if (weights) d.weights = choice(*weights, frame_weights);
+  if (frame_type) d.frame_type = choice(*frame_type, frame_types);
+  if (placement) {
+    if (positions)
+      fail(placement->line, placement->path +
+                                ": only with 'frames' (a count); the frames of 'positions' are placed "
+                                "where given");
+    d.placement = choice(*placement, frame_placements);
+  }
   if (grid) {
     const std::string what = "a list of 3 integers >= 1 [nx, ny, nz] (sample cells along x, y, z)";
     if (!grid->node.IsSequence() || grid->node.size() != 3) expected(*grid, what);
@@ -1235,6 +1252,8 @@ std::string_view to_string(InitialState state) { return name_of(initial_states, 
 std::string_view to_string(VolumetricPenalty volumetric) { return name_of(volumetrics, volumetric); }
 std::string_view to_string(DiscretizationType type) { return name_of(discretizations, type); }
 std::string_view to_string(FrameWeights weights) { return name_of(frame_weights, weights); }
+std::string_view to_string(FrameType type) { return name_of(frame_types, type); }
+std::string_view to_string(FramePlacementRule rule) { return name_of(frame_placements, rule); }
 
 bool any_bending(const Job& job) {
   return std::any_of(job.materials.begin(), job.materials.end(),

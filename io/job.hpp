@@ -36,8 +36,15 @@ enum class PartitionMethod : std::uint8_t { automatic, metis, ptscotch };
 /// (Gilles et al. 2011; frames/frames_solver.hpp).
 enum class DiscretizationType : std::uint8_t { nodes, frames };
 /// `discretization.weights`: per-vertex frame weights from a Laplace solve (1 at the frame's vertex, 0 at the other
-/// frames' vertices), or hat functions along the path through the frames (in the order given or placed).
-enum class FrameWeights : std::uint8_t { harmonic, hat };
+/// frames' vertices), hat functions along the path through the frames (in the order given or placed), or the
+/// frames' Voronoi cells diffused by implicit heat steps (frames/laplace_weights.hpp).
+enum class FrameWeights : std::uint8_t { harmonic, hat, diffused };
+/// `discretization.frame_type`: rigid frames (6 dofs, dual-quaternion blend; Gilles et al. 2011) or affine frames
+/// (12 dofs, linear blend; Faure et al. 2011).
+enum class FrameType : std::uint8_t { rigid, affine };
+/// `discretization.placement` of `frames: N`: farthest-point sampling over the vertices, or k-means (Lloyd) over the
+/// tet centroids weighted by volume; both start with a frame on each fixed region.
+enum class FramePlacementRule : std::uint8_t { farthest, kmeans };
 
 /// The job file's spelling of each choice (messages, checkpoints, reports).
 std::string_view to_string(GeneratedShape shape);
@@ -50,6 +57,8 @@ std::string_view to_string(InitialState state);
 std::string_view to_string(VolumetricPenalty volumetric);
 std::string_view to_string(DiscretizationType type);
 std::string_view to_string(FrameWeights weights);
+std::string_view to_string(FrameType type);
+std::string_view to_string(FramePlacementRule rule);
 
 /// Which vertices (or boundary facets, for tractions) a condition applies to.
 struct Selection {
@@ -109,7 +118,7 @@ struct MaterialSpec {
   /// Tets, integrator position-based: `plasticity: {yield, creep, max}` (materials/plasticity.hpp); empty = elastic.
   std::optional<PlasticLaw> plasticity;
   int plasticity_line = 0;  ///< line of the plasticity key (0 if none)
-  int line = 0;  ///< line of the entry in the job file (0 if not from a file)
+  int line = 0;             ///< line of the entry in the job file (0 if not from a file)
 };
 
 /// A scalar factor s(t), piecewise linear through `points` (time strictly increasing), constant before the
@@ -259,9 +268,11 @@ struct SolverSpec {
 /// farthest-point sampling over the mesh vertices) or `positions` (each snapped to its nearest vertex).
 struct DiscretizationSpec {
   DiscretizationType type = DiscretizationType::nodes;
-  int frame_count = 0;                            ///< `frames: N` (0 when positions are given)
+  int frame_count = 0;                           ///< `frames: N` (0 when positions are given)
   std::vector<std::array<double, 3>> positions;  ///< `positions: [[x, y, z], ...]`
   FrameWeights weights = FrameWeights::harmonic;
+  FrameType frame_type = FrameType::rigid;                      ///< `frame_type`
+  FramePlacementRule placement = FramePlacementRule::farthest;  ///< `placement` (with `frames: N` only)
   /// `sample_grid: [nx, ny, nz]`: integrate at one sample per cell of this grid over the mesh's bounding box
   /// instead of one per tet (empty: per tet).
   std::optional<std::array<int, 3>> sample_grid;

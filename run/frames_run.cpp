@@ -42,7 +42,7 @@ struct FramesOutput {
         char name[32];
         std::snprintf(name, sizeof name, "frames_%04d.vtp", step);
         write_frames_vtp((std::filesystem::path(job.output_directory) / name).string(), solver.placement(),
-                         solver.poses(), solver.held());
+                         solver.poses(), solver.linear_maps(), solver.held());
         frames_pvd.add(load_factor, name);
         frames_pvd.write();
       }
@@ -73,9 +73,13 @@ void record_frames(RunSummary& summary, RunSummary::Solver solver, std::pair<std
 void print_frames_setup(MPI_Comm comm, const Job& job, const FrameSolver& solver, double setup_seconds) {
   int held = 0;
   for (const int h : solver.held()) held += h;
-  PetscPrintf(comm, "  frames: %d (%d held), %s weights, %lld samples (one per tet), %d unknowns; set-up %.3f s\n",
-              solver.n_frames(), held, std::string(to_string(job.discretization.weights)).c_str(),
-              solver.n_samples_global(), 6 * (solver.n_frames() - held), setup_seconds);
+  const DiscretizationSpec& d = job.discretization;
+  PetscPrintf(comm,
+              "  frames: %d %s (%d held), %s weights, %lld samples (%s), %d unknowns; set-up %.3f s (weights %.3f s)\n",
+              solver.n_frames(), std::string(to_string(d.frame_type)).c_str(), held,
+              std::string(to_string(d.weights)).c_str(), solver.n_samples_global(),
+              d.sample_grid ? "one per voxel" : "one per tet", solver.dofs_per_frame() * (solver.n_frames() - held),
+              setup_seconds, solver.setup_seconds_weights());
 }
 
 /// The linearised implicit Euler steps of the frames, and their summary lines.

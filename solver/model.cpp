@@ -546,7 +546,8 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
     model.cell_material[t] = static_cast<std::int32_t>(spec_of[t]);
     model.cell_mass[t] = spec.density * (cells.solid() ? mesh.tet_volume(t) : spec.thickness * mesh.triangle_area(t));
   }
-  add_formulations(model, job, mesh, cells);
+  // The frame model integrates its own samples (frames/frame_space.hpp): no tet formulation is needed.
+  if (job.discretization.type != DiscretizationType::frames) add_formulations(model, job, mesh, cells);
   if (!cells.solid()) add_bending(model, job, lm);
 
   // Schedules: [0] prescribed displacements without their own (static: the load factor; dynamic: a ramp over

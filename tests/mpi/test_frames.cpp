@@ -253,7 +253,8 @@ TEST(Frames, FramesFileReadsBackWithPosesAndHeldFlags) {
   poses[1] = frames::retract(poses[1], tw);
   std::filesystem::create_directories(dir());
   const std::string path = dir() + "/frames_test.vtp";
-  write_frames_vtp(path, placement, poses, {1, 0});
+  write_frames_vtp(path, placement, poses,
+                   {frames::rotation_matrix(poses[0].rotation), frames::rotation_matrix(poses[1].rotation)}, {1, 0});
   vtkNew<vtkXMLPolyDataReader> reader;
   reader->SetFileName(path.c_str());
   reader->Update();
