@@ -158,50 +158,43 @@ void place_farthest(MPI_Comm comm, const LocalMesh& mesh, int count, FramePlacem
   }
 }
 
-/// Lloyd iterations over the tet centroids weighted by volume; centres [0, n_fixed) do not move. The sums over
-/// the ranks are rounded to a grid of diag 2^-36 so that the rank count's summation order does not matter.
-std::vector<Vec3> lloyd(MPI_Comm comm, const LocalMesh& mesh, std::vector<Vec3> centres, std::size_t n_fixed) {
-  const auto box = global_bounding_box(comm, mesh);
-  const double diag = std::sqrt(std::pow(box[3] - box[0], 2) + std::pow(box[4] - box[1], 2) +
-                                std::pow(box[5] - box[2], 2));
-  const double grid = diag * std::ldexp(1.0, -36);
+/// Lloyd iterations over the voxel grid's cells (their tets' centroid, weighted by their volume); centres
+/// [0, n_fixed) do not move. The centres are rounded to a grid of diag 2^-36 so that the rounding of the grid's
+/// sums over the ranks does not matter.
+std::vector<Vec3> lloyd(const VoxelGrid& grid, std::vector<Vec3> centres, std::size_t n_fixed) {
+  const double diag = grid.size * std::sqrt(static_cast<double>(grid.n[0]) * grid.n[0] +
+                                            static_cast<double>(grid.n[1]) * grid.n[1] +
+                                            static_cast<double>(grid.n[2]) * grid.n[2]);
+  const double quantum = diag * std::ldexp(1.0, -36);
   const std::size_t n = centres.size();
-  const LocalIndex n_tets = mesh.mesh.n_tets();
-  std::vector<Vec3> centroid(static_cast<std::size_t>(n_tets));
-  std::vector<double> volume(centroid.size());
-  for (LocalIndex t = 0; t < n_tets; ++t) {
-    const LocalIndex* v = &mesh.mesh.tets[4 * static_cast<std::size_t>(t)];
-    for (int c = 0; c < 3; ++c)
-      centroid[t][c] = 0.25 * (mesh.mesh.coords[3 * v[0] + c] + mesh.mesh.coords[3 * v[1] + c] +
-                               mesh.mesh.coords[3 * v[2] + c] + mesh.mesh.coords[3 * v[3] + c]);
-    volume[t] = mesh.mesh.tet_volume(t);
-  }
-  for (int iteration = 0; iteration < 50; ++iteration) {
+  for (int iteration = 0; iteration < 100; ++iteration) {
     std::vector<double> sums(4 * n, 0.0);
-    for (std::size_t t = 0; t < centroid.size(); ++t) {
+    for (std::size_t c = 0; c < grid.cells(); ++c) {
+      if (!(grid.volume[c] > 0.0)) continue;
+      const double* x = grid.centroid[c].data();
       std::size_t best = 0;
       for (std::size_t i = 1; i < n; ++i)
-        if (distance2(centroid[t].data(), centres[i]) < distance2(centroid[t].data(), centres[best])) best = i;
-      for (int c = 0; c < 3; ++c) sums[4 * best + c] += volume[t] * centroid[t][c];
-      sums[4 * best + 3] += volume[t];
+        if (distance2(x, centres[i]) < distance2(x, centres[best])) best = i;
+      for (int d = 0; d < 3; ++d) sums[4 * best + d] += grid.volume[c] * x[d];
+      sums[4 * best + 3] += grid.volume[c];
     }
-    MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, comm);
     double moved = 0.0;
     for (std::size_t i = n_fixed; i < n; ++i) {
       if (!(sums[4 * i + 3] > 0.0)) continue;
       Vec3 next;
-      for (int c = 0; c < 3; ++c) next[c] = std::round(sums[4 * i + c] / sums[4 * i + 3] / grid) * grid;
+      for (int d = 0; d < 3; ++d) next[d] = std::round(sums[4 * i + d] / sums[4 * i + 3] / quantum) * quantum;
       moved = std::max(moved, std::sqrt(distance2(next.data(), centres[i])));
       centres[i] = next;
     }
-    if (moved <= 1e-9 * diag) break;
+    if (moved <= 1e-6 * diag) break;
   }
   return centres;
 }
 
 /// Replaces the free frames [n_fixed, N) by the k-means centres snapped to their nearest vertices not yet taken.
-void place_kmeans(MPI_Comm comm, const LocalMesh& mesh, std::size_t n_fixed, FramePlacement& out) {
-  const std::vector<Vec3> centres = lloyd(comm, mesh, out.origins, n_fixed);
+void place_kmeans(MPI_Comm comm, const LocalMesh& mesh, const VoxelGrid& grid, std::size_t n_fixed,
+                  FramePlacement& out) {
+  const std::vector<Vec3> centres = lloyd(grid, out.origins, n_fixed);
   out.origins.resize(n_fixed);
   out.file_vertices.resize(n_fixed);
   const double* X = mesh.mesh.coords.data();
@@ -235,7 +228,8 @@ std::array<double, 6> global_bounding_box(MPI_Comm comm, const LocalMesh& mesh) 
   return {glo[0], glo[1], glo[2], ghi[0], ghi[1], ghi[2]};
 }
 
-FramePlacement place_frames(MPI_Comm comm, const LocalMesh& mesh, const Job& job, const Model& model) {
+FramePlacement place_frames(MPI_Comm comm, const LocalMesh& mesh, const Job& job, const Model& model,
+                            const VoxelGrid& grid) {
   const DiscretizationSpec& spec = job.discretization;
   FramePlacement out;
   out.anchors.assign(job.boundary.size(), -1);
@@ -253,7 +247,7 @@ FramePlacement place_frames(MPI_Comm comm, const LocalMesh& mesh, const Job& job
     throw InputError(where(job) + "discretization.frames: expected at least " + std::to_string(n_fixed) +
                      " (one frame on each fixed region), got " + std::to_string(spec.frame_count));
   place_farthest(comm, mesh, spec.frame_count, out);
-  if (spec.placement == FramePlacementRule::kmeans) place_kmeans(comm, mesh, n_fixed, out);
+  if (spec.placement == FramePlacementRule::kmeans) place_kmeans(comm, mesh, grid, n_fixed, out);
   return out;
 }
 

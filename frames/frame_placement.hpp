@@ -9,6 +9,7 @@
 #include <array>
 #include <vector>
 
+#include "frames/voxel_grid.hpp"
 #include "io/job.hpp"
 #include "materials/frame_kinematics.hpp"
 #include "partition/partition.hpp"
@@ -31,11 +32,13 @@ struct FramePlacement {
 /// frame), then the rest by `placement`:
 ///   farthest: each next frame at the vertex farthest from those chosen (with no anchor, the first one at the vertex
 ///             farthest from the bounding-box centre);
-///   kmeans:   Lloyd iterations over the tet centroids weighted by volume from the farthest placement, the anchors
-///             held, then each free centre snapped to its nearest vertex not taken (in frame order).
+///   kmeans:   Lloyd iterations over the cells of `grid` (their tets' centroids, weighted by volume) from the
+///             farthest placement, the anchors held, then each free centre snapped to its nearest vertex not taken
+///             (in frame order).
 /// Throws InputError (naming the job key) when two positions snap to one vertex, N exceeds the vertex count, or N
 /// is smaller than the number of anchors.
-FramePlacement place_frames(MPI_Comm comm, const LocalMesh& mesh, const Job& job, const Model& model);
+FramePlacement place_frames(MPI_Comm comm, const LocalMesh& mesh, const Job& job, const Model& model,
+                            const VoxelGrid& grid);
 
 /// The bounding box of the mesh over all ranks: lo x, y, z then hi x, y, z.
 std::array<double, 6> global_bounding_box(MPI_Comm comm, const LocalMesh& mesh);

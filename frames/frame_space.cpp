@@ -15,8 +15,7 @@ using frames::Vec3;
 /// Rigid frames: the state holds the poses (quaternion, origin), the samples the weights and their gradients.
 class RigidSpace final : public FrameSpace {
  public:
-  RigidSpace(frames::FramePoints samples, std::vector<Vec3> rest)
-      : samples_(std::move(samples)), rest_(std::move(rest)) {}
+  explicit RigidSpace(std::vector<Vec3> rest) : rest_(std::move(rest)) {}
 
   [[nodiscard]] int dofs_per_frame() const override { return 6; }
   [[nodiscard]] int state_per_frame() const override { return 7; }
@@ -54,9 +53,10 @@ class RigidSpace final : public FrameSpace {
     for (const FramePose& p : poses(state)) maps.push_back(frames::rotation_matrix(p.rotation));
     return maps;
   }
-  [[nodiscard]] std::vector<double> voxel_sums(const Vec3& lo, const Vec3& hi,
+  void use_tet_samples(frames::FramePoints tet_samples) override { samples_ = std::move(tet_samples); }
+  [[nodiscard]] std::vector<double> voxel_sums(const frames::FramePoints& tet_samples, const Vec3& lo, const Vec3& hi,
                                                const std::array<int, 3>& grid) const override {
-    return frames::voxel_sums(samples_, lo, hi, grid, static_cast<int>(rest_.size()));
+    return frames::voxel_sums(tet_samples, lo, hi, grid, static_cast<int>(rest_.size()));
   }
   void use_voxels(std::span<const double> sums, const std::array<int, 3>& grid, int first, int stride) override {
     samples_ = frames::voxel_samples(sums, grid, static_cast<int>(rest_.size()), first, stride);
@@ -81,8 +81,7 @@ class RigidSpace final : public FrameSpace {
 /// Affine frames: the state is [A | t] per frame, the samples carry B per influence.
 class AffineSpace final : public FrameSpace {
  public:
-  AffineSpace(const frames::FramePoints& samples, std::vector<Vec3> rest)
-      : samples_(frames::affine_samples(samples, rest)), rest_(std::move(rest)) {}
+  explicit AffineSpace(std::vector<Vec3> rest) : rest_(std::move(rest)) {}
 
   [[nodiscard]] int dofs_per_frame() const override { return frames::kAffineDofs; }
   [[nodiscard]] int state_per_frame() const override { return frames::kAffineDofs; }
@@ -111,9 +110,12 @@ class AffineSpace final : public FrameSpace {
         for (int b = 0; b < 3; ++b) maps[i][3 * a + b] = state[frames::kAffineDofs * i + 4 * a + b];
     return maps;
   }
-  [[nodiscard]] std::vector<double> voxel_sums(const Vec3& lo, const Vec3& hi,
+  void use_tet_samples(frames::FramePoints tet_samples) override {
+    samples_ = frames::affine_samples(tet_samples, rest_);
+  }
+  [[nodiscard]] std::vector<double> voxel_sums(const frames::FramePoints& tet_samples, const Vec3& lo, const Vec3& hi,
                                                const std::array<int, 3>& grid) const override {
-    return frames::affine_voxel_sums(samples_, lo, hi, grid, static_cast<int>(rest_.size()));
+    return frames::affine_voxel_sums(tet_samples, rest_, lo, hi, grid);
   }
   void use_voxels(std::span<const double> sums, const std::array<int, 3>& grid, int first, int stride) override {
     samples_ = frames::affine_voxel_samples(sums, grid, static_cast<int>(rest_.size()), first, stride);
@@ -146,10 +148,9 @@ std::vector<FramePose> AffineSpace::poses(std::span<const double> state) const {
 
 }  // namespace
 
-std::unique_ptr<FrameSpace> make_frame_space(FrameType type, frames::FramePoints tet_samples,
-                                             std::vector<Vec3> rest_origins) {
-  if (type == FrameType::affine) return std::make_unique<AffineSpace>(tet_samples, std::move(rest_origins));
-  return std::make_unique<RigidSpace>(std::move(tet_samples), std::move(rest_origins));
+std::unique_ptr<FrameSpace> make_frame_space(FrameType type, std::vector<Vec3> rest_origins) {
+  if (type == FrameType::affine) return std::make_unique<AffineSpace>(std::move(rest_origins));
+  return std::make_unique<RigidSpace>(std::move(rest_origins));
 }
 
 }  // namespace edgefem

@@ -40,9 +40,12 @@ class FrameSpace {
   [[nodiscard]] virtual std::vector<frames::FramePose> poses(std::span<const double> state) const = 0;
   [[nodiscard]] virtual std::vector<std::array<double, 9>> linear_maps(std::span<const double> state) const = 0;
 
-  /// Voxel sampling: this rank's voxel sums of its samples (frame_model.hpp, affine_frames.hpp), and the samples
-  /// of the summed voxels k with k % stride == first replacing the current ones.
-  [[nodiscard]] virtual std::vector<double> voxel_sums(const frames::Vec3& lo, const frames::Vec3& hi,
+  /// Integrate at the per-tet samples of make_samples (weights and their gradients at the tets' centroids).
+  virtual void use_tet_samples(frames::FramePoints tet_samples) = 0;
+  /// Voxel sampling: this rank's voxel sums of the per-tet samples `tet_samples` (frame_model.hpp,
+  /// affine_frames.hpp), and then the samples of the summed voxels k with k % stride == first.
+  [[nodiscard]] virtual std::vector<double> voxel_sums(const frames::FramePoints& tet_samples, const frames::Vec3& lo,
+                                                       const frames::Vec3& hi,
                                                        const std::array<int, 3>& grid) const = 0;
   virtual void use_voxels(std::span<const double> sums, const std::array<int, 3>& grid, int first, int stride) = 0;
   [[nodiscard]] virtual std::size_t n_samples() const = 0;
@@ -50,8 +53,7 @@ class FrameSpace {
   [[nodiscard]] virtual std::size_t voxel_width() const = 0;
 };
 
-/// The space of `type` on the per-tet samples `tet_samples` (make_samples) of frames at `rest_origins`.
-std::unique_ptr<FrameSpace> make_frame_space(FrameType type, frames::FramePoints tet_samples,
-                                             std::vector<frames::Vec3> rest_origins);
+/// The space of `type` for frames at `rest_origins`, without samples yet (use_tet_samples or use_voxels).
+std::unique_ptr<FrameSpace> make_frame_space(FrameType type, std::vector<frames::Vec3> rest_origins);
 
 }  // namespace edgefem

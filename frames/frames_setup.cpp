@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "frames/diffused_weights.hpp"
 #include "frames/laplace_weights.hpp"
 
 namespace edgefem {
@@ -58,7 +59,7 @@ std::vector<double> hat_weights(MPI_Comm comm, const LocalMesh& mesh, const Disc
   return w;
 }
 
-/// Partition of unity (the sum of the weights is 1 at every vertex): a check of the solves, on every rank.
+/// Partition of unity (the sum of the weights is 1 at every vertex, to 1e-8): a check of the solves, on every rank.
 void check_partition_of_unity(MPI_Comm comm, const std::vector<double>& w, LocalIndex n_local, int n,
                               FrameWeights kind) {
   double worst = 0.0;
@@ -89,11 +90,13 @@ void truncate(std::vector<double>& w, LocalIndex n_local, int n) {
 }  // namespace
 
 std::vector<double> frame_weights(MPI_Comm comm, const LocalMesh& mesh, const Model& model,
-                                  const DiscretizationSpec& spec, const FramePlacement& frames) {
+                                  const DiscretizationSpec& spec, const FramePlacement& frames, const VoxelGrid& grid) {
   if (spec.weights == FrameWeights::hat) return hat_weights(comm, mesh, spec, frames);
   const int n = static_cast<int>(frames.origins.size());
-  std::vector<double> w = spec.weights == FrameWeights::harmonic ? harmonic_weights(comm, mesh, model, frames)
-                                                                 : diffused_weights(comm, mesh, model, frames);
+  std::vector<double> w = spec.weights == FrameWeights::harmonic
+                              ? harmonic_weights(comm, mesh, model, frames)
+                              : diffused_weights(comm, mesh, model, frames, grid,
+                                                 vertex_anchors(comm, mesh, model, frames));
   check_partition_of_unity(comm, w, mesh.n_local(), n, spec.weights);
   truncate(w, mesh.n_local(), n);
   return w;

@@ -9,6 +9,7 @@
 #include "frames/frames_solver.hpp"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -33,11 +34,15 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 FrameSolver::FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model, bool quiet)
     : comm_(comm), job_(job), mesh_(mesh), model_(model), quiet_(quiet) {
   const auto t0 = std::chrono::steady_clock::now();
-  placement_ = place_frames(comm, mesh, job, model);
-  weights_ = frame_weights(comm, mesh, model, job.discretization, placement_);
+  const int count = job.discretization.frame_count > 0 ? job.discretization.frame_count
+                                                       : static_cast<int>(job.discretization.positions.size());
+  const VoxelGrid grid = make_voxel_grid(comm, mesh, voxel_size_for(mesh_volume(comm, mesh), count));
+  placement_ = place_frames(comm, mesh, job, model, grid);
+  weights_ = frame_weights(comm, mesh, model, job.discretization, placement_, grid);
   seconds_weights_ = seconds_since(t0);
   const int n = n_frames();
   held_ = held_frames(comm, mesh, model, job, weights_, n);
+  init_loads();
   // One sample per own tet; Lame constants of its material.
   const LocalIndex n_tets = mesh.mesh.n_tets();
   std::vector<LocalIndex> cells(static_cast<std::size_t>(n_tets));
@@ -51,9 +56,12 @@ FrameSolver::FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, c
   frames::FramePoints samples = frames::make_samples(mesh.mesh, cells, lambda, mu, weights_, n);
   // The masses (dynamics) come from the tets; the stiffness from the voxel samples when a sample grid is given.
   if (job.analysis_type == AnalysisType::dynamics) init_dynamics(samples);
-  space_ = make_frame_space(job.discretization.frame_type, std::move(samples), placement_.origins);
+  space_ = make_frame_space(job.discretization.frame_type, placement_.origins);
   state_ = space_->rest_state();
-  if (job.discretization.sample_grid) use_voxel_samples(*job.discretization.sample_grid);
+  if (job.discretization.sample_grid)
+    use_voxel_samples(samples, *job.discretization.sample_grid);
+  else
+    space_->use_tet_samples(std::move(samples));
   long long mine = static_cast<long long>(space_->n_samples());
   MPI_Allreduce(&mine, &n_samples_global_, 1, MPI_LONG_LONG, MPI_SUM, comm);
 }
@@ -97,7 +105,7 @@ void FrameSolver::init_dynamics(const frames::FramePoints& samples) {
       for (int c = 0; c < 3; ++c) velocity_[6 * i + 3 + c] = job.dynamic->initial_velocity[c];
 }
 
-void FrameSolver::use_voxel_samples(const std::array<int, 3>& grid) {
+void FrameSolver::use_voxel_samples(const frames::FramePoints& tet_samples, const std::array<int, 3>& grid) {
   // The grid spans the global bounding box of the vertices; every rank bins its tets' samples, the sums are added
   // over the ranks, and rank r takes the voxels k with k % ranks == r: the same samples on any rank count.
   const int n = n_frames();
@@ -115,7 +123,7 @@ void FrameSolver::use_voxel_samples(const std::array<int, 3>& grid) {
     }
   MPI_Allreduce(MPI_IN_PLACE, lo.data(), 3, MPI_DOUBLE, MPI_MIN, comm_);
   MPI_Allreduce(MPI_IN_PLACE, hi.data(), 3, MPI_DOUBLE, MPI_MAX, comm_);
-  std::vector<double> sums = space_->voxel_sums(lo, hi, grid);
+  std::vector<double> sums = space_->voxel_sums(tet_samples, lo, hi, grid);
   MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, comm_);
   int rank = 0, size = 1;
   MPI_Comm_rank(comm_, &rank);
@@ -123,38 +131,47 @@ void FrameSolver::use_voxel_samples(const std::array<int, 3>& grid) {
   space_->use_voxels(sums, grid, rank, size);
 }
 
-frames::FramePoints FrameSolver::load_points(double load_factor) const {
-  // Vertex forces of every load group at this load factor (this rank's cells' and facets' shares, unsummed: the
-  // sum over ranks happens with the frame gradient).
+void FrameSolver::init_loads() {
+  // The vertices any load group loads (this rank's cells' and facets' shares, unsummed: the sum over ranks happens
+  // with the frame gradient), with their frames' weights; the forces are set per load factor by load_points.
   const int n = n_frames();
-  const LocalIndex n_local = mesh_.n_local();
-  std::vector<double> f(3 * static_cast<std::size_t>(n_local), 0.0);
-  for (const LoadGroup& g : model_.loads) {
-    const double s = model_.schedules[static_cast<std::size_t>(g.schedule)](load_factor);
-    for (std::size_t k = 0; k < f.size() && k < g.force.size(); ++k) f[k] += s * g.force[k];
-  }
-  frames::FramePoints p;
-  for (LocalIndex v = 0; v < n_local; ++v) {
-    const double* fv = &f[3 * static_cast<std::size_t>(v)];
-    if (fv[0] == 0.0 && fv[1] == 0.0 && fv[2] == 0.0) continue;
-    p.point.push_back({mesh_.mesh.coords[3 * v], mesh_.mesh.coords[3 * v + 1], mesh_.mesh.coords[3 * v + 2]});
-    p.force.push_back({fv[0], fv[1], fv[2]});
+  for (LocalIndex v = 0; v < mesh_.n_local(); ++v) {
+    const std::size_t k = 3 * static_cast<std::size_t>(v);
+    const bool loaded = std::any_of(model_.loads.begin(), model_.loads.end(), [&](const LoadGroup& g) {
+      return k + 2 < g.force.size() && (g.force[k] != 0.0 || g.force[k + 1] != 0.0 || g.force[k + 2] != 0.0);
+    });
+    if (!loaded) continue;
+    loaded_vertices_.push_back(v);
+    loads_.point.push_back({mesh_.mesh.coords[k], mesh_.mesh.coords[k + 1], mesh_.mesh.coords[k + 2]});
+    loads_.force.push_back({0.0, 0.0, 0.0});
     for (int i = 0; i < n; ++i) {
       const double w = weights_[static_cast<std::size_t>(v) * n + i];
       if (w == 0.0) continue;
       frames::Influence in;
       in.frame = i;
       in.c[0] = w;
-      p.influences.push_back(in);
+      loads_.influences.push_back(in);
     }
-    p.offsets.push_back(static_cast<int>(p.influences.size()));
+    loads_.offsets.push_back(static_cast<int>(loads_.influences.size()));
   }
-  return p;
+}
+
+const frames::FramePoints& FrameSolver::load_points(double load_factor) const {
+  for (auto& f : loads_.force) f = {0.0, 0.0, 0.0};
+  for (const LoadGroup& g : model_.loads) {
+    const double s = model_.schedules[static_cast<std::size_t>(g.schedule)](load_factor);
+    for (std::size_t p = 0; p < loaded_vertices_.size(); ++p) {
+      const std::size_t k = 3 * static_cast<std::size_t>(loaded_vertices_[p]);
+      if (k + 2 >= g.force.size()) continue;
+      for (int c = 0; c < 3; ++c) loads_.force[p][c] += s * g.force[k + c];
+    }
+  }
+  return loads_;
 }
 
 void FrameSolver::evaluate(std::span<const double> state, double load_factor, bool want_hessian,
                            frames::FrameSystem& out) const {
-  const frames::FramePoints loads = load_points(load_factor);
+  const frames::FramePoints& loads = load_points(load_factor);
   space_->evaluate(state, loads, want_hessian, out);
   // One reduction: energy, strain energy, gradient (and Hessian).
   std::vector<double> buffer;
@@ -174,7 +191,7 @@ void FrameSolver::evaluate(std::span<const double> state, double load_factor, bo
 }
 
 double FrameSolver::energy(std::span<const double> state, double load_factor) const {
-  const frames::FramePoints loads = load_points(load_factor);
+  const frames::FramePoints& loads = load_points(load_factor);
   double e = space_->energy(state, loads);
   MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, comm_);
   MPI_Bcast(&e, 1, MPI_DOUBLE, 0, comm_);  // the same bits everywhere (see evaluate)

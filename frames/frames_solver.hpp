@@ -88,7 +88,9 @@ class FrameSolver {
  private:
   /// The summed energy alone (line searches).
   [[nodiscard]] double energy(std::span<const double> state, double load_factor) const;
-  [[nodiscard]] frames::FramePoints load_points(double load_factor) const;
+  /// The loaded vertices and their frames' weights (once), and their forces at `load_factor` (every call).
+  void init_loads();
+  [[nodiscard]] const frames::FramePoints& load_points(double load_factor) const;
   /// One load step's Newton iterations from the current state. False (and `why`) when it does not converge.
   bool solve_step(double load_factor, FrameStepReport& report, std::string& why);
   /// The unknowns of the frames not held: dofs_per_frame per frame (index d i + a).
@@ -101,8 +103,9 @@ class FrameSolver {
   void time_step(const std::vector<int>& free, FrameTimeStep& report);
   /// The lumped frame masses and initial velocities of a dynamic analysis (from the per-tet samples).
   void init_dynamics(const frames::FramePoints& tet_samples);
-  /// Replaces the per-tet samples by one per cell of `grid` over the global bounding box (collective).
-  void use_voxel_samples(const std::array<int, 3>& grid);
+  /// Integrates at one sample per cell of `grid` over the global bounding box, binned from the per-tet samples
+  /// (collective).
+  void use_voxel_samples(const frames::FramePoints& tet_samples, const std::array<int, 3>& grid);
 
   MPI_Comm comm_;
   const Job& job_;
@@ -113,6 +116,8 @@ class FrameSolver {
   std::vector<double> weights_;
   std::vector<int> held_;
   std::unique_ptr<FrameSpace> space_;
+  std::vector<LocalIndex> loaded_vertices_;  ///< the vertices of loads_ (forces of every load group)
+  mutable frames::FramePoints loads_;        ///< forces set by load_points
   std::vector<double> state_;
   std::vector<double> rest_mass_;  ///< 36 per frame (dynamics only)
   std::vector<double> velocity_;   ///< 6 per frame (dynamics only)

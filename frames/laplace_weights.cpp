@@ -32,20 +32,14 @@ std::vector<int> fixed_anchor(const LocalMesh& mesh, const Model& model, const F
   return anchor;
 }
 
-/// P1 Laplacian K and lumped mass M (per owned vertex, summed over the ranks' tets), in global numbering.
-struct P1Operators {
-  PetscOwner<Mat, MatDestroy> K;
-  PetscOwner<Vec, VecDestroy> M;
-};
-
-P1Operators p1_operators(MPI_Comm comm, const LocalMesh& mesh) {
+/// The P1 Laplacian, COO over the local tets in global numbering (PETSc sums the partial rows).
+PetscOwner<Mat, MatDestroy> laplacian(MPI_Comm comm, const LocalMesh& mesh) {
   const LocalIndex n_owned = mesh.n_owned, n_tets = mesh.mesh.n_tets();
   const double* X = mesh.mesh.coords.data();
-  P1Operators op;
-  EDGEFEM_PETSC(MatCreate(comm, op.K.address()));
-  EDGEFEM_PETSC(MatSetSizes(op.K, n_owned, n_owned, PETSC_DETERMINE, PETSC_DETERMINE));
-  EDGEFEM_PETSC(MatSetType(op.K, MATAIJ));
-  EDGEFEM_PETSC(VecCreateMPI(comm, n_owned, PETSC_DETERMINE, op.M.address()));
+  PetscOwner<Mat, MatDestroy> K;
+  EDGEFEM_PETSC(MatCreate(comm, K.address()));
+  EDGEFEM_PETSC(MatSetSizes(K, n_owned, n_owned, PETSC_DETERMINE, PETSC_DETERMINE));
+  EDGEFEM_PETSC(MatSetType(K, MATAIJ));
   std::vector<PetscInt> rows, cols;
   std::vector<PetscScalar> values;
   rows.reserve(16 * static_cast<std::size_t>(n_tets));
@@ -66,21 +60,16 @@ P1Operators p1_operators(MPI_Comm comm, const LocalMesh& mesh) {
       for (int c = 0; c < 3; ++c) g[i][c] /= det;
     for (int c = 0; c < 3; ++c) g[0][c] = -(g[1][c] + g[2][c] + g[3][c]);
     const double volume = std::abs(det) / 6.0;
-    for (int a = 0; a < 4; ++a) {
-      const auto row = static_cast<PetscInt>(mesh.global_vertex[v[a]]);
-      EDGEFEM_PETSC(VecSetValue(op.M, row, 0.25 * volume, ADD_VALUES));
+    for (int a = 0; a < 4; ++a)
       for (int b = 0; b < 4; ++b) {
-        rows.push_back(row);
+        rows.push_back(static_cast<PetscInt>(mesh.global_vertex[v[a]]));
         cols.push_back(static_cast<PetscInt>(mesh.global_vertex[v[b]]));
         values.push_back(volume * (g[a][0] * g[b][0] + g[a][1] * g[b][1] + g[a][2] * g[b][2]));
       }
-    }
   }
-  EDGEFEM_PETSC(MatSetPreallocationCOO(op.K, static_cast<PetscCount>(rows.size()), rows.data(), cols.data()));
-  EDGEFEM_PETSC(MatSetValuesCOO(op.K, values.data(), ADD_VALUES));
-  EDGEFEM_PETSC(VecAssemblyBegin(op.M));
-  EDGEFEM_PETSC(VecAssemblyEnd(op.M));
-  return op;
+  EDGEFEM_PETSC(MatSetPreallocationCOO(K, static_cast<PetscCount>(rows.size()), rows.data(), cols.data()));
+  EDGEFEM_PETSC(MatSetValuesCOO(K, values.data(), ADD_VALUES));
+  return K;
 }
 
 /// Solves A x = f with x = x_D on the held (owned) vertices: CG + GAMG (options prefix frames_weights_) on A with
@@ -102,7 +91,7 @@ class DirichletSolve {
     PC pc = nullptr;
     EDGEFEM_PETSC(KSPGetPC(ksp_, &pc));
     EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
-    EDGEFEM_PETSC(KSPSetTolerances(ksp_, 1e-12, 1e-300, PETSC_DEFAULT, 2000));
+    EDGEFEM_PETSC(KSPSetTolerances(ksp_, kWeightSolveRtol, 1e-300, PETSC_DEFAULT, 2000));
     EDGEFEM_PETSC(KSPSetOptionsPrefix(ksp_, "frames_weights_"));
     EDGEFEM_PETSC(KSPSetFromOptions(ksp_));
   }
@@ -182,10 +171,10 @@ std::vector<double> harmonic_weights(MPI_Comm comm, const LocalMesh& mesh, const
                                      const FramePlacement& frames) {
   const int n = static_cast<int>(frames.origins.size());
   const std::vector<int> set = dirichlet_sets(mesh, fixed_anchor(mesh, model, frames), frames);
-  const P1Operators op = p1_operators(comm, mesh);
+  const PetscOwner<Mat, MatDestroy> K = laplacian(comm, mesh);
   std::vector<char> held(static_cast<std::size_t>(mesh.n_local()));
   for (std::size_t v = 0; v < held.size(); ++v) held[v] = set[v] >= 0;
-  const DirichletSolve solver(comm, mesh, op.K, held);
+  const DirichletSolve solver(comm, mesh, K, held);
   const std::vector<double> zero(static_cast<std::size_t>(mesh.n_owned), 0.0);
   std::vector<double> w(static_cast<std::size_t>(mesh.n_local()) * n), x_D(zero.size());
   for (int i = 0; i < n; ++i) {
@@ -196,81 +185,30 @@ std::vector<double> harmonic_weights(MPI_Comm comm, const LocalMesh& mesh, const
   return w;
 }
 
-namespace {
-
-/// Per local vertex: the frame whose site is nearest (a fixed vertex: its anchor). Sites: the frames' points and
-/// the fixed regions of their anchors (every rank's fixed vertices, gathered).
-std::vector<int> voronoi_cells(MPI_Comm comm, const LocalMesh& mesh, const std::vector<int>& anchor,
-                               const FramePlacement& frames) {
-  const double* X = mesh.mesh.coords.data();
-  std::vector<double> mine;  // x, y, z, anchor frame
-  for (LocalIndex v = 0; v < mesh.n_owned; ++v)
-    if (anchor[v] >= 0) mine.insert(mine.end(), {X[3 * v], X[3 * v + 1], X[3 * v + 2], double(anchor[v])});
-  int size = 1, count = static_cast<int>(mine.size());
-  MPI_Comm_size(comm, &size);
-  std::vector<int> counts(static_cast<std::size_t>(size)), displs(counts.size(), 0);
-  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
-  for (int r = 1; r < size; ++r) displs[r] = displs[r - 1] + counts[r - 1];
-  std::vector<double> fixed(static_cast<std::size_t>(displs.back() + counts.back()));
-  MPI_Allgatherv(mine.data(), count, MPI_DOUBLE, fixed.data(), counts.data(), displs.data(), MPI_DOUBLE, comm);
-  std::vector<int> cell(static_cast<std::size_t>(mesh.n_local()), 0);
-  for (LocalIndex v = 0; v < mesh.n_local(); ++v) {
-    double best = std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < frames.origins.size(); ++i)
-      if (const double d = distance2(X + 3 * v, frames.origins[i]); d < best) best = d, cell[v] = static_cast<int>(i);
-    for (std::size_t k = 0; 4 * k < fixed.size(); ++k)
-      if (const double d = distance2(X + 3 * v, {fixed[4 * k], fixed[4 * k + 1], fixed[4 * k + 2]}); d < best)
-        best = d, cell[v] = static_cast<int>(fixed[4 * k + 3]);
-  }
-  return cell;
-}
-
-/// The mean distance from a frame to its nearest other frame (1 with a single frame).
-double mean_spacing(const FramePlacement& frames) {
-  const std::size_t n = frames.origins.size();
-  if (n < 2) return 1.0;
-  double sum = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    double nearest = std::numeric_limits<double>::infinity();
-    for (std::size_t j = 0; j < n; ++j)
-      if (j != i) nearest = std::min(nearest, distance2(frames.origins[i].data(), frames.origins[j]));
-    sum += std::sqrt(nearest);
-  }
-  return sum / static_cast<double>(n);
-}
-
-}  // namespace
-
-std::vector<double> diffused_weights(MPI_Comm comm, const LocalMesh& mesh, const Model& model,
-                                     const FramePlacement& frames) {
-  const int n = static_cast<int>(frames.origins.size());
-  const LocalIndex n_owned = mesh.n_owned;
-  const std::vector<int> anchor = fixed_anchor(mesh, model, frames);
-  const std::vector<int> cell = voronoi_cells(comm, mesh, anchor, frames);
-  const double h = mean_spacing(frames), tau = h * h / kDiffusionSteps;
-  P1Operators op = p1_operators(comm, mesh);
-  EDGEFEM_PETSC(MatScale(op.K, tau));
-  EDGEFEM_PETSC(MatDiagonalSet(op.K, op.M, ADD_VALUES));  // M + tau K
-  std::vector<char> held(static_cast<std::size_t>(mesh.n_local()));
-  for (std::size_t v = 0; v < held.size(); ++v) held[v] = anchor[v] >= 0;
-  const DirichletSolve solver(comm, mesh, op.K, held);
-  std::vector<double> mass(static_cast<std::size_t>(n_owned));
+std::vector<int> vertex_anchors(MPI_Comm comm, const LocalMesh& mesh, const Model& model,
+                                const FramePlacement& frames) {
+  const std::vector<int> owned = fixed_anchor(mesh, model, frames);
+  std::vector<PetscInt> ghosts;
+  for (LocalIndex v = mesh.n_owned; v < mesh.n_local(); ++v)
+    ghosts.push_back(static_cast<PetscInt>(mesh.global_vertex[v]));
+  PetscOwner<Vec, VecDestroy> x;
+  EDGEFEM_PETSC(VecCreateGhost(comm, mesh.n_owned, PETSC_DETERMINE, static_cast<PetscInt>(ghosts.size()), ghosts.data(),
+                               x.address()));
   {
-    VecArray m(op.M, true);
-    std::copy(m.span().begin(), m.span().end(), mass.begin());
+    VecArray a(x, false);
+    for (LocalIndex v = 0; v < mesh.n_owned; ++v) a.span()[v] = owned[v];
   }
-  std::vector<double> w(static_cast<std::size_t>(mesh.n_local()) * n), f(mass.size()), x_D(mass.size());
-  for (int i = 0; i < n; ++i) {
-    std::vector<double> x(static_cast<std::size_t>(mesh.n_local()));
-    for (std::size_t v = 0; v < x.size(); ++v) x[v] = cell[v] == i ? 1.0 : 0.0;
-    for (LocalIndex v = 0; v < n_owned; ++v) x_D[v] = anchor[v] == i ? 1.0 : 0.0;
-    for (int step = 0; step < kDiffusionSteps; ++step) {
-      for (LocalIndex v = 0; v < n_owned; ++v) f[v] = mass[v] * x[v];
-      x = solver.solve(f, x_D, "the heat step " + std::to_string(step) + " of frame " + std::to_string(i));
-    }
-    for (std::size_t v = 0; v < x.size(); ++v) w[v * n + i] = x[v];
+  EDGEFEM_PETSC(VecGhostUpdateBegin(x, INSERT_VALUES, SCATTER_FORWARD));
+  EDGEFEM_PETSC(VecGhostUpdateEnd(x, INSERT_VALUES, SCATTER_FORWARD));
+  Vec local = nullptr;
+  EDGEFEM_PETSC(VecGhostGetLocalForm(x, &local));
+  std::vector<int> anchor(owned.size());
+  {
+    VecArray a(local, true);
+    for (std::size_t v = 0; v < anchor.size(); ++v) anchor[v] = static_cast<int>(std::lround(a.span()[v]));
   }
-  return w;
+  EDGEFEM_PETSC(VecGhostRestoreLocalForm(x, &local));
+  return anchor;
 }
 
 }  // namespace edgefem

@@ -263,9 +263,9 @@ std::vector<double> affine_skin(std::span<const double> reference, std::span<con
   return x;
 }
 
-std::vector<double> affine_voxel_sums(const AffinePoints& s, const Vec3& lo, const Vec3& hi,
-                                      const std::array<int, 3>& n, int n_frames) {
-  const std::size_t width = kVoxelFields + kAffineDofs * static_cast<std::size_t>(n_frames);
+std::vector<double> affine_voxel_sums(const FramePoints& s, std::span<const Vec3> rest_origins, const Vec3& lo,
+                                      const Vec3& hi, const std::array<int, 3>& n) {
+  const std::size_t width = kVoxelFields + kAffineDofs * rest_origins.size();
   std::vector<double> sums(static_cast<std::size_t>(n[0]) * n[1] * n[2] * width, 0.0);
   for (std::size_t k = 0; k < s.size(); ++k) {
     double* v = &sums[voxel_of(s.point[k], lo, hi, n) * width];
@@ -275,10 +275,13 @@ std::vector<double> affine_voxel_sums(const AffinePoints& s, const Vec3& lo, con
     v[4] += V * s.lambda[k];
     v[5] += V * s.mu[k];
     for (int p = s.offsets[k]; p < s.offsets[k + 1]; ++p) {
-      const AffineInfluence& in = s.influences[static_cast<std::size_t>(p)];
-      double* b = v + kVoxelFields + kAffineDofs * in.frame;
-      for (int m = 0; m < 4; ++m)
-        for (int d = 0; d < 3; ++d) b[3 * m + d] += V * in.B[m][d];
+      const Influence& in = s.influences[static_cast<std::size_t>(p)];
+      const Vec3& rest = rest_origins[static_cast<std::size_t>(in.frame)];
+      double* b = v + kVoxelFields + kAffineDofs * in.frame;  // B[m][d] at 3 m + d (affine_samples)
+      for (int m = 0; m < 3; ++m)
+        for (int d = 0; d < 3; ++d)
+          b[3 * m + d] += V * ((m == d ? in.c[0] : 0.0) + (s.point[k][m] - rest[m]) * in.c[1 + d]);
+      for (int d = 0; d < 3; ++d) b[9 + d] += V * in.c[1 + d];
     }
   }
   return sums;

@@ -73,10 +73,11 @@ std::vector<double> affine_skin(std::span<const double> reference, std::span<con
                                 std::span<const Vec3> rest_origins, std::span<const double> q);
 
 /// Voxel sampling of affine samples (as voxel_sums / voxel_samples of frame_model.hpp): per voxel kVoxelFields +
-/// 12 n_frames sums (V, V X, V lambda, V mu, V B_i), then one sample per non-empty voxel k with k % stride == first,
-/// with the volume-averaged B_i: its F is the exact mean of F over the voxel's tets.
-std::vector<double> affine_voxel_sums(const AffinePoints& s, const Vec3& lo, const Vec3& hi,
-                                      const std::array<int, 3>& n, int n_frames);
+/// 12 n_frames sums (V, V X, V lambda, V mu, V B_i) of the per-tet samples `s` (make_samples: B_i from their weights
+/// and gradients, frames at `rest_origins`), then one sample per non-empty voxel k with k % stride == first, with
+/// the volume-averaged B_i: its F is the exact mean of F over the voxel's tets.
+std::vector<double> affine_voxel_sums(const FramePoints& s, std::span<const Vec3> rest_origins, const Vec3& lo,
+                                      const Vec3& hi, const std::array<int, 3>& n);
 AffinePoints affine_voxel_samples(std::span<const double> sums, const std::array<int, 3>& n, int n_frames, int first,
                                   int stride);
 
