@@ -1148,6 +1148,17 @@ TEST_F(JobTest, DiscretizationFramesParses) {
   EXPECT_EQ(*voxels.discretization.sample_grid, (std::array<int, 3>{5, 2, 1}));
   EXPECT_EQ(to_string(FrameWeights::hat), "hat");
   EXPECT_EQ(to_string(DiscretizationType::frames), "frames");
+  // Issue 47: frame_type, placement and the diffused weights; the defaults rigid, farthest.
+  EXPECT_EQ(counted.discretization.frame_type, FrameType::rigid);
+  EXPECT_EQ(counted.discretization.placement, FramePlacementRule::farthest);
+  const Job affine = read_job(write(
+      head + "discretization: {type: frames, frames: 8, frame_type: affine, placement: kmeans, weights: diffused}\n"));
+  EXPECT_EQ(affine.discretization.frame_type, FrameType::affine);
+  EXPECT_EQ(affine.discretization.placement, FramePlacementRule::kmeans);
+  EXPECT_EQ(affine.discretization.weights, FrameWeights::diffused);
+  EXPECT_EQ(to_string(FrameType::affine), "affine");
+  EXPECT_EQ(to_string(FramePlacementRule::kmeans), "kmeans");
+  EXPECT_EQ(to_string(FrameWeights::diffused), "diffused");
 }
 
 TEST_F(JobTest, DiscretizationBadValuesAreNamed) {
@@ -1165,7 +1176,20 @@ TEST_F(JobTest, DiscretizationBadValuesAreNamed) {
   expect_error(head + "discretization:\n  type: frames\n  positions: []\n", 6,
                {"discretization.positions: expected a non-empty list of frame positions"});
   expect_error(head + "discretization:\n  type: frames\n  frames: 2\n  weights: linear\n", 7,
-               {"discretization.weights: expected one of: harmonic, hat", "'linear'"});
+               {"discretization.weights: expected one of: harmonic, hat, diffused", "'linear'"});
+  expect_error(head + "discretization:\n  type: frames\n  frames: 2\n  frame_type: quadratic\n", 7,
+               {"discretization.frame_type: expected one of: rigid, affine", "'quadratic'"});
+  expect_error(head + "discretization:\n  type: frames\n  frames: 2\n  placement: random\n", 7,
+               {"discretization.placement: expected one of: farthest, kmeans", "'random'"});
+  expect_error(head + "discretization:\n  type: frames\n  positions: [[0, 0, 0]]\n  placement: kmeans\n", 7,
+               {"discretization.placement: only with 'frames' (a count)"});
+  expect_error(head + "discretization:\n  frame_type: affine\n", 5,
+               {"discretization.frame_type: only for type frames"});
+  expect_error(head + "discretization:\n  placement: kmeans\n", 5, {"discretization.placement: only for type frames"});
+  expect_error(head +
+                   "discretization: {type: frames, frames: 2, frame_type: affine}\nanalysis:\n  type: dynamic\n  "
+                   "dynamic: {dt: 0.1, end_time: 1, integrator: linearized-euler}\n",
+               4, {"discretization: frame_type affine solves statics only"});
   expect_error(head + "discretization:\n  frames: 2\n", 5, {"discretization.frames: only for type frames"});
   expect_error(head + "discretization:\n  sample_grid: [2, 2, 2]\n", 5,
                {"discretization.sample_grid: only for type frames"});
