@@ -63,6 +63,16 @@ class RigidSpace final : public FrameSpace {
   }
   [[nodiscard]] std::size_t n_samples() const override { return samples_.size(); }
   [[nodiscard]] std::size_t voxel_width() const override { return frames::kVoxelFields + 4 * rest_.size(); }
+  [[nodiscard]] std::vector<double> rest_masses(const frames::FramePoints& tet_samples,
+                                                std::span<const double> cell_mass) const override;
+  [[nodiscard]] std::vector<double> masses(std::span<const double> state,
+                                           std::span<const double> rest_masses) const override;
+  [[nodiscard]] std::vector<double> translation_velocity(const Vec3& v) const override {
+    std::vector<double> out(6 * rest_.size(), 0.0);
+    for (std::size_t i = 0; i < rest_.size(); ++i)
+      for (int c = 0; c < 3; ++c) out[6 * i + 3 + c] = v[c];
+    return out;
+  }
 
  private:
   static std::vector<double> flat(const std::vector<FramePose>& p) {
@@ -124,11 +134,89 @@ class AffineSpace final : public FrameSpace {
   [[nodiscard]] std::size_t voxel_width() const override {
     return frames::kVoxelFields + frames::kAffineDofs * rest_.size();
   }
+  [[nodiscard]] std::vector<double> rest_masses(const frames::FramePoints& tet_samples,
+                                                std::span<const double> cell_mass) const override;
+  [[nodiscard]] std::vector<double> masses(std::span<const double>,
+                                           std::span<const double> rest_masses) const override {
+    return {rest_masses.begin(), rest_masses.end()};
+  }
+  [[nodiscard]] std::vector<double> translation_velocity(const Vec3& v) const override {
+    std::vector<double> out(frames::kAffineDofs * rest_.size(), 0.0);
+    for (std::size_t i = 0; i < rest_.size(); ++i)
+      for (int a = 0; a < 3; ++a) out[frames::kAffineDofs * i + 4 * a + 3] = v[a];
+    return out;
+  }
 
  private:
   frames::AffinePoints samples_;
   std::vector<Vec3> rest_;
 };
+
+std::vector<double> RigidSpace::rest_masses(const frames::FramePoints& samples,
+                                            std::span<const double> cell_mass) const {
+  // J_i = dp/dtwist_i = (dp/db) w_i (dd_i/dtwist) at the sample (the tet's centroid), at rest.
+  const std::size_t n = rest_.size();
+  std::vector<double> M(36 * n, 0.0);
+  std::vector<frames::RelativeTransform> rel(n);
+  for (std::size_t i = 0; i < n; ++i) rel[i] = frames::relative_transform(FramePose{{0, 0, 0, 1}, rest_[i]}, rest_[i]);
+  for (std::size_t k = 0; k < samples.size(); ++k) {
+    frames::DualQuat b{};
+    for (int q = samples.offsets[k]; q < samples.offsets[k + 1]; ++q)
+      for (int l = 0; l < 8; ++l) b[l] += samples.influences[q].c[0] * rel[samples.influences[q].frame].d[l];
+    const frames::SkinnedPoint sp = frames::skin_derivatives(b, samples.point[k]);
+    for (int q = samples.offsets[k]; q < samples.offsets[k + 1]; ++q) {
+      const frames::Influence& in = samples.influences[q];
+      double J[3][6];
+      for (int a = 0; a < 3; ++a)
+        for (int c = 0; c < 6; ++c) {
+          double v = 0.0;
+          for (int l = 0; l < 8; ++l) v += sp.grad[a][l] * rel[in.frame].first[l][c];
+          J[a][c] = in.c[0] * v;
+        }
+      double* Mi = &M[36 * static_cast<std::size_t>(in.frame)];
+      for (int r = 0; r < 6; ++r)
+        for (int c = 0; c < 6; ++c)
+          Mi[6 * r + c] += cell_mass[k] * (J[0][r] * J[0][c] + J[1][r] * J[1][c] + J[2][r] * J[2][c]);
+    }
+  }
+  return M;
+}
+
+std::vector<double> RigidSpace::masses(std::span<const double> state, std::span<const double> rest_masses) const {
+  std::vector<double> out(rest_masses.size());
+  const std::vector<FramePose> p = poses(state);
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const auto r = frames::rotation_matrix(p[i].rotation);
+    Eigen::Matrix<double, 6, 6> rot = Eigen::Matrix<double, 6, 6>::Zero();
+    for (int a = 0; a < 3; ++a)
+      for (int c = 0; c < 3; ++c) rot(a, c) = rot(3 + a, 3 + c) = r[3 * a + c];
+    const Eigen::Map<const Eigen::Matrix<double, 6, 6, Eigen::RowMajor>> rest(&rest_masses[36 * i]);
+    Eigen::Map<Eigen::Matrix<double, 6, 6, Eigen::RowMajor>> block(&out[36 * i]);
+    block = rot * rest * rot.transpose();
+  }
+  return out;
+}
+
+std::vector<double> AffineSpace::rest_masses(const frames::FramePoints& samples,
+                                             std::span<const double> cell_mass) const {
+  // x = sum_i w_i (A_i (X - rest_i) + t_i): J_i = w_i [phi^T (x) I3], phi = (X - rest_i, 1), so
+  // M_i[(4a + m), (4c + n)] = delta_ac sum m w_i^2 phi_m phi_n.
+  constexpr int d = frames::kAffineDofs;
+  std::vector<double> M(d * d * rest_.size(), 0.0);
+  for (std::size_t k = 0; k < samples.size(); ++k)
+    for (int q = samples.offsets[k]; q < samples.offsets[k + 1]; ++q) {
+      const frames::Influence& in = samples.influences[q];
+      const Vec3& rest = rest_[static_cast<std::size_t>(in.frame)];
+      const double phi[4] = {samples.point[k][0] - rest[0], samples.point[k][1] - rest[1],
+                             samples.point[k][2] - rest[2], 1.0};
+      const double mw2 = cell_mass[k] * in.c[0] * in.c[0];
+      double* Mi = &M[d * d * static_cast<std::size_t>(in.frame)];
+      for (int a = 0; a < 3; ++a)
+        for (int m = 0; m < 4; ++m)
+          for (int n = 0; n < 4; ++n) Mi[(4 * a + m) * d + 4 * a + n] += mw2 * phi[m] * phi[n];
+    }
+  return M;
+}
 
 std::vector<FramePose> AffineSpace::poses(std::span<const double> state) const {
   std::vector<FramePose> p(rest_.size());

@@ -49,6 +49,18 @@ class FrameSpace {
                                                        const std::array<int, 3>& grid) const = 0;
   virtual void use_voxels(std::span<const double> sums, const std::array<int, 3>& grid, int first, int stride) = 0;
   [[nodiscard]] virtual std::size_t n_samples() const = 0;
+
+  /// Dynamics. The lumped rest masses (Eq. 6 with the cross terms between frames dropped): per frame a
+  /// dofs_per_frame-square block (row-major) M_i = sum_tets m J_i^T J_i at the tets' centroids (J_i = dx/d(dofs of
+  /// frame i) at rest), this rank's partial sums; `cell_mass` per tet of `tet_samples`.
+  [[nodiscard]] virtual std::vector<double> rest_masses(const frames::FramePoints& tet_samples,
+                                                        std::span<const double> cell_mass) const = 0;
+  /// The mass blocks at `state` from the rest blocks: rigid frames rotate them, diag(R, R) M_i diag(R, R)^T (Eq. 15);
+  /// affine masses are constant.
+  [[nodiscard]] virtual std::vector<double> masses(std::span<const double> state,
+                                                   std::span<const double> rest_masses) const = 0;
+  /// The velocity (dofs_per_frame per frame) of every frame moving at the uniform translational velocity `v`.
+  [[nodiscard]] virtual std::vector<double> translation_velocity(const frames::Vec3& v) const = 0;
   /// Numbers per voxel in voxel_sums.
   [[nodiscard]] virtual std::size_t voxel_width() const = 0;
 };

@@ -55,9 +55,9 @@ FrameSolver::FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, c
   }
   frames::FramePoints samples = frames::make_samples(mesh.mesh, cells, lambda, mu, weights_, n);
   // The masses (dynamics) come from the tets; the stiffness from the voxel samples when a sample grid is given.
-  if (job.analysis_type == AnalysisType::dynamics) init_dynamics(samples);
   space_ = make_frame_space(job.discretization.frame_type, placement_.origins);
   state_ = space_->rest_state();
+  if (job.analysis_type == AnalysisType::dynamics) init_dynamics(samples);
   if (job.discretization.sample_grid)
     use_voxel_samples(samples, *job.discretization.sample_grid);
   else
@@ -67,42 +67,15 @@ FrameSolver::FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, c
 }
 
 void FrameSolver::init_dynamics(const frames::FramePoints& samples) {
-  const Job& job = job_;
-  const Model& model = model_;
-  MPI_Comm comm = comm_;
-  const int n = n_frames();
-  // Lumped masses (Eq. 6 with the cross terms dropped, Eq. 15): M_i = sum_samples m J_i^T J_i at rest, with
-  // J_i = dp/dtwist_i = (dp/db) w_i (dd_i/dtwist) at the sample (the tet's centroid, m = density * volume).
-  rest_mass_.assign(36 * static_cast<std::size_t>(n), 0.0);
-  std::vector<frames::RelativeTransform> rel(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i)
-    rel[i] = frames::relative_transform(FramePose{{0, 0, 0, 1}, placement_.origins[i]}, placement_.origins[i]);
-  for (std::size_t k = 0; k < samples.size(); ++k) {
-    frames::DualQuat b{};
-    for (int q = samples.offsets[k]; q < samples.offsets[k + 1]; ++q)
-      for (int l = 0; l < 8; ++l) b[l] += samples.influences[q].c[0] * rel[samples.influences[q].frame].d[l];
-    const frames::SkinnedPoint sp = frames::skin_derivatives(b, samples.point[k]);
-    const double mass = model.cell_mass[k];
-    for (int q = samples.offsets[k]; q < samples.offsets[k + 1]; ++q) {
-      const frames::Influence& in = samples.influences[q];
-      double J[3][6];
-      for (int a = 0; a < 3; ++a)
-        for (int c = 0; c < 6; ++c) {
-          double v = 0.0;
-          for (int l = 0; l < 8; ++l) v += sp.grad[a][l] * rel[in.frame].first[l][c];
-          J[a][c] = in.c[0] * v;
-        }
-      double* M = &rest_mass_[36 * static_cast<std::size_t>(in.frame)];
-      for (int r = 0; r < 6; ++r)
-        for (int c = 0; c < 6; ++c) M[6 * r + c] += mass * (J[0][r] * J[0][c] + J[1][r] * J[1][c] + J[2][r] * J[2][c]);
-    }
-  }
-  MPI_Allreduce(MPI_IN_PLACE, rest_mass_.data(), static_cast<int>(rest_mass_.size()), MPI_DOUBLE, MPI_SUM, comm);
-  MPI_Bcast(rest_mass_.data(), static_cast<int>(rest_mass_.size()), MPI_DOUBLE, 0, comm);
-  velocity_.assign(6 * static_cast<std::size_t>(n), 0.0);
-  for (int i = 0; i < n; ++i)
-    if (!held_[i])
-      for (int c = 0; c < 3; ++c) velocity_[6 * i + 3 + c] = job.dynamic->initial_velocity[c];
+  // Lumped masses (Eq. 6 with the cross terms dropped; rigid frames rotate theirs, Eq. 15), summed over the ranks,
+  // rank 0's sums for everyone (the same bits on every rank, as in evaluate).
+  rest_mass_ = space_->rest_masses(samples, model_.cell_mass);
+  MPI_Allreduce(MPI_IN_PLACE, rest_mass_.data(), static_cast<int>(rest_mass_.size()), MPI_DOUBLE, MPI_SUM, comm_);
+  MPI_Bcast(rest_mass_.data(), static_cast<int>(rest_mass_.size()), MPI_DOUBLE, 0, comm_);
+  velocity_ = space_->translation_velocity(job_.dynamic->initial_velocity);
+  const int d = dofs_per_frame();
+  for (int i = 0; i < n_frames(); ++i)
+    if (held_[i]) std::fill_n(velocity_.begin() + static_cast<long>(d) * i, d, 0.0);
 }
 
 void FrameSolver::use_voxel_samples(const frames::FramePoints& tet_samples, const std::array<int, 3>& grid) {
@@ -339,18 +312,13 @@ std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, doub
 
 namespace {
 
-/// M = blockdiag(Rot_i M_i Rot_i^T), Rot_i = diag(R_i, R_i) (Eq. 15): the lumped rest masses rotated with the frames.
-Eigen::MatrixXd rotated_masses(const std::vector<FramePose>& poses, const std::vector<double>& rest_mass) {
-  const int n = static_cast<int>(poses.size()), n6 = 6 * n;
-  Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n6, n6);
-  for (int i = 0; i < n; ++i) {
-    const auto r = frames::rotation_matrix(poses[i].rotation);
-    Eigen::Matrix<double, 6, 6> rot = Eigen::Matrix<double, 6, 6>::Zero();
-    for (int a = 0; a < 3; ++a)
-      for (int c = 0; c < 3; ++c) rot(a, c) = rot(3 + a, 3 + c) = r[3 * a + c];
-    const Eigen::Map<const Eigen::Matrix<double, 6, 6, Eigen::RowMajor>> rest(&rest_mass[36 * i]);
-    M.block<6, 6>(6 * i, 6 * i) = rot * rest * rot.transpose();
-  }
+/// The block-diagonal mass matrix of the per-frame blocks (d x d each, row-major).
+Eigen::MatrixXd block_diagonal(const std::vector<double>& blocks, int d) {
+  const int n = static_cast<int>(blocks.size()) / (d * d);
+  Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n * d, n * d);
+  for (int i = 0; i < n; ++i)
+    for (int r = 0; r < d; ++r)
+      for (int c = 0; c < d; ++c) M(d * i + r, d * i + c) = blocks[static_cast<std::size_t>(d * d * i + d * r + c)];
   return M;
 }
 
@@ -359,13 +327,13 @@ Eigen::MatrixXd rotated_masses(const std::vector<FramePose>& poses, const std::v
 void FrameSolver::time_step(const std::vector<int>& free, FrameTimeStep& report) {
   const DynamicSpec& spec = *job_.dynamic;
   const double h = spec.dt, alpha = spec.damping_mass, beta = spec.damping_stiffness;
-  const int n = n_frames(), n6 = 6 * n;
+  const int n = n_frames(), d = dofs_per_frame(), n6 = d * n;
   const int m = static_cast<int>(free.size());
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
   frames::FrameSystem sys;
   evaluate(state_, report.time, true, sys);
-  const Eigen::MatrixXd M = rotated_masses(poses(), rest_mass_);
+  const Eigen::MatrixXd M = block_diagonal(space_->masses(state_, rest_mass_), d);
   Eigen::MatrixXd H(n6, n6);
   for (int a = 0; a < n6; ++a)
     for (int b = 0; b < n6; ++b) H(a, b) = sys.hessian[static_cast<std::size_t>(a) * n6 + b];
@@ -388,11 +356,11 @@ void FrameSolver::time_step(const std::vector<int>& free, FrameTimeStep& report)
       throw SolverError("frames: time step " + std::to_string(report.step) + " (t = " + std::to_string(report.time) +
                         "): the linearised implicit Euler system is singular");
     for (int a = 0; a < m; ++a) omega[free[a]] += d_omega[a];
-    std::vector<double> twists(velocity_.size(), 0.0);
+    std::vector<double> increment(velocity_.size(), 0.0);
     for (int i = 0; i < n; ++i)
       if (!held_[i])
-        for (int a = 0; a < 6; ++a) twists[6 * i + a] = h * velocity_[6 * i + a];
-    state_ = space_->moved(state_, twists);
+        for (int a = 0; a < d; ++a) increment[d * i + a] = h * velocity_[d * i + a];
+    state_ = space_->moved(state_, increment);
   }
   report.kinetic = 0.5 * omega.dot(M * omega);
 }

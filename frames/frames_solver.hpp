@@ -55,17 +55,17 @@ class FrameSolver {
   /// (every rank) when a step does not converge in job.newton_max_it iterations.
   std::vector<FrameStepReport> run(const std::function<void(int, double)>& on_step);
 
-  /// Dynamics (rigid frames only): the paper's linearised implicit Euler step (Eq. 4, with the internal force on
-  /// the right-hand side as the digest corrects it) and the pose update (5) through `retract`, lumped 6x6 frame
-  /// masses rotated with their frames (15), Rayleigh damping B = alpha M + beta H (H = the Hessian of the
-  /// potential, -K of the paper):
+  /// Dynamics: the paper's linearised implicit Euler step (Eq. 4, with the internal force on the right-hand side as
+  /// the digest corrects it) and the state update (5) through the space (rigid: `retract`; affine: a sum), lumped
+  /// frame masses (rigid 6x6 blocks rotated with their frames, Eq. 15; affine 12x12 blocks, constant), Rayleigh
+  /// damping B = alpha M + beta H (H = the Hessian of the potential, -K of the paper):
   ///   [M (1 + h alpha) + (h beta + h^2) H] dOmega = -h g - h (alpha M + beta H) Omega - h^2 H Omega,
-  ///   Omega <- Omega + dOmega, pose <- retract(pose, h Omega).
+  ///   Omega <- Omega + dOmega, state <- moved(state, h Omega).
   /// One linear solve per step (no Newton iterations). Loads follow their schedules at the step's end time.
   /// `on_step(step, time)` after step 0 and each step.
   std::vector<FrameTimeStep> run_dynamic(const std::function<void(int, double)>& on_step);
 
-  /// The lumped rest masses M_i (6x6 row-major per frame, angular first), summed over ranks.
+  /// The lumped rest masses M_i (per frame a dofs_per_frame-square block, row-major), summed over ranks.
   [[nodiscard]] const std::vector<double>& rest_masses() const { return rest_mass_; }
 
   /// Skinned positions of every local vertex (owned and ghosts), 3 per vertex.
@@ -119,8 +119,8 @@ class FrameSolver {
   std::vector<LocalIndex> loaded_vertices_;  ///< the vertices of loads_ (forces of every load group)
   mutable frames::FramePoints loads_;        ///< forces set by load_points
   std::vector<double> state_;
-  std::vector<double> rest_mass_;  ///< 36 per frame (dynamics only)
-  std::vector<double> velocity_;   ///< 6 per frame (dynamics only)
+  std::vector<double> rest_mass_;  ///< dofs_per_frame^2 per frame (dynamics only)
+  std::vector<double> velocity_;   ///< dofs_per_frame per frame (dynamics only)
   long long n_samples_global_ = 0;
   double seconds_weights_ = 0.0;
 };

@@ -464,17 +464,14 @@ void JobParser::check_frames(const Job& job) const {
   const int line = job.discretization.line;
   if (job.analysis_type == AnalysisType::dynamics) {
     const DynamicSpec& d = *job.dynamic;
-    if (job.discretization.frame_type == FrameType::affine)
-      fail(line,
-           "discretization: frame_type affine solves statics only (analysis.type static); dynamics need frame_type "
-           "rigid");
     if (d.integrator != Integrator::linearized_euler)
       fail(line,
            "discretization: type frames integrates in time with linearized-euler only (the paper's step), "
            "got analysis.integrator '" +
                std::string(to_string(d.integrator)) + "'");
     if (d.mass != MassMatrix::lumped)
-      fail(line, "discretization: type frames has lumped 6x6 frame masses only, got analysis.mass '" +
+      fail(line, "discretization: type frames has lumped frame masses only (a 6x6 or 12x12 block per frame), got "
+                 "analysis.mass '" +
                      std::string(to_string(d.mass)) + "'");
     if (d.initial_state != InitialState::rest)
       fail(line, "discretization: type frames starts dynamics at rest only, got analysis.initial_state '" +

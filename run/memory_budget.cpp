@@ -157,7 +157,10 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
     case SolveKind::frames: {
       // One sample per tet (centroid, volume, Lame constants ~50 bytes, an influence of ~40 bytes per frame: the
       // harmonic weights are nowhere zero); per vertex a weight per frame and the scalar Laplace system of the
-      // harmonic weights with its GAMG (a ninth of the 3-dof system's bytes: ~400 per vertex).
+      // harmonic weights with its GAMG (a ninth of the 3-dof system's bytes: ~400 per vertex). Not measured since
+      // issue 47: affine frames keep a 4x3 B per influence (~100 bytes more), but a frames job builds no tet
+      // formulation (the ~900 bytes per tet of the edge/TSEP kernel data counted in `model` above), and the voxel
+      // grid of the placement and the diffused weights is at most 40,000 cells (frames/voxel_grid.hpp).
       const double n = std::max(1, frames);
       e.own = (50.0 + 40.0 * n) * t + (8.0 * n + 400.0) * v;
       break;

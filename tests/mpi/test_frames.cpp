@@ -142,7 +142,8 @@ TEST(Frames, ExtensionLawIndependentOfFrameCount) {
   for (const char* positions : {"[[0, 0.5, 0.5], [4, 0.5, 0.5]]", "[[0, 0.5, 0.5], [2, 0.5, 0.5], [4, 0.5, 0.5]]",
                                 "[[0, 0.5, 0.5], [1, 0.5, 0.5], [2, 0.5, 0.5], [3, 0.5, 0.5], [4, 0.5, 0.5]]"}) {
     const Job job = mpitest::job_from_yaml(dir(), "extension",
-                                           bar_job("discretization: {type: frames, weights: hat, positions: " +
+                                           bar_job("discretization: {type: frames, frame_type: rigid, weights: hat, "
+                                                   "positions: " +
                                                        std::string(positions) + "}\n",
                                                    0.0, "[30, 0, 0]"));
     const FrameSolution s = solve_frames(MPI_COMM_WORLD, job);
@@ -156,7 +157,8 @@ TEST(Frames, ExtensionLawIndependentOfFrameCount) {
 TEST(Frames, DistributedEqualsSerialAndNewtonIsQuadratic) {
   for (const char* weights : {"hat", "harmonic"}) {
     const Job job = mpitest::job_from_yaml(dir(), std::string("bending_") + weights,
-                                           bar_job("discretization: {type: frames, frames: 5, weights: " +
+                                           bar_job("discretization: {type: frames, frame_type: rigid, "
+                                                   "placement: farthest, frames: 5, weights: " +
                                                        std::string(weights) + "}\n",
                                                    0.2, "[0, 0.3, -0.6]"));
     const FrameSolution distributed = solve_frames(MPI_COMM_WORLD, job);
@@ -189,7 +191,8 @@ TEST(Frames, FailedLoadIncrementIsCutAndEndsOnTheSameSolution) {
   // One load step of a large bending load with at most 6 Newton iterations per attempt: the increment is halved
   // (advance(), shared with the tet solver) until the attempts converge, and the end state is the one 8 load steps
   // with 30 iterations reach.
-  const std::string frames = "discretization: {type: frames, frames: 4, weights: hat}\n";
+  const std::string frames =
+      "discretization: {type: frames, frame_type: rigid, placement: farthest, frames: 4, weights: hat}\n";
   std::string cut_text = bar_job(frames, 0.2, "[0, 0, -4]", "{type: static, steps: 1}");
   const std::string limit = "max_it: 30";
   cut_text.replace(cut_text.find(limit), limit.size(), "max_it: 6");
@@ -213,7 +216,8 @@ TEST(Frames, VoxelSamplesKeepTheExtensionLawAndAreRankIndependent) {
   // reduced over the ranks before the samples are dealt out).
   const double young = 100.0, traction = 30.0;
   const double eps = uniaxial_stvk_strain(traction, young);
-  const std::string frames = "discretization: {type: frames, weights: hat, sample_grid: [3, 1, 1], positions: "
+  const std::string frames = "discretization: {type: frames, frame_type: rigid, weights: hat, sample_grid: [3, 1, 1], "
+                             "positions: "
                              "[[0, 0.5, 0.5], [2, 0.5, 0.5], [4, 0.5, 0.5]]}\n";
   const FrameSolution stretched =
       solve_frames(MPI_COMM_WORLD, mpitest::job_from_yaml(dir(), "voxel_extension", bar_job(frames, 0.0, "[30, 0, 0]")));
@@ -283,49 +287,56 @@ TEST(Frames, FramesFileReadsBackWithPosesAndHeldFlags) {
 
 TEST(FrameDynamics, FreeTranslationIsExact) {
   // No support, no load, a uniform initial velocity: every frame keeps it (rigid translations are in the stiffness's
-  // null space) and the body translates by t v exactly.
-  const Job job = mpitest::job_from_yaml(
-      dir(), "free_translation",
-      "mesh:\n  generate: {shape: box, size: [4, 1, 1], cells: [8, 2, 2]}\n"
-      "materials:\n  - {model: stvk-tl, young: 100, poisson: 0.0, volumetric: none, density: 2}\n"
-      "discretization: {type: frames, weights: hat, positions: [[0, 0.5, 0.5], [2, 0.5, 0.5], [4, 0.5, 0.5]]}\n"
-      "analysis: {type: dynamic, dt: 0.5, end_time: 5, integrator: linearized-euler, initial_velocity: [0.1, -0.2, "
-      "0.3]}\n");
-  const FrameSolution s = solve_frames_dynamic(MPI_COMM_WORLD, job);
-  if (world_rank() != 0) return;
-  const double v[3] = {0.1, -0.2, 0.3};
-  double worst = 0.0;
-  for (std::size_t i = 0; i < s.displacement.size(); ++i)
-    worst = std::max(worst, std::abs(s.displacement[i] - 5.0 * v[i % 3]));
-  EXPECT_LT(worst, 1e-12);
+  // null space) and the body translates by t v exactly; rigid and affine frames.
+  for (const char* type : {"rigid", "affine"}) {
+    const Job job = mpitest::job_from_yaml(
+        dir(), std::string("free_translation_") + type,
+        "mesh:\n  generate: {shape: box, size: [4, 1, 1], cells: [8, 2, 2]}\n"
+        "materials:\n  - {model: stvk-tl, young: 100, poisson: 0.0, volumetric: none, density: 2}\n"
+        "discretization: {type: frames, frame_type: " +
+            std::string(type) +
+            ", weights: hat, positions: [[0, 0.5, 0.5], [2, 0.5, 0.5], [4, 0.5, 0.5]]}\n"
+            "analysis: {type: dynamic, dt: 0.5, end_time: 5, integrator: linearized-euler, initial_velocity: [0.1, "
+            "-0.2, 0.3]}\n");
+    const FrameSolution s = solve_frames_dynamic(MPI_COMM_WORLD, job);
+    if (world_rank() != 0) continue;
+    const double v[3] = {0.1, -0.2, 0.3};
+    double worst = 0.0;
+    for (std::size_t i = 0; i < s.displacement.size(); ++i)
+      worst = std::max(worst, std::abs(s.displacement[i] - 5.0 * v[i % 3]));
+    EXPECT_LT(worst, 1e-12) << type;
+  }
 }
 
 TEST(FrameDynamics, DampedMotionSettlesOnTheStaticSolution) {
   // Lumped masses leave the static equilibrium unchanged (the digest's claim 8): a damped release under a constant
-  // end load ends on the static frame solution; the kinetic energy has died out.
-  const std::string discretization =
-      "discretization: {type: frames, weights: hat, positions: [[0, 0.5, 0.5], [2, 0.5, 0.5], [4, 0.5, 0.5]]}\n";
-  const Job statics = mpitest::job_from_yaml(dir(), "settle_static", bar_job(discretization, 0.0, "[0, 0.1, -0.6]"));
-  const Job dynamics = mpitest::job_from_yaml(
-      dir(), "settle_dynamic",
-      bar_job(discretization, 0.0, "[0, 0.1, -0.6]",
-              "{type: dynamic, dt: 0.5, end_time: 150, integrator: linearized-euler, damping: {mass: 1.0}}"));
-  const FrameSolution a = solve_frames(MPI_COMM_WORLD, statics);
-  std::vector<FrameTimeStep> steps;
-  const FrameSolution b = solve_frames_dynamic(MPI_COMM_WORLD, dynamics, &steps);
-  ASSERT_EQ(steps.size(), 300u);
-  EXPECT_LT(steps.back().kinetic, 1e-12);
-  double largest_kinetic = 0.0;
-  for (const auto& st : steps) largest_kinetic = std::max(largest_kinetic, st.kinetic);
-  EXPECT_GT(largest_kinetic, 1e-4);  // it did move
-  if (world_rank() != 0) return;
-  double diff = 0.0, scale = 0.0;
-  for (std::size_t i = 0; i < a.displacement.size(); ++i) {
-    diff = std::max(diff, std::abs(a.displacement[i] - b.displacement[i]));
-    scale = std::max(scale, std::abs(a.displacement[i]));
+  // end load ends on the static frame solution; the kinetic energy has died out. Rigid and affine frames.
+  for (const char* type : {"rigid", "affine"}) {
+    const std::string discretization = "discretization: {type: frames, frame_type: " + std::string(type) +
+                                       ", weights: hat, positions: [[0, 0.5, 0.5], [2, 0.5, 0.5], [4, 0.5, 0.5]]}\n";
+    const Job statics = mpitest::job_from_yaml(dir(), std::string("settle_static_") + type,
+                                               bar_job(discretization, 0.0, "[0, 0.1, -0.6]"));
+    const Job dynamics = mpitest::job_from_yaml(
+        dir(), std::string("settle_dynamic_") + type,
+        bar_job(discretization, 0.0, "[0, 0.1, -0.6]",
+                "{type: dynamic, dt: 0.5, end_time: 150, integrator: linearized-euler, damping: {mass: 1.0}}"));
+    const FrameSolution a = solve_frames(MPI_COMM_WORLD, statics);
+    std::vector<FrameTimeStep> steps;
+    const FrameSolution b = solve_frames_dynamic(MPI_COMM_WORLD, dynamics, &steps);
+    ASSERT_EQ(steps.size(), 300u);
+    EXPECT_LT(steps.back().kinetic, 1e-12) << type;
+    double largest_kinetic = 0.0;
+    for (const auto& st : steps) largest_kinetic = std::max(largest_kinetic, st.kinetic);
+    EXPECT_GT(largest_kinetic, 1e-4) << type;  // it did move
+    if (world_rank() != 0) continue;
+    double diff = 0.0, scale = 0.0;
+    for (std::size_t i = 0; i < a.displacement.size(); ++i) {
+      diff = std::max(diff, std::abs(a.displacement[i] - b.displacement[i]));
+      scale = std::max(scale, std::abs(a.displacement[i]));
+    }
+    EXPECT_GT(scale, 0.05) << type;
+    EXPECT_LT(diff / scale, 1e-6) << type;
   }
-  EXPECT_GT(scale, 0.05);
-  EXPECT_LT(diff / scale, 1e-6);
 }
 
 }  // namespace

@@ -1141,21 +1141,21 @@ TEST_F(JobTest, DiscretizationFramesParses) {
                                     "discretization:\n  type: frames\n  positions: [[0, 0.5, 0.5], [2, 0.5, 1]]\n"));
   ASSERT_EQ(placed.discretization.positions.size(), 2u);
   EXPECT_EQ(placed.discretization.positions[1], (std::array<double, 3>{2, 0.5, 1}));
-  EXPECT_EQ(placed.discretization.weights, FrameWeights::harmonic);
+  EXPECT_EQ(placed.discretization.weights, FrameWeights::diffused);
   EXPECT_FALSE(placed.discretization.sample_grid.has_value());
   const Job voxels = read_job(write(head + "discretization: {type: frames, frames: 3, sample_grid: [5, 2, 1]}\n"));
   ASSERT_TRUE(voxels.discretization.sample_grid.has_value());
   EXPECT_EQ(*voxels.discretization.sample_grid, (std::array<int, 3>{5, 2, 1}));
   EXPECT_EQ(to_string(FrameWeights::hat), "hat");
   EXPECT_EQ(to_string(DiscretizationType::frames), "frames");
-  // Issue 47: frame_type, placement and the diffused weights; the defaults rigid, farthest.
-  EXPECT_EQ(counted.discretization.frame_type, FrameType::rigid);
-  EXPECT_EQ(counted.discretization.placement, FramePlacementRule::farthest);
-  const Job affine = read_job(write(
-      head + "discretization: {type: frames, frames: 8, frame_type: affine, placement: kmeans, weights: diffused}\n"));
-  EXPECT_EQ(affine.discretization.frame_type, FrameType::affine);
-  EXPECT_EQ(affine.discretization.placement, FramePlacementRule::kmeans);
-  EXPECT_EQ(affine.discretization.weights, FrameWeights::diffused);
+  // Issue 47: frame_type, placement and the diffused weights; the defaults affine, kmeans, diffused.
+  EXPECT_EQ(counted.discretization.frame_type, FrameType::affine);
+  EXPECT_EQ(counted.discretization.placement, FramePlacementRule::kmeans);
+  const Job rigid = read_job(write(
+      head + "discretization: {type: frames, frames: 8, frame_type: rigid, placement: farthest, weights: harmonic}\n"));
+  EXPECT_EQ(rigid.discretization.frame_type, FrameType::rigid);
+  EXPECT_EQ(rigid.discretization.placement, FramePlacementRule::farthest);
+  EXPECT_EQ(rigid.discretization.weights, FrameWeights::harmonic);
   EXPECT_EQ(to_string(FrameType::affine), "affine");
   EXPECT_EQ(to_string(FramePlacementRule::kmeans), "kmeans");
   EXPECT_EQ(to_string(FrameWeights::diffused), "diffused");
@@ -1186,10 +1186,7 @@ TEST_F(JobTest, DiscretizationBadValuesAreNamed) {
   expect_error(head + "discretization:\n  frame_type: affine\n", 5,
                {"discretization.frame_type: only for type frames"});
   expect_error(head + "discretization:\n  placement: kmeans\n", 5, {"discretization.placement: only for type frames"});
-  expect_error(head +
-                   "discretization: {type: frames, frames: 2, frame_type: affine}\nanalysis:\n  type: dynamic\n  "
-                   "dynamic: {dt: 0.1, end_time: 1, integrator: linearized-euler}\n",
-               4, {"discretization: frame_type affine solves statics only"});
+
   expect_error(head + "discretization:\n  frames: 2\n", 5, {"discretization.frames: only for type frames"});
   expect_error(head + "discretization:\n  sample_grid: [2, 2, 2]\n", 5,
                {"discretization.sample_grid: only for type frames"});
@@ -1207,7 +1204,7 @@ TEST_F(JobTest, DiscretizationBadValuesAreNamed) {
   expect_error(head +
                    "discretization: {type: frames, frames: 2}\nanalysis:\n  type: dynamic\n  dynamic: {dt: 0.1, "
                    "end_time: 1, integrator: linearized-euler, mass: consistent}\n",
-               4, {"discretization: type frames has lumped 6x6 frame masses only", "'consistent'"});
+               4, {"discretization: type frames has lumped frame masses only", "'consistent'"});
   EXPECT_EQ(read_job(write(head + "discretization: {type: frames, frames: 2}\nanalysis:\n  type: dynamic\n  dynamic: "
                                   "{dt: 0.1, end_time: 1, integrator: linearized-euler}\n"))
                 .discretization.type,
