@@ -5,10 +5,11 @@
 // |u_frames - u_tets| / |u_tets| of the mean tip vector, Newton iterations, set-up and solve times, samples.
 //
 //   mpiexec -n 1 build/bench/edgefem_frames_study JOB [--counts 2,4,8,16] [--variants V,V,...] [--tip REGION]
-//                                                     [--grid NX,NY,NZ]
+//                                                     [--grid NX,NY,NZ] [--converged U]
 //   V = TYPE/WEIGHTS[/PLACEMENT]: TYPE rigid | affine, WEIGHTS hat | harmonic, PLACEMENT job (the job's own rule,
 //   default) | farthest | kmeans | axis (evenly on the longest bounding-box axis through the box centre, the old
 //   bending-bar study's frames). --grid: voxel samples (discretization.sample_grid) instead of one per tet.
+//   --converged U: the converged |u| of the mean tip (from finer tet meshes), for a column of errors against it.
 #include <omp.h>
 #include <petscsys.h>
 
@@ -47,6 +48,7 @@ struct Options {
   std::vector<std::string> variants{"rigid/hat", "rigid/harmonic", "affine/harmonic"};
   int tip_region = 12;
   std::optional<std::array<int, 3>> grid;
+  double converged = 0.0;  ///< --converged (0: no column)
 };
 
 Options parse(int argc, char** argv) {
@@ -63,6 +65,8 @@ Options parse(int argc, char** argv) {
       const auto n = split(argv[++a], ',');
       if (n.size() != 3) throw std::runtime_error("--grid: expected NX,NY,NZ");
       o.grid = std::array<int, 3>{std::stoi(n[0]), std::stoi(n[1]), std::stoi(n[2])};
+    } else if (arg == "--converged" && has_value) {
+      o.converged = std::stod(argv[++a]);
     } else if (arg == "--tip" && has_value) {
       o.tip_region = std::stoi(argv[++a]);
     } else if (o.job.empty() && arg[0] != '-') {
@@ -172,41 +176,60 @@ Job variant_job(const Job& job, const LocalMesh& mesh, const std::string& varian
   return fj;
 }
 
-void study_row(const Job& job, const LocalMesh& mesh, const Reference& ref, const std::string& variant, int n,
-               const Options& o) {
-  const Job fj = variant_job(job, mesh, variant, n, o.grid);
+/// One frame solve: its tip, counts and times (empty `failure` when it converged).
+struct FrameRun {
+  std::array<double, 3> tip{};
+  int unknowns = 0, newton = 0;
+  double setup = 0.0, solve = 0.0, evaluation = 0.0, influences = 0.0;
+  long long samples = 0;
+  std::string failure;
+};
+
+FrameRun run_frames(const Job& fj, const LocalMesh& mesh, int tip_region) {
+  FrameRun out;
   const Model model = build_model(MPI_COMM_SELF, fj, mesh);
   const double t0 = now();
-  FrameSolver solver(MPI_COMM_SELF, fj, mesh, model, true);
-  const double setup = now() - t0;
-  std::vector<FrameStepReport> reports;
   try {
-    reports = solver.run([](int, double) {});
+    FrameSolver solver(MPI_COMM_SELF, fj, mesh, model, true);
+    out.setup = now() - t0;
+    const auto reports = solver.run([](int, double) {});
+    out.solve = now() - t0 - out.setup;
+    for (const auto& r : reports) out.newton += r.newton_iterations;
+    int held = 0;
+    for (const int h : solver.held()) held += h;
+    out.unknowns = solver.dofs_per_frame() * (solver.n_frames() - held);
+    out.tip = tip_of(mesh, solver.local_positions(), tip_region);
+    out.samples = solver.n_samples_global();
+    out.influences = mean_influences(mesh, solver.weights(), solver.n_frames());
+    out.evaluation = 1e300;  // one evaluation with the Hessian at the solution (a Newton iteration), best of 3
+    for (int r = 0; r < 3; ++r) {
+      frames::FrameSystem sys;
+      const double s0 = now();
+      solver.evaluate(solver.state(), 1.0, true, sys);
+      out.evaluation = std::min(out.evaluation, now() - s0);
+    }
   } catch (const std::exception& e) {
-    std::printf("| %s | %d | failed: %s |\n", variant.c_str(), n, e.what());
-    return;
+    out.failure = e.what();
   }
-  const double solve = now() - t0 - setup;
-  int newton = 0, held = 0;
-  for (const auto& r : reports) newton += r.newton_iterations;
-  for (const int h : solver.held()) held += h;
-  const auto tip = tip_of(mesh, solver.local_positions(), o.tip_region);
-  // One evaluation with the Hessian at the solution (the cost of a Newton iteration), best of 3.
-  double evaluation = 1e300;
-  for (int r = 0; r < 3; ++r) {
-    frames::FrameSystem sys;
-    const double s0 = now();
-    solver.evaluate(solver.state(), 1.0, true, sys);
-    evaluation = std::min(evaluation, now() - s0);
+  return out;
+}
+
+void study_row(const Job& job, const LocalMesh& mesh, const Reference& ref, const std::string& variant, int n,
+               const Options& o) {
+  const FrameRun f = run_frames(variant_job(job, mesh, variant, n, o.grid), mesh, o.tip_region);
+  if (!f.failure.empty()) {
+    std::printf("| %s | %d | failed: %s |\n", variant.c_str(), n, f.failure.c_str());
+    return;
   }
   const double scale = norm(ref.tip);
   double along = 0.0;
   std::array<double, 3> diff{};
-  for (int c = 0; c < 3; ++c) along += tip[c] * ref.tip[c] / scale, diff[c] = tip[c] - ref.tip[c];
-  std::printf("| %s | %d | %d | %.5f | %+.1f %% | %.1f %% | %d | %.3f | %.3f | %lld | %.1f | %.2f |\n", variant.c_str(),
-              n, solver.dofs_per_frame() * (n - held), along, 100.0 * (scale - along) / scale,
-              100.0 * norm(diff) / scale, newton, setup, solve, solver.n_samples_global(),
-              mean_influences(mesh, solver.weights(), n), 1e3 * evaluation);
+  for (int c = 0; c < 3; ++c) along += f.tip[c] * ref.tip[c] / scale, diff[c] = f.tip[c] - ref.tip[c];
+  std::printf("| %s | %d | %d | %.5f | %+.1f %% |", variant.c_str(), n, f.unknowns, along,
+              100.0 * (scale - along) / scale);
+  if (o.converged > 0.0) std::printf(" %+.1f %% |", 100.0 * (o.converged - along) / o.converged);
+  std::printf(" %.1f %% | %d | %.3f | %.3f | %lld | %.1f | %.2f |\n", 100.0 * norm(diff) / scale, f.newton, f.setup,
+              f.solve, f.samples, f.influences, 1e3 * f.evaluation);
   std::fflush(stdout);
 }
 
@@ -220,11 +243,15 @@ void study(const Options& o) {
               omp_get_max_threads());
   std::printf(
       "tets (Newton reference): mean tip displacement (%.5f, %.5f, %.5f), |u| %.5f, %d Newton iterations, "
-      "%.3f s\n\n",
+      "%.3f s\n",
       ref.tip[0], ref.tip[1], ref.tip[2], norm(ref.tip), ref.newton, ref.seconds);
+  if (o.converged > 0.0) std::printf("converged |u| (finer tet meshes): %.5f\n", o.converged);
+  const bool c = o.converged > 0.0;
   std::printf(
-      "| variant | frames | unknowns | tip along ref | error (stiffer +) | vector error | Newton its | set-up (s) | "
-      "solve (s) | samples | frames per tet | ms per f + K |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "\n| variant | frames | unknowns | tip along ref | error vs tets (stiffer +) |%s vector error | Newton its | "
+      "set-up (s) | solve (s) | samples | frames per tet | ms per f + K |\n|---|---|---|---|---|%s---|---|---|"
+      "---|---|---|---|\n",
+      c ? " error vs converged |" : "", c ? "---|" : "");
   for (const auto& variant : o.variants)
     for (const int n : o.counts) study_row(job, mesh, ref, variant, n, o);
 }
