@@ -267,6 +267,16 @@ bool FrameSolver::solve_step(double load_factor, FrameStepReport& report, std::s
   }
 }
 
+void FrameSolver::predict(double from, double to) {
+  // Linear extrapolation of the last converged increment (affine states only: a rigid state is not a vector space).
+  if (space_->dofs_per_frame() != space_->state_per_frame() || previous_state_.empty() || !(from > previous_load_))
+    return;
+  const double scale = (to - from) / (from - previous_load_);
+  std::vector<double> step(state_.size());
+  for (std::size_t k = 0; k < step.size(); ++k) step[k] = scale * (state_[k] - previous_state_[k]);
+  state_ = space_->moved(state_, step);
+}
+
 std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, double)>& on_step) {
   std::vector<FrameStepReport> reports;
   on_step(0, 0.0);
@@ -283,9 +293,14 @@ std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, doub
     std::string why;
     const int taken = advance(
         static_cast<double>(step - 1) / job_.steps, load_factor, kMaxLoadStepCuts,
-        [&](double, double b, std::string& failure) {
+        [&](double a, double b, std::string& failure) {
           const std::vector<double> saved = state_;
-          if (solve_step(b, report, failure)) return true;
+          predict(a, b);
+          if (solve_step(b, report, failure)) {
+            previous_state_ = saved;
+            previous_load_ = a;
+            return true;
+          }
           state_ = saved;
           why = failure;
           return false;

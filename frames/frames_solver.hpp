@@ -93,6 +93,9 @@ class FrameSolver {
   [[nodiscard]] const frames::FramePoints& load_points(double load_factor) const;
   /// One load step's Newton iterations from the current state. False (and `why`) when it does not converge.
   bool solve_step(double load_factor, FrameStepReport& report, std::string& why);
+  /// The state at load factor `to` predicted from the converged states at `from` (the current one) and before
+  /// (linear extrapolation; affine frames only, like StaticSolver's predictor). Held frames stay at rest.
+  void predict(double from, double to);
   /// The unknowns of the frames not held: dofs_per_frame per frame (index d i + a).
   [[nodiscard]] std::vector<int> free_dofs() const;
   /// Backtracking on the energy (Armijo) along `step` (one value per entry of `free`) from the state, at most 20
@@ -119,8 +122,10 @@ class FrameSolver {
   std::vector<LocalIndex> loaded_vertices_;  ///< the vertices of loads_ (forces of every load group)
   mutable frames::FramePoints loads_;        ///< forces set by load_points
   std::vector<double> state_;
-  std::vector<double> rest_mass_;  ///< dofs_per_frame^2 per frame (dynamics only)
-  std::vector<double> velocity_;   ///< dofs_per_frame per frame (dynamics only)
+  std::vector<double> previous_state_;  ///< the converged state before the current one (predict)
+  double previous_load_ = 0.0;          ///< its load factor
+  std::vector<double> rest_mass_;       ///< dofs_per_frame^2 per frame (dynamics only)
+  std::vector<double> velocity_;        ///< dofs_per_frame per frame (dynamics only)
   long long n_samples_global_ = 0;
   double seconds_weights_ = 0.0;
 };
