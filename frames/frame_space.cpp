@@ -54,9 +54,9 @@ class RigidSpace final : public FrameSpace {
     return maps;
   }
   void use_tet_samples(frames::FramePoints tet_samples) override { samples_ = std::move(tet_samples); }
-  [[nodiscard]] std::vector<double> voxel_sums(const frames::FramePoints& tet_samples, const Vec3& lo, const Vec3& hi,
-                                               const std::array<int, 3>& grid) const override {
-    return frames::voxel_sums(tet_samples, lo, hi, grid, static_cast<int>(rest_.size()));
+  void add_voxel_sums(const frames::FramePoints& tet_samples, const Vec3& lo, const Vec3& hi,
+                      const std::array<int, 3>& grid, std::span<double> sums) const override {
+    frames::add_voxel_sums(tet_samples, lo, hi, grid, static_cast<int>(rest_.size()), sums);
   }
   void use_voxels(std::span<const double> sums, const std::array<int, 3>& grid, int first, int stride) override {
     samples_ = frames::voxel_samples(sums, grid, static_cast<int>(rest_.size()), first, stride);
@@ -123,9 +123,9 @@ class AffineSpace final : public FrameSpace {
   void use_tet_samples(frames::FramePoints tet_samples) override {
     samples_ = frames::affine_samples(tet_samples, rest_);
   }
-  [[nodiscard]] std::vector<double> voxel_sums(const frames::FramePoints& tet_samples, const Vec3& lo, const Vec3& hi,
-                                               const std::array<int, 3>& grid) const override {
-    return frames::affine_voxel_sums(tet_samples, rest_, lo, hi, grid);
+  void add_voxel_sums(const frames::FramePoints& tet_samples, const Vec3& lo, const Vec3& hi,
+                      const std::array<int, 3>& grid, std::span<double> sums) const override {
+    frames::add_affine_voxel_sums(tet_samples, rest_, lo, hi, grid, sums);
   }
   void use_voxels(std::span<const double> sums, const std::array<int, 3>& grid, int first, int stride) override {
     samples_ = frames::affine_voxel_samples(sums, grid, static_cast<int>(rest_.size()), first, stride);

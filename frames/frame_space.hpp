@@ -42,11 +42,10 @@ class FrameSpace {
 
   /// Integrate at the per-tet samples of make_samples (weights and their gradients at the tets' centroids).
   virtual void use_tet_samples(frames::FramePoints tet_samples) = 0;
-  /// Voxel sampling: this rank's voxel sums of the per-tet samples `tet_samples` (frame_model.hpp,
-  /// affine_frames.hpp), and then the samples of the summed voxels k with k % stride == first.
-  [[nodiscard]] virtual std::vector<double> voxel_sums(const frames::FramePoints& tet_samples, const frames::Vec3& lo,
-                                                       const frames::Vec3& hi,
-                                                       const std::array<int, 3>& grid) const = 0;
+  /// Voxel sampling: adds the voxel sums of the per-tet samples `tet_samples` (frame_model.hpp, affine_frames.hpp)
+  /// to `sums` (voxel_width per voxel), and then takes the samples of the summed voxels k with k % stride == first.
+  virtual void add_voxel_sums(const frames::FramePoints& tet_samples, const frames::Vec3& lo, const frames::Vec3& hi,
+                              const std::array<int, 3>& grid, std::span<double> sums) const = 0;
   virtual void use_voxels(std::span<const double> sums, const std::array<int, 3>& grid, int first, int stride) = 0;
   [[nodiscard]] virtual std::size_t n_samples() const = 0;
 

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
+#include <numeric>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -43,33 +44,40 @@ FrameSolver::FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, c
   const int n = n_frames();
   held_ = held_frames(comm, mesh, model, job, weights_, n);
   init_loads();
-  // One sample per own tet; Lame constants of its material.
+  // Lame constants of each tet's material.
   const LocalIndex n_tets = mesh.mesh.n_tets();
-  std::vector<LocalIndex> cells(static_cast<std::size_t>(n_tets));
-  std::vector<double> lambda(cells.size()), mu(cells.size());
+  std::vector<double> lambda(static_cast<std::size_t>(n_tets)), mu(lambda.size());
   for (LocalIndex t = 0; t < n_tets; ++t) {
-    cells[t] = t;
     const MaterialSpec& m = job.materials[static_cast<std::size_t>(model.cell_material[t])];
     lambda[t] = m.young * m.poisson / ((1.0 + m.poisson) * (1.0 - 2.0 * m.poisson));
     mu[t] = m.young / (2.0 * (1.0 + m.poisson));
   }
-  frames::FramePoints samples = frames::make_samples(mesh.mesh, cells, lambda, mu, weights_, n);
   // The masses (dynamics) come from the tets; the stiffness from the voxel samples when a sample grid is given.
   space_ = make_frame_space(job.discretization.frame_type, placement_.origins);
   state_ = space_->rest_state();
-  if (job.analysis_type == AnalysisType::dynamics) init_dynamics(samples);
-  if (job.discretization.sample_grid)
-    use_voxel_samples(samples, *job.discretization.sample_grid);
-  else
+  if (job.discretization.sample_grid) {
+    use_voxel_samples(*job.discretization.sample_grid, lambda, mu);
+  } else {
+    std::vector<LocalIndex> cells(static_cast<std::size_t>(n_tets));
+    std::iota(cells.begin(), cells.end(), 0);
+    frames::FramePoints samples = frames::make_samples(mesh.mesh, cells, lambda, mu, weights_, n);
+    if (job.analysis_type == AnalysisType::dynamics) add_rest_masses(samples, model.cell_mass);
     space_->use_tet_samples(std::move(samples));
+  }
+  if (job.analysis_type == AnalysisType::dynamics) init_dynamics();
   long long mine = static_cast<long long>(space_->n_samples());
   MPI_Allreduce(&mine, &n_samples_global_, 1, MPI_LONG_LONG, MPI_SUM, comm);
 }
 
-void FrameSolver::init_dynamics(const frames::FramePoints& samples) {
+void FrameSolver::add_rest_masses(const frames::FramePoints& samples, std::span<const double> cell_mass) {
+  const std::vector<double> m = space_->rest_masses(samples, cell_mass);
+  if (rest_mass_.empty()) rest_mass_.assign(m.size(), 0.0);
+  for (std::size_t k = 0; k < m.size(); ++k) rest_mass_[k] += m[k];
+}
+
+void FrameSolver::init_dynamics() {
   // Lumped masses (Eq. 6 with the cross terms dropped; rigid frames rotate theirs, Eq. 15), summed over the ranks,
   // rank 0's sums for everyone (the same bits on every rank, as in evaluate).
-  rest_mass_ = space_->rest_masses(samples, model_.cell_mass);
   MPI_Allreduce(MPI_IN_PLACE, rest_mass_.data(), static_cast<int>(rest_mass_.size()), MPI_DOUBLE, MPI_SUM, comm_);
   MPI_Bcast(rest_mass_.data(), static_cast<int>(rest_mass_.size()), MPI_DOUBLE, 0, comm_);
   velocity_ = space_->translation_velocity(job_.dynamic->initial_velocity);
@@ -78,9 +86,11 @@ void FrameSolver::init_dynamics(const frames::FramePoints& samples) {
     if (held_[i]) std::fill_n(velocity_.begin() + static_cast<long>(d) * i, d, 0.0);
 }
 
-void FrameSolver::use_voxel_samples(const frames::FramePoints& tet_samples, const std::array<int, 3>& grid) {
-  // The grid spans the global bounding box of the vertices; every rank bins its tets' samples, the sums are added
-  // over the ranks, and rank r takes the voxels k with k % ranks == r: the same samples on any rank count.
+void FrameSolver::use_voxel_samples(const std::array<int, 3>& grid, std::span<const double> lambda,
+                                    std::span<const double> mu) {
+  // The grid spans the global bounding box of the vertices; every rank bins its tets' samples (made a chunk of tets
+  // at a time, in order), the sums are added over the ranks, and rank r takes the voxels k with k % ranks == r: the
+  // same samples on any rank count.
   const int n = n_frames();
   const double n_values = static_cast<double>(grid[0]) * grid[1] * grid[2] * static_cast<double>(space_->voxel_width());
   if (n_values > 1e8)
@@ -96,7 +106,20 @@ void FrameSolver::use_voxel_samples(const frames::FramePoints& tet_samples, cons
     }
   MPI_Allreduce(MPI_IN_PLACE, lo.data(), 3, MPI_DOUBLE, MPI_MIN, comm_);
   MPI_Allreduce(MPI_IN_PLACE, hi.data(), 3, MPI_DOUBLE, MPI_MAX, comm_);
-  std::vector<double> sums = space_->voxel_sums(tet_samples, lo, hi, grid);
+  std::vector<double> sums(static_cast<std::size_t>(n_values), 0.0);
+  const LocalIndex n_tets = mesh_.mesh.n_tets();
+  constexpr LocalIndex kChunk = 4096;
+  std::vector<LocalIndex> cells;
+  for (LocalIndex first = 0; first < n_tets; first += kChunk) {
+    const LocalIndex count = std::min(kChunk, n_tets - first);
+    cells.resize(static_cast<std::size_t>(count));
+    std::iota(cells.begin(), cells.end(), first);
+    const frames::FramePoints samples = frames::make_samples(mesh_.mesh, cells, lambda.subspan(first, count),
+                                                             mu.subspan(first, count), weights_, n);
+    space_->add_voxel_sums(samples, lo, hi, grid, sums);
+    if (job_.analysis_type == AnalysisType::dynamics)
+      add_rest_masses(samples, std::span(model_.cell_mass).subspan(first, count));
+  }
   MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, comm_);
   int rank = 0, size = 1;
   MPI_Comm_rank(comm_, &rank);

@@ -104,11 +104,13 @@ class FrameSolver {
                    double load_factor);
   /// One step of run_dynamic (report.step and report.time set): the poses and velocities after it, its energies.
   void time_step(const std::vector<int>& free, FrameTimeStep& report);
-  /// The lumped frame masses and initial velocities of a dynamic analysis (from the per-tet samples).
-  void init_dynamics(const frames::FramePoints& tet_samples);
-  /// Integrates at one sample per cell of `grid` over the global bounding box, binned from the per-tet samples
-  /// (collective).
-  void use_voxel_samples(const frames::FramePoints& tet_samples, const std::array<int, 3>& grid);
+  /// Adds the per-tet samples' share of the lumped frame masses (dynamics; `cell_mass` per sample).
+  void add_rest_masses(const frames::FramePoints& samples, std::span<const double> cell_mass);
+  /// The lumped frame masses summed over the ranks, and the initial velocities of a dynamic analysis.
+  void init_dynamics();
+  /// Integrates at one sample per cell of `grid` over the global bounding box, binned from the per-tet samples a
+  /// chunk of tets at a time (`lambda`, `mu` per tet; collective); the masses of a dynamic analysis on the way.
+  void use_voxel_samples(const std::array<int, 3>& grid, std::span<const double> lambda, std::span<const double> mu);
 
   MPI_Comm comm_;
   const Job& job_;

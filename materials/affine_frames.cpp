@@ -263,10 +263,9 @@ std::vector<double> affine_skin(std::span<const double> reference, std::span<con
   return x;
 }
 
-std::vector<double> affine_voxel_sums(const FramePoints& s, std::span<const Vec3> rest_origins, const Vec3& lo,
-                                      const Vec3& hi, const std::array<int, 3>& n) {
+void add_affine_voxel_sums(const FramePoints& s, std::span<const Vec3> rest_origins, const Vec3& lo, const Vec3& hi,
+                           const std::array<int, 3>& n, std::span<double> sums) {
   const std::size_t width = kVoxelFields + kAffineDofs * rest_origins.size();
-  std::vector<double> sums(static_cast<std::size_t>(n[0]) * n[1] * n[2] * width, 0.0);
   for (std::size_t k = 0; k < s.size(); ++k) {
     double* v = &sums[voxel_of(s.point[k], lo, hi, n) * width];
     const double V = s.volume[k];
@@ -284,7 +283,6 @@ std::vector<double> affine_voxel_sums(const FramePoints& s, std::span<const Vec3
       for (int d = 0; d < 3; ++d) b[9 + d] += V * in.c[1 + d];
     }
   }
-  return sums;
 }
 
 AffinePoints affine_voxel_samples(std::span<const double> sums, const std::array<int, 3>& n, int n_frames, int first,

@@ -72,12 +72,12 @@ void evaluate_affine(const AffinePoints& samples, const FramePoints& loads, std:
 std::vector<double> affine_skin(std::span<const double> reference, std::span<const double> weights,
                                 std::span<const Vec3> rest_origins, std::span<const double> q);
 
-/// Voxel sampling of affine samples (as voxel_sums / voxel_samples of frame_model.hpp): per voxel kVoxelFields +
+/// Voxel sampling of affine samples (as add_voxel_sums / voxel_samples of frame_model.hpp): per voxel kVoxelFields +
 /// 12 n_frames sums (V, V X, V lambda, V mu, V B_i) of the per-tet samples `s` (make_samples: B_i from their weights
-/// and gradients, frames at `rest_origins`), then one sample per non-empty voxel k with k % stride == first, with
-/// the volume-averaged B_i: its F is the exact mean of F over the voxel's tets.
-std::vector<double> affine_voxel_sums(const FramePoints& s, std::span<const Vec3> rest_origins, const Vec3& lo,
-                                      const Vec3& hi, const std::array<int, 3>& n);
+/// and gradients, frames at `rest_origins`) added to `sums`, then one sample per non-empty voxel k with
+/// k % stride == first, with the volume-averaged B_i: its F is the exact mean of F over the voxel's tets.
+void add_affine_voxel_sums(const FramePoints& s, std::span<const Vec3> rest_origins, const Vec3& lo, const Vec3& hi,
+                           const std::array<int, 3>& n, std::span<double> sums);
 AffinePoints affine_voxel_samples(std::span<const double> sums, const std::array<int, 3>& n, int n_frames, int first,
                                   int stride);
 

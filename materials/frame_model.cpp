@@ -77,11 +77,9 @@ std::size_t voxel_of(const Vec3& point, const Vec3& lo, const Vec3& hi, const st
   return index;
 }
 
-std::vector<double> voxel_sums(const FramePoints& s, const Vec3& lo, const Vec3& hi, const std::array<int, 3>& n,
-                               int n_frames) {
+void add_voxel_sums(const FramePoints& s, const Vec3& lo, const Vec3& hi, const std::array<int, 3>& n, int n_frames,
+                    std::span<double> sums) {
   const std::size_t width = kVoxelFields + 4 * static_cast<std::size_t>(n_frames);
-  const std::size_t n_voxels = static_cast<std::size_t>(n[0]) * n[1] * n[2];
-  std::vector<double> sums(n_voxels * width, 0.0);
   for (std::size_t k = 0; k < s.size(); ++k) {
     double* v = &sums[voxel_of(s.point[k], lo, hi, n) * width];
     const double V = s.volume[k];
@@ -94,7 +92,6 @@ std::vector<double> voxel_sums(const FramePoints& s, const Vec3& lo, const Vec3&
       for (int a = 0; a < 4; ++a) v[kVoxelFields + 4 * in.frame + a] += V * in.c[a];
     }
   }
-  return sums;
 }
 
 FramePoints voxel_samples(std::span<const double> sums, const std::array<int, 3>& n, int n_frames, int first,

@@ -39,16 +39,16 @@ FramePoints make_samples(const Mesh& mesh, std::span<const LocalIndex> cells, st
                          std::span<const double> cell_mu, std::span<const double> weights, int n_frames);
 
 /// Voxel sampling (`discretization.sample_grid`, the paper's one sample per voxel): samples binned by their point
-/// into the n[0] x n[1] x n[2] cells of the box [lo, hi]. voxel_sums gives, per voxel, kVoxelFields + 4 n_frames
-/// values: V, V X (3), V lambda, V mu, then V c (4 per frame), summed over `s` (this rank's tet samples); the caller
-/// sums the arrays over ranks. voxel_samples makes the samples of the voxels k with k % stride == first that hold
+/// into the n[0] x n[1] x n[2] cells of the box [lo, hi]. add_voxel_sums adds, per voxel, kVoxelFields + 4 n_frames
+/// values: V, V X (3), V lambda, V mu, then V c (4 per frame), summed over `s` (some of this rank's tet samples),
+/// to `sums` (in voxel order, x fastest); the caller sums the arrays over ranks. voxel_samples makes the samples of the voxels k with k % stride == first that hold
 /// volume: at the volume-weighted centroid, with the volume-averaged Lame constants and influences (weight and
 /// gradient), weight = the voxel's volume.
 inline constexpr int kVoxelFields = 6;
 /// The voxel (x fastest) of the n[0] x n[1] x n[2] grid over [lo, hi] that holds `point` (clamped to the grid).
 std::size_t voxel_of(const Vec3& point, const Vec3& lo, const Vec3& hi, const std::array<int, 3>& n);
-std::vector<double> voxel_sums(const FramePoints& s, const Vec3& lo, const Vec3& hi, const std::array<int, 3>& n,
-                               int n_frames);
+void add_voxel_sums(const FramePoints& s, const Vec3& lo, const Vec3& hi, const std::array<int, 3>& n, int n_frames,
+                    std::span<double> sums);
 FramePoints voxel_samples(std::span<const double> sums, const std::array<int, 3>& n, int n_frames, int first,
                           int stride);
 

@@ -230,7 +230,8 @@ TEST(AffineFrames, VoxelSamplesCarryTheMeanDeformationGradient) {
   const SmallModel m = small_model(3);
   const std::array<int, 3> grid{2, 2, 1};
   const Vec3 lo{0, 0, 0}, hi{1.5, 1, 1};
-  const auto sums = affine_voxel_sums(m.tet_samples, m.rest, lo, hi, grid);
+  std::vector<double> sums(4 * (kVoxelFields + kAffineDofs * static_cast<std::size_t>(m.n)), 0.0);
+  add_affine_voxel_sums(m.tet_samples, m.rest, lo, hi, grid, sums);
   const AffinePoints voxels = affine_voxel_samples(sums, grid, m.n, 0, 1);
   ASSERT_EQ(voxels.size(), 4u);
   const std::vector<double> q = state(m.n, rotation(0.5), 0.3, 21);
