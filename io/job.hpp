@@ -266,14 +266,15 @@ struct SolverSpec {
 
 /// `discretization:` (default: nodes). With type frames exactly one of `frames` (a count, placed by `placement`,
 /// frames/frame_placement.hpp) or `positions` (each snapped to its nearest vertex); `frame_type`, `weights`,
-/// `sample_grid`. The defaults (affine, diffused, kmeans) are the study's most accurate (README "Frame-based models").
+/// `sample_grid`. The defaults (rigid, harmonic, farthest) are the model as it was first offered, kept so that a job
+/// means what it meant; affine, diffused, kmeans is the study's most accurate (README "Frame-based models").
 struct DiscretizationSpec {
   DiscretizationType type = DiscretizationType::nodes;
   int frame_count = 0;                           ///< `frames: N` (0 when positions are given)
   std::vector<std::array<double, 3>> positions;  ///< `positions: [[x, y, z], ...]`
-  FrameWeights weights = FrameWeights::diffused;
-  FrameType frame_type = FrameType::affine;                   ///< `frame_type`
-  FramePlacementRule placement = FramePlacementRule::kmeans;  ///< `placement` (with `frames: N` only)
+  FrameWeights weights = FrameWeights::harmonic;
+  FrameType frame_type = FrameType::rigid;                      ///< `frame_type`
+  FramePlacementRule placement = FramePlacementRule::farthest;  ///< `placement` (with `frames: N` only)
   /// `sample_grid: [nx, ny, nz]`: integrate at one sample per cell of this grid over the mesh's bounding box
   /// instead of one per tet (empty: per tet).
   std::optional<std::array<int, 3>> sample_grid;

@@ -1141,16 +1141,16 @@ TEST_F(JobTest, DiscretizationFramesParses) {
                                     "discretization:\n  type: frames\n  positions: [[0, 0.5, 0.5], [2, 0.5, 1]]\n"));
   ASSERT_EQ(placed.discretization.positions.size(), 2u);
   EXPECT_EQ(placed.discretization.positions[1], (std::array<double, 3>{2, 0.5, 1}));
-  EXPECT_EQ(placed.discretization.weights, FrameWeights::diffused);
+  EXPECT_EQ(placed.discretization.weights, FrameWeights::harmonic);
   EXPECT_FALSE(placed.discretization.sample_grid.has_value());
   const Job voxels = read_job(write(head + "discretization: {type: frames, frames: 3, sample_grid: [5, 2, 1]}\n"));
   ASSERT_TRUE(voxels.discretization.sample_grid.has_value());
   EXPECT_EQ(*voxels.discretization.sample_grid, (std::array<int, 3>{5, 2, 1}));
   EXPECT_EQ(to_string(FrameWeights::hat), "hat");
   EXPECT_EQ(to_string(DiscretizationType::frames), "frames");
-  // Issue 47: frame_type, placement and the diffused weights; the defaults affine, kmeans, diffused.
-  EXPECT_EQ(counted.discretization.frame_type, FrameType::affine);
-  EXPECT_EQ(counted.discretization.placement, FramePlacementRule::kmeans);
+  // Issue 47: frame_type, placement and the diffused weights; the defaults rigid, farthest, harmonic (as first offered).
+  EXPECT_EQ(counted.discretization.frame_type, FrameType::rigid);
+  EXPECT_EQ(counted.discretization.placement, FramePlacementRule::farthest);
   const Job rigid = read_job(write(
       head + "discretization: {type: frames, frames: 8, frame_type: rigid, placement: farthest, weights: harmonic}\n"));
   EXPECT_EQ(rigid.discretization.frame_type, FrameType::rigid);
