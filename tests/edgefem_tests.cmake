@@ -7,16 +7,20 @@ set(EDGEFEM_MPI_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;O
 
 # edgefem_test_executable(<target> <sources>... [MPI_MAIN] [RUNS_EDGEFEM] [LINK <libraries>...])
 #   A GoogleTest executable linked with edgefem_lib; EDGEFEM_SOURCE_DIR and EDGEFEM_BINARY_DIR are defined.
-#   MPI_MAIN: tests/mpi_main.cpp is the main (MPI and PETSc initialised once; output from rank 0 only).
+#   MPI_MAIN: tests/mpi_main.cpp is the main (MPI and PETSc initialised once; output from rank 0 only), linked from
+#   one object library (edgefem_test_main) rather than compiled again for every executable.
 #   RUNS_EDGEFEM: the tests start `mpiexec ... edgefem` themselves: EDGEFEM_MPIEXEC and EDGEFEM_BINARY are
 #   defined and the program is built first.
+# tests/mpi_main.cpp, compiled once for every executable that uses it.
+add_library(edgefem_test_main OBJECT ${PROJECT_SOURCE_DIR}/tests/mpi_main.cpp)
+target_link_libraries(edgefem_test_main PRIVATE edgefem_lib edgefem_warnings GTest::gtest)
+
 function(edgefem_test_executable target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "MPI_MAIN;RUNS_EDGEFEM" "" "LINK")
-  set(sources ${arg_UNPARSED_ARGUMENTS})
+  add_executable(${target} ${arg_UNPARSED_ARGUMENTS})
   if(arg_MPI_MAIN)
-    list(APPEND sources ${PROJECT_SOURCE_DIR}/tests/mpi_main.cpp)
+    target_link_libraries(${target} PRIVATE edgefem_test_main)
   endif()
-  add_executable(${target} ${sources})
   target_link_libraries(${target} PRIVATE edgefem_lib edgefem_warnings GTest::gtest Eigen3::Eigen ${arg_LINK})
   target_compile_definitions(${target} PRIVATE EDGEFEM_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
                                                EDGEFEM_BINARY_DIR="${PROJECT_BINARY_DIR}")
@@ -25,6 +29,22 @@ function(edgefem_test_executable target)
                                                  EDGEFEM_BINARY="$<TARGET_FILE:edgefem>")
     add_dependencies(${target} edgefem)
   endif()
+endfunction()
+
+# edgefem_unit_test(<source>)
+#   One file of serial unit tests, tests/unit/test_<topic>.cpp: the executable build/tests/unit/test_<topic>
+#   (target edgefem_unit_<topic>, with tests/mpi_main.cpp: MPI as a singleton and PETSc initialised once for all
+#   of the file's cases) and the CTest test unit.<topic> that runs all of them in that one process, labels unit and
+#   quick, two OpenMP threads (the kernels' threaded paths).
+function(edgefem_unit_test source)
+  get_filename_component(stem ${source} NAME_WE)
+  string(REGEX REPLACE "^test_" "" topic ${stem})
+  set(target edgefem_unit_${topic})
+  edgefem_test_executable(${target} ${source} MPI_MAIN LINK yaml-cpp ${VTK_LIBRARIES})
+  set_target_properties(${target} PROPERTIES OUTPUT_NAME ${stem} RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/unit)
+  add_test(NAME unit.${topic} COMMAND ${target})
+  set_tests_properties(unit.${topic} PROPERTIES LABELS "unit;quick"
+                       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_NUM_THREADS=2")
 endfunction()
 
 # edgefem_mpi_test(<name> <ranks> COMMAND <program> [<arguments>...]
