@@ -8,7 +8,10 @@
 # of parallel regions) took 10-30 s with the default policy on a loaded machine and 2-4 s with passive. The
 # results do not depend on it.
 set(EDGEFEM_TEST_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_WAIT_POLICY=passive")
-set(EDGEFEM_MPI_ENV "${EDGEFEM_TEST_ENV};OMP_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+# OMPI_MCA_mpi_yield_when_idle=1: a rank waiting for a message yields its core between polls (Open MPI does so by
+# itself only when it sees more ranks than cores; 2 ranks next to another test or another user's build are
+# oversubscribed too): the Slurm round trip (4 ranks on 2 cores) took 73 s spinning and 42 s yielding here.
+set(EDGEFEM_MPI_ENV "${EDGEFEM_TEST_ENV};OMP_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_mpi_yield_when_idle=1")
 
 # edgefem_test_executable(<target> <sources>... [MPI_MAIN] [RUNS_EDGEFEM] [LINK <libraries>...])
 #   A GoogleTest executable linked with edgefem_lib; EDGEFEM_SOURCE_DIR and EDGEFEM_BINARY_DIR are defined.
@@ -54,18 +57,22 @@ endfunction()
 
 # edgefem_mpi_test(<name> <ranks> COMMAND <program> [<arguments>...]
 #                  [LABELS <labels>...] [TIMEOUT <seconds>] [PASS_REGULAR_EXPRESSION <re>]
-#                  [FAIL_REGULAR_EXPRESSION <re>] [WILL_FAIL] [DIRECT] [PREFIX <command>...] [NO_OVERSUBSCRIBE])
+#                  [FAIL_REGULAR_EXPRESSION <re>] [WILL_FAIL] [DIRECT] [PREFIX <command>...] [NO_OVERSUBSCRIBE]
+#                  [SLOW <seconds>])
 #   One test per rank count in <ranks> (a number, or a list such as "1;2;3"), named <name>.np<ranks>, run as
 #   `<PREFIX> mpiexec -n <ranks> --oversubscribe <program> <arguments>` with PROCESSORS <ranks>, the labels
 #   (default: mpi) and EDGEFEM_MPI_ENV. <program> may be a target (its file is used). `@np@` in an argument is
-#   replaced by the rank count.
+#   replaced by the rank count. Every test is also labelled quick (`ctest -L quick`, the inner loop) unless:
+#   SLOW <seconds>: it takes about that long on a 2-core machine (more than ~10 s): not quick, and COST <seconds>
+#   so that `ctest -j` starts it among the first instead of last (CTest orders by COST when it has no timings of
+#   an earlier run, as in CI's fresh clone).
 #   <ranks> = SERIAL: one test named <name>, the program run directly (no mpiexec, no PROCESSORS).
 #   DIRECT: the program is run directly and starts mpiexec itself (PROCESSORS still <ranks>).
 #   NO_OVERSUBSCRIBE: no --oversubscribe flag, no PROCESSORS and no .np suffix (a test of what mpiexec sees).
 #   PREFIX: a command that starts the test (`${CMAKE_COMMAND} -E env VARIABLE=value`).
 function(edgefem_mpi_test name ranks)
   cmake_parse_arguments(PARSE_ARGV 2 arg "WILL_FAIL;DIRECT;NO_OVERSUBSCRIBE"
-                        "TIMEOUT;PASS_REGULAR_EXPRESSION;FAIL_REGULAR_EXPRESSION" "COMMAND;LABELS;PREFIX")
+                        "TIMEOUT;PASS_REGULAR_EXPRESSION;FAIL_REGULAR_EXPRESSION;SLOW" "COMMAND;LABELS;PREFIX")
   if(arg_UNPARSED_ARGUMENTS OR NOT arg_COMMAND)
     message(FATAL_ERROR "edgefem_mpi_test(${name}): expected COMMAND <program> [arguments], got '${arg_UNPARSED_ARGUMENTS}'")
   endif()
@@ -75,6 +82,9 @@ function(edgefem_mpi_test name ranks)
   endif()
   if(NOT arg_LABELS)
     set(arg_LABELS mpi)
+  endif()
+  if(NOT DEFINED arg_SLOW)
+    list(APPEND arg_LABELS quick)
   endif()
   set(serial FALSE)
   if(ranks STREQUAL "SERIAL")
@@ -98,7 +108,15 @@ function(edgefem_mpi_test name ranks)
     add_test(NAME ${test} COMMAND ${arg_PREFIX} ${command})
     # One property a call: the values are lists (labels, environment) that must not be flattened together.
     set_tests_properties(${test} PROPERTIES LABELS "${arg_LABELS}")
-    set_tests_properties(${test} PROPERTIES ENVIRONMENT "${EDGEFEM_MPI_ENV}")
+    # One rank: mpiexec need not give a failed process's siblings 1 s between SIGTERM and SIGKILL (it has none), but
+    # waits 2 s with the default before it exits after a non-zero exit status; 0 s (tests that expect a failure
+    # on 1 rank: cli.bad_job.np1 2.3 s -> 0.2 s, mpi.checkpoint_runs.np1 11 s -> 4 s). More ranks keep the grace
+    # period: a rank may still be finishing its output when another one's exit makes mpiexec stop the job.
+    set(environment "${EDGEFEM_MPI_ENV}")
+    if(np EQUAL 1)
+      list(APPEND environment OMPI_MCA_odls_base_sigkill_timeout=0)
+    endif()
+    set_tests_properties(${test} PROPERTIES ENVIRONMENT "${environment}")
     if(NOT serial AND NOT arg_NO_OVERSUBSCRIBE)
       set_tests_properties(${test} PROPERTIES PROCESSORS ${np})
     endif()
@@ -109,6 +127,9 @@ function(edgefem_mpi_test name ranks)
     endforeach()
     if(arg_WILL_FAIL)
       set_tests_properties(${test} PROPERTIES WILL_FAIL TRUE)
+    endif()
+    if(DEFINED arg_SLOW)
+      set_tests_properties(${test} PROPERTIES COST ${arg_SLOW})
     endif()
   endforeach()
 endfunction()
