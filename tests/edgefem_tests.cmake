@@ -1,17 +1,21 @@
-# CMake helpers for the test rows of tests/mpi/CMakeLists.txt: a test is one call (name, rank counts, program,
-# arguments, expectations), not a copied add_test + set_tests_properties block.
+# CMake helpers for the tests: one call a unit test file (tests/CMakeLists.txt) or a row of tests/mpi/CMakeLists.txt
+# (name, rank counts, program, arguments, expectations), not a copied add_test + set_tests_properties block.
 
-# Environment of every test that starts MPI: root allowed (containers), one OpenMP thread per rank unless the
-# test says otherwise, oversubscription allowed (3 ranks on a 2-core machine). OMP_WAIT_POLICY=passive: an OpenMP
-# thread waiting at a barrier sleeps instead of spinning. Tests run two at a time on 2 cores, so a spinning thread
-# takes the core its partner needs to reach the barrier: the 442 cases of unit.stvk_tsep (small meshes, thousands
-# of parallel regions) took 10-30 s with the default policy on a loaded machine and 2-4 s with passive. The
-# results do not depend on it.
+# Environment of every test (EDGEFEM_TEST_ENV; tests that start MPI: EDGEFEM_MPI_ENV): root allowed (containers),
+# one OpenMP thread per rank unless the test says otherwise, oversubscription allowed (3 ranks on a 2-core machine).
+# OMP_WAIT_POLICY=passive: an OpenMP thread waiting at a barrier sleeps instead of spinning. Tests run two at a time
+# on 2 cores, so a spinning thread takes the core its partner needs to reach the barrier: the 442 cases of
+# unit.stvk_tsep (small meshes, thousands of parallel regions) took 10-30 s with the default policy on a loaded
+# machine and 2-4 s with passive. The results do not depend on it.
 set(EDGEFEM_TEST_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_WAIT_POLICY=passive")
 # OMPI_MCA_mpi_yield_when_idle=1: a rank waiting for a message yields its core between polls (Open MPI does so by
 # itself only when it sees more ranks than cores; 2 ranks next to another test or another user's build are
 # oversubscribed too): the Slurm round trip (4 ranks on 2 cores) took 73 s spinning and 42 s yielding here.
 set(EDGEFEM_MPI_ENV "${EDGEFEM_TEST_ENV};OMP_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_mpi_yield_when_idle=1")
+
+# tests/mpi_main.cpp, compiled once for every executable that uses it.
+add_library(edgefem_test_main OBJECT ${PROJECT_SOURCE_DIR}/tests/mpi_main.cpp)
+target_link_libraries(edgefem_test_main PRIVATE edgefem_lib edgefem_warnings GTest::gtest)
 
 # edgefem_test_executable(<target> <sources>... [MPI_MAIN] [RUNS_EDGEFEM] [LINK <libraries>...])
 #   A GoogleTest executable linked with edgefem_lib; EDGEFEM_SOURCE_DIR and EDGEFEM_BINARY_DIR are defined.
@@ -19,10 +23,6 @@ set(EDGEFEM_MPI_ENV "${EDGEFEM_TEST_ENV};OMP_NUM_THREADS=1;OMPI_MCA_rmaps_base_o
 #   one object library (edgefem_test_main) rather than compiled again for every executable.
 #   RUNS_EDGEFEM: the tests start `mpiexec ... edgefem` themselves: EDGEFEM_MPIEXEC and EDGEFEM_BINARY are
 #   defined and the program is built first.
-# tests/mpi_main.cpp, compiled once for every executable that uses it.
-add_library(edgefem_test_main OBJECT ${PROJECT_SOURCE_DIR}/tests/mpi_main.cpp)
-target_link_libraries(edgefem_test_main PRIVATE edgefem_lib edgefem_warnings GTest::gtest)
-
 function(edgefem_test_executable target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "MPI_MAIN;RUNS_EDGEFEM" "" "LINK")
   add_executable(${target} ${arg_UNPARSED_ARGUMENTS})
@@ -63,7 +63,7 @@ endfunction()
 #   `<PREFIX> mpiexec -n <ranks> --oversubscribe <program> <arguments>` with PROCESSORS <ranks>, the labels
 #   (default: mpi) and EDGEFEM_MPI_ENV. <program> may be a target (its file is used). `@np@` in an argument is
 #   replaced by the rank count. Every test is also labelled quick (`ctest -L quick`, the inner loop) unless:
-#   SLOW <seconds>: it takes about that long on a 2-core machine (more than ~10 s): not quick, and COST <seconds>
+#   SLOW <seconds>: it takes about that long on a 2-core machine (more than ~7 s): not quick, and COST <seconds>
 #   so that `ctest -j` starts it among the first instead of last (CTest orders by COST when it has no timings of
 #   an earlier run, as in CI's fresh clone).
 #   <ranks> = SERIAL: one test named <name>, the program run directly (no mpiexec, no PROCESSORS).
