@@ -76,6 +76,12 @@ void PbdSolver::set_positions(std::span<const double> owned) {
 }
 
 void PbdSolver::step_once() {
+  begin_step();
+  for (int it = 0; it < spec_.position_based.iterations; ++it) sweep_once();
+  end_step();
+}
+
+void PbdSolver::begin_step() {
   const double dt = spec_.dt;
   const double t_new = static_cast<double>(step_ + 1) * dt;
   EDGEFEM_PETSC(VecCopy(x_, x_n_));
@@ -94,12 +100,20 @@ void PbdSolver::step_once() {
   // 2. Constraint sweeps (the attachments pull towards their anchors at t_{n+1}).
   sweep_->set_anchor_time(t_new);
   sweep_->reset_multipliers();
-  for (int it = 0; it < spec_.position_based.iterations; ++it) {
-    if (spec_.position_based.sweep == PbdSweep::colored)
-      sweep_->colored_sweep(x_);
-    else
-      sweep_->jacobi_sweep(x_);
-  }
+  sweeps_done_ = 0;
+}
+
+void PbdSolver::sweep_once() {
+  if (spec_.position_based.sweep == PbdSweep::colored)
+    sweep_->colored_sweep(x_);
+  else
+    sweep_->jacobi_sweep(x_);
+  ++sweeps_done_;
+}
+
+void PbdSolver::end_step() {
+  const double dt = spec_.dt;
+  const double t_new = static_cast<double>(step_ + 1) * dt;
   // Plasticity (Bender et al. §4.1): once per step, from the step's final positions, after the sweeps (the sweeps
   // of one step see one fixed plastic strain, so the constraints they project stay the same energies).
   sweep_->update_plasticity(x_, dt);
