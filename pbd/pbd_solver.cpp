@@ -35,6 +35,8 @@ PbdSolver::PbdSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model
   std::vector<std::optional<PlasticLaw>> plastic(job.materials.size());
   for (std::size_t m = 0; m < plastic.size(); ++m) plastic[m] = job.materials[m].plasticity;
   run_collectively(comm, [&] { sweep_->set_plasticity(plastic); });
+  if (spec_.position_based.acceleration == PbdAcceleration::chebyshev)
+    chebyshev_.emplace(*sweep_, spec_.position_based.spectral_radius);
   for (auto* v : {&x_, &v_, &x_n_, &h_, &h_new_, &w_, &work_}) {
     *v = sweep_->create_vector();
     EDGEFEM_PETSC(VecSet(*v, 0.0));
@@ -101,6 +103,7 @@ void PbdSolver::begin_step() {
   sweep_->set_anchor_time(t_new);
   sweep_->reset_multipliers();
   sweeps_done_ = 0;
+  if (chebyshev_) chebyshev_->start(x_, sweep_->shares());
 }
 
 void PbdSolver::sweep_once() {
@@ -108,6 +111,7 @@ void PbdSolver::sweep_once() {
     sweep_->colored_sweep(x_);
   else
     sweep_->jacobi_sweep(x_);
+  if (chebyshev_) chebyshev_->combine(x_, sweep_->shares());
   ++sweeps_done_;
 }
 

@@ -22,6 +22,7 @@
 
 #include "io/job.hpp"
 #include "partition/partition.hpp"
+#include "pbd/pbd_chebyshev.hpp"
 #include "pbd/pbd_sweep.hpp"
 #include "solver/model.hpp"
 #include "solver/time_integrator.hpp"
@@ -74,7 +75,8 @@ class PbdSolver final : public TimeIntegrator {
   void apply_initial_shape();
 
   std::optional<PbdConstraints> sweep_;
-  int sweeps_done_ = 0;  ///< sweeps since begin_step
+  std::optional<ChebyshevAcceleration> chebyshev_;  ///< position_based.acceleration: chebyshev
+  int sweeps_done_ = 0;                             ///< sweeps since begin_step
   PetscOwner<Vec, VecDestroy> x_, v_, x_n_, h_, h_new_, w_, work_;
   NewtonStats stats_;
 };

@@ -104,6 +104,9 @@ class PbdConstraints {
   [[nodiscard]] double max_plastic_strain() const;
   /// Zero the XPBD multipliers (at the start of every time step).
   void reset_multipliers();
+  /// Consistent XPBD (colored): every constraint's share s_e of x - x* (12 numbers each; x = x* + W sum_e s_e), for
+  /// an acceleration of the sweeps that combines iterates (pbd_chebyshev.hpp). Empty for PBD and Jacobi.
+  [[nodiscard]] std::span<double> shares() { return contribution_; }
 
   /// One sweep over all constraints. x: a create_vector() vector with its ghosts up to date; they are up to date
   /// again on return. Collective.
