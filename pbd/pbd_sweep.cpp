@@ -714,8 +714,8 @@ template <bool kJacobi, bool kInversion>
 void PbdConstraints::project_tets_batched(std::size_t begin, std::size_t end, double* x, double* ghost_change,
                                           double* change) {
   const std::int64_t n_batches = static_cast<std::int64_t>((end - begin + kLanes - 1) / kLanes);
-  // The coloured sweep's plain PBD and consistent XPBD updates are also computed lane by lane (lane_corrections);
-  // Jacobi and the fixed multiplier of Appendix A go through correct().
+  // The coloured sweep's plain PBD update and XPBD block projection are also computed lane by lane
+  // (lane_corrections, block_lanes); Jacobi and the fixed multiplier of Appendix A go through correct().
   const bool lane_updates = !kJacobi && !fixed_lambda_;
 #pragma omp parallel for schedule(static)
   for (std::int64_t b = 0; b < n_batches; ++b) {
@@ -745,10 +745,11 @@ void PbdConstraints::project_tets_batched(std::size_t begin, std::size_t end, do
       in.cubic[l] = material.volumetric == VolumetricPenalty::cubic ? 1.0 : 0.0;
       modulus[l] = modulus_[m];
     }
-    Lanes gradient[12], energy, bound;
-    std::int64_t principal[kLanes];
+    Lanes gradient[12] = {}, energy = {}, bound = {};
+    std::int64_t principal[kLanes] = {};
     const bool blocks = lane_updates && xpbd_;  // the block projection (needs the stress bound)
-    stvk_isotropic_batch(in, kInversion, gradient, energy, principal, blocks ? &bound : nullptr);
+    if (std::any_of(batched, batched + kLanes, [](bool b) { return b; }))  // (else every lane is scalar)
+      stvk_isotropic_batch(in, kInversion, gradient, energy, principal, blocks ? &bound : nullptr);
     bool scalar[kLanes];  // another law, or the principal route: the scalar kernel
     for (int l = 0; l < kLanes; ++l) scalar[l] = !batched[l] || principal[l] != 0;
     if (blocks) {
@@ -796,30 +797,55 @@ void PbdConstraints::lane_corrections(const Lanes& volume, const Lanes& modulus,
 void PbdConstraints::block_lanes(std::size_t first, int count, const TetLanes& in, const Lanes (&w)[12],
                                  const Lanes (&g)[12], const Lanes& bound, const bool* scalar, double* x,
                                  double* ghost_change) {
-  BlockBatch<kLanes> io;
-  fill_block_batch(first, count, in, g, io);
-  std::copy(bound, bound + kLanes, io.bound);
-  block_step_lanes(io);
+  // Lanes of another kernel (plastic, anisotropic, neo-Hookean, the principal route): their energy gradient and
+  // stress bound from the scalar kernel, then the same lanes step. A tet with a partly prescribed vertex goes through
+  // project (the 12 x 12 step).
+  Lanes gl[12], bl;
+  bool own[kLanes] = {};  // the lane's tet goes through project
+  std::copy(&g[0][0], &g[0][0] + 12 * kLanes, &gl[0][0]);
+  std::copy(bound, bound + kLanes, bl);
   for (int l = 0; l < count; ++l) {
     const std::size_t c = first + static_cast<std::size_t>(l);
-    // The scalar route (project): another kernel, a partly prescribed vertex, a large step (checked there) or a
-    // failed evaluation (NaN: left as it is there).
-    if (scalar[l] || !uniform_[c] || !(io.change[l] <= kCheckedChange)) {
+    own[l] = !uniform_[c];
+    if (own[l] || !scalar[l]) continue;
+    double xe[12], ge[12], F[9];
+    for (int i = 0; i < 12; ++i) xe[i] = in.x[i][l];
+    tet_energy(c, xe, ge);
+    for (int i = 0; i < 12; ++i) gl[i][l] = ge[i];
+    deformation_gradient(rest_[c], xe, F);
+    bl[l] = stress_bound(c, F, ge);
+  }
+  BlockBatch<kLanes> io;
+  if (!std::all_of(own, own + count, [](bool o) { return o; })) {
+    fill_block_batch(first, count, in, gl, io);
+    std::copy(bl, bl + kLanes, io.bound);
+    block_step_lanes(io);
+  }
+  for (int l = 0; l < count; ++l) {
+    const std::size_t c = first + static_cast<std::size_t>(l);
+    // The scalar route (project): a partly prescribed vertex, a large step (checked there) or a failed evaluation
+    // (NaN: left as it is there).
+    if (own[l] || !(io.change[l] <= kCheckedChange)) {
       project<4, Stencil::cell, false>(c, x, ghost_change, nullptr);
       continue;
     }
-    double* share = contribution_.data() + 12 * c;
-    const std::array<LocalIndex, 4>& v = vertices_[c];
-    for (int a = 0; a < 4; ++a)
-      for (int q = 0; q < 3; ++q) {
-        const int i = 3 * a + q;
-        share[i] += io.ds[i][l];
-        const double dx = w[i][l] * io.ds[i][l];
-        const std::size_t d = 3 * static_cast<std::size_t>(v[a]) + q;
-        x[d] += dx;
-        if (v[a] >= n_owned_) ghost_change[d] = dx;
-      }
+    apply_block_step(c, w, io, l, x, ghost_change);
   }
+}
+
+void PbdConstraints::apply_block_step(std::size_t c, const Lanes (&w)[12], const BlockBatch<kLanes>& io, int l,
+                                      double* x, double* ghost_change) {
+  double* share = contribution_.data() + 12 * c;
+  const std::array<LocalIndex, 4>& v = vertices_[c];
+  for (int a = 0; a < 4; ++a)
+    for (int q = 0; q < 3; ++q) {
+      const int i = 3 * a + q;
+      share[i] += io.ds[i][l];
+      const double dx = w[i][l] * io.ds[i][l];
+      const std::size_t d = 3 * static_cast<std::size_t>(v[a]) + q;
+      x[d] += dx;
+      if (v[a] >= n_owned_) ghost_change[d] = dx;
+    }
 }
 
 void PbdConstraints::fill_block_batch(std::size_t first, int count, const TetLanes& in, const Lanes (&g)[12],

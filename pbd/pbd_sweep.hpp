@@ -185,11 +185,15 @@ class PbdConstraints {
   /// s^T W s / (2 dt^2) + E_e decreases enough (Armijo).
   double step_length(std::size_t c, const double* xe, const double* w, const double* res, const double* ds,
                      double energy) const;
-  /// The block projection of the batchable tets [first, first + count) (kLanes at a time, block_step_lanes) from
-  /// their batched gradients and stress bounds; the lanes flagged in `scalar` (another kernel, the principal route), with a partly
-  /// prescribed vertex, a large step or a failed evaluation go through project.
+  /// The block projection of the tets [first, first + count) of one batch (kLanes at a time, block_step_lanes) from
+  /// their batched gradients and stress bounds; the lanes flagged in `scalar` (another kernel, the principal route)
+  /// take theirs from the scalar kernel first; tets with a partly prescribed vertex, a large step or a failed
+  /// evaluation go through project.
   void block_lanes(std::size_t first, int count, const TetLanes& in, const Lanes (&w)[12], const Lanes (&g)[12],
                    const Lanes& bound, const bool* scalar, double* x, double* ghost_change);
+  /// Lane l's block step into tet c's share and the positions (ghost changes into ghost_change).
+  void apply_block_step(std::size_t c, const Lanes (&w)[12], const BlockBatch<kLanes>& io, int l, double* x,
+                        double* ghost_change);
   /// block_lanes' inputs but the bound (spare lanes from count on: copies of lane 0).
   void fill_block_batch(std::size_t first, int count, const TetLanes& in, const Lanes (&g)[12],
                         BlockBatch<kLanes>& io) const;
