@@ -20,6 +20,7 @@
 #include "run/static_run.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/stop_signal.hpp"
+#include "solver/free_body.hpp"
 #include "solver/model.hpp"
 
 namespace edgefem {
@@ -133,6 +134,8 @@ int run_job(const RunOptions& options, SummaryRecord& record) {
   if (!memory.fits && !options.ignore_memory_estimate) throw ResourceError(memory.problem);
   if (memory.unsmoothed_aggregation) job.solver.aggregation = SolverSpec::Aggregation::unsmoothed;
   Model model = build_model(comm, job, mesh);
+  // A static problem with a part free to move has no equilibrium: refuse it before solving (solver/free_body.hpp).
+  check_static_support(comm, job, mesh, model);
   print_run_header(comm, options, job, loaded, mesh, model, clock, peak, memory);
   record.summary.oversubscribed = warn_if_oversubscribed(comm);
   return run_analysis(options, job, mesh, std::move(model), clock, record.summary);
