@@ -5,6 +5,7 @@
 #include <petscsys.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -34,6 +35,9 @@ Job read_run_job(MPI_Comm comm, const RunOptions& options, SummaryRecord& record
   Job job;
   run_collectively(comm, [&] { job = read_job(options.path); });
   if (!options.output.empty()) job.output_directory = options.output;
+  // One run per folder: its lock before anything is written there (refused: nothing written, not even summary.json).
+  record.output_lock.reset();
+  record.output_lock = std::make_unique<OutputLock>(comm, job.output_directory, job.job_file);
   record.summary.job = job.job_file;
   record.summary.analysis_type = job.analysis_type == AnalysisType::dynamics ? "dynamic" : "static";
   record.directory = job.output_directory;
