@@ -3,6 +3,7 @@
 #include "partition/components.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 namespace edgefem {
@@ -77,6 +78,22 @@ std::vector<std::int64_t> owner_parts(MPI_Comm comm, const LocalMesh& mesh, cons
   return {answers.begin(), answers.end()};
 }
 
+/// Renumbers the parts in the order of their first vertex in the mesh file (or generator): the same numbers on any
+/// number of ranks.
+void number_by_file_order(MPI_Comm comm, const LocalMesh& mesh, MeshComponents& parts) {
+  std::vector<long long> first(static_cast<std::size_t>(parts.count), std::numeric_limits<long long>::max());
+  for (std::size_t v = 0; v < parts.of_vertex.size() && v < mesh.original_vertex.size(); ++v) {
+    long long& f = first[static_cast<std::size_t>(parts.of_vertex[v])];
+    f = std::min(f, static_cast<long long>(mesh.original_vertex[v]));
+  }
+  MPI_Allreduce(MPI_IN_PLACE, first.data(), parts.count, MPI_LONG_LONG, MPI_MIN, comm);
+  std::vector<int> order(static_cast<std::size_t>(parts.count)), number(order.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return first[a] < first[b]; });
+  for (std::size_t i = 0; i < order.size(); ++i) number[static_cast<std::size_t>(order[i])] = static_cast<int>(i);
+  for (int& p : parts.of_vertex) p = number[static_cast<std::size_t>(p)];
+}
+
 }  // namespace
 
 MeshComponents connected_components(MPI_Comm comm, const LocalMesh& mesh) {
@@ -126,6 +143,7 @@ MeshComponents connected_components(MPI_Comm comm, const LocalMesh& mesh) {
   out.count = static_cast<int>(count);
   out.of_vertex.resize(part.size());
   for (std::size_t v = 0; v < part.size(); ++v) out.of_vertex[v] = my_labels[static_cast<std::size_t>(part[v])];
+  number_by_file_order(comm, mesh, out);
   return out;
 }
 

@@ -19,7 +19,7 @@ struct MeshComponents {
   std::vector<int> of_vertex;   ///< per local vertex: its part, 0 .. count - 1 (the same on every rank holding it)
 };
 
-/// Collective. Parts are numbered in the order of their first local part (rank 0's first, by lowest local vertex).
+/// Collective. Parts are numbered in the order of their first vertex in the mesh file (the same on any number of ranks).
 MeshComponents connected_components(MPI_Comm comm, const LocalMesh& mesh);
 
 /// Union-find over 0 .. n - 1 (path halving, union by index: the smaller root wins). Pure.
