@@ -103,10 +103,11 @@ std::optional<AnnouncedMesh> announced_on_every_rank(MPI_Comm comm, const Job* j
 }  // namespace
 
 void check_memory_before_input(MPI_Comm comm, const Job* job, const std::string& path, InputHolding holding,
-                               const RunOptions& options) {
+                               const RunOptions& options, double* estimated_peak_mb) {
   const std::optional<AnnouncedMesh> mesh = announced_on_every_rank(comm, job, path);
   if (!mesh) return;  // headers unreadable: the reader says why
   const MemoryPlan plan = plan_memory_before_input(comm, job, *mesh, holding, options.petsc_options);
+  if (estimated_peak_mb != nullptr) *estimated_peak_mb = plan.estimated_peak_mb_max_rank;
   if (plan.fits) return;
   if (!options.ignore_memory_estimate) throw ResourceError(plan.problem);
   int rank = 0;

@@ -29,8 +29,9 @@ std::optional<AnnouncedMesh> announced_mesh_file_size(const std::string& path, b
 /// Collective over comm: the memory plan made before anything large is read or generated
 /// (plan_memory_before_input) for the mesh of `job`, or of the file `path` when `job` is null. Throws ResourceError
 /// (every rank) when it does not fit, unless options.ignore_memory_estimate (then rank 0 warns on stderr).
+/// `estimated_peak_mb` (optional): set to the plan's estimate of the largest rank's peak (summary.json).
 void check_memory_before_input(MPI_Comm comm, const Job* job, const std::string& path, InputHolding holding,
-                               const RunOptions& options);
+                               const RunOptions& options, double* estimated_peak_mb = nullptr);
 
 /// Read a mesh file by extension (.msh) and check it. Throws InputError.
 Mesh load_mesh_file(const std::string& path);

@@ -510,7 +510,7 @@ MemoryPlan plan_memory_before_input(MPI_Comm comm, const Job* job, const Announc
   MemoryPlan plan;
   plan.kind = job != nullptr ? solve_kind(*job) : SolveKind::newton;
   plan.preconditioner = f.pc;
-  const double peak = std::max(mine[0], mine[1]);
+  const double peak = resident_bytes() + std::max(mine[0], mine[1]);  // (as plan_memory reports it)
   MPI_Allreduce(&peak, &plan.estimated_peak_mb_max_rank, 1, MPI_DOUBLE, MPI_MAX, comm);
   plan.estimated_peak_mb_max_rank /= kMB;
   if (every == 1) return plan;

@@ -121,7 +121,13 @@ int run_job(const RunOptions& options, SummaryRecord& record) {
   install_stop_handlers();  // from here SIGTERM/SIGUSR1 stop the run after a step (runtime/stop_signal.hpp)
   Job job = read_run_job(comm, options, record);
   // Before anything large is read, generated or allocated: will the mesh fit at all (run/memory_budget.hpp)?
-  check_memory_before_input(comm, &job, job.job_file, input_holding(comm, job), options);
+  double early_estimate_mb = 0;
+  try {
+    check_memory_before_input(comm, &job, job.job_file, input_holding(comm, job), options, &early_estimate_mb);
+  } catch (const ResourceError&) {
+    record.summary.estimated_peak_mb = early_estimate_mb;  // (summary.json says what was refused)
+    throw;
+  }
   // Read (or generate), partition and distribute: by slices for large binary files and boxes (no rank holds the
   // whole mesh), else on rank 0 (run/load_mesh.hpp).
   DistributedJobMesh loaded = load_distributed_job_mesh(comm, job);
