@@ -16,6 +16,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -28,30 +29,35 @@ std::string host_name() {
   return name;
 }
 
-/// Field 22 of /proc/PID/stat: the process's start in clock ticks since boot (0 when unknown).
-long long process_start(long long pid) {
+/// Fields 3 (state) and 22 (start, clock ticks since boot) of /proc/PID/stat; {'?', 0} when unknown.
+std::pair<char, long long> process_state(long long pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
-  if (!std::getline(in, line)) return 0;
+  if (!std::getline(in, line)) return {'?', 0};
   const std::size_t close = line.rfind(')');
-  if (close == std::string::npos) return 0;
+  if (close == std::string::npos) return {'?', 0};
   std::istringstream rest(line.substr(close + 1));
-  std::string field;
-  for (int i = 3; i <= 22; ++i)  // fields 3 (state) to 22 (starttime)
-    if (!(rest >> field)) return 0;
+  std::string state, field;
+  if (!(rest >> state)) return {'?', 0};
+  for (int i = 4; i <= 22; ++i)
+    if (!(rest >> field)) return {state[0], 0};
   try {
-    return std::stoll(field);
+    return {state[0], std::stoll(field)};
   } catch (const std::exception&) {
-    return 0;
+    return {state[0], 0};
   }
 }
 
-/// Whether process `pid` of this host still runs and is the one that took the lock (not a later one with its pid).
+long long process_start(long long pid) { return process_state(pid).second; }
+
+/// Whether process `pid` of this host still runs and is the one that took the lock (not a later one with its pid,
+/// nor a zombie no one reaped: a container without an init process keeps those).
 bool process_runs(long long pid, long long start) {
   if (pid <= 0) return false;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
-  const long long now = start != 0 ? process_start(pid) : 0;
-  return now == 0 || now == start;
+  const auto [state, now] = process_state(pid);
+  if (state == 'Z' || state == 'X') return false;
+  return start == 0 || now == 0 || now == start;
 }
 
 std::string utc(long long t) {
