@@ -469,7 +469,10 @@ std::string early_problem_text(const AnnouncedMesh& m, InputHolding holding, con
   const std::string node = "node " + worst.host + " has " + gb(worst.available) + " available";
   if (holding == InputHolding::whole_for_info)
     return text + "edgefem info holds the whole mesh with its topology on one process, an estimated " + gb(f.whole) +
-           ", and " + node + " (`edgefem run` distributes the mesh over its ranks instead)";
+           ", and " + node + " (`edgefem run` distributes the mesh over its ranks instead" +
+           (f.nodes > 0 ? ": by the same estimate it needs " + gb(f.in_all) + " in all and would fit on " +
+                              std::to_string(f.nodes) + " ranks at 1 per node)"
+                        : ")");
   text += "it needs " + gb(f.per_rank) + " per rank and " + gb(f.in_all) + " in all on " + std::to_string(f.ranks) +
           " rank" + (f.ranks == 1 ? "" : "s") + " (solver: " + f.pc + ")";
   if (f.whole > 0) text += ", rank 0 holding the whole mesh while it is distributed (" + gb(f.whole) + ")";
@@ -518,10 +521,12 @@ MemoryPlan plan_memory_before_input(MPI_Comm comm, const Job* job, const Announc
   const WorstNode worst = worst_node(comm, need, usable, node);
   MPI_Allreduce(&share, &f.in_all, 1, MPI_DOUBLE, MPI_SUM, comm);
   f.per_rank = share;
-  if (solves) {
-    const auto need_at = [&](long long r) { return even_share_bytes(*job, mesh, r, cli_petsc_options, nullptr); };
-    if (f.whole <= kUsableFraction * worst.available)
-      f.nodes = nodes_that_fit(static_cast<int>(worst.ranks), kUsableFraction * worst.available, need_at);
+  const auto need_at = [&](long long r) { return even_share_bytes(*job, mesh, r, cli_petsc_options, nullptr); };
+  if (solves && f.whole <= kUsableFraction * worst.available)
+    f.nodes = nodes_that_fit(static_cast<int>(worst.ranks), kUsableFraction * worst.available, need_at);
+  if (job != nullptr && !solves) {  // info of a job: what a run would take, one rank a node like this one
+    f.nodes = nodes_that_fit(1, kUsableFraction * worst.available, need_at);
+    f.in_all = f.nodes > 0 ? static_cast<double>(f.nodes) * need_at(f.nodes) : 0.0;
   }
   plan.problem = early_problem_text(mesh, holding, f, worst);
   plan.report = "  warning: " + plan.problem.substr(8);
