@@ -80,7 +80,7 @@ std::string age(long long seconds) {
 std::string format(const LockOwner& o) {
   return "run: " + o.run_id + "\nhost: " + o.host + "\npid: " + std::to_string(o.pid) +
          "\npid_start: " + std::to_string(o.pid_start) + "\nstarted: " + std::to_string(o.started) + " (" +
-         utc(o.started) + ")\njob: " + o.job + "\nscheduler_id: " + (o.scheduler_id ? "yes" : "no") + "\n";
+         utc(o.started) + ")\njob: " + o.job + "\nscheduler_id: " + (o.scheduler_id ? "yes" : "no") + "\nattempt: " + std::to_string(o.attempt) + "\n";
 }
 
 std::optional<LockOwner> parse(const std::string& text) {
@@ -100,6 +100,7 @@ std::optional<LockOwner> parse(const std::string& text) {
       if (key == "started") o.started = std::stoll(value), ++seen;
       if (key == "job") o.job = value;
       if (key == "scheduler_id") o.scheduler_id = value == "yes";
+      if (key == "attempt") o.attempt = std::stoll(value);
     } catch (const std::exception&) {
       return std::nullopt;
     }
@@ -157,6 +158,8 @@ LockOwner this_process(const std::string& job) {
     if (const char* id = std::getenv(name); id != nullptr && *id != '\0') {
       o.run_id = std::string(name) + "=" + id;
       o.scheduler_id = true;
+      if (const char* count = std::getenv("SLURM_RESTART_COUNT"); count != nullptr)
+        o.attempt = std::strtoll(count, nullptr, 10);
       return o;
     }
   o.run_id = o.host + "-" + std::to_string(o.pid) + "-" + std::to_string(o.started);
@@ -179,8 +182,9 @@ std::string stale_reason(const std::optional<LockOwner>& held, const std::string
               "it if no run uses the folder)";
     return "";
   }
-  if (held->scheduler_id && me.scheduler_id && held->run_id == me.run_id)
-    return "of " + describe(*held, me) + ", an earlier attempt of this scheduler job";
+  if (held->scheduler_id && me.scheduler_id && held->run_id == me.run_id && held->attempt < me.attempt)
+    return "of " + describe(*held, me) + ", an earlier attempt of this scheduler job (restart " +
+           std::to_string(held->attempt) + "; this is restart " + std::to_string(me.attempt) + ")";
   if (held->host == me.host && !process_runs(held->pid, held->pid_start))
     return "of " + describe(*held, me) + ", whose process no longer runs (killed or crashed before it released it)";
   if (held->host == me.host)

@@ -7,8 +7,9 @@
 /// error (every rank's, or one rank's before MPI_Abort), and a stop signal (SIGTERM/SIGUSR1 stop the run after a step,
 /// runtime/stop_signal.hpp). A process killed outright (SIGKILL, a crashed node) leaves it behind: a lock whose
 /// process no longer runs on this host is stale and the next run takes it over with a warning (so `--restart` of the
-/// folder after a crash works), as is one left by an earlier attempt of the same scheduler job (SLURM_JOB_ID,
-/// PBS_JOBID: a requeued job may land on another node). A lock of another host cannot be checked from here: it is
+/// folder after a crash works), as is one left by an earlier attempt of the same Slurm job (the same SLURM_JOB_ID
+/// with a lower SLURM_RESTART_COUNT: a requeued job may land on another node; two steps of one attempt may not share
+/// a folder). A lock of another host cannot be checked from here: it is
 /// reported with its host and age, and refused.
 #include <mpi.h>
 
@@ -25,6 +26,7 @@ struct LockOwner {
   long long started = 0;    ///< Unix time the lock was taken
   std::string job;      ///< the job file
   bool scheduler_id = false;  ///< run_id is a scheduler's job id
+  long long attempt = 0;      ///< the scheduler's count of restarts of the job (SLURM_RESTART_COUNT), else 0
 };
 
 /// This process as a lock owner, for `job`.

@@ -30,7 +30,8 @@ void plant(const std::string& dir, const LockOwner& o) {
   testing::write_text(lock_path(dir), "run: " + o.run_id + "\nhost: " + o.host + "\npid: " + std::to_string(o.pid) +
                                           "\npid_start: " + std::to_string(o.pid_start) + "\nstarted: " +
                                           std::to_string(o.started) + "\njob: " + o.job + "\nscheduler_id: " +
-                                          (o.scheduler_id ? "yes" : "no") + "\n");
+                                          (o.scheduler_id ? "yes" : "no") + "\nattempt: " +
+                                          std::to_string(o.attempt) + "\n");
 }
 
 /// The pid of a process that has ended (a child reaped).
@@ -122,10 +123,18 @@ TEST(OutputLock, EarlierAttemptOfTheSameSchedulerJobIsTakenOver) {
   LockOwner before = this_process("job.yaml");
   before.host = "node-before";  // the requeued job landed on another node
   plant(dir, before);
+  // The same attempt (two steps of one job on one folder) is refused; the next attempt takes it over.
+  const LockAttempt same = try_lock_directory(dir, this_process("job.yaml"));
+  ::setenv("SLURM_RESTART_COUNT", "1", 1);
   const LockAttempt a = try_lock_directory(dir, this_process("job.yaml"));
   ::unsetenv("SLURM_JOB_ID");
+  ::unsetenv("SLURM_RESTART_COUNT");
+  EXPECT_FALSE(same.taken);
+  EXPECT_NE(same.problem.find("is locked by run SLURM_JOB_ID=4242"), std::string::npos) << same.problem;
   EXPECT_TRUE(a.taken) << a.problem;
-  EXPECT_NE(a.warning.find("an earlier attempt of this scheduler job"), std::string::npos) << a.warning;
+  EXPECT_NE(a.warning.find("an earlier attempt of this scheduler job (restart 0; this is restart 1)"),
+            std::string::npos)
+      << a.warning;
 }
 
 TEST(OutputLock, FolderThatCannotHoldTheFileIsAClearError) {
