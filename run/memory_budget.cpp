@@ -169,6 +169,26 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
   return e;
 }
 
+namespace {
+
+/// What a frames job holds whole on every rank besides the per-tet and per-vertex data of estimate_rank_bytes: the
+/// dense frame system (frames/frames_solver.cpp: the Hessian, its reduction buffer, the free block and its LDLT, the
+/// dynamics' mass and step matrices: ~6 (d n)^2 doubles, d = 6 rigid or 12 affine unknowns a frame) and, with a
+/// `sample_grid`, the voxel sums (per grid cell 6 + 4 n values, rigid, or 6 + 12 n, affine). Issue 55: a frame count
+/// or a sample grid far beyond the machine is refused by the plan, not met by std::bad_alloc.
+double frames_dense_bytes(const DiscretizationSpec& d, int frames) {
+  const double n = std::max(1, frames);
+  const double dofs = (d.frame_type == FrameType::affine ? 12.0 : 6.0) * n;
+  double bytes = 6.0 * 8.0 * dofs * dofs;
+  if (d.sample_grid) {
+    const auto& g = *d.sample_grid;
+    bytes += 8.0 * static_cast<double>(g[0]) * g[1] * g[2] * (6.0 + (d.frame_type == FrameType::affine ? 12 : 4) * n);
+  }
+  return bytes;
+}
+
+}  // namespace
+
 SolveKind solve_kind(const Job& job) {
   if (job.discretization.type == DiscretizationType::frames) return SolveKind::frames;
   if (job.analysis_type == AnalysisType::dynamics && job.dynamic &&
@@ -351,7 +371,8 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   const SolveKind kind = solve_kind(job);
   const int frames = job.discretization.frame_count > 0 ? job.discretization.frame_count
                                                         : static_cast<int>(job.discretization.positions.size());
-  const RankEstimate e = estimate_rank_bytes(tets, triangles, mesh.n_local(), ranks, kind, frames);
+  RankEstimate e = estimate_rank_bytes(tets, triangles, mesh.n_local(), ranks, kind, frames);
+  if (kind == SolveKind::frames) e.own += frames_dense_bytes(job.discretization, frames);
   const PreconditionerEstimate pc = estimate_preconditioner(job, mesh, ranks, e, kind, cli_petsc_options);
 
   // Sums per node: [0] the extra bytes with the rich preconditioner, [1] with the lean one, [2] the cells.
