@@ -265,19 +265,27 @@ std::array<double, 6> global_bounding_box(MPI_Comm comm, const LocalMesh& mesh) 
   return {glo[0], glo[1], glo[2], ghi[0], ghi[1], ghi[2]};
 }
 
+void check_frame_count(const Job& job, GlobalIndex n_global_vertices) {
+  const DiscretizationSpec& spec = job.discretization;
+  const std::string key = spec.positions.empty() ? "discretization.frames" : "discretization.positions";
+  const long long n = spec.positions.empty() ? spec.frame_count : static_cast<long long>(spec.positions.size());
+  if (n > n_global_vertices)
+    throw InputError(where(job) + key + ": expected at most " + std::to_string(n_global_vertices) +
+                     " (the mesh's vertex count: a frame sits at a vertex), got " + std::to_string(n) +
+                     (spec.positions.empty() ? "" : " positions"));
+}
+
 FramePlacement place_frames(MPI_Comm comm, const LocalMesh& mesh, const Job& job, const Model& model,
                             const VoxelGrid& grid) {
   const DiscretizationSpec& spec = job.discretization;
   FramePlacement out;
   out.anchors.assign(job.boundary.size(), -1);
+  check_frame_count(job, mesh.n_global_vertices);
   const std::vector<Pick> fixed = fixed_region_vertices(comm, mesh, job, model);
   if (!spec.positions.empty()) {
     place_at_positions(comm, mesh, job, fixed, out);
     return out;
   }
-  if (spec.frame_count > mesh.n_global_vertices)
-    throw InputError(where(job) + "discretization.frames: expected at most " + std::to_string(mesh.n_global_vertices) +
-                     " (the mesh's vertex count), got " + std::to_string(spec.frame_count));
   place_anchors(fixed, out);
   const std::size_t n_fixed = out.origins.size();
   if (static_cast<std::size_t>(spec.frame_count) < n_fixed)

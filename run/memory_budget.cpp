@@ -361,6 +361,29 @@ std::string problem_text(long long n_cells, const PreconditionerEstimate& pc, co
          ". docs/design.md, \"Memory\", says how the estimate is made; --ignore-memory-estimate runs anyway";
 }
 
+/// A frames job whose dense parts (frames_dense_bytes, held whole on every rank) alone do not fit on some node:
+/// `problem` names the keys instead (more nodes would not help; fewer frames or a coarser sample grid do).
+/// Collective.
+void frames_problem(MPI_Comm comm, const Job& job, int frames, int ranks_on_node, double usable,
+                    std::string& problem) {
+  const double dense = frames_dense_bytes(job.discretization, frames);
+  int over = usable > 0 && dense * ranks_on_node > usable ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, comm);
+  if (!over) return;
+  const DiscretizationSpec& d = job.discretization;
+  std::ostringstream s;
+  s << "memory: " << job.job_file << ":" << d.line << ": discretization: " << frames << " "
+    << to_string(d.frame_type) << " frames";
+  if (d.sample_grid)
+    s << " with sample_grid [" << (*d.sample_grid)[0] << ", " << (*d.sample_grid)[1] << ", " << (*d.sample_grid)[2]
+      << "]";
+  s << " need about " << gb(dense) << " on every rank (the dense frame system" << (d.sample_grid ? " and the voxel sums" : "")
+    << ", held whole by each rank), more than a node's " << gb(usable / std::max(1, ranks_on_node))
+    << " per rank can hold: use fewer frames" << (d.sample_grid ? " or a coarser sample_grid" : "")
+    << " (more nodes do not help). docs/design.md, \"Memory\"; --ignore-memory-estimate runs anyway";
+  problem = s.str();
+}
+
 }  // namespace
 
 MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const std::string& cli_petsc_options) {
@@ -400,6 +423,7 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   plan.fits = plan.unsmoothed_aggregation || every[0] == 1;
   if (!plan.fits) {
     plan.problem = problem_text(mesh.n_global_cells, pc, worst);
+    if (kind == SolveKind::frames) frames_problem(comm, job, frames, node.size, usable, plan.problem);
     plan.report = "  warning: " + plan.problem.substr(8);
   } else if (plan.unsmoothed_aggregation) {
     plan.report = "  memory: smoothed-aggregation GAMG would need an estimated " + gb(node.sums[0]) +
