@@ -33,8 +33,16 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 /// A model whose frames are all held has no unknown: nothing of it can move, whatever the loads. Refused (on every
 /// rank: the held frames are agreed) rather than "solved", since it is never what a job means: its frames sit on
-/// the fixed regions (positions there, or too few frames for the fixed regions to leave one free).
+/// the fixed regions (positions there, or too few frames for the fixed regions to leave one free). A static model
+/// with no held frame is refused too.
 void refuse_all_held(const Job& job, const FramePlacement& placement, const std::vector<int>& held) {
+  // The other end: a static model with no held frame has its rigid-body motions free (a singular system; Newton
+  // would wander for 30 iterations and six load cuts before saying so).
+  if (job.analysis_type == AnalysisType::statics && std::find(held.begin(), held.end(), 1) == held.end())
+    throw InputError(job.job_file + ":" + std::to_string(job.discretization.line) +
+                     ": discretization: no frame is held (no boundary entry fixes x, y and z), so the static frame "
+                     "model's rigid-body motions are free and its equilibrium is undetermined: expected a boundary "
+                     "entry with fix: [x, y, z] (or analysis type dynamic)");
   if (std::find(held.begin(), held.end(), 0) != held.end()) return;
   std::ostringstream msg;
   msg << job.job_file << ":" << job.discretization.line << ": discretization: every frame is held (" << held.size()

@@ -1087,7 +1087,7 @@ void JobParser::parse_initial_state(const Value& state, DynamicSpec& d) const {
 void JobParser::parse_position_based(const Value& v, PositionBasedSpec& s) const {
   const Map p(*this, v, {"iterations", "sweep", "xpbd", "velocity_damping", "inversion"});
   if (const Value* n = p.get("iterations"))
-    s.iterations = int_value(*n, "an integer in [1, 100000]", [](long long i) { return i >= 1 && i <= 100000; });
+    s.iterations = int_value(*n, "an integer in [1, 10000]", [](long long i) { return i >= 1 && i <= 10000; });
   if (const Value* sweep = p.get("sweep")) s.sweep = choice(*sweep, pbd_sweeps);
   if (const Value* xpbd = p.get("xpbd")) s.xpbd = boolean(*xpbd);
   if (const Value* damping = p.get("velocity_damping"))

@@ -1036,12 +1036,12 @@ TEST_F(JobTest, PositionBasedKeys) {
   // Bad values: file, line, key, value and what was expected.
   const std::string pbd = dyn + "  integrator: position-based\n  position_based:\n";
   expect_error(pbd + "    iterations: 0\n", 10,
-               {"analysis.position_based.iterations: expected an integer in [1, 100000], got '0'"});
+               {"analysis.position_based.iterations: expected an integer in [1, 10000], got '0'"});
   expect_error(pbd + "    iterations: 2.5\n", 10,
-               {"analysis.position_based.iterations: expected an integer in [1, 100000]"});
+               {"analysis.position_based.iterations: expected an integer in [1, 10000]"});
   // Issue 55: a huge sweep count would hang the first step.
   expect_error(pbd + "    iterations: 2000000000\n", 10,
-               {"analysis.position_based.iterations: expected an integer in [1, 100000], got '2000000000'"});
+               {"analysis.position_based.iterations: expected an integer in [1, 10000], got '2000000000'"});
   expect_error(pbd + "    sweep: gauss-seidel\n", 10,
                {"analysis.position_based.sweep: expected one of: colored, jacobi, got 'gauss-seidel'"});
   expect_error(pbd + "    sweep: colord\n", 10, {"(did you mean 'colored'?)"});
