@@ -6,7 +6,7 @@
 /// a hang or a huge allocation is a finding. Seeds: fuzz/corpus/run/, dictionary fuzz/job.dict (fuzz/README.md).
 ///
 /// The budget of one input (inputs over it are skipped, not run; the job reader has still checked them):
-/// a generated mesh of at most kMaxCells cells (mesh files: the scratch directory's tiny meshes), no
+/// a generated mesh of at most kMaxCells cells (mesh and curve files: only the scratch directory's), no
 /// `solver.petsc` options (they would stay in PETSc's global options database), at most kMaxFrames frames and
 /// kMaxSampleCells voxel samples; then the job is cut to one load step (static) or one time step (dynamic), and
 /// its iteration counts are capped (Newton 25, position-based sweeps 20, step cuts 2).
@@ -34,7 +34,6 @@ constexpr double kMaxSampleCells = 2e4;
 
 /// Thrown by the budget: the input is not run.
 struct OverBudget {};
-
 
 const edgefem::fuzz::ScratchDirectory& scratch() {
   static const edgefem::fuzz::ScratchDirectory dir;
@@ -64,6 +63,14 @@ void cut_to_first_step(edgefem::Job& job) {
     if (cells > kMaxCells) throw OverBudget{};
   }
   if (!job.petsc_options.empty()) throw OverBudget{};
+  // Files only from the scratch directory (an absolute path could name a device or a huge file of the machine).
+  const std::string inside = scratch().path().string() + "/";
+  auto outside = [&](const std::string& file) { return !file.empty() && file.rfind(inside, 0) != 0; };
+  if (job.mesh_file && outside(*job.mesh_file)) throw OverBudget{};
+  for (const MaterialSpec& m : job.materials)
+    if (m.volino && m.volino->curves)
+      for (const CurveSpec& curve : *m.volino->curves)
+        if (outside(curve.file)) throw OverBudget{};
   const DiscretizationSpec& d = job.discretization;
   if (d.frame_count > kMaxFrames || d.positions.size() > static_cast<std::size_t>(kMaxFrames)) throw OverBudget{};
   if (d.sample_grid && static_cast<double>((*d.sample_grid)[0]) * (*d.sample_grid)[1] * (*d.sample_grid)[2] >
