@@ -113,7 +113,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::filesystem::remove_all(scratch().path() / "out", ignored);
   edgefem::RunOptions options;
   options.path = path;
-  options.quiet = true;
+  options.quiet = false;  // the console output (to /dev/null) is code too: issue 55's segfault was in a step line
   edgefem::SummaryRecord record("fuzz", 0, nullptr);
   try {
     (void)edgefem::run_job(options, record, cut_to_first_step);
