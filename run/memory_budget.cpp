@@ -181,6 +181,26 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
   return e;
 }
 
+namespace {
+
+/// What a frames job holds whole on every rank besides the per-tet and per-vertex data of estimate_rank_bytes: the
+/// dense frame system (frames/frames_solver.cpp: the Hessian, its reduction buffer, the free block and its LDLT, the
+/// dynamics' mass and step matrices: ~6 (d n)^2 doubles, d = 6 rigid or 12 affine unknowns a frame) and, with a
+/// `sample_grid`, the voxel sums (per grid cell 6 + 4 n values, rigid, or 6 + 12 n, affine). Issue 55: a frame count
+/// or a sample grid far beyond the machine is refused by the plan, not met by std::bad_alloc.
+double frames_dense_bytes(const DiscretizationSpec& d, int frames) {
+  const double n = std::max(1, frames);
+  const double dofs = (d.frame_type == FrameType::affine ? 12.0 : 6.0) * n;
+  double bytes = 6.0 * 8.0 * dofs * dofs;
+  if (d.sample_grid) {
+    const auto& g = *d.sample_grid;
+    bytes += 8.0 * static_cast<double>(g[0]) * g[1] * g[2] * (6.0 + (d.frame_type == FrameType::affine ? 12 : 4) * n);
+  }
+  return bytes;
+}
+
+}  // namespace
+
 SolveKind solve_kind(const Job& job) {
   if (job.discretization.type == DiscretizationType::frames) return SolveKind::frames;
   if (job.analysis_type == AnalysisType::dynamics && job.dynamic &&
@@ -353,6 +373,29 @@ std::string problem_text(long long n_cells, const PreconditionerEstimate& pc, co
          ". docs/design.md, \"Memory\", says how the estimate is made; --ignore-memory-estimate runs anyway";
 }
 
+/// A frames job whose dense parts (frames_dense_bytes, held whole on every rank) alone do not fit on some node:
+/// `problem` names the keys instead (more nodes would not help; fewer frames or a coarser sample grid do).
+/// Collective.
+void frames_problem(MPI_Comm comm, const Job& job, int frames, int ranks_on_node, double usable,
+                    std::string& problem) {
+  const double dense = frames_dense_bytes(job.discretization, frames);
+  int over = usable > 0 && dense * ranks_on_node > usable ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, comm);
+  if (!over) return;
+  const DiscretizationSpec& d = job.discretization;
+  std::ostringstream s;
+  s << "memory: " << job.job_file << ":" << d.line << ": discretization: " << frames << " "
+    << to_string(d.frame_type) << " frames";
+  if (d.sample_grid)
+    s << " with sample_grid [" << (*d.sample_grid)[0] << ", " << (*d.sample_grid)[1] << ", " << (*d.sample_grid)[2]
+      << "]";
+  s << " need about " << gb(dense) << " on every rank (the dense frame system" << (d.sample_grid ? " and the voxel sums" : "")
+    << ", held whole by each rank), more than a node's " << gb(usable / std::max(1, ranks_on_node))
+    << " per rank can hold: use fewer frames" << (d.sample_grid ? " or a coarser sample_grid" : "")
+    << " (more nodes do not help). docs/design.md, \"Memory\"; --ignore-memory-estimate runs anyway";
+  problem = s.str();
+}
+
 }  // namespace
 
 MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const std::string& cli_petsc_options) {
@@ -361,7 +404,9 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   const long long tets = mesh.mesh.n_tets();
   const long long triangles = tets > 0 ? 0 : mesh.mesh.n_triangles();
   const SolveKind kind = solve_kind(job);
-  const RankEstimate e = estimate_rank_bytes(tets, triangles, mesh.n_local(), ranks, kind, frame_count(job));
+  const int frames = frame_count(job);
+  RankEstimate e = estimate_rank_bytes(tets, triangles, mesh.n_local(), ranks, kind, frames);
+  if (kind == SolveKind::frames) e.own += frames_dense_bytes(job.discretization, frames);
   const PlanCounts counts{tets, triangles, mesh.n_local(), static_cast<long long>(mesh.n_global_vertices)};
   const PreconditionerEstimate pc = estimate_preconditioner(job, counts, ranks, e, kind, cli_petsc_options);
 
@@ -390,6 +435,7 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   plan.fits = plan.unsmoothed_aggregation || every[0] == 1;
   if (!plan.fits) {
     plan.problem = problem_text(mesh.n_global_cells, pc, worst);
+    if (kind == SolveKind::frames) frames_problem(comm, job, frames, node.size, usable, plan.problem);
     plan.report = "  warning: " + plan.problem.substr(8);
   } else if (plan.unsmoothed_aggregation) {
     plan.report = "  memory: smoothed-aggregation GAMG would need an estimated " + gb(node.sums[0]) +

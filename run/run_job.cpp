@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "frames/frame_placement.hpp"
 #include "io/job.hpp"
 #include "partition/collective.hpp"
 #include "run/dynamic_run.hpp"
@@ -115,11 +116,12 @@ int run_analysis(const RunOptions& options, const Job& job, const LocalMesh& mes
 
 }  // namespace
 
-int run_job(const RunOptions& options, SummaryRecord& record) {
+int run_job(const RunOptions& options, SummaryRecord& record, const std::function<void(Job&)>& adjust) {
   MPI_Comm comm = PETSC_COMM_WORLD;
   PhaseClock clock;
   install_stop_handlers();  // from here SIGTERM/SIGUSR1 stop the run after a step (runtime/stop_signal.hpp)
   Job job = read_run_job(comm, options, record);
+  if (adjust) adjust(job);
   // Before anything large is read, generated or allocated: will the mesh fit at all (run/memory_budget.hpp)?
   double early_estimate_mb = 0;
   try {
@@ -138,6 +140,7 @@ int run_job(const RunOptions& options, SummaryRecord& record) {
   const LocalMesh mesh = std::move(loaded.mesh);
   const InputPeak peak = input_peak_memory(comm);
   record_input(comm, job, loaded, mesh, clock, record.summary);
+  if (job.discretization.type == DiscretizationType::frames) check_frame_count(job, mesh.n_global_vertices);
   // Before the model is built: will the run fit in memory (and with which multigrid)?
   const MemoryPlan memory = plan_memory(comm, job, mesh, options.petsc_options);
   record.summary.estimated_peak_mb = memory.estimated_peak_mb_max_rank;
