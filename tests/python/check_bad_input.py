@@ -91,8 +91,8 @@ CASES = [
             "integrator: linearized-euler}\n"),
      L + r"discretization: every frame is held \(1 of 1"),
     ("frames.static_none_held", BOX + STVK + "loads:\n  gravity: [0, 0, -1]\ndiscretization: {type: frames, frames: 3}\n",
-     L + r"discretization: no frame is held \(no boundary entry fixes x, y and z\), so the static frame model's "
-         r"rigid-body motions are free"),
+     # (the free-body check of issue 50 refuses it before the frames' own check, which stays as a backstop)
+     r"job\.yaml: a static analysis needs every part of the mesh held against rigid motion"),
     ("pbd.iterations_over", pbd("{iterations: 10001}"),
      L + r"analysis\.position_based\.iterations: expected an integer in \[1, 10000\], got '10001'"),
     ("frames.same_vertex", frames("{type: frames, positions: [[1, 1, 1], [0.99, 1, 1]]}"),
@@ -158,12 +158,13 @@ CASES = [
      L + r"discretization\.sample_grid: expected a list of 3 integers >= 1 \[nx, ny, nz\].*got a list of 2 entries"),
     ("frames.grid_memory", frames("{type: frames, frames: 3, sample_grid: [100000, 100000, 100000]}"),
      r"memory: \S*job\.yaml:\d+: discretization: 3 rigid frames with sample_grid \[100000, 100000, 100000\] need "
-     r"about [\d.]+ [MG]B on every rank \(the dense frame system and the voxel sums, held whole by each rank\), more "
+     r"about [\d.]+ [MGT]B on every rank \(the dense frame system and the voxel sums, held whole by each rank\), more "
      r"than a node's .* per rank can hold: use fewer frames or a coarser sample_grid"),
     ("frames.count_memory", BOX.replace("cells: [2, 2, 2]", "cells: [40, 40, 40]") + STVK + CLAMP +
      "discretization: {type: frames, frames: 60000}\n",
-     r"memory: \S*job\.yaml:\d+: discretization: 60000 rigid frames need about [\d.]+ [MG]B on every rank \(the "
-     r"dense frame system, held whole by each rank\).*: use fewer frames \(more nodes do not help\)"),
+     # the plan before the input (issue 50) counts the frames' per-tet influences and refuses first
+     r"memory: \S*job\.yaml:(\d+: discretization: 60000 rigid frames need about [\d.]+ [MGT]B on every rank|"
+     r" mesh\.generate, a box of 40 x 40 x 40 cells .* is too large for this machine)"),
     ("frames.newmark", frames("{type: frames, frames: 3}", "analysis: {type: dynamic, dt: 0.01, end_time: 0.02, "
                               "integrator: newmark}\n"),
      L + r"discretization: type frames integrates in time with linearized-euler only"),
