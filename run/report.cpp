@@ -18,6 +18,27 @@
 #endif
 
 namespace edgefem {
+namespace {
+
+PetscErrorCode (*printing_before_quiet)(FILE*, const char[], va_list) = nullptr;
+
+/// PetscVFPrintf in a QuietScope: stdout dropped, anything else printed as before.
+PetscErrorCode drop_stdout(FILE* fd, const char format[], va_list arguments) {
+  if (fd == PETSC_STDOUT || fd == stdout) return 0;
+  return printing_before_quiet(fd, format, arguments);
+}
+
+}  // namespace
+
+QuietScope::QuietScope(bool quiet) : active_(quiet && PetscVFPrintf != drop_stdout) {
+  if (!active_) return;
+  printing_before_quiet = PetscVFPrintf;
+  PetscVFPrintf = drop_stdout;
+}
+
+QuietScope::~QuietScope() {
+  if (active_) PetscVFPrintf = printing_before_quiet;
+}
 
 double peak_memory_mb() {
   rusage usage{};

@@ -83,6 +83,7 @@ void print_run_header(MPI_Comm comm, const RunOptions& options, const Job& job, 
                       const MemoryPlan& memory) {
   int size = 1;
   MPI_Comm_size(comm, &size);
+  const QuietScope quiet(options.quiet);
   PetscPrintf(comm, "edgefem: %s\n  mesh: %lld vertices, %lld %s on %d rank%s x %d thread%s\n", job.job_file.c_str(),
               static_cast<long long>(mesh.n_global_vertices), static_cast<long long>(mesh.n_global_cells),
               model.nodes_per_cell == 4 ? "tetrahedra" : "triangles", size, size == 1 ? "" : "s", threads(),

@@ -78,7 +78,7 @@ run_case() {
   sed -e "s|@MESH@|${mesh_spec[$mesh]}|" -e "s|@MODEL@|$model|" -e "s|@NU@|$nu|" -e "s|@P@|$p|" \
       -e "s|@STEPS@|$steps|" "$here/template.yaml" > "$work/job.yaml"
   log=$work/log
-  if ! "${launcher[@]}" "$edgefem" run "$work/job.yaml" --quiet --output "$out" > "$log" 2>&1; then
+  if ! "${launcher[@]}" "$edgefem" run "$work/job.yaml" --output "$out" > "$log" 2>&1; then
     local why
     why=$(grep -m1 'error' "$log" | sed 's/^edgefem: error: //; s/,/;/g; s/; try .*//' | cut -c1-160 || true)
     echo ",,,,failed: ${why:-exit code $?}"
