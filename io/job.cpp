@@ -265,7 +265,10 @@ class JobParser {
         const std::string key = it->first.Scalar();
         const std::string path = child_path(key);
         if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
-          parser_.fail(key_line, "unknown key '" + path + "' (expected one of: " + expected_keys + ")");
+          const std::vector<std::string_view> keys(allowed.begin(), allowed.end());
+          const std::string_view near = nearest_spelling(key, keys);
+          parser_.fail(key_line, "unknown key '" + path + "' (expected one of: " + expected_keys + ")" +
+                                     (near.empty() ? "" : "; did you mean '" + std::string(near) + "'?"));
         }
         if (std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == key; })) {
           parser_.fail(key_line, "duplicate key '" + path + "'");

@@ -1253,5 +1253,22 @@ TEST_F(JobTest, DiscretizationBadValuesAreNamed) {
       "discretization: {type: frames, frames: 2}\n",
       3, {"materials[0]: discretization type frames evaluates isotropic StVK", "model 'linear'"});
 }
+
+// Every unknown key names the nearest valid one when it is a plausible slip (issue 54), not only model names.
+TEST_F(JobTest, UnknownKeysSayWhichKeyWasMeant) {
+  const std::string mesh = "mesh: {file: meshes/beam.msh}\n";
+  expect_error(mesh + "materials:\n  - young: 1\n    poison: 0.3\n", 4,
+               {"unknown key 'materials[0].poison' (expected one of: ", "); did you mean 'poisson'?"});
+  expect_error("mesh:\n  fiel: beam.msh\nmaterials: []\n", 2, {"did you mean 'file'?"});
+  expect_error(mesh + "materials: [{young: 1, poisson: 0.1}]\nsolvr: {}\n", 3, {"did you mean 'solver'?"});
+  expect_error(mesh + "materials: [{young: 1, poisson: 0.1}]\nsolver:\n  newton: {maxit: 3}\n", 4,
+               {"did you mean 'max_it'?"});
+  expect_error(mesh + "materials: [{young: 1, poisson: 0.1}]\nboundary:\n  - select: {regoin: 3}\n    fix: [x]\n",
+               4, {"did you mean 'region'?"});
+  // Nothing close: the list only.
+  const std::string far = expect_error(mesh + "materials: [{young: 1, poisson: 0.1}]\nwhatever: 1\n", 3,
+                                       {"unknown key 'whatever' (expected one of: "});
+  EXPECT_EQ(far.find("did you mean"), std::string::npos) << far;
+}
 }  // namespace
 }  // namespace edgefem
