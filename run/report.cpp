@@ -152,6 +152,10 @@ std::string describe(const Selection& s) {
       std::snprintf(text, sizeof text, "box [%g, %g, %g]-[%g, %g, %g]", s.lo[0], s.lo[1], s.lo[2], s.hi[0], s.hi[1],
                     s.hi[2]);
       return text;
+    case Selection::Kind::points:
+      std::snprintf(text, sizeof text, "%s (%g, %g, %g)%s", s.points.size() == 1 ? "point" : "points", s.points[0][0],
+                    s.points[0][1], s.points[0][2], s.points.size() == 1 ? "" : ", ...");
+      return text;
     case Selection::Kind::all: break;
   }
   return "all vertices";

@@ -94,6 +94,7 @@ void print_run_header(MPI_Comm comm, const RunOptions& options, const Job& job, 
               to_string(loaded.reader), to_string(loaded.partitioner), clock.read, clock.partition, clock.distribute,
               peak.max, peak.sum / size);
   if (!loaded.partition_notice.empty()) PetscPrintf(comm, "  %s\n", loaded.partition_notice.c_str());
+  for (const std::string& note : model.notes) PetscPrintf(comm, "  %s\n", note.c_str());
   if (!memory.report.empty() && (!options.quiet || !memory.fits)) PetscPrintf(comm, "%s\n", memory.report.c_str());
 }
 
