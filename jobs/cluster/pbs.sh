@@ -46,7 +46,8 @@ fi
 echo "$CHAIN" >"$marker"
 read -r -a extra <<<"$EXTRA_ARGS"
 arguments+=("${extra[@]}")
-command=(mpirun -n "$ranks" --map-by "slot:PE=$OMP_NUM_THREADS" --bind-to core "$EDGEFEM" "${arguments[@]}")
+# -q: no Open MPI banner after a rank's non-zero exit (it would bury edgefem's one-line error; other MPIs: drop it)
+command=(mpirun -q -n "$ranks" --map-by "slot:PE=$OMP_NUM_THREADS" --bind-to core "$EDGEFEM" "${arguments[@]}")
 echo "pbs.sh: job ${PBS_JOBID:-} (chain $CHAIN): ${command[*]}"
 
 seconds() { local IFS=:; read -r h m s <<<"$1"; echo $((10#$h * 3600 + 10#$m * 60 + 10#$s)); }

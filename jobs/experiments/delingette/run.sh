@@ -23,7 +23,7 @@ results=${RESULTS:-$here/results}
 np=${NP:-1}
 [ -x "$edgefem" ] || { echo "run.sh: no edgefem binary at $edgefem (build it, or pass its path)" >&2; exit 1; }
 launcher=()
-if [ "$np" -gt 1 ]; then launcher=(mpiexec -n "$np" --oversubscribe); fi
+if [ "$np" -gt 1 ]; then launcher=(mpiexec -q -n "$np" --oversubscribe); fi
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 mkdir -p "$results"
 work=$(mktemp -d)
