@@ -35,8 +35,8 @@ constexpr const char* usage =
     "  edgefem info MESH.msh|JOB.yaml [--ranks N]\n"
     "  edgefem bench JOB.yaml [--repeat N] [--json FILE] [PETSc options]\n"
     "  edgefem --help | --version\n"
-    "exit status of run: 0 done, 1 error, 2 a rank's fatal error; SIGTERM, SIGINT or SIGUSR1 stop it after the\n"
-    "  current step (to Open MPI's mpirun send SIGUSR1, or start it with scripts/stoppable.sh):\n"
+    "exit status of run: 0 done, 1 error, 2 a rank's fatal error; SIGTERM or SIGUSR1 stop it after the current\n"
+    "  step (to Open MPI's mpirun send SIGUSR1, or start it with scripts/stoppable.sh):\n"
     "  85 with a checkpoint of that step (dynamic; --restart DIR continues), 86 without (static: run it again)\n";
 
 struct Arguments {

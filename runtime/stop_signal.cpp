@@ -23,7 +23,7 @@ void install_stop_handlers() {
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // a write or MPI call the signal interrupts continues
-  for (const int signal_number : {SIGTERM, SIGINT, SIGUSR1})
+  for (const int signal_number : {SIGTERM, SIGUSR1})
     if (sigaction(signal_number, &action, nullptr) != 0)
       throw Error(std::string("cannot install the handler of ") + stop_signal_name(signal_number) + ": " +
                       std::strerror(errno),
@@ -44,7 +44,6 @@ const char* stop_signal_name(int signal_number) {
   switch (signal_number) {
     case SIGTERM: return "SIGTERM";
     case SIGUSR1: return "SIGUSR1";
-    case SIGINT: return "SIGINT";
     default: break;
   }
   static thread_local char text[32];

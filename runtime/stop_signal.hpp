@@ -22,7 +22,7 @@ inline constexpr int kExitStoppedRestartable = 85;
 /// run again from the start (a scheduler must not simply requeue it).
 inline constexpr int kExitStoppedNotRestartable = 86;
 
-/// Catch SIGTERM, SIGINT (Ctrl-C reaches every rank of a terminal's foreground job) and SIGUSR1 (replacing PETSc's handlers, so call it after PetscInitialize). Not collective.
+/// Catch SIGTERM and SIGUSR1 (replacing PETSc's handlers, so call it after PetscInitialize). Not collective.
 void install_stop_handlers();
 
 /// The last stop signal this rank received since install_stop_handlers (0: none). Not collective.
@@ -35,7 +35,7 @@ void clear_stop_signal();
 /// the same value on every rank.
 int agree_on_stop(MPI_Comm comm);
 
-/// "SIGTERM", "SIGINT", "SIGUSR1", else "signal N".
+/// "SIGTERM", "SIGUSR1", else "signal N".
 const char* stop_signal_name(int signal_number);
 
 }  // namespace edgefem
