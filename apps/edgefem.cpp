@@ -29,12 +29,14 @@ constexpr const char* usage =
     "usage:\n"
     "  edgefem run JOB.yaml [--quiet | --verbose] [--output DIR] [--restart CHECKPOINT|DIR]\n"
     "              [--ignore-memory-estimate] [PETSc options, e.g. -ksp_type gmres -pc_type hypre -log_view]\n"
-    "              (--verbose: a line per Newton iteration too; --ignore-memory-estimate: run even when the\n"
+    "              (--quiet: nothing but warnings, errors and the stop/restart lines; --verbose: a line per\n"
+    "              Newton iteration too; --ignore-memory-estimate: run even when the\n"
     "              estimate says the mesh is too large for the nodes' memory)\n"
     "  edgefem info MESH.msh|JOB.yaml [--ranks N]\n"
     "  edgefem bench JOB.yaml [--repeat N] [--json FILE] [PETSc options]\n"
     "  edgefem --help | --version\n"
-    "exit status of run: 0 done, 1 error, 2 a rank's fatal error; SIGTERM or SIGUSR1 stop it after the current step:\n"
+    "exit status of run: 0 done, 1 error, 2 a rank's fatal error; SIGTERM or SIGUSR1 stop it after the current\n"
+    "  step (to Open MPI's mpirun send SIGUSR1, or start it with scripts/stoppable.sh):\n"
     "  85 with a checkpoint of that step (dynamic; --restart DIR continues), 86 without (static: run it again)\n";
 
 struct Arguments {

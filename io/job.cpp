@@ -265,7 +265,10 @@ class JobParser {
         const std::string key = it->first.Scalar();
         const std::string path = child_path(key);
         if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
-          parser_.fail(key_line, "unknown key '" + path + "' (expected one of: " + expected_keys + ")");
+          const std::vector<std::string_view> keys(allowed.begin(), allowed.end());
+          const std::string_view near = nearest_spelling(key, keys);
+          parser_.fail(key_line, "unknown key '" + path + "' (expected one of: " + expected_keys + ")" +
+                                     (near.empty() ? "" : "; did you mean '" + std::string(near) + "'?"));
         }
         if (std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == key; })) {
           parser_.fail(key_line, "duplicate key '" + path + "'");
@@ -751,18 +754,27 @@ VolinoSpec JobParser::parse_volino(const Map& m) const {
 }
 
 Selection JobParser::parse_selection(const Value& v) const {
-  const Map m(*this, v, {"region", "box", "all"});
+  const Map m(*this, v, {"region", "box", "all", "point", "points"});
   const Value* region = m.get("region");
   const Value* box = m.get("box");
   const Value* all = m.get("all");
-  const int given = (region != nullptr) + (box != nullptr) + (all != nullptr);
+  const Value* point = m.get("point");
+  const Value* points = m.get("points");
+  const int given = (region != nullptr) + (box != nullptr) + (all != nullptr) + (point != nullptr) + (points != nullptr);
   if (given != 1) {
-    fail(v.line, v.path + ": expected exactly one of 'region', 'box' or 'all', got " +
+    fail(v.line, v.path + ": expected exactly one of 'region', 'box', 'all', 'point' or 'points', got " +
                      (given == 0 ? std::string("none") : std::to_string(given)));
   }
   Selection s;
   s.line = v.line;
-  if (region) {
+  if (point || points) {
+    s.kind = Selection::Kind::points;
+    if (point) s.points.push_back(numbers<3>(*point, "a point [x, y, z]", "a number"));
+    const std::string what = "a non-empty list of points [[x, y, z], ...]";
+    if (points && (!points->node.IsSequence() || points->node.size() == 0)) expected(*points, what);
+    if (points)
+      for (const Value& p : list(*points, what)) s.points.push_back(numbers<3>(p, "a point [x, y, z]", "a number"));
+  } else if (region) {
     s.kind = Selection::Kind::region;
     s.region = int_value(*region, "a region tag (an integer >= 0)", [](long long r) { return r >= 0; });
   } else if (box) {

@@ -62,10 +62,13 @@ std::string_view to_string(FramePlacementRule rule);
 
 /// Which vertices (or boundary facets, for tractions) a condition applies to.
 struct Selection {
-  enum class Kind { region, box, all };
+  enum class Kind { region, box, all, points };
   Kind kind = Kind::all;
   int region = 0;                    ///< Kind::region: Gmsh physical tag
   std::array<double, 3> lo{}, hi{};  ///< Kind::box: closed box [lo, hi]
+  /// Kind::points (`point: [x, y, z]` or `points: [[x, y, z], ...]`): for each point the mesh vertex nearest to it
+  /// (over all ranks; equal distances: the smaller vertex index of the mesh file).
+  std::vector<std::array<double, 3>> points;
   int line = 0;                      ///< line of the selection in the job file (0 if not from a file)
 };
 

@@ -214,6 +214,7 @@ void DynamicRun::record_analysis() {
 }
 
 int DynamicRun::finish() {
+  std::optional<QuietScope> quiet(std::in_place, options_.quiet);
   print_dynamic_summary(comm_, spec_, integrator_, reports_, first_energy_.value_or(EnergyReport{}), start_, clock_,
                         output_seconds_);
   print_solver_summary(comm_, integrator_.stats(), integrator_.preconditioner_name());
@@ -222,6 +223,7 @@ int DynamicRun::finish() {
   if (!reports_.empty()) print_reactions(comm_, job_, *reactions_);  // (a restart state's: reactions.csv)
   PetscPrintf(comm_, "  output: %s\n  checkpoint: %s\n", writer_.pvd_path().c_str(),
               (last_checkpoint_.empty() ? start_.path : last_checkpoint_).c_str());
+  quiet.reset();
   if (stop_signal_ == 0) return 0;
   summary_.stopped = true;
   const std::string output = options_.output.empty() ? std::string() : " --output " + options_.output;

@@ -5,6 +5,7 @@
 #include <petscsys.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@ class StaticRun final : public AnalysisRun {
   void write_stopped_state();
 
   const LocalMesh& mesh_;
+  bool quiet_;  ///< --quiet: no summary lines
   StaticSolver solver_;
   ResultWriter writer_;
   ReactionLog reactions_;
@@ -47,6 +49,7 @@ StaticRun::StaticRun(const RunOptions& options, const Job& job, const LocalMesh&
                      RunSummary& summary)
     : AnalysisRun(job, clock, summary),
       mesh_(mesh),
+      quiet_(options.quiet),
       solver_(comm_, job, mesh, std::move(model), options.petsc_options, options.quiet, options.verbose),
       writer_(comm_, job.output_directory, mesh, solver_.model()),
       reactions_(comm_, job.output_directory, solver_.model()) {
@@ -96,6 +99,7 @@ int StaticRun::finish() {
   double solve_seconds = 0;
   for (const auto& r : reports_) newton += r.newton_iterations, ksp += r.ksp_iterations, solve_seconds += r.seconds;
   const double total = clock_.total();
+  std::optional<QuietScope> quiet(std::in_place, quiet_);
   PetscPrintf(comm_,
               "summary: %zu load steps, %d Newton iterations, %d KSP iterations\n"
               "  time: total %.3f s = read %.3f + partition %.3f + distribute %.3f + set-up %.3f + load steps %.3f + "
@@ -107,6 +111,7 @@ int StaticRun::finish() {
   summary_.output = writer_.pvd_path();
   print_reactions(comm_, job_, reactions_);
   PetscPrintf(comm_, "  output: %s\n", writer_.pvd_path().c_str());
+  quiet.reset();
   if (stop_signal_ == 0) return 0;
   summary_.stopped = true;
   // No restart for load stepping: its state is the positions alone, but a continued run would also have to

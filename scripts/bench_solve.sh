@@ -65,7 +65,7 @@ run() {
   local t0 t1
   [ "$pause" = 0 ] || sleep "$pause"
   t0=$(date +%s.%N)
-  OMP_NUM_THREADS=$threads mpirun -n "$ranks" $bind "$bin" run "$job" --quiet --output "$out/run" >"$log" 2>&1 ||
+  OMP_NUM_THREADS=$threads mpirun -q -n "$ranks" $bind "$bin" run "$job" --output "$out/run" >"$log" 2>&1 ||
     { echo "bench_solve: $bin failed on $job, see $log" >&2; exit 1; }
   t1=$(date +%s.%N)
   echo "$t1 - $t0" | bc

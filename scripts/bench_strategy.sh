@@ -37,7 +37,7 @@ for v in "${variants[@]}"; do
   for ((r = 0; r < runs; r++)); do
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086
-    OMP_NUM_THREADS=$threads mpirun -n "$ranks" $bind build/edgefem run "$file" --quiet --output .bench/strategy/out $options \
+    OMP_NUM_THREADS=$threads mpirun -q -n "$ranks" $bind build/edgefem run "$file" --output .bench/strategy/out $options \
       > .bench/strategy/log 2>&1
     walls+=("$(echo "$(date +%s.%N) - $t0" | bc)")
   done

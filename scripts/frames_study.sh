@@ -67,7 +67,7 @@ wall = {j: [] for j in jobs}; solve = {j: [] for j in jobs}; tip = {}
 for _ in range(runs):
     for j in jobs:  # alternating, so that both see the same load of the machine
         t0 = time.time()
-        out = subprocess.run(["build/edgefem", "run", j, "--quiet"], capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(["build/edgefem", "run", j], capture_output=True, text=True, check=True).stdout
         wall[j].append(time.time() - t0)
         solve[j].append(float(re.search(r"load steps ([0-9.]+)", out).group(1)))
         tip[j] = re.search(r"largest displacement \|u\| = ([0-9.e+-]+)", out).group(1)

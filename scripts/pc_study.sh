@@ -35,7 +35,7 @@ echo "|---|---|---|---|---|---|---|"
 for name in "${order[@]}"; do
   for job in cantilever_0.15 cantilever_0.1 cantilever_0.07 cube; do
     # shellcheck disable=SC2086
-    line=$(OMP_NUM_THREADS=$threads mpirun -n "$ranks" $bind build/edgefem bench .bench/study/$job.yaml --repeat 1 \
+    line=$(OMP_NUM_THREADS=$threads mpirun -q -n "$ranks" $bind build/edgefem bench .bench/study/$job.yaml --repeat 1 \
              ${options[$name]} | grep -E "N_T =|solve ")
     echo "$line" | awk -v name="$name" -v mesh="${job%_*}" '/N_T =/ {for (i = 1; i <= NF; i++) if ($i == "N_T") t = $(i+2); sub(",", "", t)}
       /solve / {for (i = 1; i <= NF; i++) {if ($i == "set-up") s = $(i+1); if ($i == "KSP" && $(i+1) ~ /^[0-9]/) k = $(i+1);

@@ -8,4 +8,4 @@ job=${1:-jobs/examples/cantilever.yaml}
 ranks=${2:-2}
 threads=$(( $(nproc) / ranks )); [ "$threads" -lt 1 ] && threads=1
 bind=""; [ "$threads" -gt 1 ] && bind="--bind-to none"  # Open MPI binds a rank to one core for <= 2 ranks
-OMP_NUM_THREADS=$threads mpirun -n "$ranks" $bind build/edgefem run "$job"
+OMP_NUM_THREADS=$threads mpirun -q -n "$ranks" $bind build/edgefem run "$job"

@@ -131,7 +131,7 @@ id=$(sbatch --parsable -D "$root" -o "$tmp/job.log" \
   "$template") ||
   fail "sbatch refused the template"
 echo "slurm_check: submitted job $id"
-OMP_NUM_THREADS=1 mpirun -n 2 --oversubscribe "$edgefem" run "$job" --output "$tmp/run/reference" --quiet \
+OMP_NUM_THREADS=1 mpirun -q -n 2 --oversubscribe "$edgefem" run "$job" --output "$tmp/run/reference" --quiet \
   >"$tmp/reference.log" 2>&1 &
 reference=$!
 

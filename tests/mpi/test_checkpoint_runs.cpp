@@ -115,12 +115,12 @@ solver:
                                                   "0");
   }
 
-  /// `mpiexec -n ranks edgefem run dir/JOB.yaml --output out --quiet EXTRA`; output in log_, returns the exit code.
+  /// `mpiexec -n ranks edgefem run dir/JOB.yaml --output out EXTRA`; output in log_, returns the exit code.
   int edgefem(const std::string& job, const std::string& extra = "") {
     const std::string log = (dir_ / (job + "_" + std::to_string(++n_runs_) + ".log")).string();
     const std::string command = std::string(EDGEFEM_MPIEXEC) + " -n " + std::to_string(ranks) + " --oversubscribe " +
                                 EDGEFEM_BINARY + " run '" + (dir_ / (job + ".yaml")).string() + "' --output '" + out_ +
-                                "' --quiet " + extra + " > '" + log + "' 2>&1";
+                                "' " + extra + " > '" + log + "' 2>&1";
     const int status = std::system(command.c_str());
     log_ = read_text(log);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
