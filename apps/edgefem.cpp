@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // edgefem: the command-line program. It parses the arguments into RunOptions (run/run_options.hpp) and hands over
 // to run/: the run of a job (run/run_job.hpp), `info` (run/info.hpp) or `bench` (run/bench.hpp), under the error
 // policy and summary.json of run/summary_record.hpp.

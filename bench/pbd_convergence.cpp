@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The position-based integrator's coloured XPBD sweep against the backward-Euler step (issue 47; README
 // "Position-based dynamics", docs/design.md "Position-based integrator"): one step of a body clamped on one face
 // under gravity, the relative L2 distance |x - x_BE| / |x_BE - x_n| of the positions after each number of sweeps to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file diffused_weights.hpp
 /// `weights: diffused` (frames_setup.hpp, docs/design.md "Frame-based models"): the Voronoi cells of the frames'

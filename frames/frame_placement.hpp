@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file frame_placement.hpp
 /// Where the frames of the frame-based model go (docs/design.md "Frame-based models"): at given positions, or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file frame_space.hpp
 /// The kinematics of one frame type on this rank's samples (docs/design.md "Frame-based models"), behind one

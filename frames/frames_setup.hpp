@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file frames_setup.hpp
 /// Set-up of the frame-based model on the distributed mesh (issue 14; docs/design.md "Frame-based models"):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file frames_solver.hpp
 /// Static equilibrium of the frame-based model (`discretization: {type: frames}`; docs/design.md "Frame-based

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file laplace_weights.hpp
 /// The frame weights that come from PETSc solves on the tet mesh (frames_setup.hpp, docs/design.md "Frame-based

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file checkpoint.hpp
 /// Restart files of a dynamic run, independent of the partition: every per-vertex field is stored in the

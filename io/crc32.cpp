@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file crc32.cpp
 /// Slice-by-8 CRC-32 (IEEE) and the GF(2) algebra of crc32.hpp (x^(2^k) mod P tables as in zlib's
 /// crc32_combine). Little-endian hosts only (io/checkpoint.cpp asserts it for the files).

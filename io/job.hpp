@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file job.hpp
 /// The typed job description parsed from YAML (contract in docs/design.md, "Job contract").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file summary.hpp
 /// The machine-readable record of one `edgefem run`: DIR/summary.json (schema "edgefem-summary/1", README

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file vtk_output.cpp
 /// Parallel VTK output (see vtk_output.hpp). The .vtu pieces go through VTK's XML writer (binary,
 /// appended, raw, uncompressed: the fastest mode to write and to read back); the .pvtu and the .pvd

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file vtk_output.hpp
 /// Parallel VTK output: one .vtu piece per rank, a .pvtu per written step, a .pvd collection.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file aij_insertion.hpp
 /// Creates an AIJ matrix with the pattern of a list of COO entries and hands it the entries' values by writing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file block_operator.hpp
 /// A block-size-3 BAIJ copy of the assembled AIJ matrix, for the Krylov method's and the finest multigrid level's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "linalg/multigrid_products.hpp"
 
 #include <mpi.h>

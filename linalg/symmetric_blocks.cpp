@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "linalg/symmetric_blocks.hpp"
 
 #include <omp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file symmetric_blocks.hpp
 /// The upper triangle of a symmetric matrix of whole 3x3 blocks (a rank's diagonal part of the Jacobian: its own

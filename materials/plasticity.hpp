@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file plasticity.hpp
 /// Plasticity of the position-based integrator (Bender, Koschier, Charrier, Weber 2014 §4.1 "Plasticity", after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file box.hpp
 /// Mesh generators (docs/design.md, "Job contract": mesh.generate).

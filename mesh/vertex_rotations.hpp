@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file vertex_rotations.hpp
 /// The rotation of each vertex's neighbourhood from the reference to the current positions. GAMG's rebuilds turn the

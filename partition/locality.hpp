@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file locality.hpp
 /// Renumbering each rank's vertices so that the vertices of a cell have nearby numbers.

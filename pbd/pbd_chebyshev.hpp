@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file pbd_chebyshev.hpp
 /// Chebyshev semi-iterative acceleration of the coloured XPBD sweep (Wang 2015, "A Chebyshev semi-iterative

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file load_mesh.hpp
 /// The mesh a job names: read from its file (Gmsh .msh) or generated, then checked; and the distributed

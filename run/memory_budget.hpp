@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file memory_budget.hpp
 /// Before the model is built: will the run fit in memory? An estimate of every rank's peak from its cell count,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file summary_record.cpp
 /// summary.json and the error policy (summary_record.hpp).
 #include "run/summary_record.hpp"

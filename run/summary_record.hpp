@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file summary_record.hpp
 /// The run's summary.json (README "Run summary") and the program's error policy: the record is filled as the run

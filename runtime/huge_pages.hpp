@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file huge_pages.hpp
 /// The process's memory on transparent huge pages. A run allocates hundreds of megabytes to gigabytes (the model's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file mpi_startup.hpp
 /// Open MPI's start-up on one node. Debian's Open MPI 4.1 (openmpi-mca-params.conf excludes UCX) lets every

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The frame-based model's tables (README and docs/design.md "Frame-based models"; issue 47). Needs the build
 # (cmake --build build --target edgefem edgefem_frames_study) and, for `speed`, gmsh.
 #   scripts/frames_study.sh accuracy   frame-count tables: the slender cantilever and the bent column, each frame

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds the libFuzzer targets of fuzz/ with clang (only the readers and yaml-cpp; build-fuzz/), replays the
 # committed corpus, then fuzzes each target for a while. A crash, a sanitizer report, an exception other than
 # InputError, a hang (> 10 s on one input) or an allocation over the limits is a finding: the input is saved in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file assembly.hpp
 /// The one place that hands kernel results to PETSc (docs/design.md, "Architecture": only solver/assembly* calls

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file assembly_times.hpp
 /// Where this process's assembly time goes: wall seconds accumulated since the start, per rank (never reduced).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file linear_solver.hpp
 /// The linear solver's defaults: which preconditioner `solver.linear.preconditioner` means for a system (`auto`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file newton.hpp
 /// The one Newton driver: static load steps, the static initial state of dynamics and every implicit time step

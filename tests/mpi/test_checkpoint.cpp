@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Checkpoint files (io/checkpoint): written on the ranks of MPI_COMM_WORLD with one ownership of the
 // vertices, read back with another, every value compared bit for bit; damaged files and failed writes.
 // Run under mpiexec with 1, 2 and 3 ranks (CTest: mpi.checkpoint.npN); every assertion holds on every rank.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Checkpoints of several runs in one output directory (CTest: mpi.checkpoint_runs.npN, N = 1 and 2): runs
 // `mpiexec -n N edgefem run JOB --output DIR` into a directory that holds the checkpoints of an earlier,
 // longer run (higher step numbers) and checks that a run owns its checkpoints (io/checkpoint_series.hpp):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Accuracy of the frame-based model on the unstructured slender cantilever of issue 47
 // (jobs/experiments/frames/slender_cantilever.yaml: 10 x 1 x 1, 3603 Gmsh tets, StVK E = 1e4, nu = 0.3, gravity, the
 // tip at 12 % of the length, 4 load steps) against the tet solver on the same mesh, computed here: affine frames with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The position-based integrator (pbd/pbd_solver, pbd/pbd_sweep), under mpiexec with 1, 2 and 3 ranks
 // (CTest mpi.pbd.npN); every assertion holds on every rank, measured values are printed by rank 0 ("pbd:").
 //  - Appendix A (Bender et al. 2014): lambda = -dt^2 and one Jacobi iteration give x* - dt^2 M^-1 f(x*), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A scheduler's wall-time warning (SIGUSR1 or SIGTERM) stops a 2-rank run cleanly (CTest: mpi.signal_stop.np2).
 //
 // Dynamic: `mpirun -n 2 edgefem run tests/data/dyn_signal_stop.yaml` (100 Newmark steps, output every step, a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Runs `mpiexec -n NP edgefem run ARGS --output OUT` and checks OUT/summary.json (README "Run summary").
 
   check_summary.py --mpiexec M --np N --edgefem E --out DIR [--expect ok|error] [--analysis static|dynamic]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The run summary writer (io/summary.*): JSON string escaping, numbers, nulls, the document's shape and its atomic
 // write. The CLI tests (tests/python/check_summary.py) read real runs' summaries with Python's json module.
 #include "io/summary.hpp"

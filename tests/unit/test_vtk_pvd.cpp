@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for io/vtk_output's PvdCollection::load and truncate_after: times round-trip bit for bit, hand-written
 // variants parse, later entries are dropped, malformed files are named with file and line.
 #include <gtest/gtest.h>
