@@ -241,6 +241,23 @@ std::string phases_per_rank_json(const std::vector<std::vector<double>>& phases,
   });
 }
 
+std::string provenance_json(const std::optional<Provenance>& p, int indent) {
+  if (!p) return "null";
+  return object(indent, [&](ObjectWriter& o) {
+    o.raw("version", json_string(p->version));
+    o.raw("git_describe", json_string(p->git_describe));
+    o.raw("petsc", json_string(p->petsc));
+    o.raw("mpi", json_string(p->mpi));
+    o.raw("vtk", json_string(p->vtk));
+    o.raw("metis", json_string(p->metis));
+    std::string hosts = "[";
+    for (std::size_t i = 0; i < p->hosts.size(); ++i) hosts += (i ? ", " : "") + json_string(p->hosts[i]);
+    o.raw("hosts", hosts + "]");
+    o.raw("ranks", std::to_string(p->ranks));
+    o.raw("threads_per_rank", std::to_string(p->threads_per_rank));
+  });
+}
+
 std::string solver_json(const std::optional<RunSummary::Solver>& solver, int indent) {
   if (!solver) return "null";
   return object(indent, [&](ObjectWriter& o) {
@@ -281,6 +298,7 @@ std::string to_json(const RunSummary& s) {
   const int in = top.inner();
   top.raw("schema", json_string("edgefem-summary/1"));
   top.raw("version", json_string(s.version));
+  top.raw("provenance", provenance_json(s.provenance, in));
   top.raw("job", json_string(s.job));
   top.raw("status", json_string(s.stopped ? "stopped" : s.exit_code == 0 ? "ok" : "error"));
   top.raw("exit_code", std::to_string(s.exit_code));

@@ -6,6 +6,8 @@
 /// target directory, fsync'ed and renamed into place.
 #include "io/vtk_output.hpp"
 
+#include <vtkVersionMacros.h>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -444,6 +446,8 @@ class PvdParser {
 };
 
 }  // namespace
+
+std::string vtk_version() { return VTK_VERSION; }
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
   const fs::path dir = checked_parent_directory(path);

@@ -70,6 +70,9 @@ class PvdCollection {
   std::vector<std::pair<double, std::string>> entries_;
 };
 
+/// The VTK version edgefem was built with ("9.1.0").
+std::string vtk_version();
+
 /// Write `contents` to `path` through a temporary file in the same directory and rename().
 void write_file_atomically(const std::string& path, const std::string& contents);
 

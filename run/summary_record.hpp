@@ -23,7 +23,7 @@ struct SummaryRecord {
 
   /// Before MPI starts: the version, the start time and the command line.
   SummaryRecord(const std::string& version, int argc, char** argv);
-  /// Once MPI is up: the ranks and threads, and the total's start (MPI's start-up is not the run's).
+  /// Once MPI is up (collective): the ranks and threads, the provenance (run/provenance.hpp), and the total's start (MPI's start-up is not the run's).
   void started_on(MPI_Comm comm);
   /// The exit code, the error (if any) and the total time.
   void finish(int exit_code, std::optional<std::string> error);
