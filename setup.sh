@@ -14,6 +14,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libpetsc-real-dev libmetis-dev libvtk9-dev libeigen3-dev
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev zlib1g-dev libexpat1-dev
   clang libclang-rt-dev libomp-dev
   python3 python3-yaml python3-matplotlib
   slurmctld slurmd slurm-client

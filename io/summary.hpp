@@ -2,9 +2,9 @@
 #pragma once
 /// \file summary.hpp
 /// The machine-readable record of one `edgefem run`: DIR/summary.json (schema "edgefem-summary/1", README
-/// "Run summary"). `RunSummary` is plain data that the program fills while it runs; `to_json` writes it by hand
-/// (no JSON library), with escaped strings, 17 significant digits (9 for seconds) and null for what is not known
-/// or not finite. `write_summary` puts it in place atomically.
+/// "Run summary"). `RunSummary` is plain data that the program fills while it runs; `to_json` writes it with
+/// nlohmann-json (strings escaped, bytes that are not UTF-8 replaced by U+FFFD), numbers rounded to 17 significant
+/// digits (9 for seconds), null for what is not known or not finite. `write_summary` puts it in place atomically.
 #include <mpi.h>
 
 #include <array>
