@@ -4,17 +4,21 @@
 // policy and summary.json of run/summary_record.hpp.
 //   edgefem run JOB.yaml [--quiet|--verbose] [PETSc options]   solve a job (under mpirun for several ranks)
 //   edgefem info MESH|JOB.yaml [--ranks N]             mesh statistics and a partition preview
+//   edgefem check JOB.yaml, edgefem job --reference  (no MPI: run/check.hpp, io/job_keys.hpp)
 //   edgefem --help, edgefem COMMAND --help, edgefem --version (with the libraries' versions, run/provenance.hpp)
 #include <petscsys.h>
 
 #include <cctype>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "core/error.hpp"
 #include "edgefem/version.hpp"
 #include "linalg/edgefem_gamg.hpp"
+#include "io/job_keys.hpp"
 #include "run/bench.hpp"
+#include "run/check.hpp"
 #include "run/info.hpp"
 #include "run/provenance.hpp"
 #include "run/run_job.hpp"
@@ -39,6 +43,8 @@ constexpr const char* usage =
     "  edgefem run JOB.yaml [options] [PETSc options]   solve a job (under mpirun for several ranks)\n"
     "  edgefem info MESH.msh|JOB.yaml [--ranks N]        mesh statistics and a partition preview\n"
     "  edgefem bench JOB.yaml [--repeat N] [--json FILE] time the kernels and the linear solve of a job\n"
+    "  edgefem check JOB.yaml                            validate a job and its mesh header; print it resolved\n"
+    "  edgefem job --reference                           every job-file key: type, default, unit, meaning\n"
     "  edgefem --help | --version | COMMAND --help\n"
     "documentation: README.md and docs/ (docs/reference/job-file.md: every job key)\n";
 
@@ -64,11 +70,24 @@ constexpr const char* bench_help =
     "Times the force and stiffness kernels, the assembly and one linear solve of the job's model (the median of\n"
     "N repeats); --json writes the numbers to FILE.\n";
 
+constexpr const char* check_help =
+    "usage: edgefem check JOB.yaml\n"
+    "Reads the job as `run` would (every key, value and rule) and the header of its mesh file, without running\n"
+    "anything, and prints the job with every default filled in. Exit status 0: valid; 1: the first problem is\n"
+    "printed with the file, line and key.\n";
+
+constexpr const char* job_help =
+    "usage: edgefem job --reference\n"
+    "Prints the job-file reference (Markdown): every section and key with its type, default, unit and meaning,\n"
+    "generated from the parser's key table (docs/reference/job-file.md is this output).\n";
+
 /// The --help text of a command (nullptr: not a command).
 const char* command_help(const std::string& command) {
   if (command == "run") return run_help;
   if (command == "info") return info_help;
   if (command == "bench") return bench_help;
+  if (command == "check") return check_help;
+  if (command == "job") return job_help;
   return nullptr;
 }
 
@@ -83,7 +102,7 @@ Arguments parse_arguments(int argc, char** argv) {
   if (argc < 2) throw InputError(std::string("missing command\n") + usage);
   a.command = argv[1];
   if (a.command != "run" && a.command != "info" && a.command != "bench")
-    throw InputError("unknown command '" + a.command + "' (expected run, info or bench)\n" + usage);
+    throw InputError("unknown command '" + a.command + "' (expected run, info, bench, check or job)\n" + usage);
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--quiet") {
@@ -133,6 +152,30 @@ Arguments parse_arguments(int argc, char** argv) {
   return a;
 }
 
+/// `check` and `job`, which need neither MPI nor PETSc; nothing for the other commands.
+std::optional<int> run_without_mpi(int argc, char** argv) {
+  const std::string command = argc > 1 ? argv[1] : "";
+  if (command == "job") {
+    if (argc == 3 && std::string(argv[2]) == "--reference") {
+      std::fputs(job_reference_markdown().c_str(), stdout);
+      return 0;
+    }
+    std::fprintf(stderr, "edgefem: error: expected `edgefem job --reference`\n%s", job_help);
+    return 1;
+  }
+  if (command != "check") return std::nullopt;
+  if (argc != 3) {
+    std::fprintf(stderr, "edgefem: error: expected one job file\n%s", check_help);
+    return 1;
+  }
+  try {
+    return check_job(argv[2]);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "edgefem: error: %s\n", e.what());
+    return 1;
+  }
+}
+
 /// The command's call into run/. Returns the exit code.
 int run_command(const Arguments& args, SummaryRecord& record) {
   if (args.command == "run") return run_job(args.options, record);
@@ -159,6 +202,7 @@ int main(int argc, char** argv) {
       return 0;
     }
   }
+  if (const std::optional<int> code = run_without_mpi(argc, argv)) return *code;
   SummaryRecord record(EDGEFEM_VERSION, argc, argv);
   use_huge_pages();
   prefer_ob1_on_one_node();
