@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /// \file job.cpp
-/// Job-file parsing (docs/design.md, "Job contract"): YAML -> typed Job, with messages that name the file, the line,
+/// Job-file parsing (docs/theory/design.md, "Job contract"): YAML -> typed Job, with messages that name the file, the line,
 /// the full key path, the bad value and what was expected.
 #include "io/job.hpp"
 

@@ -110,7 +110,7 @@ double resident_bytes() {
 RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long vertices, int ranks, SolveKind kind,
                                  int frames) {
   // Bytes per local cell, measured with /proc/self/statm samples and valgrind massif on generated StVK boxes
-  // (docs/design.md, "Memory"): 2600 per tet from the distribution to the first solve, of which massif saw the
+  // (docs/theory/design.md, "Memory"): 2600 per tet from the distribution to the first solve, of which massif saw the
   // edge/TSEP kernel data ~0.9 KB, the COO hand-over ~0.58 KB, the matrix ~0.29 KB and vectors ~0.16 KB; since
   // the hand-over writes into the matrix itself (AijInsertion: no PETSc COO maps) 350 less (the rest:
   // the model's other arrays, maps, PETSc's bookkeeping, counted with the model). Smoothed-aggregation GAMG: ~1 KB
@@ -339,7 +339,7 @@ std::string problem_text(long long n_cells, const PreconditionerEstimate& pc, co
          (worst.ranks == 1 ? "" : "s") + "; beyond the memory in use now), which has " + gb(worst.available) +
          " available: run it on more nodes (ranks sharing a node share its memory)" +
          (pc.amg && !pc.can_choose && !pc.lean_only ? ", or with `solver: {linear: {aggregation: unsmoothed}}`" : "") +
-         ". docs/design.md, \"Memory\", says how the estimate is made; --ignore-memory-estimate runs anyway";
+         ". docs/theory/design.md, \"Memory\", says how the estimate is made; --ignore-memory-estimate runs anyway";
 }
 
 }  // namespace

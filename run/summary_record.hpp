@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file summary_record.hpp
-/// The run's summary.json (README "Run summary") and the program's error policy: the record is filled as the run
+/// The run's summary.json (docs/guide/running.md "Run summary") and the program's error policy: the record is filled as the run
 /// goes (run/run_job.hpp) and written once the output directory is known, whether the run succeeds or fails; an
 /// error thrown on every rank is reported by rank 0 (exit code 1), any other error aborts every rank (exit code 2)
 /// so that none waits in a collective.

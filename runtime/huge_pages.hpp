@@ -11,7 +11,7 @@
 /// allocations instead of returning it to the system (keep_heap_on_huge_pages). The requests come after each
 /// allocation of PETSc (PetscMallocSet) and of edgefem (the executable's operator new, apps/huge_page_new.cpp):
 /// advise_huge_pages. Where THP is `always` the advice changes nothing; where it is `never`, neither.
-/// EDGEFEM_HUGE_PAGES=0 in the environment turns all of it off (docs/design.md, "Memory").
+/// EDGEFEM_HUGE_PAGES=0 in the environment turns all of it off (docs/theory/design.md, "Memory").
 #include <cstddef>
 
 namespace edgefem {

@@ -6,7 +6,7 @@
 /// 0.2 s to find no such hardware before `ob1` (shared memory through the vader BTL, TCP between nodes) is chosen.
 /// When every rank of the job is on this node, edgefem asks for `ob1` at once: the same layer Open MPI ends up
 /// with there, 0.2 s sooner (`mpirun -n 2` of an empty MPI program: 0.48 -> 0.28 s; the bundled cantilever on 2
-/// ranks 0.94 -> 0.71 s, README "Measured performance").
+/// ranks 0.94 -> 0.71 s, docs/performance.md "Measured performance").
 namespace edgefem {
 
 /// Sets OMPI_MCA_pml=ob1 in this process's environment when (a) OMPI_MCA_pml is not set (a user's or mpirun's

@@ -718,7 +718,7 @@ TEST_F(Checkpoint, RunIdInTheHeaderAndFilesWithoutOne) {
   const std::int64_t before = now_ns();
   write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s);
   const std::int64_t after = now_ns();
-  if (world_rank() == 0) {  // bytes 352, 360, 368 (README "Checkpoints and restart")
+  if (world_rank() == 0) {  // bytes 352, 360, 368 (docs/guide/dynamics.md "Checkpoints and restart")
     std::ifstream in(file_, std::ios::binary);
     std::vector<char> head(512);
     in.read(head.data(), 512);

@@ -245,7 +245,7 @@ class SignalStop : public ::testing::Test {
     const std::vector<int> written = pvd_steps(dir);
     ASSERT_EQ(written.size(), static_cast<std::size_t>(k + 1));  // output every step
     EXPECT_EQ(written.back(), k);
-    // summary.json records the stop (README "Run summary").
+    // summary.json records the stop (docs/guide/running.md "Run summary").
     const std::string summary = read_text(dir + "/summary.json");
     EXPECT_NE(summary.find("\"status\": \"stopped\""), std::string::npos) << summary;
     EXPECT_NE(summary.find("\"exit_code\": 85"), std::string::npos) << summary;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Runs `mpiexec -n NP edgefem run ARGS --output OUT` and checks OUT/summary.json (README "Run summary").
+"""Runs `mpiexec -n NP edgefem run ARGS --output OUT` and checks OUT/summary.json (docs/guide/running.md "Run summary").
 
   check_summary.py --mpiexec M --np N --edgefem E --out DIR [--expect ok|error] [--analysis static|dynamic]
                    [--vertices V --cells C --cell-kind tet|triangle] [--message TEXT] [--restart-from-end-time T]

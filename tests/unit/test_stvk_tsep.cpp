@@ -266,7 +266,7 @@ TEST(StvkTsep, BlockPatternAndUntouchedVertices) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 5. Distributed exactness (docs/design.md, "The exact-partition argument"): formulations built from disjoint
+// 5. Distributed exactness (docs/theory/design.md, "The exact-partition argument"): formulations built from disjoint
 //    subsets of the tets (as ranks do, with partial L(E), L(P)) sum to the whole; the race-free gathers give
 //    thread-count independent results.
 
