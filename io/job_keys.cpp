@@ -254,7 +254,7 @@ constexpr JobKey discretization_keys[] = {
     {"type", "one of: nodes, frames", "nodes", "", "the mesh's vertices, or Gilles' frame-based reduced model"},
     {"frames", "integer >= 1", "", "", "frames: how many frames to place (exactly one of frames and positions)"},
     {"positions", "[[x, y, z], ...]", "", "length", "frames: where the frames are"},
-    {"weights", "one of: harmonic, diffused, hat", "harmonic", "", "frames: the blending weights"},
+    {"weights", "one of: harmonic, hat, diffused", "harmonic", "", "frames: the blending weights"},
     {"sample_grid", "[nx, ny, nz], integers >= 1", "one sample per tet", "", "frames: a voxel grid of integration "
      "samples"},
     {"frame_type", "one of: rigid, affine", "rigid", "", "frames: rigid (6 dofs, dual quaternions) or affine (12)"},

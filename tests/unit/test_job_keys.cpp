@@ -84,6 +84,45 @@ TEST_F(JobKeys, UnknownKeysListTheTablesKeys) {
             std::string::npos);
 }
 
+/// A job whose key `key` of section `section` has the value "bogus" (empty: no template for that section).
+std::string job_with_bad_value(std::string_view section, std::string_view key) {
+  const std::string k(key);
+  const std::string dynamic = "analysis: {type: dynamic, dt: 0.1, end_time: 1, ";
+  if (section == "partition") return std::string(base) + "partition: {" + k + ": bogus}\n";
+  if (section == "mesh.generate")
+    return "mesh: {generate: {shape: bogus, size: [1, 1, 1], cells: [1, 1, 1]}}\nmaterials: [{young: 1, poisson: 0}]\n";
+  if (section == "materials[]" && key != "stabilization")
+    return std::string(base).substr(0, std::string(base).find("materials")) + "materials: [{young: 100, poisson: 0.3, " +
+           k + ": bogus}]\n";
+  if (section == "analysis") return std::string(base) + (key == "type" ? "analysis: {type: bogus}\n" : dynamic + k + ": bogus}\n");
+  if (section == "analysis.position_based")
+    return std::string(base) + dynamic + "integrator: position-based, position_based: {" + k + ": bogus}}\n";
+  if (section == "solver.newton" || section == "solver.linear")
+    return std::string(base) + "solver: {" + std::string(section.substr(7)) + ": {" + k + ": bogus}}\n";
+  if (section == "discretization")
+    return std::string(base) + (key == "type" ? "discretization: {type: bogus}\n"
+                                              : "discretization: {type: frames, frames: 2, " + k + ": bogus}\n");
+  return "";
+}
+
+TEST_F(JobKeys, ChoicesInTheTableAreTheParsersChoices) {
+  // For every key whose type is a list of words ("one of: a, b, c"), a bad value's message lists the same words:
+  // the table's types cannot drift from the parser's choice lists either.
+  int checked = 0;
+  for (const JobSection& s : job_sections()) {
+    for (const JobKey& k : s.keys) {
+      if (!k.type.starts_with("one of: ")) continue;
+      const std::string job = job_with_bad_value(s.name, k.name);
+      if (job.empty()) continue;
+      const std::string expected = "expected one of: " + std::string(k.type.substr(8)) + ", got 'bogus'";
+      EXPECT_NE(error_of(job).find(expected), std::string::npos)
+          << s.name << "." << k.name << ": " << error_of(job) << "\nexpected: " << expected;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 18);
+}
+
 TEST_F(JobKeys, EveryDocumentedSectionKeyIsAccepted) {
   // Each key of these sections given alone (where that is valid) passes the key check: the table and the
   // parser agree in both directions.
