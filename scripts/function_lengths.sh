@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Function lengths of the product code, from Universal Ctags' start and end lines (apt-get install universal-ctags):
 #   scripts/function_lengths.sh [MIN_LINES] [FOLDERS...]
 # lists the functions of at least MIN_LINES lines (default 81), longest first, then the counts over 80 and over 120
