@@ -93,7 +93,7 @@ constexpr JobKey anisotropy_keys[] = {
 
 constexpr JobKey plasticity_keys[] = {
     {"yield", "number >= 0", "required", "", "gamma_yield, the strain norm where plastic flow starts"},
-    {"creep", "number >= 0", "required", "1/time", "gamma_creep, the rate of plastic flow"},
+    {"creep", "number in [0, 1/dt]", "required", "1/time", "gamma_creep, the rate of plastic flow"},
     {"max", "number >= 0", "required", "", "gamma_max, the largest plastic strain norm"},
 };
 
@@ -207,7 +207,7 @@ constexpr JobKey initial_shape_keys[] = {
 };
 
 constexpr JobKey position_based_keys[] = {
-    {"iterations", "integer >= 1", "5", "", "constraint sweeps per time step"},
+    {"iterations", "integer in [1, 10000]", "5", "", "constraint sweeps per time step"},
     {"sweep", "one of: colored, jacobi", "colored", "", "Gauss-Seidel by cell colours (rank-count independent) or "
      "averaged Jacobi"},
     {"xpbd", "true | false", "true", "", "compliance 1/(k dt^2) from the material (XPBD); false: Bender's stiff "
@@ -255,7 +255,7 @@ constexpr JobKey discretization_keys[] = {
     {"frames", "integer >= 1", "", "", "frames: how many frames to place (exactly one of frames and positions)"},
     {"positions", "[[x, y, z], ...]", "", "length", "frames: where the frames are"},
     {"weights", "one of: harmonic, hat, diffused", "harmonic", "", "frames: the blending weights"},
-    {"sample_grid", "[nx, ny, nz], integers >= 1", "one sample per tet", "", "frames: a voxel grid of integration "
+    {"sample_grid", "[nx, ny, nz], integers in [1, 100000]", "one sample per tet", "", "frames: a voxel grid of integration "
      "samples"},
     {"frame_type", "one of: rigid, affine", "rigid", "", "frames: rigid (6 dofs, dual quaternions) or affine (12)"},
     {"placement", "one of: farthest, kmeans", "farthest", "", "frames: with frames: N, how they are placed"},
