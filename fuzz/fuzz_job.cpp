@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file fuzz_job.cpp
 /// libFuzzer target: the job-file reader (YAML -> Job). Bad input must end in an InputError; any other
 /// exception, a crash, a sanitizer report, a hang or a huge allocation is a finding.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file dynamic_run.cpp
 /// The dynamic run: output, energy.csv, reactions, checkpoints, stop signals (dynamic_run.hpp).
 #include "run/dynamic_run.hpp"

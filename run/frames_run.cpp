@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file frames_run.cpp
 /// The frame-based run (frames_run.hpp).
 #include "run/frames_run.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "run/load_mesh.hpp"
 
 #include <chrono>

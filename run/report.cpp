@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file report.cpp
 /// The run's summary lines (report.hpp).
 #include "run/report.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file report.hpp
 /// What a run tells the user and summary.json besides its own lines: the phase clock, the state summary (largest

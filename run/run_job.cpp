@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file run_job.cpp
 /// `edgefem run` from the job file to the analysis (run_job.hpp).
 #include "run/run_job.hpp"

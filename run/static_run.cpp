@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file static_run.cpp
 /// The static run (static_run.hpp).
 #include "run/static_run.hpp"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Time to solution before/after: builds this tree and a base commit (default: the last main before the Newton
 # driver), runs each problem with both binaries in turn (median of RUNS runs of the whole process: read,
 # partition, set-up, solve, output) and prints a Markdown table with Newton and KSP iterations, preconditioner

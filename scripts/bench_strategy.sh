@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # What each part of the Newton strategy saves (README): the benchmark cantilever (136,565 tets, 1 rank) solved
 # with the defaults and with one part switched off at a time, through job keys or PETSc options. Prints a
 # Markdown table (median of RUNS whole runs). Needs gmsh (./setup.sh --with-gmsh).

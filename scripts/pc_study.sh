@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Preconditioner study (README): one linear solve, CG to rtol 1e-8 on the tangent at rest with gravity as
 # right-hand side (`edgefem bench`), on the benchmark cantilever meshed with h = 0.15, 0.1, 0.07 (14,576 to
 # 136,565 tets, 9.4x) and on a clamped unit cube (162,000 tets), for GAMG (edgefem's default: PETSc's

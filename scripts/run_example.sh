@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Install what is missing, build (Release) and run the bundled cantilever example on 2 ranks.
 #   scripts/run_example.sh [JOB.yaml] [RANKS]
 set -euo pipefail

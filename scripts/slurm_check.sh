@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The Slurm round trip of jobs/cluster/slurm.sbatch, for real, on this machine (ctest: slurm.round_trip):
 #  1. start a one-node Slurm (slurmctld + slurmd as children of this script; slurm.conf, state, spool and logs in
 #     a temporary folder; AuthType=auth/none, so no munge daemon; random free ports);

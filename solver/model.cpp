@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "solver/model.hpp"
 
 #include <algorithm>

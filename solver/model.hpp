@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file model.hpp
 /// What a job means on one rank: the formulations of its own cells, the Dirichlet conditions on its

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # edgefem under PBS Pro / OpenPBS (Torque: see README.md): MPI ranks x OpenMP threads bound to cores, stopped
 # cleanly before the wall time and resubmitted until the job is done. Submit from the edgefem checkout:
 #   qsub jobs/cluster/pbs.sh

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Strong and weak scaling studies of edgefem (README "Scaling studies").
+# SPDX-License-Identifier: BSD-3-Clause
+"""Strong and weak scaling studies of edgefem (docs/guide/scaling-studies.md "Scaling studies").
 
   study.py --job JOB --ranks 1,2,4 --threads 1,2 --kind strong|weak --out DIR [--repeat N] [--edgefem PATH] [--slurm]
   study.py --collect DIR

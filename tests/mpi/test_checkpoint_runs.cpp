@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Checkpoints of several runs in one output directory (CTest: mpi.checkpoint_runs.npN, N = 1 and 2): runs
 // `mpiexec -n N edgefem run JOB --output DIR` into a directory that holds the checkpoints of an earlier,
 // longer run (higher step numbers) and checks that a run owns its checkpoints (io/checkpoint_series.hpp):
@@ -254,7 +255,7 @@ TEST_F(CheckpointRuns, ADamagedCheckpointIsRefusedAndARestartThatFailsChangesNot
   const std::string five = out_ + "/checkpoint_000005.ckpt", ten = out_ + "/checkpoint_000010.ckpt";
   const ckptfile::Offsets o = ckptfile::offsets(ckptfile::read_bytes(ten));
   ckptfile::flip_bit(ten, o.fields + o.field_bytes / 2 + 3, 5);  // inside the "position" field
-  // Everything but summary.json, the record each run (failed or not) leaves of itself (README "Run summary").
+  // Everything but summary.json, the record each run (failed or not) leaves of itself (docs/guide/running.md "Run summary").
   const auto files = [&] {
     auto s = ckptfile::snapshot(out_);
     s.erase("summary.json");

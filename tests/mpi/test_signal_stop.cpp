@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A scheduler's wall-time warning (SIGUSR1 or SIGTERM) stops a 2-rank run cleanly (CTest: mpi.signal_stop.np2).
 //
 // Dynamic: `mpirun -n 2 edgefem run tests/data/dyn_signal_stop.yaml` (100 Newmark steps, output every step, a
@@ -246,7 +247,7 @@ class SignalStop : public ::testing::Test {
     const std::vector<int> written = pvd_steps(dir);
     ASSERT_EQ(written.size(), static_cast<std::size_t>(k + 1));  // output every step
     EXPECT_EQ(written.back(), k);
-    // summary.json records the stop (README "Run summary").
+    // summary.json records the stop (docs/guide/running.md "Run summary").
     const std::string summary = read_text(dir + "/summary.json");
     EXPECT_NE(summary.find("\"status\": \"stopped\""), std::string::npos) << summary;
     EXPECT_NE(summary.find("\"exit_code\": 85"), std::string::npos) << summary;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Bad values for the keys of the newer solvers (issue 55): `discretization` (frames), `analysis.position_based`,
 `plasticity`, `bending` and `analysis.initial_state`. Each row of CASES is a tiny job with one bad value; `edgefem
 run` on it must end with exit status 1 (an error reported on every rank: no signal, no MPI_Abort, no PETSc error

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """One run per output folder (runtime/output_lock.hpp; issue 50):
 
   check_output_lock.py --mpiexec M --np N --edgefem E --out DIR JOB

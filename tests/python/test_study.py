@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """jobs/scaling/study.py on a tiny generated job (tests/data/cantilever_small.yaml, 480 tets): strong and weak
 scaling on 1 and 2 ranks (results.csv rows and values, the two PNGs), the Slurm array script, and the errors (a bad
 --ranks list, a weak study of a file mesh, a missing executable, a failed run).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Job-file tests: a full job parses with every value; each class of error names file, line and key path.
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Delingette's pure traction experiment (TVCG 2008, §V-B, Figs. 9-12) with edgefem's four membrane models.
 #
 #   jobs/experiments/delingette/run.sh [EDGEFEM_BINARY]      (default: build/edgefem of this repository)
