@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Run a launcher (mpirun, srun, ...) so that SIGTERM, SIGINT and SIGHUP to this script end edgefem in its
 # documented stop (checkpoint, summary.json "stopped", exit status 85/86) instead of an abort:
 #   scripts/stoppable.sh mpirun -q -n 2 build/edgefem run JOB.yaml
