@@ -13,6 +13,7 @@ JOB: tests/data/lock_run.yaml, a dynamic run of several seconds with checkpoints
 3. A lock of another host is refused with its host and age, and nothing is written to the folder.
 """
 import argparse
+import glob
 import os
 import re
 import shutil
@@ -51,6 +52,16 @@ def wait_for(path, seconds, process):
         if time.monotonic() > deadline:
             fail(f"{path} did not appear within {seconds} s")
         time.sleep(0.05)
+
+
+def wait_for_any(folder, pattern, seconds, process):
+    deadline = time.monotonic() + seconds
+    while not glob.glob(os.path.join(folder, pattern)):
+        if process.poll() is not None:
+            fail(f"the run ended (exit {process.returncode}) before {folder}/{pattern} appeared:\n{process.stdout.read()}")
+        if time.monotonic() > deadline:
+            fail(f"{folder}/{pattern} did not appear within {seconds} s")
+        time.sleep(0.02)
 
 
 def descendants(pid):
@@ -109,14 +120,21 @@ def live_lock_refused(args):
 def crash_then_restart(args):
     out = os.path.join(args.out, "crash")
     shutil.rmtree(out, ignore_errors=True)
-    run = start(args, out)
-    wait_for(os.path.join(out, "checkpoint_000020.ckpt"), 60, run)
+    # The job 2.5 times longer (3000 steps), so that it still runs when its first checkpoint appears even on a fast
+    # machine (the short job can end before the poll sees a checkpoint; older ones are removed as newer ones come).
+    medium_job = os.path.join(args.out, "medium_run.yaml")
+    os.makedirs(args.out, exist_ok=True)
+    with open(args.job, encoding="utf-8") as f, open(medium_job, "w", encoding="utf-8") as g:
+        g.write(re.sub(r"end_time: [0-9.]+", "end_time: 150.0", f.read()))
+    run = start(args, out, job=medium_job)
+    wait_for_any(out, "checkpoint_*.ckpt", 60, run)
     kill_tree(run.pid)
     run.wait(timeout=60)
     time.sleep(0.5)
     lock = os.path.join(out, ".edgefem.lock")
     check(os.path.exists(lock), "SIGKILL left no lock: the test cannot check its take-over")
-    again = subprocess.run(command(args, out, "--restart", out), capture_output=True, text=True, timeout=300)
+    again = subprocess.run(command(args, out, "--restart", out, job=medium_job), capture_output=True, text=True,
+                           timeout=300)
     text = again.stdout + again.stderr
     check(again.returncode == 0, f"--restart after the crash: exit {again.returncode}:\n{text}")
     check(re.search(r"warning: output.directory '[^']+': took over the stale lock of run \S+ \(pid [0-9]+ on this "
