@@ -91,14 +91,20 @@ def kill_tree(pid):
             pass
 
 
+def job_ending_at(args, name, end_time):
+    """A copy of the test's job (in args.out, named `name`) with analysis.end_time = end_time."""
+    path = os.path.join(args.out, name)
+    os.makedirs(args.out, exist_ok=True)
+    with open(args.job, encoding="utf-8") as f, open(path, "w", encoding="utf-8") as g:
+        g.write(re.sub(r"end_time: [0-9.]+", f"end_time: {end_time}", f.read()))
+    return path
+
+
 def live_lock_refused(args):
     out = os.path.join(args.out, "live")
     shutil.rmtree(out, ignore_errors=True)
     # The job ten times longer: it must outlive the second run's start (SIGUSR1 stops it).
-    long_job = os.path.join(args.out, "long_run.yaml")
-    os.makedirs(args.out, exist_ok=True)
-    with open(args.job, encoding="utf-8") as f, open(long_job, "w", encoding="utf-8") as g:
-        g.write(re.sub(r"end_time: [0-9.]+", "end_time: 600.0", f.read()))
+    long_job = job_ending_at(args, "long_run.yaml", 600.0)
     first = start(args, out, job=long_job)
     lock = os.path.join(out, ".edgefem.lock")
     wait_for(lock, 60, first)
@@ -122,10 +128,7 @@ def crash_then_restart(args):
     shutil.rmtree(out, ignore_errors=True)
     # The job 2.5 times longer (3000 steps), so that it still runs when its first checkpoint appears even on a fast
     # machine (the short job can end before the poll sees a checkpoint; older ones are removed as newer ones come).
-    medium_job = os.path.join(args.out, "medium_run.yaml")
-    os.makedirs(args.out, exist_ok=True)
-    with open(args.job, encoding="utf-8") as f, open(medium_job, "w", encoding="utf-8") as g:
-        g.write(re.sub(r"end_time: [0-9.]+", "end_time: 150.0", f.read()))
+    medium_job = job_ending_at(args, "medium_run.yaml", 150.0)
     run = start(args, out, job=medium_job)
     wait_for_any(out, "checkpoint_*.ckpt", 60, run)
     kill_tree(run.pid)
