@@ -17,7 +17,7 @@ ContactPotential::ContactPotential(const std::vector<std::unique_ptr<Obstacle>>&
     : obstacles_(obstacles), vertices_(std::move(vertices)) {}
 
 double ContactPotential::vertex_terms(std::size_t c, const Vec3& p, Vec3* gradient, Mat3* hessian,
-                                      double* per_obstacle, long long* active) const {
+                                      double* per_obstacle, long long* active, bool with_friction) const {
   double energy = 0.0;
   const double bound = method_ == ContactMethod::barrier ? dh_ : 0.0;
   for (std::size_t o = 0; o < obstacles_.size(); ++o) {
@@ -32,7 +32,7 @@ double ContactPotential::vertex_terms(std::size_t c, const Vec3& p, Vec3* gradie
     if (per_obstacle)
       for (int k = 0; k < 3; ++k) per_obstacle[3 * o + k] -= t.gradient[k];
   }
-  if (lag_offsets_.empty()) return energy;
+  if (lag_offsets_.empty() || !with_friction) return energy;
   for (std::size_t k = lag_offsets_[c]; k < lag_offsets_[c + 1]; ++k) {
     Vec3 g{};
     energy += friction_terms(lags_[k].lag, p, slip_, &g, hessian);
@@ -64,6 +64,14 @@ double ContactPotential::evaluate(std::span<const double> x, std::span<double> g
   if (blocks)
     for (std::size_t c = 0; c < vertices_.size(); ++c)
       if (nonzero(block_scratch_[c])) blocks->push_back({vertices_[c], block_scratch_[c]});
+  return energy;
+}
+
+double ContactPotential::normal_energy(std::span<const double> x) const {
+  double energy = 0.0;
+  for (std::size_t c = 0; c < vertices_.size(); ++c)
+    energy += vertex_terms(c, load3(&x[3 * static_cast<std::size_t>(vertices_[c])]), nullptr, nullptr, nullptr,
+                           nullptr, false);
   return energy;
 }
 

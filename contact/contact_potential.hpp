@@ -53,6 +53,8 @@ class ContactPotential {
   /// Hessian blocks of the vertices with a term to `blocks` (null: skipped). Infinite when a candidate has reached
   /// an obstacle (barrier).
   double evaluate(std::span<const double> x, std::span<double> gradient, std::vector<VertexBlock>* blocks) const;
+  /// The normal terms' energy at x alone (no friction: the potential energy stored in the contacts).
+  [[nodiscard]] double normal_energy(std::span<const double> x) const;
 
   /// The unit-stiffness barrier's gradient (kappa = 1, no friction) added to `gradient`: IPC's balance of kappa.
   void add_unit_barrier_gradient(std::span<const double> x, std::span<double> gradient) const;
@@ -88,7 +90,7 @@ class ContactPotential {
   /// Candidate c's terms at its position p: energy, and gradient/Hessian added (either may be null); the force of
   /// each obstacle on it added to `per_obstacle` (3 each, may be null); its active pairs added to `active`.
   double vertex_terms(std::size_t c, const Vec3& p, Vec3* gradient, Mat3* hessian, double* per_obstacle,
-                      long long* active) const;
+                      long long* active, bool with_friction = true) const;
 
   const std::vector<std::unique_ptr<Obstacle>>& obstacles_;
   std::vector<std::int32_t> vertices_;

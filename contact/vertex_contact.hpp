@@ -10,12 +10,10 @@
 /// barrier s' < 0, so convex features (k_i > 0: every analytic shape from outside, every single triangle feature)
 /// give negative eigenvalues, which the projection drops: the projected block is then s'' n n^T, of rank 1; a
 /// concave neighbourhood (k_i < 0) keeps its positive s' k_i: rank 2 or 3. project_psd() does this for any 3 x 3.
+#include "contact/contact_method.hpp"
 #include "contact/obstacle.hpp"
 
 namespace edgefem::contact {
-
-/// The method of contact.yaml's `contact.method`.
-enum class ContactMethod { barrier, penalty };
 
 struct NormalTerm {
   double energy = 0.0;

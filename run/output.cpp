@@ -89,6 +89,8 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
   piece.point_data.push_back(std::move(force_array));
   if (!velocity.empty())
     piece.point_data.push_back(DataArray{"velocity", 3, {velocity.begin(), velocity.end()}, {}, false});
+  for (DataArray& extra : extra_points_) piece.point_data.push_back(std::move(extra));
+  extra_points_.clear();
 
   const LocalIndex n_cells = solid ? m.n_tets() : m.n_triangles();
   const int n = model_.nodes_per_cell;
@@ -178,14 +180,17 @@ void CsvLog::row(const std::string& line) {
 }
 
 ReactionLog::ReactionLog(MPI_Comm comm, const std::string& directory, const Model& model,
-                         std::optional<long long> keep_until_step)
+                         std::optional<long long> keep_until_step, std::vector<std::string> obstacle_names)
     : comm_(comm),
       model_(model),
       csv_(comm, (std::filesystem::path(directory) / "reactions.csv").string(), "step,time,boundary,fx,fy,fz",
            keep_until_step),
-      last_(3 * model.boundary_vertices.size(), 0.0) {}
+      last_(3 * model.boundary_vertices.size(), 0.0),
+      obstacle_names_(std::move(obstacle_names)),
+      last_obstacles_(3 * obstacle_names_.size(), 0.0) {}
 
-void ReactionLog::record(long long step, double time, std::span<const double> force) {
+void ReactionLog::record(long long step, double time, std::span<const double> force,
+                         std::span<const double> obstacle_force) {
   std::vector<double> local(last_.size(), 0.0);
   for (std::size_t b = 0; b < model_.boundary_vertices.size(); ++b)
     for (const LocalIndex v : model_.boundary_vertices[b])
@@ -195,6 +200,14 @@ void ReactionLog::record(long long step, double time, std::span<const double> fo
     char line[256];
     std::snprintf(line, sizeof line, "%lld,%.17g,%zu,%.17g,%.17g,%.17g", step, time, b, last_[3 * b], last_[3 * b + 1],
                   last_[3 * b + 2]);
+    csv_.row(line);
+  }
+  for (std::size_t o = 0; o < obstacle_names_.size() && 3 * o + 2 < obstacle_force.size(); ++o) {
+    for (int d = 0; d < 3; ++d) last_obstacles_[3 * o + d] = obstacle_force[3 * o + d];
+    char line[320];
+    std::snprintf(line, sizeof line, "%lld,%.17g,obstacle:%s,%.17g,%.17g,%.17g", step, time,
+                  obstacle_names_[o].c_str(), obstacle_force[3 * o], obstacle_force[3 * o + 1],
+                  obstacle_force[3 * o + 2]);
     csv_.row(line);
   }
 }
