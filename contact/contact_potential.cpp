@@ -87,17 +87,38 @@ void ContactPotential::add_unit_barrier_gradient(std::span<const double> x, std:
   }
 }
 
+double ContactPotential::segment_limit(const Vec3& p0, const Vec3& p1, double fraction) const {
+  const Vec3 step = p1 - p0;
+  const double length = norm(step);
+  if (!(length > 0.0)) return 1.0;
+  double t = 1.0;
+  for (const auto& obstacle : obstacles_) {
+    const double hit = obstacle->time_of_impact(p0, p1);
+    if (hit != kNoImpact) t = std::min(t, fraction * hit);
+    // A move that ends just short of the surface is not a contact, but it must keep a part of its gap d0 too: it
+    // is cut to end at (1 - fraction) d0, accepted down to half of that. Only an obstacle within length / fraction
+    // of p0 can be that close at the end (d is 1-Lipschitz).
+    Proximity near;
+    if (!obstacle->proximity(p0, length / fraction, false, near) || !(near.distance > 0.0)) continue;
+    const double d0 = near.distance, keep = 0.5 * (1.0 - fraction) * d0;
+    double s = t;
+    const double d1 = obstacle->signed_distance(p0 + s * step);
+    if (d1 >= keep) continue;
+    s *= fraction * d0 / (d0 - d1);  // the gap's linear interpolation (exact for a plane) ...
+    for (int k = 0; k < 60 && obstacle->signed_distance(p0 + s * step) < keep; ++k) s *= 0.5;  // ... checked
+    t = std::min(t, s);
+  }
+  return t;
+}
+
 double ContactPotential::step_limit(std::span<const double> x, std::span<const double> y, double fraction) const {
   const auto n = static_cast<std::ptrdiff_t>(vertices_.size());
   double limit = 1.0;
 #pragma omp parallel for reduction(min : limit) schedule(static)
   for (std::ptrdiff_t c = 0; c < n; ++c) {
     const std::size_t v = 3 * static_cast<std::size_t>(vertices_[c]);
-    const Vec3 p0 = load3(&x[v]), p1 = p0 - load3(&y[v]);
-    for (const auto& obstacle : obstacles_) {
-      const double t = obstacle->time_of_impact(p0, p1);
-      if (t != kNoImpact) limit = std::min(limit, fraction * t);
-    }
+    const Vec3 p0 = load3(&x[v]);
+    limit = std::min(limit, segment_limit(p0, p0 - load3(&y[v]), fraction));
   }
   return limit;
 }
@@ -107,11 +128,7 @@ long long ContactPotential::limit_motion(std::span<const double> from, std::span
   for (const std::int32_t vertex : vertices_) {
     const std::size_t v = 3 * static_cast<std::size_t>(vertex);
     const Vec3 p0 = load3(&from[v]), p1 = load3(&to[v]);
-    double t = 1.0;
-    for (const auto& obstacle : obstacles_) {
-      const double hit = obstacle->time_of_impact(p0, p1);
-      if (hit != kNoImpact) t = std::min(t, fraction * hit);
-    }
+    const double t = segment_limit(p0, p1, fraction);
     if (t >= 1.0) continue;
     ++cut;
     for (int k = 0; k < 3; ++k) to[v + k] = p0[k] + t * (p1[k] - p0[k]);

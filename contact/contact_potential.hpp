@@ -60,11 +60,15 @@ class ContactPotential {
   void add_unit_barrier_gradient(std::span<const double> x, std::span<double> gradient) const;
 
   /// The largest t in [0, 1] such that every candidate's segment x -> x - t' y, t' <= t, stays off every obstacle by
-  /// the margin `fraction`: t = min(1, fraction * first contact) over candidates and obstacles.
+  /// the margin `fraction`: the smallest segment_limit over the candidates.
   [[nodiscard]] double step_limit(std::span<const double> x, std::span<const double> y, double fraction) const;
 
-  /// Each candidate's move from `from` to `to` cut to `fraction` of its first contact (per vertex); returns how
-  /// many were cut.
+  /// How far (t in (0, 1]) a point may go along p0 -> p1: at most `fraction` of the way to a first contact with any
+  /// obstacle (continuous check), and not so far that it ends closer than half of (1 - fraction) of its gap at p0 to
+  /// one (a move that stops just short of the surface: the barrier there is huge, and so is its round-off).
+  [[nodiscard]] double segment_limit(const Vec3& p0, const Vec3& p1, double fraction) const;
+
+  /// Each candidate's move from `from` to `to` cut to its segment_limit (per vertex); returns how many were cut.
   long long limit_motion(std::span<const double> from, std::span<double> to, double fraction) const;
 
   /// Obstacles about to move by `moves` (3 per obstacle) from where they are now: a candidate of x the move would

@@ -272,6 +272,36 @@ std::string displacement_json(const std::optional<RunSummary::Displacement>& lar
   });
 }
 
+std::string integers(const std::vector<long long>& x) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < x.size(); ++i) out += (i ? ", " : "") + std::to_string(x[i]);
+  return out + "]";
+}
+
+std::string contact_json(const std::optional<RunSummary::Contact>& c, int indent) {
+  if (!c) return "null";
+  std::string out;
+  ObjectWriter o(out, indent);
+  o.raw("method", json_string(c->method));
+  o.raw("activation_distance", json_number(c->activation_distance));
+  o.raw("stiffness", json_number(c->stiffness));
+  o.raw("deepest_penetration", json_number(c->deepest_penetration));
+  o.raw("max_active", std::to_string(c->max_active));
+  std::string obstacles = "[";
+  for (std::size_t k = 0; k < c->obstacles.size(); ++k) {
+    const double* f = 3 * k + 2 < c->forces.size() ? &c->forces[3 * k] : nullptr;
+    const double zero[3] = {0.0, 0.0, 0.0};
+    obstacles += std::string(k ? ", " : "") + "{\"name\": " + json_string(c->obstacles[k]) +
+                 ", \"force\": " + array(f ? f : zero, 3) + "}";
+  }
+  o.raw("obstacles", obstacles + "]");
+  o.raw("steps", "{\"step\": " + integers(c->step) + ", \"active\": " + integers(c->active) +
+                     ", \"min_gap\": " + array(c->min_gap.data(), c->min_gap.size()) +
+                     ", \"penetration\": " + array(c->penetration.data(), c->penetration.size()) + "}");
+  o.close();
+  return out;
+}
+
 }  // namespace
 
 std::string to_json(const RunSummary& s) {
@@ -297,6 +327,7 @@ std::string to_json(const RunSummary& s) {
   top.raw("solver", solver_json(s.solver, in));
   top.raw("memory", memory_json(s, in));
   top.raw("largest_displacement", displacement_json(s.largest_displacement, in));
+  top.raw("contact", contact_json(s.contact, in));
   top.raw("output", optional_string(s.output));
   top.close();
   return out + "\n";

@@ -212,4 +212,17 @@ void ReactionLog::record(long long step, double time, std::span<const double> fo
   }
 }
 
+std::vector<std::string> obstacle_names(const Job& job) {
+  std::vector<std::string> names;
+  for (const ObstacleSpec& o : job.obstacles) names.push_back(o.name);
+  return names;
+}
+
+void add_contact_fields(ResultWriter& writer, ContactTerms& contact, Vec x, std::span<const double> x_local) {
+  std::vector<double> gap, force;
+  contact.vertex_fields(x, x_local, gap, force);
+  writer.add_point_field("contact_gap", 1, std::move(gap));
+  writer.add_point_field("contact_force", 3, std::move(force));
+}
+
 }  // namespace edgefem

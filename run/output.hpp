@@ -16,6 +16,7 @@
 
 #include "io/vtk_output.hpp"
 #include "partition/partition.hpp"
+#include "solver/contact.hpp"
 #include "solver/model.hpp"
 
 namespace edgefem {
@@ -117,5 +118,12 @@ class ReactionLog {
   std::vector<std::string> obstacle_names_;
   std::vector<double> last_obstacles_;
 };
+
+/// The job's obstacles' names (ReactionLog's rows).
+std::vector<std::string> obstacle_names(const Job& job);
+
+/// contact_gap (each local vertex's smallest signed distance to an obstacle) and contact_force (3) at the global
+/// state x for the next write(); `x_local`: 3 per local vertex, ghosts up to date. Collective.
+void add_contact_fields(ResultWriter& writer, ContactTerms& contact, Vec x, std::span<const double> x_local);
 
 }  // namespace edgefem

@@ -14,6 +14,7 @@
 #include "io/summary.hpp"
 #include "partition/partition.hpp"
 #include "run/output.hpp"
+#include "solver/contact.hpp"
 #include "solver/newton.hpp"
 
 namespace edgefem {
@@ -80,5 +81,14 @@ std::string describe(const Selection& s);
 /// The total internal force on each boundary entry's vertices at the last recorded step: the reaction where they
 /// are held.
 void print_reactions(MPI_Comm comm, const Job& job, const ReactionLog& reactions);
+
+/// Contact (with obstacles): summary.json's `contact` record begun (the method, the activation distance, the
+/// obstacles' names).
+RunSummary::Contact begin_contact_record(const Job& job, const ContactTerms& contact);
+/// One recorded step's contact (ContactStepReport) and the obstacles' forces on the body (3 each) at it.
+void record_contact(RunSummary::Contact& record, long long step, const ContactStepReport& report,
+                    std::vector<double> forces);
+/// The contact lines of the summary: the deepest penetration, the most active contacts, each obstacle's force.
+void print_contact_summary(MPI_Comm comm, const RunSummary::Contact& record);
 
 }  // namespace edgefem

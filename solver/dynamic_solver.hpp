@@ -64,8 +64,8 @@ class DynamicSolver final : public TimeIntegrator {
   /// With obstacles: contact_gap (1 per vertex) and contact_force (3). Collective.
   [[nodiscard]] std::vector<OutputPointField> output_point_fields() override;
   [[nodiscard]] std::vector<double> obstacle_forces() override;
-  /// The contact with the job's obstacles (null without obstacles).
-  [[nodiscard]] ContactTerms* contact() { return contact_ ? &*contact_ : nullptr; }
+  [[nodiscard]] ContactTerms* contact_terms() override { return contact_ ? &*contact_ : nullptr; }
+  [[nodiscard]] std::optional<ContactStepReport> last_contact() const override { return contact_step_; }
 
  protected:
   [[nodiscard]] StateVectors state_vectors() override { return {x_, v_, w_, work2_}; }

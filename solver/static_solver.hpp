@@ -78,6 +78,8 @@ class StaticSolver {
   [[nodiscard]] ContactTerms* contact() { return contact_ ? &*contact_ : nullptr; }
   /// The current state (owned entries; the ghosts are not kept up to date).
   [[nodiscard]] Vec state() const { return x_; }
+  /// With obstacles: the last load step's contact (its cut parts' deepest penetration).
+  [[nodiscard]] const ContactStepReport& last_contact() const { return contact_step_; }
 
  private:
   void residual(Vec x, Vec r);

@@ -120,6 +120,10 @@ class TimeIntegrator {
   [[nodiscard]] virtual std::vector<OutputPointField> output_point_fields() { return {}; }
   /// The force each of the job's obstacles exerts on the body (3 per obstacle; empty without). Collective.
   [[nodiscard]] virtual std::vector<double> obstacle_forces() { return {}; }
+  /// The contact with the job's obstacles (null without obstacles or for an integrator without contact).
+  [[nodiscard]] virtual ContactTerms* contact_terms() { return nullptr; }
+  /// The last completed step's contact (nothing without contact).
+  [[nodiscard]] virtual std::optional<ContactStepReport> last_contact() const { return std::nullopt; }
 
   // The state.
   [[nodiscard]] long long step_number() const { return step_; }  ///< completed time steps
