@@ -295,6 +295,9 @@ std::string contact_json(const std::optional<RunSummary::Contact>& c, int indent
                  ", \"force\": " + array(f ? f : zero, 3) + "}";
   }
   o.raw("obstacles", obstacles + "]");
+  o.raw("seconds", "{\"residual\": " + json_number(c->seconds_residual, 9) + ", \"hessian\": " +
+                       json_number(c->seconds_hessian, 9) + ", \"step_limit\": " +
+                       json_number(c->seconds_step_limit, 9) + "}");
   o.raw("steps", "{\"step\": " + integers(c->step) + ", \"active\": " + integers(c->active) +
                      ", \"min_gap\": " + array(c->min_gap.data(), c->min_gap.size()) +
                      ", \"penetration\": " + array(c->penetration.data(), c->penetration.size()) + "}");

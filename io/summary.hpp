@@ -97,6 +97,8 @@ struct RunSummary {
     /// Per recorded step: its number, active pairs, smallest gap, deepest penetration.
     std::vector<long long> step, active;
     std::vector<double> min_gap, penetration;
+    /// Rank 0's wall-clock seconds in the contact terms: gradients, Hessian blocks, the line search's checks.
+    double seconds_residual = 0.0, seconds_hessian = 0.0, seconds_step_limit = 0.0;
   };
   std::optional<Contact> contact;
 

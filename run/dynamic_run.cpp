@@ -230,7 +230,11 @@ int DynamicRun::finish() {
   summary_.largest_displacement = print_state_summary(comm_, integrator_.mesh(), integrator_.local_positions());
   summary_.output = writer_.pvd_path();
   if (!reports_.empty()) print_reactions(comm_, job_, *reactions_);  // (a restart state's: reactions.csv)
-  if (summary_.contact) print_contact_summary(comm_, *summary_.contact);
+  if (summary_.contact) {
+    double step_seconds = 0;
+    for (const auto& r : reports_) step_seconds += r.seconds;
+    print_contact_summary(comm_, *summary_.contact, *integrator_.contact_terms(), step_seconds);
+  }
   PetscPrintf(comm_, "  output: %s\n  checkpoint: %s\n", writer_.pvd_path().c_str(),
               (last_checkpoint_.empty() ? start_.path : last_checkpoint_).c_str());
   if (stop_signal_ == 0) return 0;

@@ -88,7 +88,9 @@ RunSummary::Contact begin_contact_record(const Job& job, const ContactTerms& con
 /// One recorded step's contact (ContactStepReport) and the obstacles' forces on the body (3 each) at it.
 void record_contact(RunSummary::Contact& record, long long step, const ContactStepReport& report,
                     std::vector<double> forces);
-/// The contact lines of the summary: the deepest penetration, the most active contacts, each obstacle's force.
-void print_contact_summary(MPI_Comm comm, const RunSummary::Contact& record);
+/// The contact lines of the summary: the deepest penetration, the most active contacts, each obstacle's force, the
+/// time in the contact terms (`contact`'s seconds go to the record first) against `solve_seconds`.
+void print_contact_summary(MPI_Comm comm, RunSummary::Contact& record, const ContactTerms& contact,
+                           double solve_seconds);
 
 }  // namespace edgefem

@@ -150,6 +150,8 @@ void ContactTerms::check_start(const std::vector<double>& reference) {
 }
 
 void ContactTerms::begin_step(Vec x, double t0, double t1, double slip_step) {
+  if (stiffen_) potential_->set_stiffness(std::min(2.0 * potential_->stiffness(), max_stiffness_));
+  stiffen_ = false;
   place_obstacles(job_, obstacles_, t0);
   for (std::size_t o = 0; o < obstacles_.size(); ++o) {
     const auto a = obstacle_offset(job_, job_.obstacles[o], t0), b = obstacle_offset(job_, job_.obstacles[o], t1);
@@ -192,30 +194,41 @@ ContactStepReport ContactTerms::end_step(Vec x) {
   MPI_Allreduce(&m.active, &r.active, 1, MPI_LONG_LONG, MPI_SUM, comm_);
   MPI_Allreduce(&m.min_gap, &r.min_gap, 1, MPI_DOUBLE, MPI_MIN, comm_);
   r.penetration = std::max(0.0, -r.min_gap);
+  // The stiffness grows at the next step's start (begin_step): this step's forces are reported with the
+  // stiffness they were solved with.
   const double dh = potential_->activation_distance();
-  if (adaptive_ && r.min_gap < 1e-2 * dh && r.min_gap < last_min_gap_)
-    potential_->set_stiffness(std::min(2.0 * potential_->stiffness(), max_stiffness_));
+  stiffen_ = adaptive_ && r.min_gap < 1e-2 * dh && r.min_gap < last_min_gap_;
   last_min_gap_ = r.min_gap;
   return r;
 }
 
 void ContactTerms::add_residual(Vec x, Vec r) {
-  VecArray xa(x, true), ra(r, false);
-  potential_->evaluate(xa.span(), ra.span(), nullptr);
+  const double t0 = MPI_Wtime();
+  {
+    VecArray xa(x, true), ra(r, false);
+    potential_->evaluate(xa.span(), ra.span(), nullptr);
+  }
+  seconds_.residual += MPI_Wtime() - t0;
 }
 
 std::span<const contact::VertexBlock> ContactTerms::blocks(Vec x) {
-  VecArray xa(x, true);
-  potential_->evaluate(xa.span(), {}, &blocks_);
+  const double t0 = MPI_Wtime();
+  {
+    VecArray xa(x, true);
+    potential_->evaluate(xa.span(), {}, &blocks_);
+  }
+  seconds_.hessian += MPI_Wtime() - t0;
   return blocks_;
 }
 
 double ContactTerms::step_limit(Vec x, Vec y) {
+  const double t0 = MPI_Wtime();
   double local = 1.0, global = 1.0;
   if (barrier()) {
     VecArray xa(x, true), ya(y, true);
     local = potential_->step_limit(xa.span(), ya.span(), kFraction);
   }
+  seconds_.step_limit += MPI_Wtime() - t0;  // (this rank's work, not the reduction's wait)
   MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MIN, comm_);
   return global;
 }

@@ -38,6 +38,14 @@ struct ContactStepReport {
   double stiffness = 0.0;   ///< kappa (or k) in the step
 };
 
+/// Where one rank's contact time went (wall-clock seconds, accumulated over the run).
+struct ContactSeconds {
+  double residual = 0.0;    ///< distances, barrier and friction gradients (add_residual)
+  double hessian = 0.0;     ///< the same with the 3 x 3 blocks (blocks)
+  double step_limit = 0.0;  ///< continuous collision checks of the line search (this rank's, not the reduction)
+  [[nodiscard]] double total() const { return residual + hessian + step_limit; }
+};
+
 class ContactTerms {
  public:
   /// Collective. Builds the obstacles (solver/obstacles.hpp), finds the candidates, sets the activation distance,
@@ -65,8 +73,9 @@ class ContactTerms {
   /// x (a prediction) pulled back, vertex by vertex, toward `start` (free of penetration) to stay 0.8 of the way
   /// to a first contact (barrier; nothing with the penalty). Local.
   void limit_prediction(Vec start, Vec x);
-  /// After the step converged at x: the adaptive stiffness (auto: doubled, up to 1e4 times its start, when the
-  /// smallest gap fell below 1e-2 of the activation distance and shrank), and the report. Collective.
+  /// After the step converged at x: the report, and the adaptive stiffness (auto: doubled from the next step on, up
+  /// to 1e4 times its start, when the smallest gap fell below 1e-2 of the activation distance and shrank).
+  /// Collective.
   ContactStepReport end_step(Vec x);
 
   /// r += the gradient of the contact potential at x (owned entries; x, r global vectors). Local.
@@ -84,6 +93,8 @@ class ContactTerms {
   void vertex_fields(Vec x, std::span<const double> x_local, std::vector<double>& gap, std::vector<double>& force);
   /// The force each obstacle exerts on the body at x (3 per obstacle), summed over ranks. Collective.
   std::vector<double> obstacle_forces(Vec x);
+  /// This rank's time in the contact terms so far.
+  [[nodiscard]] const ContactSeconds& seconds() const { return seconds_; }
 
  private:
   /// Candidates: the owned vertices of boundary faces (tets; found through a reverse ghost scatter) or every owned
@@ -106,7 +117,9 @@ class ContactTerms {
   std::vector<contact::VertexBlock> blocks_;
   std::vector<double> moves_;               ///< 3 per obstacle: the current step's move
   double friction_velocity_ = 0.0;
+  ContactSeconds seconds_;
   bool adaptive_ = false;
+  bool stiffen_ = false;  ///< end_step asked for a stiffer barrier from the next begin_step
   double max_stiffness_ = 0.0, last_min_gap_ = 0.0;
   double t0_ = 0.0, t1_ = 0.0;  ///< the current step's obstacle times
   static constexpr double kFraction = 0.8;  ///< of the first contact a step may go
