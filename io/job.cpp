@@ -43,6 +43,8 @@ constexpr std::array<Choice<PbdInversion>, 2> pbd_inversions = {
     {{"svd", PbdInversion::svd}, {"none", PbdInversion::none}}};
 constexpr std::array<Choice<int>, 3> axes = {{{"x", 0}, {"y", 1}, {"z", 2}}};
 constexpr std::array<Choice<PbdSweep>, 2> pbd_sweeps = {{{"colored", PbdSweep::colored}, {"jacobi", PbdSweep::jacobi}}};
+constexpr std::array<Choice<PbdAcceleration>, 2> pbd_accelerations = {
+    {{"none", PbdAcceleration::none}, {"chebyshev", PbdAcceleration::chebyshev}}};
 constexpr std::array<Choice<MassMatrix>, 2> masses = {
     {{"lumped", MassMatrix::lumped}, {"consistent", MassMatrix::consistent}}};
 constexpr std::array<Choice<InitialState>, 2> initial_states = {
@@ -819,7 +821,8 @@ void JobParser::parse_initial_state(const Value& state, DynamicSpec& d) const {
 }
 
 void JobParser::parse_position_based(const Value& v, PositionBasedSpec& s) const {
-  const Map p(*this, v, {"iterations", "sweep", "xpbd", "velocity_damping", "inversion"});
+  const Map p(*this, v,
+              {"iterations", "sweep", "xpbd", "velocity_damping", "inversion", "acceleration", "spectral_radius"});
   if (const Value* n = p.get("iterations"))
     s.iterations = int_value(*n, "an integer >= 1", [](long long i) { return i >= 1; });
   if (const Value* sweep = p.get("sweep")) s.sweep = choice(*sweep, pbd_sweeps);
@@ -827,6 +830,27 @@ void JobParser::parse_position_based(const Value& v, PositionBasedSpec& s) const
   if (const Value* damping = p.get("velocity_damping"))
     s.velocity_damping = number(*damping, "a number in [0, 1)", [](double x) { return x >= 0.0 && x < 1.0; });
   if (const Value* inversion = p.get("inversion")) s.inversion = choice(*inversion, pbd_inversions);
+  if (const Value* acceleration = p.get("acceleration")) s.acceleration = choice(*acceleration, pbd_accelerations);
+  parse_acceleration(p, s);
+}
+
+void JobParser::parse_acceleration(const Map& p, PositionBasedSpec& s) const {
+  const Value* rho = p.get("spectral_radius");
+  if (s.acceleration == PbdAcceleration::none) {
+    if (rho)
+      fail(rho->line, rho->path + ": only with acceleration: chebyshev (" + p.child_path("acceleration") + " is none)");
+    return;
+  }
+  const Value* acceleration = p.get("acceleration");
+  if (s.sweep != PbdSweep::colored || !s.xpbd)
+    fail(acceleration->line, acceleration->path +
+                                 ": chebyshev accelerates the coloured XPBD sweep (needs sweep: colored and xpbd: "
+                                 "true, got sweep: " +
+                                 std::string(to_string(s.sweep)) + ", xpbd: " + (s.xpbd ? "true" : "false") + ")");
+  if (!rho)
+    fail(p.self().line, "missing required key '" + p.child_path("spectral_radius") +
+                            "' (acceleration: chebyshev: the sweep's estimated spectral radius, e.g. 0.85)");
+  s.spectral_radius = number(*rho, "a number in (0, 1)", [](double x) { return x > 0.0 && x < 1.0; });
 }
 
 void JobParser::parse_solver(const Value& v, Job& job) const {
@@ -990,6 +1014,7 @@ std::string_view to_string(PartitionMethod method) {
 std::string_view to_string(AnalysisType type) { return name_of(analysis_types, type); }
 std::string_view to_string(Integrator integrator) { return name_of(integrators, integrator); }
 std::string_view to_string(PbdSweep sweep) { return name_of(pbd_sweeps, sweep); }
+std::string_view to_string(PbdAcceleration acceleration) { return name_of(pbd_accelerations, acceleration); }
 std::string_view to_string(MassMatrix mass) { return name_of(masses, mass); }
 std::string_view to_string(InitialState state) { return name_of(initial_states, state); }
 std::string_view to_string(VolumetricPenalty volumetric) { return name_of(volumetrics, volumetric); }

@@ -191,6 +191,11 @@ enum class PbdInversion : std::uint8_t { svd, none };
 /// mid-plane of the bounding box normal to an axis (flatten), or mirrored about it (mirror: every tet inverted).
 enum class PbdInitialShape : std::uint8_t { rest, flatten, mirror };
 
+/// `analysis.position_based.acceleration`: none, or Chebyshev's semi-iterative method (Wang 2015) on the coloured
+/// XPBD sweeps with the given spectral_radius (pbd/pbd_chebyshev.hpp).
+enum class PbdAcceleration : std::uint8_t { none, chebyshev };
+std::string_view to_string(PbdAcceleration acceleration);
+
 /// `analysis.position_based:` (integrator position-based only).
 struct PositionBasedSpec {
   int iterations = 5;                  ///< constraint sweeps per step (>= 1)
@@ -198,6 +203,8 @@ struct PositionBasedSpec {
   bool xpbd = true;                    ///< compliance 1/(k dt^2) from the material; false = Bender's E = 0
   double velocity_damping = 0.0;       ///< v <- (1 - velocity_damping) v after each step, in [0, 1)
   PbdInversion inversion = PbdInversion::svd;
+  PbdAcceleration acceleration = PbdAcceleration::none;
+  double spectral_radius = 0.0;  ///< acceleration chebyshev: the sweep's estimated spectral radius, in (0, 1)
   PbdInitialShape initial_shape = PbdInitialShape::rest;  ///< `analysis.initial_state: {flatten|mirror: axis}`
   int initial_axis = 0;                                   ///< 0, 1, 2 = x, y, z (flatten / mirror)
 };

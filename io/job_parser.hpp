@@ -268,6 +268,8 @@ class JobParser {
   void parse_time_span(const DynamicKeys& keys, DynamicSpec& d) const;
   void parse_initial_state(const Value& state, DynamicSpec& d) const;
   void parse_position_based(const Value& v, PositionBasedSpec& s) const;
+  /// position_based.acceleration and spectral_radius (p: the position_based map).
+  void parse_acceleration(const Map& p, PositionBasedSpec& s) const;
   void parse_discretization(const Value& v, Job& job) const;
   /// `obstacles` (io/job_contact.cpp): the list, each entry's shape keys, unique names.
   void parse_obstacles(const Value& v, Job& job) const;

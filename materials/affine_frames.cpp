@@ -288,16 +288,8 @@ void add_affine_voxel_sums(const FramePoints& s, std::span<const Vec3> rest_orig
 AffinePoints affine_voxel_samples(std::span<const double> sums, const std::array<int, 3>& n, int n_frames, int first,
                                   int stride) {
   const std::size_t width = kVoxelFields + kAffineDofs * static_cast<std::size_t>(n_frames);
-  const std::size_t n_voxels = static_cast<std::size_t>(n[0]) * n[1] * n[2];
-  AffinePoints out;
-  for (std::size_t k = static_cast<std::size_t>(first); k < n_voxels; k += static_cast<std::size_t>(stride)) {
-    const double* v = &sums[k * width];
-    const double V = v[0];
-    if (!(V > 0.0)) continue;
-    out.point.push_back({v[1] / V, v[2] / V, v[3] / V});
-    out.volume.push_back(V);
-    out.lambda.push_back(v[4] / V);
-    out.mu.push_back(v[5] / V);
+  return voxel_sample_points<AffinePoints>(sums, n, width, first, stride,
+                                           [n_frames](AffinePoints& out, const double* v, double V) {
     for (int f = 0; f < n_frames; ++f) {
       const double* b = v + kVoxelFields + kAffineDofs * f;
       if (std::all_of(b, b + kAffineDofs, [](double x) { return x == 0.0; })) continue;
@@ -307,9 +299,7 @@ AffinePoints affine_voxel_samples(std::span<const double> sums, const std::array
         for (int d = 0; d < 3; ++d) in.B[m][d] = b[3 * m + d] / V;
       out.influences.push_back(in);
     }
-    out.offsets.push_back(static_cast<int>(out.influences.size()));
-  }
-  return out;
+  });
 }
 
 }  // namespace edgefem::frames

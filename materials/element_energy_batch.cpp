@@ -8,13 +8,12 @@
 namespace edgefem {
 
 [[gnu::target_clones("avx2", "default")]] void stvk_isotropic_batch(const TetLanes& in, bool inversion,
-                                                                   Lanes (&gradient)[12],
-                                                                   Lanes& energy,
-                                                                   std::int64_t (&principal)[kLanes]) {
+                                                                    Lanes (&gradient)[12], Lanes& energy,
+                                                                    std::int64_t (&principal)[kLanes], Lanes* bound) {
   if (inversion)
-    stvk_isotropic_lanes<true>(in, gradient, energy, principal);
+    stvk_isotropic_lanes<true>(in, gradient, energy, principal, bound);
   else
-    stvk_isotropic_lanes<false>(in, gradient, energy, principal);
+    stvk_isotropic_lanes<false>(in, gradient, energy, principal, bound);
 }
 
 }  // namespace edgefem

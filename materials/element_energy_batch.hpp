@@ -97,9 +97,10 @@ template <bool kInversion>
 }
 
 /// The volumetric penalty: P += k_vol psi'(J - 1) cof F and psi += k_vol psi(J - 1) (adds exact zeros where it is
-/// inactive).
-[[gnu::always_inline]] inline void add_volumetric(const TetLanes& in, const Tensors& F, Tensors& P, Lanes& psi) {
-  double cof[9][kLanes], factor[kLanes];
+/// inactive); factor = k_vol psi'(J - 1), J = det F.
+[[gnu::always_inline]] inline void add_volumetric(const TetLanes& in, const Tensors& F, Tensors& P, Lanes& psi,
+                                                  Lanes& factor, Lanes& J) {
+  double cof[9][kLanes];
   for (int l = 0; l < kLanes; ++l) {
     cof[0][l] = F[4][l] * F[8][l] - F[5][l] * F[7][l];
     cof[1][l] = F[5][l] * F[6][l] - F[3][l] * F[8][l];
@@ -110,7 +111,8 @@ template <bool kInversion>
     cof[6][l] = F[1][l] * F[5][l] - F[2][l] * F[4][l];
     cof[7][l] = F[2][l] * F[3][l] - F[0][l] * F[5][l];
     cof[8][l] = F[0][l] * F[4][l] - F[1][l] * F[3][l];
-    const double theta = F[0][l] * cof[0][l] + F[1][l] * cof[1][l] + F[2][l] * cof[2][l] - 1.0;
+    J[l] = F[0][l] * cof[0][l] + F[1][l] * cof[1][l] + F[2][l] * cof[2][l];
+    const double theta = J[l] - 1.0;
     // cubic (tetgeo::vol_penalty): -t^3/3 and -t^2 with t = min(J - 1, 0); quadratic: t^2/2 and t. The weights
     // 0 and 1 select exactly (x * 0 + y * 1 == y).
     const double t = 0.5 * (theta - std::abs(theta));  // min(theta, 0), exactly
@@ -122,6 +124,24 @@ template <bool kInversion>
   }
   for (int k = 0; k < 9; ++k)
     for (int l = 0; l < kLanes; ++l) P[k][l] += factor[l] * cof[k][l];
+}
+
+/// bound = Gershgorin's bound of |S_total|'s largest eigenvalue, S_total = S + factor J C^-1 = S + factor adj(C) / J
+/// the second Piola stress with the volumetric penalty's (factor = k_vol psi'(J - 1); where J <= 0, S alone).
+[[gnu::always_inline]] inline void stress_bound(const Tensors& E, const Tensors& S, const Lanes& factor, const Lanes& J,
+                                                Lanes& bound) {
+  for (int l = 0; l < kLanes; ++l) {
+    const double c00 = 2.0 * E[0][l] + 1.0, c11 = 2.0 * E[4][l] + 1.0, c22 = 2.0 * E[8][l] + 1.0;
+    const double c01 = 2.0 * E[1][l], c12 = 2.0 * E[5][l], c02 = 2.0 * E[2][l];
+    const double k = J[l] > 0.0 ? factor[l] / (J[l] > 0.0 ? J[l] : 1.0) : 0.0;
+    const double s00 = S[0][l] + k * (c11 * c22 - c12 * c12), s11 = S[4][l] + k * (c00 * c22 - c02 * c02);
+    const double s22 = S[8][l] + k * (c00 * c11 - c01 * c01), s01 = S[1][l] + k * (c12 * c02 - c01 * c22);
+    const double s12 = S[5][l] + k * (c01 * c02 - c00 * c12), s02 = S[2][l] + k * (c01 * c12 - c11 * c02);
+    const double r0 = std::abs(s00) + std::abs(s01) + std::abs(s02);
+    const double r1 = std::abs(s01) + std::abs(s11) + std::abs(s12);
+    const double r2 = std::abs(s02) + std::abs(s12) + std::abs(s22);
+    bound[l] = std::max(r0, std::max(r1, r2));
+  }
 }
 
 /// g_a = V0 P alpha_a (a = 1..3), g_0 = -sum.
@@ -142,10 +162,11 @@ template <bool kInversion>
 
 /// Energy and gradient of every lane: gradient[3 a + k][lane], energy[lane]. kInversion: principal[lane] = true
 /// where stvk_energy_gradient_inline<true> takes the principal route (det F <= 0 or the Gershgorin bound of the Green
-/// strain below the clamp); those lanes' outputs are the plain energy's and must be replaced by the caller.
+/// strain below the clamp); those lanes' outputs are the plain energy's and must be replaced by the caller. With
+/// `bound`: also stress_bound (for the position-based sweep's block projection, pbd/pbd_block.hpp).
 template <bool kInversion>
 [[gnu::always_inline]] inline void stvk_isotropic_lanes(const TetLanes& in, Lanes (&gradient)[12], Lanes& energy,
-                                                        std::int64_t (&principal)[kLanes]) {
+                                                        std::int64_t (&principal)[kLanes], Lanes* bound = nullptr) {
   using namespace stvk_lanes;
   double F[9][kLanes], E[9][kLanes];
   deformation_gradient(in, F);
@@ -158,14 +179,16 @@ template <bool kInversion>
     for (int c = 0; c < 3; ++c)
       for (int l = 0; l < kLanes; ++l)
         P[3 * r + c][l] = F[3 * r][l] * S[c][l] + F[3 * r + 1][l] * S[3 + c][l] + F[3 * r + 2][l] * S[6 + c][l];
-  add_volumetric(in, F, P, psi);
+  double factor[kLanes], J[kLanes];
+  add_volumetric(in, F, P, psi, factor, J);
+  if (bound) stress_bound(E, S, factor, J, *bound);
   stvk_lanes::gradient(in, P, gradient);
   for (int l = 0; l < kLanes; ++l) energy[l] = in.v0[l] * psi[l];
 }
 
 /// stvk_isotropic_lanes<inversion> compiled for the widest vector instruction set the CPU has (AVX2 or the
-/// baseline), the same results on each.
+/// baseline), the same results on each. bound: nullptr, or where the stress bound goes.
 void stvk_isotropic_batch(const TetLanes& in, bool inversion, Lanes (&gradient)[12], Lanes& energy,
-                          std::int64_t (&principal)[kLanes]);
+                          std::int64_t (&principal)[kLanes], Lanes* bound = nullptr);
 
 }  // namespace edgefem

@@ -97,25 +97,15 @@ void add_voxel_sums(const FramePoints& s, const Vec3& lo, const Vec3& hi, const 
 FramePoints voxel_samples(std::span<const double> sums, const std::array<int, 3>& n, int n_frames, int first,
                           int stride) {
   const std::size_t width = kVoxelFields + 4 * static_cast<std::size_t>(n_frames);
-  const std::size_t n_voxels = static_cast<std::size_t>(n[0]) * n[1] * n[2];
-  FramePoints out;
-  for (std::size_t k = static_cast<std::size_t>(first); k < n_voxels; k += static_cast<std::size_t>(stride)) {
-    const double* v = &sums[k * width];
-    const double V = v[0];
-    if (!(V > 0.0)) continue;
-    out.point.push_back({v[1] / V, v[2] / V, v[3] / V});
-    out.volume.push_back(V);
-    out.lambda.push_back(v[4] / V);
-    out.mu.push_back(v[5] / V);
+  return voxel_sample_points<FramePoints>(sums, n, width, first, stride,
+                                          [n_frames](FramePoints& out, const double* v, double V) {
     for (int f = 0; f < n_frames; ++f) {
       Influence in;
       in.frame = f;
       for (int a = 0; a < 4; ++a) in.c[a] = v[kVoxelFields + 4 * f + a] / V;
       if (in.c[0] != 0.0 || in.c[1] != 0.0 || in.c[2] != 0.0 || in.c[3] != 0.0) out.influences.push_back(in);
     }
-    out.offsets.push_back(static_cast<int>(out.influences.size()));
-  }
-  return out;
+  });
 }
 
 namespace {

@@ -52,6 +52,29 @@ void add_voxel_sums(const FramePoints& s, const Vec3& lo, const Vec3& hi, const 
 FramePoints voxel_samples(std::span<const double> sums, const std::array<int, 3>& n, int n_frames, int first,
                           int stride);
 
+/// The loop voxel_samples and affine_voxel_samples share: for the voxels k with k % stride == first that hold volume
+/// (`width` values each, the first kVoxelFields as add_voxel_sums writes them), one sample at the volume-weighted
+/// centroid with the volume-averaged Lame constants; `add_influences(out, v, V)` appends the voxel's influences from
+/// its values `v` (V = v[0]).
+template <class Points, class AddInfluences>
+Points voxel_sample_points(std::span<const double> sums, const std::array<int, 3>& n, std::size_t width, int first,
+                           int stride, AddInfluences&& add_influences) {
+  const std::size_t n_voxels = static_cast<std::size_t>(n[0]) * n[1] * n[2];
+  Points out;
+  for (std::size_t k = static_cast<std::size_t>(first); k < n_voxels; k += static_cast<std::size_t>(stride)) {
+    const double* v = &sums[k * width];
+    const double V = v[0];
+    if (!(V > 0.0)) continue;
+    out.point.push_back({v[1] / V, v[2] / V, v[3] / V});
+    out.volume.push_back(V);
+    out.lambda.push_back(v[4] / V);
+    out.mu.push_back(v[5] / V);
+    add_influences(out, v, V);
+    out.offsets.push_back(static_cast<int>(out.influences.size()));
+  }
+  return out;
+}
+
 /// This rank's partial energy, gradient and Hessian with respect to the frames' twists (retract, frame_kinematics.hpp)
 /// at `poses`: W = sum_samples V psi(F) - sum_loads f . p. Hessian row-major, 6 n_frames square.
 struct FrameSystem {

@@ -35,6 +35,8 @@ PbdSolver::PbdSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model
   std::vector<std::optional<PlasticLaw>> plastic(job.materials.size());
   for (std::size_t m = 0; m < plastic.size(); ++m) plastic[m] = job.materials[m].plasticity;
   run_collectively(comm, [&] { sweep_->set_plasticity(plastic); });
+  if (spec_.position_based.acceleration == PbdAcceleration::chebyshev)
+    chebyshev_.emplace(*sweep_, spec_.position_based.spectral_radius);
   for (auto* v : {&x_, &v_, &x_n_, &h_, &h_new_, &w_, &work_}) {
     *v = sweep_->create_vector();
     EDGEFEM_PETSC(VecSet(*v, 0.0));
@@ -76,6 +78,12 @@ void PbdSolver::set_positions(std::span<const double> owned) {
 }
 
 void PbdSolver::step_once() {
+  begin_step();
+  for (int it = 0; it < spec_.position_based.iterations; ++it) sweep_once();
+  end_step();
+}
+
+void PbdSolver::begin_step() {
   const double dt = spec_.dt;
   const double t_new = static_cast<double>(step_ + 1) * dt;
   EDGEFEM_PETSC(VecCopy(x_, x_n_));
@@ -94,12 +102,22 @@ void PbdSolver::step_once() {
   // 2. Constraint sweeps (the attachments pull towards their anchors at t_{n+1}).
   sweep_->set_anchor_time(t_new);
   sweep_->reset_multipliers();
-  for (int it = 0; it < spec_.position_based.iterations; ++it) {
-    if (spec_.position_based.sweep == PbdSweep::colored)
-      sweep_->colored_sweep(x_);
-    else
-      sweep_->jacobi_sweep(x_);
-  }
+  sweeps_done_ = 0;
+  if (chebyshev_) chebyshev_->start(x_, sweep_->shares());
+}
+
+void PbdSolver::sweep_once() {
+  if (spec_.position_based.sweep == PbdSweep::colored)
+    sweep_->colored_sweep(x_);
+  else
+    sweep_->jacobi_sweep(x_);
+  if (chebyshev_) chebyshev_->combine(x_, sweep_->shares());
+  ++sweeps_done_;
+}
+
+void PbdSolver::end_step() {
+  const double dt = spec_.dt;
+  const double t_new = static_cast<double>(step_ + 1) * dt;
   // Plasticity (Bender et al. §4.1): once per step, from the step's final positions, after the sweeps (the sweeps
   // of one step see one fixed plastic strain, so the constraints they project stay the same energies).
   sweep_->update_plasticity(x_, dt);

@@ -22,6 +22,7 @@
 
 #include "io/job.hpp"
 #include "partition/partition.hpp"
+#include "pbd/pbd_chebyshev.hpp"
 #include "pbd/pbd_sweep.hpp"
 #include "solver/model.hpp"
 #include "solver/time_integrator.hpp"
@@ -45,8 +46,15 @@ class PbdSolver final : public TimeIntegrator {
   /// plastic_strain (|E_p|, Frobenius, per tet) when a material is plastic.
   [[nodiscard]] std::vector<OutputCellField> output_cell_fields() override;
 
-  /// One time step (t_n -> t_n + dt), without output or report. Collective.
+  /// One time step (t_n -> t_n + dt), without output or report: begin_step, `iterations` times sweep_once,
+  /// end_step. Collective.
   void step_once();
+  /// The parts of step_once (for studies of the sweeps: bench/pbd_convergence.cpp). begin_step: the prediction x*
+  /// and zero multipliers; sweep_once: one sweep (the k-th since begin_step); end_step: plasticity, velocities,
+  /// work, time. Collective.
+  void begin_step();
+  void sweep_once();
+  void end_step();
   [[nodiscard]] PbdConstraints& sweep() { return *sweep_; }
   /// Tets with det F <= 0 now, on all ranks (pbd/pbd_sweep.hpp). Collective.
   [[nodiscard]] std::int64_t inverted_cells();
@@ -67,6 +75,8 @@ class PbdSolver final : public TimeIntegrator {
   void apply_initial_shape();
 
   std::optional<PbdConstraints> sweep_;
+  std::optional<ChebyshevAcceleration> chebyshev_;  ///< position_based.acceleration: chebyshev
+  int sweeps_done_ = 0;                             ///< sweeps since begin_step
   PetscOwner<Vec, VecDestroy> x_, v_, x_n_, h_, h_new_, w_, work_;
   NewtonStats stats_;
 };

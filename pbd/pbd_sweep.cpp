@@ -15,9 +15,11 @@
 #include "materials/element_energy_inline.hpp"
 #include "materials/membrane_energy.hpp"
 #include "materials/tet_inversion.hpp"
+#include "materials/tet_local_hessian.hpp"
 #include "materials/volino.hpp"
 #include "partition/collective.hpp"
 #include "partition/coloring.hpp"
+#include "pbd/pbd_block.hpp"
 #include "solver/assembly.hpp"
 
 namespace edgefem {
@@ -27,6 +29,10 @@ namespace {
 /// Below this strain energy density per unit modulus (strain ~1e-14) a constraint is at rest and skipped: a
 /// relative test, independent of units and element size (Bender's absolute 1e-6 freezes small SI elements).
 constexpr double kRestDensity = 1e-28;
+/// Block projections that change F by more than 0.1 (|dF|^2 > 0.01) are checked against the tet's local objective
+/// (PbdConstraints::step_length), at most kMaxHalvings step halvings (then the tet waits for the next sweep).
+constexpr double kCheckedChange = 0.01;
+constexpr int kMaxHalvings = 12;
 
 void forward(Vec v) {
   EDGEFEM_PETSC(VecGhostUpdateBegin(v, INSERT_VALUES, SCATTER_FORWARD));
@@ -51,6 +57,22 @@ ColorSlots color_slots(std::span<const std::int32_t> color, int n_colors) {
   out.slot.resize(color.size());
   for (std::size_t i = 0; i < color.size(); ++i) out.slot[i] = next[static_cast<std::size_t>(color[i])]++;
   return out;
+}
+
+/// The inverse of a symmetric positive definite 6 x 6 matrix (row-major), by Gauss-Jordan elimination.
+std::array<double, 36> inverse6(std::array<double, 36> a) {
+  std::array<double, 36> inv{};
+  for (int i = 0; i < 6; ++i) inv[7 * i] = 1.0;
+  for (int k = 0; k < 6; ++k) {
+    const double p = 1.0 / a[7 * k];
+    for (int j = 0; j < 6; ++j) a[6 * k + j] *= p, inv[6 * k + j] *= p;
+    for (int i = 0; i < 6; ++i) {
+      if (i == k) continue;
+      const double f = a[6 * i + k];
+      for (int j = 0; j < 6; ++j) a[6 * i + j] -= f * a[6 * k + j], inv[6 * i + j] -= f * inv[6 * k + j];
+    }
+  }
+  return inv;
 }
 
 /// Whether any of the n vertices at v is shared with another rank (shared: per local vertex).
@@ -135,6 +157,14 @@ void PbdConstraints::set_tet_materials(const Model& model) {
     inverted_kernel_.push_back(info->inverted_element_energy ? info->inverted_element_energy : info->element_energy);
     const double* D = tables_[m].D.data();
     modulus_.push_back(std::max({D[0], D[7], D[14]}));
+    // The block projection's metric: the small-strain tangent of the element energy in Green-strain Voigt form (D,
+    // plus the quadratic penalty's k_vol (tr eps)^2 / 2; the cubic one has no curvature at J = 1).
+    std::array<double, 36> tangent = tables_[m].D;
+    if (tables_[m].volumetric == VolumetricPenalty::quadratic)
+      for (int p = 0; p < 3; ++p)
+        for (int q = 0; q < 3; ++q) tangent[6 * p + q] += tables_[m].k_vol;
+    tangent_.push_back(tangent);
+    compliance_.push_back(inverse6(tangent));
   }
 }
 
@@ -259,6 +289,12 @@ void PbdConstraints::set_masses(const Model& model) {
   const std::vector<double> prescribed = summed(partial);
   w_.assign(n_dofs, 0.0);
   for (std::size_t i = 0; i < n_dofs; ++i) w_[i] = prescribed[i] != 0.0 || !(mass[i] > 0.0) ? 0.0 : 1.0 / mass[i];
+  uniform_.assign(nodes_ == 4 ? n_cells_ : 0, 1);
+  for (std::size_t c = 0; c < uniform_.size(); ++c)
+    for (int a = 0; a < 4; ++a) {
+      const double* wa = w_.data() + 3 * static_cast<std::size_t>(vertices_[c][a]);
+      if (wa[0] != wa[1] || wa[1] != wa[2]) uniform_[c] = 0;
+    }
   std::fill(partial.begin(), partial.end(), 0.0);
   for (std::size_t c = 0; c < vertices_.size(); ++c)
     for (int a = 0; a < (c < n_cells_ ? nodes_ : c < anchor_begin_ ? 4 : 1); ++a)
@@ -469,17 +505,8 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
     energy = bending_energy_gradient(hinge_k_[h], xe, g);
     volume = hinge_area_[h];
     k = hinge_kb_[h];
-  } else if (N == 4 && !plastic_.empty() && plastic_material_[m] != 0) {  // plasticity: its own kernel
-    energy = stvk_plastic_energy_gradient(rest_[c], xe, tables_[m], plastic_.data() + 6 * c, g);
-    volume = rest_[c].v0;
-    k = modulus_[m];
   } else if constexpr (N == 4) {
-    const ElementEnergyGradient kernel = kernel_[m];
-    energy = kernel == &stvk_element_energy_gradient  // the same, inlined
-                 ? stvk_energy_gradient_inline(rest_[c], xe, tables_[m], g)
-                 : kernel == &stvk_inversion_energy_gradient
-                       ? stvk_energy_gradient_inline<true>(rest_[c], xe, tables_[m], g)
-                       : kernel(rest_[c], xe, tables_[m], g);
+    energy = tet_energy(c, xe, g);
     volume = rest_[c].v0;
     k = modulus_[m];
   } else if (volino_material_[static_cast<std::size_t>(m)]) {
@@ -495,7 +522,113 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
     volume = tri_rest_[c].area * membrane_tables_[m].thickness;
     k = modulus_[m];
   }
+  if constexpr (N == 4 && kStencil == Stencil::cell && !kJacobi) {
+    if (xpbd_ && !fixed_lambda_) return block_project(c, xe, w, g, energy, x, ghost_change);
+  }
   correct<N, kJacobi>(c, w, g, energy, volume, k, x, ghost_change, change);
+}
+
+double PbdConstraints::tet_energy(std::size_t c, const double* xe, double* g) const {
+  const std::int32_t m = material_[c];
+  if (!plastic_.empty() && plastic_material_[m] != 0)  // plasticity: its own kernel
+    return stvk_plastic_energy_gradient(rest_[c], xe, tables_[m], plastic_.data() + 6 * c, g);
+  const ElementEnergyGradient kernel = kernel_[m];
+  return kernel == &stvk_element_energy_gradient  // the same, inlined
+             ? stvk_energy_gradient_inline(rest_[c], xe, tables_[m], g)
+             : kernel == &stvk_inversion_energy_gradient
+                   ? stvk_energy_gradient_inline<true>(rest_[c], xe, tables_[m], g)
+                   : kernel(rest_[c], xe, tables_[m], g);
+}
+
+void PbdConstraints::block_project(std::size_t c, const double* xe, const double* w, const double* g, double energy,
+                                   double* x, double* ghost_change) {
+  double* s = contribution_.data() + 12 * c;
+  const double dt2 = dt_ * dt_;
+  double res[12], check = 0.0;
+  for (int i = 0; i < 12; ++i) res[i] = s[i] + dt2 * g[i], check += res[i] * 0.0;
+  if (check != 0.0) return;  // (NaN) a failed energy evaluation: leave the tet as it is
+  double ds[12];
+  const double change = block_direction(c, xe, w, g, res, ds);
+  const double theta = change > kCheckedChange ? step_length(c, xe, w, res, ds, energy) : 1.0;
+  if (theta == 0.0) return;
+  const std::array<LocalIndex, 4>& v = vertices_[c];
+  for (int a = 0; a < 4; ++a)
+    for (int r = 0; r < 3; ++r) {
+      const int i = 3 * a + r;
+      s[i] += theta * ds[i];
+      const double dx = w[i] * (theta * ds[i]);
+      const std::size_t d = 3 * static_cast<std::size_t>(v[a]) + r;
+      x[d] += dx;
+      if (v[a] >= n_owned_) ghost_change[d] = dx;
+    }
+}
+
+double PbdConstraints::stress_bound(std::size_t c, const double* F, const double* g) const {
+  const auto m = static_cast<std::size_t>(material_[c]);
+  const bool plastic = !plastic_.empty() && plastic_material_[m] != 0;
+  const double J = F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) +
+                   F[2] * (F[3] * F[7] - F[4] * F[6]);
+  double S[6];
+  if (plain_kernel_[m] != &stvk_element_energy_gradient && std::abs(J) > 1e-6)  // neo-Hookean: from P
+    second_piola_from_gradient(rest_[c], F, g, S);
+  else  // StVK (its plain stress also on the principal route), or a flat tet
+    stvk_second_piola(tables_[m], F, plastic ? plastic_.data() + 6 * c : nullptr, S);
+  return spectral_bound(S);
+}
+
+double PbdConstraints::block_direction(std::size_t c, const double* xe, const double* w, const double* g,
+                                       const double* res, double* ds) const {
+  const TetRest& rest = rest_[c];
+  const auto m = static_cast<std::size_t>(material_[c]);
+  double al[4][3], F[9];
+  tet_alphas(rest, al);
+  deformation_gradient(rest, xe, F);
+  const double bound = stress_bound(c, F, g);
+  if (!uniform_[c]) {
+    block_step_general(al, F, w, res, bound, tangent_[m].data(), rest.v0, dt_ * dt_, ds);
+    double change = 0.0;  // |dF|^2 of the position change W ds
+    for (int r = 0; r < 3; ++r)
+      for (int q = 0; q < 3; ++q) {
+        double d = 0.0;
+        for (int a = 0; a < 4; ++a) d += w[3 * a + r] * ds[3 * a + r] * al[a][q];
+        change += d * d;
+      }
+    return change;
+  }
+  BlockBatch<1> b;
+  for (int i = 0; i < 12; ++i) b.x[i][0] = xe[i], b.res[i][0] = res[i];
+  for (int a = 0; a < 3; ++a)
+    for (int q = 0; q < 3; ++q) b.alpha[3 * a + q][0] = rest.alpha[a][q];
+  for (int a = 0; a < 4; ++a) b.w[a][0] = w[3 * a];
+  b.bound[0] = bound;
+  for (int p = 0, e = 0; p < 6; ++p)
+    for (int q = 0; q <= p; ++q, ++e) b.ci[e][0] = compliance_[m][6 * p + q];
+  b.c[0] = dt_ * dt_ * rest.v0;
+  block_step_one(b);
+  for (int i = 0; i < 12; ++i) ds[i] = b.ds[i][0];
+  return b.change[0];
+}
+
+double PbdConstraints::step_length(std::size_t c, const double* xe, const double* w, const double* res,
+                                   const double* ds, double energy) const {
+  // The tet's local objective phi(s) = s^T W s / (2 dt^2) + E_e(y + W s) along s + theta ds: halve theta until it
+  // decreases enough (Armijo, with phi's slope res^T W ds / dt^2 < 0: H is positive definite).
+  const double* s = contribution_.data() + 12 * c;
+  const double dt2 = dt_ * dt_;
+  double phi0 = energy, slope = 0.0;
+  for (int i = 0; i < 12; ++i) phi0 += 0.5 * w[i] * s[i] * s[i] / dt2, slope += w[i] * res[i] * ds[i] / dt2;
+  double theta = 1.0;
+  for (int k = 0; k < kMaxHalvings; ++k, theta *= 0.5) {
+    double xt[12], g[12], phi = 0.0;
+    for (int i = 0; i < 12; ++i) {
+      const double st = s[i] + theta * ds[i];
+      xt[i] = xe[i] + w[i] * (theta * ds[i]);
+      phi += 0.5 * w[i] * st * st / dt2;
+    }
+    phi += tet_energy(c, xt, g);
+    if (phi <= phi0 + 1e-4 * theta * slope) return theta;  // (false for NaN)
+  }
+  return 0.0;
 }
 
 template <int N, bool kJacobi>
@@ -581,8 +714,8 @@ template <bool kJacobi, bool kInversion>
 void PbdConstraints::project_tets_batched(std::size_t begin, std::size_t end, double* x, double* ghost_change,
                                           double* change) {
   const std::int64_t n_batches = static_cast<std::int64_t>((end - begin + kLanes - 1) / kLanes);
-  // The coloured sweep's plain PBD and consistent XPBD updates are also computed lane by lane (lane_corrections);
-  // Jacobi and the fixed multiplier of Appendix A go through correct().
+  // The coloured sweep's plain PBD update and XPBD block projection are also computed lane by lane
+  // (lane_corrections, block_lanes); Jacobi and the fixed multiplier of Appendix A go through correct().
   const bool lane_updates = !kJacobi && !fixed_lambda_;
 #pragma omp parallel for schedule(static)
   for (std::int64_t b = 0; b < n_batches; ++b) {
@@ -612,13 +745,19 @@ void PbdConstraints::project_tets_batched(std::size_t begin, std::size_t end, do
       in.cubic[l] = material.volumetric == VolumetricPenalty::cubic ? 1.0 : 0.0;
       modulus[l] = modulus_[m];
     }
-    Lanes gradient[12], energy;
-    std::int64_t principal[kLanes];
-    stvk_isotropic_batch(in, kInversion, gradient, energy, principal);
+    Lanes gradient[12] = {}, energy = {}, bound = {};
+    std::int64_t principal[kLanes] = {};
+    const bool blocks = lane_updates && xpbd_;  // the block projection (needs the stress bound)
+    if (std::any_of(batched, batched + kLanes, [](bool b) { return b; }))  // (else every lane is scalar)
+      stvk_isotropic_batch(in, kInversion, gradient, energy, principal, blocks ? &bound : nullptr);
     bool scalar[kLanes];  // another law, or the principal route: the scalar kernel
     for (int l = 0; l < kLanes; ++l) scalar[l] = !batched[l] || principal[l] != 0;
+    if (blocks) {
+      block_lanes(first, count, in, w, gradient, bound, scalar, x, ghost_change);
+      continue;
+    }
     Lanes dx[12];
-    if (lane_updates) lane_corrections(first, count, scalar, in.v0, modulus, w, gradient, energy, dx);
+    if (lane_updates) lane_corrections(in.v0, modulus, w, gradient, energy, dx);
     for (int l = 0; l < count; ++l) {
       const std::size_t c = first + static_cast<std::size_t>(l);
       if (scalar[l]) {
@@ -642,49 +781,86 @@ void PbdConstraints::project_tets_batched(std::size_t begin, std::size_t end, do
   }
 }
 
-void PbdConstraints::lane_corrections(std::size_t first, int count, const bool* skip, const Lanes& volume,
-                                      const Lanes& modulus, const Lanes (&w)[12], const Lanes (&g)[12],
-                                      const Lanes& energy, Lanes (&dx)[12]) {
-  // correct<4, false> for kLanes tets at once, the same arithmetic per lane (each statement a loop over the lanes).
-  Lanes wg2{}, at_rest;
+void PbdConstraints::lane_corrections(const Lanes& volume, const Lanes& modulus, const Lanes (&w)[12],
+                                      const Lanes (&g)[12], const Lanes& energy, Lanes (&dx)[12]) {
+  // correct<4, false> (plain PBD) for kLanes tets at once, the same arithmetic per lane (each statement a loop over
+  // the lanes).
+  Lanes wg2{}, scale;
   for (int i = 0; i < 12; ++i)
     for (int l = 0; l < kLanes; ++l) wg2[l] += w[i][l] * g[i][l] * g[i][l];
   for (int l = 0; l < kLanes; ++l)
-    at_rest[l] = !(energy[l] > kRestDensity * modulus[l] * volume[l]) || !(wg2[l] > 0.0) ? 1.0 : 0.0;
-  if (!xpbd_) {
-    Lanes scale;
-    for (int l = 0; l < kLanes; ++l) scale[l] = at_rest[l] != 0.0 ? 0.0 : -energy[l] / wg2[l];
-    for (int i = 0; i < 12; ++i)
-      for (int l = 0; l < kLanes; ++l) dx[i][l] = scale[l] * w[i][l] * g[i][l];
-    return;
-  }
-  // Consistent XPBD (see correct): s_e = grad C_e lambda_e, 12 per constraint in contribution_, contiguous for
-  // consecutive constraints; spare lanes work on a copy of lane 0's and are not written back.
-  Lanes s[12];
-  double* block = contribution_.data() + 12 * first;
-  for (int l = 0; l < kLanes; ++l)
-    for (int i = 0; i < 12; ++i) s[i][l] = block[12 * (l < count ? l : 0) + i];
-  Lanes ws{}, lambda, to_grad;
+    scale[l] = !(energy[l] > kRestDensity * modulus[l] * volume[l]) || !(wg2[l] > 0.0) ? 0.0 : -energy[l] / wg2[l];
   for (int i = 0; i < 12; ++i)
-    for (int l = 0; l < kLanes; ++l) ws[l] += w[i][l] * g[i][l] * s[i][l];
-  for (int l = 0; l < kLanes; ++l) {
-    const double k = modulus[l];
-    const double constraint = std::sqrt(2.0 * energy[l] / k);
-    const double alpha = 1.0 / (k * dt_ * dt_);
-    to_grad[l] = 1.0 / (k * constraint);
-    lambda[l] = (-constraint + to_grad[l] * ws[l]) / (wg2[l] * to_grad[l] * to_grad[l] + alpha);
-  }
-  for (int i = 0; i < 12; ++i)
-    for (int l = 0; l < kLanes; ++l) {
-      const bool rest = at_rest[l] != 0.0;
-      const double s_new = rest ? 0.0 : to_grad[l] * lambda[l] * g[i][l];
-      dx[i][l] = rest ? -w[i][l] * s[i][l] : w[i][l] * (s_new - s[i][l]);
-      s[i][l] = s_new;
-    }
+    for (int l = 0; l < kLanes; ++l) dx[i][l] = scale[l] * w[i][l] * g[i][l];
+}
+
+void PbdConstraints::block_lanes(std::size_t first, int count, const TetLanes& in, const Lanes (&w)[12],
+                                 const Lanes (&g)[12], const Lanes& bound, const bool* scalar, double* x,
+                                 double* ghost_change) {
+  // Lanes of another kernel (plastic, anisotropic, neo-Hookean, the principal route): their energy gradient and
+  // stress bound from the scalar kernel, then the same lanes step. A tet with a partly prescribed vertex goes through
+  // project (the 12 x 12 step).
+  Lanes gl[12], bl;
+  bool own[kLanes] = {};  // the lane's tet goes through project
+  std::copy(&g[0][0], &g[0][0] + 12 * kLanes, &gl[0][0]);
+  std::copy(bound, bound + kLanes, bl);
   for (int l = 0; l < count; ++l) {
-    if (skip[l]) continue;
-    if (at_rest[l] == 0.0) lambda_[first + static_cast<std::size_t>(l)] = lambda[l];
-    for (int i = 0; i < 12; ++i) block[12 * l + i] = s[i][l];
+    const std::size_t c = first + static_cast<std::size_t>(l);
+    own[l] = !uniform_[c];
+    if (own[l] || !scalar[l]) continue;
+    double xe[12], ge[12], F[9];
+    for (int i = 0; i < 12; ++i) xe[i] = in.x[i][l];
+    tet_energy(c, xe, ge);
+    for (int i = 0; i < 12; ++i) gl[i][l] = ge[i];
+    deformation_gradient(rest_[c], xe, F);
+    bl[l] = stress_bound(c, F, ge);
+  }
+  BlockBatch<kLanes> io;
+  if (!std::all_of(own, own + count, [](bool o) { return o; })) {
+    fill_block_batch(first, count, in, gl, io);
+    std::copy(bl, bl + kLanes, io.bound);
+    block_step_lanes(io);
+  }
+  for (int l = 0; l < count; ++l) {
+    const std::size_t c = first + static_cast<std::size_t>(l);
+    // The scalar route (project): a partly prescribed vertex, a large step (checked there) or a failed evaluation
+    // (NaN: left as it is there).
+    if (own[l] || !(io.change[l] <= kCheckedChange)) {
+      project<4, Stencil::cell, false>(c, x, ghost_change, nullptr);
+      continue;
+    }
+    apply_block_step(c, w, io, l, x, ghost_change);
+  }
+}
+
+void PbdConstraints::apply_block_step(std::size_t c, const Lanes (&w)[12], const BlockBatch<kLanes>& io, int l,
+                                      double* x, double* ghost_change) {
+  double* share = contribution_.data() + 12 * c;
+  const std::array<LocalIndex, 4>& v = vertices_[c];
+  for (int a = 0; a < 4; ++a)
+    for (int q = 0; q < 3; ++q) {
+      const int i = 3 * a + q;
+      share[i] += io.ds[i][l];
+      const double dx = w[i][l] * io.ds[i][l];
+      const std::size_t d = 3 * static_cast<std::size_t>(v[a]) + q;
+      x[d] += dx;
+      if (v[a] >= n_owned_) ghost_change[d] = dx;
+    }
+}
+
+void PbdConstraints::fill_block_batch(std::size_t first, int count, const TetLanes& in, const Lanes (&g)[12],
+                                      BlockBatch<kLanes>& io) const {
+  const double dt2 = dt_ * dt_;
+  for (int l = 0; l < kLanes; ++l) {  // spare lanes: copies of lane 0
+    const std::size_t c = first + static_cast<std::size_t>(l < count ? l : 0);
+    const double* share = contribution_.data() + 12 * c;
+    const auto m = static_cast<std::size_t>(material_[c]);
+    for (int i = 0; i < 12; ++i) io.x[i][l] = in.x[i][l], io.res[i][l] = share[i] + dt2 * g[i][l];
+    for (int i = 0; i < 9; ++i) io.alpha[i][l] = in.alpha[i][l];
+    for (int a = 0; a < 4; ++a) io.w[a][l] = w_[3 * static_cast<std::size_t>(vertices_[c][a])];
+    for (int p = 0, e = 0; p < 6; ++p)
+      for (int q = 0; q <= p; ++q, ++e) io.ci[e][l] = compliance_[m][6 * p + q];
+    io.c[l] = dt2 * in.v0[l];
   }
 }
 

@@ -10,8 +10,14 @@
 ///   XPBD (Macklin et al. 2016) on C_e = sqrt(2 E_e / k), compliance alpha = 1/k, alpha~ = alpha/dt^2 (so that
 ///        C^2 / (2 alpha) = E_e: the stiffness does not cancel out), grad C = g / (k C):
 ///        jacobi: dlambda = (-C - alpha~ lambda) / (sum_i w_i |grad_i C|^2 + alpha~), dx_i = w_i dlambda grad_i C;
-///        colored: the consistent form (pbd_sweep.cpp) whose fixed point is the backward-Euler step
-///        M (x - x*)/dt^2 + dE/dx = 0 (plain XPBD stalls a few per cent away from it for this nonlinear C),
+///        colored, tets: the block projection (pbd_block.hpp, issue 47): the tet's Green strain (6 components)
+///        is one vector constraint with compliance (V0 D~)^-1 (D~ the material's small-strain tangent), in the
+///        consistent form (the tet's share s_e of x - x* replaced at each projection): one Newton step of the tet's
+///        local backward-Euler problem, with the geometric (stress) term in its Hessian. Its fixed point is the
+///        backward-Euler step M (x - x*)/dt^2 + dE/dx = 0 and it converges for any dt (a scalar C = sqrt(2E/k)
+///        per tet is explicit in the tet's other deformation modes and only converged while dt^2 w kappa < 1 per
+///        tet); triangles, hinges, attachments: the scalar C in the consistent form (plain XPBD stalls a few per
+///        cent away from the backward-Euler step for this nonlinear C),
 ///   PBD: dx_i = w_i dlambda g_i,
 /// with w the inverse lumped mass per dof (0 on prescribed dofs). With set_inversion_handling(true) E_e is the
 /// energy with inversion handling (ModelInfo::inverted_element_energy, materials/tet_inversion.hpp). k is the material's reference modulus (largest
@@ -44,6 +50,7 @@
 #include "materials/plasticity.hpp"
 #include "materials/registry.hpp"
 #include "partition/partition.hpp"
+#include "pbd/pbd_block.hpp"
 #include "solver/model.hpp"
 
 namespace edgefem {
@@ -97,6 +104,9 @@ class PbdConstraints {
   [[nodiscard]] double max_plastic_strain() const;
   /// Zero the XPBD multipliers (at the start of every time step).
   void reset_multipliers();
+  /// Consistent XPBD (colored): every constraint's share s_e of x - x* (12 numbers each; x = x* + W sum_e s_e), for
+  /// an acceleration of the sweeps that combines iterates (pbd_chebyshev.hpp). Empty for PBD and Jacobi.
+  [[nodiscard]] std::span<double> shares() { return contribution_; }
 
   /// One sweep over all constraints. x: a create_vector() vector with its ghosts up to date; they are up to date
   /// again on return. Collective.
@@ -152,12 +162,41 @@ class PbdConstraints {
   /// where the material allows it (batchable_), else through project (OpenMP over the batches).
   template <bool kJacobi, bool kInversion>
   void project_tets_batched(std::size_t begin, std::size_t end, double* x, double* ghost_change, double* change);
-  /// The coloured sweep's update (plain PBD or consistent XPBD, as correct<4, false>) of the tets [first, first +
-  /// count) from their batched energies and gradients: dx per dof and lane; XPBD: lambda_ and contribution_ of
-  /// those tets updated, except where skip[lane] (the caller projects them with the scalar kernel). Lanes from count
-  /// on are spare (not written back).
-  void lane_corrections(std::size_t first, int count, const bool* skip, const Lanes& volume, const Lanes& modulus,
-                        const Lanes (&w)[12], const Lanes (&g)[12], const Lanes& energy, Lanes (&dx)[12]);
+  /// The coloured sweep's plain PBD update (as correct<4, false>) of kLanes tets from their batched energies and
+  /// gradients: dx per dof and lane (XPBD: block_lanes).
+  void lane_corrections(const Lanes& volume, const Lanes& modulus, const Lanes (&w)[12], const Lanes (&g)[12],
+                        const Lanes& energy, Lanes (&dx)[12]);
+  /// Tet c's energy and gradient g at positions xe (its kernel, or the plastic one).
+  double tet_energy(std::size_t c, const double* xe, double* g) const;
+  /// The coloured XPBD sweep's block projection (pbd_block.hpp) of tet c: xe, w, g, energy its 12 positions,
+  /// inverse masses, energy gradient and energy at xe; contribution_ and x updated (ghost changes into
+  /// ghost_change). A step that changes F by more than 0.1 is checked against the tet's local objective
+  /// (step_length). A tet whose energy evaluation failed (NaN) is left as it is.
+  void block_project(std::size_t c, const double* xe, const double* w, const double* g, double energy, double* x,
+                     double* ghost_change);
+  /// The block step ds of tet c at positions xe (inverse masses w, energy gradient g) with residual r = s + dt^2 g
+  /// (12 each); returns |dF|^2 of the position change W ds.
+  double block_direction(std::size_t c, const double* xe, const double* w, const double* g, const double* res,
+                         double* ds) const;
+  /// rho >= |S| for tet c's geometric term at F (gradient g): StVK's second Piola stress (plastic: of the elastic
+  /// strain), other laws' F^-1 P.
+  double stress_bound(std::size_t c, const double* F, const double* g) const;
+  /// The step length theta (1, 1/2, 1/4, ...; 0 when none is accepted) along ds at which tet c's local objective
+  /// s^T W s / (2 dt^2) + E_e decreases enough (Armijo).
+  double step_length(std::size_t c, const double* xe, const double* w, const double* res, const double* ds,
+                     double energy) const;
+  /// The block projection of the tets [first, first + count) of one batch (kLanes at a time, block_step_lanes) from
+  /// their batched gradients and stress bounds; the lanes flagged in `scalar` (another kernel, the principal route)
+  /// take theirs from the scalar kernel first; tets with a partly prescribed vertex, a large step or a failed
+  /// evaluation go through project.
+  void block_lanes(std::size_t first, int count, const TetLanes& in, const Lanes (&w)[12], const Lanes (&g)[12],
+                   const Lanes& bound, const bool* scalar, double* x, double* ghost_change);
+  /// Lane l's block step into tet c's share and the positions (ghost changes into ghost_change).
+  void apply_block_step(std::size_t c, const Lanes (&w)[12], const BlockBatch<kLanes>& io, int l, double* x,
+                        double* ghost_change);
+  /// block_lanes' inputs but the bound (spare lanes from count on: copies of lane 0).
+  void fill_block_batch(std::size_t first, int count, const TetLanes& in, const Lanes (&g)[12],
+                        BlockBatch<kLanes>& io) const;
   /// Project the constraints [first, last) of colour `color` (OpenMP), dispatching on its kind.
   template <bool kJacobi>
   void project_range(int color, std::size_t first, std::size_t last, double* x, double* ghost_change, double* change);
@@ -204,8 +243,12 @@ class PbdConstraints {
   std::vector<ElementEnergyGradient> kernel_;                          ///< per material entry: the one in use
   std::vector<ElementEnergyGradient> plain_kernel_, inverted_kernel_;  ///< per material entry
   bool inversion_ = false;
-  std::vector<std::uint8_t> batchable_;   ///< per material entry: isotropic StVK (kernel_ in use)
-  std::vector<double> modulus_;           ///< per material entry: k (XPBD compliance 1/k)
+  std::vector<std::uint8_t> batchable_;  ///< per material entry: isotropic StVK (kernel_ in use)
+  std::vector<double> modulus_;          ///< per material entry: k (XPBD compliance 1/k)
+  /// per material entry: the small-strain tangent D~ (D, plus k_vol e e^T for the quadratic penalty; the cubic one
+  /// has no curvature at J = 1) and its inverse (row-major), the block projection's metric and compliance
+  std::vector<std::array<double, 36>> tangent_, compliance_;
+  std::vector<std::uint8_t> uniform_;     ///< per cell: its vertices each weigh alike in x, y, z (block_step_lanes)
   std::vector<double> w_;                 ///< inverse mass per local dof
   std::vector<double> cell_count_;        ///< per local vertex: cells at it on all ranks (jacobi)
   std::vector<LocalIndex> shared_owned_;  ///< owned vertices that are ghosts on another rank

@@ -64,6 +64,9 @@ class ResultWriter {
   PvdCollection pvd_;
   std::vector<DataArray> extra_cells_;   ///< add_cell_scalar's, for the next write()
   std::vector<DataArray> extra_points_;  ///< add_point_field's, for the next write()
+  /// The point data of a write(): displacement, force, velocity (dynamic) and add_point_field's (taken).
+  std::vector<DataArray> point_arrays(std::span<const double> positions, std::span<const double> force,
+                                      std::span<const double> velocity);
   /// The step whose piece a thread is writing: its piece's write, and what finish() lists.
   std::future<void> pending_;
   std::string pending_name_;  ///< step_NNNNNN

@@ -1,23 +1,57 @@
-# CMake helpers for the test rows of tests/mpi/CMakeLists.txt: a test is one call (name, rank counts, program,
-# arguments, expectations), not a copied add_test + set_tests_properties block.
+# CMake helpers for the tests: one call a unit test file (tests/CMakeLists.txt) or a row of tests/mpi/CMakeLists.txt
+# (name, rank counts, program, arguments, expectations), not a copied add_test + set_tests_properties block.
 
-# Environment of every test that starts MPI: root allowed (containers), one OpenMP thread per rank unless the
-# test says otherwise, oversubscription allowed (3 ranks on a 2-core machine).
-set(EDGEFEM_MPI_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+# Environment of every test (EDGEFEM_TEST_ENV; tests that start MPI: EDGEFEM_MPI_ENV): root allowed (containers),
+# one OpenMP thread per rank unless the test says otherwise, oversubscription allowed (3 ranks on a 2-core machine).
+# OMP_WAIT_POLICY=passive: an OpenMP thread waiting at a barrier sleeps instead of spinning. Tests run two at a time
+# on 2 cores, so a spinning thread takes the core its partner needs to reach the barrier: the 442 cases of
+# unit.stvk_tsep (small meshes, thousands of parallel regions) took 10-30 s with the default policy on a loaded
+# machine and 2-4 s with passive. The results do not depend on it.
+set(EDGEFEM_TEST_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_WAIT_POLICY=passive")
+# OMPI_MCA_mpi_yield_when_idle=1: a rank waiting for a message yields its core between polls (Open MPI does so by
+# itself only when it sees more ranks than cores; 2 ranks next to another test or another user's build are
+# oversubscribed too): the Slurm round trip (4 ranks on 2 cores) took 73 s spinning and 42 s yielding here.
+set(EDGEFEM_MPI_ENV "${EDGEFEM_TEST_ENV};OMP_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_mpi_yield_when_idle=1")
+
+# tests/mpi_main.cpp, compiled once for every executable that uses it.
+add_library(edgefem_test_main OBJECT ${PROJECT_SOURCE_DIR}/tests/mpi_main.cpp)
+target_link_libraries(edgefem_test_main PRIVATE edgefem_lib edgefem_warnings GTest::gtest Eigen3::Eigen)
+
+# Precompiled headers for every test executable (made once, with edgefem_test_main): GoogleTest, Eigen, petscsys.h
+# and the standard headers most test files include. Parsing them again in each of the ~60 test files was a fifth of
+# the tests' compile time: 260 -> 207 s of CPU, about 25 s of a 2-core build. Off by default when a compiler
+# launcher is set: ccache does not cache a compilation that uses a precompiled header unless its sloppiness allows
+# it (pch_defines,time_macros), so a ccache build is faster without. Builds with it on do not notice a test file
+# that forgets one of these includes; builds without do.
+if(CMAKE_CXX_COMPILER_LAUNCHER)
+  set(edgefem_test_pch_default OFF)
+else()
+  set(edgefem_test_pch_default ON)
+endif()
+option(EDGEFEM_TEST_PCH "Precompiled headers for the test executables (default: on unless a compiler launcher is set)"
+       ${edgefem_test_pch_default})
+if(EDGEFEM_TEST_PCH)
+  target_precompile_headers(edgefem_test_main PRIVATE <gtest/gtest.h> <Eigen/Dense> <petscsys.h> <algorithm> <array>
+                            <cmath> <cstdio> <filesystem> <fstream> <limits> <numeric> <random> <stdexcept> <string>
+                            <tuple> <vector>)
+endif()
 
 # edgefem_test_executable(<target> <sources>... [MPI_MAIN] [RUNS_EDGEFEM] [LINK <libraries>...])
 #   A GoogleTest executable linked with edgefem_lib; EDGEFEM_SOURCE_DIR and EDGEFEM_BINARY_DIR are defined.
-#   MPI_MAIN: tests/mpi_main.cpp is the main (MPI and PETSc initialised once; output from rank 0 only).
+#   MPI_MAIN: tests/mpi_main.cpp is the main (MPI and PETSc initialised once; output from rank 0 only), linked from
+#   one object library (edgefem_test_main) rather than compiled again for every executable.
 #   RUNS_EDGEFEM: the tests start `mpiexec ... edgefem` themselves: EDGEFEM_MPIEXEC and EDGEFEM_BINARY are
 #   defined and the program is built first.
 function(edgefem_test_executable target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "MPI_MAIN;RUNS_EDGEFEM" "" "LINK")
-  set(sources ${arg_UNPARSED_ARGUMENTS})
+  add_executable(${target} ${arg_UNPARSED_ARGUMENTS})
   if(arg_MPI_MAIN)
-    list(APPEND sources ${PROJECT_SOURCE_DIR}/tests/mpi_main.cpp)
+    target_link_libraries(${target} PRIVATE edgefem_test_main)
   endif()
-  add_executable(${target} ${sources})
   target_link_libraries(${target} PRIVATE edgefem_lib edgefem_warnings GTest::gtest Eigen3::Eigen ${arg_LINK})
+  if(EDGEFEM_TEST_PCH)
+    target_precompile_headers(${target} REUSE_FROM edgefem_test_main)
+  endif()
   target_compile_definitions(${target} PRIVATE EDGEFEM_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
                                                EDGEFEM_BINARY_DIR="${PROJECT_BINARY_DIR}")
   if(arg_RUNS_EDGEFEM)
@@ -27,20 +61,40 @@ function(edgefem_test_executable target)
   endif()
 endfunction()
 
+# edgefem_unit_test(<source>)
+#   One file of serial unit tests, tests/unit/test_<topic>.cpp: the executable build/tests/unit/test_<topic>
+#   (target edgefem_unit_<topic>, with tests/mpi_main.cpp: MPI as a singleton and PETSc initialised once for all
+#   of the file's cases) and the CTest test unit.<topic> that runs all of them in that one process, labels unit and
+#   quick, two OpenMP threads (the kernels' threaded paths).
+function(edgefem_unit_test source)
+  get_filename_component(stem ${source} NAME_WE)
+  string(REGEX REPLACE "^test_" "" topic ${stem})
+  set(target edgefem_unit_${topic})
+  edgefem_test_executable(${target} ${source} MPI_MAIN LINK yaml-cpp ${VTK_LIBRARIES})
+  set_target_properties(${target} PROPERTIES OUTPUT_NAME ${stem} RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/unit)
+  add_test(NAME unit.${topic} COMMAND ${target})
+  set_tests_properties(unit.${topic} PROPERTIES LABELS "unit;quick"
+                       ENVIRONMENT "${EDGEFEM_TEST_ENV};OMP_NUM_THREADS=2")
+endfunction()
+
 # edgefem_mpi_test(<name> <ranks> COMMAND <program> [<arguments>...]
 #                  [LABELS <labels>...] [TIMEOUT <seconds>] [PASS_REGULAR_EXPRESSION <re>]
-#                  [FAIL_REGULAR_EXPRESSION <re>] [WILL_FAIL] [DIRECT] [PREFIX <command>...] [NO_OVERSUBSCRIBE])
+#                  [FAIL_REGULAR_EXPRESSION <re>] [WILL_FAIL] [DIRECT] [PREFIX <command>...] [NO_OVERSUBSCRIBE]
+#                  [SLOW <seconds>])
 #   One test per rank count in <ranks> (a number, or a list such as "1;2;3"), named <name>.np<ranks>, run as
 #   `<PREFIX> mpiexec -n <ranks> --oversubscribe <program> <arguments>` with PROCESSORS <ranks>, the labels
 #   (default: mpi) and EDGEFEM_MPI_ENV. <program> may be a target (its file is used). `@np@` in an argument is
-#   replaced by the rank count.
+#   replaced by the rank count. Every test is also labelled quick (`ctest -L quick`, the inner loop) unless:
+#   SLOW <seconds>: it takes about that long on a 2-core machine (more than ~7 s): not quick, and COST <seconds>
+#   so that `ctest -j` starts it among the first instead of last (CTest orders by COST when it has no timings of
+#   an earlier run, as in CI's fresh clone).
 #   <ranks> = SERIAL: one test named <name>, the program run directly (no mpiexec, no PROCESSORS).
 #   DIRECT: the program is run directly and starts mpiexec itself (PROCESSORS still <ranks>).
 #   NO_OVERSUBSCRIBE: no --oversubscribe flag, no PROCESSORS and no .np suffix (a test of what mpiexec sees).
 #   PREFIX: a command that starts the test (`${CMAKE_COMMAND} -E env VARIABLE=value`).
 function(edgefem_mpi_test name ranks)
   cmake_parse_arguments(PARSE_ARGV 2 arg "WILL_FAIL;DIRECT;NO_OVERSUBSCRIBE"
-                        "TIMEOUT;PASS_REGULAR_EXPRESSION;FAIL_REGULAR_EXPRESSION" "COMMAND;LABELS;PREFIX")
+                        "TIMEOUT;PASS_REGULAR_EXPRESSION;FAIL_REGULAR_EXPRESSION;SLOW" "COMMAND;LABELS;PREFIX")
   if(arg_UNPARSED_ARGUMENTS OR NOT arg_COMMAND)
     message(FATAL_ERROR "edgefem_mpi_test(${name}): expected COMMAND <program> [arguments], got '${arg_UNPARSED_ARGUMENTS}'")
   endif()
@@ -50,6 +104,9 @@ function(edgefem_mpi_test name ranks)
   endif()
   if(NOT arg_LABELS)
     set(arg_LABELS mpi)
+  endif()
+  if(NOT DEFINED arg_SLOW)
+    list(APPEND arg_LABELS quick)
   endif()
   set(serial FALSE)
   if(ranks STREQUAL "SERIAL")
@@ -73,7 +130,15 @@ function(edgefem_mpi_test name ranks)
     add_test(NAME ${test} COMMAND ${arg_PREFIX} ${command})
     # One property a call: the values are lists (labels, environment) that must not be flattened together.
     set_tests_properties(${test} PROPERTIES LABELS "${arg_LABELS}")
-    set_tests_properties(${test} PROPERTIES ENVIRONMENT "${EDGEFEM_MPI_ENV}")
+    # One rank: mpiexec need not give a failed process's siblings 1 s between SIGTERM and SIGKILL (it has none), but
+    # waits 2 s with the default before it exits after a non-zero exit status; 0 s (tests that expect a failure
+    # on 1 rank: cli.bad_job.np1 2.3 s -> 0.2 s, mpi.checkpoint_runs.np1 11 s -> 4 s). More ranks keep the grace
+    # period: a rank may still be finishing its output when another one's exit makes mpiexec stop the job.
+    set(environment "${EDGEFEM_MPI_ENV}")
+    if(np EQUAL 1)
+      list(APPEND environment OMPI_MCA_odls_base_sigkill_timeout=0)
+    endif()
+    set_tests_properties(${test} PROPERTIES ENVIRONMENT "${environment}")
     if(NOT serial AND NOT arg_NO_OVERSUBSCRIBE)
       set_tests_properties(${test} PROPERTIES PROCESSORS ${np})
     endif()
@@ -84,6 +149,9 @@ function(edgefem_mpi_test name ranks)
     endforeach()
     if(arg_WILL_FAIL)
       set_tests_properties(${test} PROPERTIES WILL_FAIL TRUE)
+    endif()
+    if(DEFINED arg_SLOW)
+      set_tests_properties(${test} PROPERTIES COST ${arg_SLOW})
     endif()
   endforeach()
 endfunction()

@@ -135,7 +135,8 @@ void print(const char* what, const Result& r) {
 }
 
 /// Each rank runs the five jobs alone (800 steps each: the distributed runs would add 10 x 50 ghost exchanges per
-/// step to the test's time; ColoredSweepIsRankCountIndependent shows that the rank count does not matter).
+/// step to the test's time; ColoredSweepIsRankCountIndependent shows that the rank count does not matter). The
+/// same serial runs on any rank count: CTest runs this case on 1 rank only (tests/mpi/CMakeLists.txt).
 TEST(PbdPlastic, PermanentBendGrowsWithCreepShrinksWithYieldAndIsBoundedByMax) {
   MPI_Comm comm = MPI_COMM_SELF;
   const Result elastic = run(comm, job_of("elastic", beam_yaml("")));

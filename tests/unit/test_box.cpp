@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <string>
@@ -119,14 +118,11 @@ TEST(BoxGenerator, SingleCellAndLargeBox) {
   EXPECT_EQ(one.n_tets(), 6);
   EXPECT_EQ(one.n_triangles(), 12);
 
-  const auto start = std::chrono::steady_clock::now();
+  // Its time (once asserted here, under 10 s) is a benchmark: build/bench/edgefem_bench_mesh_setup.
   const Mesh big = generate_box({7, 7, 6.8}, {70, 70, 68});  // 1,999,200 tets
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(big.n_tets(), 6 * 70 * 70 * 68);
   EXPECT_EQ(big.n_vertices(), 71 * 71 * 69);
   EXPECT_GT(six_volume(big, big.n_tets() - 1), 0.0);
-  EXPECT_LT(seconds, 10.0) << "generate_box is too slow";
-  std::printf("[          ] generate_box: %d tets in %.3f s\n", big.n_tets(), seconds);
 }
 
 TEST(BoxGenerator, RejectsBadInput) {

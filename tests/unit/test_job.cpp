@@ -1089,6 +1089,38 @@ TEST_F(JobTest, PositionBasedKeys) {
                5, {"attachments[0].damping: integrator position-based has no attachment dampers", "got 0.5"});
 }
 
+// Chebyshev acceleration of the coloured XPBD sweep (issue 47, pbd/pbd_chebyshev.hpp): off by default; with it the
+// spectral radius is required, in (0, 1), and only the coloured XPBD sweep takes it.
+TEST_F(JobTest, PositionBasedAcceleration) {
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials:\n  - {young: 1, poisson: 0.1}\n";
+  const std::string pbd = head +
+                          "analysis:\n  type: dynamic\n  dt: 0.01\n  end_time: 0.1\n"
+                          "  integrator: position-based\n  position_based:\n";
+  const Job plain = read_job(write(pbd + "    iterations: 3\n"));
+  EXPECT_EQ(plain.dynamic->position_based.acceleration, PbdAcceleration::none);
+  const Job fast = read_job(write(pbd + "    acceleration: chebyshev\n    spectral_radius: 0.85\n"));
+  EXPECT_EQ(fast.dynamic->position_based.acceleration, PbdAcceleration::chebyshev);
+  EXPECT_DOUBLE_EQ(fast.dynamic->position_based.spectral_radius, 0.85);
+  EXPECT_EQ(to_string(PbdAcceleration::chebyshev), "chebyshev");
+  EXPECT_EQ(read_job(write(pbd + "    acceleration: none\n")).dynamic->position_based.acceleration,
+            PbdAcceleration::none);
+  expect_error(pbd + "    acceleration: multigrid\n", 10,
+               {"analysis.position_based.acceleration: expected one of: none, chebyshev, got 'multigrid'"});
+  expect_error(pbd + "    acceleration: chebyshev\n", 10,
+               {"missing required key 'analysis.position_based.spectral_radius'", "e.g. 0.85"});
+  expect_error(pbd + "    acceleration: chebyshev\n    spectral_radius: 1.0\n", 11,
+               {"analysis.position_based.spectral_radius: expected a number in (0, 1), got '1.0'"});
+  expect_error(pbd + "    acceleration: chebyshev\n    spectral_radius: 0\n", 11, {"expected a number in (0, 1)"});
+  expect_error(pbd + "    spectral_radius: 0.9\n", 10,
+               {"analysis.position_based.spectral_radius: only with acceleration: chebyshev "
+                "(analysis.position_based.acceleration is none)"});
+  expect_error(pbd + "    sweep: jacobi\n    acceleration: chebyshev\n    spectral_radius: 0.9\n", 11,
+               {"analysis.position_based.acceleration: chebyshev accelerates the coloured XPBD sweep (needs sweep: "
+                "colored and xpbd: true, got sweep: jacobi, xpbd: true)"});
+  expect_error(pbd + "    xpbd: false\n    acceleration: chebyshev\n    spectral_radius: 0.9\n", 11,
+               {"got sweep: colored, xpbd: false"});
+}
+
 // Plasticity (Bender et al. §4.1, materials/plasticity.hpp): the typed law, and every refusal with file, line, key.
 TEST_F(JobTest, PlasticityKeys) {
   const std::string dyn = "analysis:\n  type: dynamic\n  dt: 0.01\n  end_time: 0.1\n  integrator: position-based\n"

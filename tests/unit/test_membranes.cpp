@@ -1,7 +1,8 @@
 // Tests of Delingette's membranes (materials/membrane.hpp, materials/trbs.cpp): "trbs", "trqs", "springs",
 // "linear-membrane" on triangles in 3D: rigid motions; the common tangent at rest (= Delingette's linear stiffness
 // B^L); springs = trqs without angular springs; TRQS -> TRBS for small strains; energy additivity over triangles;
-// the block pattern; thread-count independence (bitwise); input checks; timing (disabled).
+// the block pattern; thread-count independence (bitwise); input checks. The cost per triangle is a benchmark:
+// bench/bench_membranes.cpp.
 // Finite differences: test_membrane_fd.cpp; trbs = StVK: test_membrane_trbs.cpp; damping: test_membrane_damping.cpp.
 #include <gtest/gtest.h>
 
@@ -11,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -23,7 +23,6 @@
 #include "materials/membrane.hpp"
 #include "tests/support/formulation_testing.hpp"
 #include "tests/support/membrane_testing.hpp"
-#include "tests/support/timing.hpp"
 
 namespace edgefem {
 namespace {
@@ -280,31 +279,6 @@ TEST(MembraneInput, RejectsBadInput) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("Poisson"), std::string::npos) << e.what();
   }
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// 5. Cost per triangle (not run by default: --gtest_also_run_disabled_tests --gtest_filter='*MembraneTiming*').
-
-TEST(MembraneTiming, DISABLED_CostPerTriangle) {
-  const int saved = omp_get_max_threads();
-  omp_set_num_threads(1);
-  for (bool shuffled : {false, true}) {
-    const TriMesh m = triangle_patch(224, 224, 0.3, 1, shuffled);  // 100352 triangles
-    const auto mat = random_materials(1, 2);
-    const std::vector<std::int32_t> ids(m.n_tris(), 0);
-    const auto x = deform_triangles(m, "random", 1);
-    for (const char* model : {"springs", "trqs", "trbs", "linear-membrane"}) {
-      const auto form = make_membrane(model, m.coords, m.tris, mat, ids);
-      std::vector<double> f(x.size()), b(9 * form->block_pattern().size());
-      auto best = [&](auto&& fn) { return 1e9 * best_thread_cpu_seconds(fn) / static_cast<double>(m.n_tris()); };
-      const double t_fk = best([&] { form->force_and_stiffness(x, f, b); });
-      const double t_f = best([&] { form->force(x, f); });
-      const double t_w = best([&] { (void)form->energy(x); });
-      std::printf("[ membrane ] %-16s f+K %6.1f, f %6.1f, W %6.1f ns/triangle (1 thread, %zu triangles, %s)\n", model,
-                  t_fk, t_f, t_w, m.n_tris(), shuffled ? "shuffled numbering" : "row-major numbering");
-    }
-  }
-  omp_set_num_threads(saved);
 }
 
 }  // namespace

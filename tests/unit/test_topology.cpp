@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -183,21 +182,18 @@ TEST(Topology, RejectsBadInput) {
   EXPECT_EQ(empty.tseps.size(), 0u);
 }
 
-TEST(Topology, LargeBoxCountsAndSpeed) {
-  // 30^3 cubes = 162000 tets: closed-form counts of the Kuhn box and a generous time bound (O(n log n)).
+TEST(Topology, LargeBoxCounts) {
+  // 30^3 cubes = 162000 tets: closed-form counts of the Kuhn box. Its time (once asserted here, under 5 s) is a
+  // benchmark: build/bench/edgefem_bench_mesh_setup.
   const int n = 30;
   const auto mesh = testing::kuhn_box(n, n, n);
-  const auto t0 = std::chrono::steady_clock::now();
   const Topology topo = build_topology(mesh.n_vertices(), mesh.tets);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::int64_t c = n, v = (c + 1) * (c + 1) * (c + 1);
   // Edges: axis edges 3 c (c+1)^2, face diagonals 3 c^2 (c+1), body diagonals c^3.
   EXPECT_EQ(topo.n_edges(), 3 * c * (c + 1) * (c + 1) + 3 * c * c * (c + 1) + c * c * c);
   EXPECT_EQ(topo.n_tets(), 6 * c * c * c);
   EXPECT_EQ(v - topo.n_edges() + topo.n_faces() - topo.n_tets(), 1);
   EXPECT_EQ(topo.n_type1, 3 * topo.n_faces());
-  EXPECT_LT(seconds, 5.0);
-  RecordProperty("build_seconds", std::to_string(seconds));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Tests of Volino's weft/warp membrane (materials/volino.hpp): viscous force and damping; rigid motions; block
-// pattern; 1 vs 2 vs 3 threads bitwise; the virtual tensile test at kernel level; input checks; timing (disabled).
+// pattern; 1 vs 2 vs 3 threads bitwise; the virtual tensile test at kernel level; input checks. The cost per
+// triangle is a benchmark: bench/bench_membranes.cpp.
 // Curves: test_volino_curve.cpp; laws and frame: test_volino_law.cpp; finite differences: test_volino_fd.cpp;
 // isotropic = trbs and orthotropic symmetries: test_volino_equivalence.cpp; stabilisation:
 // test_volino_stabilization.cpp.
@@ -11,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -27,7 +27,6 @@
 #include "materials/membrane.hpp"
 #include "materials/volino.hpp"
 #include "tests/support/formulation_testing.hpp"
-#include "tests/support/timing.hpp"
 #include "tests/support/volino_testing.hpp"
 
 namespace edgefem {
@@ -270,7 +269,7 @@ TEST(VolinoTensile, StripStretchedAlongWarpReproducesTheCurve) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 8. Input checks, timing
+// 8. Input checks
 
 TEST(VolinoInput, RejectsBadInput) {
   const TriMesh m = single_triangle("tri");
@@ -308,34 +307,6 @@ TEST(VolinoInput, RejectsBadInput) {
   EXPECT_THROW(form->force_and_stiffness(x9, f9, blocks), std::invalid_argument);
   std::vector<double> s2(2);
   EXPECT_THROW(form->strain_stress(x9, s2, s2), std::invalid_argument);
-}
-
-// Not run by default: --gtest_also_run_disabled_tests --gtest_filter='*VolinoTiming*'.
-TEST(VolinoTiming, DISABLED_CostPerTriangle) {
-  const int saved = omp_get_max_threads();
-  omp_set_num_threads(1);
-  const TriMesh m = triangle_patch(224, 224, 0.3, 1, false);  // 100352 triangles, row-major numbering
-  const auto x = deform_triangles(m, "random", 1);
-  const std::vector<std::int32_t> ids(m.n_tris(), 0);
-  auto best = [&](auto&& fn) { return 1e9 * best_thread_cpu_seconds(fn) / static_cast<double>(m.n_tris()); };
-  auto report = [&](const char* name, const TetFormulation& form) {
-    std::vector<double> f(x.size()), b(9 * form.block_pattern().size());
-    const double t_fk = best([&] { form.force_and_stiffness(x, f, b); });
-    const double t_f = best([&] { form.force(x, f); });
-    const double t_w = best([&] { (void)form.energy(x); });
-    std::printf("[ volino ] %-24s f+K %6.1f, f %6.1f, W %6.1f ns/triangle (1 thread, %zu triangles)\n", name, t_fk, t_f,
-                t_w, m.n_tris());
-  };
-  const std::vector<MembraneMaterial> mm = {{2.0, 0.3, 0.1}};
-  report("trbs", *make_membrane("trbs", m.coords, m.tris, mm, ids));
-  std::vector<VolinoMaterial> vm(1);
-  vm[0].thickness = 0.1;
-  vm[0].law = VolinoLaw::isotropic(2.0, 0.3);
-  report("volino isotropic", *make_volino(m.coords, m.tris, vm, ids));
-  report("volino iso eigen-clamp", *make_volino(m.coords, m.tris, vm, ids, VolinoStabilization::eigen_clamp));
-  vm[0].law = VolinoLaw::curves(weft_curve(), warp_curve(), shear_curve());
-  report("volino curves", *make_volino(m.coords, m.tris, vm, ids));
-  omp_set_num_threads(saved);
 }
 
 }  // namespace
