@@ -157,12 +157,10 @@ void JobParser::check_contact(const Job& job, const Value* obstacles, const Valu
   if (job.discretization.type == DiscretizationType::frames)
     fail(obstacles->line, obstacles->path + ": not supported with discretization type frames yet (contact needs "
                                             "the nodal Newton solvers: static, backward-euler or newmark)");
-  if (job.dynamic && (job.dynamic->integrator == Integrator::position_based ||
-                      job.dynamic->integrator == Integrator::linearized_euler))
-    fail(obstacles->line, obstacles->path + ": not supported with integrator " +
-                              std::string(to_string(job.dynamic->integrator)) +
-                              " yet (contact needs a Newton solve: integrator backward-euler or newmark, or a static "
-                              "analysis)");
+  if (job.dynamic && job.dynamic->integrator == Integrator::linearized_euler)
+    fail(obstacles->line, obstacles->path + ": not supported with integrator linearized-euler yet (contact needs a "
+                                            "Newton solve or the position-based sweep: integrator backward-euler, "
+                                            "newmark or position-based, or a static analysis)");
 }
 
 }  // namespace job_parsing

@@ -127,7 +127,10 @@ DynamicRun::DynamicRun(const RunOptions& options, const Job& job, TimeIntegrator
                                                   : "step,time,kinetic,strain,attachment,external_work,total",
                       keep);
   reactions_.emplace(comm_, job.output_directory, integrator_.model(), keep, obstacle_names(job));
-  if (integrator_.contact_terms()) summary_.contact = begin_contact_record(job, *integrator_.contact_terms());
+  if (integrator_.contact_terms())
+    summary_.contact = begin_contact_record(job, *integrator_.contact_terms());
+  else if (!job.obstacles.empty())
+    summary_.contact = begin_projection_record(job);  // position-based
   clock_.setup += clock_.lap();  // the integrator, the restart and the output files
   summary_.phases_s.setup = clock_.setup;
   stage_output_ = log_stage("Output");
@@ -233,7 +236,7 @@ int DynamicRun::finish() {
   if (summary_.contact) {
     double step_seconds = 0;
     for (const auto& r : reports_) step_seconds += r.seconds;
-    print_contact_summary(comm_, *summary_.contact, *integrator_.contact_terms(), step_seconds);
+    print_contact_summary(comm_, *summary_.contact, integrator_.contact_terms(), step_seconds);
   }
   PetscPrintf(comm_, "  output: %s\n  checkpoint: %s\n", writer_.pvd_path().c_str(),
               (last_checkpoint_.empty() ? start_.path : last_checkpoint_).c_str());

@@ -157,6 +157,14 @@ RunSummary::Contact begin_contact_record(const Job& job, const ContactTerms& con
   return c;
 }
 
+RunSummary::Contact begin_projection_record(const Job& job) {
+  RunSummary::Contact c;
+  c.method = "projection";
+  for (const ObstacleSpec& o : job.obstacles) c.obstacles.push_back(o.name);
+  c.forces.assign(3 * c.obstacles.size(), 0.0);
+  return c;
+}
+
 void record_contact(RunSummary::Contact& record, long long step, const ContactStepReport& report,
                     std::vector<double> forces) {
   record.step.push_back(step);
@@ -169,9 +177,9 @@ void record_contact(RunSummary::Contact& record, long long step, const ContactSt
   if (forces.size() == record.forces.size()) record.forces = std::move(forces);
 }
 
-void print_contact_summary(MPI_Comm comm, RunSummary::Contact& record, const ContactTerms& contact,
+void print_contact_summary(MPI_Comm comm, RunSummary::Contact& record, const ContactTerms* contact,
                            double solve_seconds) {
-  const ContactSeconds& t = contact.seconds();
+  const ContactSeconds t = contact ? contact->seconds() : ContactSeconds{};
   record.seconds_residual = t.residual, record.seconds_hessian = t.hessian, record.seconds_step_limit = t.step_limit;
   double smallest = std::numeric_limits<double>::infinity();
   for (const double g : record.min_gap) smallest = std::min(smallest, g);
@@ -180,6 +188,7 @@ void print_contact_summary(MPI_Comm comm, RunSummary::Contact& record, const Con
               "%.6e, at most %lld active contacts in a step (%lld at the last)\n",
               record.method.c_str(), record.activation_distance, record.stiffness, record.deepest_penetration,
               smallest, record.max_active, record.active.empty() ? 0LL : record.active.back());
+  if (!contact) return;  // (the projection measures no forces and no time of its own)
   for (std::size_t o = 0; o < record.obstacles.size(); ++o)
     PetscPrintf(comm, "  force of obstacle %s on the body: (%.9e, %.9e, %.9e)\n", record.obstacles[o].c_str(),
                 record.forces[3 * o], record.forces[3 * o + 1], record.forces[3 * o + 2]);

@@ -113,7 +113,7 @@ int StaticRun::finish() {
   summary_.largest_displacement = print_state_summary(comm_, mesh_, solver_.local_positions());
   summary_.output = writer_.pvd_path();
   print_reactions(comm_, job_, reactions_);
-  if (summary_.contact) print_contact_summary(comm_, *summary_.contact, *solver_.contact(), solve_seconds);
+  if (summary_.contact) print_contact_summary(comm_, *summary_.contact, solver_.contact(), solve_seconds);
   PetscPrintf(comm_, "  output: %s\n", writer_.pvd_path().c_str());
   if (stop_signal_ == 0) return 0;
   summary_.stopped = true;

@@ -36,12 +36,34 @@ double box_diagonal(MPI_Comm comm, const LocalMesh& mesh) {
 
 }  // namespace
 
+std::vector<std::int32_t> contact_candidates(const LocalMesh& mesh, const Model& model, Vec work, int max_prescribed) {
+  const LocalIndex n_owned = mesh.n_owned;
+  std::vector<int> prescribed(static_cast<std::size_t>(n_owned), 0);
+  for (const auto& d : model.dirichlet) ++prescribed[static_cast<std::size_t>(d.dof / 3)];
+  std::vector<char> boundary(static_cast<std::size_t>(n_owned), 1);
+  if (model.nodes_per_cell == 4) {  // the vertices of the boundary faces, wherever the faces are
+    EDGEFEM_PETSC(VecSet(work, 0.0));
+    {
+      LocalForm f(work, false);
+      for (const LocalIndex v : mesh.mesh.triangles) f.span()[3 * static_cast<std::size_t>(v)] = 1.0;
+    }
+    EDGEFEM_PETSC(VecGhostUpdateBegin(work, ADD_VALUES, SCATTER_REVERSE));
+    EDGEFEM_PETSC(VecGhostUpdateEnd(work, ADD_VALUES, SCATTER_REVERSE));
+    VecArray marks(work, true);
+    for (LocalIndex v = 0; v < n_owned; ++v) boundary[v] = marks.span()[3 * static_cast<std::size_t>(v)] > 0.0;
+  }
+  std::vector<std::int32_t> candidates;
+  for (LocalIndex v = 0; v < n_owned; ++v)
+    if (boundary[v] && prescribed[v] <= max_prescribed) candidates.push_back(v);
+  return candidates;
+}
+
 ContactTerms::ContactTerms(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model,
                            Assembler& assembler, double dt)
     : comm_(comm), job_(job), mesh_(mesh), assembler_(assembler) {
   run_collectively(comm_, [&] { obstacles_ = make_obstacles(job_); });
   work_ = assembler_.create_vector();
-  potential_ = std::make_unique<contact::ContactPotential>(obstacles_, find_candidates(model));
+  potential_ = std::make_unique<contact::ContactPotential>(obstacles_, contact_candidates(mesh_, model, work_, 2));
   potential_->set_method(job_.contact.method);
   const double diagonal = box_diagonal(comm_, mesh_);
   potential_->set_activation_distance(job_.contact.distance > 0.0 ? job_.contact.distance : 1e-3 * diagonal);
@@ -59,28 +81,6 @@ bool ContactTerms::moving() const {
   return std::any_of(job_.obstacles.begin(), job_.obstacles.end(), [](const ObstacleSpec& s) {
     return s.motion && s.motion->translate != std::array<double, 3>{0.0, 0.0, 0.0};
   });
-}
-
-std::vector<std::int32_t> ContactTerms::find_candidates(const Model& model) const {
-  const LocalIndex n_owned = mesh_.n_owned;
-  std::vector<int> prescribed(static_cast<std::size_t>(n_owned), 0);
-  for (const auto& d : model.dirichlet) ++prescribed[static_cast<std::size_t>(d.dof / 3)];
-  std::vector<char> boundary(static_cast<std::size_t>(n_owned), 1);
-  if (model.nodes_per_cell == 4) {  // the vertices of the boundary faces, wherever the faces are
-    EDGEFEM_PETSC(VecSet(work_, 0.0));
-    {
-      LocalForm f(work_, false);
-      for (const LocalIndex v : mesh_.mesh.triangles) f.span()[3 * static_cast<std::size_t>(v)] = 1.0;
-    }
-    EDGEFEM_PETSC(VecGhostUpdateBegin(work_, ADD_VALUES, SCATTER_REVERSE));
-    EDGEFEM_PETSC(VecGhostUpdateEnd(work_, ADD_VALUES, SCATTER_REVERSE));
-    VecArray marks(work_, true);
-    for (LocalIndex v = 0; v < n_owned; ++v) boundary[v] = marks.span()[3 * static_cast<std::size_t>(v)] > 0.0;
-  }
-  std::vector<std::int32_t> candidates;
-  for (LocalIndex v = 0; v < n_owned; ++v)
-    if (boundary[v] && prescribed[v] < 3) candidates.push_back(v);
-  return candidates;
 }
 
 double ContactTerms::automatic_stiffness(const Model& model, double dt) {

@@ -30,6 +30,11 @@
 
 namespace edgefem {
 
+/// The contact candidates of a rank: the owned vertices of boundary faces (tets; found through a reverse ghost
+/// scatter on `work`, a ghosted vector of the assembler's layout) or every owned vertex (membranes), without the
+/// vertices with more than `max_prescribed` of their components prescribed. Collective.
+std::vector<std::int32_t> contact_candidates(const LocalMesh& mesh, const Model& model, Vec work, int max_prescribed);
+
 /// One step's contact, the same on every rank.
 struct ContactStepReport {
   long long active = 0;     ///< vertex-obstacle pairs within the activation distance (penalty: penetrating)
@@ -97,9 +102,6 @@ class ContactTerms {
   [[nodiscard]] const ContactSeconds& seconds() const { return seconds_; }
 
  private:
-  /// Candidates: the owned vertices of boundary faces (tets; found through a reverse ghost scatter) or every owned
-  /// vertex (membranes), without the vertices whose three components are prescribed. Collective.
-  std::vector<std::int32_t> find_candidates(const Model& model) const;
   /// The auto stiffness: the mean diagonal of K at rest (plus m / dt^2) over the candidates' dofs, divided by
   /// b''(dh / 2) (barrier) or times 100 (penalty). Collective.
   double automatic_stiffness(const Model& model, double dt);

@@ -138,8 +138,8 @@ TEST_F(ContactInput, BadValuesNameFileLineAndKey) {
   expect_error("mesh:\n  generate: {shape: box, size: [1, 1, 1], cells: [1, 1, 1]}\n"
                "materials: [{young: 1, poisson: 0.1}]\ncontact: {distance: 1.0e-3}\n",
                4, {"contact: given, but the job has no obstacles"});
-  expect_error(job(plane, "analysis: {type: dynamic, dt: 0.1, end_time: 1, integrator: position-based}\n"), 5,
-               {"obstacles: not supported with integrator position-based yet"});
+  expect_error(job(plane, "analysis: {type: dynamic, dt: 0.1, end_time: 1, integrator: linearized-euler}\n"), 5,
+               {"obstacles: not supported with integrator linearized-euler yet"});
 }
 
 TEST_F(ContactInput, StlAsciiAndBinaryGiveTheSameWeldedSurface) {
