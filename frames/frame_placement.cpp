@@ -91,15 +91,52 @@ std::vector<Pick> fixed_region_vertices(MPI_Comm comm, const LocalMesh& mesh, co
   return out;
 }
 
+/// The longest tet edge over all ranks: every point of the body lies within it of a mesh vertex (a point of a tet is
+/// a convex combination of its vertices, so no farther from one of them than its longest edge).
+double longest_tet_edge(MPI_Comm comm, const LocalMesh& mesh) {
+  double longest = 0.0;
+  for (LocalIndex t = 0; t < mesh.mesh.n_tets(); ++t) {
+    const LocalIndex* v = &mesh.mesh.tets[4 * static_cast<std::size_t>(t)];
+    for (int a = 0; a < 4; ++a)
+      for (int b = a + 1; b < 4; ++b) {
+        const double* p = mesh.mesh.point(v[a]);
+        const Vec3 q{mesh.mesh.point(v[b])[0], mesh.mesh.point(v[b])[1], mesh.mesh.point(v[b])[2]};
+        longest = std::max(longest, std::sqrt(distance2(p, q)));
+      }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return longest;
+}
+
+/// A position farther than `tolerance` from every vertex (or too far to measure) lies outside the body: refused.
+void check_near_body(const Job& job, std::size_t i, const Pick& p, double tolerance) {
+  const Vec3& x = job.discretization.positions[i];
+  const double distance = std::sqrt(p.value);
+  const bool measured = std::isfinite(distance);  // not when the squared distance overflows at every vertex
+  if (measured && distance <= tolerance) return;
+  std::ostringstream msg;
+  msg << where(job) << "discretization.positions[" << i << "] = [" << x[0] << ", " << x[1] << ", " << x[2] << "] ";
+  if (measured)
+    msg << "is " << distance << " from the nearest mesh vertex (file index " << p.file_vertex << " at " << p.x[0]
+        << ", " << p.x[1] << ", " << p.x[2] << ")";
+  else
+    msg << "is too far from the mesh to measure";
+  msg << ": expected a point of the body, within " << tolerance
+      << " of a vertex (the mesh's longest tet edge; every point of the body is that close to one)";
+  throw InputError(msg.str());
+}
+
 /// Positions snapped to vertices; the anchor of a fixed region is the frame nearest to its anchor vertex.
 void place_at_positions(MPI_Comm comm, const LocalMesh& mesh, const Job& job, const std::vector<Pick>& fixed,
                         FramePlacement& out) {
   const auto& positions = job.discretization.positions;
   const double* X = mesh.mesh.coords.data();
+  const double tolerance = longest_tet_edge(comm, mesh);
   for (std::size_t i = 0; i < positions.size(); ++i) {
     const Vec3 target = positions[i];
     const Pick p = best_vertex(
         comm, mesh, [&](LocalIndex v) { return distance2(X + 3 * v, target); }, false);
+    check_near_body(job, i, p, tolerance);
     for (std::size_t j = 0; j < out.file_vertices.size(); ++j)
       if (out.file_vertices[j] == p.file_vertex) {
         std::ostringstream msg;
@@ -228,19 +265,27 @@ std::array<double, 6> global_bounding_box(MPI_Comm comm, const LocalMesh& mesh) 
   return {glo[0], glo[1], glo[2], ghi[0], ghi[1], ghi[2]};
 }
 
+void check_frame_count(const Job& job, GlobalIndex n_global_vertices) {
+  const DiscretizationSpec& spec = job.discretization;
+  const std::string key = spec.positions.empty() ? "discretization.frames" : "discretization.positions";
+  const long long n = spec.positions.empty() ? spec.frame_count : static_cast<long long>(spec.positions.size());
+  if (n > n_global_vertices)
+    throw InputError(where(job) + key + ": expected at most " + std::to_string(n_global_vertices) +
+                     " (the mesh's vertex count: a frame sits at a vertex), got " + std::to_string(n) +
+                     (spec.positions.empty() ? "" : " positions"));
+}
+
 FramePlacement place_frames(MPI_Comm comm, const LocalMesh& mesh, const Job& job, const Model& model,
                             const VoxelGrid& grid) {
   const DiscretizationSpec& spec = job.discretization;
   FramePlacement out;
   out.anchors.assign(job.boundary.size(), -1);
+  check_frame_count(job, mesh.n_global_vertices);
   const std::vector<Pick> fixed = fixed_region_vertices(comm, mesh, job, model);
   if (!spec.positions.empty()) {
     place_at_positions(comm, mesh, job, fixed, out);
     return out;
   }
-  if (spec.frame_count > mesh.n_global_vertices)
-    throw InputError(where(job) + "discretization.frames: expected at most " + std::to_string(mesh.n_global_vertices) +
-                     " (the mesh's vertex count), got " + std::to_string(spec.frame_count));
   place_anchors(fixed, out);
   const std::size_t n_fixed = out.origins.size();
   if (static_cast<std::size_t>(spec.frame_count) < n_fixed)

@@ -40,6 +40,11 @@ struct FramePlacement {
 FramePlacement place_frames(MPI_Comm comm, const LocalMesh& mesh, const Job& job, const Model& model,
                             const VoxelGrid& grid);
 
+/// `frames: N` (or the number of `positions`) against the mesh's vertex count: InputError naming the key when there
+/// are more frames than vertices (every frame sits at its own vertex). Not collective; the same on every rank. Called
+/// by place_frames, and by the run before its memory estimate (which a huge count would fail less clearly).
+void check_frame_count(const Job& job, GlobalIndex n_global_vertices);
+
 /// The bounding box of the mesh over all ranks: lo x, y, z then hi x, y, z.
 std::array<double, 6> global_bounding_box(MPI_Comm comm, const LocalMesh& mesh);
 

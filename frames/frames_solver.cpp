@@ -30,6 +30,31 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+/// A model whose frames are all held has no unknown: nothing of it can move, whatever the loads. Refused (on every
+/// rank: the held frames are agreed) rather than "solved", since it is never what a job means: its frames sit on
+/// the fixed regions (positions there, or too few frames for the fixed regions to leave one free). A static model
+/// with no held frame is refused too.
+void refuse_all_held(const Job& job, const FramePlacement& placement, const std::vector<int>& held) {
+  // The other end: a static model with no held frame has its rigid-body motions free (a singular system; Newton
+  // would wander for 30 iterations and six load cuts before saying so).
+  if (job.analysis_type == AnalysisType::statics && std::find(held.begin(), held.end(), 1) == held.end())
+    throw InputError(job.job_file + ":" + std::to_string(job.discretization.line) +
+                     ": discretization: no frame is held (no boundary entry fixes x, y and z), so the static frame "
+                     "model's rigid-body motions are free and its equilibrium is undetermined: expected a boundary "
+                     "entry with fix: [x, y, z] (or analysis type dynamic)");
+  if (std::find(held.begin(), held.end(), 0) != held.end()) return;
+  std::ostringstream msg;
+  msg << job.job_file << ":" << job.discretization.line << ": discretization: every frame is held (" << held.size()
+      << " of " << held.size() << ": each is the frame of largest weight at some vertex of a boundary entry that "
+      << "fixes x, y and z), so the model has no unknown and nothing can move; frames at";
+  for (std::size_t i = 0; i < placement.origins.size() && i < 4; ++i)
+    msg << (i ? ", [" : " [") << placement.origins[i][0] << ", " << placement.origins[i][1] << ", "
+        << placement.origins[i][2] << "]";
+  msg << (placement.origins.size() > 4 ? ", ..." : "")
+      << ". Expected at least one free frame: more frames, or positions away from the fixed regions";
+  throw InputError(msg.str());
+}
 }  // namespace
 
 FrameSolver::FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model, bool quiet)
@@ -43,6 +68,7 @@ FrameSolver::FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, c
   seconds_weights_ = seconds_since(t0);
   const int n = n_frames();
   held_ = held_frames(comm, mesh, model, job, weights_, n);
+  refuse_all_held(job, placement_, held_);
   init_loads();
   // Lame constants of each tet's material.
   const LocalIndex n_tets = mesh.mesh.n_tets();
@@ -339,7 +365,7 @@ std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, doub
                         " times: " + why);
     report.substeps = taken;
     report.seconds = seconds_since(t0);
-    if (!quiet_ && rank == 0)
+    if (!quiet_ && rank == 0 && !report.residuals.empty())
       std::printf("  step %d: load factor %.4g, %d Newton iterations, |g| %.3e -> %.3e, %.3f s\n", step, load_factor,
                   report.newton_iterations, report.residuals.front(), report.residuals.back(), report.seconds);
     reports.push_back(report);

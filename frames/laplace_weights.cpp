@@ -85,12 +85,18 @@ class DirichletSolve {
       if (held_[v]) rows.push_back(static_cast<PetscInt>(mesh.global_vertex[v]));
     EDGEFEM_PETSC(MatDuplicate(A, MAT_COPY_VALUES, reduced_.address()));
     EDGEFEM_PETSC(MatZeroRowsColumns(reduced_, static_cast<PetscInt>(rows.size()), rows.data(), 1.0, nullptr, nullptr));
-    EDGEFEM_PETSC(KSPCreate(comm, ksp_.address()));
+    make_ksp(PCGAMG);
+  }
+
+  /// CG with preconditioner `type` on the reduced matrix (options prefix frames_weights_).
+  void make_ksp(PCType type) const {
+    ksp_.reset();
+    EDGEFEM_PETSC(KSPCreate(comm_, ksp_.address()));
     EDGEFEM_PETSC(KSPSetOperators(ksp_, reduced_, reduced_));
     EDGEFEM_PETSC(KSPSetType(ksp_, KSPCG));
     PC pc = nullptr;
     EDGEFEM_PETSC(KSPGetPC(ksp_, &pc));
-    EDGEFEM_PETSC(PCSetType(pc, PCGAMG));
+    EDGEFEM_PETSC(PCSetType(pc, type));
     EDGEFEM_PETSC(KSPSetTolerances(ksp_, kWeightSolveRtol, 1e-300, PETSC_DEFAULT, 2000));
     EDGEFEM_PETSC(KSPSetOptionsPrefix(ksp_, "frames_weights_"));
     EDGEFEM_PETSC(KSPSetFromOptions(ksp_));
@@ -109,6 +115,13 @@ class DirichletSolve {
     EDGEFEM_PETSC(KSPSolve(ksp_, b, x));
     KSPConvergedReason reason;
     EDGEFEM_PETSC(KSPGetConvergedReason(ksp_, &reason));
+    if (reason == KSP_DIVERGED_PC_FAILED) {
+      // GAMG cannot coarsen a system of a handful of free vertices (frames at nearly every vertex): a new CG with
+      // Jacobi then, for this and the later solves (the same on every rank: the reason is collective).
+      make_ksp(PCJACOBI);
+      EDGEFEM_PETSC(KSPSolve(ksp_, b, x));
+      EDGEFEM_PETSC(KSPGetConvergedReason(ksp_, &reason));
+    }
     if (reason < 0)
       throw SolverError("frame weights: the solve of " + what + " did not converge (" + KSPConvergedReasons[reason] +
                         ")");
@@ -143,7 +156,7 @@ class DirichletSolve {
   std::vector<char> held_;
   std::vector<PetscInt> ghosts_;
   PetscOwner<Mat, MatDestroy> reduced_;
-  PetscOwner<KSP, KSPDestroy> ksp_;
+  mutable PetscOwner<KSP, KSPDestroy> ksp_;  ///< (mutable: solve() replaces a GAMG that failed)
 };
 
 /// Frame i's Dirichlet set for every local vertex (-1: none): its ball and the fixed regions anchored to it.

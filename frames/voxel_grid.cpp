@@ -56,7 +56,9 @@ VoxelGrid make_voxel_grid(MPI_Comm comm, const LocalMesh& mesh, double size) {
   VoxelGrid g;
   g.lo = {box[0], box[1], box[2]};
   const double extent[3] = {box[3] - box[0], box[4] - box[1], box[5] - box[2]};
-  g.size = size;
+  // A size of 0 or not finite (a mesh of no volume) would never reach the cell limit: one cell over the box instead.
+  const double largest = std::max({extent[0], extent[1], extent[2]});
+  g.size = size > 0.0 && std::isfinite(size) ? size : (largest > 0.0 ? largest : 1.0);
   for (;;) {
     for (int d = 0; d < 3; ++d) g.n[d] = std::max(1, static_cast<int>(std::ceil(extent[d] / g.size)));
     if (static_cast<double>(g.n[0]) * g.n[1] * g.n[2] <= kMaxVoxelCells) break;

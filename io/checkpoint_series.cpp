@@ -239,7 +239,10 @@ std::vector<std::string> CheckpointSeries::set_aside_other_runs() {
       if (g.what.empty()) g.what = describe_run(CheckpointRun{});
       g.paths.push_back(bad.path);
     }
-    for (auto& [folder, g] : groups) {
+    for (auto& entry : groups) {
+      // (Not a structured binding: clang before 16 cannot capture one in the lambda below.)
+      const std::string& folder = entry.first;
+      Group& g = entry.second;
       // A folder of that name from an earlier move keeps its files: take the first one without these names.
       auto taken = [&](const fs::path& folder_path) {
         return std::any_of(g.paths.begin(), g.paths.end(), [&](const std::string& path) {

@@ -180,6 +180,16 @@ void JobParser::check_plasticity(const Job& job, const std::string& materials) c
                                   ": plastic materials need analysis.position_based.inversion: none (the inversion "
                                   "handling's principal route has no plastic strain; got inversion svd, the "
                                   "default)");
+    // A step moves E_p by dt * creep of the deviatoric elastic strain: beyond all of it, the flow overshoots, and
+    // far beyond, E_p and the stresses overflow into NaN positions.
+    if (m.plasticity->creep * job.dynamic->dt > 1.0) {
+      std::ostringstream msg;
+      msg << key << ".creep: expected at most 1/dt = " << 1.0 / job.dynamic->dt
+          << " (a step moves the plastic strain by dt * creep of the deviatoric elastic strain; more than all of it "
+             "overshoots), got "
+          << m.plasticity->creep;
+      fail(m.plasticity_line, msg.str());
+    }
   }
 }
 
@@ -824,7 +834,7 @@ void JobParser::parse_position_based(const Value& v, PositionBasedSpec& s) const
   const Map p(*this, v,
               {"iterations", "sweep", "xpbd", "velocity_damping", "inversion", "acceleration", "spectral_radius"});
   if (const Value* n = p.get("iterations"))
-    s.iterations = int_value(*n, "an integer >= 1", [](long long i) { return i >= 1; });
+    s.iterations = int_value(*n, "an integer in [1, 10000]", [](long long i) { return i >= 1 && i <= 10000; });
   if (const Value* sweep = p.get("sweep")) s.sweep = choice(*sweep, pbd_sweeps);
   if (const Value* xpbd = p.get("xpbd")) s.xpbd = boolean(*xpbd);
   if (const Value* damping = p.get("velocity_damping"))
@@ -935,7 +945,7 @@ void JobParser::parse_discretization(const Value& v, Job& job) const {
     const auto items = list(*grid, what);
     std::array<int, 3> n{};
     for (std::size_t k = 0; k < 3; ++k)
-      n[k] = int_value(items[k], "an integer >= 1", [](long long c) { return c >= 1 && c <= 100000; });
+      n[k] = int_value(items[k], "an integer in [1, 100000]", [](long long c) { return c >= 1 && c <= 100000; });
     d.sample_grid = n;
   }
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "core/error.hpp"
 #include "materials/plasticity.hpp"
 #include "partition/collective.hpp"
 
@@ -165,10 +166,25 @@ TimeStepReport PbdSolver::step() {
   TimeStepReport report;
   const auto t0 = std::chrono::steady_clock::now();
   step_once();
+  // A step that left a position NaN or infinite (the sweeps diverged: a stiffness, load or time step far beyond what
+  // the constraints can take) ends the run here, on every rank (agreed), not in NaN output files.
+  int finite = 1;  // (not VecNorm: PETSc's max norm passes over NaN)
+  {
+    Owned x(x_, true);
+    for (const double value : x.span()) finite &= std::isfinite(value) ? 1 : 0;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &finite, 1, MPI_INT, MPI_MIN, comm_);
   report.step = step_;
   report.time = time_;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  report.energy = energy();
+  report.energy = energy();  // the same on every rank (summed over them)
+  // (Not the total energy: a model's strain energy may be NaN on an inverted tet the sweeps then restore, e.g.
+  // Neo-Hookean's log J from a mirrored start. The kinetic energy overflows only with velocities beyond reason.)
+  if (!finite || !std::isfinite(report.energy.kinetic))
+    throw SolverError("position-based: time step " + std::to_string(step_) + " (t = " + std::to_string(time_) +
+                      "): the " + (finite ? "kinetic energy is" : "positions are") +
+                      " no longer finite (the constraint sweeps diverged; try a smaller dt, more iterations, a "
+                      "smaller stiffness, load or initial velocity)");
   report.contact = contact_step_;
   return report;
 }

@@ -248,7 +248,10 @@ void PbdConstraints::append_hinges(MPI_Comm comm, const LocalMesh& mesh, const M
   const std::size_t n_hinges = hinge_k_.size();
   for (std::size_t h = 0; h < n_hinges; ++h)
     hinge_color[h] = 2 * hinge_color[h] + (touches_shared(shared, stencils.data() + 4 * h, 4) ? 0 : 1);
-  const auto [begin, slot] = color_slots(hinge_color, 2 * n_hinge_colors);
+  // (Not a structured binding: clang before 16 cannot capture one in the lambda below.)
+  const ColorSlots slots = color_slots(hinge_color, 2 * n_hinge_colors);
+  const std::vector<std::size_t>& begin = slots.begin;
+  const std::vector<std::size_t>& slot = slots.slot;
   auto permuted = [&](const auto& in) {
     std::remove_cvref_t<decltype(in)> out(in.size());
     for (std::size_t h = 0; h < n_hinges; ++h) out[slot[h]] = in[h];

@@ -7,6 +7,7 @@
 #include "io/vtk_output.hpp"
 #include "partition/collective.hpp"
 #include "run/bench.hpp"
+#include "run/load_mesh.hpp"
 #include "runtime/placement.hpp"
 
 namespace edgefem {
@@ -60,6 +61,8 @@ int bench_job(const RunOptions& options) {
   Job job;
   run_collectively(comm, [&] { job = read_job(options.path); });
   warn_if_oversubscribed(comm);
+  // Before rank 0 reads or generates the whole mesh: will it fit (run/memory_budget.hpp)?
+  check_memory_before_input(comm, &job, job.job_file, InputHolding::whole_on_rank0, options);
   const BenchResult r = run_bench(comm, job, options.repeat, options.petsc_options);
   print_bench(comm, job, r);
   if (!options.json.empty())

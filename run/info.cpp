@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -125,7 +126,10 @@ int print_info(const RunOptions& options) {
   if (rank != 0) return 0;
   const int ranks = options.ranks == 0 ? size : options.ranks;  // mpirun -n N edgefem info: the partition it runs with
   const std::string& path = options.path;
-  const Mesh mesh = is_job_file(path) ? load_job_mesh(read_job(path)) : load_mesh_file(path);
+  // Before the whole mesh is read or generated here: will it fit (run/memory_budget.hpp)? (This rank alone.)
+  const std::optional<Job> job = is_job_file(path) ? std::optional<Job>(read_job(path)) : std::nullopt;
+  check_memory_before_input(MPI_COMM_SELF, job ? &*job : nullptr, path, InputHolding::whole_for_info, options);
+  const Mesh mesh = job ? load_job_mesh(*job) : load_mesh_file(path);
   print_counts(path, mesh);
   print_regions_and_box(mesh);
   if (is_job_file(path)) print_run_input(path, mesh);

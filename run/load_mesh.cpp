@@ -1,12 +1,14 @@
 #include "run/load_mesh.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
 #include "core/error.hpp"
 #include "io/gmsh.hpp"
+#include "io/gmsh_counts.hpp"
 #include "io/gmsh_parallel.hpp"
 #include "mesh/box.hpp"
 #include "partition/collective.hpp"
@@ -34,6 +36,83 @@ Mesh load_job_mesh(const Job& job) {
   }
   check_mesh(mesh, job.job_file + " (generated " + std::string(to_string(g.shape)) + ")");
   return mesh;
+}
+
+std::optional<AnnouncedMesh> announced_mesh_file_size(const std::string& path, bool membranes) {
+  const std::optional<GmshCounts> c = gmsh_header_counts(path);
+  if (!c) return std::nullopt;
+  AnnouncedMesh m;
+  m.vertices = c->nodes;
+  if (c->by_type) {
+    m.tets = c->tets;
+    m.triangles = c->tets > 0 ? 0 : c->triangles;
+  } else {
+    (membranes ? m.triangles : m.tets) = c->elements;
+  }
+  m.source = path;
+  return m;
+}
+
+std::optional<AnnouncedMesh> announced_mesh_size(const Job& job) {
+  if (job.mesh_file) {
+    bool membranes = false;
+    for (const auto& material : job.materials) membranes = membranes || material.model->cell == CellKind::triangle;
+    return announced_mesh_file_size(*job.mesh_file, membranes);
+  }
+  const GenerateSpec& g = *job.generate;
+  const long long nx = g.cells[0], ny = g.cells[1], nz = g.cells[2];
+  AnnouncedMesh m;
+  m.verb = "generated";
+  if (g.shape == GeneratedShape::box) {
+    m.tets = 6 * nx * ny * nz;
+    m.vertices = (nx + 1) * (ny + 1) * (nz + 1);
+    m.source = job.job_file + ": mesh.generate, a box of " + std::to_string(nx) + " x " + std::to_string(ny) + " x " +
+               std::to_string(nz) + " cells";
+  } else {
+    m.triangles = 2 * nx * ny;
+    m.vertices = (nx + 1) * (ny + 1);
+    m.source = job.job_file + ": mesh.generate, a sheet of " + std::to_string(nx) + " x " + std::to_string(ny) +
+               " cells";
+  }
+  return m;
+}
+
+namespace {
+
+/// The announced mesh of `job` (or of the file `path`) on every rank: a generated one from the job, a file's from its
+/// headers read by rank 0. Nothing when the headers cannot be read. Collective.
+std::optional<AnnouncedMesh> announced_on_every_rank(MPI_Comm comm, const Job* job, const std::string& path) {
+  if (job != nullptr && job->generate) return announced_mesh_size(*job);
+  const std::string& file = job != nullptr ? *job->mesh_file : path;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  long long counts[4] = {0, 0, 0, 0};  // known, tets, triangles, vertices
+  run_collectively(comm, [&] {
+    if (rank != 0) return;
+    const auto m = job != nullptr ? announced_mesh_size(*job) : announced_mesh_file_size(file);
+    if (m) counts[0] = 1, counts[1] = m->tets, counts[2] = m->triangles, counts[3] = m->vertices;
+  });
+  MPI_Bcast(counts, 4, MPI_LONG_LONG, 0, comm);
+  if (counts[0] == 0) return std::nullopt;
+  AnnouncedMesh m;
+  m.tets = counts[1], m.triangles = counts[2], m.vertices = counts[3];
+  m.source = file;
+  return m;
+}
+
+}  // namespace
+
+void check_memory_before_input(MPI_Comm comm, const Job* job, const std::string& path, InputHolding holding,
+                               const RunOptions& options, double* estimated_peak_mb) {
+  const std::optional<AnnouncedMesh> mesh = announced_on_every_rank(comm, job, path);
+  if (!mesh) return;  // headers unreadable: the reader says why
+  const MemoryPlan plan = plan_memory_before_input(comm, job, *mesh, holding, options.petsc_options);
+  if (estimated_peak_mb != nullptr) *estimated_peak_mb = plan.estimated_peak_mb_max_rank;
+  if (plan.fits) return;
+  if (!options.ignore_memory_estimate) throw ResourceError(plan.problem);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) std::fprintf(stderr, "edgefem:%s\n", plan.report.substr(1).c_str());
 }
 
 const char* to_string(MeshReader reader) {
@@ -92,6 +171,15 @@ MeshReader choose_reader(const Job& job, std::string* why) {
   }
   if (why != nullptr) *why = "MSH 4.1 binary, " + std::to_string(bytes) + " bytes >= " + std::to_string(limit);
   return MeshReader::parallel_gmsh;
+}
+
+InputHolding input_holding(MPI_Comm comm, const Job& job) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  int serial = 0;
+  if (rank == 0) serial = choose_reader(job) == MeshReader::serial ? 1 : 0;
+  MPI_Bcast(&serial, 1, MPI_INT, 0, comm);
+  return serial != 0 ? InputHolding::whole_on_rank0 : InputHolding::slices;
 }
 
 CellPartitioner choose_partitioner(const Job& job, std::int64_t n_cells, std::string* why) {

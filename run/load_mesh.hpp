@@ -5,16 +5,33 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "io/job.hpp"
 #include "mesh/mesh.hpp"
 #include "partition/partition.hpp"
+#include "run/memory_budget.hpp"
+#include "run/run_options.hpp"
 
 namespace edgefem {
 
 /// Read or generate the job's mesh and check it (check_mesh). Throws InputError.
 Mesh load_job_mesh(const Job& job);
+
+/// The size of the job's mesh before it is read or generated: `mesh.generate`'s cells, or the mesh file's headers
+/// (gmsh_header_counts; MSH 2.2 files count their elements together: taken as the cells). Nothing when the file's
+/// headers cannot be read (the reader then says what is wrong).
+std::optional<AnnouncedMesh> announced_mesh_size(const Job& job);
+/// The same for a mesh file alone (`edgefem info MESH`).
+std::optional<AnnouncedMesh> announced_mesh_file_size(const std::string& path, bool membranes = false);
+
+/// Collective over comm: the memory plan made before anything large is read or generated
+/// (plan_memory_before_input) for the mesh of `job`, or of the file `path` when `job` is null. Throws ResourceError
+/// (every rank) when it does not fit, unless options.ignore_memory_estimate (then rank 0 warns on stderr).
+/// `estimated_peak_mb` (optional): set to the plan's estimate of the largest rank's peak (summary.json).
+void check_memory_before_input(MPI_Comm comm, const Job* job, const std::string& path, InputHolding holding,
+                               const RunOptions& options, double* estimated_peak_mb = nullptr);
 
 /// Read a mesh file by extension (.msh) and check it. Throws InputError.
 Mesh load_mesh_file(const std::string& path);
@@ -42,6 +59,9 @@ MeshReader choose_reader(const Job& job, std::string* why = nullptr);
 /// `edgefem info` print). With membrane bending the mesh is partitioned on rank 0, which finds the hinge stencils
 /// (distribute_mesh): `ptscotch` runs PT-Scotch there on one process, `automatic` is METIS.
 CellPartitioner choose_partitioner(const Job& job, std::int64_t n_cells, std::string* why = nullptr);
+
+/// Collective: how the input will hold the job's mesh (choose_reader on rank 0): by slices, or whole on rank 0.
+InputHolding input_holding(MPI_Comm comm, const Job& job);
 
 struct DistributedJobMesh {
   LocalMesh mesh;

@@ -62,6 +62,16 @@ double cgroup_headroom() {
   return best;
 }
 
+/// One rank's cells and vertices, and the whole mesh's vertices: what the estimates take.
+struct PlanCounts {
+  long long tets = 0, triangles = 0, local_vertices = 0, global_vertices = 0;
+};
+
+int frame_count(const Job& job) {
+  return job.discretization.frame_count > 0 ? job.discretization.frame_count
+                                            : static_cast<int>(job.discretization.positions.size());
+}
+
 bool option_in(const std::string& options, const char* name) { return options.find(name) != std::string::npos; }
 
 /// Bytes as "12.3 GB", or "456 MB" below a gigabyte.
@@ -69,6 +79,8 @@ std::string gb(double bytes) {
   char text[32];
   if (bytes < kGB)
     std::snprintf(text, sizeof text, "%.0f MB", bytes / kMB);
+  else if (bytes >= 1024.0 * kGB)
+    std::snprintf(text, sizeof text, "%.1f TB", bytes / (1024.0 * kGB));
   else
     std::snprintf(text, sizeof text, "%.1f GB", bytes / kGB);
   return text;
@@ -169,6 +181,26 @@ RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long 
   return e;
 }
 
+namespace {
+
+/// What a frames job holds whole on every rank besides the per-tet and per-vertex data of estimate_rank_bytes: the
+/// dense frame system (frames/frames_solver.cpp: the Hessian, its reduction buffer, the free block and its LDLT, the
+/// dynamics' mass and step matrices: ~6 (d n)^2 doubles, d = 6 rigid or 12 affine unknowns a frame) and, with a
+/// `sample_grid`, the voxel sums (per grid cell 6 + 4 n values, rigid, or 6 + 12 n, affine). Issue 55: a frame count
+/// or a sample grid far beyond the machine is refused by the plan, not met by std::bad_alloc.
+double frames_dense_bytes(const DiscretizationSpec& d, int frames) {
+  const double n = std::max(1, frames);
+  const double dofs = (d.frame_type == FrameType::affine ? 12.0 : 6.0) * n;
+  double bytes = 6.0 * 8.0 * dofs * dofs;
+  if (d.sample_grid) {
+    const auto& g = *d.sample_grid;
+    bytes += 8.0 * static_cast<double>(g[0]) * g[1] * g[2] * (6.0 + (d.frame_type == FrameType::affine ? 12 : 4) * n);
+  }
+  return bytes;
+}
+
+}  // namespace
+
 SolveKind solve_kind(const Job& job) {
   if (job.discretization.type == DiscretizationType::frames) return SolveKind::frames;
   if (job.analysis_type == AnalysisType::dynamics && job.dynamic &&
@@ -204,14 +236,14 @@ struct PreconditionerEstimate {
 /// non-AMG one in `out` (block Jacobi's and additive Schwarz's incomplete factorizations copy the local matrix, ~300
 /// bytes per cell; a direct factorization, small systems only, on every rank for time steps on several, is counted
 /// as unsmoothed aggregation).
-SolverSpec::Preconditioner automatic_preconditioner(const Job& job, const LocalMesh& mesh, int ranks,
+SolverSpec::Preconditioner automatic_preconditioner(const Job& job, const PlanCounts& mesh, int ranks,
                                                     const RankEstimate& e, const std::string& options,
                                                     const std::string& user_pc, PreconditionerEstimate& out) {
   using P = SolverSpec::Preconditioner;
-  const long long tets = mesh.mesh.n_tets();
-  const long long triangles = tets > 0 ? 0 : mesh.mesh.n_triangles();
+  const long long tets = mesh.tets;
+  const long long triangles = mesh.triangles;
   LinearSystemKind system;  // as linear_system_kind() will describe it
-  system.global_dofs = 3 * static_cast<long long>(mesh.n_global_vertices);
+  system.global_dofs = 3 * mesh.global_vertices;
   system.dynamic = job.analysis_type == AnalysisType::dynamics;
   system.local_preconditioner = system.dynamic && tets == 0;
   system.newton_solves = !(system.dynamic && job.dynamic && job.dynamic->integrator == Integrator::linearized_euler);
@@ -232,7 +264,7 @@ SolverSpec::Preconditioner automatic_preconditioner(const Job& job, const LocalM
   // Membranes' additive Schwarz on several ranks runs under GMRES(30) (solver/linear_solver.cpp): 31 more vectors of the local dofs.
   if (pc == P::schwarz && ranks > 1 && system.local_preconditioner && system.newton_solves &&
       !option_in(options, "-ksp_type"))
-    pc_other += 31.0 * 8.0 * 3.0 * static_cast<double>(mesh.n_local());
+    pc_other += 31.0 * 8.0 * 3.0 * static_cast<double>(mesh.local_vertices);
   out.name = out.amg                 ? (pc == P::hypre ? "hypre" : "gamg")
              : pc == P::block_jacobi ? "bjacobi"
              : pc == P::schwarz      ? "asm"
@@ -242,10 +274,10 @@ SolverSpec::Preconditioner automatic_preconditioner(const Job& job, const LocalM
 
 /// Which preconditioner the estimate is for (Newton only) and its bytes: an AMG when the job or `-pc_type` names
 /// one, or the automatic choice (automatic_preconditioner) is one. Point Jacobi, SOR and none hold a few vectors.
-PreconditionerEstimate estimate_preconditioner(const Job& job, const LocalMesh& mesh, int ranks, const RankEstimate& e,
+PreconditionerEstimate estimate_preconditioner(const Job& job, const PlanCounts& mesh, int ranks, const RankEstimate& e,
                                                SolveKind kind, const std::string& cli_petsc_options) {
-  const long long tets = mesh.mesh.n_tets();
-  const long long triangles = tets > 0 ? 0 : mesh.mesh.n_triangles();
+  const long long tets = mesh.tets;
+  const long long triangles = mesh.triangles;
   const std::string options = job.petsc_options + " " + cli_petsc_options;
   const std::string user_pc = pc_type_option(options);
   PreconditionerEstimate pc;
@@ -341,6 +373,29 @@ std::string problem_text(long long n_cells, const PreconditionerEstimate& pc, co
          ". docs/design.md, \"Memory\", says how the estimate is made; --ignore-memory-estimate runs anyway";
 }
 
+/// A frames job whose dense parts (frames_dense_bytes, held whole on every rank) alone do not fit on some node:
+/// `problem` names the keys instead (more nodes would not help; fewer frames or a coarser sample grid do).
+/// Collective.
+void frames_problem(MPI_Comm comm, const Job& job, int frames, int ranks_on_node, double usable,
+                    std::string& problem) {
+  const double dense = frames_dense_bytes(job.discretization, frames);
+  int over = usable > 0 && dense * ranks_on_node > usable ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, comm);
+  if (!over) return;
+  const DiscretizationSpec& d = job.discretization;
+  std::ostringstream s;
+  s << "memory: " << job.job_file << ":" << d.line << ": discretization: " << frames << " "
+    << to_string(d.frame_type) << " frames";
+  if (d.sample_grid)
+    s << " with sample_grid [" << (*d.sample_grid)[0] << ", " << (*d.sample_grid)[1] << ", " << (*d.sample_grid)[2]
+      << "]";
+  s << " need about " << gb(dense) << " on every rank (the dense frame system" << (d.sample_grid ? " and the voxel sums" : "")
+    << ", held whole by each rank), more than a node's " << gb(usable / std::max(1, ranks_on_node))
+    << " per rank can hold: use fewer frames" << (d.sample_grid ? " or a coarser sample_grid" : "")
+    << " (more nodes do not help). docs/design.md, \"Memory\"; --ignore-memory-estimate runs anyway";
+  problem = s.str();
+}
+
 }  // namespace
 
 MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const std::string& cli_petsc_options) {
@@ -349,10 +404,11 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   const long long tets = mesh.mesh.n_tets();
   const long long triangles = tets > 0 ? 0 : mesh.mesh.n_triangles();
   const SolveKind kind = solve_kind(job);
-  const int frames = job.discretization.frame_count > 0 ? job.discretization.frame_count
-                                                        : static_cast<int>(job.discretization.positions.size());
-  const RankEstimate e = estimate_rank_bytes(tets, triangles, mesh.n_local(), ranks, kind, frames);
-  const PreconditionerEstimate pc = estimate_preconditioner(job, mesh, ranks, e, kind, cli_petsc_options);
+  const int frames = frame_count(job);
+  RankEstimate e = estimate_rank_bytes(tets, triangles, mesh.n_local(), ranks, kind, frames);
+  if (kind == SolveKind::frames) e.own += frames_dense_bytes(job.discretization, frames);
+  const PlanCounts counts{tets, triangles, mesh.n_local(), static_cast<long long>(mesh.n_global_vertices)};
+  const PreconditionerEstimate pc = estimate_preconditioner(job, counts, ranks, e, kind, cli_petsc_options);
 
   // Sums per node: [0] the extra bytes with the rich preconditioner, [1] with the lean one, [2] the cells.
   const double resident = resident_bytes();
@@ -379,6 +435,7 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
   plan.fits = plan.unsmoothed_aggregation || every[0] == 1;
   if (!plan.fits) {
     plan.problem = problem_text(mesh.n_global_cells, pc, worst);
+    if (kind == SolveKind::frames) frames_problem(comm, job, frames, node.size, usable, plan.problem);
     plan.report = "  warning: " + plan.problem.substr(8);
   } else if (plan.unsmoothed_aggregation) {
     plan.report = "  memory: smoothed-aggregation GAMG would need an estimated " + gb(node.sums[0]) +
@@ -387,6 +444,138 @@ MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
                   "fraction of the memory; estimated peak " +
                   gb(plan.estimated_peak_mb_max_rank * kMB) + " on the largest rank)";
   }
+  return plan;
+}
+
+double whole_mesh_bytes(const AnnouncedMesh& mesh, InputHolding holding) {
+  const double t = static_cast<double>(mesh.tets), s = static_cast<double>(mesh.triangles),
+               v = static_cast<double>(mesh.vertices);
+  switch (holding) {
+    case InputHolding::slices: return 0;
+    case InputHolding::whole_on_rank0: return 360.0 * t + 250.0 * s + 40.0 * v;
+    case InputHolding::whole_for_info: return 250.0 * t + 200.0 * s + 40.0 * v;
+  }
+  return 0;
+}
+
+long long nodes_that_fit(int ranks_per_node, double usable, const std::function<double(long long)>& need_at) {
+  const auto fits = [&](long long nodes) { return ranks_per_node * need_at(nodes * ranks_per_node) <= usable; };
+  constexpr long long most = 1LL << 24;
+  long long hi = 1;
+  while (!fits(hi)) {
+    if (hi >= most) return 0;
+    hi *= 2;
+  }
+  long long lo = hi / 2;  // does not fit (or 0)
+  while (hi - lo > 1) {
+    const long long mid = lo + (hi - lo) / 2;
+    (fits(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+namespace {
+
+/// A rank's bytes when `ranks` ranks share the announced mesh evenly, with the leanest preconditioner the plan may
+/// choose; its name in `pc_name`.
+double even_share_bytes(const Job& job, const AnnouncedMesh& m, long long ranks, const std::string& cli,
+                        std::string* pc_name) {
+  const auto share = [&](long long n) { return n / ranks + (n % ranks != 0 ? 1 : 0); };
+  const int r = static_cast<int>(std::min<long long>(ranks, 1 << 30));
+  const SolveKind kind = solve_kind(job);
+  const RankEstimate e =
+      estimate_rank_bytes(share(m.tets), share(m.triangles), share(m.vertices), r, kind, frame_count(job));
+  const PlanCounts counts{share(m.tets), share(m.triangles), share(m.vertices), m.vertices};
+  const PreconditionerEstimate pc = estimate_preconditioner(job, counts, r, e, kind, cli);
+  if (pc_name != nullptr)
+    *pc_name = pc.name + (pc.amg && (pc.can_choose || pc.lean_only) ? " with unsmoothed aggregation" : "");
+  return e.base() + (pc.can_choose ? pc.lean : pc.rich);
+}
+
+std::string cell_counts(const AnnouncedMesh& m) {
+  std::string text = m.tets > 0 ? std::to_string(m.tets) + " tetrahedra" : std::to_string(m.triangles) + " triangles";
+  return text + ", " + std::to_string(m.vertices) + " vertices";
+}
+
+/// What an early plan that does not fit says (see plan_memory_before_input).
+struct EarlyShortfall {
+  double per_rank = 0, in_all = 0, whole = 0;
+  int ranks = 1;
+  long long nodes = 0;  ///< nodes like the worst one it would fit on (0: none)
+  std::string pc;
+};
+
+std::string early_problem_text(const AnnouncedMesh& m, InputHolding holding, const EarlyShortfall& f,
+                               const WorstNode& worst) {
+  const int per_node = static_cast<int>(worst.ranks);
+  std::string text = "memory: " + m.source +
+                     (m.verb == "generated" ? " (" + cell_counts(m) + ") is"
+                                            : ": its headers announce " + cell_counts(m) + ":") +
+                     " too large for this machine, by the estimate made before the mesh is " + m.verb + ": ";
+  const std::string node = "node " + worst.host + " has " + gb(worst.available) + " available";
+  if (holding == InputHolding::whole_for_info)
+    return text + "edgefem info holds the whole mesh with its topology on one process, an estimated " + gb(f.whole) +
+           ", and " + node + " (`edgefem run` distributes the mesh over its ranks instead" +
+           (f.nodes > 0 ? ": by the same estimate it needs " + gb(f.in_all) + " in all and would fit on " +
+                              std::to_string(f.nodes) + " ranks at 1 per node)"
+                        : ")");
+  text += "it needs " + gb(f.per_rank) + " per rank and " + gb(f.in_all) + " in all on " + std::to_string(f.ranks) +
+          " rank" + (f.ranks == 1 ? "" : "s") + " (solver: " + f.pc + ")";
+  if (f.whole > 0) text += ", rank 0 holding the whole mesh while it is distributed (" + gb(f.whole) + ")";
+  text += ", and " + node + " for its " + std::to_string(per_node) + " rank" + (per_node == 1 ? "" : "s") +
+          " (a run plans on 90 % of it): ";
+  if (f.nodes > 0)
+    text += "it would fit on " + std::to_string(f.nodes * per_node) + " ranks at " + std::to_string(per_node) +
+            " per node (" + std::to_string(f.nodes) + " nodes like this one)";
+  else
+    text += "no number of such nodes holds it";
+  if (f.whole > 0 && f.whole > kUsableFraction * worst.available)
+    text += "; rank 0 alone must hold the whole mesh (`edgefem run` reads MSH 4.1 binary files and generated meshes in "
+            "parallel, by slices; `edgefem bench` always on rank 0)";
+  return text + ". docs/design.md, \"Memory\", says how the estimate is made; --ignore-memory-estimate runs anyway";
+}
+
+}  // namespace
+
+MemoryPlan plan_memory_before_input(MPI_Comm comm, const Job* job, const AnnouncedMesh& mesh, InputHolding holding,
+                                    const std::string& cli_petsc_options) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  const bool solves = job != nullptr && holding != InputHolding::whole_for_info;
+  EarlyShortfall f;
+  f.ranks = ranks;
+  f.pc = "none";
+  const double share = solves ? even_share_bytes(*job, mesh, ranks, cli_petsc_options, &f.pc) : 0.0;
+  f.whole = whole_mesh_bytes(mesh, holding);
+  const double mine[3] = {share, rank == 0 ? f.whole : 0.0, 0.0};
+  const NodeTotals node = node_totals(comm, mine);
+  // The input (rank 0's whole mesh) and the solve come one after the other.
+  const double need = std::max(node.sums[0], node.sums[1]);
+  const double usable = kUsableFraction * node.available;
+  const int fits = node.available <= 0 || need <= usable ? 1 : 0;
+  int every = 0;
+  MPI_Allreduce(&fits, &every, 1, MPI_INT, MPI_MIN, comm);
+  MemoryPlan plan;
+  plan.kind = job != nullptr ? solve_kind(*job) : SolveKind::newton;
+  plan.preconditioner = f.pc;
+  const double peak = resident_bytes() + std::max(mine[0], mine[1]);  // (as plan_memory reports it)
+  MPI_Allreduce(&peak, &plan.estimated_peak_mb_max_rank, 1, MPI_DOUBLE, MPI_MAX, comm);
+  plan.estimated_peak_mb_max_rank /= kMB;
+  if (every == 1) return plan;
+  plan.fits = false;
+  const WorstNode worst = worst_node(comm, need, usable, node);
+  MPI_Allreduce(&share, &f.in_all, 1, MPI_DOUBLE, MPI_SUM, comm);
+  f.per_rank = share;
+  const auto need_at = [&](long long r) { return even_share_bytes(*job, mesh, r, cli_petsc_options, nullptr); };
+  if (solves && f.whole <= kUsableFraction * worst.available)
+    f.nodes = nodes_that_fit(static_cast<int>(worst.ranks), kUsableFraction * worst.available, need_at);
+  if (job != nullptr && !solves) {  // info of a job: what a run would take, one rank a node like this one
+    f.nodes = nodes_that_fit(1, kUsableFraction * worst.available, need_at);
+    f.in_all = f.nodes > 0 ? static_cast<double>(f.nodes) * need_at(f.nodes) : 0.0;
+  }
+  plan.problem = early_problem_text(mesh, holding, f, worst);
+  plan.report = "  warning: " + plan.problem.substr(8);
   return plan;
 }
 

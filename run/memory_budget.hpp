@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "io/job.hpp"
@@ -73,5 +74,34 @@ struct MemoryPlan {
 /// `-pc_gamg_agg_nsmooths` option is given. The same plan on every rank (the caller throws ResourceError with
 /// `problem` when it does not fit, unless told to go on).
 MemoryPlan plan_memory(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const std::string& cli_petsc_options);
+
+/// A mesh's size before it is read or generated (run/load_mesh.hpp, announced_mesh_size): from `mesh.generate`'s
+/// cells or a mesh file's headers. Counts in 64 bits (a 600^3 box has 1.3e9 tets, 2.2e8 vertices).
+struct AnnouncedMesh {
+  long long tets = 0, triangles = 0, vertices = 0;
+  std::string source;  ///< where the counts come from: "JOB: mesh.generate, a box of 600 x 600 x 600 cells", or the file
+  std::string verb = "read";  ///< what a refusal spares: "generated" or "read"
+};
+
+/// How the mesh is held while it is read: distributed by slices, whole on rank 0 before it is distributed (the
+/// serial reader, `edgefem bench`), or whole on one process with its topology and two partition previews (`info`).
+enum class InputHolding : std::uint8_t { slices, whole_on_rank0, whole_for_info };
+
+/// Estimated bytes of holding the whole mesh on one process: the serial input's peak (about 400 bytes per tet measured
+/// on a 1.3M-tet box, the rank's own piece included), or `edgefem info`'s (about 290 with the topology and the
+/// previews).
+double whole_mesh_bytes(const AnnouncedMesh& mesh, InputHolding holding);
+
+/// The smallest number of nodes like the worst one (`ranks_per_node` ranks, `usable` bytes each) on which a run of
+/// `need_at(ranks)` bytes per rank fits, or 0 when none up to 2^24 nodes does. Pure.
+long long nodes_that_fit(int ranks_per_node, double usable, const std::function<double(long long)>& need_at);
+
+/// Collective. The plan made before anything large is read, generated or allocated: every rank's share of the
+/// announced mesh (cells split evenly: a lower bound of what the rank will hold) with the leanest preconditioner the
+/// plan could choose, and rank 0's whole mesh when `holding` says so, summed per node against the node's available
+/// memory. `job` may be null (`edgefem info MESH`: the input alone). When it does not fit, `problem` says what is
+/// needed per rank and in all, what the worst node has, and on how many ranks it would fit. The same on every rank.
+MemoryPlan plan_memory_before_input(MPI_Comm comm, const Job* job, const AnnouncedMesh& mesh, InputHolding holding,
+                                    const std::string& cli_petsc_options);
 
 }  // namespace edgefem

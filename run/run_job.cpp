@@ -5,11 +5,13 @@
 #include <petscsys.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <system_error>
 #include <utility>
 
 #include "core/error.hpp"
+#include "frames/frame_placement.hpp"
 #include "io/job.hpp"
 #include "partition/collective.hpp"
 #include "run/dynamic_run.hpp"
@@ -20,6 +22,7 @@
 #include "run/static_run.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/stop_signal.hpp"
+#include "solver/free_body.hpp"
 #include "solver/model.hpp"
 
 namespace edgefem {
@@ -33,6 +36,9 @@ Job read_run_job(MPI_Comm comm, const RunOptions& options, SummaryRecord& record
   Job job;
   run_collectively(comm, [&] { job = read_job(options.path); });
   if (!options.output.empty()) job.output_directory = options.output;
+  // One run per folder: its lock before anything is written there (refused: nothing written, not even summary.json).
+  record.output_lock.reset();
+  record.output_lock = std::make_unique<OutputLock>(comm, job.output_directory, job.job_file);
   record.summary.job = job.job_file;
   record.summary.analysis_type = job.analysis_type == AnalysisType::dynamics ? "dynamic" : "static";
   record.directory = job.output_directory;
@@ -110,11 +116,20 @@ int run_analysis(const RunOptions& options, const Job& job, const LocalMesh& mes
 
 }  // namespace
 
-int run_job(const RunOptions& options, SummaryRecord& record) {
+int run_job(const RunOptions& options, SummaryRecord& record, const std::function<void(Job&)>& adjust) {
   MPI_Comm comm = PETSC_COMM_WORLD;
   PhaseClock clock;
   install_stop_handlers();  // from here SIGTERM/SIGUSR1 stop the run after a step (runtime/stop_signal.hpp)
   Job job = read_run_job(comm, options, record);
+  if (adjust) adjust(job);
+  // Before anything large is read, generated or allocated: will the mesh fit at all (run/memory_budget.hpp)?
+  double early_estimate_mb = 0;
+  try {
+    check_memory_before_input(comm, &job, job.job_file, input_holding(comm, job), options, &early_estimate_mb);
+  } catch (const ResourceError&) {
+    record.summary.estimated_peak_mb = early_estimate_mb;  // (summary.json says what was refused)
+    throw;
+  }
   // Read (or generate), partition and distribute: by slices for large binary files and boxes (no rank holds the
   // whole mesh), else on rank 0 (run/load_mesh.hpp).
   DistributedJobMesh loaded = load_distributed_job_mesh(comm, job);
@@ -125,11 +140,17 @@ int run_job(const RunOptions& options, SummaryRecord& record) {
   const LocalMesh mesh = std::move(loaded.mesh);
   const InputPeak peak = input_peak_memory(comm);
   record_input(comm, job, loaded, mesh, clock, record.summary);
+  if (job.discretization.type == DiscretizationType::frames) check_frame_count(job, mesh.n_global_vertices);
   // Before the model is built: will the run fit in memory (and with which multigrid)?
   const MemoryPlan memory = plan_memory(comm, job, mesh, options.petsc_options);
   record.summary.estimated_peak_mb = memory.estimated_peak_mb_max_rank;
   if (!memory.fits && !options.ignore_memory_estimate) throw ResourceError(memory.problem);
   if (memory.unsmoothed_aggregation) job.solver.aggregation = SolverSpec::Aggregation::unsmoothed;
+  // A static problem with a part free to move has no equilibrium: refuse it before the model is built and solved,
+  // from its supports alone (solver/free_body.hpp). Obstacles may hold it (a body resting on a plane, within the
+  // barrier's reach from the start): not checked then.
+  if (solves_static_problem(job) && job.obstacles.empty())
+    check_static_support(comm, job, mesh, build_supports(comm, job, mesh));
   Model model = build_model(comm, job, mesh);
   print_run_header(comm, options, job, loaded, mesh, model, clock, peak, memory);
   record.summary.oversubscribed = warn_if_oversubscribed(comm);

@@ -60,6 +60,7 @@ void abort_run(int rank, const char* what, SummaryRecord& record) {
       std::fprintf(stderr, "edgefem: rank 0: %s\n", e.what());
     }
   }
+  record.output_lock.reset();  // (rank 0's file alone: no MPI)
   MPI_Abort(PETSC_COMM_WORLD, 2);
   std::abort();  // (MPI_Abort does not return)
 }
@@ -81,6 +82,7 @@ int run_reporting_errors(MPI_Comm comm, SummaryRecord& record, const std::functi
   }
   // Every rank gets here (an every-rank error or none), so the summary may gather.
   if (!record.directory.empty()) code = write_run_summary(comm, record, code, std::move(error));
+  record.output_lock.reset();
   return code;
 }
 

@@ -8,10 +8,12 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "io/summary.hpp"
+#include "runtime/output_lock.hpp"
 
 namespace edgefem {
 
@@ -19,6 +21,9 @@ struct SummaryRecord {
   RunSummary summary;
   std::string directory;  ///< where summary.json goes; empty: no summary (not a run, or failed before the job)
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  /// The lock of `directory` (runtime/output_lock.hpp), taken before anything is written there and released once
+  /// summary.json is written, on an abort before MPI_Abort, or when the record goes.
+  std::unique_ptr<OutputLock> output_lock;
 
   /// Before MPI starts: the version, the start time and the command line.
   SummaryRecord(const std::string& version, int argc, char** argv);
@@ -37,7 +42,7 @@ int write_run_summary(MPI_Comm comm, SummaryRecord& record, int code, std::optio
 [[noreturn]] void abort_run(int rank, const char* what, SummaryRecord& record);
 
 /// Runs `command` (which returns the exit code) on every rank of `comm` under the error policy above, then writes
-/// summary.json when `record.directory` is set. Returns the exit code.
+/// summary.json when `record.directory` is set and releases the folder's lock. Returns the exit code.
 int run_reporting_errors(MPI_Comm comm, SummaryRecord& record, const std::function<int()>& command);
 
 }  // namespace edgefem

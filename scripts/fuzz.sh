@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of fuzz/ with clang (only the readers and yaml-cpp; build-fuzz/), replays the
-# committed corpus, then fuzzes each target for a while. A crash, a sanitizer report, an exception other than
+# Builds the libFuzzer targets of fuzz/ with clang (build-fuzz/): the readers (gmsh, job: the readers and yaml-cpp
+# only) and a run's set-up and first step (run: the whole library, serial), replays the committed corpus, then fuzzes
+# each target for a while. A crash, a sanitizer report, an exception other than
 # InputError, a hang (> 10 s on one input) or an allocation over the limits is a finding: the input is saved in
 # the build directory (artifacts/) and the script fails.
 #   scripts/fuzz.sh                    20 s per target (the test suite runs `--seconds 15`)
 #   scripts/fuzz.sh --seconds 3600     the long run: an hour per target
 #   scripts/fuzz.sh --seconds 0        replay the committed corpus only
-# Options: --build-dir DIR (default build-fuzz), --target gmsh|job (default both; repeatable).
+# Options: --build-dir DIR (default build-fuzz), --target gmsh|job|run (default all three; repeatable).
 # New inputs found go to DIR/corpus/<target>/ (not the committed fuzz/corpus/); see fuzz/README.md for how to
 # add the interesting ones to the committed corpus.
 set -euo pipefail
@@ -19,10 +20,10 @@ while [ $# -gt 0 ]; do
     --seconds) seconds="$2"; shift 2 ;;
     --build-dir) build="$2"; shift 2 ;;
     --target) targets+=("$2"); shift 2 ;;
-    *) echo "fuzz.sh: unknown argument '$1' (expected --seconds N, --build-dir DIR, --target gmsh|job)" >&2; exit 2 ;;
+    *) echo "fuzz.sh: unknown argument '$1' (expected --seconds N, --build-dir DIR, --target gmsh|job|run)" >&2; exit 2 ;;
   esac
 done
-[ ${#targets[@]} -eq 0 ] && targets=(gmsh job)
+[ ${#targets[@]} -eq 0 ] && targets=(gmsh job run)
 if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
   echo "fuzz.sh: clang++ and libFuzzer (Debian packages clang, libclang-rt-dev) are needed: run ./setup.sh" >&2
   exit 1
@@ -42,21 +43,29 @@ status=0
 for target in "${targets[@]}"; do
   binary="$build/fuzz_$target"
   seeds="fuzz/corpus/$target"
+  # The job reader and the run share their seeds: every job seed is a run to set up, every run seed a job to read.
+  more_seeds=()
+  [ "$target" = run ] && more_seeds=(fuzz/corpus/job)
+  [ "$target" = job ] && more_seeds=(fuzz/corpus/run)
   dict=()
   [ -f "fuzz/$target.dict" ] && dict=(-dict="fuzz/$target.dict")
+  # The run target reads job files (the job dictionary); MPI and PETSc keep memory to the end of the process (no
+  # leak checks: they would report the libraries' start-up allocations).
+  extra=()
+  [ "$target" = run ] && dict=(-dict=fuzz/job.dict) && extra=(-detect_leaks=0)
   mkdir -p "$build/corpus/$target" "$build/artifacts/$target"
   log="$build/fuzz_$target.log"
   # Replay: every committed input once (the regression inputs of past findings are among them).
-  if ! "$binary" "${limits[@]}" -runs=0 -artifact_prefix="$build/artifacts/$target/" "$seeds" >"$log" 2>&1; then
+  if ! "$binary" "${limits[@]}" "${extra[@]}" -runs=0 -artifact_prefix="$build/artifacts/$target/" "$seeds" "${more_seeds[@]}" >"$log" 2>&1; then
     echo "fuzz.sh: $target: FAILED replaying $seeds (log: $log)" >&2
     tail -n 40 "$log" >&2
     status=1
     continue
   fi
-  echo "fuzz.sh: $target: replayed $(find "$seeds" -type f | wc -l) committed inputs"
+  echo "fuzz.sh: $target: replayed $(find "$seeds" "${more_seeds[@]}" -type f | wc -l) committed inputs"
   [ "$seconds" -gt 0 ] || continue
-  if ! "$binary" "${limits[@]}" "${dict[@]}" -max_total_time="$seconds" \
-        -artifact_prefix="$build/artifacts/$target/" "$build/corpus/$target" "$seeds" >"$log" 2>&1; then
+  if ! "$binary" "${limits[@]}" "${extra[@]}" "${dict[@]}" -max_total_time="$seconds" \
+        -artifact_prefix="$build/artifacts/$target/" "$build/corpus/$target" "$seeds" "${more_seeds[@]}" >"$log" 2>&1; then
     echo "fuzz.sh: $target: FINDING (input saved in $build/artifacts/$target/; log: $log)" >&2
     tail -n 60 "$log" >&2
     status=1

@@ -527,6 +527,14 @@ bool in_box(const Selection& s, const double* x) {
   return true;
 }
 
+Model build_supports(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
+  Model model;
+  model.schedules.resize(2);  // (the defaults' places: add_boundary numbers its own schedules after them)
+  add_boundary(comm, job, lm, model);
+  add_attachments(comm, model, job, lm);
+  return model;
+}
+
 Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
   Model model;
   const Mesh& mesh = lm.mesh;

@@ -74,6 +74,11 @@ double prescribed_position(const Model& model, const DirichletDof& d, std::span<
 /// Throws InputError naming the job key (e.g. "boundary[1].select") on inconsistent input.
 Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& mesh);
 
+/// The supports alone: `dirichlet`, `rotations`, `boundary_vertices` and `attachments` as build_model makes them,
+/// without the formulations, masses or loads (cheap: the checks made before the model is built, such as
+/// solver/free_body.hpp's). Collective; throws build_model's InputErrors for selections that match nothing.
+Model build_supports(MPI_Comm comm, const Job& job, const LocalMesh& mesh);
+
 /// Penalty attachments at time t (static: the load factor) on this rank's owned vertices. x and v: 3 per owned
 /// vertex (v empty = no damper, as in a static analysis). Adds k (x - a(t)) + c (v - a'(t)) (the negative of
 /// their force) to r when r is not empty, and k + c * dv_dx (the derivative of that term with respect to x,

@@ -1036,8 +1036,12 @@ TEST_F(JobTest, PositionBasedKeys) {
   // Bad values: file, line, key, value and what was expected.
   const std::string pbd = dyn + "  integrator: position-based\n  position_based:\n";
   expect_error(pbd + "    iterations: 0\n", 10,
-               {"analysis.position_based.iterations: expected an integer >= 1, got '0'"});
-  expect_error(pbd + "    iterations: 2.5\n", 10, {"analysis.position_based.iterations: expected an integer >= 1"});
+               {"analysis.position_based.iterations: expected an integer in [1, 10000], got '0'"});
+  expect_error(pbd + "    iterations: 2.5\n", 10,
+               {"analysis.position_based.iterations: expected an integer in [1, 10000]"});
+  // Issue 55: a huge sweep count would hang the first step.
+  expect_error(pbd + "    iterations: 2000000000\n", 10,
+               {"analysis.position_based.iterations: expected an integer in [1, 10000], got '2000000000'"});
   expect_error(pbd + "    sweep: gauss-seidel\n", 10,
                {"analysis.position_based.sweep: expected one of: colored, jacobi, got 'gauss-seidel'"});
   expect_error(pbd + "    sweep: colord\n", 10, {"(did you mean 'colored'?)"});
@@ -1130,6 +1134,10 @@ TEST_F(JobTest, PlasticityKeys) {
   ASSERT_TRUE(job.materials[0].plasticity.has_value());
   EXPECT_DOUBLE_EQ(job.materials[0].plasticity->yield, 0.01);
   EXPECT_DOUBLE_EQ(job.materials[0].plasticity->creep, 20.0);
+  // Issue 55: a step moves E_p by at most all of the deviatoric elastic strain (creep <= 1/dt = 100 here).
+  expect_error(head + "    plasticity: {yield: 0.01, creep: 100.5, max: 0.2}\n" + dyn, 5,
+               {"materials[0].plasticity.creep: expected at most 1/dt = 100", "got 100.5"});
+  EXPECT_NO_THROW(read_job(write(head + "    plasticity: {yield: 0.01, creep: 100, max: 0.2}\n" + dyn)));
   EXPECT_DOUBLE_EQ(job.materials[0].plasticity->max, 0.2);
   EXPECT_EQ(job.materials[0].plasticity_line, 5);
   EXPECT_FALSE(read_job(write(head + dyn)).materials[0].plasticity.has_value());
@@ -1225,7 +1233,9 @@ TEST_F(JobTest, DiscretizationBadValuesAreNamed) {
   expect_error(head + "discretization:\n  type: frames\n  frames: 2\n  sample_grid: [4, 2]\n", 7,
                {"discretization.sample_grid: expected a list of 3 integers >= 1 [nx, ny, nz]"});
   expect_error(head + "discretization:\n  type: frames\n  frames: 2\n  sample_grid: [4, 0, 1]\n", 7,
-               {"discretization.sample_grid[1]: expected an integer >= 1, got '0'"});
+               {"discretization.sample_grid[1]: expected an integer in [1, 100000], got '0'"});
+  expect_error(head + "discretization:\n  type: frames\n  frames: 2\n  sample_grid: [4, 1, 100001]\n", 7,
+               {"discretization.sample_grid[2]: expected an integer in [1, 100000], got '100001'"});
   expect_error(head + "discretization:\n  type: frames\n  frames: 2\n  spacing: 1\n", 7,
                {"unknown key 'discretization.spacing'"});
   // Cross-section checks: what the frame model does not support is named, not ignored.

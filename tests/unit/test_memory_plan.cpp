@@ -96,5 +96,46 @@ TEST(MemoryPlan, NodeBetweenTheEstimatesRefusesNewtonOnly) {
       << unlimited_newton.estimated_peak_mb_max_rank << " vs " << unlimited_pbd.estimated_peak_mb_max_rank;
 }
 
+// Issue 50: the plan made before the mesh is read or generated, from mesh.generate's cells, refuses a 600^3 box
+// (1.3e9 tets) on a 24 GB node at once and says per rank, in all, the node's memory and the ranks it would fit on;
+// a 20^3 box fits.
+AnnouncedMesh generated_box(long long n) {
+  AnnouncedMesh m;
+  m.tets = 6 * n * n * n, m.vertices = (n + 1) * (n + 1) * (n + 1);
+  m.source = "box.yaml: mesh.generate, a box of " + std::to_string(n) + " cells a side";
+  m.verb = "generated";
+  return m;
+}
+
+TEST(MemoryPlanBeforeInput, RefusesA600CubedBoxOnA24GBNode) {
+  const Job j = job("static", "analysis: {type: static}\n");
+  ::setenv("EDGEFEM_NODE_MEMORY_MB", "24576", 1);
+  const MemoryPlan big = plan_memory_before_input(MPI_COMM_SELF, &j, generated_box(600), InputHolding::slices, "");
+  const MemoryPlan small = plan_memory_before_input(MPI_COMM_SELF, &j, generated_box(20), InputHolding::slices, "");
+  const MemoryPlan info =
+      plan_memory_before_input(MPI_COMM_SELF, nullptr, generated_box(600), InputHolding::whole_for_info, "");
+  ::unsetenv("EDGEFEM_NODE_MEMORY_MB");
+  EXPECT_TRUE(small.fits);
+  ASSERT_FALSE(big.fits);
+  EXPECT_NE(big.problem.find("(1296000000 tetrahedra, 217081801 vertices) is too large for this machine"),
+            std::string::npos)
+      << big.problem;
+  EXPECT_NE(big.problem.find("TB per rank and "), std::string::npos) << big.problem;
+  EXPECT_NE(big.problem.find("24.0 GB available for its 1 rank"), std::string::npos) << big.problem;
+  EXPECT_NE(big.problem.find("it would fit on "), std::string::npos) << big.problem;
+  ASSERT_FALSE(info.fits);
+  EXPECT_NE(info.problem.find("edgefem info holds the whole mesh"), std::string::npos) << info.problem;
+}
+
+TEST(MemoryPlanBeforeInput, NodesThatFit) {
+  // 100 GB of mesh shared by the ranks, 1 GB per rank besides: 4 ranks a node of 30 GB usable.
+  const auto need = [](long long ranks) { return 100.0e9 / static_cast<double>(ranks) + 1.0e9; };
+  const long long nodes = nodes_that_fit(4, 30.0e9, need);
+  EXPECT_EQ(nodes, 4);  // 16 ranks: 4 x (6.25 + 1) = 29 GB; 12 ranks: 4 x (8.33 + 1) = 37 GB
+  EXPECT_EQ(nodes_that_fit(4, 3.0e9, need), 0);  // the 1 GB each rank needs anyway never fits 4 to a 3 GB node
+  // Counts beyond 32 bits do not overflow the search.
+  EXPECT_EQ(nodes_that_fit(1, 1.0e9, [](long long r) { return 1.0e15 / static_cast<double>(r); }), 1000000);
+}
+
 }  // namespace
 }  // namespace edgefem
