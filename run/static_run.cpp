@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "linalg/petsc_util.hpp"
+#include "core/setup_laps.hpp"
 #include "run/analysis_run.hpp"
 #include "run/output.hpp"
 #include "runtime/stop_signal.hpp"
@@ -54,8 +55,9 @@ StaticRun::StaticRun(const RunOptions& options, const Job& job, const LocalMesh&
       solver_(comm_, job, mesh, std::move(model), options.petsc_options, options.quiet, options.verbose),
       writer_(comm_, job.output_directory, mesh, solver_.model()),
       reactions_(comm_, job.output_directory, solver_.model()) {
+  setup_laps::mark(setup_laps::Phase::output_files);
   clock_.setup = clock_.lap();
-  summary_.phases_s.setup = clock_.setup;
+  record_setup_laps(summary_, clock_);
   stage_output_ = log_stage("Output");
 }
 
@@ -107,6 +109,7 @@ int StaticRun::finish() {
               "output %.3f s\n",
               reports_.size(), newton, ksp, total, clock_.read, clock_.partition, clock_.distribute, clock_.setup,
               solve_seconds, output_seconds_);
+  print_setup_split(comm_, summary_);
   print_solver_summary(comm_, solver_.stats(), solver_.preconditioner_name());
   summary_.largest_displacement = print_state_summary(comm_, mesh_, solver_.local_positions());
   summary_.output = writer_.pvd_path();
