@@ -8,6 +8,8 @@
 /// a fixed list (the same on every rank, gathered into summary.json's phases_per_rank_s as "setup_<name>").
 /// Marks outside an accounting (start() not called: tests, `bench`, `info`) do nothing. One accounting per process
 /// at a time, marked from serial code only (never inside an OpenMP region).
+#include <time.h>
+
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -38,10 +40,21 @@ inline constexpr std::array<const char*, static_cast<std::size_t>(Phase::count)>
     "model_loads",  "header",      "vectors",         "matrix_pattern", "matrix_handover",
     "near_null_space", "solver",   "integrator",      "output_files"};
 
+/// This process's CPU seconds so far (all its threads; MPI's busy waits count).
+inline double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 struct State {
   bool active = false;
   std::chrono::steady_clock::time_point last{};
+  double last_cpu = 0.0;
   std::array<double, static_cast<std::size_t>(Phase::count)> seconds{};
+  /// The process CPU seconds of each lap: on a machine shared with other work the wall laps hold the time the
+  /// process waited for a core, these only the work (and MPI's busy waits).
+  std::array<double, static_cast<std::size_t>(Phase::count)> cpu_seconds{};
   double first_pc_setup = -1.0;  ///< the first preconditioner set-up (inside the first Newton iteration), -1: none
 };
 
@@ -56,6 +69,7 @@ inline void start() {
   s = State{};
   s.active = true;
   s.last = std::chrono::steady_clock::now();
+  s.last_cpu = process_cpu_seconds();
 }
 
 /// The seconds since the previous mark (or the start) go to `phase`.
@@ -63,8 +77,11 @@ inline void mark(Phase phase) {
   State& s = state();
   if (!s.active) return;
   const auto now = std::chrono::steady_clock::now();
+  const double cpu = process_cpu_seconds();
   s.seconds[static_cast<std::size_t>(phase)] += std::chrono::duration<double>(now - s.last).count();
+  s.cpu_seconds[static_cast<std::size_t>(phase)] += cpu - s.last_cpu;
   s.last = now;
+  s.last_cpu = cpu;
 }
 
 /// Ends the accounting (later marks do nothing); the laps stay readable.
@@ -72,6 +89,8 @@ inline void stop() { state().active = false; }
 
 /// The seconds of each phase, in kNames' order.
 inline const std::array<double, static_cast<std::size_t>(Phase::count)>& seconds() { return state().seconds; }
+/// The process CPU seconds of each phase, in kNames' order.
+inline const std::array<double, static_cast<std::size_t>(Phase::count)>& cpu_seconds() { return state().cpu_seconds; }
 
 /// The first preconditioner set-up's seconds (kept once per accounting; later ones are not set-up).
 inline void note_pc_setup(double s) {

@@ -130,13 +130,12 @@ Json phases_json(const RunSummary::Phases& t) {
           {"total", seconds(t.total)},       {"before_steps", seconds(t.before_steps)}};
 }
 
-/// Rank 0's set-up laps by name, and its first preconditioner set-up; null when the set-up did not end.
-Json setup_split_json(const RunSummary& s) {
-  if (s.setup_split_s.empty()) return nullptr;
+/// Rank 0's set-up laps (wall or CPU seconds) by name; null when the set-up did not end.
+Json setup_split_json(const std::vector<double>& laps) {
+  if (laps.empty()) return nullptr;
   Json out = Json::object();
   const auto& names = setup_split_names();
-  for (std::size_t k = 0; k < names.size() && k < s.setup_split_s.size(); ++k)
-    out[names[k]] = number(s.setup_split_s[k], 9);
+  for (std::size_t k = 0; k < names.size() && k < laps.size(); ++k) out[names[k]] = number(laps[k], 9);
   return out;
 }
 
@@ -198,7 +197,8 @@ std::string to_json(const RunSummary& s) {
               {"partition", optional_json(s.partition, partition_json)},
               {"analysis", analysis_json(s)},
               {"phases_s", phases_json(s.phases_s)},
-              {"setup_split_s", setup_split_json(s)},
+              {"setup_split_s", setup_split_json(s.setup_split_s)},
+              {"setup_split_cpu_s", setup_split_json(s.setup_split_cpu_s)},
               {"first_pc_setup_s", seconds(s.first_pc_setup)},
               {"phases_per_rank_s", phases_per_rank_json(s.phases_per_rank_s)},
               {"solver", optional_json(s.solver, solver_json)},

@@ -78,6 +78,9 @@ struct RunSummary {
   /// This rank's split of phases_s.setup, in setup_split_names()' order (core/setup_laps.hpp); empty when the run
   /// stopped before its set-up ended. The laps add up to phases_s.setup.
   std::vector<double> setup_split_s;
+  /// The process CPU seconds (all threads) of the same laps: the work without the waits for a core on a shared
+  /// machine (MPI's busy waits count as work).
+  std::vector<double> setup_split_cpu_s;
   /// This rank's first preconditioner set-up (in the first Newton iteration; part of phases_s.pc_setup).
   std::optional<double> first_pc_setup;
   /// This rank's split of phases_s.assembly (solver/assembly_times.hpp): local work, matrix insertion, exchanges,

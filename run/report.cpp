@@ -138,6 +138,8 @@ void record_setup_laps(RunSummary& summary, const PhaseClock& clock) {
   summary.phases_s.before_steps = std::chrono::duration<double>(clock.last - clock.start).count();
   const auto& laps = setup_laps::seconds();
   summary.setup_split_s.assign(laps.begin(), laps.end());
+  const auto& cpu = setup_laps::cpu_seconds();
+  summary.setup_split_cpu_s.assign(cpu.begin(), cpu.end());
 }
 
 void print_setup_split(MPI_Comm comm, const RunSummary& summary) {

@@ -201,6 +201,13 @@ def main():
     check(isinstance(split, dict) and list(split) == SETUP, f"setup_split_s keys {split and list(split)}")
     check(all(split[n] == s["phases_per_rank_s"]["setup_" + n][0] for n in SETUP), "setup_split_s is not rank 0's")
     check(s["first_pc_setup_s"] == s["phases_per_rank_s"]["first_pc_setup"][0], "first_pc_setup_s is not rank 0's")
+    cpu = s["setup_split_cpu_s"]
+    check(isinstance(cpu, dict) and list(cpu) == SETUP and all(t >= 0 for t in cpu.values()), f"setup_split_cpu_s {cpu}")
+    # The CPU laps count every thread of the process: the OpenMP threads and MPI's own (mostly asleep) helper
+    # thread, so at most (threads + 1) x wall, with 20 ms for the clocks' reading order.
+    threads = s["threads_per_rank"] + 1
+    check(all(cpu[n] <= threads * split[n] + 0.02 for n in SETUP), f"CPU laps {cpu} above {threads} x wall {split}")
+    check(sum(cpu.values()) > 0, "no CPU time in the set-up")
     printed = re.search(r"set-up: ([0-9.]+) s, slowest rank per part: .*; first PC set-up ([0-9.]+) s", proc.stdout)
     top = max(s["phases_per_rank_s"]["setup"])
     check(printed and abs(float(printed[1]) - top) <= 0.0005 + 1e-9, f"printed set-up line != the slowest rank's {top}")

@@ -96,7 +96,7 @@ TEST(Summary, DocumentHasTheSchemaKeysInOrder) {
   EXPECT_EQ(keys, (std::vector<std::string>{"schema", "version", "provenance", "job", "status", "exit_code", "error",
                                             "started", "command", "ranks", "threads_per_rank", "oversubscribed",
                                             "mesh", "partition", "analysis", "phases_s", "setup_split_s",
-                                            "first_pc_setup_s", "phases_per_rank_s", "solver",
+                                            "setup_split_cpu_s", "first_pc_setup_s", "phases_per_rank_s", "solver",
                                             "memory", "largest_displacement", "output"}));
   EXPECT_EQ(j["schema"], "edgefem-summary/1");
   EXPECT_EQ(j["version"], "0.1.0");
@@ -187,6 +187,7 @@ TEST(Summary, SetupSplitByNameAndPerRank) {
   EXPECT_TRUE(std::isnan(at("before_steps")));
   EXPECT_TRUE(RunSummary{}.setup_split_s.empty());
   EXPECT_TRUE(nlohmann::ordered_json::parse(to_json(RunSummary{}))["setup_split_s"].is_null());
+  EXPECT_TRUE(j["setup_split_cpu_s"].is_null());  // (not set here)
 }
 
 TEST(Summary, RankPhaseValuesFollowTheNames) {
