@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/setup_laps.hpp"
 #include "io/checkpoint_series.hpp"
 #include "linalg/petsc_util.hpp"
 #include "pbd/pbd_solver.hpp"
@@ -132,8 +133,9 @@ DynamicRun::DynamicRun(const RunOptions& options, const Job& job, TimeIntegrator
     summary_.contact = begin_contact_record(job, *integrator_.contact_terms());
   else if (!job.obstacles.empty())
     summary_.contact = begin_projection_record(job);  // position-based
+  setup_laps::mark(setup_laps::Phase::output_files);  // (with the restart)
   clock_.setup += clock_.lap();  // the integrator, the restart and the output files
-  summary_.phases_s.setup = clock_.setup;
+  record_setup_laps(summary_, clock_);
   stage_output_ = log_stage("Output");
   first_step_ = integrator_.step_number();
 }
@@ -231,6 +233,7 @@ int DynamicRun::finish() {
   std::optional<QuietScope> quiet(std::in_place, options_.quiet);
   print_dynamic_summary(comm_, spec_, integrator_, reports_, first_energy_.value_or(EnergyReport{}), start_, clock_,
                         output_seconds_);
+  print_setup_split(comm_, summary_);
   print_solver_summary(comm_, integrator_.stats(), integrator_.preconditioner_name());
   summary_.largest_displacement = print_state_summary(comm_, integrator_.mesh(), integrator_.local_positions());
   summary_.output = writer_.pvd_path();
@@ -269,6 +272,7 @@ int run_dynamic(const RunOptions& options, const Job& job, const LocalMesh& mesh
                 RunSummary& summary) {
   const std::unique_ptr<TimeIntegrator> integrator = make_integrator(PETSC_COMM_WORLD, job, mesh, std::move(model),
                                                                      options);
+  setup_laps::mark(setup_laps::Phase::integrator);
   return DynamicRun(options, job, *integrator, clock, summary).run();
 }
 

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/setup_laps.hpp"
 #include "frames/frames_solver.hpp"
 #include "io/vtk_output.hpp"
 #include "run/output.hpp"
@@ -127,8 +128,9 @@ int run_frames(const RunOptions& options, const Job& job, const LocalMesh& mesh,
   MPI_Comm comm = PETSC_COMM_WORLD;
   FrameSolver solver(comm, job, mesh, model, options.quiet);
   FramesOutput output(comm, job, mesh, model, solver);
+  setup_laps::mark(setup_laps::Phase::solver);  // (the frame solver and its output files)
   clock.setup = clock.lap();
-  summary.phases_s.setup = clock.setup;
+  record_setup_laps(summary, clock);
   const QuietScope quiet(options.quiet);  // the frames' own lines; their step lines already follow --quiet
   print_frames_setup(comm, job, solver, clock.setup);
   if (job.analysis_type == AnalysisType::dynamics)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "linalg/petsc_util.hpp"
+#include "core/setup_laps.hpp"
 #include "run/analysis_run.hpp"
 #include "run/output.hpp"
 #include "runtime/stop_signal.hpp"
@@ -55,8 +56,9 @@ StaticRun::StaticRun(const RunOptions& options, const Job& job, const LocalMesh&
       writer_(comm_, job.output_directory, mesh, solver_.model()),
       reactions_(comm_, job.output_directory, solver_.model(), std::nullopt, obstacle_names(job)) {
   if (solver_.contact()) summary_.contact = begin_contact_record(job, *solver_.contact());
+  setup_laps::mark(setup_laps::Phase::output_files);
   clock_.setup = clock_.lap();
-  summary_.phases_s.setup = clock_.setup;
+  record_setup_laps(summary_, clock_);
   stage_output_ = log_stage("Output");
 }
 
@@ -114,6 +116,7 @@ int StaticRun::finish() {
               "output %.3f s\n",
               reports_.size(), newton, ksp, total, clock_.read, clock_.partition, clock_.distribute, clock_.setup,
               solve_seconds, output_seconds_);
+  print_setup_split(comm_, summary_);
   print_solver_summary(comm_, solver_.stats(), solver_.preconditioner_name());
   summary_.largest_displacement = print_state_summary(comm_, mesh_, solver_.local_positions());
   summary_.output = writer_.pvd_path();
