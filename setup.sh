@@ -12,11 +12,11 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libopenmpi-dev openmpi-bin
-  libpetsc-real-dev libmetis-dev libvtk9-dev libeigen3-dev
+  libpetsc-real-dev libhdf5-openmpi-dev libmetis-dev libvtk9-dev libeigen3-dev
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev zlib1g-dev libexpat1-dev
   clang libclang-rt-dev libomp-dev
-  python3 python3-yaml python3-matplotlib
+  python3 python3-yaml python3-matplotlib python3-h5py
   slurmctld slurmd slurm-client
 )
 [ "${1:-}" = "--with-gmsh" ] && packages+=(gmsh)
