@@ -5,8 +5,12 @@
 #include "io/xdmf_output.hpp"
 
 #include <hdf5.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -246,6 +250,62 @@ std::vector<XdmfSeries::Step> keep_steps_until(const std::string& path, hid_t fi
   return kept;
 }
 
+/// Set once an HDF5 call failed on some rank (every rank agrees): see end_before_hdf5_closes.
+std::atomic<bool> any_broken{false};
+
+/// MPI_COMM_SELF's attributes are deleted first to last set in reverse (MPI 3.1, 8.7.1) at MPI_Finalize, so this
+/// callback, set after HDF5 set its own (HDF5 closes every open file there, collectively), runs before it. After a
+/// failed write the ranks' HDF5 states may differ (one rank's write failed, another's did not) and that collective
+/// close would wait forever: the process ends here instead (status 1, as an error ends edgefem), its messages and
+/// summary.json already written, the file as its last flush left it.
+int end_before_hdf5_closes(MPI_Comm, int, void*, void*) {
+  if (any_broken.load()) {
+    std::fflush(nullptr);
+    ::_exit(1);
+  }
+  return MPI_SUCCESS;
+}
+
+void set_finalize_guard() {
+  static bool set = false;
+  if (set) return;
+  set = true;
+  int key = MPI_KEYVAL_INVALID;
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, end_before_hdf5_closes, &key, nullptr);
+  MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
+}
+
+/// Refuses (before any HDF5 call of the step) a step of `bytes` that the file system or the process's file-size
+/// limit cannot take: the file then stays as the last step left it, and is closed normally.
+void check_room(const std::string& path, std::uintmax_t bytes) {
+  const std::uintmax_t need = bytes + bytes / 8 + (1u << 20);  // + metadata and slack
+  std::error_code ec;
+  const std::uintmax_t size = fs::exists(path, ec) ? fs::file_size(path, ec) : 0;
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      size + need > static_cast<std::uintmax_t>(limit.rlim_cur))
+    throw std::runtime_error("XDMF output '" + path + "': the next step (" + std::to_string(bytes) +
+                             " bytes) would pass the file-size limit (ulimit -f: " +
+                             std::to_string(limit.rlim_cur) + " bytes; the file has " + std::to_string(size) + ")");
+  struct statvfs vfs {};
+  const std::string dir = fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string();
+  if (::statvfs(dir.c_str(), &vfs) == 0) {
+    const auto free = static_cast<std::uintmax_t>(vfs.f_bavail) * vfs.f_frsize;
+    if (free < need)
+      throw std::runtime_error("XDMF output '" + path + "': no space left for the next step (" + std::to_string(bytes) +
+                               " bytes; " + std::to_string(free) + " bytes free on its file system)");
+  }
+}
+
+std::uintmax_t step_bytes(const VtuPiece& piece, GlobalIndex n_vertices, GlobalIndex n_cells) {
+  std::uintmax_t bytes = 0;
+  for (const DataArray& a : piece.point_data)
+    bytes += static_cast<std::uintmax_t>(n_vertices) * static_cast<std::uintmax_t>(a.n_components) * (a.is_int ? 4 : 8);
+  for (const DataArray& a : piece.cell_data)
+    bytes += static_cast<std::uintmax_t>(n_cells) * static_cast<std::uintmax_t>(a.n_components) * (a.is_int ? 4 : 8);
+  return bytes;
+}
+
 std::vector<GlobalIndex> owned_vertex_ids(const LocalMesh& mesh) {
   return {mesh.original_vertex.begin(), mesh.original_vertex.begin() + mesh.n_owned};
 }
@@ -349,23 +409,39 @@ XdmfSeries::XdmfSeries(MPI_Comm comm, const std::string& directory, const LocalM
       vertices_(comm, owned_vertex_ids(mesh), mesh.n_global_vertices),
       cells_(comm, mesh.cell_global, mesh.n_global_cells) {
   MPI_Comm_rank(comm_, &rank_);
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported by fail(), not printed by HDF5
-  run_collectively(comm_, [&] {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported by fail(), not printed by HDF5 (initialises it)
+  set_finalize_guard();                          // (after HDF5 set its MPI_COMM_SELF attribute)
+  collectively([&] {
     if (options_.gzip && H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0)
       throw InputError("output.compression: gzip: this HDF5 (" + hdf5_version() + ") has no deflate filter");
   });
-  run_collectively(comm_, [&] { open(resume_after); });
-  run_collectively(comm_, [&] { write_mesh(mesh); });
-  run_collectively(comm_, [&] {
+  collectively([&] { open(resume_after); });
+  collectively([&] { write_mesh(mesh, 0); });
+  collectively([&] { write_mesh(mesh, 1); });
+  collectively([&] {
     if (H5Fflush(static_cast<hid_t>(handle_), H5F_SCOPE_GLOBAL) < 0) fail(h5_path_, "cannot flush the file");
   });
-  run_collectively(comm_, [&] {
+  collectively([&] {
     if (rank_ == 0) write_xdmf();
   });
 }
 
 XdmfSeries::~XdmfSeries() {
-  if (handle_ >= 0) H5Fclose(static_cast<hid_t>(handle_));  // collective: every rank destroys its writer
+  // Collective: every rank destroys its writer. Not after a failed HDF5 call: the ranks' HDF5 states may differ
+  // then (one rank's write failed, another's did not) and H5Fclose's collective flush would wait forever; the file
+  // is left as the last flush (the last listed step) made it, and the process's exit closes it.
+  if (handle_ >= 0 && !broken_) H5Fclose(static_cast<hid_t>(handle_));
+}
+
+template <class F>
+void XdmfSeries::collectively(F&& f) {
+  try {
+    run_collectively(comm_, std::forward<F>(f));
+  } catch (...) {
+    broken_ = true;
+    any_broken = true;
+    throw;
+  }
 }
 
 void XdmfSeries::open(std::optional<double> resume_after) {
@@ -390,10 +466,10 @@ void XdmfSeries::open(std::optional<double> resume_after) {
   handle_ = file;
 }
 
-void XdmfSeries::write_mesh(const LocalMesh& mesh) {
+void XdmfSeries::write_mesh(const LocalMesh& mesh, int part) {
   const auto file = static_cast<hid_t>(handle_);
   const bool solid = nodes_per_cell_ == 4;
-  if (H5Lexists(file, "/Mesh", H5P_DEFAULT) > 0) {
+  if (part == 0 && H5Lexists(file, "/Mesh", H5P_DEFAULT) > 0) {
     // A restart: the same mesh, checked by its sizes (the checkpoint already matched the job and the vertices).
     Handle topology(H5Dopen2(file, "/Mesh/topology", H5P_DEFAULT), H5Dclose);
     Handle space(H5Dget_space(topology), H5Sclose);
@@ -405,13 +481,18 @@ void XdmfSeries::write_mesh(const LocalMesh& mesh) {
                        " of " + std::to_string(nodes_per_cell_) + ": not this job's series");
     return;
   }
-  Handle group(H5Gcreate2(file, "/Mesh", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-  if (!group.valid()) fail(h5_path_, "cannot create /Mesh");
   int size = 1;
   MPI_Comm_size(comm_, &size);
-  const std::vector<double> owned_coords(mesh.mesh.coords.begin(),
-                                         mesh.mesh.coords.begin() + 3 * static_cast<std::ptrdiff_t>(n_owned_));
-  write_block(h5_path_, group, "geometry", vertices_, 3, vertices_.gather(owned_coords, 3), options_.gzip, size);
+  if (part == 0) {  // the coordinates (in /Mesh, created here); part 1: the cells
+    Handle group(H5Gcreate2(file, "/Mesh", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    if (!group.valid()) fail(h5_path_, "cannot create /Mesh");
+    const std::vector<double> owned_coords(mesh.mesh.coords.begin(),
+                                           mesh.mesh.coords.begin() + 3 * static_cast<std::ptrdiff_t>(n_owned_));
+    write_block(h5_path_, group, "geometry", vertices_, 3, vertices_.gather(owned_coords, 3), options_.gzip, size);
+    return;
+  }
+  if (H5Lexists(file, "/Mesh/topology", H5P_DEFAULT) > 0) return;
+  Handle group(H5Gopen2(file, "/Mesh", H5P_DEFAULT), H5Gclose);
   const std::vector<LocalIndex>& local = solid ? mesh.mesh.tets : mesh.mesh.triangles;
   std::vector<std::int64_t> cells(local.size());
   for (std::size_t i = 0; i < local.size(); ++i) cells[i] = mesh.original_vertex[static_cast<std::size_t>(local[i])];
@@ -419,11 +500,44 @@ void XdmfSeries::write_mesh(const LocalMesh& mesh) {
               options_.gzip, size);
 }
 
+void XdmfSeries::write_field(hid_t group, const std::string& group_name, const DataArray& a, bool cell) {
+  const BlockExchange& block = cell ? cells_ : vertices_;
+  const auto file = static_cast<hid_t>(handle_);
+  const bool constant = std::find(options_.constant_fields.begin(), options_.constant_fields.end(), a.name) !=
+                        options_.constant_fields.end();
+  if (constant && !first_step_group_.empty()) {
+    if (H5Lcreate_hard(file, (first_step_group_ + "/" + a.name).c_str(), group, a.name.c_str(), H5P_DEFAULT,
+                       H5P_DEFAULT) < 0)
+      fail(h5_path_, "cannot link " + group_name + "/" + a.name);
+    return;
+  }
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
+  // Point data: the owned vertices (the first n_owned); cell data: every local cell.
+  const std::size_t n = cell ? a.int_values.size() + a.values.size()
+                             : static_cast<std::size_t>(n_owned_) * static_cast<std::size_t>(a.n_components);
+  if (a.is_int) {
+    const std::vector<std::int32_t> own(a.int_values.begin(), a.int_values.begin() + static_cast<std::ptrdiff_t>(n));
+    write_block(h5_path_, group, a.name, block, a.n_components, block.gather(own, a.n_components), options_.gzip, size);
+  } else {
+    const std::vector<double> own(a.values.begin(), a.values.begin() + static_cast<std::ptrdiff_t>(n));
+    write_block(h5_path_, group, a.name, block, a.n_components, block.gather(own, a.n_components), options_.gzip, size);
+  }
+  Handle set(H5Dopen2(group, a.name.c_str(), H5P_DEFAULT), H5Dclose);
+  set_string_attribute(h5_path_, set, "center", cell ? "Cell" : "Node");
+}
+
 void XdmfSeries::write_step(long long step, double time, const VtuPiece& piece) {
   const auto file = static_cast<hid_t>(handle_);
   const std::string name = step_group_name(step);
-  Step listed{step, time, {}};
+  // Every collective HDF5 call is followed by the ranks' agreement (run_collectively), so a rank whose write fails
+  // (a full disk) never leaves the others waiting in the next collective call.
+  // Room for the step first (rank 0, the file system is shared): refused here, the file stays whole and closes.
   run_collectively(comm_, [&] {
+    if (rank_ == 0) check_room(h5_path_, step_bytes(piece, vertices_.n_global(), cells_.n_global()));
+  });
+  std::optional<Handle> group;
+  collectively([&] {
     if (H5Lexists(file, "/Steps", H5P_DEFAULT) <= 0) {
       Handle steps(H5Gcreate2(file, "/Steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
       if (!steps.valid()) fail(h5_path_, "cannot create /Steps");
@@ -432,48 +546,26 @@ void XdmfSeries::write_step(long long step, double time, const VtuPiece& piece) 
       fail(h5_path_, "cannot replace " + name);
     Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
     H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
-    Handle group(H5Gcreate2(file, name.c_str(), H5P_DEFAULT, gcpl, H5P_DEFAULT), H5Gclose);
-    if (!group.valid()) fail(h5_path_, "cannot create " + name);
-    set_attribute<double>(h5_path_, group, "time", time);
-    set_attribute<std::int64_t>(h5_path_, group, "step", step);
-    int size = 1;
-    MPI_Comm_size(comm_, &size);
-    auto write_array = [&](const DataArray& a, bool cell) {
-      const BlockExchange& block = cell ? cells_ : vertices_;
-      const bool constant = std::find(options_.constant_fields.begin(), options_.constant_fields.end(), a.name) !=
-                            options_.constant_fields.end();
-      if (constant && !first_step_group_.empty()) {
-        if (H5Lcreate_hard(file, (first_step_group_ + "/" + a.name).c_str(), group, a.name.c_str(), H5P_DEFAULT,
-                           H5P_DEFAULT) < 0)
-          fail(h5_path_, "cannot link " + name + "/" + a.name);
-      } else {
-        const std::size_t n = cell ? a.int_values.size() + a.values.size()
-                                   : static_cast<std::size_t>(n_owned_) * static_cast<std::size_t>(a.n_components);
-        if (a.is_int) {
-          const std::vector<std::int32_t> own(a.int_values.begin(), a.int_values.begin() + static_cast<std::ptrdiff_t>(n));
-          write_block(h5_path_, group, a.name, block, a.n_components, block.gather(own, a.n_components), options_.gzip,
-                      size);
-        } else {
-          const std::vector<double> own(a.values.begin(), a.values.begin() + static_cast<std::ptrdiff_t>(n));
-          write_block(h5_path_, group, a.name, block, a.n_components, block.gather(own, a.n_components), options_.gzip,
-                      size);
-        }
-        Handle set(H5Dopen2(group, a.name.c_str(), H5P_DEFAULT), H5Dclose);
-        set_string_attribute(h5_path_, set, "center", cell ? "Cell" : "Node");
-      }
-      listed.fields.push_back({a.name, cell, a.n_components, a.is_int});
-    };
-    for (const DataArray& a : piece.point_data) write_array(a, false);
-    for (const DataArray& a : piece.cell_data) write_array(a, true);
-    set_attribute<std::int32_t>(h5_path_, group, "complete", 1);
+    group.emplace(H5Gcreate2(file, name.c_str(), H5P_DEFAULT, gcpl, H5P_DEFAULT), H5Gclose);
+    if (!group->valid()) fail(h5_path_, "cannot create " + name);
+    set_attribute<double>(h5_path_, *group, "time", time);
+    set_attribute<std::int64_t>(h5_path_, *group, "step", step);
   });
-  run_collectively(comm_, [&] {
+  Step listed{step, time, {}};
+  for (int cell = 0; cell < 2; ++cell)
+    for (const DataArray& a : cell ? piece.cell_data : piece.point_data) {
+      collectively([&] { write_field(*group, name, a, cell == 1); });
+      listed.fields.push_back({a.name, cell == 1, a.n_components, a.is_int});
+    }
+  collectively([&] { set_attribute<std::int32_t>(h5_path_, *group, "complete", 1); });
+  group.reset();
+  collectively([&] {
     if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail(h5_path_, "cannot flush step " + std::to_string(step));
   });
   if (first_step_group_.empty()) first_step_group_ = name;
   std::erase_if(steps_, [step](const Step& s) { return s.step == step; });
   steps_.push_back(std::move(listed));
-  run_collectively(comm_, [&] {
+  collectively([&] {
     if (rank_ == 0) write_xdmf();
   });
 }

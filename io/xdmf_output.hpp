@@ -17,6 +17,7 @@
 ///                    from the later ones.
 #include <mpi.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,8 +99,14 @@ class XdmfSeries {
 
  private:
   void open(std::optional<double> resume_after);
-  void write_mesh(const LocalMesh& mesh);
+  /// part 0: /Mesh and its geometry (a restart: checks the file's mesh); part 1: the topology.
+  void write_mesh(const LocalMesh& mesh, int part);
+  /// One array of a step: this rank's block, or a hard link to this run's first step's (a constant field).
+  void write_field(std::int64_t group, const std::string& group_name, const DataArray& a, bool cell);
   void write_xdmf() const;
+  /// run_collectively(f); a failure marks the file broken_ (not closed by the destructor).
+  template <class F>
+  void collectively(F&& f);
 
   MPI_Comm comm_;
   int rank_ = 0;
@@ -108,7 +115,8 @@ class XdmfSeries {
   int nodes_per_cell_ = 4;
   LocalIndex n_owned_ = 0;
   BlockExchange vertices_, cells_;
-  long long handle_ = -1;  ///< the hid_t of the open file
+  bool broken_ = false;
+  std::int64_t handle_ = -1;  ///< the hid_t (int64_t) of the open file
   std::vector<Step> steps_;
   std::string first_step_group_;  ///< this run's first written step (its constant fields are linked from later ones)
 };
