@@ -278,7 +278,7 @@ void set_finalize_guard() {
 /// Refuses (before any HDF5 call of the step) a step of `bytes` that the file system or the process's file-size
 /// limit cannot take: the file then stays as the last step left it, and is closed normally.
 void check_room(const std::string& path, std::uintmax_t bytes) {
-  const std::uintmax_t need = bytes + bytes / 8 + (1u << 20);  // + metadata and slack
+  const std::uintmax_t need = bytes + bytes / 16 + (1u << 16);  // + metadata (a few kB a step) and slack
   std::error_code ec;
   const std::uintmax_t size = fs::exists(path, ec) ? fs::file_size(path, ec) : 0;
   struct rlimit limit {};
