@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <numeric>
 #include <stdexcept>
+#include <tuple>
 #include <type_traits>
 
 #include "core/error.hpp"
@@ -412,7 +413,14 @@ XdmfSeries::XdmfSeries(MPI_Comm comm, const std::string& directory, const LocalM
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported by fail(), not printed by HDF5 (initialises it)
   set_finalize_guard();                          // (after HDF5 set its MPI_COMM_SELF attribute)
   collectively([&] {
-    if (options_.gzip && H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0)
+    if (!options_.gzip) return;
+    // Parallel HDF5 writes filtered (chunked) datasets only collectively, and only from 1.10.2 on.
+    unsigned major = 0, minor = 0, release = 0;
+    H5get_libversion(&major, &minor, &release);
+    if (std::make_tuple(major, minor, release) < std::make_tuple(1u, 10u, 2u))
+      throw InputError("output.compression: gzip needs parallel HDF5 1.10.2 or later to write compressed datasets "
+                       "from several ranks; this one is " + hdf5_version() + ": use compression: none");
+    if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0)
       throw InputError("output.compression: gzip: this HDF5 (" + hdf5_version() + ") has no deflate filter");
   });
   collectively([&] { open(resume_after); });

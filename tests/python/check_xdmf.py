@@ -5,7 +5,8 @@
   check_xdmf.py --mpiexec M --np N --edgefem E --out DIR JOB
 
 JOB is a dynamic job with checkpoints (tests/data/xdmf_swing.yaml). Runs it on N ranks with `format: vtu` and
-`format: xdmf` and checks, reading the .h5 with h5py, the .xdmf with ElementTree and the .pvtu pieces with VTK:
+`format: xdmf` and checks, reading the .h5 with h5py, the .xdmf with ElementTree and meshio's XDMF reader, and the
+.pvtu pieces with VTK:
   - the .xdmf: a temporal collection with the .pvd's times, every DataItem naming an existing dataset of its
     dimensions; the .h5: the mesh once (/Mesh), one group per step, complete;
   - every point and cell array of every step equals the VTU's (points matched by their reference coordinates, cells
@@ -29,6 +30,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import h5py
+import meshio
 import numpy as np
 import yaml
 from vtkmodules.util.numpy_support import vtk_to_numpy
@@ -104,6 +106,23 @@ def read_xdmf(directory):
                 fields[a.get("Name")] = (a.get("Center"), at)
             steps.append((time, fields, topology, geometry))
     return steps
+
+
+def check_with_meshio(directory, steps):
+    """An XDMF reader of its own (meshio's, Debian's python3-meshio: ParaView's is not installable next to
+    libvtk9-dev) reads the series: the .h5's mesh, times and every field."""
+    reader = meshio.xdmf.TimeSeriesReader(os.path.join(directory, "solution.xdmf"))
+    points, cells = reader.read_points_cells()
+    check(np.array_equal(points, h5_values(directory, "/Mesh/geometry")), "meshio: points")
+    check(len(cells) == 1 and np.array_equal(cells[0].data, h5_values(directory, "/Mesh/topology")), "meshio: cells")
+    check(reader.num_steps == len(steps), f"meshio: {reader.num_steps} steps")
+    for k, (time, fields, _, _) in enumerate(steps):
+        t, point_data, cell_data = reader.read_data(k)
+        check(t == time, f"meshio: time {t} != {time}")
+        read = {**point_data, **{name: v[0] for name, v in cell_data.items()}}
+        check(sorted(read) == sorted(fields), f"meshio: t = {time}: {sorted(read)}")
+        for name, (_, at) in fields.items():
+            check(np.array_equal(read[name], h5_values(directory, at)), f"meshio: t = {time}: {name}")
 
 
 def read_pvd(directory):
@@ -239,6 +258,7 @@ def main():
     xdmf_dir, _, _ = runner.run("xdmf")
     steps = compare_with_vtu(xdmf_dir, vtu_dir)
     check(len(steps) == 5, f"{len(steps)} steps")
+    check_with_meshio(xdmf_dir, steps)
     rank = h5_values(xdmf_dir, steps[-1][1]["rank"][1])
     check(sorted(set(rank)) == list(range(args.np)), f"rank field values {sorted(set(rank))}")
     if args.np > 1:
