@@ -43,6 +43,13 @@ job xdmf "format: xdmf"
 job xdmf_gzip "format: xdmf" "compression: gzip"
 job vtu_displacement "fields: [displacement]"
 job xdmf_displacement "format: xdmf" "fields: [displacement]"
+# The write-time jobs (20 steps, output at every step: 21 written), for a paired timing of whole runs, e.g.
+#   scripts/paired.sh 3 'mpiexec -n 2 build/edgefem run bench-results/output/ab_xdmf.yaml --quiet' \
+#                       'mpiexec -n 2 build/edgefem run bench-results/output/ab_vtu.yaml --quiet'
+for c in vtu xdmf vtu_displacement xdmf_displacement; do
+  sed -e 's/end_time: 0.5/end_time: 0.1/; s/every: 5/every: 1/' -e "s/directory: $c\$/directory: ab_$c/" \
+    "$out/$c.yaml" >"$out/ab_$c.yaml"
+done
 series() { find "$1" -type f \( -name '*.vtu' -o -name '*.pvtu' -o -name '*.pvd' -o -name '*.h5' -o -name '*.xdmf' \) "${@:2}"; }
 printf "%-18s %12s %6s %11s %14s\n" config bytes files B/tet/step "output s/step"
 for c in vtu xdmf xdmf_gzip vtu_displacement xdmf_displacement; do
