@@ -117,7 +117,7 @@ DynamicRun::DynamicRun(const RunOptions& options, const Job& job, TimeIntegrator
                       integrator.mesh().original_vertex.begin() + integrator.mesh().n_owned),
       job_text_(read_text(job.job_file)),
       start_(restart_if_asked(comm_, options.restart, job, owned_original_, job_text_, integrator)),
-      writer_(comm_, job.output_directory, integrator.mesh(), integrator.model(), start_.time),
+      writer_(comm_, job.output_directory, integrator.mesh(), integrator.model(), job.output, start_.time),
       checkpoints_(comm_, job.output_directory, start_.run) {
   namespace fs = std::filesystem;
   for (const std::string& line : checkpoints_.set_aside_other_runs()) PetscPrintf(comm_, "warning: %s\n", line.c_str());
@@ -236,14 +236,14 @@ int DynamicRun::finish() {
   print_setup_split(comm_, summary_);
   print_solver_summary(comm_, integrator_.stats(), integrator_.preconditioner_name());
   summary_.largest_displacement = print_state_summary(comm_, integrator_.mesh(), integrator_.local_positions());
-  summary_.output = writer_.pvd_path();
+  summary_.output = writer_.series_path();
   if (!reports_.empty()) print_reactions(comm_, job_, *reactions_);  // (a restart state's: reactions.csv)
   if (summary_.contact) {
     double step_seconds = 0;
     for (const auto& r : reports_) step_seconds += r.seconds;
     print_contact_summary(comm_, *summary_.contact, integrator_.contact_terms(), step_seconds);
   }
-  PetscPrintf(comm_, "  output: %s\n  checkpoint: %s\n", writer_.pvd_path().c_str(),
+  PetscPrintf(comm_, "  output: %s\n  checkpoint: %s\n", writer_.series_path().c_str(),
               (last_checkpoint_.empty() ? start_.path : last_checkpoint_).c_str());
   quiet.reset();
   if (stop_signal_ == 0) return 0;

@@ -26,7 +26,7 @@ struct FramesOutput {
   FramesOutput(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model, const FrameSolver& solver)
       : job(job),
         solver(solver),
-        writer(comm, job.output_directory, mesh, model),
+        writer(comm, job.output_directory, mesh, model, job.output),
         frames_pvd((std::filesystem::path(job.output_directory) / "frames.pvd").string()),
         zero(3 * static_cast<std::size_t>(mesh.n_local()), 0.0),
         last_step(job.analysis_type == AnalysisType::dynamics
@@ -138,8 +138,8 @@ int run_frames(const RunOptions& options, const Job& job, const LocalMesh& mesh,
   else
     run_frames_static(comm, job, solver, output, clock, summary);
   summary.largest_displacement = print_state_summary(comm, mesh, solver.local_positions());
-  summary.output = output.writer.pvd_path();
-  PetscPrintf(comm, "  output: %s, frames: %s\n", output.writer.pvd_path().c_str(), output.frames_pvd.path().c_str());
+  summary.output = output.writer.series_path();
+  PetscPrintf(comm, "  output: %s, frames: %s\n", output.writer.series_path().c_str(), output.frames_pvd.path().c_str());
   return 0;
 }
 
