@@ -20,6 +20,7 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "io/xml_escape.hpp"
 #include "partition/collective.hpp"
 
 namespace edgefem {
@@ -174,20 +175,6 @@ std::string format_double(double x) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", x);
   return buf;
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 /// The XDMF type of a field of `n` components: ParaView's Xdmf3 reader takes 9-component Tensor arrays as the
