@@ -43,7 +43,10 @@ PbdSolver::PbdSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model
     *v = sweep_->create_vector();
     EDGEFEM_PETSC(VecSet(*v, 0.0));
   }
-  if (!job.obstacles.empty()) contact_.emplace(comm, job, mesh, model_, work_);
+  if (!job.obstacles.empty()) {
+    contact_.emplace(comm, job, mesh, model_, work_);
+    sweep_->set_contact([this](double* x) { contact_->project(x); });
+  }
   EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_));
   apply_initial_shape();
   update_ghosts(x_);
@@ -102,8 +105,9 @@ void PbdSolver::begin_step() {
       x.span()[static_cast<std::size_t>(d.dof)] = prescribed_position(model_, d, mesh_.mesh.coords, t_new);
   }
   update_ghosts(x_);
-  // 2. Constraint sweeps (the attachments pull towards their anchors at t_{n+1}; the obstacles are there).
-  if (contact_) contact_->begin_step(time_, t_new);
+  // 2. Constraint sweeps (the attachments pull towards their anchors at t_{n+1}; the obstacles are there, the
+  // step's contacts generated from x_n and x*: Bender's line 11).
+  if (contact_) contact_->begin_step(time_, t_new, x_n_, x_);
   sweep_->set_anchor_time(t_new);
   sweep_->reset_multipliers();
   sweeps_done_ = 0;
@@ -115,10 +119,9 @@ void PbdSolver::sweep_once() {
     sweep_->colored_sweep(x_);
   else
     sweep_->jacobi_sweep(x_);
-  if (chebyshev_) chebyshev_->combine(x_, sweep_->shares());
-  if (contact_) {  // the sweep's last operation: no vertex left inside an obstacle (Bender's line 11)
-    contact_->project(x_, x_n_);
-    update_ghosts(x_);
+  if (chebyshev_) {  // (the sweep's contact colour is combined as any position; projected again after it)
+    chebyshev_->combine(x_, sweep_->shares());
+    sweep_->project_contacts(x_);
   }
   ++sweeps_done_;
 }
@@ -129,7 +132,7 @@ void PbdSolver::end_step() {
   // Plasticity (Bender et al. §4.1): once per step, from the step's final positions, after the sweeps (the sweeps
   // of one step see one fixed plastic strain, so the constraints they project stay the same energies).
   sweep_->update_plasticity(x_, dt);
-  if (contact_) contact_step_ = contact_->report(x_, 1e-9);
+  if (contact_) contact_step_ = contact_->report(x_);
   // 3. Velocity and damping; the loads' work, trapezoidal: (h_n + h_{n+1})/2 . (x_{n+1} - x_n).
   {
     Owned x(x_, true);
@@ -160,7 +163,13 @@ void PbdSolver::start() {
 
 std::vector<OutputPointField> PbdSolver::output_point_fields() {
   if (!contact_) return {};
-  return {{"contact_gap", 1, contact_->gaps(local_positions())}};
+  std::vector<double> gap, force;
+  contact_->vertex_fields(local_positions(), sweep_->inverse_mass(), spec_.dt, gap, force);
+  return {{"contact_gap", 1, std::move(gap)}, {"contact_force", 3, std::move(force)}};
+}
+
+std::vector<double> PbdSolver::obstacle_forces() {
+  return contact_ ? contact_->obstacle_forces(sweep_->inverse_mass(), spec_.dt) : std::vector<double>{};
 }
 
 TimeStepReport PbdSolver::step() {

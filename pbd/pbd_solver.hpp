@@ -47,8 +47,13 @@ class PbdSolver final : public TimeIntegrator {
   [[nodiscard]] const NewtonStats& stats() const override { return stats_; }  ///< always zero: no Newton
   /// plastic_strain (|E_p|, Frobenius, per tet) when a material is plastic.
   [[nodiscard]] std::vector<OutputCellField> output_cell_fields() override;
-  /// With obstacles: contact_gap (1 per local vertex). Collective.
+  /// With obstacles: contact_gap (1 per local vertex) and contact_force (3: the obstacles' force on the vertex,
+  /// m p / dt^2 from the contacts' shares, pbd_contact.hpp). Local.
   [[nodiscard]] std::vector<OutputPointField> output_point_fields() override;
+  /// With obstacles: each obstacle's force on the body at the last step (pbd_contact.hpp). Collective.
+  [[nodiscard]] std::vector<double> obstacle_forces() override;
+  /// The contacts (with obstacles; for tests).
+  [[nodiscard]] PbdContact* contact() { return contact_ ? &*contact_ : nullptr; }
   [[nodiscard]] std::optional<ContactStepReport> last_contact() const override { return contact_step_; }
 
   /// One time step (t_n -> t_n + dt), without output or report: begin_step, `iterations` times sweep_once,

@@ -938,6 +938,16 @@ void PbdConstraints::colored_sweep(Vec x) {
     EDGEFEM_PETSC(VecGhostUpdateEnd(delta_, ADD_VALUES, SCATTER_REVERSE));
     add_into_owners(x, false);
   }
+  project_contacts(x);
+}
+
+void PbdConstraints::project_contacts(Vec x) {
+  if (!contact_) return;
+  {
+    LocalForm xl(x, false);
+    contact_(xl.span().data());
+  }
+  if (size_ > 1) forward(x);
 }
 
 void PbdConstraints::jacobi_sweep(Vec x) {
@@ -955,6 +965,7 @@ void PbdConstraints::jacobi_sweep(Vec x) {
   }
   reverse_add(delta_);
   add_into_owners(x, true);
+  project_contacts(x);
 }
 
 }  // namespace edgefem

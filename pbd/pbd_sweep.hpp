@@ -39,6 +39,7 @@
 #include <petscvec.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -109,8 +110,16 @@ class PbdConstraints {
   /// an acceleration of the sweeps that combines iterates (pbd_chebyshev.hpp). Empty for PBD and Jacobi.
   [[nodiscard]] std::span<double> shares() { return contribution_; }
 
-  /// One sweep over all constraints. x: a create_vector() vector with its ghosts up to date; they are up to date
-  /// again on return. Collective.
+  /// Contact constraints (pbd_contact.hpp): `project` is called on the local positions (it may change owned
+  /// vertices only) as the last colour of every sweep (colored: after the attachments; jacobi: after the averaged
+  /// update), the ghosts updated after it. Empty: none.
+  void set_contact(std::function<void(double*)> project) { contact_ = std::move(project); }
+  /// The contact colour alone on x (a create_vector() vector), its ghosts updated after it. Collective when there
+  /// is one.
+  void project_contacts(Vec x);
+
+  /// One sweep over all constraints (and the contacts, last). x: a create_vector() vector with its ghosts up to
+  /// date; they are up to date again on return. Collective.
   void colored_sweep(Vec x);
   void jacobi_sweep(Vec x);
 
@@ -259,6 +268,7 @@ class PbdConstraints {
   double dt_ = 0.0;
   bool xpbd_ = false;
   std::optional<double> fixed_lambda_;
+  std::function<void(double*)> contact_;  ///< the contact colour (set_contact)
 };
 
 }  // namespace edgefem

@@ -244,10 +244,10 @@ void print_contact_summary(MPI_Comm comm, RunSummary::Contact& record, const Con
               "%.6e, at most %lld active contacts in a step (%lld at the last)\n",
               record.method.c_str(), record.activation_distance, record.stiffness, record.deepest_penetration,
               smallest, record.max_active, record.active.empty() ? 0LL : record.active.back());
-  if (!contact) return;  // (the projection measures no forces and no time of its own)
   for (std::size_t o = 0; o < record.obstacles.size(); ++o)
     PetscPrintf(comm, "  force of obstacle %s on the body: (%.9e, %.9e, %.9e)\n", record.obstacles[o].c_str(),
                 record.forces[3 * o], record.forces[3 * o + 1], record.forces[3 * o + 2]);
+  if (!contact) return;  // (the position-based contact's time is the sweeps')
   PetscPrintf(comm,
               "  contact time (rank 0): %.3f s = gradients %.3f + Hessian blocks %.3f + continuous checks %.3f s, "
               "%.1f %% of the steps' %.3f s\n",

@@ -298,55 +298,6 @@ TEST_P(BallDrop, NeverPenetratesThePlaneUnderLargeSteps) {
 
 INSTANTIATE_TEST_SUITE_P(Integrators, BallDrop, ::testing::Values("backward-euler", "newmark"));
 
-/// The ball under the position-based integrator (pbd/pbd_contact.hpp: projection after every sweep, Macklin's
-/// friction): the lowest vertex of every step and the positions at the end, by original vertex.
-struct PbdDrop {
-  double lowest = 1e300;
-  long long most_active = 0;
-  std::vector<double> position;
-};
-
-PbdDrop pbd_drop(MPI_Comm comm) {
-  PbdDrop r;
-  const Job job = job_from_yaml(  // (collective on MPI_COMM_WORLD)
-      "ball_pbd",
-      "mesh:\n  file: " + std::string(EDGEFEM_SOURCE_DIR) + "/jobs/experiments/contact/meshes/ball.msh\n" +
-          "materials:\n"
-          "  - {model: stvk, young: 2.0e3, poisson: 0.3, density: 1.0}\n"
-          "loads:\n  gravity: [0, 0, -10]\n"
-          "obstacles:\n"
-          "  - {name: floor, shape: plane, point: [0, 0, 0], normal: [0, 0, 1], friction: 0.5}\n"
-          "analysis: {type: dynamic, integrator: position-based, dt: 0.01, end_time: 0.3,\n"
-          "           position_based: {iterations: 10}}\n");
-  if (comm == MPI_COMM_NULL) return r;
-  const LocalMesh mesh = mpitest::distributed_job_mesh(comm, job);
-  PbdSolver solver(comm, job, mesh, build_model(comm, job, mesh), true);
-  run_time_loop(solver, [&](long long step, double) {
-    const std::vector<double> x = solver.local_positions();
-    double local = 1e300, global = 0;
-    for (LocalIndex v = 0; v < mesh.n_owned; ++v) local = std::min(local, x[3 * static_cast<std::size_t>(v) + 2]);
-    MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MIN, comm);
-    r.lowest = std::min(r.lowest, global);
-    if (step > 0) r.most_active = std::max(r.most_active, solver.last_contact()->active);
-  });
-  const std::vector<double> x = solver.local_positions();
-  r.position = mpitest::gather_by_original_vertex(comm, mesh, {x}, true)[0];
-  return r;
-}
-
-TEST(BallDropPositionBased, NoVertexEndsAStepInsideThePlane) {
-  const PbdDrop all = pbd_drop(MPI_COMM_WORLD);
-  const PbdDrop serial = pbd_drop(rank0_alone());
-  const double distributed = serial_difference(all.position, serial.position);
-  if (world_rank() == 0)
-    std::printf("contact: ball drop (position-based, dt 0.01, 10 sweeps) on %d ranks: lowest vertex z over all "
-                "steps %.3e, most contacts %lld, serial vs distributed %.2e\n",
-                world_size(), all.lowest, all.most_active, distributed);
-  EXPECT_GE(all.lowest, -1e-12);  // projected onto the plane by the last sweep: z = 0 up to round-off
-  EXPECT_GT(all.most_active, 3);  // it did land
-  EXPECT_LT(distributed, 1e-10);
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // 4. A rigid spherical indenter (an STL surface) pressed into a block on a schedule: the force on it rises with
 //    the indentation and balances the support's reaction.
