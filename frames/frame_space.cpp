@@ -34,6 +34,11 @@ class RigidSpace final : public FrameSpace {
                 frames::FrameSystem& out) const override {
     frames::evaluate_frames(samples_, loads, rest_, poses(state), want_hessian, out);
   }
+  void add_point_potential(std::span<const double> state, const frames::FramePoints& points,
+                           const frames::PointPotential& phi, bool want_hessian,
+                           frames::FrameSystem& out) const override {
+    frames::add_point_potential(points, rest_, poses(state), phi, want_hessian, out);
+  }
   [[nodiscard]] double energy(std::span<const double> state, const frames::FramePoints& loads) const override {
     return frames::frames_energy(samples_, loads, rest_, poses(state));
   }
@@ -105,6 +110,11 @@ class AffineSpace final : public FrameSpace {
   void evaluate(std::span<const double> state, const frames::FramePoints& loads, bool want_hessian,
                 frames::FrameSystem& out) const override {
     frames::evaluate_affine(samples_, loads, rest_, state, want_hessian, out);
+  }
+  void add_point_potential(std::span<const double> state, const frames::FramePoints& points,
+                           const frames::PointPotential& phi, bool want_hessian,
+                           frames::FrameSystem& out) const override {
+    frames::add_affine_point_potential(points, rest_, state, phi, want_hessian, out);
   }
   [[nodiscard]] double energy(std::span<const double> state, const frames::FramePoints& loads) const override {
     return frames::affine_energy(samples_, loads, rest_, state);

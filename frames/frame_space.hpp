@@ -31,6 +31,12 @@ class FrameSpace {
   /// This rank's partial energy, gradient and (when wanted) Hessian at `state`, with the loads `loads`.
   virtual void evaluate(std::span<const double> state, const frames::FramePoints& loads, bool want_hessian,
                         frames::FrameSystem& out) const = 0;
+  /// Adds a potential of points (contact: frames/frames_contact.hpp) at `state` to out: energy, gradient and (when
+  /// wanted) the exact Hessian through the points' Jacobian to the frames (rigid: with the blend's second
+  /// derivatives). out's gradient and Hessian: as evaluate leaves them, or empty.
+  virtual void add_point_potential(std::span<const double> state, const frames::FramePoints& points,
+                                   const frames::PointPotential& phi, bool want_hessian,
+                                   frames::FrameSystem& out) const = 0;
   /// The energy of evaluate alone (line searches).
   [[nodiscard]] virtual double energy(std::span<const double> state, const frames::FramePoints& loads) const = 0;
   /// Skinned positions of points (3 per point) with per-point weights (`weights[v * n_frames + i]`).

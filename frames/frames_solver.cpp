@@ -71,6 +71,7 @@ FrameSolver::FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, c
   held_ = held_frames(comm, mesh, model, job, weights_, n);
   refuse_all_held(job, placement_, held_);
   init_loads();
+  if (!job.obstacles.empty()) contact_.emplace(comm, job, mesh, model, weights_, n);
   // Lame constants of each tet's material.
   const LocalIndex n_tets = mesh.mesh.n_tets();
   std::vector<double> lambda(static_cast<std::size_t>(n_tets)), mu(lambda.size());
@@ -196,6 +197,7 @@ void FrameSolver::evaluate(std::span<const double> state, double load_factor, bo
                            frames::FrameSystem& out) const {
   const frames::FramePoints& loads = load_points(load_factor);
   space_->evaluate(state, loads, want_hessian, out);
+  if (contact_) space_->add_point_potential(state, contact_->points(), contact_->potential(), want_hessian, out);
   // One reduction: energy, strain energy, gradient (and Hessian).
   std::vector<double> buffer;
   buffer.reserve(2 + out.gradient.size() + out.hessian.size());
@@ -216,6 +218,11 @@ void FrameSolver::evaluate(std::span<const double> state, double load_factor, bo
 double FrameSolver::energy(std::span<const double> state, double load_factor) const {
   const frames::FramePoints& loads = load_points(load_factor);
   double e = space_->energy(state, loads);
+  if (contact_) {
+    frames::FrameSystem c;
+    space_->add_point_potential(state, contact_->points(), contact_->potential(), false, c);
+    e += c.energy;
+  }
   MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, comm_);
   MPI_Bcast(&e, 1, MPI_DOUBLE, 0, comm_);  // the same bits everywhere (see evaluate)
   return e;
@@ -266,6 +273,11 @@ void FrameSolver::line_search(const std::vector<int>& free, const std::vector<do
   };
   double alpha = 1.0;
   std::vector<double> trial = moved(alpha);
+  if (contact_) {  // no contact point may reach an obstacle on the straight way (frames_contact.hpp)
+    alpha = contact_->step_limit(space_->skin(state_, contact_->reference(), contact_->weights()),
+                                 space_->skin(trial, contact_->reference(), contact_->weights()));
+    if (alpha < 1.0) trial = moved(alpha);
+  }
   for (int cut = 0; cut < 20; ++cut) {
     const double e = energy(trial, load_factor);
     if (std::isfinite(e) && e <= energy_now + 1e-4 * alpha * slope + 1e-14 * std::abs(energy_now)) break;
@@ -345,7 +357,10 @@ std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, doub
         static_cast<double>(step - 1) / job_.steps, load_factor, kMaxLoadStepCuts,
         [&](double a, double b, std::string& failure) {
           const std::vector<double> saved = state_;
+          if (contact_) contact_->place(b);
           predict(a, b);
+          // A prediction that reaches an obstacle (infinite barrier): start from the last state instead.
+          if (contact_ && !std::isfinite(energy(state_, b))) state_ = saved;
           if (solve_step(b, report, failure)) {
             previous_state_ = saved;
             previous_load_ = a;
@@ -365,6 +380,9 @@ std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, doub
                         ") did not converge even after cutting the load increment " + std::to_string(kMaxLoadStepCuts) +
                         " times: " + why);
     report.substeps = taken;
+    if (contact_)
+      contact_step_ = contact_->report(space_->skin(state_, contact_->reference(), contact_->weights()),
+                                       obstacle_forces_);
     report.seconds = seconds_since(t0);
     if (!quiet_ && rank == 0 && !report.residuals.empty())
       std::printf("  step %d: load factor %.4g, %d Newton iterations, |g| %.3e -> %.3e, %.3f s\n", step, load_factor,

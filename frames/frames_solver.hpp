@@ -14,11 +14,13 @@
 #include <array>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "frames/frame_space.hpp"
+#include "frames/frames_contact.hpp"
 #include "frames/frames_setup.hpp"
 #include "io/job.hpp"
 #include "materials/frame_model.hpp"
@@ -83,6 +85,12 @@ class FrameSolver {
   [[nodiscard]] long long n_samples_global() const { return n_samples_global_; }
   [[nodiscard]] double setup_seconds_weights() const { return seconds_weights_; }
 
+  /// With obstacles (frames_contact.hpp): the last converged load step's contact report and each obstacle's force on
+  /// the body (3 per obstacle); the contact. Empty / null without.
+  [[nodiscard]] const std::optional<ContactStepReport>& last_contact() const { return contact_step_; }
+  [[nodiscard]] const std::vector<double>& obstacle_forces() const { return obstacle_forces_; }
+  [[nodiscard]] const FrameContact* contact() const { return contact_ ? &*contact_ : nullptr; }
+
   /// Sum over ranks of the energy, gradient and Hessian at `state` and `load_factor` (Hessian empty if not wanted).
   void evaluate(std::span<const double> state, double load_factor, bool want_hessian, frames::FrameSystem& out) const;
 
@@ -129,6 +137,9 @@ class FrameSolver {
   double previous_load_ = 0.0;          ///< its load factor
   std::vector<double> rest_mass_;       ///< dofs_per_frame^2 per frame (dynamics only)
   std::vector<double> velocity_;        ///< dofs_per_frame per frame (dynamics only)
+  std::optional<FrameContact> contact_;          ///< with obstacles
+  std::optional<ContactStepReport> contact_step_;  ///< the last converged load step's
+  std::vector<double> obstacle_forces_;          ///< 3 per obstacle, at the last converged load step
   long long n_samples_global_ = 0;
   double seconds_weights_ = 0.0;
 };

@@ -302,8 +302,11 @@ class JobParser {
   void check_position_based(const Job& job, const std::string& materials) const;
   /// Discretization type frames: its integrator, mass and start, no attachments, held frames, isotropic StVK tets.
   void check_frames(const Job& job) const;
-  /// Obstacles: a solver that handles them (Newton: static, backward Euler, Newmark); `contact` only with obstacles.
+  /// Obstacles: a solver that handles them (Newton: static, backward Euler, Newmark; position-based; frames:
+  /// check_frames_contact); `contact` only with obstacles.
   void check_contact(const Job& job, const Value* obstacles, const Value* contact) const;
+  /// Obstacles with discretization type frames: a static analysis, fixed and frictionless obstacles.
+  void check_frames_contact(const Job& job, const Value* obstacles) const;
 
   [[nodiscard]] std::string resolve(const std::string& p) const {
     const fs::path given(p);

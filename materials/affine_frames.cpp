@@ -246,6 +246,48 @@ double affine_energy(const AffinePoints& samples, const FramePoints& loads, std:
   return e + add_loads(loads, rest_origins, q, nullptr);
 }
 
+void add_affine_point_potential(const FramePoints& points, std::span<const Vec3> rest_origins,
+                                std::span<const double> q, const PointPotential& phi, bool want_hessian,
+                                FrameSystem& out) {
+  const std::size_t n_dofs = q.size();
+  if (out.gradient.empty()) out.gradient.assign(n_dofs, 0.0);
+  if (want_hessian && out.hessian.empty()) out.hessian.assign(n_dofs * n_dofs, 0.0);
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    const Influence* in = points.influences.data() + points.offsets[k];
+    const int n_in = points.offsets[k + 1] - points.offsets[k];
+    const Vec3& X = points.point[k];
+    std::vector<std::array<double, 4>> r(static_cast<std::size_t>(n_in));  // c_i (X - rest_i, 1)
+    Vec3 x{};
+    for (int i = 0; i < n_in; ++i) {
+      const Vec3& rest = rest_origins[static_cast<std::size_t>(in[i].frame)];
+      const double c = in[i].c[0];
+      r[i] = {c * (X[0] - rest[0]), c * (X[1] - rest[1]), c * (X[2] - rest[2]), c};
+      const double* Q = &q[kAffineDofs * static_cast<std::size_t>(in[i].frame)];
+      for (int a = 0; a < 3; ++a)
+        x[a] += Q[4 * a] * r[i][0] + Q[4 * a + 1] * r[i][1] + Q[4 * a + 2] * r[i][2] + Q[4 * a + 3] * r[i][3];
+    }
+    double gp[3] = {}, hp[9] = {};
+    const double e = phi(k, x, gp, want_hessian ? hp : nullptr);
+    if (e == 0.0 && gp[0] == 0.0 && gp[1] == 0.0 && gp[2] == 0.0) continue;  // (out of reach)
+    out.energy += e;
+    if (!std::isfinite(out.energy)) return;
+    for (int i = 0; i < n_in; ++i) {  // dx_a / dQ_i[4 a + m] = r_i[m]
+      const std::size_t row0 = kAffineDofs * static_cast<std::size_t>(in[i].frame);
+      for (int a = 0; a < 3; ++a)
+        for (int m = 0; m < 4; ++m) out.gradient[row0 + 4 * a + m] += gp[a] * r[i][m];
+      if (!want_hessian) continue;
+      for (int j = 0; j < n_in; ++j) {
+        const std::size_t col0 = kAffineDofs * static_cast<std::size_t>(in[j].frame);
+        for (int a = 0; a < 3; ++a)
+          for (int m = 0; m < 4; ++m)
+            for (int b = 0; b < 3; ++b)
+              for (int n = 0; n < 4; ++n)
+                out.hessian[(row0 + 4 * a + m) * n_dofs + col0 + 4 * b + n] += hp[3 * a + b] * r[i][m] * r[j][n];
+      }
+    }
+  }
+}
+
 std::vector<double> affine_skin(std::span<const double> reference, std::span<const double> weights,
                                 std::span<const Vec3> rest_origins, std::span<const double> q) {
   const std::size_t n = rest_origins.size(), n_points = reference.size() / 3;

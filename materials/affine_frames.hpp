@@ -69,6 +69,13 @@ void evaluate_affine(const AffinePoints& samples, const FramePoints& loads, std:
 [[nodiscard]] double affine_energy(const AffinePoints& samples, const FramePoints& loads,
                                    std::span<const Vec3> rest_origins, std::span<const double> q);
 
+/// Adds sum_k phi(k, x_k) over `points` (reference positions, weights in the influences' c[0]; x_k = sum_i w_i
+/// (A_i (X - rest_i) + t_i), linear in the state) to out: energy, gradient J^T g_p and, when wanted, the exact
+/// Hessian J^T H_p J (out's gradient and Hessian sized to the state's dofs, or empty: then sized here).
+void add_affine_point_potential(const FramePoints& points, std::span<const Vec3> rest_origins,
+                                std::span<const double> q, const PointPotential& phi, bool want_hessian,
+                                FrameSystem& out);
+
 /// Skinned positions of points with per-point weights (`weights[v * n_frames + i]`), 3 per point.
 std::vector<double> affine_skin(std::span<const double> reference, std::span<const double> weights,
                                 std::span<const Vec3> rest_origins, std::span<const double> q);

@@ -173,6 +173,24 @@ void add_sample(const FramePoints& s, std::size_t k, std::span<const RelativeTra
   }
 }
 
+/// A point's gradient gb and Hessian hb with respect to its blend b, spread to its frames (b = sum_q c_q0 d_q).
+void add_point_blocks(const Influence* in, int n_in, const double (&gb)[8], const double (&hb)[8][8], bool hessian,
+                      DualSums& acc) {
+  const std::size_t n8 = 8 * static_cast<std::size_t>(acc.n);
+  for (int q = 0; q < n_in; ++q) {
+    double* g = &acc.g[8 * static_cast<std::size_t>(in[q].frame)];
+    for (int l = 0; l < 8; ++l) g[l] += in[q].c[0] * gb[l];
+    if (!hessian) continue;
+    for (int r = 0; r < n_in; ++r) {
+      const double cc = in[q].c[0] * in[r].c[0];
+      for (int l = 0; l < 8; ++l)
+        for (int m = 0; m < 8; ++m)
+          acc.h[(8 * static_cast<std::size_t>(in[q].frame) + l) * n8 + 8 * static_cast<std::size_t>(in[r].frame) + m] +=
+              cc * hb[l][m];
+    }
+  }
+}
+
 void add_load(const FramePoints& s, std::size_t k, std::span<const RelativeTransform> rel, bool hessian,
               DualSums& acc) {
   const Influence* in = s.influences.data() + s.offsets[k];
@@ -189,52 +207,13 @@ void add_load(const FramePoints& s, std::size_t k, std::span<const RelativeTrans
     for (int m = 0; m < 8; ++m)
       hb[l][m] = -(f[0] * sp.hess[0][l][m] + f[1] * sp.hess[1][l][m] + f[2] * sp.hess[2][l][m]);
   }
-  const std::size_t n8 = 8 * static_cast<std::size_t>(acc.n);
-  for (int q = 0; q < n_in; ++q) {
-    double* g = &acc.g[8 * static_cast<std::size_t>(in[q].frame)];
-    for (int l = 0; l < 8; ++l) g[l] += in[q].c[0] * gb[l];
-    if (!hessian) continue;
-    for (int r = 0; r < n_in; ++r) {
-      const double cc = in[q].c[0] * in[r].c[0];
-      for (int l = 0; l < 8; ++l)
-        for (int m = 0; m < 8; ++m)
-          acc.h[(8 * static_cast<std::size_t>(in[q].frame) + l) * n8 + 8 * static_cast<std::size_t>(in[r].frame) + m] +=
-              cc * hb[l][m];
-    }
-  }
+  add_point_blocks(in, n_in, gb, hb, hessian, acc);
 }
 
-}  // namespace
-
-void evaluate_frames(const FramePoints& samples, const FramePoints& loads, std::span<const Vec3> rest_origins,
-                     std::span<const FramePose> poses, bool want_hessian, FrameSystem& out) {
-  const int n = static_cast<int>(poses.size());
-  std::vector<RelativeTransform> rel(poses.size());
-  for (std::size_t i = 0; i < poses.size(); ++i) rel[i] = relative_transform(poses[i], rest_origins[i]);
-
-  // Fixed chunks (independent of the thread count), summed in chunk order.
-  const std::size_t n_samples = samples.size();
-  const std::size_t per_chunk_bytes = 64 * static_cast<std::size_t>(n) * n * sizeof(double);
-  const std::size_t max_chunks = std::max<std::size_t>(1, (std::size_t{256} << 20) /
-                                                              std::max<std::size_t>(1, per_chunk_bytes));
-  const std::size_t n_chunks = std::max<std::size_t>(1, std::min<std::size_t>({16, max_chunks, n_samples}));
-  std::vector<DualSums> chunk(n_chunks);
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::size_t c = 0; c < n_chunks; ++c) {
-    chunk[c].reset(n, want_hessian);
-    const std::size_t begin = n_samples * c / n_chunks, end = n_samples * (c + 1) / n_chunks;
-    for (std::size_t k = begin; k < end; ++k) add_sample(samples, k, rel, want_hessian, chunk[c]);
-  }
-  DualSums total = std::move(chunk[0]);
-  for (std::size_t c = 1; c < n_chunks; ++c) {
-    total.energy += chunk[c].energy;
-    total.strain_energy += chunk[c].strain_energy;
-    for (std::size_t i = 0; i < total.g.size(); ++i) total.g[i] += chunk[c].g[i];
-    for (std::size_t i = 0; i < total.h.size(); ++i) total.h[i] += chunk[c].h[i];
-  }
-  for (std::size_t k = 0; k < loads.size(); ++k) add_load(loads, k, rel, want_hessian, total);
-
-  // Twist space.
+/// The sums of dual-quaternion space taken to the frames' twists (the file comment's chain rule) into out.
+void twist_system(const DualSums& total, std::span<const RelativeTransform> rel, bool want_hessian,
+                  FrameSystem& out) {
+  const int n = total.n;
   const std::size_t n6 = 6 * static_cast<std::size_t>(n), n8 = 8 * static_cast<std::size_t>(n);
   out.energy = total.energy;
   out.strain_energy = total.strain_energy;
@@ -269,6 +248,86 @@ void evaluate_frames(const FramePoints& samples, const FramePoints& loads, std::
           out.hessian[(6 * i + a) * n6 + 6 * j + b] = v;
         }
     }
+}
+
+}  // namespace
+
+void evaluate_frames(const FramePoints& samples, const FramePoints& loads, std::span<const Vec3> rest_origins,
+                     std::span<const FramePose> poses, bool want_hessian, FrameSystem& out) {
+  const int n = static_cast<int>(poses.size());
+  std::vector<RelativeTransform> rel(poses.size());
+  for (std::size_t i = 0; i < poses.size(); ++i) rel[i] = relative_transform(poses[i], rest_origins[i]);
+
+  // Fixed chunks (independent of the thread count), summed in chunk order.
+  const std::size_t n_samples = samples.size();
+  const std::size_t per_chunk_bytes = 64 * static_cast<std::size_t>(n) * n * sizeof(double);
+  const std::size_t max_chunks = std::max<std::size_t>(1, (std::size_t{256} << 20) /
+                                                              std::max<std::size_t>(1, per_chunk_bytes));
+  const std::size_t n_chunks = std::max<std::size_t>(1, std::min<std::size_t>({16, max_chunks, n_samples}));
+  std::vector<DualSums> chunk(n_chunks);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t c = 0; c < n_chunks; ++c) {
+    chunk[c].reset(n, want_hessian);
+    const std::size_t begin = n_samples * c / n_chunks, end = n_samples * (c + 1) / n_chunks;
+    for (std::size_t k = begin; k < end; ++k) add_sample(samples, k, rel, want_hessian, chunk[c]);
+  }
+  DualSums total = std::move(chunk[0]);
+  for (std::size_t c = 1; c < n_chunks; ++c) {
+    total.energy += chunk[c].energy;
+    total.strain_energy += chunk[c].strain_energy;
+    for (std::size_t i = 0; i < total.g.size(); ++i) total.g[i] += chunk[c].g[i];
+    for (std::size_t i = 0; i < total.h.size(); ++i) total.h[i] += chunk[c].h[i];
+  }
+  for (std::size_t k = 0; k < loads.size(); ++k) add_load(loads, k, rel, want_hessian, total);
+
+  twist_system(total, rel, want_hessian, out);
+}
+
+void add_point_potential(const FramePoints& points, std::span<const Vec3> rest_origins,
+                         std::span<const FramePose> poses, const PointPotential& phi, bool want_hessian,
+                         FrameSystem& out) {
+  std::vector<RelativeTransform> rel(poses.size());
+  for (std::size_t i = 0; i < poses.size(); ++i) rel[i] = relative_transform(poses[i], rest_origins[i]);
+  DualSums acc;
+  acc.reset(static_cast<int>(poses.size()), want_hessian);
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    const Influence* in = points.influences.data() + points.offsets[k];
+    const int n_in = points.offsets[k + 1] - points.offsets[k];
+    DualQuat b{};
+    for (int q = 0; q < n_in; ++q)
+      for (int l = 0; l < 8; ++l) b[l] += in[q].c[0] * rel[static_cast<std::size_t>(in[q].frame)].d[l];
+    const SkinnedPoint sp = skin_derivatives(b, points.point[k]);
+    double gp[3] = {}, hp[9] = {};
+    const double e = phi(k, sp.p, gp, want_hessian ? hp : nullptr);
+    if (e == 0.0 && gp[0] == 0.0 && gp[1] == 0.0 && gp[2] == 0.0) continue;  // (out of reach)
+    acc.energy += e;
+    if (!std::isfinite(acc.energy)) break;
+    // d phi / db = g_p^T dp/db; d^2 phi / db^2 = dp/db^T H_p dp/db + sum_c (g_p)_c d^2 p_c / db^2.
+    double gb[8], hb[8][8] = {};
+    for (int l = 0; l < 8; ++l) gb[l] = gp[0] * sp.grad[0][l] + gp[1] * sp.grad[1][l] + gp[2] * sp.grad[2][l];
+    if (want_hessian)
+      for (int l = 0; l < 8; ++l)
+        for (int m = 0; m < 8; ++m) {
+          double v = 0.0;
+          for (int c = 0; c < 3; ++c) {
+            v += gp[c] * sp.hess[c][l][m];
+            for (int d = 0; d < 3; ++d) v += sp.grad[c][l] * hp[3 * c + d] * sp.grad[d][m];
+          }
+          hb[l][m] = v;
+        }
+    add_point_blocks(in, n_in, gb, hb, want_hessian, acc);
+  }
+  if (!std::isfinite(acc.energy)) {
+    out.energy = acc.energy;
+    return;
+  }
+  FrameSystem part;
+  twist_system(acc, rel, want_hessian, part);
+  if (out.gradient.empty()) out.gradient.assign(part.gradient.size(), 0.0);
+  if (out.hessian.empty()) out.hessian.assign(part.hessian.size(), 0.0);
+  out.energy += part.energy;
+  for (std::size_t i = 0; i < part.gradient.size(); ++i) out.gradient[i] += part.gradient[i];
+  for (std::size_t i = 0; i < part.hessian.size(); ++i) out.hessian[i] += part.hessian[i];
 }
 
 double frames_energy(const FramePoints& samples, const FramePoints& loads, std::span<const Vec3> rest_origins,

@@ -8,6 +8,7 @@
 /// (6 per frame, angular first) and dense twist Hessian (material + geometric terms); the sums over ranks are the
 /// caller's (frames/frames_solver.cpp).
 #include <array>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -92,6 +93,19 @@ void evaluate_frames(const FramePoints& samples, const FramePoints& loads, std::
 /// The energy of evaluate_frames alone (plain doubles, no derivatives; for line searches).
 [[nodiscard]] double frames_energy(const FramePoints& samples, const FramePoints& loads,
                                    std::span<const Vec3> rest_origins, std::span<const FramePose> poses);
+
+/// A potential of points (contact, frames/frames_contact.hpp): its value at point k's position p, its gradient g
+/// (3) and, when h is not null, its Hessian h (3 x 3, row-major). +infinity is allowed (g, h then unused).
+using PointPotential = std::function<double(std::size_t k, const Vec3& p, double* g, double* h)>;
+
+/// Adds sum_k phi(k, p_k) over `points` (reference positions, weights in the influences' c[0]; p_k skinned by the
+/// dual-quaternion blend) to out: energy, twist gradient and, when wanted, the exact Hessian
+///   J^T H_p J + sum_c (g_p)_c d^2 p_c / dtwist^2
+/// (out sized as evaluate_frames leaves it). An infinite energy leaves out's energy infinite (the derivatives
+/// then undefined).
+void add_point_potential(const FramePoints& points, std::span<const Vec3> rest_origins,
+                         std::span<const FramePose> poses, const PointPotential& phi, bool want_hessian,
+                         FrameSystem& out);
 
 /// Skinned positions of points with per-point weights (`weights[v * n_frames + i]`).
 std::vector<double> skin_points(std::span<const double> reference, std::span<const double> weights,

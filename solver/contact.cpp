@@ -60,6 +60,48 @@ std::vector<std::int32_t> contact_candidates(const LocalMesh& mesh, const Model&
   return candidates;
 }
 
+void check_contact_start(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
+                         const std::vector<std::unique_ptr<contact::Obstacle>>& obstacles,
+                         std::span<const std::int32_t> candidates, std::span<const double> reference, bool barrier) {
+  // The lowest-numbered (in the mesh file) boundary vertex on or inside an obstacle, over the ranks.
+  long long first = LLONG_MAX, count = 0;
+  double details[5] = {0, 0, 0, 0, 0};  // obstacle, distance, x, y, z
+  for (const std::int32_t v : candidates) {
+    const contact::Vec3 x = contact::load3(&reference[3 * static_cast<std::size_t>(v)]);
+    for (std::size_t o = 0; o < obstacles.size(); ++o) {
+      const double d = obstacles[o]->signed_distance(x);
+      if (barrier ? d > 0.0 : d >= 0.0) continue;
+      ++count;
+      const long long id = mesh.original_vertex[static_cast<std::size_t>(v)];
+      if (id < first) first = id, details[0] = static_cast<double>(o), details[1] = d, details[2] = x[0],
+                      details[3] = x[1], details[4] = x[2];
+      break;
+    }
+  }
+  long long global_first = LLONG_MAX, global_count = 0;
+  MPI_Allreduce(&first, &global_first, 1, MPI_LONG_LONG, MPI_MIN, comm);
+  MPI_Allreduce(&count, &global_count, 1, MPI_LONG_LONG, MPI_SUM, comm);
+  if (global_count == 0) return;
+  int rank = 0, owner = 0, mine = 0;
+  MPI_Comm_rank(comm, &rank);
+  mine = first == global_first ? rank : INT_MAX;
+  MPI_Allreduce(&mine, &owner, 1, MPI_INT, MPI_MIN, comm);
+  MPI_Bcast(details, 5, MPI_DOUBLE, owner, comm);
+  const ObstacleSpec& spec = job.obstacles[static_cast<std::size_t>(details[0])];
+  char text[640];
+  std::snprintf(text, sizeof text,
+                "%s:%d: %s (%s): mesh vertex %lld (0-based, in the mesh's order) at (%.9g, %.9g, %.9g) is %s the "
+                "obstacle at the start, %.6g deep (%lld boundary vertices are)",
+                job.job_file.c_str(), spec.line, spec.key.c_str(), spec.name.c_str(), global_first, details[2],
+                details[3], details[4], details[1] < 0.0 ? "inside" : "on the surface of", details[1] < 0.0 ? -details[1] : 0.0,
+                global_count);
+  if (barrier)
+    throw InputError(std::string(text) +
+                     "; the barrier method needs every boundary vertex outside every obstacle at the start: move the "
+                     "obstacle or the body, or use contact method penalty");
+  PetscPrintf(comm, "warning: %s; the penalty pushes them out\n", text);
+}
+
 ContactTerms::ContactTerms(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model,
                            Assembler& assembler, double dt)
     : comm_(comm), job_(job), mesh_(mesh), assembler_(assembler) {
@@ -113,43 +155,7 @@ double ContactTerms::automatic_stiffness(const Model& model, double dt) {
 }
 
 void ContactTerms::check_start(const std::vector<double>& reference) {
-  // The lowest-numbered (in the mesh file) boundary vertex on or inside an obstacle, over the ranks.
-  long long first = LLONG_MAX, count = 0;
-  double details[5] = {0, 0, 0, 0, 0};  // obstacle, distance, x, y, z
-  for (const std::int32_t v : potential_->vertices()) {
-    const contact::Vec3 x = contact::load3(&reference[3 * static_cast<std::size_t>(v)]);
-    for (std::size_t o = 0; o < obstacles_.size(); ++o) {
-      const double d = obstacles_[o]->signed_distance(x);
-      if (barrier() ? d > 0.0 : d >= 0.0) continue;
-      ++count;
-      const long long id = mesh_.original_vertex[static_cast<std::size_t>(v)];
-      if (id < first) first = id, details[0] = static_cast<double>(o), details[1] = d, details[2] = x[0],
-                      details[3] = x[1], details[4] = x[2];
-      break;
-    }
-  }
-  long long global_first = LLONG_MAX, global_count = 0;
-  MPI_Allreduce(&first, &global_first, 1, MPI_LONG_LONG, MPI_MIN, comm_);
-  MPI_Allreduce(&count, &global_count, 1, MPI_LONG_LONG, MPI_SUM, comm_);
-  if (global_count == 0) return;
-  int rank = 0, owner = 0, mine = 0;
-  MPI_Comm_rank(comm_, &rank);
-  mine = first == global_first ? rank : INT_MAX;
-  MPI_Allreduce(&mine, &owner, 1, MPI_INT, MPI_MIN, comm_);
-  MPI_Bcast(details, 5, MPI_DOUBLE, owner, comm_);
-  const ObstacleSpec& spec = job_.obstacles[static_cast<std::size_t>(details[0])];
-  char text[640];
-  std::snprintf(text, sizeof text,
-                "%s:%d: %s (%s): mesh vertex %lld (0-based, in the mesh's order) at (%.9g, %.9g, %.9g) is %s the "
-                "obstacle at the start, %.6g deep (%lld boundary vertices are)",
-                job_.job_file.c_str(), spec.line, spec.key.c_str(), spec.name.c_str(), global_first, details[2],
-                details[3], details[4], details[1] < 0.0 ? "inside" : "on the surface of", details[1] < 0.0 ? -details[1] : 0.0,
-                global_count);
-  if (barrier())
-    throw InputError(std::string(text) +
-                     "; the barrier method needs every boundary vertex outside every obstacle at the start: move the "
-                     "obstacle or the body, or use contact method penalty");
-  PetscPrintf(comm_, "warning: %s; the penalty pushes them out\n", text);
+  check_contact_start(comm_, job_, mesh_, obstacles_, potential_->vertices(), reference, barrier());
 }
 
 std::array<double, 3> ContactTerms::saved_state() const {

@@ -36,6 +36,14 @@ namespace edgefem {
 /// vertices with more than `max_prescribed` of their components prescribed. Collective.
 std::vector<std::int32_t> contact_candidates(const LocalMesh& mesh, const Model& model, Vec work, int max_prescribed);
 
+/// The start's check of a body's contact candidates (local vertices, positions `reference`: 3 per local vertex)
+/// against the obstacles: with the barrier, a candidate on or inside an obstacle is an InputError naming the
+/// obstacle, the first such vertex (in the mesh's order) and its depth, on every rank; with the penalty a warning.
+/// Collective.
+void check_contact_start(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
+                         const std::vector<std::unique_ptr<contact::Obstacle>>& obstacles,
+                         std::span<const std::int32_t> candidates, std::span<const double> reference, bool barrier);
+
 /// One step's contact, the same on every rank.
 struct ContactStepReport {
   long long active = 0;     ///< vertex-obstacle pairs within the activation distance (penalty: penetrating)

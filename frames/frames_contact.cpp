@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/// \file frames_contact.cpp
+/// Contact of the frame-based model (frames_contact.hpp).
+#include "frames/frames_contact.hpp"
+
+#include <petscvec.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "contact/barrier.hpp"
+#include "contact/vertex_contact.hpp"
+#include "linalg/petsc_util.hpp"
+#include "partition/collective.hpp"
+#include "solver/obstacles.hpp"
+
+namespace edgefem {
+namespace {
+using contact::operator+;
+using contact::operator-;
+using contact::operator*;
+
+/// The bounding-box diagonal and the mean tet size cbrt(V / n) of the body, over the ranks.
+std::array<double, 2> body_scales(MPI_Comm comm, const LocalMesh& mesh) {
+  double box[6] = {-1e300, -1e300, -1e300, -1e300, -1e300, -1e300};  // -min, max
+  for (std::size_t i = 0; i < 3 * static_cast<std::size_t>(mesh.n_local()); ++i)
+    box[i % 3] = std::max(box[i % 3], -mesh.mesh.coords[i]), box[3 + i % 3] = std::max(box[3 + i % 3], mesh.mesh.coords[i]);
+  MPI_Allreduce(MPI_IN_PLACE, box, 6, MPI_DOUBLE, MPI_MAX, comm);
+  double volume[2] = {0.0, static_cast<double>(mesh.mesh.n_tets())};
+  for (LocalIndex t = 0; t < mesh.mesh.n_tets(); ++t) {
+    const LocalIndex* v = &mesh.mesh.tets[4 * static_cast<std::size_t>(t)];
+    const contact::Vec3 x0 = contact::load3(&mesh.mesh.coords[3 * static_cast<std::size_t>(v[0])]);
+    const contact::Vec3 a = contact::load3(&mesh.mesh.coords[3 * static_cast<std::size_t>(v[1])]) - x0;
+    const contact::Vec3 b = contact::load3(&mesh.mesh.coords[3 * static_cast<std::size_t>(v[2])]) - x0;
+    const contact::Vec3 c = contact::load3(&mesh.mesh.coords[3 * static_cast<std::size_t>(v[3])]) - x0;
+    volume[0] += std::abs(contact::dot(a, contact::cross(b, c))) / 6.0;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, volume, 2, MPI_DOUBLE, MPI_SUM, comm);
+  double diagonal = 0.0;
+  for (int d = 0; d < 3; ++d) diagonal += (box[3 + d] + box[d]) * (box[3 + d] + box[d]);
+  return {std::sqrt(diagonal), volume[1] > 0.0 ? std::cbrt(volume[0] / volume[1]) : std::sqrt(diagonal)};
+}
+
+/// Owned boundary vertices not held in all three components (contact_candidates on a ghosted vector of the mesh's
+/// layout). Collective.
+std::vector<std::int32_t> frame_candidates(MPI_Comm comm, const LocalMesh& mesh, const Model& model) {
+  std::vector<PetscInt> ghosts;
+  for (LocalIndex v = mesh.n_owned; v < mesh.n_local(); ++v) ghosts.push_back(static_cast<PetscInt>(mesh.global_vertex[v]));
+  PetscOwner<Vec, VecDestroy> work;
+  EDGEFEM_PETSC(VecCreateGhostBlock(comm, 3, 3 * static_cast<PetscInt>(mesh.n_owned), PETSC_DECIDE,
+                                    static_cast<PetscInt>(ghosts.size()), ghosts.data(), work.address()));
+  return contact_candidates(mesh, model, work, 2);
+}
+
+}  // namespace
+
+FrameContact::FrameContact(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model,
+                           std::span<const double> weights, int n_frames)
+    : comm_(comm), method_(job.contact.method), job_(job) {
+  run_collectively(comm_, [&] { obstacles_ = make_obstacles(job_); });
+  place(0.0);
+  const std::vector<std::int32_t> candidates = frame_candidates(comm, mesh, model);
+  for (const std::int32_t v : candidates) {
+    const std::size_t k = 3 * static_cast<std::size_t>(v);
+    points_.point.push_back({mesh.mesh.coords[k], mesh.mesh.coords[k + 1], mesh.mesh.coords[k + 2]});
+    reference_.insert(reference_.end(), &mesh.mesh.coords[k], &mesh.mesh.coords[k] + 3);
+    for (int i = 0; i < n_frames; ++i) {
+      const double w = weights[static_cast<std::size_t>(v) * static_cast<std::size_t>(n_frames) + static_cast<std::size_t>(i)];
+      weights_.push_back(w);
+      if (w == 0.0) continue;
+      frames::Influence in;
+      in.frame = i;
+      in.c[0] = w;
+      points_.influences.push_back(in);
+    }
+    points_.offsets.push_back(static_cast<int>(points_.influences.size()));
+  }
+  const auto [diagonal, size] = body_scales(comm, mesh);
+  dh_ = job.contact.distance > 0.0 ? job.contact.distance : 1e-3 * diagonal;
+  double young = 0.0;
+  for (const MaterialSpec& m : job.materials) young = std::max(young, m.young);
+  const double k = young * size;  // the order of a vertex's stiffness in the tet model
+  stiffness_ = job.contact.stiffness > 0.0 ? job.contact.stiffness
+               : barrier()                 ? k / contact::barrier_second_derivative(0.5 * dh_, dh_)
+                                           : 100.0 * k;
+  check_contact_start(comm, job, mesh, obstacles_, candidates, mesh.mesh.coords, barrier());
+  potential_ = [this](std::size_t, const frames::Vec3& p, double* g, double* h) {
+    double energy = 0.0;
+    const double reach = barrier() ? dh_ : 0.0;
+    for (const auto& o : obstacles_) {
+      contact::Proximity prox;
+      if (!o->proximity(p, reach, h != nullptr, prox)) continue;
+      const contact::NormalTerm t = contact::normal_term(method_, prox, dh_, stiffness_, false);
+      energy += t.energy;
+      for (int c = 0; c < 3; ++c) g[c] += t.gradient[c];
+      if (h)
+        for (int c = 0; c < 9; ++c) h[c] += t.hessian[c];
+    }
+    return energy;
+  };
+}
+
+void FrameContact::place(double t) { place_obstacles(job_, obstacles_, t); }
+
+double FrameContact::step_limit(std::span<const double> x0, std::span<const double> x1) const {
+  double limit = 1.0;
+  if (barrier())
+    for (std::size_t k = 0; 3 * k < x0.size(); ++k) {
+      const contact::Vec3 a = contact::load3(&x0[3 * k]), b = contact::load3(&x1[3 * k]);
+      for (const auto& o : obstacles_) {
+        const double t = o->time_of_impact(a, b);
+        if (t != contact::kNoImpact) limit = std::min(limit, kFraction * t);
+      }
+    }
+  MPI_Allreduce(MPI_IN_PLACE, &limit, 1, MPI_DOUBLE, MPI_MIN, comm_);
+  return limit;
+}
+
+ContactStepReport FrameContact::report(std::span<const double> x, std::vector<double>& forces) const {
+  double gap = std::numeric_limits<double>::infinity();
+  long long active = 0;
+  forces.assign(3 * obstacles_.size(), 0.0);
+  for (std::size_t k = 0; 3 * k < x.size(); ++k) {
+    const contact::Vec3 p = contact::load3(&x[3 * k]);
+    for (std::size_t o = 0; o < obstacles_.size(); ++o) {
+      contact::Proximity prox;
+      if (!obstacles_[o]->proximity(p, std::numeric_limits<double>::infinity(), false, prox)) continue;
+      gap = std::min(gap, prox.distance);
+      if (barrier() ? prox.distance >= dh_ : prox.distance >= 0.0) continue;
+      ++active;
+      const contact::NormalTerm t = contact::normal_term(method_, prox, dh_, stiffness_, false);
+      for (int c = 0; c < 3; ++c) forces[3 * o + static_cast<std::size_t>(c)] -= t.gradient[c];
+    }
+  }
+  ContactStepReport r;
+  MPI_Allreduce(&active, &r.active, 1, MPI_LONG_LONG, MPI_SUM, comm_);
+  MPI_Allreduce(&gap, &r.min_gap, 1, MPI_DOUBLE, MPI_MIN, comm_);
+  MPI_Allreduce(MPI_IN_PLACE, forces.data(), static_cast<int>(forces.size()), MPI_DOUBLE, MPI_SUM, comm_);
+  r.penetration = std::max(0.0, -r.min_gap);
+  r.stiffness = stiffness_;
+  return r;
+}
+
+}  // namespace edgefem

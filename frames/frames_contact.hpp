@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+/// \file frames_contact.hpp
+/// Contact of a frame-based model with the job's obstacles (issue 48; Gilles et al. §6: contact points mapped to
+/// the frames): the candidates are the body's boundary vertices (each rank its owned ones), skinned by the frames
+/// like any point, x_k(q) = blend of the frames' transforms with the vertex's weights. The contact energy is the
+/// Newton solvers' (contact/vertex_contact.hpp): per candidate and obstacle IPC's barrier kappa b(d(x_k)) (or the
+/// penalty), a potential of the points that FrameSpace::add_point_potential takes to the frames through the
+/// points' Jacobian (exact gradient and Hessian: J^T H_p J, plus g_p . d^2 x / dq^2 for rigid frames; the per-point
+/// Hessian is the exact one, not projected: the frame solver shifts an indefinite K itself). The Newton line search
+/// starts at step_limit: 0.8 of the way to the first contact of any candidate on any rank along its straight move
+/// (affine frames: the exact path; rigid frames: the chord, the barrier's +infinity inside rejecting the rest).
+/// Obstacles replicated (solver/obstacles.hpp), at the load factor of the step (static analysis).
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "contact/contact_method.hpp"
+#include "contact/obstacle.hpp"
+#include "io/job.hpp"
+#include "materials/frame_model.hpp"
+#include "partition/partition.hpp"
+#include "solver/contact.hpp"
+#include "solver/model.hpp"
+
+namespace edgefem {
+
+class FrameContact {
+ public:
+  /// Collective: the obstacles (at load factor 0), the candidates (boundary vertices not held in all of x, y, z) with their weights (`weights[v * n_frames + i]`
+  /// per local vertex), the activation distance (auto: 1e-3 of the bounding-box diagonal), the stiffness (auto: the
+  /// largest Young's modulus times the mean tet size, over b''(dh / 2); penalty: 100 E h), and the start's check
+  /// (check_contact_start: an InputError on every rank with the barrier).
+  FrameContact(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model,
+               std::span<const double> weights, int n_frames);
+
+  [[nodiscard]] bool barrier() const { return method_ == contact::ContactMethod::barrier; }
+  [[nodiscard]] double stiffness() const { return stiffness_; }
+  [[nodiscard]] double activation_distance() const { return dh_; }
+  /// The candidates as points for FrameSpace::add_point_potential, their reference positions and weights (3 and
+  /// n_frames per point) for FrameSpace::skin.
+  [[nodiscard]] const frames::FramePoints& points() const { return points_; }
+  [[nodiscard]] std::span<const double> reference() const { return reference_; }
+  [[nodiscard]] std::span<const double> weights() const { return weights_; }
+  /// The contact energy of a point at p, its gradient and Hessian (frames::PointPotential).
+  [[nodiscard]] const frames::PointPotential& potential() const { return potential_; }
+  /// The obstacles at load factor t.
+  void place(double t);
+  /// The largest fraction of the moves x0 -> x1 (the candidates' positions, 3 each) no candidate of any rank
+  /// crosses an obstacle on: 0.8 of the first contact, 1 when none (the penalty: 1). Collective.
+  [[nodiscard]] double step_limit(std::span<const double> x0, std::span<const double> x1) const;
+  /// The report at the candidates' positions x (3 each): the smallest gap, the pairs within the activation distance,
+  /// the penetration; and each obstacle's force on the body (3 per obstacle, -dE/dx summed). Collective.
+  ContactStepReport report(std::span<const double> x, std::vector<double>& forces) const;
+
+ private:
+  MPI_Comm comm_;
+  contact::ContactMethod method_ = contact::ContactMethod::barrier;
+  double dh_ = 0.0, stiffness_ = 0.0;
+  const Job& job_;
+  std::vector<std::unique_ptr<contact::Obstacle>> obstacles_;
+  frames::FramePoints points_;
+  std::vector<double> reference_, weights_;
+  frames::PointPotential potential_;
+  static constexpr double kFraction = 0.8;  ///< of the first contact a step may go
+};
+
+}  // namespace edgefem
