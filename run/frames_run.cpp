@@ -17,6 +17,7 @@
 #include "frames/frames_solver.hpp"
 #include "io/vtk_output.hpp"
 #include "run/output.hpp"
+#include "run/report.hpp"
 
 namespace edgefem {
 namespace {
@@ -105,7 +106,19 @@ void run_frames_dynamic(MPI_Comm comm, const Job& job, FrameSolver& solver, Fram
 /// The load steps of the frames, and their summary lines.
 void run_frames_static(MPI_Comm comm, const Job& job, FrameSolver& solver, FramesOutput& output,
                        const PhaseClock& clock, RunSummary& summary) {
-  const auto reports = solver.run([&](int step, double load_factor) { output.on_step(step, load_factor); });
+  if (const FrameContact* contact = solver.contact()) {  // (frames_contact.hpp)
+    summary.contact = RunSummary::Contact{};
+    summary.contact->method = contact->barrier() ? "barrier" : "penalty";
+    summary.contact->activation_distance = contact->activation_distance();
+    summary.contact->stiffness = contact->stiffness();
+    for (const ObstacleSpec& o : job.obstacles) summary.contact->obstacles.push_back(o.name);
+    summary.contact->forces.assign(3 * job.obstacles.size(), 0.0);
+  }
+  const auto reports = solver.run([&](int step, double load_factor) {
+    if (step > 0 && summary.contact && solver.last_contact())
+      record_contact(*summary.contact, step, *solver.last_contact(), solver.obstacle_forces());
+    output.on_step(step, load_factor);
+  });
   output.writer.finish();
   int newton = 0;
   double solve_seconds = 0, evaluate_seconds = 0;
@@ -119,6 +132,7 @@ void run_frames_static(MPI_Comm comm, const Job& job, FrameSolver& solver, Frame
               "(sample sums %.3f) + output %.3f s\n",
               reports.size(), newton, clock.total(), clock.read, clock.partition, clock.distribute, clock.setup,
               solve_seconds, evaluate_seconds, output.output_seconds);
+  if (summary.contact) print_contact_summary(comm, *summary.contact, nullptr, solve_seconds);
 }
 
 }  // namespace

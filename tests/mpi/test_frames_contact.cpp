@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Contact of the frame-based model (issue 48; frames/frames_contact.hpp) on an unstructured Gmsh mesh
+// (jobs/examples/meshes/cuboid.msh, 1 x 1 x 3): the block clamped at its end z = 0 lies on its side x = 0 on a
+// frictionless plane under gravity along -x; the plane's force, which depends on how the block bends (the clamp
+// carries the rest: statically indeterminate), against the tet model's (StaticSolver with the same barrier); no
+// contact point reaches the plane; the frame solve on all ranks against rank 0 alone. CTest runs it on 1, 2 and 3
+// ranks (mpi.frames_contact.npN). Rank 0 prints the measured values, prefixed "frames contact:".
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "frames/frames_solver.hpp"
+#include "io/job.hpp"
+#include "solver/contact.hpp"
+#include "solver/static_solver.hpp"
+#include "tests/support/dynamics_testing.hpp"
+
+namespace edgefem {
+namespace {
+
+using mpitest::world_rank;
+using mpitest::world_size;
+
+/// The block on the plane; `discretization`: empty (tets) or a frames mapping.
+std::string block_job(const std::string& discretization) {
+  return "mesh:\n  file: " + std::string(EDGEFEM_SOURCE_DIR) + "/jobs/examples/meshes/cuboid.msh\n" +
+         "materials:\n  - {model: stvk, young: 1.0e3, poisson: 0.3, density: 1.0}\n"
+         "boundary:\n  - {select: {region: 21}, fix: [x, y, z]}\n"
+         "loads:\n  gravity: [-10, 0, 0]\n"
+         "obstacles:\n  - {name: floor, shape: plane, point: [-5.0e-4, 0, 0], normal: [1, 0, 0]}\n"
+         "contact: {distance: 1.0e-3}\n"
+         "analysis: {type: static, steps: 1}\n"
+         "solver:\n  newton: {rtol: 1.0e-10, atol: 1.0e-11, max_it: 40}\n" +
+         (discretization.empty() ? std::string() : "discretization: " + discretization + "\n");
+}
+
+struct Result {
+  double force = 0.0;  ///< the plane's force on the body, x
+  double min_gap = 0.0;
+  long long active = 0;
+  double seconds = 0.0;
+};
+
+Result tets(MPI_Comm comm, const Job& job) {
+  const LocalMesh mesh = mpitest::distributed_job_mesh(comm, job);
+  StaticSolver solver(comm, job, mesh, build_model(comm, job, mesh), "", true);
+  solver.run([](int, double) {});
+  Result r;
+  r.force = solver.contact()->obstacle_forces(solver.state())[0];
+  r.min_gap = solver.last_contact().min_gap;
+  return r;
+}
+
+Result frames(MPI_Comm comm, const Job& job) {
+  Result r;
+  if (comm == MPI_COMM_NULL) return r;
+  const auto t0 = std::chrono::steady_clock::now();
+  const LocalMesh mesh = mpitest::distributed_job_mesh(comm, job);
+  const Model model = build_model(comm, job, mesh);
+  FrameSolver solver(comm, job, mesh, model, true);
+  solver.run([](int, double) {});
+  r.force = solver.obstacle_forces()[0];
+  r.min_gap = solver.last_contact()->min_gap;
+  r.active = solver.last_contact()->active;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+class FramesOnAPlane : public ::testing::TestWithParam<std::pair<std::string, double>> {};
+
+TEST_P(FramesOnAPlane, CarriesTheTetModelsShareOfTheWeight) {
+  const auto& [discretization, tolerance] = GetParam();
+  const std::string dir = mpitest::scratch_dir("frames_contact");
+  const Job tet_job = mpitest::job_from_yaml(dir, "tets", block_job(""));
+  const Job frame_job = mpitest::job_from_yaml(dir, "frames", block_job(discretization));
+  const Result reference = tets(MPI_COMM_WORLD, tet_job);
+  const Result all = frames(MPI_COMM_WORLD, frame_job);
+  const Result serial = frames(world_rank() == 0 && world_size() > 1 ? MPI_COMM_SELF : MPI_COMM_NULL, frame_job);
+  const double error = std::abs(all.force - reference.force) / reference.force;
+  const double distributed =
+      world_size() == 1 ? 0.0 : dynamics_testing::from_rank0(std::abs(all.force - serial.force) / all.force);
+  if (world_rank() == 0)
+    std::printf("frames contact: %s on %d ranks: plane force %.9f, tets %.9f (weight 30): difference %.2e; "
+                "smallest gap %.3e (tets %.3e), %lld contacts; serial vs distributed %.2e; %.2f s\n",
+                discretization.c_str(), world_size(), all.force, reference.force, error, all.min_gap,
+                reference.min_gap, all.active, distributed, all.seconds);
+  EXPECT_GT(reference.force, 20.0);  // the plane carries most of the weight, the clamp the rest
+  EXPECT_LT(reference.force, 29.0);
+  EXPECT_LT(error, tolerance);
+  EXPECT_GT(all.min_gap, 0.0);  // no contact point reached the plane
+  EXPECT_GT(all.active, 20);
+  EXPECT_LT(distributed, 1e-9);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Frames, FramesOnAPlane,
+    ::testing::Values(std::make_pair(std::string("{type: frames, frames: 16, frame_type: affine}"), 1e-2),
+                      std::make_pair(std::string("{type: frames, frames: 8}"), 4e-2)));
+
+}  // namespace
+}  // namespace edgefem
