@@ -177,8 +177,9 @@ constexpr JobKey obstacle_keys[] = {
      "summary.json"},
     {"shape", "one of: plane, box, sphere, cylinder, mesh", "required", "", "the obstacle's shape; each shape takes "
      "its own keys below and refuses the others'"},
-    {"friction", "number >= 0", "0", "", "Coulomb's coefficient (0: frictionless)"},
-    {"motion", "mapping", "", "", "a rigid translation on a schedule (absent: the obstacle stays)",
+    {"friction", "number >= 0", "0", "", "Coulomb's coefficient (0: frictionless; discretization frames: 0 only)"},
+    {"motion", "mapping", "", "", "a rigid translation on a schedule (absent: the obstacle stays; not with "
+     "discretization frames)",
      "obstacles[].motion"},
     {"point", "[x, y, z]", "required (plane)", "length", "plane: a point of the plane"},
     {"normal", "[x, y, z] of length 1 (to 1e-6)", "required (plane)", "", "plane: the normal, out of the obstacle "
@@ -201,7 +202,8 @@ constexpr JobKey obstacle_motion_keys[] = {
 
 constexpr JobKey contact_keys[] = {
     {"method", "one of: barrier, penalty", "barrier", "", "barrier: IPC's log barrier, no iterate ever penetrates; "
-     "penalty: quadratic, may penetrate (the deepest penetration is reported)"},
+     "penalty: quadratic, may penetrate (the deepest penetration is reported); position-based: not used (contact "
+     "constraints in the sweep)"},
     {"distance", "number > 0 or auto", "auto", "length", "the barrier's activation distance d-hat (auto: 1e-3 of the "
      "body's bounding-box diagonal)"},
     {"stiffness", "number > 0 or auto", "auto", "stiffness", "the barrier (kappa) or "

@@ -29,6 +29,9 @@ CLAMP = ("boundary:\n  - select: {box: [[-0.01, -1, -1], [0.01, 2, 2]]}\n    fix
 PBD = ("analysis:\n  type: dynamic\n  dt: 0.01\n  end_time: 0.02\n  integrator: position-based\n")
 
 
+FRAMES_FLOOR = "obstacles:\n  - {{name: floor, shape: plane, point: [0, 0, -0.5], normal: [0, 0, 1]{}}}\n"
+
+
 def frames(discretization, analysis=""):
     """A static (or `analysis`) frame job on the clamped cube."""
     return BOX + STVK + CLAMP + "discretization: " + discretization + "\n" + analysis
@@ -396,6 +399,20 @@ CASES = [
                                                 "analysis: {type: dynamic, dt: 0.01, end_time: 0.02, "
                                                 "integrator: linearized-euler}\n"),
      L + r"obstacles: not supported with integrator linearized-euler"),
+    # Frame models take fixed, frictionless obstacles in a static analysis (frames/frames_contact.hpp).
+    ("obstacles.frames_dynamic", frames("{type: frames, frames: 2}", FRAMES_FLOOR.format("") +
+                                        "analysis: {type: dynamic, dt: 0.01, end_time: 0.02, "
+                                        "integrator: linearized-euler}\n"),
+     L + r"obstacles: with discretization type frames only in a static analysis"),
+    ("obstacles.frames_moving", frames("{type: frames, frames: 2}",
+                                       FRAMES_FLOOR.format(", motion: {translate: [0, 0, 0.1]}")),
+     L + r"obstacles\[0\]\.motion: not supported with discretization type frames"),
+    ("obstacles.frames_overlap", frames("{type: frames, frames: 2}",
+                                        "obstacles:\n  - {name: wall, shape: box, box: [[0.9, -1, -1], [3, 2, 2]]}\n"),
+     L + r"obstacles\[0\] \(wall\): mesh vertex \d+ \(0-based, in the mesh's order\) at \([^)]*\) is inside the "
+         r"obstacle at the start, 0\.1 deep"),
+    ("obstacles.frames_friction", frames("{type: frames, frames: 2}", FRAMES_FLOOR.format(", friction: 0.3")),
+     L + r"obstacles\[0\]\.friction: not supported with discretization type frames \(its contact is frictionless"),
 ]
 
 
