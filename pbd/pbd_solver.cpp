@@ -165,6 +165,15 @@ std::vector<OutputPointField> PbdSolver::output_point_fields() {
   if (!contact_) return {};
   std::vector<double> gap, force;
   contact_->vertex_fields(local_positions(), sweep_->inverse_mass(), spec_.dt, gap, force);
+  {  // the owners' forces to the ghost copies (work_ as scratch)
+    LocalForm w(work_, false);
+    std::copy(force.begin(), force.end(), w.span().begin());
+  }
+  update_ghosts(work_);
+  {
+    LocalForm w(work_, true);
+    force.assign(w.span().begin(), w.span().end());
+  }
   return {{"contact_gap", 1, std::move(gap)}, {"contact_force", 3, std::move(force)}};
 }
 

@@ -48,7 +48,7 @@ class PbdSolver final : public TimeIntegrator {
   /// plastic_strain (|E_p|, Frobenius, per tet) when a material is plastic.
   [[nodiscard]] std::vector<OutputCellField> output_cell_fields() override;
   /// With obstacles: contact_gap (1 per local vertex) and contact_force (3: the obstacles' force on the vertex,
-  /// m p / dt^2 from the contacts' shares, pbd_contact.hpp). Local.
+  /// m p / dt^2 from the contacts' shares, pbd_contact.hpp; ghosts from their owners). Collective.
   [[nodiscard]] std::vector<OutputPointField> output_point_fields() override;
   /// With obstacles: each obstacle's force on the body at the last step (pbd_contact.hpp). Collective.
   [[nodiscard]] std::vector<double> obstacle_forces() override;
