@@ -3,8 +3,9 @@
 // a block (jobs/examples/meshes/cuboid.msh) on a 30-degree incline slides with the closed-form acceleration
 // g (sin(theta) - mu cos(theta)) for mu < tan(theta) and sticks for mu > tan(theta), the plane's force then the
 // weight; an elastic ball (jobs/experiments/contact/meshes/ball.msh) dropped onto a plane never ends a step inside
-// it. Each runs on MPI_COMM_WORLD and again on rank 0 alone: serial == distributed to round-off. CTest runs it on 1,
-// 2 and 3 ranks (mpi.pbd_contact.npN). Rank 0 prints the measured values, one line each, prefixed "pbd contact:".
+// it; a block on a moving belt is dragged with mu g until it moves with the belt. Each runs on MPI_COMM_WORLD and
+// again on rank 0 alone: serial == distributed to round-off. CTest runs it on 1, 2 and 3 ranks (mpi.pbd_contact.npN).
+// Rank 0 prints the measured values, one line each, prefixed "pbd contact:".
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -182,6 +183,43 @@ TEST(PbdBallDrop, NoVertexEndsAStepInsideThePlane) {
                 world_size(), all.lowest, all.most_active, all.mean_velocity.back(), distributed, all.seconds);
   EXPECT_GE(all.lowest, -1e-12);  // the sweep's last colour leaves every contact on or above the plane
   EXPECT_GT(all.most_active, 3);  // it did land
+  EXPECT_LT(distributed, 1e-10);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 3. A moving obstacle: a block on a belt (a plane translated along x at speed 1) with mu = 0.5 is dragged with
+//    a = mu g until it moves with the belt (t = 0.2), then sticks to it (no friction force).
+
+Record belt(MPI_Comm comm) {
+  const std::string yaml =
+      "mesh:\n  generate: {shape: box, size: [1, 1, 0.5], cells: [4, 4, 2]}\n"
+      "materials:\n  - {model: stvk, young: 1.0e4, poisson: 0.3, density: 1.0}\n"
+      "loads:\n  gravity: [0, 0, -10]\n"
+      "obstacles:\n  - {name: belt, shape: plane, point: [0, 0, 0], normal: [0, 0, 1], friction: 0.5,\n"
+      "     motion: {translate: [0.4, 0, 0]}}\n"
+      "analysis: {type: dynamic, integrator: position-based, dt: 0.01, end_time: 0.4,\n"
+      "           position_based: {iterations: 10}}\n";
+  return run(comm, "belt", yaml, {0, 0, 1}, 0.0, 0);
+}
+
+TEST(PbdBelt, DragsTheBlockWithMuGThenCarriesIt) {
+  const Record all = belt(MPI_COMM_WORLD);
+  const Record serial = belt(rank0_alone());
+  ASSERT_EQ(all.mean_velocity.size(), 40u);
+  const double a = (all.mean_velocity[14] - all.mean_velocity[4]) / (10 * 0.01);  // steps 5..15: slipping
+  const double friction = all.force[9][0], normal = all.force[9][2];          // step 10: slipping
+  const double v_end = all.mean_velocity.back();                              // the belt's speed is 1
+  const double stuck_force = std::abs(all.force.back()[0]);
+  const double distributed = serial_difference(all.position, serial.position);
+  if (world_rank() == 0)
+    std::printf("pbd contact: belt on %d ranks: a = %.6f while slipping (mu g = 5), friction / normal %.6f; "
+                "velocity at the end %.6f (belt 1), friction force then %.2e; serial vs distributed %.2e, %.2f s\n",
+                world_size(), a, friction / normal, v_end, stuck_force, distributed, all.seconds);
+  EXPECT_NEAR(a, 5.0, 5e-2);
+  EXPECT_NEAR(friction / normal, 0.5, 1e-6);  // (every contact slips: 2.3e-9 measured)
+  EXPECT_NEAR(v_end, 1.0, 1e-2);
+  EXPECT_LT(stuck_force, 1e-2 * normal);
+  EXPECT_GE(all.lowest, -1e-12);
   EXPECT_LT(distributed, 1e-10);
 }
 
