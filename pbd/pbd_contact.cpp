@@ -4,6 +4,7 @@
 #include "pbd/pbd_contact.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -34,6 +35,7 @@ PbdContact::PbdContact(MPI_Comm comm, const Job& job, const LocalMesh& mesh, con
 }
 
 void PbdContact::begin_step(double t0, double t1, Vec x_n, Vec x_pred) {
+  const auto clock = std::chrono::steady_clock::now();
   for (std::size_t o = 0; o < obstacles_.size(); ++o) {
     const auto a = obstacle_offset(job_, job_.obstacles[o], t0), b = obstacle_offset(job_, job_.obstacles[o], t1);
     for (int d = 0; d < 3; ++d) moves_[3 * o + static_cast<std::size_t>(d)] = b[d] - a[d];
@@ -57,6 +59,7 @@ void PbdContact::begin_step(double t0, double t1, Vec x_n, Vec x_pred) {
     }
     if (contacts_.size() > group_.back()) group_.push_back(contacts_.size());
   }
+  seconds_.step_limit += std::chrono::duration<double>(std::chrono::steady_clock::now() - clock).count();
 }
 
 void PbdContact::project_one(Contact& c, const Vec3& y, Vec3& share) const {
@@ -79,6 +82,7 @@ void PbdContact::project_one(Contact& c, const Vec3& y, Vec3& share) const {
 }
 
 void PbdContact::project(double* x) {
+  const auto clock = std::chrono::steady_clock::now();
   const auto n_groups = static_cast<std::int64_t>(group_.size()) - 1;
 #pragma omp parallel for schedule(static)
   for (std::int64_t g = 0; g < n_groups; ++g) {
@@ -93,6 +97,7 @@ void PbdContact::project(double* x) {
     }
     for (int d = 0; d < 3; ++d) p[d] = position[d];
   }
+  seconds_.residual += std::chrono::duration<double>(std::chrono::steady_clock::now() - clock).count();
 }
 
 ContactStepReport PbdContact::report(Vec x) {

@@ -63,6 +63,8 @@ class PbdContact {
   void vertex_fields(std::span<const double> x_local, std::span<const double> inverse_mass, double dt,
                      std::vector<double>& gap, std::vector<double>& force) const;
   [[nodiscard]] std::size_t n_contacts() const { return contacts_.size(); }
+  /// This rank's wall-clock seconds so far: generation (begin_step) in step_limit, projections in residual.
+  [[nodiscard]] const ContactSeconds& seconds() const { return seconds_; }
 
  private:
   struct Contact {
@@ -82,6 +84,7 @@ class PbdContact {
   double reach_floor_ = 0.0;            ///< 2e-2 of the bounding-box diagonal
   std::vector<Contact> contacts_;       ///< the step's, grouped by vertex (candidate order, then obstacle order)
   std::vector<std::size_t> group_;      ///< offsets of the vertex groups into contacts_ (one more than groups)
+  ContactSeconds seconds_;
 };
 
 }  // namespace edgefem

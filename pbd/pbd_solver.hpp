@@ -55,6 +55,7 @@ class PbdSolver final : public TimeIntegrator {
   /// The contacts (with obstacles; for tests).
   [[nodiscard]] PbdContact* contact() { return contact_ ? &*contact_ : nullptr; }
   [[nodiscard]] std::optional<ContactStepReport> last_contact() const override { return contact_step_; }
+  [[nodiscard]] const ContactSeconds* contact_seconds() override { return contact_ ? &contact_->seconds() : nullptr; }
 
   /// One time step (t_n -> t_n + dt), without output or report: begin_step, `iterations` times sweep_once,
   /// end_step. Collective.

@@ -241,7 +241,7 @@ int DynamicRun::finish() {
   if (summary_.contact) {
     double step_seconds = 0;
     for (const auto& r : reports_) step_seconds += r.seconds;
-    print_contact_summary(comm_, *summary_.contact, integrator_.contact_terms(), step_seconds);
+    print_contact_summary(comm_, *summary_.contact, integrator_.contact_seconds(), step_seconds);
   }
   PetscPrintf(comm_, "  output: %s\n  checkpoint: %s\n", writer_.series_path().c_str(),
               (last_checkpoint_.empty() ? start_.path : last_checkpoint_).c_str());

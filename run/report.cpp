@@ -233,9 +233,9 @@ void record_contact(RunSummary::Contact& record, long long step, const ContactSt
   if (forces.size() == record.forces.size()) record.forces = std::move(forces);
 }
 
-void print_contact_summary(MPI_Comm comm, RunSummary::Contact& record, const ContactTerms* contact,
+void print_contact_summary(MPI_Comm comm, RunSummary::Contact& record, const ContactSeconds* seconds,
                            double solve_seconds) {
-  const ContactSeconds t = contact ? contact->seconds() : ContactSeconds{};
+  const ContactSeconds t = seconds ? *seconds : ContactSeconds{};
   record.seconds_residual = t.residual, record.seconds_hessian = t.hessian, record.seconds_step_limit = t.step_limit;
   double smallest = std::numeric_limits<double>::infinity();
   for (const double g : record.min_gap) smallest = std::min(smallest, g);
@@ -247,7 +247,13 @@ void print_contact_summary(MPI_Comm comm, RunSummary::Contact& record, const Con
   for (std::size_t o = 0; o < record.obstacles.size(); ++o)
     PetscPrintf(comm, "  force of obstacle %s on the body: (%.9e, %.9e, %.9e)\n", record.obstacles[o].c_str(),
                 record.forces[3 * o], record.forces[3 * o + 1], record.forces[3 * o + 2]);
-  if (!contact) return;  // (the position-based contact's time is the sweeps')
+  if (!seconds) return;
+  if (record.method == "projection") {  // the position-based integrator's contact constraints
+    PetscPrintf(comm, "  contact time (rank 0): %.3f s = generation %.3f + projections %.3f s, %.1f %% of the steps' %.3f s\n",
+                t.total(), t.step_limit, t.residual, solve_seconds > 0.0 ? 100.0 * t.total() / solve_seconds : 0.0,
+                solve_seconds);
+    return;
+  }
   PetscPrintf(comm,
               "  contact time (rank 0): %.3f s = gradients %.3f + Hessian blocks %.3f + continuous checks %.3f s, "
               "%.1f %% of the steps' %.3f s\n",

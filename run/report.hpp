@@ -114,9 +114,9 @@ RunSummary::Contact begin_projection_record(const Job& job);
 void record_contact(RunSummary::Contact& record, long long step, const ContactStepReport& report,
                     std::vector<double> forces);
 /// The contact lines of the summary: the deepest penetration, the most active contacts, each obstacle's force, the
-/// time in the contact terms (`contact`'s seconds go to the record first; null: not measured) against
-/// `solve_seconds`.
-void print_contact_summary(MPI_Comm comm, RunSummary::Contact& record, const ContactTerms* contact,
+/// time in the contact terms (`seconds` go to the record first; null: not measured; method "projection": the
+/// position-based contact's generation in step_limit, its projections in residual) against `solve_seconds`.
+void print_contact_summary(MPI_Comm comm, RunSummary::Contact& record, const ContactSeconds* seconds,
                            double solve_seconds);
 
 }  // namespace edgefem

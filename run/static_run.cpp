@@ -121,7 +121,8 @@ int StaticRun::finish() {
   summary_.largest_displacement = print_state_summary(comm_, mesh_, solver_.local_positions());
   summary_.output = writer_.series_path();
   print_reactions(comm_, job_, reactions_);
-  if (summary_.contact) print_contact_summary(comm_, *summary_.contact, solver_.contact(), solve_seconds);
+  if (summary_.contact) print_contact_summary(comm_, *summary_.contact, solver_.contact() ? &solver_.contact()->seconds() : nullptr,
+                                              solve_seconds);
   PetscPrintf(comm_, "  output: %s\n", writer_.series_path().c_str());
   quiet.reset();
   if (stop_signal_ == 0) return 0;

@@ -123,6 +123,11 @@ class TimeIntegrator {
   [[nodiscard]] virtual std::vector<double> obstacle_forces() { return {}; }
   /// The contact with the job's obstacles (null without obstacles or for an integrator without contact).
   [[nodiscard]] virtual ContactTerms* contact_terms() { return nullptr; }
+  /// This rank's time in the contact (null without obstacles): the Newton contact terms', or the position-based
+  /// contact's (pbd/pbd_contact.hpp).
+  [[nodiscard]] virtual const ContactSeconds* contact_seconds() {
+    return contact_terms() ? &contact_terms()->seconds() : nullptr;
+  }
   /// The last completed step's contact (nothing without contact).
   [[nodiscard]] virtual std::optional<ContactStepReport> last_contact() const { return std::nullopt; }
 
