@@ -18,13 +18,14 @@ ContactPotential::ContactPotential(const std::vector<std::unique_ptr<Obstacle>>&
     : obstacles_(obstacles), vertices_(std::move(vertices)) {}
 
 double ContactPotential::vertex_terms(std::size_t c, const Vec3& p, Vec3* gradient, Mat3* hessian,
-                                      double* per_obstacle, long long* active, bool with_friction) const {
+                                      double* per_obstacle, long long* active, bool with_friction,
+                                      bool project) const {
   double energy = 0.0;
   const double bound = method_ == ContactMethod::barrier ? dh_ : 0.0;
   for (std::size_t o = 0; o < obstacles_.size(); ++o) {
     Proximity prox;
     if (!obstacles_[o]->proximity(p, bound, hessian != nullptr, prox)) continue;
-    const NormalTerm t = normal_term(method_, prox, dh_, stiffness_);
+    const NormalTerm t = normal_term(method_, prox, dh_, stiffness_, project);
     if (t.force == 0.0 && t.energy == 0.0) continue;
     if (active) ++*active;
     energy += t.energy;

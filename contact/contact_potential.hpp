@@ -90,12 +90,19 @@ class ContactPotential {
                          std::span<double> vertex_gap = {}) const;
   /// The smallest signed distance of point p to an obstacle (+infinity without obstacles).
   [[nodiscard]] double nearest_distance(const Vec3& p) const;
+  /// Candidate c's energy (normal terms and lagged friction) at position p, its gradient and exact Hessian (not
+  /// projected) added (either may be null): for callers that map the candidates themselves
+  /// (frames/frames_contact.hpp).
+  double point_terms(std::size_t c, const Vec3& p, Vec3* gradient, Mat3* hessian) const {
+    return vertex_terms(c, p, gradient, hessian, nullptr, nullptr, true, false);
+  }
 
  private:
   /// Candidate c's terms at its position p: energy, and gradient/Hessian added (either may be null); the force of
-  /// each obstacle on it added to `per_obstacle` (3 each, may be null); its active pairs added to `active`.
+  /// each obstacle on it added to `per_obstacle` (3 each, may be null); its active pairs added to `active`; `project`:
+  /// the normal terms' Hessian projected to positive semidefinite (vertex_contact.hpp).
   double vertex_terms(std::size_t c, const Vec3& p, Vec3* gradient, Mat3* hessian, double* per_obstacle,
-                      long long* active, bool with_friction = true) const;
+                      long long* active, bool with_friction = true, bool project = true) const;
 
   const std::vector<std::unique_ptr<Obstacle>>& obstacles_;
   std::vector<std::int32_t> vertices_;

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "contact/barrier.hpp"
-#include "contact/vertex_contact.hpp"
 #include "linalg/petsc_util.hpp"
 #include "partition/collective.hpp"
 #include "solver/obstacles.hpp"
@@ -84,58 +84,49 @@ FrameContact::FrameContact(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
   stiffness_ = job.contact.stiffness > 0.0 ? job.contact.stiffness
                : barrier()                 ? k / contact::barrier_second_derivative(0.5 * dh_, dh_)
                                            : 100.0 * k;
+  friction_velocity_ = job.contact.friction_velocity > 0.0 ? job.contact.friction_velocity : 1e-3 * diagonal;
   check_contact_start(comm, job, mesh, obstacles_, candidates, mesh.mesh.coords, barrier());
-  potential_ = [this](std::size_t, const frames::Vec3& p, double* g, double* h) {
-    double energy = 0.0;
-    const double reach = barrier() ? dh_ : 0.0;
-    for (const auto& o : obstacles_) {
-      contact::Proximity prox;
-      if (!o->proximity(p, reach, h != nullptr, prox)) continue;
-      const contact::NormalTerm t = contact::normal_term(method_, prox, dh_, stiffness_, false);
-      energy += t.energy;
-      for (int c = 0; c < 3; ++c) g[c] += t.gradient[c];
-      if (h)
-        for (int c = 0; c < 9; ++c) h[c] += t.hessian[c];
-    }
+  std::vector<std::int32_t> indices(points_.size());
+  std::iota(indices.begin(), indices.end(), 0);
+  terms_ = std::make_unique<contact::ContactPotential>(obstacles_, std::move(indices));
+  terms_->set_method(method_);
+  terms_->set_activation_distance(dh_);
+  terms_->set_stiffness(stiffness_);
+  potential_ = [this](std::size_t k, const frames::Vec3& p, double* g, double* h) {
+    contact::Vec3 gradient{};
+    contact::Mat3 hessian{};
+    const double energy = terms_->point_terms(k, p, &gradient, h ? &hessian : nullptr);
+    for (int c = 0; c < 3; ++c) g[c] += gradient[c];
+    if (h)
+      for (int c = 0; c < 9; ++c) h[c] += hessian[c];
     return energy;
   };
+}
+
+void FrameContact::begin_step(std::span<const double> x, double increment) {
+  terms_->set_slip(friction_velocity_ * increment);
+  terms_->lag_friction(x, std::vector<double>(3 * obstacles_.size(), 0.0));
 }
 
 void FrameContact::place(double t) { place_obstacles(job_, obstacles_, t); }
 
 double FrameContact::step_limit(std::span<const double> x0, std::span<const double> x1) const {
   double limit = 1.0;
-  if (barrier())
-    for (std::size_t k = 0; 3 * k < x0.size(); ++k) {
-      const contact::Vec3 a = contact::load3(&x0[3 * k]), b = contact::load3(&x1[3 * k]);
-      for (const auto& o : obstacles_) {
-        const double t = o->time_of_impact(a, b);
-        if (t != contact::kNoImpact) limit = std::min(limit, kFraction * t);
-      }
-    }
+  if (barrier()) {  // (ContactPotential's: x -> x - t y, y = x0 - x1)
+    std::vector<double> y(x0.size());
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = x0[i] - x1[i];
+    limit = terms_->step_limit(x0, y, kFraction);
+  }
   MPI_Allreduce(MPI_IN_PLACE, &limit, 1, MPI_DOUBLE, MPI_MIN, comm_);
   return limit;
 }
 
 ContactStepReport FrameContact::report(std::span<const double> x, std::vector<double>& forces) const {
-  double gap = std::numeric_limits<double>::infinity();
-  long long active = 0;
-  forces.assign(3 * obstacles_.size(), 0.0);
-  for (std::size_t k = 0; 3 * k < x.size(); ++k) {
-    const contact::Vec3 p = contact::load3(&x[3 * k]);
-    for (std::size_t o = 0; o < obstacles_.size(); ++o) {
-      contact::Proximity prox;
-      if (!obstacles_[o]->proximity(p, std::numeric_limits<double>::infinity(), false, prox)) continue;
-      gap = std::min(gap, prox.distance);
-      if (barrier() ? prox.distance >= dh_ : prox.distance >= 0.0) continue;
-      ++active;
-      const contact::NormalTerm t = contact::normal_term(method_, prox, dh_, stiffness_, false);
-      for (int c = 0; c < 3; ++c) forces[3 * o + static_cast<std::size_t>(c)] -= t.gradient[c];
-    }
-  }
+  const contact::ContactMeasure m = terms_->measure(x);  // (normal and friction forces)
+  forces = m.obstacle_force;
   ContactStepReport r;
-  MPI_Allreduce(&active, &r.active, 1, MPI_LONG_LONG, MPI_SUM, comm_);
-  MPI_Allreduce(&gap, &r.min_gap, 1, MPI_DOUBLE, MPI_MIN, comm_);
+  MPI_Allreduce(&m.active, &r.active, 1, MPI_LONG_LONG, MPI_SUM, comm_);
+  MPI_Allreduce(&m.min_gap, &r.min_gap, 1, MPI_DOUBLE, MPI_MIN, comm_);
   MPI_Allreduce(MPI_IN_PLACE, forces.data(), static_cast<int>(forces.size()), MPI_DOUBLE, MPI_SUM, comm_);
   r.penetration = std::max(0.0, -r.min_gap);
   r.stiffness = stiffness_;

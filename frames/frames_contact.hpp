@@ -10,7 +10,10 @@
 /// Hessian is the exact one, not projected: the frame solver shifts an indefinite K itself). The Newton line search
 /// starts at step_limit: 0.8 of the way to the first contact of any candidate on any rank along its straight move
 /// (affine frames: the exact path; rigid frames: the chord, the barrier's +infinity inside rejecting the rest).
-/// Obstacles replicated (solver/obstacles.hpp), at the load factor of the step (static analysis).
+/// Friction: the Newton solvers' lagged, smoothed Coulomb friction (contact/friction.hpp), frozen at each load
+/// step's start (normal forces, tangent bases, positions), slip eps = friction_velocity x the load increment. The
+/// per-point terms are contact::ContactPotential's, with the skinned points as its candidates.
+/// Obstacles replicated (solver/obstacles.hpp), fixed (static analysis).
 #include <mpi.h>
 
 #include <cstdint>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "contact/contact_method.hpp"
+#include "contact/contact_potential.hpp"
 #include "contact/obstacle.hpp"
 #include "io/job.hpp"
 #include "materials/frame_model.hpp"
@@ -49,6 +53,9 @@ class FrameContact {
   [[nodiscard]] const frames::PointPotential& potential() const { return potential_; }
   /// The obstacles at load factor t.
   void place(double t);
+  /// A load step's start: friction lagged at the points' positions x (3 each), slip eps = friction_velocity x
+  /// `increment` (the load increment).
+  void begin_step(std::span<const double> x, double increment);
   /// The largest fraction of the moves x0 -> x1 (the candidates' positions, 3 each) no candidate of any rank
   /// crosses an obstacle on: 0.8 of the first contact, 1 when none (the penalty: 1). Collective.
   [[nodiscard]] double step_limit(std::span<const double> x0, std::span<const double> x1) const;
@@ -62,6 +69,8 @@ class FrameContact {
   double dh_ = 0.0, stiffness_ = 0.0;
   const Job& job_;
   std::vector<std::unique_ptr<contact::Obstacle>> obstacles_;
+  std::unique_ptr<contact::ContactPotential> terms_;  ///< the per-point terms (candidates: the points)
+  double friction_velocity_ = 0.0;
   frames::FramePoints points_;
   std::vector<double> reference_, weights_;
   frames::PointPotential potential_;

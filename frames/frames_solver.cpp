@@ -357,7 +357,10 @@ std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, doub
         static_cast<double>(step - 1) / job_.steps, load_factor, kMaxLoadStepCuts,
         [&](double a, double b, std::string& failure) {
           const std::vector<double> saved = state_;
-          if (contact_) contact_->place(b);
+          if (contact_) {  // friction lagged at the step's start (frames_contact.hpp)
+            contact_->place(b);
+            contact_->begin_step(space_->skin(state_, contact_->reference(), contact_->weights()), b - a);
+          }
           predict(a, b);
           // A prediction that reaches an obstacle (infinite barrier): start from the last state instead.
           if (contact_ && !std::isfinite(energy(state_, b))) state_ = saved;

@@ -162,7 +162,7 @@ void JobParser::parse_contact(const Value& v, Job& job) const {
 
 void JobParser::check_frames_contact(const Job& job, const Value* obstacles) const {
   // The frame model's contact (frames/frames_contact.hpp): the barrier on the skinned boundary vertices in the
-  // static Newton solve, fixed and frictionless obstacles.
+  // static Newton solve, fixed obstacles.
   if (job.analysis_type != AnalysisType::statics)
     fail(obstacles->line, obstacles->path + ": with discretization type frames only in a static analysis (the frame "
                                             "dynamics is one linear solve per step, without the barrier's line search)");
@@ -170,9 +170,6 @@ void JobParser::check_frames_contact(const Job& job, const Value* obstacles) con
     if (o.motion)
       fail(o.line, o.key + ".motion: not supported with discretization type frames (the frame model's obstacles "
                            "stay where the job file puts them)");
-    if (o.friction > 0.0)
-      fail(o.line, o.key + ".friction: not supported with discretization type frames (its contact is frictionless: "
-                           "remove friction or set it to 0)");
   }
 }
 

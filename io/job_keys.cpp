@@ -177,7 +177,7 @@ constexpr JobKey obstacle_keys[] = {
      "summary.json"},
     {"shape", "one of: plane, box, sphere, cylinder, mesh", "required", "", "the obstacle's shape; each shape takes "
      "its own keys below and refuses the others'"},
-    {"friction", "number >= 0", "0", "", "Coulomb's coefficient (0: frictionless; discretization frames: 0 only)"},
+    {"friction", "number >= 0", "0", "", "Coulomb's coefficient (0: frictionless)"},
     {"motion", "mapping", "", "", "a rigid translation on a schedule (absent: the obstacle stays; not with "
      "discretization frames)",
      "obstacles[].motion"},

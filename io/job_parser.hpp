@@ -305,7 +305,7 @@ class JobParser {
   /// Obstacles: a solver that handles them (Newton: static, backward Euler, Newmark; position-based; frames:
   /// check_frames_contact); `contact` only with obstacles.
   void check_contact(const Job& job, const Value* obstacles, const Value* contact) const;
-  /// Obstacles with discretization type frames: a static analysis, fixed and frictionless obstacles.
+  /// Obstacles with discretization type frames: a static analysis, fixed obstacles.
   void check_frames_contact(const Job& job, const Value* obstacles) const;
 
   [[nodiscard]] std::string resolve(const std::string& p) const {

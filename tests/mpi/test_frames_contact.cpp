@@ -27,21 +27,28 @@ namespace {
 using mpitest::world_rank;
 using mpitest::world_size;
 
-/// The block on the plane; `discretization`: empty (tets) or a frames mapping.
-std::string block_job(const std::string& discretization) {
+/// The block on the plane; `discretization`: empty (tets) or a frames mapping; `friction`: with gravity also
+/// along the block's axis (-z, toward the clamp) and Coulomb friction 0.5 (slip velocity 0.05), in 4 load steps.
+std::string block_job(const std::string& discretization, bool friction = false) {
   return "mesh:\n  file: " + std::string(EDGEFEM_SOURCE_DIR) + "/jobs/examples/meshes/cuboid.msh\n" +
          "materials:\n  - {model: stvk, young: 1.0e3, poisson: 0.3, density: 1.0}\n"
-         "boundary:\n  - {select: {region: 21}, fix: [x, y, z]}\n"
-         "loads:\n  gravity: [-10, 0, 0]\n"
-         "obstacles:\n  - {name: floor, shape: plane, point: [-5.0e-4, 0, 0], normal: [1, 0, 0]}\n"
-         "contact: {distance: 1.0e-3}\n"
-         "analysis: {type: static, steps: 1}\n"
+         "boundary:\n  - {select: {region: 21}, fix: [x, y, z]}\n" +
+         (friction ? "loads:\n  gravity: [-10, 0, -5]\n"
+                     "obstacles:\n  - {name: floor, shape: plane, point: [-5.0e-4, 0, 0], normal: [1, 0, 0], "
+                     "friction: 0.5}\n"
+                     "contact: {distance: 1.0e-3, friction_velocity: 0.05}\n"
+                     "analysis: {type: static, steps: 4}\n"
+                   : "loads:\n  gravity: [-10, 0, 0]\n"
+                     "obstacles:\n  - {name: floor, shape: plane, point: [-5.0e-4, 0, 0], normal: [1, 0, 0]}\n"
+                     "contact: {distance: 1.0e-3}\n"
+                     "analysis: {type: static, steps: 1}\n") +
          "solver:\n  newton: {rtol: 1.0e-10, atol: 1.0e-11, max_it: 40}\n" +
          (discretization.empty() ? std::string() : "discretization: " + discretization + "\n");
 }
 
 struct Result {
   double force = 0.0;  ///< the plane's force on the body, x
+  double friction = 0.0;  ///< z
   double min_gap = 0.0;
   long long active = 0;
   double seconds = 0.0;
@@ -52,7 +59,8 @@ Result tets(MPI_Comm comm, const Job& job) {
   StaticSolver solver(comm, job, mesh, build_model(comm, job, mesh), "", true);
   solver.run([](int, double) {});
   Result r;
-  r.force = solver.contact()->obstacle_forces(solver.state())[0];
+  const std::vector<double> f = solver.contact()->obstacle_forces(solver.state());
+  r.force = f[0], r.friction = f[2];
   r.min_gap = solver.last_contact().min_gap;
   return r;
 }
@@ -65,7 +73,7 @@ Result frames(MPI_Comm comm, const Job& job) {
   const Model model = build_model(comm, job, mesh);
   FrameSolver solver(comm, job, mesh, model, true);
   solver.run([](int, double) {});
-  r.force = solver.obstacle_forces()[0];
+  r.force = solver.obstacle_forces()[0], r.friction = solver.obstacle_forces()[2];
   r.min_gap = solver.last_contact()->min_gap;
   r.active = solver.last_contact()->active;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -95,6 +103,32 @@ TEST_P(FramesOnAPlane, CarriesTheTetModelsShareOfTheWeight) {
   EXPECT_LT(error, tolerance);
   EXPECT_GT(all.min_gap, 0.0);  // no contact point reached the plane
   EXPECT_GT(all.active, 20);
+  EXPECT_LT(distributed, 1e-9);
+}
+
+TEST(FramesOnAPlane, WithFrictionCarryTheTetModelsShareOfTheAxialLoad) {
+  // Gravity also along the axis: friction (lagged per load step, smoothed) carries part of it to the plane.
+  const std::string dir = mpitest::scratch_dir("frames_contact");
+  const std::string frames_key = "{type: frames, frames: 16, frame_type: affine}";
+  const Job tet_job = mpitest::job_from_yaml(dir, "tets_friction", block_job("", true));
+  const Job frame_job = mpitest::job_from_yaml(dir, "frames_friction", block_job(frames_key, true));
+  const Result reference = tets(MPI_COMM_WORLD, tet_job);
+  const Result all = frames(MPI_COMM_WORLD, frame_job);
+  const Result serial = frames(world_rank() == 0 && world_size() > 1 ? MPI_COMM_SELF : MPI_COMM_NULL, frame_job);
+  const double normal_error = std::abs(all.force - reference.force) / reference.force;
+  const double friction_error = std::abs(all.friction - reference.friction) / reference.friction;
+  const double distributed =
+      world_size() == 1 ? 0.0 : dynamics_testing::from_rank0(std::abs(all.friction - serial.friction) / all.friction);
+  if (world_rank() == 0)
+    std::printf("frames contact: friction 0.5, 16 affine frames on %d ranks: plane force (%.6f, z %.6f), tets (%.6f, "
+                "z %.6f): normal %.2e, friction %.2e apart; smallest gap %.3e; serial vs distributed %.2e; %.2f s\n",
+                world_size(), all.force, all.friction, reference.force, reference.friction, normal_error,
+                friction_error, all.min_gap, distributed, all.seconds);
+  EXPECT_GT(reference.friction, 1.0);                     // friction does carry axial load
+  EXPECT_LT(reference.friction, 0.5 * reference.force);  // within Coulomb's cone
+  EXPECT_LT(normal_error, 3e-2);
+  EXPECT_LT(friction_error, 8e-2);
+  EXPECT_GT(all.min_gap, 0.0);
   EXPECT_LT(distributed, 1e-9);
 }
 

@@ -399,7 +399,7 @@ CASES = [
                                                 "analysis: {type: dynamic, dt: 0.01, end_time: 0.02, "
                                                 "integrator: linearized-euler}\n"),
      L + r"obstacles: not supported with integrator linearized-euler"),
-    # Frame models take fixed, frictionless obstacles in a static analysis (frames/frames_contact.hpp).
+    # Frame models take fixed obstacles in a static analysis (frames/frames_contact.hpp).
     ("obstacles.frames_dynamic", frames("{type: frames, frames: 2}", FRAMES_FLOOR.format("") +
                                         "analysis: {type: dynamic, dt: 0.01, end_time: 0.02, "
                                         "integrator: linearized-euler}\n"),
@@ -411,8 +411,6 @@ CASES = [
                                         "obstacles:\n  - {name: wall, shape: box, box: [[0.9, -1, -1], [3, 2, 2]]}\n"),
      L + r"obstacles\[0\] \(wall\): mesh vertex \d+ \(0-based, in the mesh's order\) at \([^)]*\) is inside the "
          r"obstacle at the start, 0\.1 deep"),
-    ("obstacles.frames_friction", frames("{type: frames, frames: 2}", FRAMES_FLOOR.format(", friction: 0.3")),
-     L + r"obstacles\[0\]\.friction: not supported with discretization type frames \(its contact is frictionless"),
 ]
 
 

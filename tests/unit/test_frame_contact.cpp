@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Contact of the frame-based models (frames/frames_contact.hpp): IPC's barrier of skinned points against a sphere
-// and a plane, taken to the frames through the points' Jacobian (materials/frame_model.hpp add_point_potential for
+// Contact of the frame-based models (frames/frames_contact.hpp): IPC's barrier and lagged friction of skinned points
+// against a sphere and a plane (contact::ContactPotential's per-point terms), taken to the frames through the points' Jacobian (materials/frame_model.hpp add_point_potential for
 // rigid frames, materials/affine_frames.hpp add_affine_point_potential for affine ones): the gradient and the exact
 // Hessian against central differences, and an infinite energy once a point is inside an obstacle.
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "contact/contact_potential.hpp"
 #include "contact/shapes.hpp"
 #include "contact/vertex_contact.hpp"
 #include "materials/affine_frames.hpp"
@@ -28,7 +29,8 @@ struct ContactModel {
   int n = 3;
   std::vector<Vec3> rest;
   FramePoints points;
-  std::vector<std::unique_ptr<contact::Obstacle>> obstacles;
+  std::shared_ptr<std::vector<std::unique_ptr<contact::Obstacle>>> obstacles;
+  std::shared_ptr<contact::ContactPotential> terms;  ///< the frames' per-point terms (frames_contact.hpp)
   PointPotential phi;
   int active = 0;  ///< (counted by count_active)
 };
@@ -49,21 +51,30 @@ ContactModel contact_model(int n) {
     }
     m.points.offsets.push_back(static_cast<int>(m.points.influences.size()));
   }
-  m.obstacles.push_back(std::make_unique<contact::SphereObstacle>("ball", 0.0, contact::Vec3{1.0, 0.5, -1.06}, 1.0));
-  m.obstacles.push_back(
-      std::make_unique<contact::PlaneObstacle>("wall", 0.0, contact::Vec3{0, -0.08, 0}, contact::Vec3{0, 1, 0}));
-  const auto* obstacles = &m.obstacles;
-  m.phi = [obstacles](std::size_t, const Vec3& p, double* g, double* h) {
-    double e = 0.0;
-    for (const auto& o : *obstacles) {
-      contact::Proximity prox;
-      if (!o->proximity(p, 0.25, h != nullptr, prox)) continue;
-      const contact::NormalTerm t = contact::normal_term(contact::ContactMethod::barrier, prox, 0.25, 3.0, false);
-      e += t.energy;
-      for (int c = 0; c < 3; ++c) g[c] += t.gradient[c];
-      if (h)
-        for (int c = 0; c < 9; ++c) h[c] += t.hessian[c];
-    }
+  m.obstacles = std::make_shared<std::vector<std::unique_ptr<contact::Obstacle>>>();
+  m.obstacles->push_back(std::make_unique<contact::SphereObstacle>("ball", 0.4, contact::Vec3{1.0, 0.5, -1.06}, 1.0));
+  m.obstacles->push_back(
+      std::make_unique<contact::PlaneObstacle>("wall", 0.3, contact::Vec3{0, -0.08, 0}, contact::Vec3{0, 1, 0}));
+  // The frames' per-point terms: barrier (activation distance 0.25, stiffness 3) and friction lagged at the rest
+  // positions (slip 0.05), the Hessian exact.
+  std::vector<std::int32_t> indices(m.points.size());
+  std::vector<double> rest_positions;
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    indices[k] = static_cast<std::int32_t>(k);
+    rest_positions.insert(rest_positions.end(), m.points.point[k].begin(), m.points.point[k].end());
+  }
+  m.terms = std::make_shared<contact::ContactPotential>(*m.obstacles, std::move(indices));
+  m.terms->set_activation_distance(0.25);
+  m.terms->set_stiffness(3.0);
+  m.terms->set_slip(0.05);
+  m.terms->lag_friction(rest_positions, std::vector<double>(6, 0.0));
+  m.phi = [terms = m.terms, obstacles = m.obstacles](std::size_t k, const Vec3& p, double* g, double* h) {
+    contact::Vec3 gradient{};
+    contact::Mat3 hessian{};
+    const double e = terms->point_terms(k, p, &gradient, h ? &hessian : nullptr);
+    for (int c = 0; c < 3; ++c) g[c] += gradient[c];
+    if (h)
+      for (int c = 0; c < 9; ++c) h[c] += hessian[c];
     return e;
   };
   return m;
@@ -104,6 +115,7 @@ TEST(FrameContact, RigidFramesGradientAndHessianMatchFiniteDifferences) {
   add_point_potential(m.points, m.rest, poses, m.phi, true, sys);
   ASSERT_TRUE(std::isfinite(sys.energy));
   ASSERT_GT(sys.energy, 0.0);  // some points within reach
+  ASSERT_GT(m.terms->n_lagged(), 3u);  // and friction on some
   const auto [gscale, kscale] = scales(sys);
   const int n6 = 6 * m.n;
   const double h = 1e-6;
