@@ -296,6 +296,7 @@ class JobParser {
   void check_frames(const Job& job) const;
   /// Obstacles: a solver that handles them (Newton: static, backward Euler, Newmark); `contact` only with obstacles.
   void check_contact(const Job& job, const Value* obstacles, const Value* contact) const;
+  void check_self_contact(const Job& job, const Value* contact) const;
 
   [[nodiscard]] std::string resolve(const std::string& p) const {
     const fs::path given(p);

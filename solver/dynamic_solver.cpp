@@ -62,6 +62,13 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
     // no check of the energy then (docs/design.md "Contact").
     energy_cannot_grow_ = energy_cannot_grow_ && !contact_->moving() && integrator_ != Integrator::newmark;
   }
+  if (job_.contact.self) {  // (after the obstacles: both limits apply, the smaller wins)
+    self_contact_.emplace(comm_, job_, mesh_, model_, assembler_, spec_.dt);
+    problem.step_limit = [this, obstacles = problem.step_limit](Vec x, Vec y) {
+      return std::min(obstacles ? obstacles(x, y) : 1.0, self_contact_->step_limit(x, y));
+    };
+    if (!contact_start_) contact_start_ = assembler_.create_vector();
+  }
   LinearSystemKind kind = linear_system_kind(comm_, mesh_, model_, true);
   kind.newton_solves = integrator_ != Integrator::linearized_euler;
   newton_.emplace(comm_, job_, cli_petsc_options_, assembler_.matrix(), x_, std::move(problem), kind,
@@ -85,6 +92,12 @@ MatrixCoefficients DynamicSolver::coefficients(Vec x) {
   // d/dx of  M (a + alpha v) + f + beta g + h_att(v):  a = rate(rate(u)), so da/du = dv_du^2.
   MatrixCoefficients c;
   if (contact_) c.vertex_blocks = contact_->blocks(x);
+  if (self_contact_) {
+    const auto self = self_contact_->blocks(x);
+    contact_blocks_.assign(c.vertex_blocks.begin(), c.vertex_blocks.end());
+    contact_blocks_.insert(contact_blocks_.end(), self.begin(), self.end());
+    c.vertex_blocks = contact_blocks_;
+  }
   const double dv_dx = phase_ == Phase::static_initial ? 0.0 : dv_du();
   c.stiffness = 1.0 + spec_.damping_stiffness * dv_dx;
   c.mass = dv_dx * dv_dx + spec_.damping_mass * dv_dx;
@@ -148,6 +161,7 @@ void DynamicSolver::residual(Vec x, Vec r) {
     EDGEFEM_PETSC(VecAXPY(r, 1.0, work2_));
   }
   if (contact_) contact_->add_residual(x, r);
+  if (self_contact_) self_contact_->add_residual(x, r);
   Owned xa(x, true);
   Owned ra(r, false);
   if (!model_.attachments.empty())
@@ -178,6 +192,9 @@ bool DynamicSolver::attempt_newton(double h, std::string& why) {
     EDGEFEM_PETSC(VecCopy(x_n_, contact_start_));
     set_prescribed(contact_start_, t_new_);
     contact_->carry_along(contact_start_);
+  } else if (self_contact_) {
+    EDGEFEM_PETSC(VecCopy(x_n_, contact_start_));
+    set_prescribed(contact_start_, t_new_);
   }
   EDGEFEM_PETSC(VecWAXPY(x_, h, v_, x_n_));
   if (integrator_ == Integrator::newmark) EDGEFEM_PETSC(VecAXPY(x_, 0.5 * h * h, a_));
@@ -198,8 +215,9 @@ bool DynamicSolver::attempt_newton(double h, std::string& why) {
 }
 
 void DynamicSolver::limit_prediction() {
-  if (!contact_) return;
-  contact_->limit_prediction(contact_start_, x_);
+  if (!contact_ && !self_contact_) return;
+  if (contact_) contact_->limit_prediction(contact_start_, x_);
+  if (self_contact_) self_contact_->limit_prediction(contact_start_, x_);  // a prefix of each vertex's move
   set_prescribed(x_, t_new_);
 }
 

@@ -1,0 +1,186 @@
+#include "contact/self_potential.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "contact/self_broad_phase.hpp"
+#include "contact/self_ccd.hpp"
+#include "contact/self_distance.hpp"
+
+namespace edgefem::contact {
+
+SelfSurface make_self_surface(std::vector<std::array<int, 3>> triangles, std::vector<double> rest) {
+  SelfSurface s;
+  s.triangles = std::move(triangles);
+  s.rest = std::move(rest);
+  for (const auto& t : s.triangles)
+    for (int k = 0; k < 3; ++k) s.edges.push_back({std::min(t[k], t[(k + 1) % 3]), std::max(t[k], t[(k + 1) % 3])});
+  std::sort(s.edges.begin(), s.edges.end());
+  s.edges.erase(std::unique(s.edges.begin(), s.edges.end()), s.edges.end());
+  s.point_owned.assign(static_cast<std::size_t>(s.n_vertices()), 1);
+  s.edge_owned.assign(s.edges.size(), 1);
+  return s;
+}
+
+SelfPotential::SelfPotential(SelfSurface surface, double dh, double kappa)
+    : surface_(std::move(surface)), dh_(dh), kappa_(kappa) {}
+
+std::array<int, 4> SelfPotential::pair_vertices(const SelfPair& p) const {
+  if (p.edge_edge) {
+    const auto& a = surface_.edges[static_cast<std::size_t>(p.a)];
+    const auto& b = surface_.edges[static_cast<std::size_t>(p.b)];
+    return {a[0], a[1], b[0], b[1]};
+  }
+  const auto& t = surface_.triangles[static_cast<std::size_t>(p.b)];
+  return {p.a, t[0], t[1], t[2]};
+}
+
+namespace {
+
+/// The boxes of the primitives over the points x0 and x1 (3 per vertex each), grown by `inflate` on every side.
+template <std::size_t K>
+std::vector<Aabb> primitive_boxes(const std::vector<std::array<int, K>>& prims, std::span<const double> x0,
+                                  std::span<const double> x1, double inflate) {
+  std::vector<Aabb> boxes(prims.size());
+  for (std::size_t i = 0; i < prims.size(); ++i) {
+    for (const int v : prims[i]) {
+      boxes[i].grow(load3(&x0[3 * static_cast<std::size_t>(v)]));
+      boxes[i].grow(load3(&x1[3 * static_cast<std::size_t>(v)]));
+    }
+    for (int k = 0; k < 3; ++k) boxes[i].lo[k] -= inflate, boxes[i].hi[k] += inflate;
+  }
+  return boxes;
+}
+
+bool shares_vertex(const std::array<int, 4>& v) {
+  return v[0] == v[2] || v[0] == v[3] || v[1] == v[2] || v[1] == v[3];
+}
+
+/// The pairs of the surface's primitives whose boxes (over x0 and x1, grown by `inflate`) overlap.
+std::vector<SelfPair> overlapping_pairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1,
+                                        double inflate) {
+  const BoxTree triangles(primitive_boxes(s.triangles, x0, x1, inflate));
+  const BoxTree edges(primitive_boxes(s.edges, x0, x1, inflate));
+  const int n_points = s.n_vertices(), n_edges = static_cast<int>(s.edges.size());
+  std::vector<std::vector<SelfPair>> found(static_cast<std::size_t>(n_points + n_edges));
+#pragma omp parallel
+  {
+    std::vector<int> near;
+#pragma omp for schedule(dynamic, 64)
+    for (int i = 0; i < n_points + n_edges; ++i) {
+      near.clear();
+      auto& out = found[static_cast<std::size_t>(i)];
+      if (i < n_points) {  // point-triangle
+        if (!s.point_owned[static_cast<std::size_t>(i)]) continue;
+        Aabb box;
+        box.grow(load3(&x0[3 * static_cast<std::size_t>(i)]));
+        box.grow(load3(&x1[3 * static_cast<std::size_t>(i)]));
+        for (int k = 0; k < 3; ++k) box.lo[k] -= inflate, box.hi[k] += inflate;
+        triangles.query(box, near);
+        for (const int t : near) {
+          const auto& tri = s.triangles[static_cast<std::size_t>(t)];
+          if (tri[0] != i && tri[1] != i && tri[2] != i) out.push_back({false, i, t});
+        }
+      } else {  // edge-edge, each pair from its smaller edge
+        const int e = i - n_points;
+        if (!s.edge_owned[static_cast<std::size_t>(e)]) continue;
+        edges.query(edges.box(e), near);
+        const auto& a = s.edges[static_cast<std::size_t>(e)];
+        for (const int f : near) {
+          if (f <= e) continue;
+          const auto& b = s.edges[static_cast<std::size_t>(f)];
+          if (!shares_vertex({a[0], a[1], b[0], b[1]})) out.push_back({true, e, f});
+        }
+      }
+    }
+  }
+  std::vector<SelfPair> pairs;
+  for (const auto& f : found) pairs.insert(pairs.end(), f.begin(), f.end());
+  return pairs;
+}
+
+}  // namespace
+
+std::vector<SelfPair> SelfPotential::near_pairs(std::span<const double> x) const {
+  return overlapping_pairs(surface_, x, x, 0.5 * dh_);
+}
+
+std::vector<SelfPair> SelfPotential::swept_pairs(std::span<const double> x, std::span<const double> dx) const {
+  std::vector<double> end(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) end[i] = x[i] + dx[i];
+  return overlapping_pairs(surface_, x, end, 0.0);
+}
+
+double SelfPotential::evaluate(std::span<const double> x, std::span<double> gradient, std::vector<double>* diagonal,
+                               std::vector<SelfPairHessian>* full) const {
+  const std::vector<SelfPair> pairs = near_pairs(x);
+  const auto n = static_cast<std::ptrdiff_t>(pairs.size());
+  const bool hessian = diagonal != nullptr || full != nullptr;
+  std::vector<PairTerms> terms(pairs.size());
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::ptrdiff_t k = 0; k < n; ++k) {
+    const SelfPair& p = pairs[static_cast<std::size_t>(k)];
+    const std::array<int, 4> v = pair_vertices(p);
+    std::array<Vec3, 4> y;
+    for (int i = 0; i < 4; ++i) y[i] = load3(&x[3 * static_cast<std::size_t>(v[i])]);
+    if (p.edge_edge) {
+      const auto r = [&](int i) { return load3(&surface_.rest[3 * static_cast<std::size_t>(v[i])]); };
+      terms[k] = edge_edge_terms(y, dh_, kappa_, mollifier_threshold(r(0), r(1), r(2), r(3)), hessian, true);
+    } else {
+      terms[k] = point_triangle_terms(y, dh_, kappa_, hessian, true);
+    }
+  }
+  double energy = 0.0;
+  if (full) full->clear();
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const PairTerms& t = terms[k];
+    if (t.energy == 0.0 && !(t.distance < dh_)) continue;
+    energy += t.energy;
+    const std::array<int, 4> v = pair_vertices(pairs[k]);
+    for (int i = 0; i < 4; ++i) {
+      const auto base = static_cast<std::size_t>(v[i]);
+      if (!gradient.empty())
+        for (int c = 0; c < 3; ++c) gradient[3 * base + c] += t.gradient[3 * i + c];
+      if (diagonal)
+        for (int r = 0; r < 3; ++r)
+          for (int c = 0; c < 3; ++c) (*diagonal)[9 * base + 3 * r + c] += t.hessian[12 * (3 * i + r) + 3 * i + c];
+    }
+    if (full) full->push_back({v, t.hessian});
+  }
+  return energy;
+}
+
+double SelfPotential::step_limit(std::span<const double> x, std::span<const double> dx) const {
+  const std::vector<SelfPair> pairs = swept_pairs(x, dx);
+  const auto n = static_cast<std::ptrdiff_t>(pairs.size());
+  double limit = 1.0;
+#pragma omp parallel for reduction(min : limit) schedule(dynamic, 16)
+  for (std::ptrdiff_t k = 0; k < n; ++k) {
+    const SelfPair& p = pairs[static_cast<std::size_t>(k)];
+    const std::array<int, 4> v = pair_vertices(p);
+    std::array<Vec3, 4> y, d;
+    for (int i = 0; i < 4; ++i) {
+      y[i] = load3(&x[3 * static_cast<std::size_t>(v[i])]);
+      d[i] = load3(&dx[3 * static_cast<std::size_t>(v[i])]);
+    }
+    limit = std::min(limit, additive_ccd(y, d, p.edge_edge));
+  }
+  return limit;
+}
+
+SelfMeasure SelfPotential::measure(std::span<const double> x) const {
+  SelfMeasure m;
+  for (const SelfPair& p : near_pairs(x)) {
+    const std::array<int, 4> v = pair_vertices(p);
+    std::array<Vec3, 4> y;
+    for (int i = 0; i < 4; ++i) y[i] = load3(&x[3 * static_cast<std::size_t>(v[i])]);
+    const double d =
+        std::sqrt(std::max(p.edge_edge ? edge_edge_squared_distance(y) : point_triangle_squared_distance(y), 0.0));
+    if (!(d < dh_)) continue;
+    ++m.active;
+    m.min_distance = std::min(m.min_distance, d);
+  }
+  return m;
+}
+
+}  // namespace edgefem::contact

@@ -1,0 +1,117 @@
+// Self-contact in the Newton solvers (issue 53; solver/self_contact.hpp), the small version of
+// jobs/experiments/self_contact/two_blocks.yaml: an elastic block (802 unstructured Gmsh tets, turned by 15 degrees)
+// falls 0.02 onto another (2,570 tets, its bottom held), both one body whose boundary faces are in self-contact.
+// After every step the exact triangle-triangle test finds no intersecting pair of boundary triangles, the closest
+// pair is apart, the upper block has landed (active pairs, its bottom within the activation distance of the lower
+// block's top) and is held up (it never sinks below it). The run on MPI_COMM_WORLD and again on rank 0 alone:
+// serial == distributed to round-off. CTest runs it on 1, 2 and 3 ranks (mpi.self_contact.npN); rank 0 prints the
+// measured values, prefixed "self contact:".
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "io/job.hpp"
+#include "solver/self_contact.hpp"
+#include "tests/support/dynamics_testing.hpp"
+
+namespace edgefem {
+namespace {
+
+using mpitest::world_rank;
+using mpitest::world_size;
+
+MPI_Comm rank0_alone() { return world_rank() == 0 && world_size() > 1 ? MPI_COMM_SELF : MPI_COMM_NULL; }
+
+/// Tight Newton tolerances and a direct solve.
+const char* const kSolver =
+    "solver:\n"
+    "  newton: {rtol: 1.0e-10, atol: 1.0e-11, max_it: 80}\n"
+    "  petsc: \"-ksp_type gmres -pc_type lu -pc_factor_mat_solver_type mumps -ksp_rtol 1e-14 -ksp_atol 1e-50\"\n";
+
+constexpr double kDistance = 2e-3;  // the activation distance
+constexpr double kTop = 0.5;        // the lower block's top
+
+struct Drop {
+  dynamics_testing::RunResult run;
+  long long most_intersections = 0, most_active = 0, surface_vertices = 0;
+  double smallest_distance = 1e300;  ///< of any pair over all steps
+  double lowest_upper = 1e300;       ///< the upper block's lowest vertex over all steps (z)
+  double last_lowest_upper = 0;      ///< at the last step
+  double seconds = 0, bytes_per_collective = 0;
+};
+
+Drop drop(MPI_Comm comm) {
+  Drop d;
+  const Job job = mpitest::job_from_yaml(  // (collective on MPI_COMM_WORLD)
+      mpitest::scratch_dir("self_contact"), "two_blocks",
+      "mesh:\n  file: " + std::string(EDGEFEM_SOURCE_DIR) + "/jobs/experiments/self_contact/meshes/two_blocks.msh\n" +
+          "materials:\n"
+          "  - {model: neo-hookean, young: 1.0e4, poisson: 0.3, density: 1.0}\n"
+          "boundary:\n"
+          "  - {select: {region: 11}, fix: [x, y, z]}\n"
+          "loads:\n  gravity: [0, 0, -10]\n"
+          "contact: {self: true, distance: 2.0e-3}\n"
+          "analysis: {type: dynamic, integrator: backward-euler, dt: 0.01, end_time: 0.1}\n" + kSolver);
+  if (comm == MPI_COMM_NULL) return d;
+  dynamics_testing::RunSpec spec;
+  spec.on_step = [&](DynamicSolver& solver, const LocalMesh& mesh, long long step, double) {
+    SelfContactTerms* self = solver.self_contact();
+    ASSERT_NE(self, nullptr);
+    const std::vector<double> x = solver.local_positions();
+    d.most_intersections = std::max(d.most_intersections, self->intersecting_pairs(x));
+    const SelfContactReport r = self->measure(x);
+    d.smallest_distance = std::min(d.smallest_distance, r.min_distance);
+    d.most_active = std::max(d.most_active, r.active);
+    double lowest = 1e300;  // the upper block: the vertices that start above the lower block's top
+    for (LocalIndex v = 0; v < mesh.n_owned; ++v)
+      if (mesh.mesh.coords[3 * static_cast<std::size_t>(v) + 2] > kTop + 1e-6)
+        lowest = std::min(lowest, x[3 * static_cast<std::size_t>(v) + 2]);
+    MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_DOUBLE, MPI_MIN, comm);
+    d.lowest_upper = std::min(d.lowest_upper, lowest);
+    d.last_lowest_upper = lowest;
+    d.surface_vertices = self->n_surface_vertices();
+    d.seconds = self->seconds();
+    if (self->traffic().collectives > 0)
+      d.bytes_per_collective = self->traffic().bytes_received / static_cast<double>(self->traffic().collectives);
+    (void)step;
+  };
+  d.run = dynamics_testing::simulate(comm, job, spec);
+  return d;
+}
+
+double max_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return 1e300;
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
+}
+
+TEST(TwoBlocks, TheUpperLandsOnTheLowerWithoutAnyIntersectionAndSerialEqualsDistributed) {
+  const Drop all = drop(MPI_COMM_WORLD);
+  const Drop serial = drop(rank0_alone());
+  const double u = dynamics_testing::max_displacement(all.run);
+  const double distributed =
+      world_size() == 1 ? 0.0
+                        : dynamics_testing::from_rank0(world_rank() == 0 ? max_difference(all.run.position, serial.run.position) : 0.0) / u;
+  if (world_rank() == 0)
+    std::printf("self contact: two blocks on %d ranks: %lld surface vertices, intersecting triangle pairs (most at a "
+                "step) %lld, closest pair %.4e, most active pairs %lld, upper block's lowest z %.6f (last %.6f, the "
+                "lower's top %.1f), largest |u| %.4e, serial vs distributed %.2e (of |u|), rank 0: %.2f s in "
+                "self-contact, %.0f bytes received per collective\n",
+                world_size(), all.surface_vertices, all.most_intersections, all.smallest_distance, all.most_active,
+                all.lowest_upper, all.last_lowest_upper, kTop, u, distributed, all.seconds, all.bytes_per_collective);
+  EXPECT_EQ(all.most_intersections, 0);
+  EXPECT_GT(all.smallest_distance, 0.0);
+  EXPECT_GT(all.most_active, 20);                       // it landed: many pairs in contact
+  EXPECT_GT(all.lowest_upper, kTop - 2e-3);             // never sank into the lower block (its top dips under the load)
+  EXPECT_LT(all.last_lowest_upper, kTop + kDistance);   // and rests on it, within the activation distance
+  EXPECT_LT(distributed, 1e-7);
+}
+
+}  // namespace
+}  // namespace edgefem
