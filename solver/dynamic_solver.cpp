@@ -52,7 +52,8 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
                         },
                         prescribed_rows(model_),
                         {},   // vertex_rotations: none (only StaticSolver gives GAMG's rebuilds the rotations)
-                        {}};  // step_limit: contact's, below
+                        {},   // step_limit: contact's, below
+                        {}};  // extra_multiply: self-contact's, below
   if (!job_.obstacles.empty()) {
     contact_.emplace(comm_, job_, mesh_, model_, assembler_, spec_.dt);
     if (contact_->barrier()) problem.step_limit = [this](Vec x, Vec y) { return contact_->step_limit(x, y); };
@@ -64,6 +65,7 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
   }
   if (job_.contact.self) {  // (after the obstacles: both limits apply, the smaller wins)
     self_contact_.emplace(comm_, job_, mesh_, model_, assembler_, spec_.dt);
+    problem.extra_multiply = [this](Vec in, Vec out) { self_contact_->multiply_couplings(in, out); };
     problem.step_limit = [this, obstacles = problem.step_limit](Vec x, Vec y) {
       return std::min(obstacles ? obstacles(x, y) : 1.0, self_contact_->step_limit(x, y));
     };
@@ -429,11 +431,16 @@ void DynamicSolver::solve_initial_static() {
         [&](double a, double s, std::string& why) {
           load_factor_ = s;
           if (contact_) contact_->begin_step(x_, 0.0, 0.0, s - a);
-          const FeasibleStart feasible{[this](Vec x) { contact_->carry_along(x); },
-                                       [this](Vec start, Vec x) { contact_->limit_prediction(start, x); }};
+          const FeasibleStart feasible{[this](Vec x) {
+                                         if (contact_) contact_->carry_along(x);
+                                       },
+                                       [this](Vec start, Vec x) {
+                                         if (contact_) contact_->limit_prediction(start, x);
+                                         if (self_contact_) self_contact_->limit_prediction(start, x);
+                                       }};
           const bool ok = solve_load_step(
               *newton_, predictor, use_predictor, x_, saved, s, [this](Vec x, double) { set_prescribed(x, 0.0); },
-              nullptr, step_label(), why, contact_ ? &feasible : nullptr);
+              nullptr, step_label(), why, contact_ || self_contact_ ? &feasible : nullptr);
           if (ok && contact_) record_contact_step();
           return ok;
         },

@@ -94,6 +94,15 @@ NewtonDriver::NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli
   if (linear_.block)
     EDGEFEM_PETSC(SNESSetJacobian(snes_, linear_.krylov(matrix), linear_.preconditioner(matrix),
                                   &NewtonDriver::form_jacobian, this));
+  if (problem_.extra_multiply) {  // couplings outside the matrix's pattern: the Krylov operator adds them
+    PetscInt m = 0, n = 0, M = 0, N = 0;
+    EDGEFEM_PETSC(MatGetLocalSize(matrix, &m, &n));
+    EDGEFEM_PETSC(MatGetSize(matrix, &M, &N));
+    EDGEFEM_PETSC(MatCreateShell(comm, m, n, M, N, this, shell_.address()));
+    EDGEFEM_PETSC(MatShellSetOperation(shell_, MATOP_MULT, reinterpret_cast<void (*)(void)>(&NewtonDriver::shell_multiply)));
+    EDGEFEM_PETSC(MatSetOption(shell_, MAT_SYMMETRIC, PETSC_TRUE));
+    EDGEFEM_PETSC(SNESSetJacobian(snes_, shell_, linear_.preconditioner(matrix), &NewtonDriver::form_jacobian, this));
+  }
   own_lag_ = !option_given("-snes_lag_preconditioner");
   own_norm_ = !option_given("-ksp_norm_type");
   if (option_given("-ksp_rtol")) {  // a KSP tolerance given as a PETSc option holds for every linear solve
@@ -145,6 +154,14 @@ PetscErrorCode NewtonDriver::form_function(SNES, Vec x, Vec r, void* ctx) {
   self->stats_.assembly_parts += assembly_times() - parts0;
   ++self->stats_.residual_evaluations;
   return code;
+}
+
+PetscErrorCode NewtonDriver::shell_multiply(Mat A, Vec x, Vec y) {
+  NewtonDriver* self = nullptr;
+  PetscCall(MatShellGetContext(A, &self));
+  PetscCall(MatMult(self->linear_.krylov(self->matrix_), x, y));
+  PetscCall(petsc_callback(self->stage_solve_, [&] { self->problem_.extra_multiply(x, y); }));
+  return 0;
 }
 
 PetscErrorCode NewtonDriver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
@@ -242,7 +259,7 @@ void NewtonDriver::prepare_preconditioner() {
     edgefem_gamg_request_coarse_rebuild(pc, std::move(rotations));
   }
   const double t0 = wall();
-  EDGEFEM_PETSC(KSPSetOperators(k, linear_.krylov(matrix_), linear_.preconditioner(matrix_)));
+  EDGEFEM_PETSC(KSPSetOperators(k, krylov_operator(), linear_.preconditioner(matrix_)));
   EDGEFEM_PETSC(KSPSetUp(k));
   EDGEFEM_PETSC(KSPSetUpOnBlocks(k));  // block Jacobi factorizes its blocks here
   stats_.seconds_pc_setup += wall() - t0;

@@ -74,6 +74,10 @@ struct NewtonProblem {
   /// vertex off every obstacle, the same on every rank (collective). The line search's pre-check scales the step by
   /// it before any line search (full or PETSc's) looks at it, so no iterate ever reaches an obstacle.
   std::function<double(Vec x, Vec y)> step_limit;
+  /// Optional (self-contact, solver/self_contact.hpp): out += C in, the Jacobian's couplings that are not in the
+  /// matrix's pattern (collective). The Krylov method then multiplies by matrix + C (a shell operator); the
+  /// preconditioner is still built from the matrix.
+  std::function<void(Vec in, Vec out)> extra_multiply;
 };
 
 /// The linear tolerance of a Newton iteration under `forcing: eisenstat-walker` (docs/solver.md "Inexact
@@ -131,6 +135,10 @@ class NewtonDriver {
  private:
   static PetscErrorCode form_function(SNES, Vec x, Vec r, void* ctx);
   static PetscErrorCode form_jacobian(SNES, Vec x, Mat J, Mat P, void* ctx);
+  /// The shell operator's product with problem_.extra_multiply: y = krylov(matrix) x + C x.
+  static PetscErrorCode shell_multiply(Mat A, Vec x, Vec y);
+  /// The Krylov method's operator: the shell with extra_multiply, else linear_.krylov(matrix_).
+  [[nodiscard]] Mat krylov_operator() const { return shell_ ? shell_.get() : linear_.krylov(matrix_); }
   static PetscErrorCode monitor(SNES, PetscInt it, PetscReal norm, void* ctx);
   static PetscErrorCode converged(SNES, PetscInt it, PetscReal xnorm, PetscReal snorm, PetscReal fnorm,
                                   SNESConvergedReason* reason, void* ctx);
@@ -176,6 +184,7 @@ class NewtonDriver {
   /// The preconditioner's type our defaults chose, and the BAIJ copy of matrix_ if the Krylov method multiplies with
   /// it (multigrid) or the preconditioner factorizes it (block Jacobi, Schwarz).
   LinearOperators linear_;
+  PetscOwner<Mat, MatDestroy> shell_;  ///< with problem_.extra_multiply
   PetscOwner<SNES, SNESDestroy> snes_;
   PetscOwner<Vec, VecDestroy> r_, work_;
   bool own_lag_ = true;         ///< false when -snes_lag_preconditioner is given (PETSc's lag then rules)

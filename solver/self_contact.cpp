@@ -111,6 +111,16 @@ SelfContactTerms::SelfContactTerms(MPI_Comm comm, const Job& job, const LocalMes
   potential_ = std::make_unique<contact::SelfPotential>(std::move(surface), dh, 1.0);
   potential_->set_stiffness(job.contact.stiffness > 0.0 ? job.contact.stiffness : automatic_stiffness(model, dt, dh));
   gradient_.assign(rest.size(), 0.0);
+  {  // the free dofs of the surface vertices, through the same gather
+    PetscOwner<Vec, VecDestroy> mask = assembler_.create_vector();
+    EDGEFEM_PETSC(VecSet(mask, 1.0));
+    {
+      VecArray m(mask, false);
+      for (const auto& d : model.dirichlet)
+        if (d.dof < 3 * mesh.n_owned) m.span()[static_cast<std::size_t>(d.dof)] = 0.0;
+    }
+    gather(mask, free_);
+  }
   // The start: no intersection and no touching pair (the barrier would be infinite).
   const long long crossing = contact::count_intersecting_pairs(rest, potential_->surface().triangles);
   contact::SelfMeasure m = potential_->measure(rest);
@@ -201,7 +211,7 @@ std::span<const contact::VertexBlock> SelfContactTerms::blocks(Vec x) {
   const double t0 = MPI_Wtime();
   gather(x, x_);
   diagonal_.assign(9 * static_cast<std::size_t>(n_surface_vertices()), 0.0);
-  potential_->evaluate(x_, {}, &diagonal_);
+  potential_->evaluate(x_, {}, &diagonal_, &pairs_);
   sum(diagonal_);
   blocks_.clear();
   for (std::size_t k = 0; k < owned_local_.size(); ++k) {
@@ -214,6 +224,31 @@ std::span<const contact::VertexBlock> SelfContactTerms::blocks(Vec x) {
   }
   seconds_ += MPI_Wtime() - t0;
   return blocks_;
+}
+
+void SelfContactTerms::multiply_couplings(Vec in, Vec out) {
+  const double t0 = MPI_Wtime();
+  gather(in, y_);
+  for (std::size_t i = 0; i < y_.size(); ++i) y_[i] *= free_[i];
+  std::fill(gradient_.begin(), gradient_.end(), 0.0);
+  for (const contact::SelfPairHessian& p : pairs_)
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) {
+        if (i == j) continue;  // (the diagonal blocks are in the matrix)
+        const auto vi = static_cast<std::size_t>(p.vertices[i]), vj = static_cast<std::size_t>(p.vertices[j]);
+        for (int r = 0; r < 3; ++r)
+          for (int c = 0; c < 3; ++c) gradient_[3 * vi + r] += p.values[12 * (3 * i + r) + 3 * j + c] * y_[3 * vj + c];
+      }
+  sum(gradient_);
+  {
+    VecArray oa(out, false);
+    for (std::size_t k = 0; k < owned_local_.size(); ++k)
+      for (int d = 0; d < 3; ++d) {
+        const std::size_t s = 3 * static_cast<std::size_t>(owned_surface_[k]) + d;
+        oa.span()[3 * static_cast<std::size_t>(owned_local_[k]) + d] += free_[s] * gradient_[s];
+      }
+  }
+  seconds_ += MPI_Wtime() - t0;
 }
 
 double SelfContactTerms::step_limit(Vec x, Vec y) {

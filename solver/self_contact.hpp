@@ -14,10 +14,10 @@
 /// minimum. Traffic per rank and evaluation: O(surface vertices), independent of the number of ranks' neighbours
 /// (docs/theory/self_contact.md has the figures and what a neighbour-only exchange would save).
 ///
-/// Into the Newton matrix go the 3 x 3 diagonal blocks of the pairs' PSD-projected Hessians (the pattern is
-/// unchanged, as for obstacles: MatrixCoefficients::vertex_blocks); the off-diagonal coupling between a pair's
-/// vertices is left out of the matrix (the gradient is exact, so Newton converges to the same solution, with more
-/// iterations when the contact is stiff).
+/// The Newton matrix gets the 3 x 3 diagonal blocks of the pairs' PSD-projected Hessians (the pattern is unchanged,
+/// as for obstacles: MatrixCoefficients::vertex_blocks), and the Krylov method multiplies by the whole Jacobian: the
+/// couplings between a pair's different vertices, outside the mesh's pattern, are added to the matrix's product
+/// (multiply_couplings, NewtonProblem::extra_multiply); the preconditioner is built from the matrix alone.
 #include <mpi.h>
 #include <petscvec.h>
 
@@ -58,6 +58,9 @@ class SelfContactTerms {
   void add_residual(Vec x, Vec r);
   /// The Hessian's diagonal blocks of the owned surface vertices at x. Collective.
   [[nodiscard]] std::span<const contact::VertexBlock> blocks(Vec x);
+  /// out += C in: the couplings between different vertices of the pairs' projected Hessians of the last blocks()
+  /// call, none on prescribed dofs (rows or columns). Collective.
+  void multiply_couplings(Vec in, Vec out);
   /// The largest fraction of the step x -> x - y on which no pair of any rank comes into contact (a tenth of each
   /// pair's gap kept; 1 when none). Collective.
   double step_limit(Vec x, Vec y);
@@ -98,6 +101,8 @@ class SelfContactTerms {
   std::vector<int> owned_surface_;         ///< the surface index of each owned surface vertex
   std::vector<double> x_, y_, buffer_, gradient_, diagonal_;
   std::vector<contact::VertexBlock> blocks_;
+  std::vector<contact::SelfPairHessian> pairs_;  ///< this rank's pairs' Hessians at the last blocks()
+  std::vector<double> free_;                     ///< 3 per surface vertex: 0 on prescribed dofs, else 1
   SelfContactTraffic traffic_;
   double seconds_ = 0.0;
 };

@@ -11,12 +11,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <array>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "io/job.hpp"
 #include "solver/self_contact.hpp"
+#include "solver/static_solver.hpp"
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {
@@ -110,6 +112,83 @@ TEST(TwoBlocks, TheUpperLandsOnTheLowerWithoutAnyIntersectionAndSerialEqualsDist
   EXPECT_GT(all.most_active, 20);                       // it landed: many pairs in contact
   EXPECT_GT(all.lowest_upper, kTop - 2e-3);             // never sank into the lower block (its top dips under the load)
   EXPECT_LT(all.last_lowest_upper, kTop + kDistance);   // and rests on it, within the activation distance
+  EXPECT_LT(distributed, 1e-7);
+}
+
+// The static version: the upper block pressed into the lower one by its top (prescribed, 0.03 down in 4 load steps,
+// 0.01 past the touch), no gravity: the contact forces between the blocks are internal, so the reactions at the
+// upper block's top (region 12) and at the lower block's bottom (region 11) balance.
+struct Press {
+  std::vector<std::array<double, 3>> top, bottom;  ///< the internal force summed over each region, per load step
+  std::vector<double> position;                    ///< by original vertex
+  long long most_intersections = 0, most_active = 0;
+  double smallest_distance = 1e300;
+};
+
+Press press(MPI_Comm comm) {
+  Press p;
+  const Job job = mpitest::job_from_yaml(  // (collective on MPI_COMM_WORLD)
+      mpitest::scratch_dir("self_contact"), "two_blocks_press",
+      "mesh:\n  file: " + std::string(EDGEFEM_SOURCE_DIR) + "/jobs/experiments/self_contact/meshes/two_blocks.msh\n" +
+          "materials:\n"
+          "  - {model: neo-hookean, young: 1.0e4, poisson: 0.3, density: 1.0}\n"
+          "boundary:\n"
+          "  - {select: {region: 11}, fix: [x, y, z]}\n"
+          "  - {select: {region: 12}, displace: [0, 0, -0.03]}\n"
+          "contact: {self: true, distance: 2.0e-3}\n"
+          "analysis: {type: static, steps: 4}\n" + kSolver);
+  if (comm == MPI_COMM_NULL) return p;
+  const LocalMesh mesh = mpitest::distributed_job_mesh(comm, job);
+  StaticSolver solver(comm, job, mesh, build_model(comm, job, mesh), "", true);
+  solver.run([&](int step, double) {
+    if (step == 0) return;
+    const std::vector<double> x = solver.local_positions();
+    SelfContactTerms* self = solver.self_contact();
+    p.most_intersections = std::max(p.most_intersections, self->intersecting_pairs(x));
+    const SelfContactReport r = self->measure(x);
+    p.smallest_distance = std::min(p.smallest_distance, r.min_distance);
+    p.most_active = std::max(p.most_active, r.active);
+    const std::vector<double> f = solver.local_internal_force();
+    std::array<double, 6> local{}, global{};
+    for (LocalIndex v = 0; v < mesh.n_owned; ++v)
+      for (int region : {11, 12})
+        if (mesh.vertex_in_region(v, region))
+          for (int d = 0; d < 3; ++d) local[3 * (region - 11) + d] += f[3 * static_cast<std::size_t>(v) + d];
+    MPI_Allreduce(local.data(), global.data(), 6, MPI_DOUBLE, MPI_SUM, comm);
+    p.bottom.push_back({global[0], global[1], global[2]});
+    p.top.push_back({global[3], global[4], global[5]});
+  });
+  p.position = mpitest::gather_by_original_vertex(comm, mesh, {solver.local_positions()}, true)[0];
+  return p;
+}
+
+TEST(TwoBlocks, PressedTogetherStaticallyTheReactionsBalanceWithoutAnyIntersection) {
+  const Press all = press(MPI_COMM_WORLD);
+  const Press serial = press(rank0_alone());
+  const double distributed =
+      world_size() == 1 ? 0.0
+                        : dynamics_testing::from_rank0(world_rank() == 0 ? max_difference(all.position, serial.position) : 0.0) / 0.03;
+  ASSERT_EQ(all.top.size(), 4u);
+  const auto& top = all.top.back();
+  const auto& bottom = all.bottom.back();
+  double imbalance = 0, force = std::abs(top[2]);
+  for (int d = 0; d < 3; ++d) imbalance = std::max(imbalance, std::abs(top[d] + bottom[d]));
+  if (world_rank() == 0) {
+    std::printf("self contact: two blocks pressed (static, 4 load steps) on %d ranks: intersecting triangle pairs %lld, "
+                "closest pair %.4e, most active pairs %lld, serial vs distributed %.2e (of the 0.03 press)\n",
+                world_size(), all.most_intersections, all.smallest_distance, all.most_active, distributed);
+    for (std::size_t k = 0; k < all.top.size(); ++k)
+      std::printf("self contact:   load step %zu: force on the top (%.6e, %.6e, %.6e), on the bottom (%.6e, %.6e, "
+                  "%.6e)\n", k + 1, all.top[k][0], all.top[k][1], all.top[k][2], all.bottom[k][0], all.bottom[k][1],
+                  all.bottom[k][2]);
+    std::printf("self contact:   last step: |top + bottom| %.3e of |force| %.4e\n", imbalance, force);
+  }
+  EXPECT_EQ(all.most_intersections, 0);
+  EXPECT_GT(all.smallest_distance, 0.0);
+  EXPECT_GT(all.most_active, 50);
+  EXPECT_GT(force, 1.0);                  // the blocks do press (0.01 past the touch)
+  EXPECT_LT(imbalance, 1e-6 * force);     // action = reaction through the contact (Newton's tolerances)
+  EXPECT_LT(std::abs(all.top[0][2]), 1e-8);  // the first step ends before the touch: no force
   EXPECT_LT(distributed, 1e-7);
 }
 
