@@ -151,7 +151,11 @@ DistanceType edge_edge_type(const Vec3& a0, const Vec3& a1, const Vec3& b0, cons
   const Vec3 ea = a1 - a0, eb = b1 - b0, w = a0 - b0;
   const double a = dot(ea, ea), b = dot(ea, eb), c = dot(eb, eb), d = dot(ea, w), e = dot(eb, w);
   const double det = a * c - b * b;
-  if (det > 1e-20 * a * c) {
+  // Parallel edges (to round-off: a c - b^2 of parallel edges is the cancellation error of ~1e-16 a c) have no
+  // interior closest points: sin^2 of the angle below 1e-10 counts as parallel (the lines' formula would divide
+  // round-off by round-off); the endpoint types are then within ~1e-5 of the edges' length of the distance, and the
+  // mollifier has taken the energy to ~0 there (it acts below sin^2 = 1e-3).
+  if (det > 1e-10 * a * c) {
     const double s = (b * e - c * d) / det, t = (a * e - b * d) / det;
     if (s > 0.0 && s < 1.0 && t > 0.0 && t < 1.0) return DistanceType::ee;
   }

@@ -32,7 +32,7 @@ enum class DistanceType : int {
 /// its three edges' point-edge or point-point types.
 DistanceType point_triangle_type(const Vec3& p, const Vec3& t0, const Vec3& t1, const Vec3& t2);
 /// The type of edges a0-a1 and b0-b1: ee when the lines' closest points lie inside both edges (and the edges are
-/// not parallel to round-off), else the nearest of the four endpoint-edge types.
+/// not parallel: sin^2 of their angle above 1e-10), else the nearest of the four endpoint-edge types.
 DistanceType edge_edge_type(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b1);
 
 /// The squared distance of the pair in the given type (the four vertices: the point and the triangle, or a0, a1,
