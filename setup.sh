@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the Debian 12 packages edgefem needs (only apt-get; run as root or with sudo). clang, its libFuzzer
 # runtime (libclang-rt-dev) and its OpenMP (libomp-dev: the job reader names models, whose kernels use OpenMP)
 # build the reader fuzz targets that the test suite runs briefly (scripts/fuzz.sh). Python 3 runs the scripted tests
@@ -13,6 +14,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libpetsc-real-dev libmetis-dev libvtk9-dev libeigen3-dev
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev zlib1g-dev libexpat1-dev
   clang libclang-rt-dev libomp-dev
   python3 python3-yaml python3-matplotlib
   slurmctld slurmd slurm-client

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file huge_page_new.cpp
 /// The edgefem executable's global operator new: malloc, with transparent huge pages requested for the heap's
 /// growth and for large blocks (runtime/huge_pages.hpp) before anything touches them. delete is free, as in

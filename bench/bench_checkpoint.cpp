@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Checkpoint write and read times (io/checkpoint): N vertices, the three fields of a dynamic run (position,
 // velocity, acceleration), written and read back REPEATS times by the ranks of MPI_COMM_WORLD; prints the
 // fastest and the median of each. Two ownerships: "blocks" (rank r owns [r N / P, (r + 1) N / P)) and

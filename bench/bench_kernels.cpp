@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Kernel benchmarks: force (f) and force + stiffness (f + K) of each tetrahedral formulation on generated
 // box meshes, 1 thread and all threads, at the homogeneous deformation x = A X of `edgefem bench`
 // (det A = 0.97: the cubic volumetric penalty is active in every tet, its worst case; --penalty none

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Membrane kernel costs per triangle (Google Benchmark): W, f and f + K of Delingette's membranes (springs, trqs,
 // trbs, linear-membrane) and of Volino's membrane (isotropic, isotropic with the eigenvalue clamp, curves) on a
 // curved 224 x 224 patch of 100,352 triangles, 1 OpenMP thread, randomly deformed; the membranes with row-major and

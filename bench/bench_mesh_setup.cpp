@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Mesh set-up benchmarks (Google Benchmark): generate_box on a 1,999,200-tet box and build_topology on a
 // 162,000-tet Kuhn box, wall time. These were the wall-clock limits of two unit tests (BoxGenerator
 // .SingleCellAndLargeBox: under 10 s; Topology.LargeBoxCounts: under 5 s), which keep their counts and drop the

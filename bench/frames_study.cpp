@@ -1,4 +1,5 @@
-// The frame-count study of the frame-based model (README and docs/design.md "Frame-based models"): the job's own tet
+// SPDX-License-Identifier: BSD-3-Clause
+// The frame-count study of the frame-based model (README and docs/theory/design.md "Frame-based models"): the job's own tet
 // StVK solution (type nodes, the Newton reference) against the frame model for each variant and frame count. The
 // tip is the mean displacement of the vertices of one boundary region (default 12: the free end of the cantilevers).
 // Columns: tip displacement along the reference's direction, its error against the tets (positive = stiffer),

@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The position-based integrator's coloured XPBD sweep against the backward-Euler step (issue 47; README
-// "Position-based dynamics", docs/design.md "Position-based integrator"): one step of a body clamped on one face
+// "Position-based dynamics", docs/theory/design.md "Position-based integrator"): one step of a body clamped on one face
 // under gravity, the relative L2 distance |x - x_BE| / |x_BE - x_n| of the positions after each number of sweeps to
 // the Newton solver's backward-Euler step of the same job (rtol 1e-13), the first sweep count at which it is below
 // `target` with the sweeps' seconds to get there, the seconds per sweep (wall, the sweeps alone) and the Newton

@@ -1,5 +1,6 @@
 #!/bin/bash
-# The convergence tables of docs/design.md, "Position-based integrator" (issue 47): one step from rest of the
+# SPDX-License-Identifier: BSD-3-Clause
+# The convergence tables of docs/theory/design.md, "Position-based integrator" (issue 47): one step from rest of the
 # 10 x 1 x 1 box clamped at x = 0 under gravity (0, 0, -2), StVK nu 0.3, density 1, the coloured XPBD sweep against
 # the Newton solver's backward-Euler step (bench/pbd_convergence.cpp: one row per run).
 #   bench/pbd_tables.sh [BUILD_DIR] > tables.log      (about 30 min on 2 cores)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Summarise edgefem_bench_kernels JSON output: time per call, Mtet/s, the speed-up over stvk-tl in the same run
 and the speed-up of all threads over 1 thread.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # edgefem_library(<folder> [PUBLIC <targets>...] [PRIVATE <targets>...])
 #   The library target edgefem_<folder> of every <folder>/*.cpp: the project root on its include path (headers are
 #   included as "folder/file.hpp"), the warnings, and the dependencies the folder really has: PUBLIC those its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file barrier.hpp
 /// IPC's clamped log barrier of a distance d (Li et al. 2020, eq. 6) and the penalty alternative, with their

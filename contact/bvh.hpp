@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file bvh.hpp
 /// A bounding-volume hierarchy of axis-aligned boxes over the triangles of a surface: the broad phase of the

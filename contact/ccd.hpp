@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file ccd.hpp
 /// Continuous collision detection of a moving point against convex solids, exactly: the line x0 + t w meets a

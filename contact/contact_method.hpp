@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file contact_method.hpp
 /// The job's `contact.method` (io/job.hpp names it; contact/vertex_contact.hpp implements it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file contact_potential.hpp
 /// One rank's contact terms: its candidate vertices (for a distributed body, the boundary vertices it owns)

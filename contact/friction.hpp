@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file friction.hpp
 /// Lagged, smoothed Coulomb friction of one vertex against an obstacle (IPC, Li et al. 2020, section 5).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file obstacle.hpp
 /// A rigid obstacle a deformable body must not penetrate: its geometry (closest point, signed distance and its

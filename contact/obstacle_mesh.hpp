@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file obstacle_mesh.hpp
 /// An obstacle given as a triangle surface (a Gmsh surface mesh or an STL file, contact/obstacle_set.hpp): the

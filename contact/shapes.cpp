@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file shapes.cpp
 /// The analytic obstacles (shapes.hpp). For each, the signed distance d(x), its gradient n = grad d (|n| = 1) and
 /// Hessian H = grad grad d. Two facts give every Hessian below: H n = 0 (|grad d| = 1), and for d = |x - p(x)|, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file shapes.hpp
 /// The analytic obstacles: a half space bounded by a plane, an axis-aligned box, a ball and a capped cylinder, all

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file triangle_distance.hpp
 /// The closest point of a triangle to a point, with the feature it lies on (a vertex, an edge or the face), and a

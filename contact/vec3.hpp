@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file vec3.hpp
 /// The 3-vectors and 3x3 matrices of the contact geometry: plain arrays (row-major matrices), so that callers need

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "contact/vertex_contact.hpp"
 
 #include <Eigen/Eigenvalues>

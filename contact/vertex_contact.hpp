@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file vertex_contact.hpp
 /// The normal contact term of one vertex against one obstacle, from the obstacle's Proximity (distance d, normal

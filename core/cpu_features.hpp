@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file cpu_features.hpp
 /// What the CPU running the process can do, for kernels that have a version for it besides the portable one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file error.hpp
 /// The errors edgefem raises on purpose: one hierarchy, plain C++ (no MPI, no PETSc), so that every layer

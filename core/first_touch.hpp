@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file first_touch.hpp
 /// Growing a large std::vector with its new pages first touched by all the OpenMP threads. resize() value-initializes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file number_text.hpp
 /// A number as text for messages, with a chosen number of significant digits (17: the double exactly).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file diffused_weights.cpp
 /// Diffused Voronoi weights on the voxel grid (diffused_weights.hpp).
 #include "frames/diffused_weights.hpp"

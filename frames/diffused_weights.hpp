@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file diffused_weights.hpp
-/// `weights: diffused` (frames_setup.hpp, docs/design.md "Frame-based models"): the Voronoi cells of the frames'
+/// `weights: diffused` (frames_setup.hpp, docs/theory/design.md "Frame-based models"): the Voronoi cells of the frames'
 /// sites, diffused by implicit heat steps on the voxel grid (voxel_grid.hpp), then interpolated to the vertices.
 /// Sites: each frame's point, and the fixed regions anchored to it (FramePlacement::anchors). On the cells of the
 /// grid whose centre lies in the mesh, w_i starts as the indicator of the cells nearest to frame i's site and takes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file frame_placement.cpp
 /// Frame placement: positions, farthest-point sampling, k-means; anchors on the fixed regions (frame_placement.hpp).
 #include "frames/frame_placement.hpp"

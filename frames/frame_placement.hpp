@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file frame_placement.hpp
-/// Where the frames of the frame-based model go (docs/design.md "Frame-based models"): at given positions, or
+/// Where the frames of the frame-based model go (docs/theory/design.md "Frame-based models"): at given positions, or
 /// `frames: N` placed by farthest-point sampling over the vertices or by k-means over the tets, each starting with
 /// one frame on every fixed region (the anchors). Collective; the same frames on every rank, whatever the rank
 /// count: every choice is agreed with MPI_Allreduce (largest/smallest value, ties to the lowest file index).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file frame_space.cpp
 /// Rigid and affine frame spaces (frame_space.hpp).
 #include "frames/frame_space.hpp"

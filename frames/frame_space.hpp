@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file frame_space.hpp
-/// The kinematics of one frame type on this rank's samples (docs/design.md "Frame-based models"), behind one
+/// The kinematics of one frame type on this rank's samples (docs/theory/design.md "Frame-based models"), behind one
 /// interface for FrameSolver: rigid frames (6 dofs, a pose on SE(3), dual-quaternion blend; frame_model.hpp) or
 /// affine frames (12 dofs, linear blend; affine_frames.hpp). A state is a flat vector: rigid 7 numbers per frame
 /// (rotation quaternion x, y, z, w, then the origin), affine 12 ([A | t] row-major). No MPI here: the sums over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file frames_setup.cpp
 /// Frame weights and held frames (frames_setup.hpp).
 #include "frames/frames_setup.hpp"

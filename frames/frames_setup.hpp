@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file frames_setup.hpp
-/// Set-up of the frame-based model on the distributed mesh (issue 14; docs/design.md "Frame-based models"):
+/// Set-up of the frame-based model on the distributed mesh (issue 14; docs/theory/design.md "Frame-based models"):
 /// per-vertex weights (hat; harmonic or diffused from PETSc solves per frame) and the held frames; the placement is
 /// frame_placement.hpp's.
 /// Every function is collective and gives the same frames on every rank, independent of the rank count.

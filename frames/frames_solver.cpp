@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file frames_solver.cpp
 /// Static Newton on the frames (frames_solver.hpp).
 ///

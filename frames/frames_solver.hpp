@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file frames_solver.hpp
-/// Static equilibrium of the frame-based model (`discretization: {type: frames}`; docs/design.md "Frame-based
+/// Static equilibrium of the frame-based model (`discretization: {type: frames}`; docs/theory/design.md "Frame-based
 /// models"). Unknowns: per free frame 6 (rigid: a twist, angular first) or 12 (affine: [A | t]); the energy is
 /// summed over this rank's samples and loaded vertices by the frame space (frames/frame_space.hpp), and the partial
 /// energy, gradient and dense Hessian are summed over the ranks with one MPI_Allreduce per evaluation. The small

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file laplace_weights.cpp
 /// Harmonic and diffused frame weights: PETSc solves on the P1 Laplacian of the tet mesh (laplace_weights.hpp).
 #include "frames/laplace_weights.hpp"

@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file laplace_weights.hpp
-/// The frame weights that come from PETSc solves on the tet mesh (frames_setup.hpp, docs/design.md "Frame-based
+/// The frame weights that come from PETSc solves on the tet mesh (frames_setup.hpp, docs/theory/design.md "Frame-based
 /// models"): harmonic, one Laplace solve per frame. It holds the vertices of each fixed region at 1 for its anchor
 /// frame and 0 for the others, so a held anchor clamps its region exactly. Per local vertex (owned and ghost),
 /// n_frames weights: w[v * n + i]. Collective.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file voxel_grid.cpp
 /// The frames' voxel grid (voxel_grid.hpp).
 #include "frames/voxel_grid.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file voxel_grid.hpp
 /// A regular grid of cubes over the mesh's bounding box with each cell's tet volume and volume-weighted centroid

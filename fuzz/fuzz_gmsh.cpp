@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file fuzz_gmsh.cpp
 /// libFuzzer target: the Gmsh reader (MSH 2.2 and 4.1, ASCII and binary) and the user-mesh check.
 /// Bad input must end in an InputError; any other exception, a crash, a sanitizer report, a hang or a huge

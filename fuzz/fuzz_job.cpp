@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file fuzz_job.cpp
 /// libFuzzer target: the job-file reader (YAML -> Job). Bad input must end in an InputError; any other
 /// exception, a crash, a sanitizer report, a hang or a huge allocation is a finding.
@@ -19,7 +20,7 @@ const edgefem::fuzz::ScratchDirectory& job_directory() {
   static const bool populated = [] {
     std::filesystem::create_directories(scratch.path() / "meshes");
     for (const char* name : {"mesh.msh", "curve.csv", "meshes/column.msh", "meshes/bimaterial.msh", "meshes/cuboid.msh",
-                             "surface_only.msh"}) {
+                             "surface_only.msh", "meshes/indenter.stl"}) {
       std::ofstream(scratch.path() / name);
     }
     return true;

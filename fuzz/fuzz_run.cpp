@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file fuzz_run.cpp
 /// libFuzzer target: a whole run cut down to its set-up and FIRST step (run/run_job.hpp), serial (an MPI singleton,
 /// PETSc on MPI_COMM_SELF). The job reader, the mesh generation and distribution, the model, the solver set-up of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file scratch_file.hpp
 /// The readers take a path: each fuzz input is written to a file in a directory of this process

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file checkpoint.cpp
 /// Partition-independent restart files (format and guarantees in checkpoint.hpp).
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file checkpoint.hpp
 /// Restart files of a dynamic run, independent of the partition: every per-vertex field is stored in the
@@ -8,7 +9,7 @@
 /// file carries a CRC-32 (io/crc32.hpp: zlib's crc32 of its bytes) in the trailer, checked on every read: a
 /// truncated or damaged file is refused (DamagedCheckpoint) with what is wrong, never half-used.
 ///
-/// File format (little-endian, documented in README "Checkpoints"):
+/// File format (little-endian, documented in docs/guide/dynamics.md "Checkpoints"):
 ///   header, 512 bytes:
 ///     char[16]  magic "EDGEFEM-CKPT\0\0\0\0"
 ///     uint32    format version (2, or 3 when the file has cell fields; version 1 files, without checksums, are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file checkpoint_series.cpp
 /// A run's checkpoints in its output directory (ownership, rotation, restart choice: checkpoint_series.hpp).
 /// Rank 0 does every file-system operation; the other ranks get its answers by broadcast.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file checkpoint_series.hpp
 /// The checkpoints of a run in its output directory: DIR/checkpoint_NNNNNN.ckpt (NNNNNN: the step).

@@ -1,13 +1,14 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file crc32.hpp
 /// CRC-32 of IEEE 802.3 (reflected polynomial 0xEDB88320, initial value and final XOR 0xFFFFFFFF): the CRC of
-/// zlib's crc32(), Python's zlib.crc32 and `gzip`, computed with slice-by-8 tables (no dependency).
+/// zlib's crc32(), Python's zlib.crc32 and `gzip`, computed by zlib (crc32_z, crc32_combine).
 ///
 /// The checkpoint files (io/checkpoint.hpp) need the CRC of a field whose bytes are spread over the ranks in
 /// runs at arbitrary offsets. The CRC register is linear over GF(2), so each rank computes the contribution of
 /// its own runs, placed where they lie in the field (`Positioned`), the contributions are XORed (MPI_BXOR), and
 /// `finish` turns the sum into the CRC of the whole field: the value does not depend on how the bytes were split.
-/// (The same algebra as zlib's crc32_combine.)
+/// (zlib's crc32_combine does the shifting.)
 #include <cstddef>
 #include <cstdint>
 

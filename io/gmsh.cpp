@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file gmsh.cpp
 /// Gmsh .msh reader (MSH 2.2 and 4.1, ASCII and binary) and the user-mesh sanity check.
 ///

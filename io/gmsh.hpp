@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file gmsh.hpp
 /// Gmsh .msh reader: format 2.2 and 4.1, ASCII and binary. Physical tags become regions.

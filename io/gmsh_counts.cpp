@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file gmsh_counts.cpp
 /// gmsh_header_counts: the section and block headers of a .msh file, the data jumped over (gmsh_counts.hpp).
 #include "io/gmsh_counts.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file gmsh_counts.hpp
 /// The size of a Gmsh .msh file's mesh from its headers, without reading it: what the memory plan

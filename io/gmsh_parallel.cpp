@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file gmsh_parallel.cpp
 /// read_gmsh_slice: rank 0 scans the block table, every rank preads its slice.
 #include "io/gmsh_parallel.hpp"

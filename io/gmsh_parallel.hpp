@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file gmsh_parallel.hpp
 /// Parallel reader of Gmsh MSH 4.1 binary files: every rank reads a disjoint slice of $Nodes and $Elements

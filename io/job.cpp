@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file job.cpp
-/// Job-file parsing (docs/design.md, "Job contract"): YAML -> typed Job, with messages that name the file, the line,
+/// Job-file parsing (docs/theory/design.md, "Job contract"): YAML -> typed Job, with messages that name the file, the line,
 /// the full key path, the bad value and what was expected.
 #include "io/job.hpp"
 
@@ -23,6 +24,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "io/job_keys.hpp"
 #include "io/job_parser.hpp"
 
 namespace edgefem {
@@ -106,9 +108,7 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
          "discretization, analysis, solver, output, partition at the top level, got " +
              (root.IsNull() ? std::string("an empty document") : describe(root)));
   }
-  const Map map(*this, top,
-                {"mesh", "materials", "boundary", "loads", "attachments", "obstacles", "contact", "discretization",
-                 "analysis", "solver", "output", "partition"});
+  const Map map(*this, top, "");
   parse_mesh(map.require("mesh"), job);
   if (const Value* partition = map.get("partition")) parse_partition(*partition, job);
   const Value& materials = map.require("materials");
@@ -145,7 +145,7 @@ Job JobParser::parse(const YAML::Node& root, const std::string& path) {
 }
 
 void JobParser::parse_partition(const Value& v, Job& job) const {
-  const Map m(*this, v, {"method", "renumber"});
+  const Map m(*this, v, "partition");
   if (const Value* method = m.get("method")) job.partition_method = choice(*method, partition_methods);
   if (const Value* renumber = m.get("renumber")) job.renumber_vertices = boolean(*renumber);
 }
@@ -262,7 +262,7 @@ void JobParser::check_frames(const Job& job) const {
 }
 
 void JobParser::parse_mesh(const Value& v, Job& job) const {
-  const Map mesh(*this, v, {"file", "generate"});
+  const Map mesh(*this, v, "mesh");
   const Value* file = mesh.get("file");
   const Value* generate = mesh.get("generate");
   if ((file == nullptr) == (generate == nullptr)) {
@@ -284,7 +284,7 @@ void JobParser::parse_mesh(const Value& v, Job& job) const {
     job.mesh_file = resolved;
     return;
   }
-  const Map gen(*this, *generate, {"shape", "size", "cells"});
+  const Map gen(*this, *generate, "mesh.generate");
   GenerateSpec spec;
   const Value& shape = gen.require("shape");
   spec.shape = choice(shape, shapes);
@@ -321,10 +321,7 @@ void JobParser::parse_mesh(const Value& v, Job& job) const {
 }
 
 MaterialSpec JobParser::parse_material(const Value& v) const {
-  const Map m(*this, v,
-              {"region", "model", "young", "poisson", "anisotropy", "density", "volumetric_penalty", "volumetric",
-               "thickness", "warp", "orthotropic", "curves", "stabilization", "spring_damping", "viscosity", "bending",
-               "plasticity"});
+  const Map m(*this, v, "materials[]");
   MaterialSpec spec;
   spec.line = v.line;
   if (const Value* region = m.get("region")) {
@@ -363,7 +360,7 @@ MaterialSpec JobParser::parse_material(const Value& v) const {
     if (!membrane)
       fail(bending->line, bending->path + ": only for membrane model" +
                               only_for([](const ModelInfo& i) { return i.cell == CellKind::triangle; }));
-    const Map b(*this, *bending, {"stiffness"});
+    const Map b(*this, *bending, "materials[].bending");
     spec.bending_stiffness = number(b.require("stiffness"), "a non-negative number (bending stiffness kb)",
                                     [](double k) { return k >= 0.0; });
   }
@@ -412,9 +409,7 @@ void JobParser::parse_elasticity(const Map& m, const ModelInfo& info, MaterialSp
 }
 
 TransverseIsotropySpec JobParser::parse_anisotropy(const Value& v) const {
-  const Map a(*this, v,
-              {"type", "fibre", "young_fibre", "young_transverse", "shear_fibre", "poisson_fibre",
-               "poisson_transverse"});
+  const Map a(*this, v, "materials[].anisotropy");
   const Value& type = a.require("type");
   if (string(type, "transversely-isotropic") != "transversely-isotropic") expected(type, "transversely-isotropic");
   TransverseIsotropySpec t;
@@ -430,7 +425,7 @@ TransverseIsotropySpec JobParser::parse_anisotropy(const Value& v) const {
 }
 
 PlasticLaw JobParser::parse_plasticity(const Value& v) const {
-  const Map p(*this, v, {"yield", "creep", "max"});
+  const Map p(*this, v, "materials[].plasticity");
   PlasticLaw law;
   law.yield = number(p.require("yield"), "a non-negative number (the yield strain gamma_yield)",
                      [](double y) { return y >= 0.0; });
@@ -444,7 +439,7 @@ PlasticLaw JobParser::parse_plasticity(const Value& v) const {
 VolinoSpec JobParser::parse_volino(const Map& m) const {
   VolinoSpec s;
   if (const Value* warp = m.get("warp")) {
-    const Map w(*this, *warp, {"direction", "angle"});
+    const Map w(*this, *warp, "materials[].warp");
     if (const Value* direction = w.get("direction")) {
       s.warp_direction = numbers<3>(*direction, "a list of 3 numbers (a direction)", "a number");
       if (s.warp_direction == std::array<double, 3>{0, 0, 0})
@@ -458,14 +453,14 @@ VolinoSpec JobParser::parse_volino(const Map& m) const {
     fail(curves->line, curves->path + ": give either 'orthotropic' or 'curves', not both (" + orthotropic->path + ")");
   auto positive = [](double x) { return x > 0.0; };
   if (orthotropic) {
-    const Map o(*this, *orthotropic, {"weft", "warp", "shear", "poisson"});
+    const Map o(*this, *orthotropic, "materials[].orthotropic");
     s.orthotropic = std::array<double, 4>{number(o.require("weft"), "a positive number", positive),
                                           number(o.require("warp"), "a positive number", positive),
                                           number(o.require("shear"), "a positive number", positive),
                                           o.get("poisson") ? number(*o.get("poisson"), "a number") : 0.0};
   }
   if (curves) {
-    const Map c(*this, *curves, {"weft", "warp", "shear"});
+    const Map c(*this, *curves, "materials[].curves");
     std::array<CurveSpec, 3> out;
     const char* const modes[] = {"weft", "warp", "shear"};
     for (int k = 0; k < 3; ++k) {
@@ -493,18 +488,27 @@ VolinoSpec JobParser::parse_volino(const Map& m) const {
 }
 
 Selection JobParser::parse_selection(const Value& v) const {
-  const Map m(*this, v, {"region", "box", "all"});
+  const Map m(*this, v, "select");
   const Value* region = m.get("region");
   const Value* box = m.get("box");
   const Value* all = m.get("all");
-  const int given = (region != nullptr) + (box != nullptr) + (all != nullptr);
+  const Value* point = m.get("point");
+  const Value* points = m.get("points");
+  const int given = (region != nullptr) + (box != nullptr) + (all != nullptr) + (point != nullptr) + (points != nullptr);
   if (given != 1) {
-    fail(v.line, v.path + ": expected exactly one of 'region', 'box' or 'all', got " +
+    fail(v.line, v.path + ": expected exactly one of 'region', 'box', 'all', 'point' or 'points', got " +
                      (given == 0 ? std::string("none") : std::to_string(given)));
   }
   Selection s;
   s.line = v.line;
-  if (region) {
+  if (point || points) {
+    s.kind = Selection::Kind::points;
+    if (point) s.points.push_back(numbers<3>(*point, "a point [x, y, z]", "a number"));
+    const std::string what = "a non-empty list of points [[x, y, z], ...]";
+    if (points && (!points->node.IsSequence() || points->node.size() == 0)) expected(*points, what);
+    if (points)
+      for (const Value& p : list(*points, what)) s.points.push_back(numbers<3>(p, "a point [x, y, z]", "a number"));
+  } else if (region) {
     s.kind = Selection::Kind::region;
     s.region = int_value(*region, "a region tag (an integer >= 0)", [](long long r) { return r >= 0; });
   } else if (box) {
@@ -544,7 +548,7 @@ std::array<bool, 3> JobParser::components(const Value& v) const {
 }
 
 BoundarySpec JobParser::parse_boundary(const Value& v) const {
-  const Map m(*this, v, {"select", "fix", "displace", "rotate", "schedule"});
+  const Map m(*this, v, "boundary[]");
   BoundarySpec spec;
   spec.select = parse_selection(m.require("select"));
   static const char* const axes[3] = {"x", "y", "z"};
@@ -565,7 +569,7 @@ BoundarySpec JobParser::parse_boundary(const Value& v) const {
     }
   }
   if (const Value* rotate = m.get("rotate")) {
-    const Map r(*this, *rotate, {"axis", "center", "angle", "components"});
+    const Map r(*this, *rotate, "boundary[].rotate");
     RotationSpec rot;
     rot.axis = unit_vector(r.require("axis"), "a list of 3 numbers (the rotation axis)", "axis");
     rot.center = numbers<3>(r.require("center"), "a list of 3 numbers (a point on the axis)", "a number");
@@ -601,12 +605,12 @@ BoundarySpec JobParser::parse_boundary(const Value& v) const {
 }
 
 void JobParser::parse_loads(const Value& v, Job& job) const {
-  const Map m(*this, v, {"gravity", "tractions"});
+  const Map m(*this, v, "loads");
   if (const Value* gravity = m.get("gravity"))
     job.loads.gravity = numbers<3>(*gravity, "a list of 3 numbers", "a number");
   if (const Value* tractions = m.get("tractions")) {
     for (const auto& item : list(*tractions, "a list of tractions")) {
-      const Map t(*this, item, {"select", "traction", "schedule"});
+      const Map t(*this, item, "loads.tractions[]");
       TractionSpec spec;
       spec.select = parse_selection(t.require("select"));
       spec.traction = numbers<3>(t.require("traction"), "a list of 3 numbers", "a number");
@@ -636,7 +640,7 @@ std::vector<std::array<double, N>> JobParser::timed_rows(const Value& v, const s
 }
 
 Schedule JobParser::parse_schedule(const Value& v) const {
-  const Map m(*this, v, {"ramp", "table"});
+  const Map m(*this, v, "schedule");
   const Value* ramp = m.get("ramp");
   const Value* table = m.get("table");
   if ((ramp == nullptr) == (table == nullptr)) {
@@ -659,7 +663,7 @@ Schedule JobParser::parse_schedule(const Value& v) const {
 }
 
 AttachmentSpec JobParser::parse_attachment(const Value& v) const {
-  const Map m(*this, v, {"select", "stiffness", "damping", "path", "velocity"});
+  const Map m(*this, v, "attachments[]");
   AttachmentSpec spec;
   spec.line = v.line;
   spec.select = parse_selection(m.require("select"));
@@ -682,21 +686,13 @@ AttachmentSpec JobParser::parse_attachment(const Value& v) const {
 }
 
 /// The dynamic keys, given directly under `analysis` or (older form) inside `analysis.dynamic`.
-const std::initializer_list<const char*> dynamic_keys = {"dt",
-                                                         "end_time",
-                                                         "integrator",
-                                                         "damping",
-                                                         "mass",
-                                                         "max_step_cuts",
-                                                         "initial_velocity",
-                                                         "initial_state",
-                                                         "position_based"};
+/// (job_keys.cpp's section "analysis.dynamic").
 
 class JobParser::DynamicKeys {
  public:
   /// `flat`: the analysis mapping; `nested`: analysis.dynamic, if given.
   DynamicKeys(const JobParser& parser, const Map& flat, const Value* nested) : parser_(parser), flat_(flat) {
-    if (nested) nested_.emplace(parser, *nested, dynamic_keys);
+    if (nested) nested_.emplace(parser, *nested, "analysis.dynamic");
   }
   [[nodiscard]] const Value* get(const char* key) const {
     const Value* flat = flat_.get(key);
@@ -721,9 +717,7 @@ class JobParser::DynamicKeys {
 };
 
 void JobParser::parse_analysis(const Value& v, Job& job) const {
-  const Map m(*this, v,
-              {"type", "steps", "dynamic", "dt", "end_time", "integrator", "damping", "mass", "max_step_cuts",
-               "initial_velocity", "initial_state", "position_based"});
+  const Map m(*this, v, "analysis");
   const Value* type = m.get("type");
   if (type) job.analysis_type = choice(*type, analysis_types);
   if (const Value* steps = m.get("steps")) {
@@ -741,7 +735,7 @@ void JobParser::parse_analysis(const Value& v, Job& job) const {
   if (const Value* integrator = keys.get("integrator")) d.integrator = choice(*integrator, integrators);
   if (const Value* damping = keys.get("damping")) {
     auto non_negative = [](double x) { return x >= 0.0; };
-    const Map r(*this, *damping, {"mass", "stiffness"});
+    const Map r(*this, *damping, "analysis.damping");
     if (const Value* alpha = r.get("mass")) d.damping_mass = number(*alpha, "a non-negative number", non_negative);
     if (const Value* beta = r.get("stiffness"))
       d.damping_stiffness = number(*beta, "a non-negative number", non_negative);
@@ -776,8 +770,8 @@ void JobParser::parse_analysis(const Value& v, Job& job) const {
 void JobParser::refuse_dynamic_keys(const Map& m, const Value* nested, bool type_given) const {
   // Report the first dynamic-only key in the file.
   const Value* first = nested;
-  for (const char* key : dynamic_keys) {
-    if (const Value* given = m.get(key); given && (!first || given->line < first->line)) first = given;
+  for (const JobKey& key : job_section("analysis.dynamic").keys) {
+    if (const Value* given = m.get(std::string(key.name)); given && (!first || given->line < first->line)) first = given;
   }
   if (first) {
     fail(first->line,
@@ -822,7 +816,7 @@ void JobParser::parse_initial_state(const Value& state, DynamicSpec& d) const {
     // Position-based: rest, or a collapsed / inverted start (Bender et al. Fig. 6).
     if (!state.node.IsMap() || state.node.size() != 1)
       expected(state, "'rest' or a mapping with one key, flatten or mirror (integrator position-based)");
-    const Map shape(*this, state, {"flatten", "mirror"});
+    const Map shape(*this, state, "analysis.initial_state");
     const Value* flatten = shape.get("flatten");
     const Value& axis = flatten ? *flatten : *shape.get("mirror");
     d.position_based.initial_shape = flatten ? PbdInitialShape::flatten : PbdInitialShape::mirror;
@@ -831,8 +825,7 @@ void JobParser::parse_initial_state(const Value& state, DynamicSpec& d) const {
 }
 
 void JobParser::parse_position_based(const Value& v, PositionBasedSpec& s) const {
-  const Map p(*this, v,
-              {"iterations", "sweep", "xpbd", "velocity_damping", "inversion", "acceleration", "spectral_radius"});
+  const Map p(*this, v, "analysis.position_based");
   if (const Value* n = p.get("iterations"))
     s.iterations = int_value(*n, "an integer in [1, 10000]", [](long long i) { return i >= 1 && i <= 10000; });
   if (const Value* sweep = p.get("sweep")) s.sweep = choice(*sweep, pbd_sweeps);
@@ -864,10 +857,10 @@ void JobParser::parse_acceleration(const Map& p, PositionBasedSpec& s) const {
 }
 
 void JobParser::parse_solver(const Value& v, Job& job) const {
-  const Map m(*this, v, {"newton", "linear", "petsc"});
+  const Map m(*this, v, "solver");
   SolverSpec& s = job.solver;
   if (const Value* newton = m.get("newton")) {
-    const Map n(*this, *newton, {"rtol", "atol", "max_it", "predictor", "line_search", "forcing", "eta_max"});
+    const Map n(*this, *newton, "solver.newton");
     auto non_negative = [](double x) { return x >= 0.0; };
     if (const Value* rtol = n.get("rtol")) job.newton_rtol = number(*rtol, "a non-negative number", non_negative);
     if (const Value* atol = n.get("atol")) job.newton_atol = number(*atol, "a non-negative number", non_negative);
@@ -881,9 +874,7 @@ void JobParser::parse_solver(const Value& v, Job& job) const {
     if (const Value* f = n.get("forcing")) s.forcing = choice(*f, forcings);
   }
   if (const Value* linear = m.get("linear")) {
-    const Map l(*this, *linear,
-                {"preconditioner", "aggregation", "rtol", "reuse", "rebuild_ratio", "rebuild_eigenvalue",
-                 "corotational", "direct_max_dofs", "block_operator"});
+    const Map l(*this, *linear, "solver.linear");
     if (const Value* p = l.get("preconditioner")) s.preconditioner = choice(*p, preconditioners);
     if (const Value* a = l.get("aggregation")) s.aggregation = choice(*a, aggregations);
     if (const Value* rtol = l.get("rtol"))
@@ -904,7 +895,7 @@ void JobParser::parse_solver(const Value& v, Job& job) const {
 }
 
 void JobParser::parse_discretization(const Value& v, Job& job) const {
-  const Map m(*this, v, {"type", "frames", "positions", "weights", "sample_grid", "frame_type", "placement"});
+  const Map m(*this, v, "discretization");
   DiscretizationSpec& d = job.discretization;
   d.line = v.line;
   if (const Value* type = m.get("type")) d.type = choice(*type, discretizations);
@@ -951,7 +942,7 @@ void JobParser::parse_discretization(const Value& v, Job& job) const {
 }
 
 std::optional<Value> JobParser::parse_output(const Value& v, Job& job) const {
-  const Map m(*this, v, {"directory", "every", "checkpoint_every"});
+  const Map m(*this, v, "output");
   if (const Value* directory = m.get("directory")) {
     const std::string d = string(*directory, "a directory name");
     if (d.empty()) expected(*directory, "a directory name");

@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file job.hpp
-/// The typed job description parsed from YAML (contract in docs/design.md, "Job contract").
+/// The typed job description parsed from YAML (contract in docs/theory/design.md, "Job contract").
 /// Every path in a Job is already resolved relative to the job file's directory, and every choice is parsed into
 /// an enum (or a model registry entry): nothing downstream compares option strings.
 #include <array>
@@ -63,10 +64,13 @@ std::string_view to_string(FramePlacementRule rule);
 
 /// Which vertices (or boundary facets, for tractions) a condition applies to.
 struct Selection {
-  enum class Kind { region, box, all };
+  enum class Kind { region, box, all, points };
   Kind kind = Kind::all;
   int region = 0;                    ///< Kind::region: Gmsh physical tag
   std::array<double, 3> lo{}, hi{};  ///< Kind::box: closed box [lo, hi]
+  /// Kind::points (`point: [x, y, z]` or `points: [[x, y, z], ...]`): for each point the mesh vertex nearest to it
+  /// (over all ranks; equal distances: the smaller vertex index of the mesh file).
+  std::vector<std::array<double, 3>> points;
   int line = 0;                      ///< line of the selection in the job file (0 if not from a file)
 };
 
@@ -225,7 +229,7 @@ struct DynamicSpec {
   PositionBasedSpec position_based;  ///< integrator position-based only
 };
 
-/// `solver:` — the Newton–Krylov strategy (docs/solver.md). PETSc options given in `solver.petsc` or on the
+/// `solver:` — the Newton–Krylov strategy (docs/theory/solver.md). PETSc options given in `solver.petsc` or on the
 /// command line override each part.
 struct SolverSpec {
   /// First iterate of a step. `extrapolate`: static load steps extrapolate the converged states (the secant through
@@ -275,7 +279,7 @@ struct SolverSpec {
 /// `discretization:` (default: nodes). With type frames exactly one of `frames` (a count, placed by `placement`,
 /// frames/frame_placement.hpp) or `positions` (each snapped to its nearest vertex); `frame_type`, `weights`,
 /// `sample_grid`. The defaults (rigid, harmonic, farthest) are the model as it was first offered, kept so that a job
-/// means what it meant; affine, diffused, kmeans is the study's most accurate (README "Frame-based models").
+/// means what it meant; affine, diffused, kmeans is the study's most accurate (docs/guide/frames.md "Frame-based models").
 struct DiscretizationSpec {
   DiscretizationType type = DiscretizationType::nodes;
   int frame_count = 0;                           ///< `frames: N` (0 when positions are given)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file job_contact.cpp
 /// The job's `obstacles` and `contact` sections (io/job.hpp: ObstacleSpec, ContactSpec; docs/design.md "Contact"),
 /// parsed with the job reader's helpers (io/job_parser.hpp): every problem names the file, the line and the key.
@@ -55,8 +56,29 @@ std::string JobParser::obstacle_file(const Value& v) const {
   return resolved;
 }
 
+void JobParser::check_shape_keys(const Map& m, ObstacleShape shape) const {
+  static constexpr std::array<std::string_view, 8> shape_keys = {"point", "normal", "box",    "center",
+                                                                 "radius", "axis",  "length", "file"};
+  std::vector<std::string_view> own;
+  switch (shape) {
+    case ObstacleShape::plane: own = {"point", "normal"}; break;
+    case ObstacleShape::box: own = {"box"}; break;
+    case ObstacleShape::sphere: own = {"center", "radius"}; break;
+    case ObstacleShape::cylinder: own = {"center", "axis", "radius", "length"}; break;
+    case ObstacleShape::mesh: own = {"file"}; break;
+  }
+  for (const std::string_view key : shape_keys) {
+    const Value* given = m.get(std::string(key));
+    if (given == nullptr || std::find(own.begin(), own.end(), key) != own.end()) continue;
+    std::string listed;
+    for (const std::string_view k : own) listed.append(listed.empty() ? "" : ", ").append(k);
+    fail(given->line, given->path + ": not a key of shape " + std::string(name_of(obstacle_shapes, shape)) +
+                          " (its own keys: " + listed + "; every shape: name, shape, friction, motion)");
+  }
+}
+
 void JobParser::parse_obstacle_motion(const Value& v, ObstacleSpec& spec) const {
-  const Map m(*this, v, {"translate", "schedule"});
+  const Map m(*this, v, "obstacles[].motion");
   ObstacleMotion motion;
   motion.translate = numbers<3>(m.require("translate"), "a list of 3 numbers [dx, dy, dz]", "a number");
   if (const Value* schedule = m.get("schedule")) motion.schedule = parse_schedule(*schedule);
@@ -68,23 +90,11 @@ ObstacleSpec JobParser::parse_obstacle(const Value& v, std::size_t index) const 
   spec.key = v.path;
   spec.line = v.line;
   spec.name = "obstacle" + std::to_string(index);
-  {  // the shape first: it decides the other keys
-    const Map any(*this, v, {"name", "shape", "friction", "motion", "point", "normal", "box", "center", "radius", "axis",
-                             "length", "file"});
-    spec.shape = choice(any.require("shape"), obstacle_shapes);
-  }
-  // The keys every obstacle takes, then the shape's own.
-  const Map m = [&] {
-    switch (spec.shape) {
-      case ObstacleShape::plane: return Map(*this, v, {"name", "shape", "friction", "motion", "point", "normal"});
-      case ObstacleShape::box: return Map(*this, v, {"name", "shape", "friction", "motion", "box"});
-      case ObstacleShape::sphere: return Map(*this, v, {"name", "shape", "friction", "motion", "center", "radius"});
-      case ObstacleShape::cylinder:
-        return Map(*this, v, {"name", "shape", "friction", "motion", "center", "axis", "radius", "length"});
-      case ObstacleShape::mesh: break;
-    }
-    return Map(*this, v, {"name", "shape", "friction", "motion", "file"});
-  }();
+  // Every obstacle key is checked against the table (io/job_keys.cpp, "obstacles[]"); then the shape decides which of
+  // the shape keys may be given.
+  const Map m(*this, v, "obstacles[]");
+  spec.shape = choice(m.require("shape"), obstacle_shapes);
+  check_shape_keys(m, spec.shape);
   if (const Value* name = m.get("name")) {
     spec.name = string(*name, "a name (letters, digits, '_', '-')");
     const bool plain = !spec.name.empty() && std::all_of(spec.name.begin(), spec.name.end(), [](char c) {
@@ -141,7 +151,7 @@ void JobParser::parse_obstacles(const Value& v, Job& job) const {
 }
 
 void JobParser::parse_contact(const Value& v, Job& job) const {
-  const Map m(*this, v, {"method", "distance", "stiffness", "friction_velocity", "self", "friction"});
+  const Map m(*this, v, "contact");
   ContactSpec& c = job.contact;
   c.line = v.line;
   if (const Value* method = m.get("method")) c.method = choice(*method, contact_methods);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file job_parser.hpp
 /// The job reader's parser, shared by the files that parse the job's sections (io/job.cpp, io/job_contact.cpp);
@@ -12,7 +13,6 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
-#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <span>
@@ -23,6 +23,7 @@
 
 #include "core/error.hpp"
 #include "io/job.hpp"
+#include "io/job_keys.hpp"
 
 namespace edgefem::job_parsing {
 namespace fs = std::filesystem;
@@ -36,9 +37,9 @@ struct Value {
 
 inline int line_of(const YAML::Mark& mark) { return mark.line >= 0 ? mark.line + 1 : 1; }
 
-inline std::string join(std::initializer_list<const char*> words) {
+inline std::string join(std::span<const JobKey> keys) {
   std::string out;
-  for (const char* w : words) out += (out.empty() ? "" : ", ") + std::string(w);
+  for (const JobKey& k : keys) out += (out.empty() ? "" : ", ") + std::string(k.name);
   return out;
 }
 
@@ -188,8 +189,9 @@ class JobParser {
   /// A mapping whose keys are checked against `allowed` (unknown and duplicate keys are errors).
   class Map {
    public:
-    Map(const JobParser& parser, Value self, std::initializer_list<const char*> allowed)
-        : parser_(parser), self_(std::move(self)) {
+    /// `section`: the table's (io/job_keys.hpp) name of this mapping; its keys are the allowed ones.
+    Map(const JobParser& parser, Value self, std::string_view section) : parser_(parser), self_(std::move(self)) {
+      const std::span<const JobKey> allowed = job_section(section).keys;
       const std::string expected_keys = join(allowed);
       if (!self_.node.IsMap()) parser_.expected(self_, "a mapping with keys " + expected_keys);
       for (auto it = self_.node.begin(); it != self_.node.end(); ++it) {
@@ -200,8 +202,12 @@ class JobParser {
         }
         const std::string key = it->first.Scalar();
         const std::string path = child_path(key);
-        if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
-          parser_.fail(key_line, "unknown key '" + path + "' (expected one of: " + expected_keys + ")");
+        if (std::none_of(allowed.begin(), allowed.end(), [&](const JobKey& a) { return key == a.name; })) {
+          std::vector<std::string_view> keys;
+          for (const JobKey& a : allowed) keys.push_back(a.name);
+          const std::string_view near = nearest_spelling(key, keys);
+          parser_.fail(key_line, "unknown key '" + path + "' (expected one of: " + expected_keys + ")" +
+                                     (near.empty() ? "" : "; did you mean '" + std::string(near) + "'?"));
         }
         if (std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == key; })) {
           parser_.fail(key_line, "duplicate key '" + path + "'");
@@ -275,6 +281,8 @@ class JobParser {
   void parse_obstacles(const Value& v, Job& job) const;
   ObstacleSpec parse_obstacle(const Value& v, std::size_t index) const;
   void parse_obstacle_motion(const Value& v, ObstacleSpec& spec) const;
+  /// The shape keys given in obstacle `m` are the shape's own (a sphere takes no normal).
+  void check_shape_keys(const Map& m, ObstacleShape shape) const;
   /// `contact`: method, distance, stiffness, friction_velocity (numbers > 0 or auto).
   void parse_contact(const Value& v, Job& job) const;
   /// A number > 0, or `auto` (0).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file stl.hpp
 /// STL reader (ASCII and binary) for obstacle surfaces (solver/obstacles.hpp). Points with equal coordinates are

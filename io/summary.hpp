@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file summary.hpp
 /// The machine-readable record of one `edgefem run`: DIR/summary.json (schema "edgefem-summary/1", README
-/// "Run summary"). `RunSummary` is plain data that the program fills while it runs; `to_json` writes it by hand
-/// (no JSON library), with escaped strings, 17 significant digits (9 for seconds) and null for what is not known
-/// or not finite. `write_summary` puts it in place atomically.
+/// "Run summary"). `RunSummary` is plain data that the program fills while it runs; `to_json` writes it with
+/// nlohmann-json (strings escaped, bytes that are not UTF-8 replaced by U+FFFD), numbers rounded to 17 significant
+/// digits (9 for seconds), null for what is not known or not finite. `write_summary` puts it in place atomically.
 #include <mpi.h>
 
 #include <array>
@@ -24,8 +25,19 @@ Spread spread_over_ranks(MPI_Comm comm, double value);
 /// Collective: every rank's `value`, in rank order, on rank 0 (empty on the others).
 std::vector<double> gather_on_rank0(MPI_Comm comm, double value);
 
+/// Which program produced a result and where it ran (run/provenance.hpp fills it).
+struct Provenance {
+  std::string version;       ///< edgefem's: project(VERSION)
+  std::string git_describe;  ///< `git describe --always --dirty` at build time, "unknown" without git
+  std::string petsc, mpi, vtk, metis;  ///< the libraries' versions (MPI: its library version string)
+  std::vector<std::string> hosts;      ///< the ranks' host names, unique, sorted
+  int ranks = 1;
+  int threads_per_rank = 1;
+};
+
 struct RunSummary {
   std::string version;  ///< edgefem's
+  std::optional<Provenance> provenance;
   std::string job;      ///< the job file's path
   int exit_code = 0;
   bool stopped = false;              ///< stopped by SIGTERM/SIGUSR1 after a step (status "stopped")

@@ -1,9 +1,12 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file vtk_output.cpp
 /// Parallel VTK output (see vtk_output.hpp). The .vtu pieces go through VTK's XML writer (binary,
 /// appended, raw, uncompressed: the fastest mode to write and to read back); the .pvtu and the .pvd
-/// are small and are written by hand. Every file is written to a unique temporary name in the
+/// are small and are written by hand; a restart reads the .pvd back through VTK's XML parser. Every file is written to a unique temporary name in the
 /// target directory, fsync'ed and renamed into place.
 #include "io/vtk_output.hpp"
+
+#include <vtkVersionMacros.h>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -20,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -38,7 +42,11 @@
 #include <vtkPoints.h>
 #include <vtkSmartPointer.h>
 #include <vtkUnstructuredGrid.h>
+#include <vtkObjectFactory.h>
+#include <vtkXMLDataElement.h>
+#include <vtkXMLDataParser.h>
 #include <vtkXMLUnstructuredGridWriter.h>
+#include <vtk_expat.h>
 
 #include "core/error.hpp"
 
@@ -247,202 +255,106 @@ void append_pdata(std::string& xml, const char* section, const std::vector<DataA
 
 // ---- .pvd reading (PvdCollection::load) -------------------------------------------------------------
 
-/// One XML tag on a line of its own, as PvdCollection::write() produces them.
-struct XmlTag {
-  enum Kind { declaration, open, close, empty } kind = open;  // <?xml ...?>, <a>, </a>, <a/>
-  std::string name;
-  std::vector<std::pair<std::string, std::string>> attributes;  // unescaped values
-
-  [[nodiscard]] const std::string* attribute(std::string_view key) const {
-    for (const auto& [k, v] : attributes) {
-      if (k == key) return &v;
-    }
-    return nullptr;
-  }
-};
-
-class PvdParser {
+/// VTK's XML parser (expat underneath), which also remembers the line of every element (in document order) and
+/// the first syntax error with its line, for messages "PATH:LINE: ...".
+class PvdXmlParser : public vtkXMLDataParser {
  public:
-  explicit PvdParser(const std::string& path) : path_(path) {}
+  static PvdXmlParser* New();
+  vtkTypeMacro(PvdXmlParser, vtkXMLDataParser);
 
-  [[noreturn]] void fail(int line, const std::string& what) const {
-    throw InputError(path_ + ":" + std::to_string(line) + ": " + what);
+  std::vector<int> element_lines;
+  int error_line = 0;
+  std::string error;
+
+ protected:
+  PvdXmlParser() = default;
+  void StartElement(const char* name, const char** atts) override {
+    element_lines.push_back(line());
+    vtkXMLDataParser::StartElement(name, atts);
+  }
+  void ReportXmlParseError() override {
+    error_line = line();
+    error = XML_ErrorString(XML_GetErrorCode(static_cast<XML_Parser>(this->Parser)));
   }
 
-  /// Resolves &amp; &lt; &gt; &quot; &apos; &#N; &#xN; (what xml_escape writes, and a little more).
-  std::string unescape(std::string_view s, int line) const {
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      if (s[i] != '&') {
-        out += s[i];
-        continue;
-      }
-      const std::size_t semi = s.find(';', i);
-      if (semi == std::string_view::npos) fail(line, "unterminated character reference in '" + std::string(s) + "'");
-      const std::string_view ent = s.substr(i + 1, semi - i - 1);
-      if (ent == "amp")
-        out += '&';
-      else if (ent == "lt")
-        out += '<';
-      else if (ent == "gt")
-        out += '>';
-      else if (ent == "quot")
-        out += '"';
-      else if (ent == "apos")
-        out += '\'';
-      else if (ent.size() >= 2 && ent[0] == '#') {
-        const bool hex = ent[1] == 'x' || ent[1] == 'X';
-        const std::string digits(ent.substr(hex ? 2 : 1));
-        char* end = nullptr;
-        const unsigned long code = std::strtoul(digits.c_str(), &end, hex ? 16 : 10);
-        if (digits.empty() || *end != '\0' || code == 0 || code > 0x7f) {
-          fail(line, "unsupported character reference '&" + std::string(ent) + ";' (only ASCII is supported)");
-        }
-        out += static_cast<char>(code);
-      } else {
-        fail(line, "unknown entity '&" + std::string(ent) + ";'");
-      }
-      i = semi;
+ private:
+  [[nodiscard]] int line() { return static_cast<int>(XML_GetCurrentLineNumber(static_cast<XML_Parser>(this->Parser))); }
+};
+vtkStandardNewMacro(PvdXmlParser);
+
+/// The checks of a parsed .pvd: VTKFile type="Collection" holding one Collection of DataSet elements, each with a
+/// finite `timestep` and a non-empty `file`.
+class PvdChecker {
+ public:
+  PvdChecker(const std::string& path, const std::vector<int>& lines) : path_(path), lines_(lines) {}
+
+  std::vector<std::pair<double, std::string>> entries(vtkXMLDataElement* root) {
+    number(root);
+    const char* type = root->GetAttribute("type");
+    if (std::string_view(root->GetName()) != "VTKFile") fail(root, "expected <VTKFile type=\"Collection\">");
+    if (type == nullptr || std::string_view(type) != "Collection")
+      fail(root, "not a VTK collection (.pvd): VTKFile type is '" + std::string(type ? type : "") + "'");
+    if (root->GetNumberOfNestedElements() != 1 || std::string_view(root->GetNestedElement(0)->GetName()) != "Collection")
+      fail(root->GetNumberOfNestedElements() > 0 ? root->GetNestedElement(0) : root, "expected one <Collection>");
+    vtkXMLDataElement* collection = root->GetNestedElement(0);
+    check_no_text(root);
+    check_no_text(collection);
+    std::vector<std::pair<double, std::string>> out;
+    for (int i = 0; i < collection->GetNumberOfNestedElements(); ++i) {
+      vtkXMLDataElement* e = collection->GetNestedElement(i);
+      if (std::string_view(e->GetName()) != "DataSet" || e->GetNumberOfNestedElements() != 0)
+        fail(e, "expected <DataSet timestep=\"...\" file=\"...\"/>");
+      const char* timestep = e->GetAttribute("timestep");
+      const char* file = e->GetAttribute("file");
+      if (timestep == nullptr) fail(e, "DataSet without a timestep attribute");
+      if (file == nullptr || *file == '\0') fail(e, "DataSet without a file attribute");
+      out.emplace_back(time(e, timestep), file);
     }
     return out;
   }
 
-  /// Parses a whole (trimmed, non-empty) line as exactly one tag.
-  XmlTag parse_tag(std::string_view s, int line) const {
-    XmlTag tag;
-    if (s.size() < 3 || s.front() != '<' || s.back() != '>') {
-      fail(line, "expected one XML tag on the line, got '" + std::string(s) + "'");
-    }
-    if (s[1] == '?') {
-      if (s.substr(0, 5) != "<?xml" || s.substr(s.size() - 2) != "?>") fail(line, "malformed XML declaration");
-      tag.kind = XmlTag::declaration;
-      tag.name = "?xml";
-      return tag;
-    }
-    std::size_t i = 1;
-    if (s[1] == '/') {
-      tag.kind = XmlTag::close;
-      i = 2;
-    }
-    auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
-    auto is_name_char = [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == ':' || c == '.';
-    };
-    const std::size_t name_start = i;
-    while (i < s.size() && is_name_char(s[i])) ++i;
-    tag.name = std::string(s.substr(name_start, i - name_start));
-    if (tag.name.empty()) fail(line, "malformed tag '" + std::string(s) + "'");
-    for (;;) {
-      while (i < s.size() && is_space(s[i])) ++i;
-      if (i >= s.size()) fail(line, "malformed tag '" + std::string(s) + "'");
-      if (s[i] == '>' && i + 1 == s.size()) return tag;
-      if (s[i] == '/' && i + 2 == s.size() && s[i + 1] == '>' && tag.kind == XmlTag::open) {
-        tag.kind = XmlTag::empty;
-        return tag;
-      }
-      if (tag.kind == XmlTag::close) fail(line, "malformed closing tag '" + std::string(s) + "'");
-      const std::size_t key_start = i;
-      while (i < s.size() && is_name_char(s[i])) ++i;
-      const std::string key(s.substr(key_start, i - key_start));
-      if (key.empty() || i + 1 >= s.size() || s[i] != '=' || s[i + 1] != '"') {
-        fail(line, "malformed attribute in '" + std::string(s) + "' (expected name=\"value\")");
-      }
-      i += 2;
-      const std::size_t close = s.find('"', i);
-      if (close == std::string_view::npos) fail(line, "unterminated value of attribute '" + key + "'");
-      if (tag.attribute(key) != nullptr) fail(line, "attribute '" + key + "' given twice");
-      tag.attributes.emplace_back(key, unescape(s.substr(i, close - i), line));
-      i = close + 1;
-      if (i < s.size() && !is_space(s[i]) && s[i] != '>' && s[i] != '/') {
-        fail(line, "malformed tag '" + std::string(s) + "' (no space after attribute '" + key + "')");
-      }
-    }
+ private:
+  [[noreturn]] void fail(vtkXMLDataElement* e, const std::string& what) const {
+    const auto at = line_.find(e);
+    throw InputError(path_ + ":" + std::to_string(at == line_.end() ? 1 : at->second) + ": " + what);
+  }
+
+  /// The elements in document order are the parser's element_lines.
+  void number(vtkXMLDataElement* e) {
+    line_[e] = next_ < lines_.size() ? lines_[next_] : 1;
+    ++next_;
+    for (int i = 0; i < e->GetNumberOfNestedElements(); ++i) number(e->GetNestedElement(i));
+  }
+
+  void check_no_text(vtkXMLDataElement* e) const {
+    const std::string text = e->GetCharacterData() != nullptr ? e->GetCharacterData() : "";
+    const std::size_t first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos) return;
+    const std::size_t last = text.find_last_not_of(" \t\r\n");
+    fail(e, "unexpected text '" + text.substr(first, std::min<std::size_t>(last + 1 - first, 40)) + "' in <" +
+                e->GetName() + ">");
   }
 
   /// The whole value must be a finite number (strtod: overflow gives inf and is rejected; underflow to a
   /// subnormal is the exact value write() printed and is accepted).
-  double parse_time(const std::string& text, int line) const {
+  double time(vtkXMLDataElement* e, const std::string& text) const {
     const char* begin = text.c_str();
     char* end = nullptr;
     const double t = std::strtod(begin, &end);
-    if (text.empty() || end != begin + text.size() || !std::isfinite(t)) {
-      fail(line, "timestep=\"" + text + "\" is not a finite number");
-    }
+    if (text.empty() || end != begin + text.size() || !std::isfinite(t))
+      fail(e, "timestep=\"" + text + "\" is not a finite number");
     return t;
   }
 
-  std::vector<std::pair<double, std::string>> parse(const std::string& text) const {
-    enum class Where { start, after_declaration, in_file, in_collection, after_collection, done };
-    Where where = Where::start;
-    std::vector<std::pair<double, std::string>> entries;
-    int line_no = 0;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-      std::size_t eol = text.find('\n', pos);
-      if (eol == std::string::npos) eol = text.size();
-      std::string_view line(text.data() + pos, eol - pos);
-      pos = eol + 1;
-      ++line_no;
-      while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
-      while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
-      if (line.empty()) continue;
-      if (where == Where::done) fail(line_no, "unexpected content after </VTKFile>");
-      const XmlTag tag = parse_tag(line, line_no);
-      switch (where) {
-        case Where::start:
-          if (tag.kind == XmlTag::declaration) {
-            where = Where::after_declaration;
-            break;
-          }
-          [[fallthrough]];
-        case Where::after_declaration: {
-          if (tag.kind != XmlTag::open || tag.name != "VTKFile") {
-            fail(line_no, "expected <VTKFile type=\"Collection\">");
-          }
-          const std::string* type = tag.attribute("type");
-          if (type == nullptr || *type != "Collection") {
-            fail(line_no, "not a VTK collection (.pvd): VTKFile type is '" + (type ? *type : std::string()) + "'");
-          }
-          where = Where::in_file;
-          break;
-        }
-        case Where::in_file:
-          if (tag.kind != XmlTag::open || tag.name != "Collection") fail(line_no, "expected <Collection>");
-          where = Where::in_collection;
-          break;
-        case Where::in_collection:
-          if (tag.kind == XmlTag::close && tag.name == "Collection") {
-            where = Where::after_collection;
-          } else if (tag.kind == XmlTag::empty && tag.name == "DataSet") {
-            const std::string* ts = tag.attribute("timestep");
-            const std::string* file = tag.attribute("file");
-            if (ts == nullptr) fail(line_no, "DataSet without a timestep attribute");
-            if (file == nullptr || file->empty()) fail(line_no, "DataSet without a file attribute");
-            entries.emplace_back(parse_time(*ts, line_no), *file);
-          } else {
-            fail(line_no, "expected <DataSet timestep=\"...\" file=\"...\"/> or </Collection>");
-          }
-          break;
-        case Where::after_collection:
-          if (tag.kind != XmlTag::close || tag.name != "VTKFile") fail(line_no, "expected </VTKFile>");
-          where = Where::done;
-          break;
-        case Where::done: break;
-      }
-    }
-    if (where != Where::done) {
-      fail(line_no + 1, text.empty() ? "empty file, expected a VTK collection (.pvd)"
-                                     : "unexpected end of file (the collection is not closed by </VTKFile>)");
-    }
-    return entries;
-  }
-
- private:
   const std::string& path_;
+  const std::vector<int>& lines_;
+  std::map<vtkXMLDataElement*, int> line_;
+  std::size_t next_ = 0;
 };
 
 }  // namespace
+
+std::string vtk_version() { return VTK_VERSION; }
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
   const fs::path dir = checked_parent_directory(path);
@@ -551,9 +463,14 @@ PvdCollection PvdCollection::load(const std::string& path) {
   if (st.type() == fs::file_type::directory) throw InputError(path + ": is a directory, not a .pvd collection");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the collection: " + errno_text(errno));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw InputError(path + ": read error");
-  pvd.entries_ = PvdParser(path).parse(text);
+  vtkNew<PvdXmlParser> parser;
+  parser->SetStream(&in);
+  if (parser->Parse() != 1 || parser->GetRootElement() == nullptr) {
+    if (in.bad()) throw InputError(path + ": read error");
+    throw InputError(path + ":" + std::to_string(std::max(1, parser->error_line)) + ": not a VTK collection (.pvd): " +
+                     (parser->error.empty() ? std::string("VTK's XML parser failed") : parser->error));
+  }
+  pvd.entries_ = PvdChecker(path, parser->element_lines).entries(parser->GetRootElement());
   return pvd;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file vtk_output.hpp
 /// Parallel VTK output: one .vtu piece per rank, a .pvtu per written step, a .pvd collection.
@@ -68,6 +69,9 @@ class PvdCollection {
   std::string path_;
   std::vector<std::pair<double, std::string>> entries_;
 };
+
+/// The VTK version edgefem was built with ("9.1.0").
+std::string vtk_version();
 
 /// Write `contents` to `path` through a temporary file in the same directory and rename().
 void write_file_atomically(const std::string& path, const std::string& contents);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file aij_insertion.hpp
 /// Creates an AIJ matrix with the pattern of a list of COO entries and hands it the entries' values by writing
@@ -6,7 +7,7 @@
 ///
 /// Why: MatSetValuesCOO reads two 8-byte indices per entry, runs on one thread, and on several ranks ends in
 /// a collective; on a 10^6-tet box it took a quarter of an assembly and did not get faster with more ranks
-/// (README, "Scaling studies"). Here every stored entry of the matrix knows its first COO source (4 bytes),
+/// (docs/guide/scaling-studies.md, "Scaling studies"). Here every stored entry of the matrix knows its first COO source (4 bytes),
 /// the few further sources (the owned diagonals, several formulations on one block) are a short list, the
 /// entries of rows owned by other ranks travel to their owner with point-to-point messages, and the local
 /// part runs on the OpenMP threads; PETSc's COO maps (16 bytes per entry and 8 per stored entry, and a sort of

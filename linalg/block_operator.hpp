@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file block_operator.hpp
 /// A block-size-3 BAIJ copy of the assembled AIJ matrix, for the Krylov method's and the finest multigrid level's
@@ -6,11 +7,11 @@
 /// Why: PETSc's BAIJ product reads one column index per 3x3 block instead of one per entry (or per row group, AIJ's
 /// inodes); on the 136,565-tet cantilever's Jacobian `MatMult` takes 1.22 ms instead of 1.96 ms on 1 rank (0.84
 /// instead of 1.31 ms per rank on 2), and a CG iteration with GAMG 11.7 instead of 17.3 ms (6.1 instead of 7.9 ms on
-/// 2 ranks) with the BAIJ matrix as the operator and the AIJ one as the preconditioner's matrix (docs/solver.md).
+/// 2 ranks) with the BAIJ matrix as the operator and the AIJ one as the preconditioner's matrix (docs/theory/solver.md).
 /// GAMG itself needs AIJ (its Galerkin products), so the assembly keeps writing the AIJ matrix and update() copies
 /// its values here: a structured copy on the OpenMP threads, no index map (the copy relies on every 3x3 block of
 /// the pattern being stored whole, which the constructor checks). Under multigrid the products are our own
-/// (product(): on the OpenMP threads, faster than PETSc's on one thread too; docs/solver.md) over arrays of our
+/// (product(): on the OpenMP threads, faster than PETSc's on one thread too; docs/theory/solver.md) over arrays of our
 /// own, without a PETSc BAIJ matrix: the rank's diagonal part as its upper triangle (SymmetricBlocks: the
 /// Jacobians multigrid solves are symmetric, and update() checks it), the ghost columns' part whole.
 #include <petscmat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file csr_blocks.hpp
 /// The local parts of a (B)AIJ matrix, the CSR structure of a sequential one (PETSc's own arrays, held while the object lives) and the test

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "linalg/edgefem_gamg.hpp"
 
 #include <petsc/private/pcimpl.h>  // PETSc's PC implementation interface (_p_PC, its ops): as PCKSP, PCREDUNDANT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file edgefem_gamg.hpp
 /// The preconditioner type `edgefem_gamg` (`-pc_type edgefem_gamg`, PCSetType(pc, kPcEdgefemGamg)): PETSc's GAMG

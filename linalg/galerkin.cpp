@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "linalg/galerkin.hpp"
 
 #include <mpi.h>

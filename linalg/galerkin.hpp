@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file galerkin.hpp
 /// The Galerkin product C = P^T A P of one multigrid level, computed by us when GAMG's hierarchy is rebuilt with the

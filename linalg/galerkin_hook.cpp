@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The hook of our Galerkin products into PETSc's MatPtAP (galerkin.hpp: use_own_galerkin_products), apart from the
 // products themselves (galerkin.cpp) because it relies on PETSc's internal conventions: compiled for the PETSc
 // versions it was written against only (EDGEFEM_OWN_GALERKIN_HOOK).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "linalg/multigrid_products.hpp"
 
 #include <mpi.h>
@@ -24,7 +25,7 @@ namespace {
 // two at a time (one vcvtps2pd each) and multiplied-added with fused multiply-adds, where the portable kernels
 // take three pairs. In stand-alone loops over parts of about one rank's size (the same matrix again and again):
 // 1.7-2.3 times as fast for the products by rows, 2.5-2.9 times for the transposed ones; less inside a run
-// (docs/solver.md). The same terms, summed in another order.
+// (docs/theory/solver.md). The same terms, summed in another order.
 
 /// Two floats at p, widened.
 __attribute__((target("avx2,fma"))) inline __m128d widen2(const float* p) {

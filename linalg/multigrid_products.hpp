@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file multigrid_products.hpp
 /// Our own products for GAMG's coarse levels: each coarse operator and each interpolation, an AIJ matrix of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file petsc_util.hpp
 /// Checked PETSc calls from C++ code and thin move-only owners of PETSc objects.

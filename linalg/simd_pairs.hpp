@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file simd_pairs.hpp
 /// Two doubles in one vector register (SSE2 on x86-64, its baseline; GCC's and Clang's vector extensions) for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "linalg/symmetric_blocks.hpp"
 
 #include <omp.h>
@@ -60,7 +61,7 @@ void upper_rows(const PetscInt* rows, const PetscInt* columns, const PetscScalar
 /// column, added when the row ends; the transposed product A_rc^T x_r needs the block's rows, which four unpacks and
 /// three lane permutes make from its columns. GCC left the portable loop scalar (about 30 instructions a block);
 /// this one is 1.5 times as fast in a stand-alone loop over a part of one rank's size, less inside a run
-/// (docs/solver.md). The sums are the same terms in another order: results differ from the portable loop's in the
+/// (docs/theory/solver.md). The sums are the same terms in another order: results differ from the portable loop's in the
 /// last bits, and are the same on every run.
 __attribute__((target("avx2,fma"))) void upper_rows_avx2(const PetscInt* rows, const PetscInt* columns,
                                                          const PetscScalar* a, const PetscScalar* x, PetscScalar* y,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file symmetric_blocks.hpp
 /// The upper triangle of a symmetric matrix of whole 3x3 blocks (a rank's diagonal part of the Jacobian: its own
@@ -9,7 +10,7 @@
 /// A_rc^T x_r). A block row's transposed contributions go to later rows: a thread writes those of its own range of
 /// rows in place and those beyond it into a buffer of its own, which the later ranges' threads add after a barrier
 /// in thread order (the same sums in the same order on every run). The loop over a range of rows has an AVX2/FMA
-/// version besides the portable one, picked at run time by the CPU (docs/solver.md).
+/// version besides the portable one, picked at run time by the CPU (docs/theory/solver.md).
 ///
 /// Numbering: block rows and columns are the local vertex numbers of the part (row r holds dofs 3r, 3r+1, 3r+2);
 /// each 3x3 block is stored column by column (value (i, j) at i + 3 j), as PETSc's BAIJ.

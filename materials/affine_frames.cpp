@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file affine_frames.cpp
 /// Affine frames: samples, the StVK kernel with its exact derivatives, the sums over samples (affine_frames.hpp).
 #include "materials/affine_frames.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file affine_frames.hpp
 /// Affine frames (Faure, Gilles, Bousquet, Pai, "Sparse meshless models of complex deformable solids", TOG 2011):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file bending.cpp
 /// Isometric bending (bending.hpp): per stencil the 4 weights k are precomputed; W, f and the constant K follow.
 /// Forces are gathered per vertex through a vertex -> (stencil, slot) list, race-free under OpenMP; the energy is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file bending.hpp
 /// Isometric bending of membranes (Bergou et al. 2006, as in Bender et al. §4.3): the material key

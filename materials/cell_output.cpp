@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file cell_output.cpp
 /// Per-cell strain and stress for the output (moved from run/output.cpp unchanged).
 #include "materials/cell_output.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file cell_output.hpp
 /// Per-cell strain and stress for the output (ParaView cell data), one function per material law; the model

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file constant_stiffness.hpp
 /// Private to materials/: the small-strain models ("linear" for tetrahedra, "linear-membrane" for triangles)

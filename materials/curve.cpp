@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file curve.cpp
 /// Steffen's monotone C^1 cubic through (strain, stress) points, odd extension, exact integral; the CSV reader.
 #include "materials/curve.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file curve.hpp
 /// Nonlinear strain-stress curves for Volino's membrane (materials/volino.hpp): one curve per deformation mode

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file edge_assembly.cpp
 /// The non-template parts of the edge-assembly engine (edge_assembly.hpp): the edge block layout, the TSEP gather
 /// and the grouped edge-term lists.

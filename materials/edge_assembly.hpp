@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file edge_assembly.hpp
 /// The edge-assembly engine every edge formulation shares (stvk, stvk-nsn, stvk-tl, linear, the triangle springs,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file elasticity.hpp
 /// Voigt-notation helpers for the elasticity matrices of TetMaterial (materials/tet_material.cpp), exposed for

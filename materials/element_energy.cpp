@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file element_energy.cpp
 /// Per-element StVK energy and gradient (see element_energy.hpp). Written for the position-based sweep, where it
 /// runs once per tet projection: straight-line code, no allocation, closed forms for isotropic materials.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file element_energy.hpp
 /// Per-element energy and gradient of one tetrahedron, for integrators that work element by element (the

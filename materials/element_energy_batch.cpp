@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file element_energy_batch.cpp
 /// The out-of-line batched StVK kernel (element_energy_batch.hpp), compiled for several instruction sets: the
 /// loader picks the widest one the CPU has (GCC function multi-versioning), so the portable build still runs the

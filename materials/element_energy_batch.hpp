@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file element_energy_batch.hpp
 /// Isotropic St. Venant-Kirchhoff energy and gradient (stvk_energy_gradient_inline, element_energy_inline.hpp) of

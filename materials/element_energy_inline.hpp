@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file element_energy_inline.hpp
 /// The body of stvk_element_energy_gradient (element_energy.hpp), inline so that the position-based sweep

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file formulation.hpp
 /// The interface every tetrahedral formulation implements (edge/TSEP StVK, NSN, total-Lagrangian StVK).

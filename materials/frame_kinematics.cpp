@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file frame_kinematics.cpp
 /// Frame kinematics (dual-quaternion blending) and the StVK sample kernel; formulas in frame_kinematics.hpp.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file frame_kinematics.hpp
 /// Kinematics and StVK kernel of the frame-based elastic model (Gilles, Bousquet, Faure, Pai, "Frame-based elastic

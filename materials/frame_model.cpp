@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file frame_model.cpp
 /// Sample set-up and the sum over samples of the frame model (frame_model.hpp).
 ///

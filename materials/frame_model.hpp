@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file frame_model.hpp
 /// The frame-based model on one rank's tets (no MPI, no PETSc): one StVK sample per tet at its centroid (weight =

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file linear.cpp
 /// Small-strain linear elasticity ("linear"): a constant stiffness K0 equal to the StVK tangent at the
 /// reference state, f = K0 (x - X), W = (x - X)^T K0 (x - X) / 2 (Kikuuwe's fourth comparison model,

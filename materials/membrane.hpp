@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file membrane.hpp
 /// Membranes on triangles in 3D (Delingette, "Triangular Springs for Modeling Non-Linear Membranes", TVCG 2008),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file membrane_energy.cpp
 /// Per-triangle plane-stress StVK energy and gradient (membrane_energy.hpp).
 #include "materials/membrane_energy.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file membrane_energy.hpp
 /// Per-element energy and gradient of one membrane triangle, for the position-based solver's energy constraints

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file neo_hookean.cpp
 /// Compressible neo-Hookean tetrahedra (neo_hookean.hpp has the law, its force and its exact tangent).
 ///

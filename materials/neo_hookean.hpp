@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file neo_hookean.hpp
 /// Compressible neo-Hookean tetrahedra (`model: neo-hookean`). Per tet, with F = sum_i x_i alpha_i^T (alpha_1..3

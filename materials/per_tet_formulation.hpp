@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file per_tet_formulation.hpp
 /// What the per-tet formulations (stvk-tl, stvk_tl.cpp; neo-hookean, neo_hookean.cpp) share, written once: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file plasticity.cpp
 /// StVK on the elastic part of the Green strain and the plastic flow rule (plasticity.hpp).
 #include "materials/plasticity.hpp"

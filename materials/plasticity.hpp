@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file plasticity.hpp
 /// Plasticity of the position-based integrator (Bender, Koschier, Charrier, Weber 2014 §4.1 "Plasticity", after
@@ -40,7 +41,7 @@ double stvk_plastic_energy_gradient(const TetRest& rest, const double* x, const 
 ///   if |e'|_F > yield: E_p += dt creep e';
 ///   then if |E_p|_F > max: E_p *= max / |E_p|_F.
 /// (The paper's second case rescales E_p without adding the creep when |e'| >= max, which compares an elastic
-/// strain with a bound on the plastic one: a typo for this rule, see docs/design.md.) Returns true if E_p changed.
+/// strain with a bound on the plastic one: a typo for this rule, see docs/theory/design.md.) Returns true if E_p changed.
 bool plastic_update(const TetRest& rest, const double* x, const PlasticLaw& law, double dt, double* plastic);
 
 }  // namespace edgefem

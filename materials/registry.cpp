@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file registry.cpp
 /// The model table (registry.hpp). A row per model: name, cell kind, extra material keys, factory, FLOP formula,
 /// strain/stress output. To add a model, write its kernels and factory in its own file and add its row here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file registry.hpp
 /// The model registry: one table that maps a model name (the job file's `materials[i].model`) to everything the

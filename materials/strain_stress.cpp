@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file strain_stress.cpp
 /// Per-tet Green strain and 2nd Piola-Kirchhoff stress for output (cell data `green_strain`, `stress`).
 #include "materials/formulation.hpp"

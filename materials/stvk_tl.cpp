@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file stvk_tl.cpp
 /// Total-Lagrangian StVK (Kikuuwe appendix B): the correctness oracle and performance baseline of the edge
 /// formulation, so it is written to be fast, not just simple.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file stvk_tsep.cpp
 /// Edge/TSEP StVK of Kikuuwe et al. (eqs. 8-32, algF, algKE, algKV, volumetric algB) and, with the TSEP
 /// loops skipped, the nonlinear spring network (NSN).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file tet_geometry.hpp
 /// Private helpers shared by the tetrahedral formulations (stvk_tsep.cpp, stvk_tl.cpp, linear.cpp,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file tet_inversion.cpp
 /// Inversion handling of isotropic tet energies (tet_inversion.hpp): signed SVD, clamped principal energies.
 #include "materials/tet_inversion.hpp"

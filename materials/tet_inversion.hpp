@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file tet_inversion.hpp
 /// Inversion handling for the per-element energies of isotropic tetrahedra (Bender et al. 2014 §4.2, after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file tet_local_hessian.cpp
 /// Pieces of a StVK tet's Hessian for local Newton steps (tet_local_hessian.hpp).
 #include "materials/tet_local_hessian.hpp"

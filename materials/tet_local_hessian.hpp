@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file tet_local_hessian.hpp
 /// The pieces of one St. Venant-Kirchhoff tetrahedron's Hessian that a local (per-element) Newton step needs (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file tet_material.cpp
 /// Construction of TetMaterial (isotropic and transversely isotropic StVK) and the Voigt helpers of
 /// elasticity.hpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file trbs.cpp
 /// Delingette's triangular springs in edge form: "trbs" (biquadratic, = plane-stress StVK membrane), "trqs"
 /// (quadratic) and "springs" (tensile part of trqs); "linear-membrane" (the trbs tangent at rest, at the end);

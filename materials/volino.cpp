@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file volino.cpp
 /// Volino's weft/warp triangle membrane (formulas in volino.hpp): the laws, the reference frame, the per-triangle
 /// kernel and the formulation.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file volino.hpp
 /// Volino, Magnenat-Thalmann, Faure, "A simple approach to nonlinear tensile stiffness for accurate cloth

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file box.cpp
 /// Structured generators: a box of Kuhn-split hexahedra (tets) and a rectangular sheet (triangles).
 #include "mesh/box.hpp"

@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file box.hpp
-/// Mesh generators (docs/design.md, "Job contract": mesh.generate).
+/// Mesh generators (docs/theory/design.md, "Job contract": mesh.generate).
 #include <array>
 
 #include "mesh/mesh.hpp"

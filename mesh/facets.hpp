@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file facets.hpp
 /// A cell's facets (the faces of a tetrahedron, the edges of a triangle) as sorted vertex tuples: the key by which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file mesh.hpp
 /// The plain mesh container shared by readers, generators, the partitioner and the solver.

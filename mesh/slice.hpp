@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file slice.hpp
 /// One rank's slice of a mesh that no rank holds whole: what the parallel Gmsh reader (io/gmsh_parallel.hpp)

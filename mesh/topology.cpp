@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file topology.cpp
 /// Sort-based construction of edges, faces and TSEPs (see topology.hpp for the layout contract).
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file topology.hpp
 /// Edges, faces and tetrahedron-sharing edge pairs (TSEPs) of a set of tetrahedra (Kikuuwe §3.3).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "mesh/vertex_rotations.hpp"
 
 #include <Eigen/Dense>

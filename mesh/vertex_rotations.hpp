@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file vertex_rotations.hpp
 /// The rotation of each vertex's neighbourhood from the reference to the current positions. GAMG's rebuilds turn the
-/// finest interpolation's rows by them (linalg/multigrid_products.hpp; docs/solver.md, "Preconditioner reuse"), so
+/// finest interpolation's rows by them (linalg/multigrid_products.hpp; docs/theory/solver.md, "Preconditioner reuse"), so
 /// that the coarse levels see the bent body's rigid-body modes instead of those of the rest state.
 #include <span>
 #include <vector>

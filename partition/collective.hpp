@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file collective.hpp
 /// Error handling that never leaves a rank waiting in a collective: run a step on every rank, agree on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file coloring.cpp
 /// Greedy cell colouring (coloring.hpp). Each vertex keeps a bit set of the colours of the cells already coloured
 /// around it; a cell takes the lowest colour absent from its vertices' sets (distance-1 colouring of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file coloring.hpp
 /// Global, deterministic colouring of the cells for the position-based Gauss-Seidel sweep: cells that share a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file components.cpp
 /// connected_components (components.hpp).
 #include "partition/components.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file components.hpp
 /// The connected parts of a distributed mesh (cells sharing a vertex, or a membrane bending hinge, are connected),

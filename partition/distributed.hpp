@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file distributed.hpp
 /// The distributed path from slices to LocalMeshes: no rank ever holds the whole mesh.

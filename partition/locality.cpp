@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "partition/locality.hpp"
 
 #include <algorithm>

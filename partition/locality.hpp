@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file locality.hpp
 /// Renumbering each rank's vertices so that the vertices of a cell have nearby numbers.
@@ -7,7 +8,7 @@
 /// of 27,116), and every sweep over a rank's matrix, vectors and term lists gathers the values of a row's
 /// neighbours. With the owned vertices in reverse Cuthill-McKee order those gathers hit the caches: on a machine
 /// whose last-level cache is smaller than the matrix, assembly, multigrid set-up and CG iterations all run faster
-/// (docs/design.md, "Vertex numbering").
+/// (docs/theory/design.md, "Vertex numbering").
 ///
 /// The partition does not change, nor anything a user sees: outputs and checkpoints go by the file's vertex numbers
 /// (LocalMesh::original_vertex), positions by coordinates.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "partition/ownership.hpp"
 
 #include <algorithm>

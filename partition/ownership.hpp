@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file ownership.hpp
 /// Which part owns each vertex of a partitioned mesh: balanced owned counts (no MPI, no METIS).

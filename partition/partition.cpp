@@ -1,4 +1,6 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "partition/partition.hpp"
+#include "partition/metis_version.hpp"
 
 #include <metis.h>
 
@@ -16,6 +18,12 @@
 #include "partition/ownership.hpp"
 
 namespace edgefem {
+
+std::string metis_version() {
+  return std::to_string(METIS_VER_MAJOR) + "." + std::to_string(METIS_VER_MINOR) + "." +
+         std::to_string(METIS_VER_SUBMINOR);
+}
+
 namespace {
 
 struct CellView {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file partition.hpp
 /// METIS partition of the cells and the distribution of a mesh read on rank 0.

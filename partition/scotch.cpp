@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file scotch.cpp
 /// PT-Scotch on a distributed graph (scotch_cell_parts, partition.hpp).
 #include <mpi.h>

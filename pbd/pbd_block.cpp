@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file pbd_block.cpp
 /// The block projection of tetrahedra (pbd_block.hpp): one Newton step of a tet's local backward-Euler problem.
 #include "pbd/pbd_block.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file pbd_block.hpp
 /// The block projection of a tetrahedron in the coloured XPBD sweep (pbd_sweep.hpp, issue 47): one Newton step of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file pbd_chebyshev.cpp
 /// Chebyshev acceleration of the position-based sweeps (pbd_chebyshev.hpp).
 #include "pbd/pbd_chebyshev.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file pbd_chebyshev.hpp
 /// Chebyshev semi-iterative acceleration of the coloured XPBD sweep (Wang 2015, "A Chebyshev semi-iterative
@@ -9,7 +10,7 @@
 /// holds and the fixed point (the backward-Euler step) is unchanged. Every rank combines its owned positions and
 /// its own constraints' shares: the same numbers on any rank count.
 /// The theory wants a symmetric iteration with a real spectrum in [-rho, rho]; the coloured Gauss-Seidel sweep is
-/// not symmetric. Measured (docs/design.md, "Position-based integrator"): with rho a little below the sweep's
+/// not symmetric. Measured (docs/theory/design.md, "Position-based integrator"): with rho a little below the sweep's
 /// convergence factor (0.8 - 0.9 where plain sweeps need hundreds) it saves up to half the sweeps; with rho too
 /// large it diverges, and on problems the plain sweep solves in tens of sweeps it slows them down. Off by default.
 #include <petscvec.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file pbd_contact.cpp
 /// The position-based integrator's contact (pbd_contact.hpp).
 #include "pbd/pbd_contact.hpp"

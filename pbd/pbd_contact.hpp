@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file pbd_contact.hpp
 /// Contact of the position-based integrator with the job's obstacles (issue 48; Bender et al.'s Algorithm 1 line 11):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file pbd_solver.cpp
 /// The position-based time loop (pbd_solver.hpp).
 #include "pbd/pbd_solver.hpp"

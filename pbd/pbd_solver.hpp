@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file pbd_solver.hpp
 /// `analysis.integrator: position-based`: Bender, Koschier, Charrier, Weber (2014), Algorithm 1, with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file pbd_sweep.cpp
 /// Constraint sweeps of the position-based integrator (pbd_sweep.hpp).
 #include "pbd/pbd_sweep.hpp"

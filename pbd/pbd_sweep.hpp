@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file pbd_sweep.hpp
 /// The constraint sweeps of the position-based integrator (Bender et al. 2014, Algorithm 1 step 3): every

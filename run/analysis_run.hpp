@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file analysis_run.hpp
 /// What the static and the dynamic run of a mesh share (run/static_run.cpp, run/dynamic_run.cpp): the steps, then

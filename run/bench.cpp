@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "run/bench.hpp"
 
 #include <petscksp.h>
@@ -7,7 +8,6 @@
 #include <cstdio>
 #include <limits>
 #include <map>
-#include <sstream>
 #include <string_view>
 
 #include "mesh/topology.hpp"
@@ -23,7 +23,11 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#include <cmath>
+#include <cstdlib>
 #include <ctime>
+
+#include <nlohmann/json.hpp>
 
 namespace edgefem {
 namespace {
@@ -52,10 +56,12 @@ double best_time(MPI_Comm comm, int repeat, Op&& op) {
   return best;
 }
 
-std::string number(double x) {
+/// `x` to 6 significant digits; null when not finite.
+nlohmann::ordered_json number(double x) {
+  if (!std::isfinite(x)) return nullptr;
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", x);
-  return buf;
+  return std::strtod(buf, nullptr);
 }
 
 /// Rank 0 reads the whole mesh and counts vertices, edges, faces, tets and TSEPs (into r); returns the mesh there
@@ -278,30 +284,32 @@ BenchResult run_bench(MPI_Comm comm, const Job& job, int repeat, const std::stri
 }
 
 std::string to_json(const BenchResult& r) {
-  std::ostringstream o;
-  o << "{\"model\": \"" << r.model << "\", \"ranks\": " << r.ranks << ", \"threads\": " << r.threads
-    << ", \"repeat\": " << r.repeat << ", \"vertices\": " << r.vertices << ", \"edges\": " << r.edges
-    << ", \"faces\": " << r.faces << ", \"tets\": " << r.tets << ", \"tseps\": " << r.tseps
-    << ", \"seconds\": {\"f\": " << number(r.seconds_f) << ", \"f_and_K\": " << number(r.seconds_f_and_K)
-    << ", \"solve\": " << number(r.seconds_solve) << ", \"pc_setup\": " << number(r.seconds_pc_setup)
-    << ", \"ksp\": " << number(r.seconds_ksp) << "}, \"ksp_iterations\": " << r.ksp_iterations << ", \"ksp_reason\": \""
-    << r.ksp_reason << "\", \"ksp_converged\": " << (r.ksp_converged ? "true" : "false") << ", \"preconditioner\": \""
-    << r.preconditioner << "\", \"bytes_per_tet\": " << number(r.bytes_per_tet())
-    << ", \"bytes\": {\"kernel\": " << number(r.kernel_bytes) << ", \"coo_values\": " << number(r.coo_bytes)
-    << ", \"matrix\": " << number(r.matrix_bytes) << "}, \"flops_per_tet\": {\"f\": " << number(r.flops_f)
-    << ", \"f_and_K\": " << number(r.flops_f_and_K)
-    << "}, \"mtets_per_second\": {\"f\": " << number(r.tets / r.seconds_f / 1e6)
-    << ", \"f_and_K\": " << number(r.tets / r.seconds_f_and_K / 1e6)
-    << "}, \"deformation_jacobian\": " << number(r.deformation_jacobian);
+  using Json = nlohmann::ordered_json;
+  Json o = {{"model", r.model},   {"ranks", r.ranks}, {"threads", r.threads}, {"repeat", r.repeat},
+            {"vertices", r.vertices}, {"edges", r.edges}, {"faces", r.faces},  {"tets", r.tets},
+            {"tseps", r.tseps}};
+  o["seconds"] = {{"f", number(r.seconds_f)},         {"f_and_K", number(r.seconds_f_and_K)},
+                  {"solve", number(r.seconds_solve)}, {"pc_setup", number(r.seconds_pc_setup)},
+                  {"ksp", number(r.seconds_ksp)}};
+  o["ksp_iterations"] = r.ksp_iterations;
+  o["ksp_reason"] = r.ksp_reason;
+  o["ksp_converged"] = r.ksp_converged;
+  o["preconditioner"] = r.preconditioner;
+  o["bytes_per_tet"] = number(r.bytes_per_tet());
+  o["bytes"] = {{"kernel", number(r.kernel_bytes)}, {"coo_values", number(r.coo_bytes)}, {"matrix", number(r.matrix_bytes)}};
+  o["flops_per_tet"] = {{"f", number(r.flops_f)}, {"f_and_K", number(r.flops_f_and_K)}};
+  o["mtets_per_second"] = {{"f", number(r.tets / r.seconds_f / 1e6)}, {"f_and_K", number(r.tets / r.seconds_f_and_K / 1e6)}};
+  o["deformation_jacobian"] = number(r.deformation_jacobian);
   if (r.position_based)
-    o << ", \"position_based\": {\"sweep\": \"" << r.pbd_sweep << "\", \"xpbd\": " << (r.pbd_xpbd ? "true" : "false")
-      << ", \"colors\": " << r.pbd_colors << ", \"seconds_per_sweep\": " << number(r.seconds_pbd_sweep)
-      << ", \"projections_per_second_per_core\": " << number(r.projections_per_core())
-      << ", \"cpu_seconds_per_sweep\": " << number(r.cpu_seconds_pbd_sweep)
-      << ", \"projections_per_cpu_second\": " << number(r.tets / r.cpu_seconds_pbd_sweep)
-      << ", \"bytes_per_tet\": " << number(r.pbd_bytes / r.tets) << "}";
-  o << "}";
-  return o.str();
+    o["position_based"] = {{"sweep", r.pbd_sweep},
+                           {"xpbd", r.pbd_xpbd},
+                           {"colors", r.pbd_colors},
+                           {"seconds_per_sweep", number(r.seconds_pbd_sweep)},
+                           {"projections_per_second_per_core", number(r.projections_per_core())},
+                           {"cpu_seconds_per_sweep", number(r.cpu_seconds_pbd_sweep)},
+                           {"projections_per_cpu_second", number(r.tets / r.cpu_seconds_pbd_sweep)},
+                           {"bytes_per_tet", number(r.pbd_bytes / r.tets)}};
+  return o.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace edgefem

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file bench.hpp
 /// `edgefem bench JOB.yaml`: for a position-based job, times one constraint sweep (tet projections per second

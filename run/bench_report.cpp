@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file bench_report.cpp
 /// `edgefem bench`: the benchmark's lines and its JSON file (bench.hpp: bench_job).
 #include <petscsys.h>

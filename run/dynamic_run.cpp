@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file dynamic_run.cpp
 /// The dynamic run: output, energy.csv, reactions, checkpoints, stop signals (dynamic_run.hpp).
 #include "run/dynamic_run.hpp"
@@ -230,6 +231,7 @@ void DynamicRun::record_analysis() {
 }
 
 int DynamicRun::finish() {
+  std::optional<QuietScope> quiet(std::in_place, options_.quiet);
   print_dynamic_summary(comm_, spec_, integrator_, reports_, first_energy_.value_or(EnergyReport{}), start_, clock_,
                         output_seconds_);
   print_solver_summary(comm_, integrator_.stats(), integrator_.preconditioner_name());
@@ -243,6 +245,7 @@ int DynamicRun::finish() {
   }
   PetscPrintf(comm_, "  output: %s\n  checkpoint: %s\n", writer_.pvd_path().c_str(),
               (last_checkpoint_.empty() ? start_.path : last_checkpoint_).c_str());
+  quiet.reset();
   if (stop_signal_ == 0) return 0;
   summary_.stopped = true;
   const std::string output = options_.output.empty() ? std::string() : " --output " + options_.output;

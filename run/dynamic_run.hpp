@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file dynamic_run.hpp
 /// A dynamic analysis of a distributed tet or triangle mesh (`analysis.type: dynamics`): the integrator the job

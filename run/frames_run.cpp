@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file frames_run.cpp
 /// The frame-based run (frames_run.hpp).
 #include "run/frames_run.hpp"
@@ -128,6 +129,7 @@ int run_frames(const RunOptions& options, const Job& job, const LocalMesh& mesh,
   FramesOutput output(comm, job, mesh, model, solver);
   clock.setup = clock.lap();
   summary.phases_s.setup = clock.setup;
+  const QuietScope quiet(options.quiet);  // the frames' own lines; their step lines already follow --quiet
   print_frames_setup(comm, job, solver, clock.setup);
   if (job.analysis_type == AnalysisType::dynamics)
     run_frames_dynamic(comm, job, solver, output, clock, summary);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file frames_run.hpp
 /// A run of the frame-based model (`discretization: {type: frames}`, frames/frames_solver.hpp), static or dynamic:

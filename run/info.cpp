@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file info.cpp
 /// `edgefem info` (info.hpp).
 #include "run/info.hpp"

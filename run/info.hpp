@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file info.hpp
 /// `edgefem info MESH|JOB.yaml [--ranks N]`: what one needs to write a job for a mesh and to choose the ranks. Mesh

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "run/load_mesh.hpp"
 
 #include <chrono>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "frames/frame_placement.hpp"
 #include "io/gmsh.hpp"
 #include "io/gmsh_counts.hpp"
 #include "io/gmsh_parallel.hpp"
@@ -106,6 +108,9 @@ void check_memory_before_input(MPI_Comm comm, const Job* job, const std::string&
                                const RunOptions& options, double* estimated_peak_mb) {
   const std::optional<AnnouncedMesh> mesh = announced_on_every_rank(comm, job, path);
   if (!mesh) return;  // headers unreadable: the reader says why
+  // More frames than vertices: said as such (issue 55), not as a memory estimate of that many frames.
+  if (job != nullptr && job->discretization.type == DiscretizationType::frames && mesh->vertices > 0)
+    check_frame_count(*job, mesh->vertices);
   const MemoryPlan plan = plan_memory_before_input(comm, job, *mesh, holding, options.petsc_options);
   if (estimated_peak_mb != nullptr) *estimated_peak_mb = plan.estimated_peak_mb_max_rank;
   if (plan.fits) return;

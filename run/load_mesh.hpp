@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file load_mesh.hpp
 /// The mesh a job names: read from its file (Gmsh .msh) or generated, then checked; and the distributed
@@ -37,10 +38,10 @@ void check_memory_before_input(MPI_Comm comm, const Job* job, const std::string&
 Mesh load_mesh_file(const std::string& path);
 
 /// `partition.method: automatic` picks PT-Scotch (on the distributed dual graph) from this many cells on, METIS
-/// on rank 0 below (README "Large meshes": measured).
+/// on rank 0 below (docs/guide/large-meshes.md "Large meshes": measured).
 inline constexpr std::int64_t kPtScotchMinCells = 500000;
 /// MSH 4.1 binary files from this size on are read in parallel (read_gmsh_slice), smaller ones on rank 0
-/// (README "Large meshes": measured). The environment variable EDGEFEM_PARALLEL_READ_MIN_BYTES overrides it.
+/// (docs/guide/large-meshes.md "Large meshes": measured). The environment variable EDGEFEM_PARALLEL_READ_MIN_BYTES overrides it.
 inline constexpr std::int64_t kParallelReadMinBytes = 16 << 20;
 
 /// How the mesh reached the ranks.

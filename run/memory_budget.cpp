@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "run/memory_budget.hpp"
 
 #include <unistd.h>
@@ -121,7 +122,7 @@ double resident_bytes() {
 RankEstimate estimate_rank_bytes(long long tets, long long triangles, long long vertices, int ranks, SolveKind kind,
                                  int frames) {
   // Bytes per local cell, measured with /proc/self/statm samples and valgrind massif on generated StVK boxes
-  // (docs/design.md, "Memory"): 2600 per tet from the distribution to the first solve, of which massif saw the
+  // (docs/theory/design.md, "Memory"): 2600 per tet from the distribution to the first solve, of which massif saw the
   // edge/TSEP kernel data ~0.9 KB, the COO hand-over ~0.58 KB, the matrix ~0.29 KB and vectors ~0.16 KB; since
   // the hand-over writes into the matrix itself (AijInsertion: no PETSc COO maps) 350 less (the rest:
   // the model's other arrays, maps, PETSc's bookkeeping, counted with the model). Smoothed-aggregation GAMG: ~1 KB
@@ -370,7 +371,7 @@ std::string problem_text(long long n_cells, const PreconditionerEstimate& pc, co
          (worst.ranks == 1 ? "" : "s") + "; beyond the memory in use now), which has " + gb(worst.available) +
          " available: run it on more nodes (ranks sharing a node share its memory)" +
          (pc.amg && !pc.can_choose && !pc.lean_only ? ", or with `solver: {linear: {aggregation: unsmoothed}}`" : "") +
-         ". docs/design.md, \"Memory\", says how the estimate is made; --ignore-memory-estimate runs anyway";
+         ". docs/theory/design.md, \"Memory\", says how the estimate is made; --ignore-memory-estimate runs anyway";
 }
 
 /// A frames job whose dense parts (frames_dense_bytes, held whole on every rank) alone do not fit on some node:
@@ -392,7 +393,7 @@ void frames_problem(MPI_Comm comm, const Job& job, int frames, int ranks_on_node
   s << " need about " << gb(dense) << " on every rank (the dense frame system" << (d.sample_grid ? " and the voxel sums" : "")
     << ", held whole by each rank), more than a node's " << gb(usable / std::max(1, ranks_on_node))
     << " per rank can hold: use fewer frames" << (d.sample_grid ? " or a coarser sample_grid" : "")
-    << " (more nodes do not help). docs/design.md, \"Memory\"; --ignore-memory-estimate runs anyway";
+    << " (more nodes do not help). docs/theory/design.md, \"Memory\"; --ignore-memory-estimate runs anyway";
   problem = s.str();
 }
 
@@ -532,7 +533,7 @@ std::string early_problem_text(const AnnouncedMesh& m, InputHolding holding, con
   if (f.whole > 0 && f.whole > kUsableFraction * worst.available)
     text += "; rank 0 alone must hold the whole mesh (`edgefem run` reads MSH 4.1 binary files and generated meshes in "
             "parallel, by slices; `edgefem bench` always on rank 0)";
-  return text + ". docs/design.md, \"Memory\", says how the estimate is made; --ignore-memory-estimate runs anyway";
+  return text + ". docs/theory/design.md, \"Memory\", says how the estimate is made; --ignore-memory-estimate runs anyway";
 }
 
 }  // namespace

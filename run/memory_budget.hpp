@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file memory_budget.hpp
 /// Before the model is built: will the run fit in memory? An estimate of every rank's peak from its cell count,
 /// summed over the ranks of each node and compared with what the node has available, so that a run too large for
 /// its machine stops with a message instead of being killed by the kernel's out-of-memory killer mid-solve.
 ///
-/// The estimate is linear in the rank's cells, with bytes per cell measured on this code (docs/design.md,
+/// The estimate is linear in the rank's cells, with bytes per cell measured on this code (docs/theory/design.md,
 /// "Memory"): the model and the assembled system (kernel data, matrix, its COO hand-over), the preconditioner
 /// (smoothed-aggregation GAMG builds Galerkin products that are far denser than the fine matrix; unsmoothed
 /// aggregation a fraction of that) and the output. When smoothed aggregation would not fit but unsmoothed does,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file output.hpp
 /// Results of a distributed run as a ParaView time series:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file report.cpp
 /// The run's summary lines (report.hpp).
 #include "run/report.hpp"
@@ -19,6 +20,27 @@
 #endif
 
 namespace edgefem {
+namespace {
+
+PetscErrorCode (*printing_before_quiet)(FILE*, const char[], va_list) = nullptr;
+
+/// PetscVFPrintf in a QuietScope: stdout dropped, anything else printed as before.
+PetscErrorCode drop_stdout(FILE* fd, const char format[], va_list arguments) {
+  if (fd == PETSC_STDOUT || fd == stdout) return 0;
+  return printing_before_quiet(fd, format, arguments);
+}
+
+}  // namespace
+
+QuietScope::QuietScope(bool quiet) : active_(quiet && PetscVFPrintf != drop_stdout) {
+  if (!active_) return;
+  printing_before_quiet = PetscVFPrintf;
+  PetscVFPrintf = drop_stdout;
+}
+
+QuietScope::~QuietScope() {
+  if (active_) PetscVFPrintf = printing_before_quiet;
+}
 
 double peak_memory_mb() {
   rusage usage{};
@@ -131,6 +153,10 @@ std::string describe(const Selection& s) {
     case Selection::Kind::box:
       std::snprintf(text, sizeof text, "box [%g, %g, %g]-[%g, %g, %g]", s.lo[0], s.lo[1], s.lo[2], s.hi[0], s.hi[1],
                     s.hi[2]);
+      return text;
+    case Selection::Kind::points:
+      std::snprintf(text, sizeof text, "%s (%g, %g, %g)%s", s.points.size() == 1 ? "point" : "points", s.points[0][0],
+                    s.points[0][1], s.points[0][2], s.points.size() == 1 ? "" : ", ...");
       return text;
     case Selection::Kind::all: break;
   }

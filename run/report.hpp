@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file report.hpp
 /// What a run tells the user and summary.json besides its own lines: the phase clock, the state summary (largest
@@ -21,6 +22,20 @@ namespace edgefem {
 
 /// This process's peak resident memory (getrusage), in MB.
 double peak_memory_mb();
+
+/// `--quiet`: while an active scope lives, what PetscPrintf would print on stdout is dropped (the header, the summary
+/// lines); stderr and the lines printed outside such scopes (warnings, the stop and restart lines) stay. Put it
+/// around information only, never around a warning. Not collective; scopes nest.
+class QuietScope {
+ public:
+  explicit QuietScope(bool quiet);
+  ~QuietScope();
+  QuietScope(const QuietScope&) = delete;
+  QuietScope& operator=(const QuietScope&) = delete;
+
+ private:
+  bool active_;
+};
 
 /// OpenMP threads per rank (1 without OpenMP).
 int threads();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file run_job.cpp
 /// `edgefem run` from the job file to the analysis (run_job.hpp).
 #include "run/run_job.hpp"
@@ -89,6 +90,7 @@ void print_run_header(MPI_Comm comm, const RunOptions& options, const Job& job, 
                       const MemoryPlan& memory) {
   int size = 1;
   MPI_Comm_size(comm, &size);
+  const QuietScope quiet(options.quiet);
   PetscPrintf(comm, "edgefem: %s\n  mesh: %lld vertices, %lld %s on %d rank%s x %d thread%s\n", job.job_file.c_str(),
               static_cast<long long>(mesh.n_global_vertices), static_cast<long long>(mesh.n_global_cells),
               model.nodes_per_cell == 4 ? "tetrahedra" : "triangles", size, size == 1 ? "" : "s", threads(),
@@ -99,6 +101,7 @@ void print_run_header(MPI_Comm comm, const RunOptions& options, const Job& job, 
               to_string(loaded.reader), to_string(loaded.partitioner), clock.read, clock.partition, clock.distribute,
               peak.max, peak.sum / size);
   if (!loaded.partition_notice.empty()) PetscPrintf(comm, "  %s\n", loaded.partition_notice.c_str());
+  for (const std::string& note : model.notes) PetscPrintf(comm, "  %s\n", note.c_str());
   if (!memory.report.empty() && (!options.quiet || !memory.fits)) PetscPrintf(comm, "%s\n", memory.report.c_str());
 }
 

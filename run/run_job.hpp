@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file run_job.hpp
 /// `edgefem run JOB.yaml`: the whole run of a job on PETSC_COMM_WORLD. Reads the job, reads (or generates),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file run_options.hpp
 /// What a caller (the `edgefem` program, a test, another program) tells a run, an `info` or a `bench`: the typed

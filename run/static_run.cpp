@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file static_run.cpp
 /// The static run (static_run.hpp).
 #include "run/static_run.hpp"
@@ -5,6 +6,7 @@
 #include <petscsys.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,7 @@ class StaticRun final : public AnalysisRun {
   void write_stopped_state();
 
   const LocalMesh& mesh_;
+  bool quiet_;  ///< --quiet: no summary lines
   StaticSolver solver_;
   ResultWriter writer_;
   ReactionLog reactions_;
@@ -47,6 +50,7 @@ StaticRun::StaticRun(const RunOptions& options, const Job& job, const LocalMesh&
                      RunSummary& summary)
     : AnalysisRun(job, clock, summary),
       mesh_(mesh),
+      quiet_(options.quiet),
       solver_(comm_, job, mesh, std::move(model), options.petsc_options, options.quiet, options.verbose),
       writer_(comm_, job.output_directory, mesh, solver_.model()),
       reactions_(comm_, job.output_directory, solver_.model(), std::nullopt, obstacle_names(job)) {
@@ -103,6 +107,7 @@ int StaticRun::finish() {
   double solve_seconds = 0;
   for (const auto& r : reports_) newton += r.newton_iterations, ksp += r.ksp_iterations, solve_seconds += r.seconds;
   const double total = clock_.total();
+  std::optional<QuietScope> quiet(std::in_place, quiet_);
   PetscPrintf(comm_,
               "summary: %zu load steps, %d Newton iterations, %d KSP iterations\n"
               "  time: total %.3f s = read %.3f + partition %.3f + distribute %.3f + set-up %.3f + load steps %.3f + "
@@ -115,6 +120,7 @@ int StaticRun::finish() {
   print_reactions(comm_, job_, reactions_);
   if (summary_.contact) print_contact_summary(comm_, *summary_.contact, solver_.contact(), solve_seconds);
   PetscPrintf(comm_, "  output: %s\n", writer_.pvd_path().c_str());
+  quiet.reset();
   if (stop_signal_ == 0) return 0;
   summary_.stopped = true;
   // No restart for load stepping: its state is the positions alone, but a continued run would also have to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file static_run.hpp
 /// A static analysis of a distributed tet or triangle mesh (load stepping, solver/static_solver.hpp): the result

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file summary_record.cpp
 /// summary.json and the error policy (summary_record.hpp).
 #include "run/summary_record.hpp"
@@ -10,6 +11,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "run/provenance.hpp"
 #include "run/report.hpp"
 
 namespace edgefem {
@@ -27,6 +29,7 @@ void SummaryRecord::started_on(MPI_Comm comm) {
   MPI_Comm_size(comm, &summary.ranks);
   start = std::chrono::steady_clock::now();  // (the total counts from here: MPI's start-up is not the run's)
   summary.threads_per_rank = threads();
+  summary.provenance = gather_provenance(comm);
 }
 
 void SummaryRecord::finish(int exit_code, std::optional<std::string> error) {

@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file summary_record.hpp
-/// The run's summary.json (README "Run summary") and the program's error policy: the record is filled as the run
+/// The run's summary.json (docs/guide/running.md "Run summary") and the program's error policy: the record is filled as the run
 /// goes (run/run_job.hpp) and written once the output directory is known, whether the run succeeds or fails; an
 /// error thrown on every rank is reported by rank 0 (exit code 1), any other error aborts every rank (exit code 2)
 /// so that none waits in a collective.
@@ -27,7 +28,7 @@ struct SummaryRecord {
 
   /// Before MPI starts: the version, the start time and the command line.
   SummaryRecord(const std::string& version, int argc, char** argv);
-  /// Once MPI is up: the ranks and threads, and the total's start (MPI's start-up is not the run's).
+  /// Once MPI is up (collective): the ranks and threads, the provenance (run/provenance.hpp), and the total's start (MPI's start-up is not the run's).
   void started_on(MPI_Comm comm);
   /// The exit code, the error (if any) and the total time.
   void finish(int exit_code, std::optional<std::string> error);

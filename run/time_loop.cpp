@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file time_loop.cpp
 /// The time loop and the restart (time_loop.hpp).
 #include "run/time_loop.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file time_loop.hpp
 /// The one time loop of every integrator (solver/time_integrator.hpp: DynamicSolver, PbdSolver), and where a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file huge_pages.cpp
 /// The process's memory on transparent huge pages (huge_pages.hpp).
 #include "runtime/huge_pages.hpp"

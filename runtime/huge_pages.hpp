@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file huge_pages.hpp
 /// The process's memory on transparent huge pages. A run allocates hundreds of megabytes to gigabytes (the model's
@@ -10,7 +11,7 @@
 /// allocations instead of returning it to the system (keep_heap_on_huge_pages). The requests come after each
 /// allocation of PETSc (PetscMallocSet) and of edgefem (the executable's operator new, apps/huge_page_new.cpp):
 /// advise_huge_pages. Where THP is `always` the advice changes nothing; where it is `never`, neither.
-/// EDGEFEM_HUGE_PAGES=0 in the environment turns all of it off (docs/design.md, "Memory").
+/// EDGEFEM_HUGE_PAGES=0 in the environment turns all of it off (docs/theory/design.md, "Memory").
 #include <cstddef>
 
 namespace edgefem {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file mpi_startup.hpp
 /// Open MPI's start-up on one node. Debian's Open MPI 4.1 (openmpi-mca-params.conf excludes UCX) lets every
@@ -5,7 +6,7 @@
 /// 0.2 s to find no such hardware before `ob1` (shared memory through the vader BTL, TCP between nodes) is chosen.
 /// When every rank of the job is on this node, edgefem asks for `ob1` at once: the same layer Open MPI ends up
 /// with there, 0.2 s sooner (`mpirun -n 2` of an empty MPI program: 0.48 -> 0.28 s; the bundled cantilever on 2
-/// ranks 0.94 -> 0.71 s, README "Measured performance").
+/// ranks 0.94 -> 0.71 s, docs/performance.md "Measured performance").
 namespace edgefem {
 
 /// Sets OMPI_MCA_pml=ob1 in this process's environment when (a) OMPI_MCA_pml is not set (a user's or mpirun's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file output_lock.cpp
 /// The output folder's lock file (output_lock.hpp).
 #include "runtime/output_lock.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file output_lock.hpp
 /// One run per output folder. `edgefem run` takes `output.directory`/.edgefem.lock before it writes anything there:

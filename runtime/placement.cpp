@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "runtime/placement.hpp"
 
 #include <sched.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where the ranks and their threads run: a warning when a node's ranks x threads exceed the cores they may use
 // (Open MPI's --oversubscribe, or OMP_NUM_THREADS above the cores a bound rank was given), the commonest way to
 // make a run several times slower without a word.

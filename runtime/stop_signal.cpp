@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "runtime/stop_signal.hpp"
 
 #include <cerrno>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file stop_signal.hpp
 /// A scheduler's warning before the wall time as a request to stop cleanly. Slurm (`--signal`), PBS and

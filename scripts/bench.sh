@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Reproduce the README's performance tables: build (Release), run the kernel benchmarks (1e4 to 2e6 tets,
 # 1 thread and all threads, every formulation) and `edgefem bench` on a 1.2M-tet box for every model.
 # Results go to bench-results/ (JSON) and the ratio tables are printed. Takes about 10 minutes on 2 cores.

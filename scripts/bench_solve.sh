@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Time to solution before/after: builds this tree and a base commit (default: the last main before the Newton
 # driver), runs each problem with both binaries in turn (median of RUNS runs of the whole process: read,
 # partition, set-up, solve, output) and prints a Markdown table with Newton and KSP iterations, preconditioner
@@ -65,7 +66,7 @@ run() {
   local t0 t1
   [ "$pause" = 0 ] || sleep "$pause"
   t0=$(date +%s.%N)
-  OMP_NUM_THREADS=$threads mpirun -n "$ranks" $bind "$bin" run "$job" --quiet --output "$out/run" >"$log" 2>&1 ||
+  OMP_NUM_THREADS=$threads mpirun -q -n "$ranks" $bind "$bin" run "$job" --output "$out/run" >"$log" 2>&1 ||
     { echo "bench_solve: $bin failed on $job, see $log" >&2; exit 1; }
   t1=$(date +%s.%N)
   echo "$t1 - $t0" | bc

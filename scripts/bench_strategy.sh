@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # What each part of the Newton strategy saves (README): the benchmark cantilever (136,565 tets, 1 rank) solved
 # with the defaults and with one part switched off at a time, through job keys or PETSc options. Prints a
 # Markdown table (median of RUNS whole runs). Needs gmsh (./setup.sh --with-gmsh).
@@ -37,7 +38,7 @@ for v in "${variants[@]}"; do
   for ((r = 0; r < runs; r++)); do
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086
-    OMP_NUM_THREADS=$threads mpirun -n "$ranks" $bind build/edgefem run "$file" --quiet --output .bench/strategy/out $options \
+    OMP_NUM_THREADS=$threads mpirun -q -n "$ranks" $bind build/edgefem run "$file" --output .bench/strategy/out $options \
       > .bench/strategy/log 2>&1
     walls+=("$(echo "$(date +%s.%N) - $t0" | bc)")
   done

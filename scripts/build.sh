@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Install what is missing and build edgefem (Release) in build/. Sourced by the other scripts; those that need
 # only the program set build_targets=edgefem first (the tests and benchmarks take most of the build time).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The contact experiments' figure (README "Contact with obstacles"): the indenter's force-indentation curve
 against Hertz's half-space, and the dropped ball's smallest gap and energy per step.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Environment for running edgefem under Open MPI on a small machine (sourced by the scripts).
 # Open MPI refuses to run as root without these; harmless otherwise.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The frame-based model's tables (README and docs/design.md "Frame-based models"; issue 47). Needs the build
+# SPDX-License-Identifier: BSD-3-Clause
+# The frame-based model's tables (README and docs/theory/design.md "Frame-based models"; issue 47). Needs the build
 # (cmake --build build --target edgefem edgefem_frames_study) and, for `speed`, gmsh.
 #   scripts/frames_study.sh accuracy   frame-count tables: the slender cantilever and the bent column, each frame
 #                                      type / weights / placement against the tet solution of the same mesh and
@@ -16,7 +17,7 @@ what=${1:-accuracy}
 shift || true
 
 # Converged tip |u| (tet solver, Richardson extrapolation in N_T^(-2/3) from the two finest meshes, Gmsh h = 0.1 and
-# 0.075 of the same .geo; docs/design.md "Frame-based models"): slender cantilever 47,854 and 111,643 tets (1.43451,
+# 0.075 of the same .geo; docs/theory/design.md "Frame-based models"): slender cantilever 47,854 and 111,643 tets (1.43451,
 # 1.45440) -> 1.4806, at nu = 0 (1.44737, 1.46629) -> 1.4912; column (column.geo at h = 0.07, 0.05) 43,410 and
 # 117,334 tets (0.40560, 0.40964) -> 0.4138.
 slender_converged=1.4806
@@ -67,7 +68,7 @@ wall = {j: [] for j in jobs}; solve = {j: [] for j in jobs}; tip = {}
 for _ in range(runs):
     for j in jobs:  # alternating, so that both see the same load of the machine
         t0 = time.time()
-        out = subprocess.run(["build/edgefem", "run", j, "--quiet"], capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(["build/edgefem", "run", j], capture_output=True, text=True, check=True).stdout
         wall[j].append(time.time() - t0)
         solve[j].append(float(re.search(r"load steps ([0-9.]+)", out).group(1)))
         tip[j] = re.search(r"largest displacement \|u\| = ([0-9.e+-]+)", out).group(1)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Function lengths of the product code, from Universal Ctags' start and end lines (apt-get install universal-ctags):
 #   scripts/function_lengths.sh [MIN_LINES] [FOLDERS...]
 # lists the functions of at least MIN_LINES lines (default 81), longest first, then the counts over 80 and over 120
-# lines (the house rule: none over 120, a handful at most over 80; docs/design.md, "Architecture").
+# lines (the house rule: none over 120, a handful at most over 80; docs/theory/design.md, "Architecture").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v ctags >/dev/null || { echo "function_lengths: needs Universal Ctags (apt-get install universal-ctags)" >&2; exit 2; }

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds the libFuzzer targets of fuzz/ with clang (build-fuzz/): the readers (gmsh, job: the readers and yaml-cpp
 # only) and a run's set-up and first step (run: the whole library, serial), replays the committed corpus, then fuzzes
 # each target for a while. A crash, a sanitizer report, an exception other than

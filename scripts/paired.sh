@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Paired whole-run timing of two commands (the README's "alternating pairs"): runs A, then B, PAIRS times (A and B
 # swap places every other pair, so neither always follows the other), each under the wall clock, and prints every
 # pair, the medians of A and of B and the median of the ratios B/A. Only bash, date, awk and sort.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A dry run of jobs/cluster/pbs.sh without a PBS server (ctest: pbs.dry_run): the script runs as PBS would run it
 # (PBS_JOBID, PBS_O_WORKDIR; qstat and qsub are stand-ins in a temporary PATH folder: qstat reports the walltime
 # the check chooses, qsub records its arguments) on tests/data/dyn_signal_stop.yaml made 4 times as long (400 steps)

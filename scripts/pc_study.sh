@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Preconditioner study (README): one linear solve, CG to rtol 1e-8 on the tangent at rest with gravity as
 # right-hand side (`edgefem bench`), on the benchmark cantilever meshed with h = 0.15, 0.1, 0.07 (14,576 to
 # 136,565 tets, 9.4x) and on a clamped unit cube (162,000 tets), for GAMG (edgefem's default: PETSc's
@@ -35,7 +36,7 @@ echo "|---|---|---|---|---|---|---|"
 for name in "${order[@]}"; do
   for job in cantilever_0.15 cantilever_0.1 cantilever_0.07 cube; do
     # shellcheck disable=SC2086
-    line=$(OMP_NUM_THREADS=$threads mpirun -n "$ranks" $bind build/edgefem bench .bench/study/$job.yaml --repeat 1 \
+    line=$(OMP_NUM_THREADS=$threads mpirun -q -n "$ranks" $bind build/edgefem bench .bench/study/$job.yaml --repeat 1 \
              ${options[$name]} | grep -E "N_T =|solve ")
     echo "$line" | awk -v name="$name" -v mesh="${job%_*}" '/N_T =/ {for (i = 1; i <= NF; i++) if ($i == "N_T") t = $(i+2); sub(",", "", t)}
       /solve / {for (i = 1; i <= NF; i++) {if ($i == "set-up") s = $(i+1); if ($i == "KSP" && $(i+1) ~ /^[0-9]/) k = $(i+1);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The Slurm round trip of jobs/cluster/slurm.sbatch, for real, on this machine (ctest: slurm.round_trip):
 #  1. start a one-node Slurm (slurmctld + slurmd as children of this script; slurm.conf, state, spool and logs in
 #     a temporary folder; AuthType=auth/none, so no munge daemon; random free ports);
@@ -131,7 +132,7 @@ id=$(sbatch --parsable -D "$root" -o "$tmp/job.log" \
   "$template") ||
   fail "sbatch refused the template"
 echo "slurm_check: submitted job $id"
-OMP_NUM_THREADS=1 mpirun -n 2 --oversubscribe "$edgefem" run "$job" --output "$tmp/run/reference" --quiet \
+OMP_NUM_THREADS=1 mpirun -q -n 2 --oversubscribe "$edgefem" run "$job" --output "$tmp/run/reference" --quiet \
   >"$tmp/reference.log" 2>&1 &
 reference=$!
 

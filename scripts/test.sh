@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Install what is missing, build (Release) and run the whole test suite (unit + MPI tests on 1, 2, 3 ranks).
 #   scripts/test.sh              as CI runs it (build/)
 #   scripts/test.sh --sanitize   the whole suite built with AddressSanitizer + UndefinedBehaviorSanitizer

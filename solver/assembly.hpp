@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file assembly.hpp
-/// The one place that hands kernel results to PETSc (docs/design.md, "Architecture": only solver/assembly* calls
+/// The one place that hands kernel results to PETSc (docs/theory/design.md, "Architecture": only solver/assembly* calls
 /// MatSetValues* / VecSetValues*).
 ///
 /// Vectors are ghosted (VecGhost, block size 3): the local form holds the owned vertices then the ghosts,

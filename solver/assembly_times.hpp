@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file assembly_times.hpp
 /// Where this process's assembly time goes: wall seconds accumulated since the start, per rank (never reduced).
 /// The Assembler adds to it; NewtonDriver keeps the share spent inside its residual and Jacobian callbacks
-/// (NewtonStats::assembly_parts), which summary.json reports per rank (README "Run summary").
+/// (NewtonStats::assembly_parts), which summary.json reports per rank (docs/guide/running.md "Run summary").
 /// Diagnostic mode (environment EDGEFEM_ASSEMBLY_BARRIERS=1): an MPI_Barrier before each exchange of an assembly,
 /// timed as `barrier_wait`, so that `exchange` and `insertion` hold the communication alone and `barrier_wait` the
 /// ranks' arrival skew (imbalance of the local work before, or of what preceded the assembly).

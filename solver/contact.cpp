@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file contact.cpp
 /// One rank's contact with the obstacles and its collective parts (contact.hpp).
 #include "solver/contact.hpp"
@@ -141,7 +142,8 @@ void ContactTerms::check_start(const std::vector<double>& reference) {
                 "%s:%d: %s (%s): mesh vertex %lld (0-based, in the mesh's order) at (%.9g, %.9g, %.9g) is %s the "
                 "obstacle at the start, %.6g deep (%lld boundary vertices are)",
                 job_.job_file.c_str(), spec.line, spec.key.c_str(), spec.name.c_str(), global_first, details[2],
-                details[3], details[4], details[1] < 0.0 ? "inside" : "on the surface of", -details[1], global_count);
+                details[3], details[4], details[1] < 0.0 ? "inside" : "on the surface of", details[1] < 0.0 ? -details[1] : 0.0,
+                global_count);
   if (barrier())
     throw InputError(std::string(text) +
                      "; the barrier method needs every boundary vertex outside every obstacle at the start: move the "

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file contact.hpp
 /// Contact of a Newton solver's body with the job's obstacles (docs/design.md "Contact"): IPC's barrier (or a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "solver/dynamic_solver.hpp"
 
 #include <algorithm>
@@ -188,7 +189,7 @@ std::string DynamicSolver::step_label() const {
 bool DynamicSolver::attempt_newton(double h, std::string& why) {
   // The integrator's own predictor, x_n + h v_n (+ h^2/2 a_n for Newmark); backward Euler with `extrapolate` adds
   // h^2 dv/dt, the velocity change per unit time of the last step (zero before the first step). rtol stays
-  // relative to |R| at the integrator's own predictor, as for static load steps (docs/solver.md): a better first
+  // relative to |R| at the integrator's own predictor, as for static load steps (docs/theory/solver.md): a better first
   // iterate must not make the criterion stricter.
   if (contact_) {  // the start: x_n with the prescribed values at t_new, carried along the obstacles' move
     EDGEFEM_PETSC(VecCopy(x_n_, contact_start_));

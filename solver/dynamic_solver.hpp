@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file dynamic_solver.hpp
 /// Implicit time integration of  M a + (alpha M + beta K) v + f(x) = h(t) + h_att(x, v, t)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file free_body.cpp
 /// The rigid motions a static problem's conditions leave free (free_body.hpp).
 #include "solver/free_body.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file free_body.hpp
 /// A static problem must hold every connected part of its mesh against every rigid motion: a part that no fixed or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "solver/linear_solver.hpp"
 
 #include <string>
@@ -34,7 +35,7 @@ bool own_cholesky(const SolverSpec& spec, const LinearSystemKind& kind) {
 /// level-k pattern: a vertex's three unknowns are coupled whole), so CG keeps it and needs the same iterations, but
 /// PETSc's block kernels (one column index per block, MatSolve_SeqBAIJ_3) solve faster and the overlap's
 /// submatrices are extracted by blocks: hanging cloth on 2 ranks, 5,506 iterations either way, x0.72 per step
-/// (docs/solver.md). Dynamic membranes only (the mass term makes their time-step matrices positive definite): PETSc's
+/// (docs/theory/solver.md). Dynamic membranes only (the mass term makes their time-step matrices positive definite): PETSc's
 /// ICC shifts a matrix that is not (Manteuffel's positive-definite shift, its default) and the block ILU cannot, so
 /// a solid whose job asks for schwarz or block-jacobi keeps ICC (the swinging beam at dt 100: with the block ILU
 /// CG met an indefinite preconditioner). Not when the user names -pc_type or -sub_pc_type (ICC needs AIJ) or turns
@@ -43,7 +44,7 @@ bool own_cholesky(const SolverSpec& spec, const LinearSystemKind& kind) {
 /// Likewise the factorization of a small time-step matrix (own_cholesky) is LU of the BAIJ copy's 3x3 blocks instead
 /// of Cholesky of the AIJ matrix: an exact factorization either way, its solves reading twice the entries but one
 /// column index per block, in PETSc's unrolled 3x3 kernels. Swinging and pulled beams: the same CG iterations and
-/// trajectory, x0.59-0.69 per step on 1 and 2 ranks (docs/solver.md). Always inside PCREDUNDANT, on one rank too:
+/// trajectory, x0.59-0.69 per step on 1 and 2 ranks (docs/theory/solver.md). Always inside PCREDUNDANT, on one rank too:
 /// PETSc 3.18's PCLU on our SeqBAIJ matrix read past the end of its ordering's index set and crashed (valgrind),
 /// the same factorization inside PCREDUNDANT is clean. Not when the user names -pc_type or -redundant_pc_type.
 bool factors_block_copy(const Job& job, const std::string& cli_petsc_options, const LinearSystemKind& kind) {
@@ -141,7 +142,7 @@ void configure_local_factorizations(KSP ksp, PC pc, const OptionDefaults& defaul
 /// -pc_type of the user's (any, `edgefem_gamg` too) leaves at PETSc's.
 void configure_gamg(PC pc, const OptionDefaults& defaults, const SolverSpec& spec) {
   // PETSc's GAMG defaults. A graph threshold of 0.02 saves 9-10 % on the slender cantilever but makes the
-  // set-up on a cube 1.6-2.4 times as expensive (docs/solver.md): not a default. Unsmoothed aggregation when
+  // set-up on a cube 1.6-2.4 times as expensive (docs/theory/solver.md): not a default. Unsmoothed aggregation when
   // the job asks for it or the memory plan chose it (run/memory_budget.hpp): an option default, which a
   // -pc_gamg_type re-creating GAMG's aggregation object still finds.
   EDGEFEM_PETSC(PCSetType(pc, kPcEdgefemGamg));
@@ -150,14 +151,14 @@ void configure_gamg(PC pc, const OptionDefaults& defaults, const SolverSpec& spe
   // Chebyshev of degree 1 instead of PETSc's 2 on the finest level: 30-50 % more CG iterations, each a third
   // cheaper (two fine-level products fewer per V-cycle); less time in CG on the cantilever and the cube at
   // nu = 0.3 and 0.49 alike. The levels between the finest and the coarsest keep PETSc's 2 (a second step there
-  // costs a fraction of a fine-level product and improves the coarse-grid correction; docs/solver.md). The PC sets
+  // costs a fraction of a fine-level product and improves the coarse-grid correction; docs/theory/solver.md). The PC sets
   // it on its finest smoother after each set-up (a level's count is known only then), unless the options give
   // -mg_levels_ksp_max_it or the finest level's own.
   edgefem_gamg_set_finest_smoothing_steps(pc, 1);
   // The coarsest level up to 1000 unknowns instead of PETSc's 50, solved exactly (LU on one rank, as GAMG puts
   // its coarsest level): the cantilever's 600-unknown level is then the coarsest instead of being smoothed
   // above a 36-unknown one; 328 -> 295 CG iterations and one level fewer to visit on 2 ranks (x0.946 whole
-  // runs), on the cube one level fewer to set up (docs/solver.md). -pc_gamg_coarse_eq_limit overrides it.
+  // runs), on the cube one level fewer to set up (docs/theory/solver.md). -pc_gamg_coarse_eq_limit overrides it.
   EDGEFEM_PETSC(PCGAMGSetCoarseEqLim(edgefem_gamg_inner(pc), 1000));
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file linear_solver.hpp
 /// The linear solver's defaults: which preconditioner `solver.linear.preconditioner` means for a system (`auto`
@@ -31,7 +32,7 @@ struct LinearSystemKind {
 /// ICC(3) sits between, ICC(1) needs 1.8 times the iterations.
 inline constexpr int kIccLevels = 2;
 
-/// The preconditioner `solver.linear.preconditioner` means for `kind` (`auto` resolved; docs/solver.md's table).
+/// The preconditioner `solver.linear.preconditioner` means for `kind` (`auto` resolved; docs/theory/solver.md's table).
 SolverSpec::Preconditioner chosen_preconditioner(const SolverSpec& spec, const LinearSystemKind& kind);
 
 /// Human-readable name of the preconditioner the defaults choose (for the run header and docs); `block_factors`:

@@ -1,8 +1,10 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "solver/model.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <numbers>
 #include <stdexcept>
@@ -64,8 +66,66 @@ bool vertex_selected(const Selection& s, const LocalMesh& lm, LocalIndex v) {
     case Selection::Kind::all: return true;
     case Selection::Kind::region: return lm.vertex_in_region(v, s.region);
     case Selection::Kind::box: return in_box(s, lm.mesh.coords.data() + 3 * static_cast<std::size_t>(v));
+    case Selection::Kind::points: break;  // selected_vertices
   }
   return false;
+}
+
+/// The owned vertex nearest to `p` over all ranks (equal distances: the smaller index in the mesh file, so the
+/// pick does not depend on the rank count): its local index on its owner (-1 elsewhere), and on every rank its
+/// file index, coordinates and distance. Collective.
+struct NearestVertex {
+  LocalIndex local = -1;
+  long long original = 0;
+  double x[3] = {0, 0, 0};
+  double distance = 0;
+};
+NearestVertex nearest_vertex(MPI_Comm comm, const LocalMesh& lm, const std::array<double, 3>& p) {
+  double best = std::numeric_limits<double>::infinity();
+  long long best_id = std::numeric_limits<long long>::max();
+  LocalIndex best_v = -1;
+  for (LocalIndex v = 0; v < lm.n_owned; ++v) {
+    const double* x = lm.mesh.coords.data() + 3 * static_cast<std::size_t>(v);
+    const double d2 = (x[0] - p[0]) * (x[0] - p[0]) + (x[1] - p[1]) * (x[1] - p[1]) + (x[2] - p[2]) * (x[2] - p[2]);
+    const auto id = static_cast<long long>(lm.original_vertex[static_cast<std::size_t>(v)]);
+    if (d2 < best || (d2 == best && id < best_id)) best = d2, best_id = id, best_v = v;
+  }
+  double global_best = 0;
+  MPI_Allreduce(&best, &global_best, 1, MPI_DOUBLE, MPI_MIN, comm);
+  long long mine = best == global_best ? best_id : std::numeric_limits<long long>::max();
+  NearestVertex n;
+  MPI_Allreduce(&mine, &n.original, 1, MPI_LONG_LONG, MPI_MIN, comm);
+  if (best_v >= 0 && best == global_best && best_id == n.original) {
+    n.local = best_v;
+    for (int d = 0; d < 3; ++d) n.x[d] = lm.mesh.coords[3 * static_cast<std::size_t>(best_v) + d];
+  }
+  MPI_Allreduce(MPI_IN_PLACE, n.x, 3, MPI_DOUBLE, MPI_SUM, comm);  // only the owner's are non-zero
+  n.distance = std::sqrt(global_best);
+  return n;
+}
+
+/// The owned vertices `s` selects, ascending. A point selection picks the nearest vertex of each point and adds a
+/// line per point to `notes` ("KEY: point (x, y, z): nearest vertex N (file index) at (x, y, z), distance d").
+/// Collective for point selections.
+std::vector<LocalIndex> selected_vertices(MPI_Comm comm, const LocalMesh& lm, const Selection& s,
+                                          const std::string& key, std::vector<std::string>& notes) {
+  std::vector<LocalIndex> out;
+  if (s.kind != Selection::Kind::points) {
+    for (LocalIndex v = 0; v < lm.n_owned; ++v)
+      if (vertex_selected(s, lm, v)) out.push_back(v);
+    return out;
+  }
+  for (const auto& p : s.points) {
+    const NearestVertex n = nearest_vertex(comm, lm, p);
+    if (n.local >= 0) out.push_back(n.local);
+    char text[256];
+    std::snprintf(text, sizeof text, "%s: point (%g, %g, %g): nearest vertex %lld at (%.9g, %.9g, %.9g), distance %.3g",
+                  key.c_str(), p[0], p[1], p[2], n.original, n.x[0], n.x[1], n.x[2], n.distance);
+    notes.emplace_back(text);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 /// A flat membrane has no out-of-plane stiffness at rest: a static solve needs the normal component prescribed on
@@ -372,8 +432,8 @@ std::map<LocalIndex, DirichletDof> add_boundary(MPI_Comm comm, const Job& job, c
     }
     long long hits = 0;
     auto& selected = model.boundary_vertices.emplace_back();
-    for (LocalIndex v = 0; v < lm.n_owned; ++v) {
-      if (!vertex_selected(bc.select, lm, v)) continue;
+    const std::string key = "boundary[" + std::to_string(b) + "].select";
+    for (const LocalIndex v : selected_vertices(comm, lm, bc.select, key, model.notes)) {
       ++hits;
       selected.push_back(v);
       for (int c = 0; c < 3; ++c) {
@@ -427,6 +487,9 @@ void add_tractions(MPI_Comm comm, Model& model, const Job& job, const LocalMesh&
       switch (tr.select.kind) {
         case Selection::Kind::all: take = true; break;
         case Selection::Kind::region: take = cells.facet_region[f] == tr.select.region; break;
+        case Selection::Kind::points:
+          throw InputError(where(job, tr.select.line, "loads.tractions[" + std::to_string(i) + "].select") +
+                           "a point selection picks vertices; a traction needs faces (region, box or all)");
         case Selection::Kind::box:
           take = true;
           for (int k = 0; k < facet_nodes; ++k)
@@ -462,8 +525,8 @@ void add_tractions(MPI_Comm comm, Model& model, const Job& job, const LocalMesh&
 void add_attachments(MPI_Comm comm, Model& model, const Job& job, const LocalMesh& lm) {
   for (std::size_t i = 0; i < job.attachments.size(); ++i) {
     Attachment a{job.attachments[i], {}};
-    for (LocalIndex v = 0; v < lm.n_owned; ++v)
-      if (vertex_selected(a.spec.select, lm, v)) a.vertices.push_back(v);
+    a.vertices = selected_vertices(comm, lm, a.spec.select, "attachments[" + std::to_string(i) + "].select",
+                                   model.notes);
     if (global_count(comm, static_cast<long long>(a.vertices.size())) == 0)
       throw InputError(where(job, a.spec.select.line, "attachments[" + std::to_string(i) + "].select") +
                        "selects no vertex of the mesh" + region_hint(comm, lm, a.spec.select));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file model.hpp
 /// What a job means on one rank: the formulations of its own cells, the Dirichlet conditions on its
@@ -64,6 +65,8 @@ struct Model {
   std::vector<std::vector<LocalIndex>> formulation_cells;  ///< per formulation: its local cells
   std::vector<double> lumped_mass;                         ///< per local vertex: share of own cells' mass (unsummed)
   bool consistent_mass = false;                            ///< job: analysis.mass = consistent
+  /// Lines for the run's header, the same on every rank: the vertex each point selection picked and its distance.
+  std::vector<std::string> notes;
 };
 
 /// The prescribed position of dof d at time t (static: the load factor); reference = 3 reference coordinates

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "solver/newton.hpp"
 
 #include <petscksp.h>
@@ -213,7 +214,7 @@ double NewtonDriver::setup_cost_in_iterations() const {
   // threads) on the 136,565-tet cantilever, hypre's or ML's (PETSc's products) about 30, a sparse Cholesky
   // factorization (redundant ones too) 10-20 triangular solves, an incomplete factorization or Jacobi a few. A
   // table, not a clock: the rebuild points then depend only on the arithmetic, so a run repeats exactly (and so
-  // does a restart). docs/solver.md, "Preconditioner reuse", has the measurements.
+  // does a restart). docs/theory/solver.md, "Preconditioner reuse", has the measurements.
   PC pc = nullptr;
   EDGEFEM_PETSC(KSPGetPC(ksp(), &pc));
   if (has_type(pc, {kPcEdgefemGamg, PCGAMG})) return 60.0;

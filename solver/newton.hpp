@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file newton.hpp
 /// The one Newton driver: static load steps, the static initial state of dynamics and every implicit time step
 /// solve R(x) = 0 through it, and linearized Euler's one linear solve per step goes through its linear solver.
-/// It owns the solution strategy (docs/solver.md; job keys `solver.newton` and `solver.linear`):
+/// It owns the solution strategy (docs/theory/solver.md; job keys `solver.newton` and `solver.linear`):
 ///  - inexact Newton: Eisenstat–Walker forcing terms (PETSc's, with our bounds) or a fixed KSP tolerance;
 ///  - preconditioner reuse: the preconditioner is kept across Newton iterations, load and time steps, and rebuilt
 ///    when the extra KSP time it costs exceeds a fraction of a set-up, when a solve fails with it (a solve with a
@@ -80,7 +81,7 @@ struct NewtonProblem {
   std::function<void(Vec in, Vec out)> extra_multiply;
 };
 
-/// The linear tolerance of a Newton iteration under `forcing: eisenstat-walker` (docs/solver.md "Inexact
+/// The linear tolerance of a Newton iteration under `forcing: eisenstat-walker` (docs/theory/solver.md "Inexact
 /// Newton"): `eta_max` at the first iteration (`previous_norm` <= 0), else Eisenstat and Walker's choice 2,
 /// 0.9 (|R_k| / |R_k-1|)^2, with their safeguard 0.9 eta_{k-1}^2 when that exceeds 0.1, at most `eta_max`; then
 /// never tighter than the Newton target needs (0.1 target / |R_k|, up to 0.5: eta |R_k| is the linear part of the
@@ -90,7 +91,7 @@ double forcing_term(const SolverSpec& spec, double last_norm, double previous_no
 
 /// Whether the CG solve of a Newton iteration with linear tolerance `eta` at |R_k| = `last_norm` stops on the true
 /// residual |b - A x| instead of the preconditioned one: when it is meant to end the load step, i.e. its linear
-/// part eta |R_k| of the next residual lies at or below the Newton target (docs/solver.md, "Inexact Newton").
+/// part eta |R_k| of the next residual lies at or below the Newton target (docs/theory/solver.md, "Inexact Newton").
 [[nodiscard]] inline bool stops_on_true_residual(double eta, double last_norm, double target) {
   return last_norm > 0.0 && eta * last_norm <= target;
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file obstacles.hpp
 /// The job's obstacles as geometry (contact/obstacle.hpp): one per `obstacles[]` entry, surfaces read from their

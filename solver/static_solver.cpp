@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "solver/static_solver.hpp"
 
 #include <petscksp.h>

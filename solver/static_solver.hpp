@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file static_solver.hpp
 /// Static equilibrium by load stepping, each step solved by the Newton driver (solver/newton.hpp) from the extrapolated

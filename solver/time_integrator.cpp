@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file time_integrator.cpp
 /// The integrators' shared state access and checkpoints (time_integrator.hpp).
 #include "solver/time_integrator.hpp"

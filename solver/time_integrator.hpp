@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file time_integrator.hpp
 /// What every time integrator of the mesh shows the time loop (run/time_loop.hpp): one step at a time, the state

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # CMake helpers for the tests: one call a unit test file (tests/CMakeLists.txt) or a row of tests/mpi/CMakeLists.txt
 # (name, rank counts, program, arguments, expectations), not a copied add_test + set_tests_properties block.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // GoogleTest main for executables that link PETSc: initialises MPI and PETSc once (also serially).
 #include <gtest/gtest.h>
 #include <petscsys.h>

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # edgefem under PBS Pro / OpenPBS (Torque: see README.md): MPI ranks x OpenMP threads bound to cores, stopped
 # cleanly before the wall time and resubmitted until the job is done. Submit from the edgefem checkout:
 #   qsub jobs/cluster/pbs.sh
@@ -32,6 +33,9 @@ cd "${PBS_O_WORKDIR:-.}" || exit 2
 ranks=$( [ -n "${PBS_NODEFILE:-}" ] && wc -l <"$PBS_NODEFILE" || echo "${EDGEFEM_RANKS:-1}")
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}  # PBS sets it from ompthreads
 export OMP_PLACES=cores OMP_PROC_BIND=close
+# With LAUNCHER=mpirun: a SIGTERM that reaches mpirun makes it abort the job, SIGKILL after 2 x this many seconds
+# (default 1 s each); the ranks need a step and a checkpoint's time to stop (docs/ux-notes.md, item 1).
+export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-15}
 mkdir -p "$OUTPUT"
 
 # Restart when the folder holds checkpoints written by this chain of jobs.
@@ -43,7 +47,8 @@ fi
 echo "$CHAIN" >"$marker"
 read -r -a extra <<<"$EXTRA_ARGS"
 arguments+=("${extra[@]}")
-command=(mpirun -n "$ranks" --map-by "slot:PE=$OMP_NUM_THREADS" --bind-to core "$EDGEFEM" "${arguments[@]}")
+# -q: no Open MPI banner after a rank's non-zero exit (it would bury edgefem's one-line error; other MPIs: drop it)
+command=(mpirun -q -n "$ranks" --map-by "slot:PE=$OMP_NUM_THREADS" --bind-to core "$EDGEFEM" "${arguments[@]}")
 echo "pbs.sh: job ${PBS_JOBID:-} (chain $CHAIN): ${command[*]}"
 
 seconds() { local IFS=:; read -r h m s <<<"$1"; echo $((10#$h * 3600 + 10#$m * 60 + 10#$s)); }

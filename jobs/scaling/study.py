@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""Strong and weak scaling studies of edgefem (README "Scaling studies").
+# SPDX-License-Identifier: BSD-3-Clause
+"""Strong and weak scaling studies of edgefem (docs/guide/scaling-studies.md "Scaling studies").
 
   study.py --job JOB --ranks 1,2,4 --threads 1,2 --kind strong|weak --out DIR [--repeat N] [--edgefem PATH] [--slurm]
   study.py --collect DIR
 
 Runs `edgefem run` once per (ranks, threads) configuration, each in DIR/runs/<kind>_r<R>_t<T>/ (its output in
 out/, its log in edgefem.log), then collects the runs' out/summary.json into DIR/results.csv and draws
-DIR/speedup.png and DIR/efficiency.png. --repeat N runs every configuration N times (in rounds: all
-configurations, then all again, so that a drift of the machine's speed touches every configuration alike), in
-DIR/runs/<kind>_r<R>_t<T>_<k>/; the CSV has a row per run (column `repeat`) and the plots use each configuration's
-median per phase.
+DIR/speedup.png and DIR/efficiency.png. Before the timed runs, --warmup N (default 1) untimed runs of the first
+configuration (DIR/runs/warmup_<k>/, not in the CSV) load the executable, the libraries and the mesh file into the
+caches, so that the first timed run does not pay a cold start. --repeat N runs every configuration N times (in
+rounds, every other round in reverse order, so that a drift of the machine's speed or a run's cost for the next one
+touches every configuration alike), in DIR/runs/<kind>_r<R>_t<T>_<k>/; the CSV has a row per run (column `repeat`)
+with its configuration's min/median/max total time and run count (total_min_s, total_median_s, total_max_s, runs),
+the plots use each configuration's median per phase with min-max error bars on the total, and the study warns when
+a configuration's spread is larger than the speed-up or slow-down it reports (or when there is no spread to judge
+by: --repeat 1).
 
 strong: the job as it is, for every configuration.
 weak:   the job must generate its mesh (`mesh: generate:`); the cell counts grow with the rank count so that the cells
@@ -52,7 +58,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 COLUMNS = (["kind", "ranks", "threads", "oversubscribed", "cells", "cells_per_rank", "dofs"] +
            [p + "_s" for p in PHASES] + ["total_s", "newton_iterations", "ksp_iterations", "peak_mb_max_rank",
                                          "peak_mb_total", "status", "repeat", "run"] +
-           [p + ("" if p.endswith("imbalance") else "_s") for p in SPLIT])
+           [p + ("" if p.endswith("imbalance") else "_s") for p in SPLIT] +
+           ["total_min_s", "total_median_s", "total_max_s", "runs"])
 
 
 class StudyError(Exception):
@@ -168,7 +175,9 @@ def prepare(args):
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
     r0 = args.ranks[0]
     runs = []
-    for k, (r, t) in ((k, c) for k in range(1, args.repeat + 1) for c in configurations(args)):
+    rounds = [(k, c) for k in range(1, args.repeat + 1)
+              for c in (configurations(args) if k % 2 else configurations(args)[::-1])]
+    for k, (r, t) in rounds:
         name = run_name(args.kind, r, t, k, args.repeat)
         run_dir = os.path.join(args.out, "runs", name)
         os.makedirs(run_dir, exist_ok=True)
@@ -202,31 +211,41 @@ def prepare(args):
 
 
 def run_locally(args, manifest, edgefem):
+    first = manifest["runs"][0]
+    for k in range(1, args.warmup + 1):
+        warmup = dict(first, name=f"warmup_{k}")
+        os.makedirs(os.path.join(args.out, "runs", warmup["name"]), exist_ok=True)
+        print(f"study: warm-up run {k} of {args.warmup} ({first['name']}, untimed, not in results.csv)", flush=True)
+        run_one(args, warmup, edgefem)
     for run in manifest["runs"]:
-        run_dir = os.path.join(args.out, "runs", run["name"])
-        out = os.path.join(run_dir, "out")
-        log = os.path.join(run_dir, "edgefem.log")
-        r, t = run["ranks"], run["threads"]
-        command = [args.mpiexec, "-n", str(r)]
-        if run["oversubscribed"]:
-            command += ["--oversubscribe", "--bind-to", "none"]
-        elif t > 1:
-            command += ["--map-by", f"slot:PE={t}", "--bind-to", "core"]
-        command += ["-x", "OMP_NUM_THREADS", edgefem, "run", run["job"], "--quiet", "--output", out] + args.edgefem_args
-        env = dict(os.environ, OMP_NUM_THREADS=str(t))
-        if os.geteuid() == 0:  # Open MPI refuses root without these
-            env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        print(f"study: running {run['name']}: {shlex.join(command)}", flush=True)
-        with open(log, "w") as f:
-            f.write(f"# OMP_NUM_THREADS={t} {shlex.join(command)}\n")
-            f.flush()
-            try:
-                code = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT, env=env).returncode
-            except OSError as e:
-                raise StudyError(f"cannot start '{args.mpiexec}': {e.strerror} (give --mpiexec PATH)")
-        if code != 0:
-            raise StudyError(f"run {run['name']} failed (exit status {code}): see {log} (run directory {run_dir})")
+        run_one(args, run, edgefem)
+
+
+def run_one(args, run, edgefem):
+    run_dir = os.path.join(args.out, "runs", run["name"])
+    out = os.path.join(run_dir, "out")
+    log = os.path.join(run_dir, "edgefem.log")
+    r, t = run["ranks"], run["threads"]
+    command = [args.mpiexec, "-n", str(r)]
+    if run["oversubscribed"]:
+        command += ["--oversubscribe", "--bind-to", "none"]
+    elif t > 1:
+        command += ["--map-by", f"slot:PE={t}", "--bind-to", "core"]
+    command += ["-x", "OMP_NUM_THREADS", edgefem, "run", run["job"], "--quiet", "--output", out] + args.edgefem_args
+    env = dict(os.environ, OMP_NUM_THREADS=str(t))
+    if os.geteuid() == 0:  # Open MPI refuses root without these
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    print(f"study: running {run['name']}: {shlex.join(command)}", flush=True)
+    with open(log, "w") as f:
+        f.write(f"# OMP_NUM_THREADS={t} {shlex.join(command)}\n")
+        f.flush()
+        try:
+            code = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT, env=env).returncode
+        except OSError as e:
+            raise StudyError(f"cannot start '{args.mpiexec}': {e.strerror} (give --mpiexec PATH)")
+    if code != 0:
+        raise StudyError(f"run {run['name']} failed (exit status {code}): see {log} (run directory {run_dir})")
 
 
 def write_sbatch(args, manifest, edgefem):
@@ -305,13 +324,59 @@ def collect(out):
         if (row["ranks"], row["threads"]) != (run["ranks"], run["threads"]):
             raise StudyError(f"run {run['name']}: its summary says {row['ranks']} ranks x {row['threads']} threads")
         rows.append(row)
+    spread(rows)
     with open(os.path.join(out, "results.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
     print(f"study: wrote {os.path.join(out, 'results.csv')} ({len(rows)} runs)")
-    plot(out, manifest["kind"], medians(rows))
+    merged = medians(rows)
+    for r in sorted(merged, key=lambda r: (r["threads"], r["ranks"])):
+        print(f"study: {r['ranks']} rank(s) x {r['threads']} thread(s): total min/median/max "
+              f"{r['total_min_s']:.3f}/{r['total_median_s']:.3f}/{r['total_max_s']:.3f} s ({r['runs']} runs)")
+    for line in spread_warnings(manifest["kind"], merged):
+        print(line)
+    plot(out, manifest["kind"], merged)
     return rows
+
+
+def median(values):
+    values, n = sorted(values), len(values)
+    return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+
+
+def spread(rows):
+    """Adds each configuration's total_min_s, total_median_s, total_max_s and runs to its rows."""
+    groups = {}
+    for row in rows:
+        groups.setdefault((row["ranks"], row["threads"]), []).append(row)
+    for group in groups.values():
+        totals = [g["total_s"] for g in group]
+        for g in group:
+            g.update(total_min_s=min(totals), total_median_s=median(totals), total_max_s=max(totals), runs=len(group))
+
+
+def spread_warnings(kind, merged):
+    """Warnings for the configurations whose speed-up (strong) or efficiency (weak) over the first rank count, from
+    the median totals, is within the range the runs' min and max totals allow (the spread is larger than the
+    effect), and for a study without repeats (no spread to judge by)."""
+    lines = []
+    for t in sorted({r["threads"] for r in merged}):
+        mine = sorted((r for r in merged if r["threads"] == t), key=lambda r: r["ranks"])
+        base = mine[0]
+        for r in mine[1:]:
+            n = r["ranks"] / base["ranks"]
+            ideal_ratio = 1.0 if kind == "weak" else n  # what t0/t is with no parallel cost
+            ratio = base["total_median_s"] / r["total_median_s"]
+            low, high = base["total_min_s"] / r["total_max_s"], base["total_max_s"] / r["total_min_s"]
+            what = f"{r['ranks']} ranks x {t} thread(s): t({base['ranks']})/t({r['ranks']}) = {ratio:.2f}"
+            if max(base["runs"], r["runs"]) < 2:
+                lines.append(f"study: warning: {what} from one run each: no spread to judge it by (use --repeat 3)")
+            elif high - low > abs(ratio - 1.0) or (low <= 1.0 <= high and ideal_ratio != 1.0):
+                lines.append(f"study: warning: {what}, but the runs allow {low:.2f} to {high:.2f} (min/max totals of "
+                             f"{base['runs']} and {r['runs']} runs): the spread is larger than the effect; repeat "
+                             "more (--repeat) or measure on a quieter machine")
+    return lines
 
 
 def assembly_split(summary):
@@ -353,6 +418,22 @@ def medians(rows):
     return merged
 
 
+def error_bars(ax, kind, what, mine):
+    """The total's range over the runs: t0 min/max against t min/max (only with repeats)."""
+    base = mine[0]
+    if max(r["runs"] for r in mine) < 2:
+        return
+    x, y, low, high = [], [], [], []
+    for r in mine:
+        n = r["ranks"] / base["ranks"]
+        scale = (1 / n if kind == "strong" else 1.0) if what == "efficiency" else (n if kind == "weak" else 1.0)
+        mid = scale * base["total_median_s"] / r["total_median_s"]
+        x.append(r["ranks"]), y.append(mid)
+        low.append(mid - scale * base["total_min_s"] / r["total_max_s"])
+        high.append(scale * base["total_max_s"] / r["total_min_s"] - mid)
+    ax.errorbar(x, y, yerr=[low, high], fmt="none", ecolor="black", capsize=4, label="total: min-max of the runs")
+
+
 def plot(out, kind, rows):
     try:
         import matplotlib
@@ -385,6 +466,7 @@ def plot(out, kind, rows):
                         values.append(ratio * n if what == "speedup" else ratio)
                 ax.plot(ranks, values, marker="o", label=p, linewidth=2.5 if p == "total" else 1.2,
                         color="black" if p == "total" else None)
+            error_bars(ax, kind, what, mine)
             ideal = [r / r0 for r in ranks] if what == "speedup" else [1.0 for _ in ranks]
             ax.plot(ranks, ideal, linestyle=":", color="black", label="ideal")
             ax.set_xticks(ranks)
@@ -426,6 +508,8 @@ def main(argv=None):
     parser.add_argument("--time", default="01:00:00", help="--slurm: each task's time limit (default 01:00:00)")
     parser.add_argument("--edgefem-args", default="", help="more arguments for edgefem run, e.g. '-pc_type gamg'")
     parser.add_argument("--repeat", type=int, default=1, help="runs per configuration (plots: the medians; default 1)")
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="untimed runs of the first configuration before the timed ones (default 1)")
     args = parser.parse_args(argv)
     try:
         if args.collect:
@@ -438,6 +522,8 @@ def main(argv=None):
         args.threads = positive_list(args.threads, "threads")
         if args.repeat < 1:
             raise StudyError(f"--repeat: expected a positive integer, got {args.repeat}")
+        if args.warmup < 0:
+            raise StudyError(f"--warmup: expected 0 or a positive integer, got {args.warmup}")
         args.edgefem_args = shlex.split(args.edgefem_args)
         if args.cores is None:
             args.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()

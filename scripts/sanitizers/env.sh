@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sanitizer run-time options for scripts/test.sh --sanitize (sourced; needs the suppression files next to it).
 # Stop at the first error with a stack trace; suppressions name third-party libraries only (lsan.supp, ubsan.supp).
 # Leak stacks are unwound with DWARF (fast_unwind_on_malloc=0): Open MPI, PMIx and libevent are built without

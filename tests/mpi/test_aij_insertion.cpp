@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // AijInsertion (linalg/aij_insertion.*) against PETSc's MatSetValuesCOO on the same COO entries: 3x3 blocks and
 // single entries, repeated entries, rows owned by other ranks, entries only another rank contributes. Run under
 // mpiexec with 1, 2 and 3 ranks (CTest: mpi.aij_insertion.npN).

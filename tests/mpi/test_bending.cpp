@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Isometric bending of membranes in the Newton solver (issue 13): the hinge stencils are distributed so that each
 // interior edge is assembled by exactly one rank, which has its four vertices; the hanging cloth with bending
 // (jobs/examples/hanging_cloth_bending.yaml) curls far less than without; serial == distributed. CTest runs it on

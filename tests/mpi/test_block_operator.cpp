@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // BlockOperator (linalg/block_operator.*): the BAIJ copy of an assembled AIJ matrix holds exactly its entries,
 // multiplies like it (PETSc's product, and our own over the upper triangle of a symmetric matrix, which refuses one
 // that is not), follows its new values after update(), and is refused on every rank when some rank's pattern has a

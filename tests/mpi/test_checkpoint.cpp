@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Checkpoint files (io/checkpoint): written on the ranks of MPI_COMM_WORLD with one ownership of the
 // vertices, read back with another, every value compared bit for bit; damaged files and failed writes.
 // Run under mpiexec with 1, 2 and 3 ranks (CTest: mpi.checkpoint.npN); every assertion holds on every rank.
@@ -717,7 +718,7 @@ TEST_F(Checkpoint, RunIdInTheHeaderAndFilesWithoutOne) {
   const std::int64_t before = now_ns();
   write_checkpoint(MPI_COMM_WORLD, file_, n_vertices, owned, s);
   const std::int64_t after = now_ns();
-  if (world_rank() == 0) {  // bytes 352, 360, 368 (README "Checkpoints and restart")
+  if (world_rank() == 0) {  // bytes 352, 360, 368 (docs/guide/dynamics.md "Checkpoints and restart")
     std::ifstream in(file_, std::ios::binary);
     std::vector<char> head(512);
     in.read(head.data(), 512);

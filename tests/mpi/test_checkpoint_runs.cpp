@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Checkpoints of several runs in one output directory (CTest: mpi.checkpoint_runs.npN, N = 1 and 2): runs
 // `mpiexec -n N edgefem run JOB --output DIR` into a directory that holds the checkpoints of an earlier,
 // longer run (higher step numbers) and checks that a run owns its checkpoints (io/checkpoint_series.hpp):
@@ -115,12 +116,12 @@ solver:
                                                   "0");
   }
 
-  /// `mpiexec -n ranks edgefem run dir/JOB.yaml --output out --quiet EXTRA`; output in log_, returns the exit code.
+  /// `mpiexec -n ranks edgefem run dir/JOB.yaml --output out EXTRA`; output in log_, returns the exit code.
   int edgefem(const std::string& job, const std::string& extra = "") {
     const std::string log = (dir_ / (job + "_" + std::to_string(++n_runs_) + ".log")).string();
     const std::string command = std::string(EDGEFEM_MPIEXEC) + " -n " + std::to_string(ranks) + " --oversubscribe " +
                                 EDGEFEM_BINARY + " run '" + (dir_ / (job + ".yaml")).string() + "' --output '" + out_ +
-                                "' --quiet " + extra + " > '" + log + "' 2>&1";
+                                "' " + extra + " > '" + log + "' 2>&1";
     const int status = std::system(command.c_str());
     log_ = read_text(log);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -254,7 +255,7 @@ TEST_F(CheckpointRuns, ADamagedCheckpointIsRefusedAndARestartThatFailsChangesNot
   const std::string five = out_ + "/checkpoint_000005.ckpt", ten = out_ + "/checkpoint_000010.ckpt";
   const ckptfile::Offsets o = ckptfile::offsets(ckptfile::read_bytes(ten));
   ckptfile::flip_bit(ten, o.fields + o.field_bytes / 2 + 3, 5);  // inside the "position" field
-  // Everything but summary.json, the record each run (failed or not) leaves of itself (README "Run summary").
+  // Everything but summary.json, the record each run (failed or not) leaves of itself (docs/guide/running.md "Run summary").
   const auto files = [&] {
     auto s = ckptfile::snapshot(out_);
     s.erase("summary.json");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Contact with obstacles in the Newton solvers (issue 48; solver/contact.hpp), the small versions of the
 // experiments of jobs/experiments/contact/: a block resting on a frictionless plane equals the block on rollers; a
 // block on an incline sticks for mu > tan(theta) and slides with the closed-form acceleration for mu < tan(theta);

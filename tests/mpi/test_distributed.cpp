@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Distributed solves checked against serial solves and closed-form answers. Run under mpiexec with
 // 1, 2 and 3 ranks (CTest: mpi.distributed.npN); every assertion holds on every rank.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Implicit dynamics (solver/dynamic_solver), part 1: closed-form and discrete-exact answers (free fall), energy
 // conservation and dissipation, Rayleigh damping rates, the Newton driver's limit on a solve with a kept
 // preconditioner (hanging cloth) and the convergence target under backward Euler's predictor. Run under mpiexec

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Implicit dynamics (solver/dynamic_solver), part 2: serial == distributed, and restart from checkpoints (same and
 // other rank counts) for every integrator. Same executable as test_dynamics.cpp (CTest: mpi.dynamics.npN); every
 // assertion holds on every rank; measured values printed by rank 0 ("dynamics:").

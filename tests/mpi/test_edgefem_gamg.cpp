@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The preconditioner type edgefem_gamg (linalg/edgefem_gamg.hpp): GAMG's first set-up with our Galerkin products
 // and with PETSc's MatPtAP (the fallback of other PETSc versions, chosen here by -pc_edgefem_gamg_petsc_galerkin)
 // give the same solution; `-pc_type edgefem_gamg` works when a user gives it, and plain `-pc_type gamg` is PETSc's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Frame-based model (issue 14) on the distributed mesh: serial == distributed, the extension law independent of the
 // frame count (nu = 0), held frames, harmonic weights, quadratic Newton convergence, and the example bar against the
 // tet solver. Run under mpiexec with 1, 2 and 3 ranks; every assertion holds on every rank.

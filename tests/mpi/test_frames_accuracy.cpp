@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Accuracy of the frame-based model on the unstructured slender cantilever of issue 47
 // (jobs/experiments/frames/slender_cantilever.yaml: 10 x 1 x 1, 3603 Gmsh tets, StVK E = 1e4, nu = 0.3, gravity, the
 // tip at 12 % of the length, 4 load steps) against the tet solver on the same mesh, computed here: affine frames with
@@ -113,7 +114,7 @@ std::string affine(int frames, const std::string& extra = "") {
 
 TEST(FrameAccuracy, AffineFramesOnTheSlenderCantileverApproachTheTets) {
   // The tet solution: tip (-0.088, -0.007, -1.234), 12 % of the length. Affine frames, diffused weights, k-means:
-  // 13.4 %, 8.8 % and 6.6 % stiffer with 4, 8 and 16 frames (README "Frame-based models"); rigid frames with
+  // 13.4 %, 8.8 % and 6.6 % stiffer with 4, 8 and 16 frames (docs/guide/frames.md "Frame-based models"); rigid frames with
   // harmonic weights, the issue's set-up, were 70 % and 76 % stiffer with 4 and 8 (the study's table).
   const Solution tets = solve_tets(MPI_COMM_WORLD, cantilever("tets", ""));
   ASSERT_GT(std::abs(tets.tip[2]), 1.1);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Issue 50, distributed: the connected parts of a mesh found across ranks (partition/components.hpp) and the static
 // support check (solver/free_body.hpp) give the same answer on 1, 2 and 3 ranks: a slender generated bar cut into
 // slabs is one part spanning every rank, two_blocks.msh two parts told apart by position, a free box is refused

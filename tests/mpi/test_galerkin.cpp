@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // GalerkinProduct (linalg/galerkin.*): C = P^T A P by blocks into PETSc's coarse matrix, against PETSc's MatPtAP,
 // and MultigridProducts::update_coarse_operators against GAMG's own rebuild of a hierarchy. Run under mpiexec with
 // 1, 2 and 3 ranks (CTest: mpi.galerkin.npN). Also: the finest smoother's Jacobi diagonal from the block copy.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Kill a running dynamic job at random moments and restart it (CTest: mpi.kill_restart.np2).
 //
 // `mpirun -n 2 edgefem run tests/data/dyn_kill_restart.yaml --output DIR` (100 Newmark steps, output every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Membranes (issue 5): Delingette's pure traction experiment (TVCG 2008, §V-B, Figs. 9-12) with the four
 // membrane models, serial == distributed for a static and a dynamic membrane run, and the flat-membrane input
 // error. Run under mpiexec with 1, 2 and 3 ranks (CTest: mpi.membranes.npN); every assertion holds on every

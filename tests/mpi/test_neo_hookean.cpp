@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // neo-hookean tetrahedra in the Newton solver (issue 13): a gravity-loaded cantilever matches stvk at a small load,
 // converges quadratically at a large one (exact tangent), and the distributed solve equals the serial one. Every
 // assertion holds on every rank; CTest runs it on 1 and 2 ranks.

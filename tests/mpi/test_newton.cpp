@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The Newton driver's strategy (issue 9): the extrapolating predictor, preconditioner reuse, recovery from a
 // linear solve that fails with a reused preconditioner, the round-off floor of the convergence test, and the
 // linear solver's defaults (GAMG's smoothing, the preconditioner the summary names). Every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The position-based integrator (pbd/pbd_solver, pbd/pbd_sweep), under mpiexec with 1, 2 and 3 ranks
 // (CTest mpi.pbd.npN); every assertion holds on every rank, measured values are printed by rank 0 ("pbd:").
 //  - Appendix A (Bender et al. 2014): lambda = -dt^2 and one Jacobi iteration give x* - dt^2 M^-1 f(x*), the
@@ -409,7 +410,7 @@ void membrane_sweeps_are_rank_independent_and_converge(const std::string& name, 
   // One step from rest against backward Euler (the Newton solver on the trbs formulation, the same energy), the
   // x = 1 edge pulled 0.2 mm in a step of 0.3 ms (the free fall: 0.4 um): the step is elastic. With dt = 1 ms
   // (dt^2 E h / (rho_A h_cell^2) = 0.32) the coloured iteration settles 0.29 of the step away from backward Euler
-  // (a stiff step, README "Position-based dynamics"); at 0.3 ms (0.029) it converges.
+  // (a stiff step, docs/guide/position-based.md "Position-based dynamics"); at 0.3 ms (0.029) it converges.
   MPI_Comm comm = MPI_COMM_WORLD;
   const std::string pulled =
       "  - select: {region: 12}\n"

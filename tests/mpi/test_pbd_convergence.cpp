@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Issue 47: the coloured XPBD sweep (pbd/pbd_sweep.hpp, the block projection of pbd/pbd_block.hpp) converges to the
 // backward-Euler step on meshes that are more than a toy, under mpiexec with 1, 2 and 3 ranks (CTest
 // mpi.pbd_convergence.npN); every assertion holds on every rank, measured values are printed by rank 0 ("pbd:").

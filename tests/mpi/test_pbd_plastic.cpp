@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Plasticity in the position-based integrator (Bender et al. 2014 §4.1, materials/plasticity.hpp), under mpiexec
 // with 1, 2 and 3 ranks (CTest mpi.pbd_plastic.npN); measured values are printed by rank 0 ("plastic:").
 // The experiment of the paper's Fig. 8, on jobs/examples/pbd_plastic.yaml's beam (4 x 1 x 1, 1536 tets, clamped at

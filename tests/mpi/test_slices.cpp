@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The distributed path (mesh/slice.hpp, partition/distributed.hpp) against the rank-0 path: with METIS every
 // rank's LocalMesh equals distribute_mesh's array for array; the block generator gives the slices of
 // generate_box; PT-Scotch partitions solve to the serial solution; bad slices fail on every rank; the renumbering

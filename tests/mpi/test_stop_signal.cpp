@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The stop flag of runtime/stop_signal.hpp: a real signal sets it, and the ranks agree on it even when only one
 // rank received the signal (np 1, 2, 3).
 #include <gtest/gtest.h>

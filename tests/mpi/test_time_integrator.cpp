@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file test_time_integrator.cpp
 /// The integrators' shared checkpoint code (solver/time_integrator.hpp: the state vectors and cell fields packed and
 /// restored by name, required and optional ones, through a file too) and the one time loop (run/time_loop.hpp:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Volino's membrane in the distributed solver (issue 5): the virtual tensile test of §4.1 and the isotropic
 // law against trbs. Run under mpiexec with 1, 2 and 3 ranks (CTest: mpi.volino.npN).
 #include <gtest/gtest.h>

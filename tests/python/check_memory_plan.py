@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The memory plan made before the model is built (run/memory_budget.hpp), with the node's memory set by
 EDGEFEM_NODE_MEMORY_MB:
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The memory plan made before anything large is read, generated or allocated (run/memory_budget.hpp,
 plan_memory_before_input; issue 50) refuses a mesh far too large for the machine within 5 s, on every path:
 

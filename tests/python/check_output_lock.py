@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """One run per output folder (runtime/output_lock.hpp; issue 50):
 
   check_output_lock.py --mpiexec M --np N --edgefem E --out DIR JOB
@@ -12,6 +13,7 @@ JOB: tests/data/lock_run.yaml, a dynamic run of several seconds with checkpoints
 3. A lock of another host is refused with its host and age, and nothing is written to the folder.
 """
 import argparse
+import glob
 import os
 import re
 import shutil
@@ -52,6 +54,16 @@ def wait_for(path, seconds, process):
         time.sleep(0.05)
 
 
+def wait_for_any(folder, pattern, seconds, process):
+    deadline = time.monotonic() + seconds
+    while not glob.glob(os.path.join(folder, pattern)):
+        if process.poll() is not None:
+            fail(f"the run ended (exit {process.returncode}) before {folder}/{pattern} appeared:\n{process.stdout.read()}")
+        if time.monotonic() > deadline:
+            fail(f"{folder}/{pattern} did not appear within {seconds} s")
+        time.sleep(0.02)
+
+
 def descendants(pid):
     """The processes under `pid` (Open MPI starts the ranks in their own process groups)."""
     children = {}
@@ -79,14 +91,20 @@ def kill_tree(pid):
             pass
 
 
+def job_ending_at(args, name, end_time):
+    """A copy of the test's job (in args.out, named `name`) with analysis.end_time = end_time."""
+    path = os.path.join(args.out, name)
+    os.makedirs(args.out, exist_ok=True)
+    with open(args.job, encoding="utf-8") as f, open(path, "w", encoding="utf-8") as g:
+        g.write(re.sub(r"end_time: [0-9.]+", f"end_time: {end_time}", f.read()))
+    return path
+
+
 def live_lock_refused(args):
     out = os.path.join(args.out, "live")
     shutil.rmtree(out, ignore_errors=True)
     # The job ten times longer: it must outlive the second run's start (SIGUSR1 stops it).
-    long_job = os.path.join(args.out, "long_run.yaml")
-    os.makedirs(args.out, exist_ok=True)
-    with open(args.job, encoding="utf-8") as f, open(long_job, "w", encoding="utf-8") as g:
-        g.write(re.sub(r"end_time: [0-9.]+", "end_time: 600.0", f.read()))
+    long_job = job_ending_at(args, "long_run.yaml", 600.0)
     first = start(args, out, job=long_job)
     lock = os.path.join(out, ".edgefem.lock")
     wait_for(lock, 60, first)
@@ -108,14 +126,18 @@ def live_lock_refused(args):
 def crash_then_restart(args):
     out = os.path.join(args.out, "crash")
     shutil.rmtree(out, ignore_errors=True)
-    run = start(args, out)
-    wait_for(os.path.join(out, "checkpoint_000020.ckpt"), 60, run)
+    # The job 2.5 times longer (3000 steps), so that it still runs when its first checkpoint appears even on a fast
+    # machine (the short job can end before the poll sees a checkpoint; older ones are removed as newer ones come).
+    medium_job = job_ending_at(args, "medium_run.yaml", 150.0)
+    run = start(args, out, job=medium_job)
+    wait_for_any(out, "checkpoint_*.ckpt", 60, run)
     kill_tree(run.pid)
     run.wait(timeout=60)
     time.sleep(0.5)
     lock = os.path.join(out, ".edgefem.lock")
     check(os.path.exists(lock), "SIGKILL left no lock: the test cannot check its take-over")
-    again = subprocess.run(command(args, out, "--restart", out), capture_output=True, text=True, timeout=300)
+    again = subprocess.run(command(args, out, "--restart", out, job=medium_job), capture_output=True, text=True,
+                           timeout=300)
     text = again.stdout + again.stderr
     check(again.returncode == 0, f"--restart after the crash: exit {again.returncode}:\n{text}")
     check(re.search(r"warning: output.directory '[^']+': took over the stale lock of run \S+ \(pid [0-9]+ on this "

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs `mpiexec -n NP edgefem run ARGS --output OUT` and checks OUT/summary.json (README "Run summary").
+# SPDX-License-Identifier: BSD-3-Clause
+"""Runs `mpiexec -n NP edgefem run ARGS --output OUT` and checks OUT/summary.json (docs/guide/running.md "Run summary").
 
   check_summary.py --mpiexec M --np N --edgefem E --out DIR [--expect ok|error] [--analysis static|dynamic]
                    [--vertices V --cells C --cell-kind tet|triangle] [--message TEXT] [--restart-from-end-time T]
@@ -133,6 +134,14 @@ def main():
     check(" run " in s["command"] and s["command"].split()[0].endswith("edgefem"), f"command {s['command']!r}")
     check(os.path.samefile(s["job"], run_args[0]), f"job {s['job']!r} is not {run_args[0]!r}")
     check(s["ranks"] == a.np, f"ranks {s['ranks']} != {a.np}")
+    # The provenance block (run/provenance.hpp): the same version, the libraries' versions, the hosts.
+    p = s["provenance"]
+    check(isinstance(p, dict) and p["version"] == s["version"] and p["ranks"] == a.np, f"provenance {p}")
+    check(all(isinstance(p[k], str) and p[k] for k in ("git_describe", "petsc", "mpi", "vtk", "metis")),
+          f"provenance versions {p}")
+    check(isinstance(p["hosts"], list) and len(p["hosts"]) >= 1 and len(set(p["hosts"])) == len(p["hosts"]),
+          f"provenance hosts {p['hosts']}")
+    check(p["threads_per_rank"] == s["threads_per_rank"], f"provenance threads {p['threads_per_rank']}")
     check(s["threads_per_rank"] == int(os.environ.get("OMP_NUM_THREADS", s["threads_per_rank"])),
           f"threads_per_rank {s['threads_per_rank']}")
     check(isinstance(s["oversubscribed"], bool), "oversubscribed is not a bool")

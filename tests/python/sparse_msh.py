@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes a MSH 4.1 binary file whose headers announce N nodes and M tetrahedra while the data between them is a
 hole (a sparse file: it takes a few kilobytes of disk whatever its size). Only the memory plan made from the headers
 (run/memory_budget.hpp) may look at it: reading its data would find zeros.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """jobs/scaling/study.py on a tiny generated job (tests/data/cantilever_small.yaml, 480 tets): strong and weak
 scaling on 1 and 2 ranks (results.csv rows and values, the two PNGs), the Slurm array script, and the errors (a bad
 --ranks list, a weak study of a file mesh, a missing executable, a failed run).
@@ -84,12 +85,19 @@ def main():
 
     # Strong, with --cores 1: the 2-rank run is oversubscribed (--oversubscribe --bind-to none) and marked so.
     strong = os.path.join(a.out, "strong")
-    study("--job", JOB, "--ranks", "1,2", "--threads", "1", "--kind", "strong", "--out", strong, "--cores", "1",
-          *common)
+    proc = study("--job", JOB, "--ranks", "1,2", "--threads", "1", "--kind", "strong", "--out", strong, "--cores", "1",
+                 *common)
     check_study(strong, "strong", [480, 480], [0, 1])
+    # The default warm-up: one untimed run of the first configuration, not in results.csv; one run each: no spread.
+    check("warm-up run 1 of 1 (strong_r1_t1, untimed" in proc.stdout, "no warm-up run")
+    check(os.path.isfile(os.path.join(strong, "runs", "warmup_1", "out", "summary.json")), "no warm-up output")
+    check("study: warning: 2 ranks x 1 thread(s): t(1)/t(2) = " in proc.stdout and
+          "from one run each: no spread to judge it by" in proc.stdout, "no warning about the missing spread")
     # Weak: the longest cell count doubles on 2 ranks (cells [20, 2, 2] -> [40, 2, 2]), 480 tets per rank.
     weak = os.path.join(a.out, "weak")
-    proc = study("--job", JOB, "--ranks", "1,2", "--kind", "weak", "--out", weak, "--cores", "2", *common)
+    proc = study("--job", JOB, "--ranks", "1,2", "--kind", "weak", "--out", weak, "--cores", "2", "--warmup", "0",
+                 *common)
+    check("warm-up" not in proc.stdout and not os.path.exists(os.path.join(weak, "runs", "warmup_1")), "--warmup 0")
     check("weak_r2_t1: 2 rank(s) x 1 thread(s), 960 cells, 480.0 cells per rank" in proc.stdout, "cells per rank")
     check_study(weak, "weak", [480, 960], [0, 0])
     # --collect again reproduces results.csv.
@@ -99,16 +107,27 @@ def main():
     with open(os.path.join(weak, "results.csv")) as f:
         check(f.read() == first, "--collect wrote another results.csv")
 
-    # --repeat 2: every configuration twice, in rounds; one CSV row per run; the plots from the medians.
+    # --repeat 2: every configuration twice, in rounds, the second in reverse order; one CSV row per run with its
+    # configuration's min/median/max total; the plots from the medians.
     repeated = os.path.join(a.out, "repeat")
-    study("--job", JOB, "--ranks", "1,2", "--kind", "strong", "--out", repeated, "--cores", "2", "--repeat", "2",
-          *common)
+    proc = study("--job", JOB, "--ranks", "1,2", "--kind", "strong", "--out", repeated, "--cores", "2", "--repeat",
+                 "2", "--warmup", "0", *common)
     with open(os.path.join(repeated, "results.csv")) as f:
         rows = list(csv.DictReader(f))
     check([(int(r["ranks"]), int(r["repeat"]), r["run"]) for r in rows] ==
-          [(1, 1, "strong_r1_t1_1"), (2, 1, "strong_r2_t1_1"), (1, 2, "strong_r1_t1_2"), (2, 2, "strong_r2_t1_2")],
+          [(1, 1, "strong_r1_t1_1"), (2, 1, "strong_r2_t1_1"), (2, 2, "strong_r2_t1_2"), (1, 2, "strong_r1_t1_2")],
           f"--repeat 2 rows {[(r['ranks'], r['repeat'], r['run']) for r in rows]}")
     check(all(r["status"] == "ok" and float(r["total_s"]) > 0 for r in rows), "--repeat 2: a run is not ok")
+    for ranks in (1, 2):
+        mine = [r for r in rows if int(r["ranks"]) == ranks]
+        totals = sorted(float(r["total_s"]) for r in mine)
+        for r in mine:
+            check(int(r["runs"]) == 2 and float(r["total_min_s"]) == totals[0] and
+                  float(r["total_max_s"]) == totals[1] and
+                  abs(float(r["total_median_s"]) - 0.5 * (totals[0] + totals[1])) < 1e-9 * totals[1],
+                  f"--repeat 2: spread columns of {r}")
+        check(f"study: {ranks} rank(s) x 1 thread(s): total min/median/max {totals[0]:.3f}/" in proc.stdout,
+              f"--repeat 2: no spread line for {ranks} rank(s)")
     for png in ("speedup.png", "efficiency.png"):
         check(os.path.getsize(os.path.join(repeated, png)) > 10000, f"--repeat 2: {png} missing or nearly empty")
     study("--job", JOB, "--ranks", "1", "--kind", "strong", "--out", repeated, "--repeat", "0", *common, expect=1,
@@ -139,7 +158,7 @@ def main():
           expect=1, message="is not an executable file")
     failed = os.path.join(a.out, "failed")
     study("--job", os.path.join(REPO, "tests", "data", "bad_young.yaml"), "--ranks", "1", "--kind", "strong", "--out",
-          failed, *common, expect=1,
+          failed, "--warmup", "0", *common, expect=1,
           message=f"run strong_r1_t1 failed (exit status 1): see {failed}/runs/strong_r1_t1/edgefem.log")
     print("test_study: OK")
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file checkpoint_files.hpp
 /// Checkpoint files edited by hand for the tests (format: io/checkpoint.hpp): single bits flipped, a version-2

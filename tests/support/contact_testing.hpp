@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file contact_testing.hpp
 /// Helpers of the contact tests: central differences of functions of a point, relative errors, a random point in a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file dynamics_testing.hpp
 /// Fixtures of the implicit-dynamics tests (tests/mpi/test_dynamics*.cpp, one executable): the scratch directory and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file finite_differences.hpp
 /// Dense assembly of a formulation's stiffness and damping blocks, central-difference gradients and Jacobians,

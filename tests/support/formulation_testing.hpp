@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file formulation_testing.hpp
 /// Header-only helpers for the unit tests of TetFormulation implementations: a formulation by name, random

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file membrane_testing.hpp
 /// Fixtures of the membrane tests (test_membrane*.cpp, test_volino*.cpp): random membrane materials, a membrane

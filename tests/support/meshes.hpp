@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file meshes.hpp
 /// Small meshes and deformations for the kernel tests: a Kuhn-split tetrahedral box (independent of

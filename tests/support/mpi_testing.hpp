@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file mpi_testing.hpp
 /// Helpers shared by the MPI test executables: ranks of MPI_COMM_WORLD, scratch directories, jobs written from

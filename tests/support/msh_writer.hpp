@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file msh_writer.hpp
 /// A tiny Gmsh MSH writer for the reader's tests (and fuzz seeds): a model of entities with physical tags, nodes with

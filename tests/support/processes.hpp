@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file processes.hpp
 /// Child processes for the tests that run `mpirun edgefem` and signal or kill it (test_kill_restart.cpp,

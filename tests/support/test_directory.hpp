@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file test_directory.hpp
 /// A GoogleTest fixture that gives every test an empty directory of its own (serial tests), and whole-file reads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file volino_testing.hpp
 /// Fixtures of the tests of Volino's membrane (test_volino*.cpp): stiffening test curves, random warp directions and

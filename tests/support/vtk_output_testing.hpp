@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file vtk_output_testing.hpp
 /// The fixture of the io/vtk_output tests (test_vtk_output.cpp, test_vtk_pvd.cpp: one GoogleTest suite across

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Affine frame kernels (materials/affine_frames.*): the sample's StVK energy, gradient and Hessian in the 12 dofs
 // per frame against central differences on random, stretched and rotated states; the sums over samples with loads;
 // an affine field is reproduced exactly (F = A everywhere, zero energy and force for a rotation); voxel samples

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of the material layer (materials/tet_material.cpp, elasticity.hpp): transversely isotropic StVK against
 // its defining compliance (uniaxial and shear tests in the global frame), its isotropic limit, independence of
 // the completion of the fibre frame, k_vol = 3/4 of the Voigt bulk modulus, and the error messages.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of Bergou's isometric bending (materials/bending.cpp): f = dW/dx and K = df/dx by central differences,
 // zero energy and force for a flat sheet and for rigid motions of it, the per-stencil energy/gradient (the
 // position-based solver's entry) against the formulation, the energy of a sheet rolled into a cylinder against its

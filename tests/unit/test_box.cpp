@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Box and sheet generator tests: counts, orientation, volume/area, tags, conformity of the Kuhn split.
 #include <gtest/gtest.h>
 

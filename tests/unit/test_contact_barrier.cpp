@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The contact kernels' derivatives by central differences (relative tolerance), swept over near-degenerate inputs:
 // IPC's barrier b(d) near 0 and near the activation distance, the friction mollifier and lagged friction below and
 // above the slip and at zero slip, and the normal term of a vertex (barrier and penalty) with its PSD projection.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Contact input (issue 48): the job's `obstacles` and `contact` keys parse with every value, and each bad value is
 // an InputError naming the file, the line and the key; the STL reader (ASCII and binary, points welded) and its
 // errors; a mesh obstacle's unreadable or degenerate file names the obstacle (solver/obstacles.hpp).
@@ -123,7 +124,9 @@ TEST_F(ContactInput, BadValuesNameFileLineAndKey) {
   expect_error(job("  - {shape: box, box: [[0, 0, 0], [1, -1, 1]]}\n"), 5,
                {"obstacles[0].box: expected the first corner below the second"});
   expect_error(job("  - {shape: sphere, center: [0, 0, 0], radius: 1, normal: [0, 0, 1]}\n"), 5,
-               {"unknown key 'obstacles[0].normal'", "center, radius"});
+               {"obstacles[0].normal: not a key of shape sphere (its own keys: center, radius"});
+  expect_error(job("  - {shape: sphere, center: [0, 0, 0], radius: 1, frition: 0.1}\n"), 5,
+               {"unknown key 'obstacles[0].frition'", "did you mean 'friction'?"});
   expect_error(job("  - {shape: cone}\n"), 5, {"obstacles[0].shape: expected one of: plane, box, sphere, cylinder, mesh"});
   expect_error(job("  - {shape: mesh, file: missing.stl}\n"), 5, {"obstacles[0].file: file 'missing.stl' not found"});
   expect_error(job("  - {shape: mesh, file: job.yaml}\n"), 5, {"obstacles[0].file: expected a Gmsh .msh or an .stl"});

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The triangle-surface obstacle (contact/obstacle_mesh.hpp) and its pieces: the closest point of a triangle and its
 // feature, the bounding-volume hierarchy against brute force (nearest triangle, first segment hit), the signed
 // distance's normal and Hessian against central differences near a face, an edge and a vertex (closed and open

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The per-rank contact potential (contact/contact_potential.hpp): its gradient and Hessian blocks against central
 // differences of its energy (barrier and penalty, with lagged friction), and the step limits of the line search
 // and of the predictions: no limited move ends inside or at an obstacle, a move that would stop just short of one

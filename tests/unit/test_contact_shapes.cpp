@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The analytic obstacles (contact/shapes.hpp): the signed distance's gradient (the normal) and Hessian against
 // central differences in every region of every shape (faces, edges, corners, the rim, curved surfaces, inside),
 // near-degenerate points swept (close to a surface, an edge or the axis); and the continuous collision check against

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CRC-32 (io/crc32): known values, continuation, and the positioned contributions that the checkpoint files
 // combine across ranks (any split of a message gives the CRC of the whole), against a bit-by-bit reference.
 #include "io/crc32.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The batched StVK kernel of the position-based sweep (materials/element_energy_batch.hpp) against the scalar one
 // it vectorises (stvk_energy_gradient_inline, element_energy_inline.hpp), lane by lane: random irregular tets with
 // random deformations (stretched, compressed into the cubic penalty's range, sheared, inverted), isotropic materials

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of the small shared helpers: mesh/facets.hpp (a cell's facets as sorted vertex tuples),
 // core/number_text.hpp and tetgeo::check_sizes (the factories' size checks).
 #include <gtest/gtest.h>

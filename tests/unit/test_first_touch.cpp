@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// resize_first_touched (core/first_touch.hpp): the elements resize() gives, whatever the thread count, with the
 /// new pages touched by the OpenMP threads first.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Frame-based model kernels (materials/frame_kinematics.*, materials/frame_model.*): every derivative against
 // central differences, rigid motions give zero strain and force exactly, and the blend normalisation.
 #include <gtest/gtest.h>

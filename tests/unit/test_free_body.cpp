@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The rigid motions a static problem's conditions leave free (solver/free_body.hpp, issue 50): the held components
 // of a 4 x 1 x 1 box's grid vertices reduced to per-direction moments, and the null space of their rows. Exact for
 // the common supports: a clamped face, pinned points, rollers, a face held in one direction; and the union-find the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Gmsh reader tests: the same small mesh written in MSH 2.2 / 4.1, ASCII / binary (and byte-swapped binary)
 // must read identically; malformed files must give messages naming the file and the line (or byte).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The size of a .msh file's mesh from its headers (io/gmsh_counts.hpp, issue 50: the memory plan before the mesh is
 // read): the same counts as the reader for MSH 2.2 and 4.1, ASCII and binary; nothing for a file that is not one.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// The heap on transparent huge pages (runtime/huge_pages.hpp): glibc serves every block from the heap and keeps
 /// freed memory there, and the heap's growth gets MADV_HUGEPAGE.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Job-file tests: a full job parses with every value; each class of error names file, line and key path.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -281,7 +282,7 @@ TEST_F(JobTest, UnknownAndDuplicateKeysAreErrors) {
   expect_error(
       "mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nboundary:\n"
       "  - select: {regoin: 3}\n    fix: [x]\n",
-      4, {"unknown key 'boundary[0].select.regoin' (expected one of: region, box, all)"});
+      4, {"unknown key 'boundary[0].select.regoin' (expected one of: region, box, all, point, points)"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nmaterials: []\n", 3,
                {"duplicate key 'materials'"});
 }
@@ -471,7 +472,7 @@ TEST_F(JobTest, BoundaryConditionErrors) {
   expect_error(head + "  - select: {region: 11}\n    displace: [~, null, ~]\n", 4,
                {"boundary[0]: expected 'fix', 'displace' or 'rotate'"});
   expect_error(head + "  - select: {region: 11, all: true}\n    fix: [x]\n", 4,
-               {"boundary[0].select: expected exactly one of 'region', 'box' or 'all', got 2"});
+               {"boundary[0].select: expected exactly one of 'region', 'box', 'all', 'point' or 'points', got 2"});
   expect_error(head + "  - select: {all: true}\n    fix: [x, w]\n", 5,
                {"boundary[0].fix[1]: expected one of: x, y, z, got 'w'"});
   expect_error(head +
@@ -890,7 +891,7 @@ TEST_F(JobTest, AttachmentErrors) {
   expect_error(head + "  - select: {all: true}\n", 4, {"missing required key 'attachments[0].stiffness'"});
   expect_error(head + "  - stiffness: 1\n", 4, {"missing required key 'attachments[0].select'"});
   expect_error(head + "  - select: {all: true, region: 2}\n    stiffness: 1\n", 4,
-               {"attachments[0].select: expected exactly one of 'region', 'box' or 'all', got 2"});
+               {"attachments[0].select: expected exactly one of 'region', 'box', 'all', 'point' or 'points', got 2"});
   expect_error(head + "  - select: {all: true}\n    stiffness: 0\n", 5,
                {"attachments[0].stiffness: expected a positive number, got '0'"});
   expect_error(head + "  - select: {all: true}\n    stiffness: 1\n    damping: -2\n", 6,
@@ -1262,6 +1263,38 @@ TEST_F(JobTest, DiscretizationBadValuesAreNamed) {
       "mesh: {file: meshes/beam.msh}\nmaterials:\n  - {model: linear, young: 1, poisson: 0}\n"
       "discretization: {type: frames, frames: 2}\n",
       3, {"materials[0]: discretization type frames evaluates isotropic StVK", "model 'linear'"});
+}
+
+// Every unknown key names the nearest valid one when it is a plausible slip (issue 54), not only model names.
+TEST_F(JobTest, UnknownKeysSayWhichKeyWasMeant) {
+  const std::string mesh = "mesh: {file: meshes/beam.msh}\n";
+  expect_error(mesh + "materials:\n  - young: 1\n    poison: 0.3\n", 4,
+               {"unknown key 'materials[0].poison' (expected one of: ", "); did you mean 'poisson'?"});
+  expect_error("mesh:\n  fiel: beam.msh\nmaterials: []\n", 2, {"did you mean 'file'?"});
+  expect_error(mesh + "materials: [{young: 1, poisson: 0.1}]\nsolvr: {}\n", 3, {"did you mean 'solver'?"});
+  expect_error(mesh + "materials: [{young: 1, poisson: 0.1}]\nsolver:\n  newton: {maxit: 3}\n", 4,
+               {"did you mean 'max_it'?"});
+  expect_error(mesh + "materials: [{young: 1, poisson: 0.1}]\nboundary:\n  - select: {regoin: 3}\n    fix: [x]\n",
+               4, {"did you mean 'region'?"});
+  // Nothing close: the list only.
+  const std::string far = expect_error(mesh + "materials: [{young: 1, poisson: 0.1}]\nwhatever: 1\n", 3,
+                                       {"unknown key 'whatever' (expected one of: "});
+  EXPECT_EQ(far.find("did you mean"), std::string::npos) << far;
+}
+
+TEST_F(JobTest, PointSelections) {
+  const std::string head = "mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nboundary:\n";
+  const Job job = read_job(write(head + "  - select: {point: [0, 1, 2]}\n    fix: [x]\n"
+                              "  - select: {points: [[1, 2, 3], [4, 5, 6]]}\n    fix: [y]\n"));
+  ASSERT_EQ(job.boundary.size(), 2u);
+  EXPECT_EQ(job.boundary[0].select.kind, Selection::Kind::points);
+  EXPECT_EQ(job.boundary[0].select.points, (std::vector<std::array<double, 3>>{{0, 1, 2}}));
+  EXPECT_EQ(job.boundary[1].select.points, (std::vector<std::array<double, 3>>{{1, 2, 3}, {4, 5, 6}}));
+  expect_error(head + "  - select: {point: [0, 1]}\n    fix: [x]\n", 4, {"boundary[0].select.point", "a point [x, y, z]"});
+  expect_error(head + "  - select: {points: []}\n    fix: [x]\n", 4,
+               {"boundary[0].select.points", "a non-empty list of points"});
+  expect_error(head + "  - select: {point: [0, 1, 2], box: [[0, 0, 0], [1, 1, 1]]}\n    fix: [x]\n", 4,
+               {"expected exactly one of 'region', 'box', 'all', 'point' or 'points', got 2"});
 }
 }  // namespace
 }  // namespace edgefem

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of the small-strain linear formulation (materials/linear.cpp): its constant stiffness is the StVK tangent
 // at rest (edge/TSEP and TL), f = K0 (x - X) and W = u^T K0 u / 2 exactly, translations give no force, and it
 // agrees with StVK to first order in the displacement.

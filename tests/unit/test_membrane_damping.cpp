@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Delingette's damping of the membranes (§V-C; materials/trbs.cpp): f + f_v = the springs at the damped
 // elongations (per-triangle zeta), f_v = D v, D = df_v/dv = c zeta (K - K_geometric), symmetric PSD, zero on rigid
 // velocities, linear in zeta, thread-count independent; bad damping and sizes rejected.

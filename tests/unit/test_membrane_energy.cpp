@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The per-triangle plane-stress StVK energy and gradient of the position-based solver (materials/membrane_energy.hpp)
 // against Delingette's trbs formulation (membrane.hpp), which is the same energy: triangle by triangle and summed over
 // a sheet, stretched, sheared and folded out of its plane; the gradient against central differences; zero energy

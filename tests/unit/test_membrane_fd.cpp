@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Finite-difference tests of Delingette's membranes (materials/membrane.hpp, materials/trbs.cpp): f = dW/dx and
 // K = df/dx for "trbs", "trqs", "springs" and "linear-membrane" on single triangles (generic, obtuse, sliver) and
 // on a curved, shuffled multi-triangle patch, deformed randomly, stretched, compressed, rotated and nearly

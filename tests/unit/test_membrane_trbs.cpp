@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // trbs = the plane-stress StVK membrane A h (lambda/2 tr(E)^2 + mu tr(E^2)) (materials/trbs.cpp): energy to 1e-12,
 // f and K of a direct per-triangle StVK implementation (tests/support/membrane_testing.hpp) to 1e-10, and the
 // spring constants against Delingette's printed E, nu forms.

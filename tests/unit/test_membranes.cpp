@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of Delingette's membranes (materials/membrane.hpp, materials/trbs.cpp): "trbs", "trqs", "springs",
 // "linear-membrane" on triangles in 3D: rigid motions; the common tangent at rest (= Delingette's linear stiffness
 // B^L); springs = trqs without angular springs; TRQS -> TRBS for small strains; energy additivity over triangles;

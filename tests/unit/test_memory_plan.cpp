@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The memory plan (run/memory_budget.hpp) counts what the job's solver really allocates: a Newton job its
 // matrix and preconditioner, a position-based or frame-based job neither. One rank, a 48,000-tet box; the node's
 // memory set by EDGEFEM_NODE_MEMORY_MB between the estimates, so the plan's verdict tells them apart.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Kikuuwe Table I / eq. (36): the bundled meshes have primitive ratios inside the paper's ranges
 // 0.18 < N_V/N_T < 1, 1.18 < N_E/N_T < 3, 2 < N_F/N_T < 3, and TSEP counts 3 N_F (type 1) and 3 N_T (type 2).
 #include <gtest/gtest.h>

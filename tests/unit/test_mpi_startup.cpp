@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // runtime/mpi_startup.hpp: when edgefem asks Open MPI for the ob1 point-to-point layer (a job on one node) and when
 // it leaves the choice alone (a user's OMPI_MCA_pml, ranks on several nodes, a launcher other than mpirun).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of the compressible neo-Hookean tetrahedra (materials/neo_hookean.cpp): f = dW/dx and K = df/dx by central
 // differences at random deformed states (with and without the volumetric penalty), the per-element energy and
 // gradient (the position-based solver's entry) against the formulation, the rest tangent = the linear/StVK

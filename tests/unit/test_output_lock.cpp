@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The output folder's lock (runtime/output_lock.hpp, issue 50): taken once, refused to a second run while its holder
 // lives (the message names it), a stale lock of a dead process on this host taken over with a warning, another host's
 // refused with its host and age, an earlier attempt of the same scheduler job taken over, released only by its owner.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // plan_partition (partition/partition.hpp): balanced ownership of shared vertices, the numbering contract
 // (owned ranges contiguous and complete, owned then ghosts), determinism, and partition_quality.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of the position-based integrator's material route and colouring: the per-element energy and gradient
 // (ModelInfo::element_energy) equal the Newton formulations' energy() and force() to round-off, element by element
 // and summed (isotropic and transversely isotropic, every volumetric penalty, compressed and stretched); the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The oversubscription warning (issue 10, item 6): when a node's threads outnumber the cores its ranks may use.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Plasticity of the position-based integrator (materials/plasticity.hpp):
 //  - with zero plastic strain the energy and gradient are the plain StVK element energy's (round-off);
 //  - with a nonzero plastic strain the gradient is that of the energy (central differences), with and without the

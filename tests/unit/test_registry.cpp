@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The model registry (materials/registry.hpp): one row per model, lookups, messages, FLOP formulas, factories.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of the total-Lagrangian StVK (materials/stvk_tl.cpp) as the oracle of the edge formulation: identical
 // W, f, K to round-off (isotropic and transversely isotropic, every volumetric penalty, heterogeneous tables);
 // rigid-motion invariance of the nonlinear formulations; rest stiffness = linear elasticity (+ the quadratic

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of the edge/TSEP StVK and NSN formulations (materials/stvk_tsep.cpp): finite-difference consistency of
 // f and K for all four tetrahedral formulations (stvk, stvk-nsn, stvk-tl, linear) with isotropic and transversely
 // isotropic materials and every volumetric penalty, Kikuuwe's eq. 19 against the closed-form coefficients
@@ -265,7 +266,7 @@ TEST(StvkTsep, BlockPatternAndUntouchedVertices) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 5. Distributed exactness (docs/design.md, "The exact-partition argument"): formulations built from disjoint
+// 5. Distributed exactness (docs/theory/design.md, "The exact-partition argument"): formulations built from disjoint
 //    subsets of the tets (as ranks do, with partial L(E), L(P)) sum to the whole; the race-free gathers give
 //    thread-count independent results.
 

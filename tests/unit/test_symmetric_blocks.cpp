@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SymmetricBlocks (linalg/symmetric_blocks.*): the upper triangle of a symmetric matrix of whole 3x3 blocks
 // multiplies like the whole matrix (y = A x and y += A x) on 1, 2 and 3 OpenMP threads, with banded and scattered
 // patterns (transposed blocks inside a thread's rows and beyond them); its diagonal is the matrix's; copy() sees an

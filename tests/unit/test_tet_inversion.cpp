@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Inversion handling of the per-element energies (materials/tet_inversion.hpp, Bender et al. 2014 §4.2):
 //  - the signed SVD has proper rotations and puts the sign of det F into the smallest singular value;
 //  - the energies with inversion handling (ModelInfo::inverted_element_energy of stvk and neo-hookean, with and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The local Hessian pieces of the position-based sweep's block projection (materials/tet_local_hessian.hpp,
 // pbd/pbd_block.hpp, issue 47), against finite differences of the element kernels on random irregular tets with
 // random deformations (stretched, compressed, sheared):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of mesh/topology: edges, faces, TSEPs (Kikuuwe §3.3) against brute-force std::set constructions.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Each vertex's rotation from the reference to the current positions (mesh/vertex_rotations.hpp): exact for rigid
 // motions and uniform scalings after them, the identity where no tet touches a vertex, and the polar factor of a
 // general map's cross-covariance otherwise.

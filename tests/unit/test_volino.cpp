@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of Volino's weft/warp membrane (materials/volino.hpp): viscous force and damping; rigid motions; block
 // pattern; 1 vs 2 vs 3 threads bitwise; the virtual tensile test at kernel level; input checks. The cost per
 // triangle is a benchmark: bench/bench_membranes.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of the strain-stress curves of Volino's membrane (materials/curve.hpp): knots interpolated exactly,
 // Steffen's derivatives on a hand example, C^1 at every knot (piece to the left vs piece to the right), monotone
 // on monotone data, exact on linear data, odd extension, energy = the exact integral (Gauss-Legendre and finite

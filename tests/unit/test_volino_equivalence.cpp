@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Equivalences of Volino's membrane (materials/volino.hpp): the isotropic law = trbs (energy, f, K) and = a long
 // double plane-stress StVK (tests/support/membrane_testing.hpp); orthotropic with equal moduli = isotropic;
 // orthotropic turned by 90 degrees with swapped moduli = the same material.

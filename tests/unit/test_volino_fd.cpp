@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Finite-difference tests of Volino's membrane (materials/volino.hpp): f vs W and K vs f for every law on single
 // triangles (generic, obtuse, sliver) and a curved, shuffled patch, deformed randomly, stretched, compressed,
 // rotated and nearly collapsed, and with strains 1e-4 away from curve knots (FD step 1e-7).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of Volino's laws and weft/warp frame (materials/volino.hpp): sigma = dw/deps and C = dsigma/deps by finite
 // differences, positive-definiteness checks; eq. (5), default axes, angle, flipped triangles, projected 3D
 // direction, rejected normal directions.

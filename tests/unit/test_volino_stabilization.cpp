@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stabilisation of Volino's membrane (materials/volino.hpp): forces unchanged, tangents unchanged for PSD stress,
 // eigen-clamp geometric part PSD and the element tangent PSD under compression, clamp vs eigen-clamp on a sheared
 // stress.

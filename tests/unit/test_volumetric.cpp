@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of the volumetric penalties (cubic, Kikuuwe §4, and quadratic) in the edge/TSEP and TL formulations and
 // in tet_strain_stress: exact energies and stresses under uniform scaling, the cubic one inactive in tension
 // (bitwise identical to no penalty), the quadratic one active for every J.

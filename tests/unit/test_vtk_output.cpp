@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for io/vtk_output: every file is read back with VTK's own XML readers (pieces, .pvtu, .pvd, atomic
 // writes and their errors). PvdCollection::load and truncate_after: test_vtk_pvd.cpp.
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Plots of the Delingette experiment CSVs (results/*.csv, made by run.sh) as PNG, with gnuplot
 # (Debian: apt-get install gnuplot-nox). Fig. 10: p(eps_y) and eps_x(eps_y) at nu = 0.6; Fig. 11: the relative
 # difference of eps_y to the linear membrane at p = -0.1 E h over nu.

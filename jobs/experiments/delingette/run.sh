@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Delingette's pure traction experiment (TVCG 2008, §V-B, Figs. 9-12) with edgefem's four membrane models.
 #
 #   jobs/experiments/delingette/run.sh [EDGEFEM_BINARY]      (default: build/edgefem of this repository)
@@ -23,7 +24,7 @@ results=${RESULTS:-$here/results}
 np=${NP:-1}
 [ -x "$edgefem" ] || { echo "run.sh: no edgefem binary at $edgefem (build it, or pass its path)" >&2; exit 1; }
 launcher=()
-if [ "$np" -gt 1 ]; then launcher=(mpiexec -n "$np" --oversubscribe); fi
+if [ "$np" -gt 1 ]; then launcher=(mpiexec -q -n "$np" --oversubscribe); fi
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 mkdir -p "$results"
 work=$(mktemp -d)
@@ -78,7 +79,7 @@ run_case() {
   sed -e "s|@MESH@|${mesh_spec[$mesh]}|" -e "s|@MODEL@|$model|" -e "s|@NU@|$nu|" -e "s|@P@|$p|" \
       -e "s|@STEPS@|$steps|" "$here/template.yaml" > "$work/job.yaml"
   log=$work/log
-  if ! "${launcher[@]}" "$edgefem" run "$work/job.yaml" --quiet --output "$out" > "$log" 2>&1; then
+  if ! "${launcher[@]}" "$edgefem" run "$work/job.yaml" --output "$out" > "$log" 2>&1; then
     local why
     why=$(grep -m1 'error' "$log" | sed 's/^edgefem: error: //; s/,/;/g; s/; try .*//' | cut -c1-160 || true)
     echo ",,,,failed: ${why:-exit code $?}"
