@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file self_ad.hpp
 /// Forward-mode automatic differentiation to second order for the self-contact pair terms (self_distance.hpp): a

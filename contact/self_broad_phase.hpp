@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file self_broad_phase.hpp
 /// The broad phase of self-contact: a bounding-volume hierarchy over axis-aligned boxes (of the surface's triangles or

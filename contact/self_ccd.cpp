@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "contact/self_ccd.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file self_ccd.hpp
 /// Continuous collision detection of a self-contact pair moving linearly, x(t) = x + t dx for t in [0, 1]: additive

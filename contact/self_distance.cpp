@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "contact/self_distance.hpp"
 
 #include <Eigen/Dense>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file self_distance.hpp
 /// The narrow phase of self-contact (IPC, Li et al. 2020, section 4 and appendix): the distance of a point-triangle

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file self_intersection.hpp
 /// An exact triangle-triangle intersection test, for the tests' zero-intersection checks of self-contact: the signs

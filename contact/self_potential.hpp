@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file self_potential.hpp
 /// Self-contact of a triangle surface (the boundary faces of a tet mesh, or the triangles of a membrane): the IPC

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file self_contact.cpp
 /// Self-contact's collective parts (self_contact.hpp).
 #include "solver/self_contact.hpp"
@@ -53,9 +54,8 @@ std::vector<Triangle> all_surface_triangles(MPI_Comm comm, const LocalMesh& mesh
 SelfContactTerms::SelfContactTerms(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model,
                                    Assembler& assembler, double dt)
     : comm_(comm), assembler_(assembler) {
-  int rank = 0, size = 0;
+  int rank = 0;
   MPI_Comm_rank(comm_, &rank);
-  MPI_Comm_size(comm_, &size);
   const std::vector<Triangle> triangles = all_surface_triangles(comm_, mesh);
   std::vector<long long> ids;
   for (const Triangle& t : triangles) ids.insert(ids.end(), t.begin(), t.end());
@@ -64,39 +64,9 @@ SelfContactTerms::SelfContactTerms(MPI_Comm comm, const Job& job, const LocalMes
   const auto surface_index = [&](long long id) {
     return static_cast<int>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin());
   };
-  for (LocalIndex v = 0; v < mesh.n_owned; ++v) {
-    const long long id = mesh.original_vertex[static_cast<std::size_t>(v)];
-    if (!std::binary_search(ids.begin(), ids.end(), id)) continue;
-    owned_local_.push_back(v);
-    owned_surface_.push_back(surface_index(id));
-  }
-  const int n_owned = static_cast<int>(owned_local_.size());
-  counts_.assign(static_cast<std::size_t>(size), 0);
-  displacements_.assign(static_cast<std::size_t>(size), 0);
-  MPI_Allgather(&n_owned, 1, MPI_INT, counts_.data(), 1, MPI_INT, comm_);
-  std::vector<int> vertex_displacements(static_cast<std::size_t>(size), 0);
-  for (int r = 1; r < size; ++r) vertex_displacements[r] = vertex_displacements[r - 1] + counts_[r - 1];
-  gather_surface_.assign(ids.size(), 0);
-  MPI_Allgatherv(owned_surface_.data(), n_owned, MPI_INT, gather_surface_.data(), counts_.data(),
-                 vertex_displacements.data(), MPI_INT, comm_);
-  std::vector<int> owner(ids.size(), -1);
-  for (int r = 0; r < size; ++r)
-    for (int k = 0; k < counts_[r]; ++k) owner[static_cast<std::size_t>(gather_surface_[vertex_displacements[r] + k])] = r;
-  for (int r = 0; r < size; ++r) counts_[r] *= 3, displacements_[r] = 3 * vertex_displacements[r];
-  // The rest positions through the same gather (from the mesh's coordinates).
-  std::vector<double> rest;
-  {
-    buffer_.resize(3 * owned_local_.size());
-    for (std::size_t k = 0; k < owned_local_.size(); ++k)
-      for (int d = 0; d < 3; ++d)
-        buffer_[3 * k + d] = mesh.mesh.coords[3 * static_cast<std::size_t>(owned_local_[k]) + d];
-    std::vector<double> gathered(3 * ids.size());
-    MPI_Allgatherv(buffer_.data(), 3 * n_owned, MPI_DOUBLE, gathered.data(), counts_.data(), displacements_.data(),
-                   MPI_DOUBLE, comm_);
-    rest.assign(3 * ids.size(), 0.0);
-    for (std::size_t k = 0; k < ids.size(); ++k)
-      for (int d = 0; d < 3; ++d) rest[3 * static_cast<std::size_t>(gather_surface_[k]) + d] = gathered[3 * k + d];
-  }
+  const std::vector<int> owner = set_up_exchange(mesh, ids);
+  std::vector<double> rest;  // through the same gather, from the mesh's coordinates
+  gather(std::span<const double>(mesh.mesh.coords), rest);
   std::vector<std::array<int, 3>> surface_triangles;
   for (const Triangle& t : triangles) surface_triangles.push_back({surface_index(t[0]), surface_index(t[1]), surface_index(t[2])});
   contact::SelfSurface surface = contact::make_self_surface(std::move(surface_triangles), rest);
@@ -121,6 +91,39 @@ SelfContactTerms::SelfContactTerms(MPI_Comm comm, const Job& job, const LocalMes
     }
     gather(mask, free_);
   }
+  check_start(job, rest);
+  traffic_ = {};  // (the set-up's gathers are not the evaluations' traffic)
+}
+
+std::vector<int> SelfContactTerms::set_up_exchange(const LocalMesh& mesh, const std::vector<long long>& ids) {
+  int size = 0;
+  MPI_Comm_size(comm_, &size);
+  const auto surface_index = [&](long long id) {
+    return static_cast<int>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin());
+  };
+  for (LocalIndex v = 0; v < mesh.n_owned; ++v) {
+    const long long id = mesh.original_vertex[static_cast<std::size_t>(v)];
+    if (!std::binary_search(ids.begin(), ids.end(), id)) continue;
+    owned_local_.push_back(v);
+    owned_surface_.push_back(surface_index(id));
+  }
+  const int n_owned = static_cast<int>(owned_local_.size());
+  counts_.assign(static_cast<std::size_t>(size), 0);
+  displacements_.assign(static_cast<std::size_t>(size), 0);
+  MPI_Allgather(&n_owned, 1, MPI_INT, counts_.data(), 1, MPI_INT, comm_);
+  std::vector<int> vertex_displacements(static_cast<std::size_t>(size), 0);
+  for (int r = 1; r < size; ++r) vertex_displacements[r] = vertex_displacements[r - 1] + counts_[r - 1];
+  gather_surface_.assign(ids.size(), 0);
+  MPI_Allgatherv(owned_surface_.data(), n_owned, MPI_INT, gather_surface_.data(), counts_.data(),
+                 vertex_displacements.data(), MPI_INT, comm_);
+  std::vector<int> owner(ids.size(), -1);
+  for (int r = 0; r < size; ++r)
+    for (int k = 0; k < counts_[r]; ++k) owner[static_cast<std::size_t>(gather_surface_[vertex_displacements[r] + k])] = r;
+  for (int r = 0; r < size; ++r) counts_[r] *= 3, displacements_[r] = 3 * vertex_displacements[r];
+  return owner;
+}
+
+void SelfContactTerms::check_start(const Job& job, const std::vector<double>& rest) {
   // The start: no intersection and no touching pair (the barrier would be infinite).
   const long long crossing = contact::count_intersecting_pairs(rest, potential_->surface().triangles);
   contact::SelfMeasure m = potential_->measure(rest);

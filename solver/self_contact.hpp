@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file self_contact.hpp
 /// Self-contact of a Newton solver's body (issue 53; `contact: {self: true}`): the IPC barrier between the body's
@@ -91,6 +92,10 @@ class SelfContactTerms {
   /// Sums `values` (k per surface vertex) over the ranks. Collective.
   void sum(std::vector<double>& values);
   double automatic_stiffness(const Model& model, double dt, double dh);
+  /// The owned surface vertices and the gather's layout; returns each surface vertex's owner. Collective.
+  std::vector<int> set_up_exchange(const LocalMesh& mesh, const std::vector<long long>& ids);
+  /// The reference surface neither intersects nor touches itself (an InputError otherwise). Collective.
+  void check_start(const Job& job, const std::vector<double>& rest);
 
   MPI_Comm comm_;
   Assembler& assembler_;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Self-contact in the Newton solvers (issue 53; solver/self_contact.hpp), the small version of
 // jobs/experiments/self_contact/two_blocks.yaml: an elastic block (802 unstructured Gmsh tets, turned by 15 degrees)
 // falls 0.02 onto another (2,570 tets, its bottom held), both one body whose boundary faces are in self-contact.
@@ -5,7 +6,8 @@
 // pair is apart, the upper block has landed (active pairs, its bottom within the activation distance of the lower
 // block's top) and is held up (it never sinks below it). The run on MPI_COMM_WORLD and again on rank 0 alone:
 // serial == distributed to round-off. CTest runs it on 1, 2 and 3 ranks (mpi.self_contact.npN); rank 0 prints the
-// measured values, prefixed "self contact:".
+// measured values, prefixed "self contact:". Also: the blocks pressed together statically (the reactions balance) and
+// two cloths (membranes), one landing on the other.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -189,6 +191,58 @@ TEST(TwoBlocks, PressedTogetherStaticallyTheReactionsBalanceWithoutAnyIntersecti
   EXPECT_GT(force, 1.0);                  // the blocks do press (0.01 past the touch)
   EXPECT_LT(imbalance, 1e-6 * force);     // action = reaction through the contact (Newton's tolerances)
   EXPECT_LT(std::abs(all.top[0][2]), 1e-8);  // the first step ends before the touch: no force
+  EXPECT_LT(distributed, 1e-7);
+}
+
+// Membranes: the triangles of two unstructured TRBS cloths (3,680 triangles, bending) in one mesh, the upper one
+// (turned by 15 degrees) falling 0.02 onto the lower one, held at its edges like a trampoline; until it has
+// landed (0.1 s). Both sides of every triangle are in contact.
+struct Sheets {
+  dynamics_testing::RunResult run;
+  long long most_intersections = 0, most_active = 0;
+  double smallest_distance = 1e300;
+};
+
+Sheets sheets(MPI_Comm comm) {
+  Sheets r;
+  const Job job = mpitest::job_from_yaml(  // (collective on MPI_COMM_WORLD)
+      mpitest::scratch_dir("self_contact"), "two_sheets",
+      "mesh:\n  file: " + std::string(EDGEFEM_SOURCE_DIR) + "/jobs/experiments/self_contact/meshes/two_sheets.msh\n" +
+          "materials:\n"
+          "  - {model: trbs, young: 200.0, poisson: 0.3, thickness: 1.0, density: 0.2, bending: {stiffness: 0.05}}\n"
+          "boundary:\n"
+          "  - {select: {region: 11}, fix: [x, y, z]}\n"
+          "loads:\n  gravity: [0, 0, -9.81]\n"
+          "contact: {self: true, distance: 2.0e-3}\n"
+          "analysis: {type: dynamic, integrator: backward-euler, dt: 0.01, end_time: 0.1}\n" + kSolver);
+  if (comm == MPI_COMM_NULL) return r;
+  dynamics_testing::RunSpec spec;
+  spec.on_step = [&](DynamicSolver& solver, const LocalMesh&, long long, double) {
+    SelfContactTerms* self = solver.self_contact();
+    const std::vector<double> x = solver.local_positions();
+    r.most_intersections = std::max(r.most_intersections, self->intersecting_pairs(x));
+    const SelfContactReport m = self->measure(x);
+    r.smallest_distance = std::min(r.smallest_distance, m.min_distance);
+    r.most_active = std::max(r.most_active, m.active);
+  };
+  r.run = dynamics_testing::simulate(comm, job, spec);
+  return r;
+}
+
+TEST(TwoSheets, TheUpperClothLandsOnTheLowerWithoutAnyIntersection) {
+  const Sheets all = sheets(MPI_COMM_WORLD);
+  const Sheets serial = sheets(rank0_alone());
+  const double u = dynamics_testing::max_displacement(all.run);
+  const double distributed =
+      world_size() == 1 ? 0.0
+                        : dynamics_testing::from_rank0(world_rank() == 0 ? max_difference(all.run.position, serial.run.position) : 0.0) / u;
+  if (world_rank() == 0)
+    std::printf("self contact: two cloths on %d ranks: intersecting triangle pairs %lld, closest pair %.4e, most "
+                "active pairs %lld, largest |u| %.4e, serial vs distributed %.2e (of |u|)\n",
+                world_size(), all.most_intersections, all.smallest_distance, all.most_active, u, distributed);
+  EXPECT_EQ(all.most_intersections, 0);
+  EXPECT_GT(all.smallest_distance, 0.0);
+  EXPECT_GT(all.most_active, 20);  // it landed
   EXPECT_LT(distributed, 1e-7);
 }
 

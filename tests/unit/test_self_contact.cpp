@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Self-contact kernels (issue 53; contact/self_*.hpp): the distance types against brute force, every type's
 // barrier gradient and Hessian (with and without the edge-edge mollifier) against central differences, the PSD
 // projection, additive CCD's guarantee (no contact along the accepted part of a move, a tenth of the gap kept),
