@@ -10,6 +10,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <set>
 
 #include "contact/barrier.hpp"
@@ -149,6 +150,17 @@ void ContactTerms::check_start(const std::vector<double>& reference) {
                      "; the barrier method needs every boundary vertex outside every obstacle at the start: move the "
                      "obstacle or the body, or use contact method penalty");
   PetscPrintf(comm_, "warning: %s; the penalty pushes them out\n", text);
+}
+
+std::array<double, 3> ContactTerms::saved_state() const {
+  return {potential_->stiffness(), stiffen_ ? 1.0 : 0.0, std::min(last_min_gap_, 1e300)};
+}
+
+void ContactTerms::restore_state(const std::array<double, 3>& state) {
+  if (!(state[0] > 0.0)) return;
+  potential_->set_stiffness(state[0]);
+  stiffen_ = state[1] != 0.0;
+  last_min_gap_ = state[2] >= 1e300 ? std::numeric_limits<double>::infinity() : state[2];
 }
 
 void ContactTerms::begin_step(Vec x, double t0, double t1, double slip_step) {

@@ -68,6 +68,13 @@ class ContactTerms {
   [[nodiscard]] double activation_distance() const { return potential_->activation_distance(); }
   /// Whether some obstacle moves (the total energy is then not conserved).
   [[nodiscard]] bool moving() const;
+  /// What a restart needs besides the positions and the time (the obstacles' places follow from the time, the lagged
+  /// friction from the converged state at a step's start): the barrier's adapted stiffness kappa, whether the next
+  /// step stiffens it, and the last step's smallest gap (+inf stored as 1e300). The same on every rank.
+  [[nodiscard]] std::array<double, 3> saved_state() const;
+  /// Restores saved_state()'s values (a checkpoint's); a stiffness of 0 (a checkpoint without contact state) keeps
+  /// the automatic one of the start.
+  void restore_state(const std::array<double, 3>& state);
 
   /// A step from the converged state x at obstacle time t0 to t1 (static: load factors; the initial static state of
   /// a dynamic run: 0 and 0), with `slip_step` the step friction's slip velocity is multiplied by (the time step or

@@ -59,6 +59,7 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
     contact_.emplace(comm_, job_, mesh_, model_, assembler_, spec_.dt);
     if (contact_->barrier()) problem.step_limit = [this](Vec x, Vec y) { return contact_->step_limit(x, y); };
     contact_start_ = assembler_.create_vector();
+    contact_state_ = assembler_.create_vector();
     // A moving obstacle works on the body. Newmark's average acceleration does not keep the energy of an impact on
     // the stiff barrier (its discrete energy can grow in the steps that reach it; backward Euler's only falls):
     // no check of the energy then (docs/design.md "Contact").
@@ -586,8 +587,35 @@ std::vector<OutputPointField> DynamicSolver::output_point_fields() {
 std::vector<double> DynamicSolver::obstacle_forces() { return contact_ ? contact_->obstacle_forces(x_) : std::vector<double>{}; }
 
 std::vector<CheckpointVector> DynamicSolver::checkpoint_vectors() {
-  return {{"position", x_},   {"velocity", v_},      {"acceleration", a_},
-          {"force_rate", g_}, {"external_work", w_}, {"velocity_change", slope_, false}};
+  std::vector<CheckpointVector> out = {{"position", x_},   {"velocity", v_},      {"acceleration", a_},
+                                       {"force_rate", g_}, {"external_work", w_}, {"velocity_change", slope_, false}};
+  if (contact_) {  // (restore() overwrites it with the checkpoint's)
+    const std::array<double, 3> state = contact_->saved_state();
+    {
+      Owned values(contact_state_, false);
+      for (std::size_t i = 0; i < values.span().size(); ++i) values.span()[i] = state[i % 3];
+    }
+    out.push_back({"contact_state", contact_state_, false});
+  }
+  return out;
+}
+
+void DynamicSolver::after_restore() {
+  assembler_.external_force(time_, h_);
+  if (!contact_) return;
+  // Every owned vertex holds the same three values; a rank without owned vertices takes them from the others.
+  double local[4] = {0, 0, 0, 0}, global[4] = {0, 0, 0, 0};
+  {
+    Owned values(contact_state_, true);
+    if (values.span().size() >= 3) local[0] = values.span()[0], local[1] = values.span()[1], local[2] = values.span()[2], local[3] = 1;
+  }
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  double first[2] = {local[3] > 0 ? static_cast<double>(rank) : 1e300, 0}, owner[2] = {0, 0};
+  MPI_Allreduce(first, owner, 1, MPI_DOUBLE, MPI_MIN, comm_);
+  global[0] = local[0], global[1] = local[1], global[2] = local[2];
+  MPI_Bcast(global, 3, MPI_DOUBLE, static_cast<int>(owner[0]), comm_);
+  contact_->restore_state({global[0], global[1], global[2]});
 }
 
 }  // namespace edgefem

@@ -74,13 +74,14 @@ class DynamicSolver final : public TimeIntegrator {
  protected:
   [[nodiscard]] StateVectors state_vectors() override { return {x_, v_, w_, work2_}; }
   /// position, velocity, acceleration, force_rate, external_work and the predictor's velocity_change (optional:
-  /// older checkpoints lack it) of the owned vertices.
+  /// older checkpoints lack it) of the owned vertices; with obstacles contact_state (optional): ContactTerms'
+  /// saved_state() in every owned vertex's 3 entries (a field, so that any rank count reads it back).
   [[nodiscard]] std::vector<CheckpointVector> checkpoint_vectors() override;
   /// Makes the next step set up a new preconditioner (as a restart from the checkpoint does: both repeat the same
   /// arithmetic).
   void before_checkpoint() override { newton_->rebuild_preconditioner(); }
-  /// The loads at t_n for the work integral.
-  void after_restore() override { assembler_.external_force(time_, h_); }
+  /// The loads at t_n for the work integral; the contact's state.
+  void after_restore() override;
   [[nodiscard]] double contact_energy() override {
     return (contact_ ? contact_->energy(x_) : 0.0) + (self_contact_ ? self_contact_->energy(x_) : 0.0);
   }
@@ -145,6 +146,7 @@ class DynamicSolver final : public TimeIntegrator {
   std::vector<contact::VertexBlock> contact_blocks_;  ///< the obstacles' and the self-contact's blocks together
   std::optional<ContactStepReport> contact_step_;  ///< the last accepted (sub)step's (deepest penetration of the step)
   PetscOwner<Vec, VecDestroy> contact_start_;    ///< contact: a step's start, carried along the obstacles' move
+  PetscOwner<Vec, VecDestroy> contact_state_;    ///< contact: the checkpoint's contact_state field
   std::optional<NewtonDriver> newton_;
   std::vector<double> diagonal_;  ///< attachment terms on the matrix diagonal, 3 per owned vertex
   std::vector<double> velocity_;  ///< residual(): the velocity at the new time, 3 per owned vertex
