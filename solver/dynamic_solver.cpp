@@ -70,6 +70,7 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
   if (job_.contact.self) {  // (after the obstacles: both limits apply, the smaller wins)
     self_contact_.emplace(comm_, job_, mesh_, model_, assembler_, spec_.dt);
     problem.extra_multiply = [this](Vec in, Vec out) { self_contact_->multiply_couplings(in, out); };
+    problem.extra_couplings = [this](Mat P) { self_contact_->add_couplings(P); };
     problem.step_limit = [this, obstacles = problem.step_limit](Vec x, Vec y) {
       return std::min(obstacles ? obstacles(x, y) : 1.0, self_contact_->step_limit(x, y));
     };

@@ -119,6 +119,18 @@ std::vector<int> SelfContactTerms::set_up_exchange(const LocalMesh& mesh, const 
   std::vector<int> owner(ids.size(), -1);
   for (int r = 0; r < size; ++r)
     for (int k = 0; k < counts_[r]; ++k) owner[static_cast<std::size_t>(gather_surface_[vertex_displacements[r] + k])] = r;
+  {  // the global dof of each surface vertex (owned vertices are numbered first, 3 dofs each, from the range's start)
+    PetscOwner<Vec, VecDestroy> layout = assembler_.create_vector();
+    PetscInt begin = 0;
+    EDGEFEM_PETSC(VecGetOwnershipRange(layout, &begin, nullptr));
+    std::vector<long long> mine, all(ids.size());
+    for (const std::int32_t v : owned_local_) mine.push_back(static_cast<long long>(begin) + 3LL * v);
+    MPI_Allgatherv(mine.data(), n_owned, MPI_LONG_LONG, all.data(), counts_.data(), vertex_displacements.data(),
+                   MPI_LONG_LONG, comm_);
+    global_dof_.assign(ids.size(), 0);
+    for (std::size_t k = 0; k < ids.size(); ++k)
+      global_dof_[static_cast<std::size_t>(gather_surface_[k])] = static_cast<PetscInt>(all[k]);
+  }
   for (int r = 0; r < size; ++r) counts_[r] *= 3, displacements_[r] = 3 * vertex_displacements[r];
   return owner;
 }
@@ -252,6 +264,21 @@ void SelfContactTerms::multiply_couplings(Vec in, Vec out) {
       }
   }
   seconds_ += MPI_Wtime() - t0;
+}
+
+void SelfContactTerms::add_couplings(Mat P) const {
+  std::array<PetscInt, 12> index{};
+  std::array<PetscScalar, 144> values{};
+  for (const contact::SelfPairHessian& p : pairs_) {
+    for (int i = 0; i < 4; ++i)
+      for (int r = 0; r < 3; ++r) {
+        const std::size_t s = 3 * static_cast<std::size_t>(p.vertices[i]) + static_cast<std::size_t>(r);
+        index[3 * i + r] = free_[s] != 0.0 ? global_dof_[static_cast<std::size_t>(p.vertices[i])] + r : -1;
+      }
+    for (int a = 0; a < 12; ++a)
+      for (int b = 0; b < 12; ++b) values[12 * a + b] = a / 3 == b / 3 ? 0.0 : p.values[12 * a + b];  // (diagonal: in P)
+    EDGEFEM_PETSC(MatSetValues(P, 12, index.data(), 12, index.data(), values.data(), ADD_VALUES));
+  }
 }
 
 double SelfContactTerms::step_limit(Vec x, Vec y) {

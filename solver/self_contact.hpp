@@ -20,6 +20,7 @@
 /// couplings between a pair's different vertices, outside the mesh's pattern, are added to the matrix's product
 /// (multiply_couplings, NewtonProblem::extra_multiply); the preconditioner is built from the matrix alone.
 #include <mpi.h>
+#include <petscmat.h>
 #include <petscvec.h>
 
 #include <memory>
@@ -62,6 +63,9 @@ class SelfContactTerms {
   /// out += C in: the couplings between different vertices of the pairs' projected Hessians of the last blocks()
   /// call, none on prescribed dofs (rows or columns). Collective.
   void multiply_couplings(Vec in, Vec out);
+  /// P += C, the same couplings as entries (MatSetValues, ADD_VALUES, global rows of any rank; none on prescribed
+  /// dofs; no assembly): this rank's pairs only, so the assembled sum is C. For the preconditioner's matrix.
+  void add_couplings(Mat P) const;
   /// The largest fraction of the step x -> x - y on which no pair of any rank comes into contact (a tenth of each
   /// pair's gap kept; 1 when none). Collective.
   double step_limit(Vec x, Vec y);
@@ -104,6 +108,7 @@ class SelfContactTerms {
   std::vector<int> gather_surface_;        ///< surface vertex of each gathered position (all ranks' in rank order)
   std::vector<int> counts_, displacements_;  ///< of the Allgatherv, in doubles
   std::vector<int> owned_surface_;         ///< the surface index of each owned surface vertex
+  std::vector<PetscInt> global_dof_;       ///< the global index of each surface vertex's x dof (y, z follow)
   std::vector<double> x_, y_, buffer_, gradient_, diagonal_;
   std::vector<contact::VertexBlock> blocks_;
   std::vector<contact::SelfPairHessian> pairs_;  ///< this rank's pairs' Hessians at the last blocks()

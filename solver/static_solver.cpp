@@ -51,6 +51,7 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
   if (job_.contact.self) {  // (after the obstacles: both limits apply, the smaller wins)
     self_contact_.emplace(comm_, job_, mesh_, model_, assembler_, 0.0);
     problem.extra_multiply = [this](Vec in, Vec out) { self_contact_->multiply_couplings(in, out); };
+    problem.extra_couplings = [this](Mat P) { self_contact_->add_couplings(P); };
     problem.step_limit = [this, obstacles = problem.step_limit](Vec x, Vec y) {
       return std::min(obstacles ? obstacles(x, y) : 1.0, self_contact_->step_limit(x, y));
     };
