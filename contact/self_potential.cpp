@@ -100,16 +100,68 @@ std::vector<SelfPair> overlapping_pairs(const SelfSurface& s, std::span<const do
   return pairs;
 }
 
+/// The largest coordinate difference between a and b.
+double largest_move(std::span<const double> a, std::span<const double> b) {
+  double m = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
+}
+
+/// The pairs of `candidates` whose boxes over x0 -> x1 grown by `inflate` overlap (the test of overlapping_pairs).
+std::vector<SelfPair> filter_pairs(const SelfSurface& s, const std::vector<SelfPair>& candidates,
+                                   std::span<const double> x0, std::span<const double> x1, double inflate) {
+  const std::vector<Aabb> triangles = primitive_boxes(s.triangles, x0, x1, inflate);
+  const std::vector<Aabb> edges = primitive_boxes(s.edges, x0, x1, inflate);
+  std::vector<SelfPair> pairs;
+  for (const SelfPair& p : candidates) {
+    const auto a = static_cast<std::size_t>(p.a), b = static_cast<std::size_t>(p.b);
+    if (p.edge_edge) {
+      if (overlap(edges[a], edges[b])) pairs.push_back(p);
+      continue;
+    }
+    Aabb box;
+    box.grow(load3(&x0[3 * a]));
+    box.grow(load3(&x1[3 * a]));
+    for (int k = 0; k < 3; ++k) box.lo[k] -= inflate, box.hi[k] += inflate;
+    if (overlap(triangles[b], box)) pairs.push_back(p);
+  }
+  return pairs;
+}
+
 }  // namespace
 
+std::vector<SelfPair> tree_pairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1,
+                                 double inflate) {
+  return overlapping_pairs(s, x0, x1, inflate);
+}
+
+std::vector<SelfPair> SelfPotential::overlapping(std::span<const double> x0, std::span<const double> x1,
+                                                 double inflate) const {
+  const double margin = dh_, reach = 0.99 * (0.5 * dh_ + margin - inflate);
+  Candidates& c = candidates_;
+  const bool still = x0.data() == x1.data();
+  const auto within = [&] {
+    return !c.centre.empty() && largest_move(x0, c.centre) <= reach && (still || largest_move(x1, c.centre) <= reach);
+  };
+  if (!within()) {
+    if (!still) return overlapping_pairs(surface_, x0, x1, inflate);  // (a long move: a tree of its own)
+    c.centre.assign(x0.begin(), x0.end());
+    c.pairs = overlapping_pairs(surface_, x0, x0, 0.5 * dh_ + margin);
+    ++c.builds;
+  } else {
+    ++c.hits;
+  }
+  return filter_pairs(surface_, c.pairs, x0, x1, inflate);
+}
+
 std::vector<SelfPair> SelfPotential::near_pairs(std::span<const double> x) const {
-  return overlapping_pairs(surface_, x, x, 0.5 * dh_);
+  return overlapping(x, x, 0.5 * dh_);
 }
 
 std::vector<SelfPair> SelfPotential::swept_pairs(std::span<const double> x, std::span<const double> dx) const {
   std::vector<double> end(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) end[i] = x[i] + dx[i];
-  return overlapping_pairs(surface_, x, end, 0.0);
+  return overlapping(x, end, 0.0);
 }
 
 double SelfPotential::evaluate(std::span<const double> x, std::span<double> gradient, std::vector<double>* diagonal,

@@ -10,6 +10,10 @@
 /// positions and evaluates the pairs it owns (the caller's `point_owned` and `edge_owned` flags: a point-triangle
 /// pair belongs to its point, an edge-edge pair {i, j} to the edge min(i, j)), so that over the ranks each pair is
 /// counted once; the caller sums the gradients and reduces the limits (solver/self_contact.hpp). No MPI, no PETSc.
+///
+/// The broad phase keeps a Verlet list (Candidates): the pairs within dh / 2 + a margin (dh) of each other at the
+/// positions where it was built; a query whose positions stay within the margin answers from it by the same box
+/// test (no tree), so a Newton solve builds trees once per step or so instead of at every evaluation.
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -50,6 +54,11 @@ struct SelfMeasure {
   double min_distance = std::numeric_limits<double>::infinity();  ///< over the active pairs (infinity: none)
 };
 
+/// The pairs (owned as flagged) whose primitives' boxes over x0 -> x1, grown by `inflate`, overlap: two new
+/// trees, no candidate list (SelfPotential's broad phase without its Verlet list; for tests).
+std::vector<SelfPair> tree_pairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1,
+                                 double inflate);
+
 class SelfPotential {
  public:
   SelfPotential(SelfSurface surface, double dh, double kappa);
@@ -62,6 +71,9 @@ class SelfPotential {
   [[nodiscard]] std::vector<SelfPair> near_pairs(std::span<const double> x) const;
   /// This rank's pairs whose boxes over the move x -> x + dx overlap.
   [[nodiscard]] std::vector<SelfPair> swept_pairs(std::span<const double> x, std::span<const double> dx) const;
+  /// How many times the candidate list (below) was built, and queries answered from it.
+  [[nodiscard]] long long candidate_builds() const { return candidates_.builds; }
+  [[nodiscard]] long long candidate_hits() const { return candidates_.hits; }
 
   /// The energy of this rank's pairs at x; adds the gradient to `gradient` (3 per surface vertex; empty: skipped),
   /// the PSD-projected Hessian's 3 x 3 diagonal blocks to `diagonal` (9 per surface vertex, row-major; null:
@@ -75,10 +87,22 @@ class SelfPotential {
 
  private:
   std::array<int, 4> pair_vertices(const SelfPair& p) const;
-  std::vector<SelfPair> pairs_of_boxes(const std::vector<double>& lo_hi_points, double inflate) const;
+  /// The pairs whose boxes over x0 -> x1 grown by `inflate` overlap: those of the candidate list that pass the same
+  /// box test, when every vertex at x0 and x1 lies within its reach of the list's centre (rebuilt there from x0 if
+  /// not, for a query without a move); else a new tree. The same pairs, in the same order, as a new tree's.
+  std::vector<SelfPair> overlapping(std::span<const double> x0, std::span<const double> x1, double inflate) const;
 
+  /// A Verlet list: the pairs whose boxes at `centre`, grown by dh / 2 + the margin, overlap. A box at positions
+  /// each within m of the centre, grown by g, lies in the centre's box grown by m + g: so every pair whose boxes
+  /// overlap there is in the list while m + g <= dh / 2 + margin (with a 1 % guard against rounding).
+  struct Candidates {
+    std::vector<double> centre;
+    std::vector<SelfPair> pairs;
+    long long builds = 0, hits = 0;
+  };
   SelfSurface surface_;
   double dh_ = 1e-3, kappa_ = 1.0;
+  mutable Candidates candidates_;  ///< (const queries are thread-safe only if not called concurrently)
 };
 
 }  // namespace edgefem::contact

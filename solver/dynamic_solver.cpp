@@ -56,7 +56,8 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
                         prescribed_rows(model_),
                         {},   // vertex_rotations: none (only StaticSolver gives GAMG's rebuilds the rotations)
                         {},   // step_limit: contact's, below
-                        {}};  // extra_multiply: self-contact's, below
+                        {},   // extra_multiply: self-contact's, below
+                        {}};  // extra_couplings: self-contact's, below
   if (!job_.obstacles.empty()) {
     contact_.emplace(comm_, job_, mesh_, model_, assembler_, spec_.dt);
     if (contact_->barrier()) problem.step_limit = [this](Vec x, Vec y) { return contact_->step_limit(x, y); };

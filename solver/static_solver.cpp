@@ -41,7 +41,7 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
   f_ext_ = assembler_.create_vector();
   attachment_diagonal_.assign(3 * static_cast<std::size_t>(mesh_.n_owned), 0.0);
   NewtonProblem problem{[this](Vec x, Vec r) { residual(x, r); }, [this](Vec x, Mat P) { jacobian(x, P); },
-                        prescribed_rows(model_), [this] { return assembler_.vertex_rotations(); }, {}, {}};
+                        prescribed_rows(model_), [this] { return assembler_.vertex_rotations(); }, {}, {}, {}};
   if (!job_.obstacles.empty()) {
     contact_.emplace(comm_, job_, mesh_, model_, assembler_, 0.0);
     if (contact_->barrier()) problem.step_limit = [this](Vec x, Vec y) { return contact_->step_limit(x, y); };

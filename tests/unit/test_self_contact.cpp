@@ -264,5 +264,58 @@ TEST(SelfPotential, StepLimitStopsTheSquaresBeforeTheyMeetAndCountsIntersections
   EXPECT_EQ(p.step_limit(x, sideways), 1.0);
 }
 
+bool same_pairs(const std::vector<SelfPair>& a, const std::vector<SelfPair>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t k = 0; k < a.size(); ++k)
+    if (a[k].edge_edge != b[k].edge_edge || a[k].a != b[k].a || a[k].b != b[k].b) return false;
+  return true;
+}
+
+// The broad phase's Verlet list answers with the same pairs, in the same order, as new trees: two wavy 12 x 12
+// grids 0.004 apart (dh 0.01), moved by random steps of 0.1 to 3 dh (small ones answered from the list, large
+// ones rebuild it), both for the barrier's query at a state and for the swept boxes of a move.
+TEST(SelfPotential, TheCandidateListGivesTheTreesPairs) {
+  const int n = 12;
+  std::vector<double> rest;
+  std::vector<std::array<int, 3>> triangles;
+  for (int sheet = 0; sheet < 2; ++sheet) {
+    const int first = static_cast<int>(rest.size() / 3);
+    for (int j = 0; j <= n; ++j)
+      for (int i = 0; i <= n; ++i) {
+        const double u = double(i) / n, v = double(j) / n;
+        rest.insert(rest.end(), {u + 0.01 * sheet, v, 0.004 * sheet + 0.002 * std::sin(7 * u + 5 * v)});
+      }
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        const int a = first + j * (n + 1) + i;
+        triangles.push_back({a, a + 1, a + n + 2});
+        triangles.push_back({a, a + n + 2, a + n + 1});
+      }
+  }
+  const SelfSurface surface = make_self_surface(triangles, rest);
+  const double dh = 0.01;
+  const SelfPotential p(surface, dh, 1.0);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> x = surface.rest;
+  int compared = 0;
+  for (int k = 0; k < 40; ++k) {
+    const double size = (k % 5 == 4 ? 3.0 : 0.1) * dh;
+    std::vector<double> dx(x.size());
+    for (double& d : dx) d = size * u(rng);
+    EXPECT_TRUE(same_pairs(p.near_pairs(x), tree_pairs(surface, x, x, 0.5 * dh))) << k;
+    std::vector<double> end(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) end[i] = x[i] + dx[i];
+    const std::vector<SelfPair> swept = p.swept_pairs(x, dx);
+    EXPECT_TRUE(same_pairs(swept, tree_pairs(surface, x, end, 0.0))) << k;
+    compared += static_cast<int>(swept.size());
+    x = end;
+  }
+  EXPECT_GT(compared, 1000);
+  EXPECT_GT(p.candidate_hits(), 40);          // most queries from the list
+  EXPECT_GE(p.candidate_builds(), 8);         // every large move rebuilt it
+  EXPECT_LT(p.candidate_builds(), 20);
+}
+
 }  // namespace
 }  // namespace edgefem::contact
