@@ -165,7 +165,7 @@ std::vector<SelfPair> SelfPotential::swept_pairs(std::span<const double> x, std:
 }
 
 double SelfPotential::evaluate(std::span<const double> x, std::span<double> gradient, std::vector<double>* diagonal,
-                               std::vector<SelfPairHessian>* full) const {
+                               std::vector<SelfPairHessian>* full, bool with_friction) const {
   const std::vector<SelfPair> pairs = near_pairs(x);
   const auto n = static_cast<std::ptrdiff_t>(pairs.size());
   const bool hessian = diagonal != nullptr || full != nullptr;
@@ -185,11 +185,20 @@ double SelfPotential::evaluate(std::span<const double> x, std::span<double> grad
   }
   double energy = 0.0;
   if (full) full->clear();
-  for (std::size_t k = 0; k < pairs.size(); ++k) {
+  for (std::size_t l = 0; l < (with_friction ? friction_.size() : 0); ++l) {
+    const SelfFrictionLag& f = friction_[l];
+    PairTerms t;
+    std::array<Vec3, 4> y;
+    for (int i = 0; i < 4; ++i) y[i] = load3(&x[3 * static_cast<std::size_t>(f.vertices[i])]);
+    t.energy = self_friction_terms(f, y, slip_, t.gradient.data(), hessian ? t.hessian.data() : nullptr);
+    terms.push_back(t);
+  }
+  for (std::size_t k = 0; k < terms.size(); ++k) {
     const PairTerms& t = terms[k];
-    if (t.energy == 0.0 && !(t.distance < dh_)) continue;
+    const bool friction = k >= pairs.size();  // (the lagged friction terms follow the barrier's)
+    if (!friction && t.energy == 0.0 && !(t.distance < dh_)) continue;
     energy += t.energy;
-    const std::array<int, 4> v = pair_vertices(pairs[k]);
+    const std::array<int, 4> v = friction ? friction_[k - pairs.size()].vertices : pair_vertices(pairs[k]);
     for (int i = 0; i < 4; ++i) {
       const auto base = static_cast<std::size_t>(v[i]);
       if (!gradient.empty())
@@ -219,6 +228,30 @@ double SelfPotential::step_limit(std::span<const double> x, std::span<const doub
     limit = std::min(limit, additive_ccd(y, d, p.edge_edge));
   }
   return limit;
+}
+
+void SelfPotential::lag_friction(std::span<const double> x0, double mu, double eps) {
+  friction_.clear();
+  slip_ = eps;
+  if (!(mu > 0.0)) return;
+  for (const SelfPair& p : near_pairs(x0)) {
+    const std::array<int, 4> v = pair_vertices(p);
+    std::array<Vec3, 4> y;
+    for (int i = 0; i < 4; ++i) y[i] = load3(&x0[3 * static_cast<std::size_t>(v[i])]);
+    PairTerms t;
+    if (p.edge_edge) {
+      const auto r = [&](int i) { return load3(&surface_.rest[3 * static_cast<std::size_t>(v[i])]); };
+      t = edge_edge_terms(y, dh_, kappa_, mollifier_threshold(r(0), r(1), r(2), r(3)), false, false);
+    } else {
+      t = point_triangle_terms(y, dh_, kappa_, false, false);
+    }
+    if (!(t.distance < dh_) || t.energy == 0.0) continue;
+    Vec3 force{0.0, 0.0, 0.0};  // the barrier's force on the first primitive: its normal force lambda
+    for (int i = 0; i < (p.edge_edge ? 2 : 1); ++i) force = force + load3(&t.gradient[3 * static_cast<std::size_t>(i)]);
+    SelfFrictionLag lag;
+    lag.vertices = v;
+    if (lag_self_friction(y, p.edge_edge, norm(force), mu, lag)) friction_.push_back(lag);
+  }
 }
 
 SelfMeasure SelfPotential::measure(std::span<const double> x) const {

@@ -20,6 +20,7 @@
 #include <span>
 #include <vector>
 
+#include "contact/self_friction.hpp"
 #include "contact/vec3.hpp"
 
 namespace edgefem::contact {
@@ -77,13 +78,19 @@ class SelfPotential {
 
   /// The energy of this rank's pairs at x; adds the gradient to `gradient` (3 per surface vertex; empty: skipped),
   /// the PSD-projected Hessian's 3 x 3 diagonal blocks to `diagonal` (9 per surface vertex, row-major; null:
-  /// skipped) and, with `full`, every active pair's projected 12 x 12 Hessian.
+  /// skipped) and, with `full`, every active pair's projected 12 x 12 Hessian. With `with_friction` the lagged
+  /// friction's terms too (lag_friction); without, the energy is the barrier's alone (the energy record's).
   double evaluate(std::span<const double> x, std::span<double> gradient, std::vector<double>* diagonal,
-                  std::vector<SelfPairHessian>* full = nullptr) const;
+                  std::vector<SelfPairHessian>* full = nullptr, bool with_friction = true) const;
   /// The largest t in [0, 1] such that no pair of this rank comes into contact along x + t' dx, t' <= t, keeping
   /// a tenth of each pair's gap (additive CCD, self_ccd.hpp).
   [[nodiscard]] double step_limit(std::span<const double> x, std::span<const double> dx) const;
   [[nodiscard]] SelfMeasure measure(std::span<const double> x) const;
+
+  /// Freezes friction (self_friction.hpp) for this rank's pairs within the activation distance at x0 (the step's
+  /// start), coefficient mu, slip eps; evaluate() then adds it. mu = 0 clears it.
+  void lag_friction(std::span<const double> x0, double mu, double eps);
+  [[nodiscard]] std::size_t n_friction_pairs() const { return friction_.size(); }
 
  private:
   std::array<int, 4> pair_vertices(const SelfPair& p) const;
@@ -103,6 +110,8 @@ class SelfPotential {
   SelfSurface surface_;
   double dh_ = 1e-3, kappa_ = 1.0;
   mutable Candidates candidates_;  ///< (const queries are thread-safe only if not called concurrently)
+  std::vector<SelfFrictionLag> friction_;  ///< lagged at the step's start
+  double slip_ = 1.0;                       ///< friction's eps
 };
 
 }  // namespace edgefem::contact

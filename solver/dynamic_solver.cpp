@@ -386,6 +386,7 @@ bool DynamicSolver::attempt(double h, std::string& why) {
   h_step_ = h;
   EDGEFEM_PETSC(VecCopy(x_, x_n_));
   if (contact_) contact_->begin_step(x_n_, time_, t_new_, h);
+  if (self_contact_) self_contact_->begin_step(x_n_, h);
   // h_ holds the external loads at t_n (for the work), f_n_ the internal force at x_n (stiffness damping).
   if (integrator_ != Integrator::linearized_euler && spec_.damping_stiffness != 0.0) {
     assembler_.set_positions(x_n_);
@@ -438,6 +439,7 @@ void DynamicSolver::solve_initial_static() {
         [&](double a, double s, std::string& why) {
           load_factor_ = s;
           if (contact_) contact_->begin_step(x_, 0.0, 0.0, s - a);
+          if (self_contact_) self_contact_->begin_step(x_, s - a);
           const FeasibleStart feasible{[this](Vec x) {
                                          if (contact_) contact_->carry_along(x);
                                        },

@@ -79,6 +79,8 @@ SelfContactTerms::SelfContactTerms(MPI_Comm comm, const Job& job, const LocalMes
                                     (hi[2] - lo[2]) * (hi[2] - lo[2]));
   const double dh = job.contact.distance > 0.0 ? job.contact.distance : 1e-3 * diagonal;
   potential_ = std::make_unique<contact::SelfPotential>(std::move(surface), dh, 1.0);
+  friction_ = job.contact.self_friction;
+  friction_velocity_ = job.contact.friction_velocity > 0.0 ? job.contact.friction_velocity : 1e-3 * diagonal;
   potential_->set_stiffness(job.contact.stiffness > 0.0 ? job.contact.stiffness : automatic_stiffness(model, dt, dh));
   gradient_.assign(rest.size(), 0.0);
   {  // the free dofs of the surface vertices, through the same gather
@@ -206,6 +208,14 @@ void SelfContactTerms::sum(std::vector<double>& values) {
   traffic_.bytes_received += 8.0 * static_cast<double>(values.size());
 }
 
+void SelfContactTerms::begin_step(Vec x, double slip_step) {
+  if (!(friction_ > 0.0)) return;
+  const double t0 = MPI_Wtime();
+  gather(x, x_);
+  potential_->lag_friction(x_, friction_, friction_velocity_ * std::max(slip_step, 1e-12));
+  seconds_ += MPI_Wtime() - t0;
+}
+
 void SelfContactTerms::add_residual(Vec x, Vec r) {
   const double t0 = MPI_Wtime();
   gather(x, x_);
@@ -306,7 +316,7 @@ void SelfContactTerms::limit_prediction(Vec start, Vec x) {
 
 double SelfContactTerms::energy(Vec x) {
   gather(x, x_);
-  double e = potential_->evaluate(x_, {}, nullptr);
+  double e = potential_->evaluate(x_, {}, nullptr, nullptr, false);  // (friction is no stored energy)
   MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, comm_);
   return e;
 }

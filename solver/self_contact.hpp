@@ -56,6 +56,9 @@ class SelfContactTerms {
   SelfContactTerms(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model, Assembler& assembler,
                    double dt);
 
+  /// At a step's start x (a time step, or a static load step; `slip_step` its length): friction between parts
+  /// (`contact.friction`) lagged there, slip eps = friction_velocity x slip_step. Collective.
+  void begin_step(Vec x, double slip_step);
   /// r += the gradient at x (owned entries). Collective.
   void add_residual(Vec x, Vec r);
   /// The Hessian's diagonal blocks of the owned surface vertices at x. Collective.
@@ -72,7 +75,7 @@ class SelfContactTerms {
   /// x pulled back toward `start` along the line between them (x := start + t (x - start)) so that the move from
   /// start meets no contact. Collective.
   void limit_prediction(Vec start, Vec x);
-  /// The barrier energy at x, summed over ranks. Collective.
+  /// The barrier energy at x (friction's potential left out), summed over ranks. Collective.
   double energy(Vec x);
   /// Pairs within the activation distance and the smallest distance at x. Collective.
   SelfContactReport measure(Vec x);
@@ -115,6 +118,7 @@ class SelfContactTerms {
   std::vector<double> free_;                     ///< 3 per surface vertex: 0 on prescribed dofs, else 1
   SelfContactTraffic traffic_;
   double seconds_ = 0.0;
+  double friction_ = 0.0, friction_velocity_ = 0.0;  ///< between parts: mu and eps_v
 };
 
 }  // namespace edgefem

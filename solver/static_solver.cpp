@@ -116,6 +116,7 @@ bool StaticSolver::load_step(double from, double to, std::string& why) {
   char label[96];
   std::snprintf(label, sizeof label, "step %d/%d  load %.4g", step_, n_steps_, to);
   if (contact_) contact_->begin_step(x_, from, to, to - from);
+  if (self_contact_) self_contact_->begin_step(x_, to - from);
   const bool ok = solve_load_step(
       *newton_, *predictor_, job_.solver.predictor == SolverSpec::Predictor::extrapolate, x_, saved_, to,
       [this](Vec x, double s) { set_prescribed(x, s); }, [this](Vec x, double s) { tangent_predict(x, s); }, label,

@@ -14,6 +14,7 @@
 
 #include "contact/self_ccd.hpp"
 #include "contact/self_distance.hpp"
+#include "contact/self_friction.hpp"
 #include "contact/self_intersection.hpp"
 #include "contact/self_potential.hpp"
 #include "contact/triangle_distance.hpp"
@@ -262,6 +263,82 @@ TEST(SelfPotential, StepLimitStopsTheSquaresBeforeTheyMeetAndCountsIntersections
   std::vector<double> sideways(x.size(), 0.0);
   for (int v = 4; v < 8; ++v) sideways[3 * v] = 0.5;
   EXPECT_EQ(p.step_limit(x, sideways), 1.0);
+}
+
+/// Friction of a pair lagged at y0 (mu 0.3, lambda 2, slip eps 1e-3), at y0 moved by `move` random steps:
+/// gradient against central differences of D, Hessian against central differences of the gradient.
+void check_self_friction(const std::array<Vec3, 4>& y0, bool edge_edge, double move, std::mt19937& rng) {
+  SelfFrictionLag lag;
+  ASSERT_TRUE(lag_self_friction(y0, edge_edge, 2.0, 0.3, lag));
+  const double eps = 1e-3;
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::array<Vec3, 4> y = y0;
+  for (auto& p : y)
+    for (double& c : p) c += move * u(rng);
+  std::array<double, 12> g{};
+  std::array<double, 144> h{};
+  const double d = self_friction_terms(lag, y, eps, g.data(), h.data());
+  EXPECT_GT(d, 0.0);
+  double gscale = 1e-30, hscale = 1e-30;
+  for (double v : g) gscale = std::max(gscale, std::abs(v));
+  for (double v : h) hscale = std::max(hscale, std::abs(v));
+  const double step = 1e-4 * std::max(move, eps);
+  for (int k = 0; k < 12; ++k) {
+    auto a = y, b = y;
+    a[k / 3][k % 3] += step, b[k / 3][k % 3] -= step;
+    std::array<double, 12> ga{}, gb{};
+    const double da = self_friction_terms(lag, a, eps, ga.data(), nullptr);
+    const double db = self_friction_terms(lag, b, eps, gb.data(), nullptr);
+    EXPECT_NEAR(g[k], (da - db) / (2 * step), 1e-5 * gscale) << k;
+    for (int j = 0; j < 12; ++j) EXPECT_NEAR(h[12 * j + k], (ga[j] - gb[j]) / (2 * step), 1e-4 * hscale) << j << " " << k;
+  }
+}
+
+// Friction between parts: a point over a triangle and two crossing edges, lagged apart, then slipping below and
+// above the smoothing slip eps: the gradient and the Hessian match central differences, and the force on the
+// point opposes its slip with Coulomb's mu lambda once it slides.
+TEST(SelfFriction, GradientAndHessianMatchDifferencesBelowAndAboveTheSlip) {
+  std::mt19937 rng(3);
+  const std::array<Vec3, 4> pt{Vec3{0.2, 0.3, 0.01}, Vec3{0, 0, 0}, Vec3{1, 0, 0}, Vec3{0, 1, 0}};
+  const std::array<Vec3, 4> ee{Vec3{0.1, 0.5, 0.01}, Vec3{0.9, 0.4, 0.012}, Vec3{0.5, 0, 0}, Vec3{0.45, 1, 0}};
+  for (const double move : {2e-4, 5e-3}) {
+    check_self_friction(pt, false, move, rng);
+    check_self_friction(ee, true, move, rng);
+  }
+  SelfFrictionLag lag;
+  ASSERT_TRUE(lag_self_friction(pt, false, 2.0, 0.3, lag));
+  std::array<Vec3, 4> slid = pt;
+  slid[0][0] += 0.05;  // the point slides along x by 50 eps
+  std::array<double, 12> g{};
+  self_friction_terms(lag, slid, 1e-3, g.data(), nullptr);
+  EXPECT_NEAR(g[0], 0.6, 1e-12);  // dD/dx = mu lambda: the force -g opposes the slide
+  EXPECT_NEAR(g[1], 0.0, 1e-12);
+  EXPECT_NEAR(g[3] + g[6] + g[9], -0.6, 1e-12);  // and the triangle is dragged along
+}
+
+// The surface potential with friction lagged: the upper square slid sideways; its gradient (barrier + friction)
+// matches central differences of its energy, and friction resists the slide.
+TEST(SelfPotential, FrictionAddsToTheGradientAndResistsTheSlide) {
+  const SelfSurface surface = two_squares(0.004, 0.3);
+  SelfPotential p(surface, 0.01, 3.0);
+  p.lag_friction(surface.rest, 0.5, 1e-4);
+  EXPECT_GE(p.n_friction_pairs(), 6u);
+  std::vector<double> x = surface.rest;
+  for (int v = 4; v < 8; ++v) x[3 * v] += 0.01;
+  std::vector<double> g(x.size(), 0.0), diag(3 * x.size(), 0.0);
+  p.evaluate(x, g, &diag);
+  double scale = 0, upper = 0;
+  for (double v : g) scale = std::max(scale, std::abs(v));
+  for (int v = 4; v < 8; ++v) upper += g[3 * v];
+  EXPECT_GT(upper, 0.0);  // the force -g on the upper square points back
+  const double h = 1e-7;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    auto a = x, b = x;
+    a[i] += h, b[i] -= h;
+    EXPECT_NEAR(g[i], (p.evaluate(a, {}, nullptr) - p.evaluate(b, {}, nullptr)) / (2 * h), 1e-6 * scale) << i;
+  }
+  p.lag_friction(surface.rest, 0.0, 1e-4);
+  EXPECT_EQ(p.n_friction_pairs(), 0u);
 }
 
 bool same_pairs(const std::vector<SelfPair>& a, const std::vector<SelfPair>& b) {
