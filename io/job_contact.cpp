@@ -160,8 +160,8 @@ void JobParser::parse_contact(const Value& v, Job& job) const {
   if (const Value* velocity = m.get("friction_velocity")) c.friction_velocity = positive_or_auto(*velocity);
   if (const Value* self = m.get("self")) c.self = boolean(*self);
   if (const Value* friction = m.get("friction")) {
-    c.self_friction = number(*friction, "0 (friction between parts of the body is not implemented yet)",
-                             [](double f) { return f == 0.0; });
+    c.self_friction = number(*friction, "a non-negative number (Coulomb's coefficient between parts of the body)",
+                             [](double f) { return f >= 0.0; });
   }
 }
 
@@ -169,6 +169,9 @@ void JobParser::check_contact(const Job& job, const Value* obstacles, const Valu
   if (contact && job.obstacles.empty() && !job.contact.self)
     fail(contact->line, contact->path + ": given, but the job has no obstacles (add an 'obstacles' list, or "
                                         "self: true for self-contact)");
+  if (contact && job.contact.self_friction > 0.0 && !job.contact.self)
+    fail(contact->line, contact->path + ".friction: friction between parts of the body needs self: true (an "
+                                        "obstacle takes its own 'friction')");
   if (job.contact.self) check_self_contact(job, contact);
   if (job.obstacles.empty()) return;
   if (job.discretization.type == DiscretizationType::frames)

@@ -211,8 +211,8 @@ constexpr JobKey contact_keys[] = {
     {"self", "true or false", "false", "", "self-contact: the body's boundary faces (tets) or triangles (membranes) "
      "against each other, parts of one mesh included, with the same barrier and never an intersection (Newton "
      "solvers; docs/theory/self_contact.md)"},
-    {"friction", "0", "0", "", "friction between parts of the body (only 0: not implemented yet; obstacles keep "
-     "their own friction)"},
+    {"friction", "number >= 0", "0", "", "Coulomb's coefficient between parts of the body (with self: true; "
+     "lagged, smoothed by friction_velocity; obstacles keep their own friction)"},
 };
 
 constexpr JobKey analysis_keys[] = {
