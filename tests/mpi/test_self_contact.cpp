@@ -6,8 +6,9 @@
 // pair is apart, the upper block has landed (active pairs, its bottom within the activation distance of the lower
 // block's top) and is held up (it never sinks below it). The run on MPI_COMM_WORLD and again on rank 0 alone:
 // serial == distributed to round-off. CTest runs it on 1, 2 and 3 ranks (mpi.self_contact.npN); rank 0 prints the
-// measured values, prefixed "self contact:". Also: the blocks pressed together statically (the reactions balance) and
-// two cloths (membranes), one landing on the other.
+// measured values, prefixed "self contact:". Also: the blocks pressed together statically (the reactions balance),
+// the upper block sliding on the lower with friction between them (Coulomb), and two cloths (membranes), one landing
+// on the other.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
