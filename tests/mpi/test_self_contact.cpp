@@ -53,7 +53,8 @@ void wait_for_rank0() {
 const char* const kSolver =
     "solver:\n"
     "  newton: {rtol: 1.0e-10, atol: 1.0e-11, max_it: 80}\n"
-    "  petsc: \"-ksp_type gmres -pc_type redundant -redundant_pc_type lu -redundant_pc_factor_mat_ordering_type nd -ksp_rtol 1e-14 -ksp_atol 1e-50\"\n";
+    "  petsc: \"-ksp_type gmres -pc_type redundant -redundant_pc_type lu -redundant_pc_factor_mat_ordering_type nd "
+    "-ksp_rtol 1e-14 -ksp_atol 1e-50\"\n";
 
 constexpr double kDistance = 2e-3;  // the activation distance
 constexpr double kTop = 0.5;        // the lower block's top
