@@ -338,6 +338,8 @@ struct ContactSpec {
   double distance = 0.0;           ///< the barrier's activation distance dh; auto: 1e-3 of the body's box diagonal
   double stiffness = 0.0;          ///< kappa (barrier) or k (penalty); auto: from the body's stiffness and mass
   double friction_velocity = 0.0;  ///< friction's slip velocity eps_v; auto: 1e-3 box diagonals per unit time
+  bool self = false;               ///< self-contact: the body's surface against itself (solver/self_contact.hpp)
+  double self_friction = 0.0;      ///< `friction`: Coulomb's coefficient between parts of the body
   int line = 0;                    ///< 0: the section was not given
 };
 

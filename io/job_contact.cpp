@@ -158,6 +158,11 @@ void JobParser::parse_contact(const Value& v, Job& job) const {
   if (const Value* distance = m.get("distance")) c.distance = positive_or_auto(*distance);
   if (const Value* stiffness = m.get("stiffness")) c.stiffness = positive_or_auto(*stiffness);
   if (const Value* velocity = m.get("friction_velocity")) c.friction_velocity = positive_or_auto(*velocity);
+  if (const Value* self = m.get("self")) c.self = boolean(*self);
+  if (const Value* friction = m.get("friction")) {
+    c.self_friction = number(*friction, "a non-negative number (Coulomb's coefficient between parts of the body)",
+                             [](double f) { return f >= 0.0; });
+  }
 }
 
 void JobParser::check_frames_contact(const Job& job, const Value* obstacles) const {
@@ -174,14 +179,30 @@ void JobParser::check_frames_contact(const Job& job, const Value* obstacles) con
 }
 
 void JobParser::check_contact(const Job& job, const Value* obstacles, const Value* contact) const {
-  if (contact && job.obstacles.empty())
-    fail(contact->line, contact->path + ": given, but the job has no obstacles (add an 'obstacles' list)");
+  if (contact && job.obstacles.empty() && !job.contact.self)
+    fail(contact->line, contact->path + ": given, but the job has no obstacles (add an 'obstacles' list, or "
+                                        "self: true for self-contact)");
+  if (contact && job.contact.self_friction > 0.0 && !job.contact.self)
+    fail(contact->line, contact->path + ".friction: friction between parts of the body needs self: true (an "
+                                        "obstacle takes its own 'friction')");
+  if (job.contact.self) check_self_contact(job, contact);
   if (job.obstacles.empty()) return;
   if (job.discretization.type == DiscretizationType::frames) check_frames_contact(job, obstacles);
   if (job.dynamic && job.dynamic->integrator == Integrator::linearized_euler)
     fail(obstacles->line, obstacles->path + ": not supported with integrator linearized-euler yet (contact needs a "
                                             "Newton solve or the position-based sweep: integrator backward-euler, "
                                             "newmark or position-based, or a static analysis)");
+}
+
+void JobParser::check_self_contact(const Job& job, const Value* contact) const {
+  const std::string where = contact->path + ".self";
+  if (job.contact.method != contact::ContactMethod::barrier)
+    fail(contact->line, where + ": self-contact needs method barrier (its guarantee: no iterate intersects itself)");
+  if (job.discretization.type == DiscretizationType::frames ||
+      (job.dynamic && (job.dynamic->integrator == Integrator::linearized_euler ||
+                       job.dynamic->integrator == Integrator::position_based)))
+    fail(contact->line, where + ": supported with the Newton solvers only (so far): a static analysis or integrator "
+                                "backward-euler or newmark, on the nodal discretization");
 }
 
 }  // namespace job_parsing

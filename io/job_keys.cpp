@@ -27,7 +27,7 @@ constexpr JobKey top_keys[] = {
     {"attachments", "list of mappings", "", "", "penalty springs tying vertices to moving anchors", "attachments[]"},
     {"obstacles", "list of mappings", "", "", "rigid obstacles the body must not penetrate (docs/guide/contact.md)",
      "obstacles[]"},
-    {"contact", "mapping", "barrier, auto", "", "how contact with the obstacles is treated (only with obstacles)",
+    {"contact", "mapping", "barrier, auto", "", "how contact is treated (with obstacles, or self: true)",
      "contact"},
     {"discretization", "mapping", "nodes", "", "the unknowns: the mesh's vertices, or frames (a reduced model)",
      "discretization"},
@@ -210,6 +210,11 @@ constexpr JobKey contact_keys[] = {
      "penalty stiffness (auto: from the material, the mesh and the mass; adaptive for the barrier)"},
     {"friction_velocity", "number > 0 or auto", "auto", "length/time", "smoothed friction's slip velocity eps_v "
      "(auto: 1e-3 box diagonals per unit time)"},
+    {"self", "true or false", "false", "", "self-contact: the body's boundary faces (tets) or triangles (membranes) "
+     "against each other, parts of one mesh included, with the same barrier and never an intersection (Newton "
+     "solvers; docs/theory/self_contact.md)"},
+    {"friction", "number >= 0", "0", "", "Coulomb's coefficient between parts of the body (with self: true; "
+     "lagged, smoothed by friction_velocity; obstacles keep their own friction)"},
 };
 
 constexpr JobKey analysis_keys[] = {
@@ -340,7 +345,7 @@ constexpr JobSection sections[] = {
     {"attachments[]", "One penalty attachment.", attachment_keys},
     {"obstacles[]", "One rigid obstacle (docs/guide/contact.md).", obstacle_keys},
     {"obstacles[].motion", "An obstacle's rigid motion.", obstacle_motion_keys},
-    {"contact", "Contact with the obstacles.", contact_keys},
+    {"contact", "Contact with the obstacles and self-contact.", contact_keys},
     {"analysis", "The analysis. The dynamic keys are refused when type is static.", analysis_keys},
     {"analysis.dynamic", "The older nested form of the dynamic keys.", dynamic_keys},
     {"analysis.damping", "Rayleigh damping.", damping_keys},

@@ -307,6 +307,7 @@ class JobParser {
   void check_contact(const Job& job, const Value* obstacles, const Value* contact) const;
   /// Obstacles with discretization type frames: a static analysis, fixed obstacles.
   void check_frames_contact(const Job& job, const Value* obstacles) const;
+  void check_self_contact(const Job& job, const Value* contact) const;
 
   [[nodiscard]] std::string resolve(const std::string& p) const {
     const fs::path given(p);

@@ -105,6 +105,7 @@ class DynamicRun final : public AnalysisRun {
   std::optional<EnergyReport> first_energy_;
   long long first_step_ = 0;
   bool completed_ = false;  ///< (a failed run's cut steps are not known)
+  bool self_contact_ = false;  ///< contact.self: its energy is in the contact column too
 };
 
 DynamicRun::DynamicRun(const RunOptions& options, const Job& job, TimeIntegrator& integrator, PhaseClock& clock,
@@ -124,8 +125,10 @@ DynamicRun::DynamicRun(const RunOptions& options, const Job& job, TimeIntegrator
   // energy.csv and reactions.csv: one row per completed step (a restart drops the rows after its step).
   const std::optional<long long> keep = start_.time ? std::optional<long long>(integrator_.step_number())
                                                     : std::nullopt;
+  self_contact_ = job.contact.self;
   energy_log_.emplace(comm_, (fs::path(job.output_directory) / "energy.csv").string(),
-                      integrator_.contact_terms() ? "step,time,kinetic,strain,attachment,external_work,total,contact"
+                      integrator_.contact_terms() || job.contact.self
+                          ? "step,time,kinetic,strain,attachment,external_work,total,contact"
                                                   : "step,time,kinetic,strain,attachment,external_work,total",
                       keep);
   reactions_.emplace(comm_, job.output_directory, integrator_.model(), keep, obstacle_names(job));
@@ -148,7 +151,7 @@ void DynamicRun::on_step(long long step, double time) {
   char line[320];
   const int n = std::snprintf(line, sizeof line, "%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g", step, time, e.kinetic,
                               e.strain, e.attachment, e.external_work, e.total());
-  if (integrator_.contact_terms() && n > 0 && static_cast<std::size_t>(n) < sizeof line)
+  if ((integrator_.contact_terms() || self_contact_) && n > 0 && static_cast<std::size_t>(n) < sizeof line)
     std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), ",%.17g", e.contact);
   energy_log_->row(line);
   const std::vector<double> f = integrator_.local_internal_force();

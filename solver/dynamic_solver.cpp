@@ -55,7 +55,9 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
                         },
                         prescribed_rows(model_),
                         {},   // vertex_rotations: none (only StaticSolver gives GAMG's rebuilds the rotations)
-                        {}};  // step_limit: contact's, below
+                        {},   // step_limit: contact's, below
+                        {},   // extra_multiply: self-contact's, below
+                        {}};  // extra_couplings: self-contact's, below
   if (!job_.obstacles.empty()) {
     contact_.emplace(comm_, job_, mesh_, model_, assembler_, spec_.dt);
     if (contact_->barrier()) problem.step_limit = [this](Vec x, Vec y) { return contact_->step_limit(x, y); };
@@ -65,6 +67,15 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
     // the stiff barrier (its discrete energy can grow in the steps that reach it; backward Euler's only falls):
     // no check of the energy then (docs/design.md "Contact").
     energy_cannot_grow_ = energy_cannot_grow_ && !contact_->moving() && integrator_ != Integrator::newmark;
+  }
+  if (job_.contact.self) {  // (after the obstacles: both limits apply, the smaller wins)
+    self_contact_.emplace(comm_, job_, mesh_, model_, assembler_, spec_.dt);
+    problem.extra_multiply = [this](Vec in, Vec out) { self_contact_->multiply_couplings(in, out); };
+    problem.extra_couplings = [this](Mat P) { self_contact_->add_couplings(P); };
+    problem.step_limit = [this, obstacles = problem.step_limit](Vec x, Vec y) {
+      return std::min(obstacles ? obstacles(x, y) : 1.0, self_contact_->step_limit(x, y));
+    };
+    if (!contact_start_) contact_start_ = assembler_.create_vector();
   }
   LinearSystemKind kind = linear_system_kind(comm_, mesh_, model_, true);
   kind.newton_solves = integrator_ != Integrator::linearized_euler;
@@ -90,6 +101,12 @@ MatrixCoefficients DynamicSolver::coefficients(Vec x) {
   // d/dx of  M (a + alpha v) + f + beta g + h_att(v):  a = rate(rate(u)), so da/du = dv_du^2.
   MatrixCoefficients c;
   if (contact_) c.vertex_blocks = contact_->blocks(x);
+  if (self_contact_) {
+    const auto self = self_contact_->blocks(x);
+    contact_blocks_.assign(c.vertex_blocks.begin(), c.vertex_blocks.end());
+    contact_blocks_.insert(contact_blocks_.end(), self.begin(), self.end());
+    c.vertex_blocks = contact_blocks_;
+  }
   const double dv_dx = phase_ == Phase::static_initial ? 0.0 : dv_du();
   c.stiffness = 1.0 + spec_.damping_stiffness * dv_dx;
   c.mass = dv_dx * dv_dx + spec_.damping_mass * dv_dx;
@@ -153,6 +170,7 @@ void DynamicSolver::residual(Vec x, Vec r) {
     EDGEFEM_PETSC(VecAXPY(r, 1.0, work2_));
   }
   if (contact_) contact_->add_residual(x, r);
+  if (self_contact_) self_contact_->add_residual(x, r);
   Owned xa(x, true);
   Owned ra(r, false);
   if (!model_.attachments.empty())
@@ -183,6 +201,9 @@ bool DynamicSolver::attempt_newton(double h, std::string& why) {
     EDGEFEM_PETSC(VecCopy(x_n_, contact_start_));
     set_prescribed(contact_start_, t_new_);
     contact_->carry_along(contact_start_);
+  } else if (self_contact_) {
+    EDGEFEM_PETSC(VecCopy(x_n_, contact_start_));
+    set_prescribed(contact_start_, t_new_);
   }
   EDGEFEM_PETSC(VecWAXPY(x_, h, v_, x_n_));
   if (integrator_ == Integrator::newmark) EDGEFEM_PETSC(VecAXPY(x_, 0.5 * h * h, a_));
@@ -203,8 +224,9 @@ bool DynamicSolver::attempt_newton(double h, std::string& why) {
 }
 
 void DynamicSolver::limit_prediction() {
-  if (!contact_) return;
-  contact_->limit_prediction(contact_start_, x_);
+  if (!contact_ && !self_contact_) return;
+  if (contact_) contact_->limit_prediction(contact_start_, x_);
+  if (self_contact_) self_contact_->limit_prediction(contact_start_, x_);  // a prefix of each vertex's move
   set_prescribed(x_, t_new_);
 }
 
@@ -364,6 +386,7 @@ bool DynamicSolver::attempt(double h, std::string& why) {
   h_step_ = h;
   EDGEFEM_PETSC(VecCopy(x_, x_n_));
   if (contact_) contact_->begin_step(x_n_, time_, t_new_, h);
+  if (self_contact_) self_contact_->begin_step(x_n_, h);
   // h_ holds the external loads at t_n (for the work), f_n_ the internal force at x_n (stiffness damping).
   if (integrator_ != Integrator::linearized_euler && spec_.damping_stiffness != 0.0) {
     assembler_.set_positions(x_n_);
@@ -416,11 +439,17 @@ void DynamicSolver::solve_initial_static() {
         [&](double a, double s, std::string& why) {
           load_factor_ = s;
           if (contact_) contact_->begin_step(x_, 0.0, 0.0, s - a);
-          const FeasibleStart feasible{[this](Vec x) { contact_->carry_along(x); },
-                                       [this](Vec start, Vec x) { contact_->limit_prediction(start, x); }};
+          if (self_contact_) self_contact_->begin_step(x_, s - a);
+          const FeasibleStart feasible{[this](Vec x) {
+                                         if (contact_) contact_->carry_along(x);
+                                       },
+                                       [this](Vec start, Vec x) {
+                                         if (contact_) contact_->limit_prediction(start, x);
+                                         if (self_contact_) self_contact_->limit_prediction(start, x);
+                                       }};
           const bool ok = solve_load_step(
               *newton_, predictor, use_predictor, x_, saved, s, [this](Vec x, double) { set_prescribed(x, 0.0); },
-              nullptr, step_label(), why, contact_ ? &feasible : nullptr);
+              nullptr, step_label(), why, contact_ || self_contact_ ? &feasible : nullptr);
           if (ok && contact_) record_contact_step();
           return ok;
         },

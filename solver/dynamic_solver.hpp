@@ -37,6 +37,7 @@
 #include "solver/assembly.hpp"
 #include "solver/model.hpp"
 #include "solver/newton.hpp"
+#include "solver/self_contact.hpp"
 #include "solver/static_solver.hpp"
 #include "solver/time_integrator.hpp"
 
@@ -66,6 +67,8 @@ class DynamicSolver final : public TimeIntegrator {
   [[nodiscard]] std::vector<OutputPointField> output_point_fields() override;
   [[nodiscard]] std::vector<double> obstacle_forces() override;
   [[nodiscard]] ContactTerms* contact_terms() override { return contact_ ? &*contact_ : nullptr; }
+  /// Self-contact (`contact: {self: true}`; null without).
+  [[nodiscard]] SelfContactTerms* self_contact() { return self_contact_ ? &*self_contact_ : nullptr; }
   [[nodiscard]] std::optional<ContactStepReport> last_contact() const override { return contact_step_; }
 
  protected:
@@ -79,7 +82,9 @@ class DynamicSolver final : public TimeIntegrator {
   void before_checkpoint() override { newton_->rebuild_preconditioner(); }
   /// The loads at t_n for the work integral; the contact's state.
   void after_restore() override;
-  [[nodiscard]] double contact_energy() override { return contact_ ? contact_->energy(x_) : 0.0; }
+  [[nodiscard]] double contact_energy() override {
+    return (contact_ ? contact_->energy(x_) : 0.0) + (self_contact_ ? self_contact_->energy(x_) : 0.0);
+  }
 
  private:
   enum class Phase { static_initial, dynamic };
@@ -137,6 +142,8 @@ class DynamicSolver final : public TimeIntegrator {
   /// Predictor (backward Euler): the velocity change per unit time of the last step.
   PetscOwner<Vec, VecDestroy> slope_;
   std::optional<ContactTerms> contact_;          ///< with obstacles
+  std::optional<SelfContactTerms> self_contact_;  ///< with contact.self
+  std::vector<contact::VertexBlock> contact_blocks_;  ///< the obstacles' and the self-contact's blocks together
   std::optional<ContactStepReport> contact_step_;  ///< the last accepted (sub)step's (deepest penetration of the step)
   PetscOwner<Vec, VecDestroy> contact_start_;    ///< contact: a step's start, carried along the obstacles' move
   PetscOwner<Vec, VecDestroy> contact_state_;    ///< contact: the checkpoint's contact_state field

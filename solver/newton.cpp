@@ -96,6 +96,19 @@ NewtonDriver::NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli
   if (linear_.block)
     EDGEFEM_PETSC(SNESSetJacobian(snes_, linear_.krylov(matrix), linear_.preconditioner(matrix),
                                   &NewtonDriver::form_jacobian, this));
+  if (problem_.extra_multiply) {  // couplings outside the matrix's pattern: the Krylov operator adds them
+    PetscInt m = 0, n = 0, M = 0, N = 0;
+    EDGEFEM_PETSC(MatGetLocalSize(matrix, &m, &n));
+    EDGEFEM_PETSC(MatGetSize(matrix, &M, &N));
+    EDGEFEM_PETSC(MatCreateShell(comm, m, n, M, N, this, shell_.address()));
+    EDGEFEM_PETSC(MatShellSetOperation(shell_, MATOP_MULT, reinterpret_cast<void (*)(void)>(&NewtonDriver::shell_multiply)));
+    EDGEFEM_PETSC(MatSetOption(shell_, MAT_SYMMETRIC, PETSC_TRUE));
+    PC pc = nullptr;
+    EDGEFEM_PETSC(KSPGetPC(ksp, &pc));
+    if (problem_.extra_couplings && !has_type(pc, {kPcEdgefemGamg, PCGAMG}))  // (filled before every set-up)
+      EDGEFEM_PETSC(MatDuplicate(linear_.preconditioner(matrix), MAT_DO_NOT_COPY_VALUES, coupled_.address()));
+    EDGEFEM_PETSC(SNESSetJacobian(snes_, shell_, preconditioner_matrix(), &NewtonDriver::form_jacobian, this));
+  }
   own_lag_ = !option_given("-snes_lag_preconditioner");
   own_norm_ = !option_given("-ksp_norm_type");
   if (option_given("-ksp_rtol")) {  // a KSP tolerance given as a PETSc option holds for every linear solve
@@ -149,7 +162,15 @@ PetscErrorCode NewtonDriver::form_function(SNES, Vec x, Vec r, void* ctx) {
   return code;
 }
 
-PetscErrorCode NewtonDriver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
+PetscErrorCode NewtonDriver::shell_multiply(Mat A, Vec x, Vec y) {
+  NewtonDriver* self = nullptr;
+  PetscCall(MatShellGetContext(A, &self));
+  PetscCall(MatMult(self->linear_.krylov(self->matrix_), x, y));
+  PetscCall(petsc_callback(self->stage_solve_, [&] { self->problem_.extra_multiply(x, y); }));
+  return 0;
+}
+
+PetscErrorCode NewtonDriver::form_jacobian(SNES, Vec x, Mat, Mat, void* ctx) {
   auto* self = static_cast<NewtonDriver*>(ctx);
   const double t0 = wall();
   const AssemblyTimes parts0 = assembly_times();
@@ -161,13 +182,49 @@ PetscErrorCode NewtonDriver::form_jacobian(SNES, Vec x, Mat, Mat P, void* ctx) {
   self->stats_.assembly_parts += assembly_times() - parts0;
   PetscCall(petsc_callback(self->stage_solve_, [&] {
     if (self->need_floor_) {
-      self->floor_ = self->roundoff_floor(P, x);
+      self->floor_ = self->roundoff_floor(self->linear_.preconditioner(self->matrix_), x);  // (P may be coupled_)
       self->need_floor_ = false;
     }
     self->prepare_preconditioner();
     self->apply_forcing();
   }));
   return 0;
+}
+
+void NewtonDriver::build_coupled_preconditioner() {
+  const Mat base = linear_.preconditioner(matrix_);
+  PetscInt m = 0, n = 0, M = 0, N = 0;
+  EDGEFEM_PETSC(MatGetLocalSize(base, &m, &n));
+  EDGEFEM_PETSC(MatGetSize(base, &M, &N));
+  MatType type = nullptr;
+  EDGEFEM_PETSC(MatGetType(base, &type));
+  const auto create = [&](MatType t, PetscOwner<Mat, MatDestroy>& out) {
+    EDGEFEM_PETSC(MatCreate(comm_, out.address()));
+    EDGEFEM_PETSC(MatSetSizes(out, m, n, M, N));
+    EDGEFEM_PETSC(MatSetBlockSizesFromMats(out, base, base));
+    EDGEFEM_PETSC(MatSetType(out, t));
+  };
+  const auto assemble = [](Mat a) {
+    EDGEFEM_PETSC(MatAssemblyBegin(a, MAT_FINAL_ASSEMBLY));
+    EDGEFEM_PETSC(MatAssemblyEnd(a, MAT_FINAL_ASSEMBLY));
+  };
+  PetscOwner<Mat, MatDestroy> pattern, couplings, sum;
+  create(MATPREALLOCATOR, pattern);
+  EDGEFEM_PETSC(MatSetUp(pattern));
+  problem_.extra_couplings(pattern);
+  assemble(pattern);
+  create(type, couplings);
+  EDGEFEM_PETSC(MatPreallocatorPreallocate(pattern, PETSC_TRUE, couplings));
+  problem_.extra_couplings(couplings);
+  assemble(couplings);
+  EDGEFEM_PETSC(MatDuplicate(base, MAT_COPY_VALUES, sum.address()));
+  EDGEFEM_PETSC(MatAXPY(sum, 1.0, couplings, DIFFERENT_NONZERO_PATTERN));
+  PetscBool set = PETSC_FALSE, flag = PETSC_FALSE;  // C is symmetric and positive semi-definite: keep base's flags
+  EDGEFEM_PETSC(MatIsSymmetricKnown(base, &set, &flag));
+  if (set) EDGEFEM_PETSC(MatSetOption(sum, MAT_SYMMETRIC, flag));
+  EDGEFEM_PETSC(MatIsSPDKnown(base, &set, &flag));
+  if (set) EDGEFEM_PETSC(MatSetOption(sum, MAT_SPD, flag));
+  EDGEFEM_PETSC(MatHeaderReplace(coupled_, sum.address()));  // (coupled_ stays the object SNES and KSP hold)
 }
 
 double NewtonDriver::roundoff_floor(Mat J, Vec x) {
@@ -244,7 +301,11 @@ void NewtonDriver::prepare_preconditioner() {
     edgefem_gamg_request_coarse_rebuild(pc, std::move(rotations));
   }
   const double t0 = wall();
-  EDGEFEM_PETSC(KSPSetOperators(k, linear_.krylov(matrix_), linear_.preconditioner(matrix_)));
+  if (coupled_) {  // a new pattern: set up from scratch
+    build_coupled_preconditioner();
+    EDGEFEM_PETSC(PCReset(pc));
+  }
+  EDGEFEM_PETSC(KSPSetOperators(k, krylov_operator(), preconditioner_matrix()));
   EDGEFEM_PETSC(KSPSetUp(k));
   EDGEFEM_PETSC(KSPSetUpOnBlocks(k));  // block Jacobi factorizes its blocks here
   const double pc_seconds = wall() - t0;

@@ -75,6 +75,14 @@ struct NewtonProblem {
   /// vertex off every obstacle, the same on every rank (collective). The line search's pre-check scales the step by
   /// it before any line search (full or PETSc's) looks at it, so no iterate ever reaches an obstacle.
   std::function<double(Vec x, Vec y)> step_limit;
+  /// Optional (self-contact, solver/self_contact.hpp): out += C in, the Jacobian's couplings that are not in the
+  /// matrix's pattern (collective). The Krylov method then multiplies by matrix + C (a shell operator).
+  std::function<void(Vec in, Vec out)> extra_multiply;
+  /// Optional, with extra_multiply: adds the entries of the same C to P (MatSetValues with ADD_VALUES, global
+  /// indices, any rank's rows; no assembly). Then the preconditioner is built from matrix + C (a copy with the
+  /// larger pattern, made at each preconditioner set-up), not from the matrix alone; not under (edgefem_)gamg,
+  /// whose rebuilds keep the matrix's pattern.
+  std::function<void(Mat P)> extra_couplings;
 };
 
 /// The linear tolerance of a Newton iteration under `forcing: eisenstat-walker` (docs/theory/solver.md "Inexact
@@ -132,6 +140,18 @@ class NewtonDriver {
  private:
   static PetscErrorCode form_function(SNES, Vec x, Vec r, void* ctx);
   static PetscErrorCode form_jacobian(SNES, Vec x, Mat J, Mat P, void* ctx);
+  /// The shell operator's product with problem_.extra_multiply: y = krylov(matrix) x + C x.
+  static PetscErrorCode shell_multiply(Mat A, Vec x, Vec y);
+  /// The Krylov method's operator: the shell with extra_multiply, else linear_.krylov(matrix_).
+  [[nodiscard]] Mat krylov_operator() const { return shell_ ? shell_.get() : linear_.krylov(matrix_); }
+  /// The matrix the preconditioner is built from: matrix + C (coupled_) with problem_.extra_couplings, else the
+  /// matrix (or its BAIJ copy).
+  [[nodiscard]] Mat preconditioner_matrix() const {
+    return coupled_ ? coupled_.get() : linear_.preconditioner(matrix_);
+  }
+  /// coupled_ := linear_.preconditioner(matrix_) + C, C from problem_.extra_couplings (its pattern found by a
+  /// MATPREALLOCATOR pass). Collective.
+  void build_coupled_preconditioner();
   static PetscErrorCode monitor(SNES, PetscInt it, PetscReal norm, void* ctx);
   static PetscErrorCode converged(SNES, PetscInt it, PetscReal xnorm, PetscReal snorm, PetscReal fnorm,
                                   SNESConvergedReason* reason, void* ctx);
@@ -177,6 +197,8 @@ class NewtonDriver {
   /// The preconditioner's type our defaults chose, and the BAIJ copy of matrix_ if the Krylov method multiplies with
   /// it (multigrid) or the preconditioner factorizes it (block Jacobi, Schwarz).
   LinearOperators linear_;
+  PetscOwner<Mat, MatDestroy> shell_;  ///< with problem_.extra_multiply
+  PetscOwner<Mat, MatDestroy> coupled_;  ///< with problem_.extra_couplings: matrix + C, the preconditioner's matrix
   PetscOwner<SNES, SNESDestroy> snes_;
   PetscOwner<Vec, VecDestroy> r_, work_;
   bool own_lag_ = true;         ///< false when -snes_lag_preconditioner is given (PETSc's lag then rules)

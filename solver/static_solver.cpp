@@ -41,12 +41,26 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
   f_ext_ = assembler_.create_vector();
   attachment_diagonal_.assign(3 * static_cast<std::size_t>(mesh_.n_owned), 0.0);
   NewtonProblem problem{[this](Vec x, Vec r) { residual(x, r); }, [this](Vec x, Mat P) { jacobian(x, P); },
-                        prescribed_rows(model_), [this] { return assembler_.vertex_rotations(); }, {}};
+                        prescribed_rows(model_), [this] { return assembler_.vertex_rotations(); }, {}, {}, {}};
   if (!job_.obstacles.empty()) {
     contact_.emplace(comm_, job_, mesh_, model_, assembler_, 0.0);
     if (contact_->barrier()) problem.step_limit = [this](Vec x, Vec y) { return contact_->step_limit(x, y); };
     feasible_.emplace(FeasibleStart{[this](Vec x) { contact_->carry_along(x); },
                                     [this](Vec start, Vec x) { contact_->limit_prediction(start, x); }});
+  }
+  if (job_.contact.self) {  // (after the obstacles: both limits apply, the smaller wins)
+    self_contact_.emplace(comm_, job_, mesh_, model_, assembler_, 0.0);
+    problem.extra_multiply = [this](Vec in, Vec out) { self_contact_->multiply_couplings(in, out); };
+    problem.extra_couplings = [this](Mat P) { self_contact_->add_couplings(P); };
+    problem.step_limit = [this, obstacles = problem.step_limit](Vec x, Vec y) {
+      return std::min(obstacles ? obstacles(x, y) : 1.0, self_contact_->step_limit(x, y));
+    };
+    const std::optional<FeasibleStart> obstacles = feasible_;
+    feasible_.emplace(FeasibleStart{[obstacles](Vec x) { if (obstacles) obstacles->carry(x); },
+                                    [this, obstacles](Vec start, Vec x) {
+                                      if (obstacles) obstacles->limit(start, x);
+                                      self_contact_->limit_prediction(start, x);  // a prefix of each vertex's move
+                                    }});
   }
   newton_.emplace(comm_, job_, cli_petsc_options, assembler_.matrix(), x_, std::move(problem),
                   linear_system_kind(comm_, mesh_, model_, false), quiet_ || !iteration_lines);
@@ -70,6 +84,7 @@ void StaticSolver::residual(Vec x, Vec r) {
   VecArray xa(x, true), ra(r, false);
   add_attachment_terms(model_, mesh_.mesh.coords, load_factor_, xa.span(), {}, 0.0, ra.span(), {});
   if (contact_) contact_->add_residual(x, r);
+  if (self_contact_) self_contact_->add_residual(x, r);
   for (const auto& d : model_.dirichlet)
     ra.span()[d.dof] = xa.span()[d.dof] - prescribed_position(model_, d, mesh_.mesh.coords, load_factor_);
 }
@@ -77,6 +92,12 @@ void StaticSolver::residual(Vec x, Vec r) {
 MatrixCoefficients StaticSolver::coefficients(Vec x) {
   MatrixCoefficients c;
   if (contact_) c.vertex_blocks = contact_->blocks(x);
+  if (self_contact_) {
+    const auto self = self_contact_->blocks(x);
+    contact_blocks_.assign(c.vertex_blocks.begin(), c.vertex_blocks.end());
+    contact_blocks_.insert(contact_blocks_.end(), self.begin(), self.end());
+    c.vertex_blocks = contact_blocks_;
+  }
   if (!model_.attachments.empty()) {
     std::fill(attachment_diagonal_.begin(), attachment_diagonal_.end(), 0.0);
     add_attachment_terms(model_, mesh_.mesh.coords, load_factor_, {}, {}, 0.0, {}, attachment_diagonal_);
@@ -95,6 +116,7 @@ bool StaticSolver::load_step(double from, double to, std::string& why) {
   char label[96];
   std::snprintf(label, sizeof label, "step %d/%d  load %.4g", step_, n_steps_, to);
   if (contact_) contact_->begin_step(x_, from, to, to - from);
+  if (self_contact_) self_contact_->begin_step(x_, to - from);
   const bool ok = solve_load_step(
       *newton_, *predictor_, job_.solver.predictor == SolverSpec::Predictor::extrapolate, x_, saved_, to,
       [this](Vec x, double s) { set_prescribed(x, s); }, [this](Vec x, double s) { tangent_predict(x, s); }, label,

@@ -20,6 +20,7 @@
 #include "partition/partition.hpp"
 #include "solver/assembly.hpp"
 #include "solver/contact.hpp"
+#include "solver/self_contact.hpp"
 #include "solver/model.hpp"
 #include "solver/newton.hpp"
 #include "linalg/petsc_util.hpp"
@@ -77,6 +78,8 @@ class StaticSolver {
   [[nodiscard]] const NewtonDriver& newton() const { return *newton_; }
   /// The contact with the job's obstacles (null without obstacles).
   [[nodiscard]] ContactTerms* contact() { return contact_ ? &*contact_ : nullptr; }
+  /// Self-contact (`contact: {self: true}`; null without).
+  [[nodiscard]] SelfContactTerms* self_contact() { return self_contact_ ? &*self_contact_ : nullptr; }
   /// The current state (owned entries; the ghosts are not kept up to date).
   [[nodiscard]] Vec state() const { return x_; }
   /// With obstacles: the last load step's contact (its cut parts' deepest penetration).
@@ -109,6 +112,8 @@ class StaticSolver {
   PetscOwner<Vec, VecDestroy> lift_in_, lift_out_, rhs_, dx_;  ///< tangent predictor
   std::vector<double> attachment_diagonal_;
   std::optional<ContactTerms> contact_;  ///< with obstacles
+  std::optional<SelfContactTerms> self_contact_;  ///< with contact.self
+  std::vector<contact::VertexBlock> contact_blocks_;  ///< the obstacles' and the self-contact's blocks together
   ContactStepReport contact_step_;       ///< the last converged (sub)step's
   std::optional<FeasibleStart> feasible_;
   std::optional<NewtonDriver> newton_;

@@ -396,6 +396,17 @@ CASES = [
      L + r"contact\.method: expected one of: barrier, penalty, got 'barier' \(did you mean 'barrier'\?\)"),
     ("contact.without_obstacles", BOX + STVK + CLAMP + "contact: {method: penalty}\n",
      L + r"contact: given, but the job has no obstacles"),
+    ("contact.self_friction_negative", BOX + STVK + CLAMP + "contact: {self: true, friction: -0.2}\n",
+     L + r"contact\.friction: expected a non-negative number \(Coulomb's coefficient between parts of the body\), "
+     r"got '-0\.2'"),
+    ("contact.self_friction_without_self", obstacle_job("{shape: sphere, center: [3, 0, 0], radius: 0.5}",
+                                                        "{friction: 0.2}"),
+     L + r"contact\.friction: friction between parts of the body needs self: true"),
+    ("contact.self_penalty", BOX + STVK + CLAMP + "contact: {self: true, method: penalty}\n",
+     L + r"contact\.self: self-contact needs method barrier"),
+    ("contact.self_position_based", BOX + STVK + CLAMP + "contact: {self: true}\n"
+     "analysis: {type: dynamic, dt: 0.01, end_time: 0.02, integrator: position-based}\n",
+     L + r"contact\.self: supported with the Newton solvers only"),
     ("obstacles.linearized_euler", obstacle_job("{shape: sphere, center: [3, 0, 0], radius: 0.5}", "",
                                                 "analysis: {type: dynamic, dt: 0.01, end_time: 0.02, "
                                                 "integrator: linearized-euler}\n"),

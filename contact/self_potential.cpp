@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "contact/self_potential.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "contact/self_broad_phase.hpp"
+#include "contact/self_ccd.hpp"
+#include "contact/self_distance.hpp"
+
+namespace edgefem::contact {
+
+SelfSurface make_self_surface(std::vector<std::array<int, 3>> triangles, std::vector<double> rest) {
+  SelfSurface s;
+  s.triangles = std::move(triangles);
+  s.rest = std::move(rest);
+  for (const auto& t : s.triangles)
+    for (int k = 0; k < 3; ++k) s.edges.push_back({std::min(t[k], t[(k + 1) % 3]), std::max(t[k], t[(k + 1) % 3])});
+  std::sort(s.edges.begin(), s.edges.end());
+  s.edges.erase(std::unique(s.edges.begin(), s.edges.end()), s.edges.end());
+  s.point_owned.assign(static_cast<std::size_t>(s.n_vertices()), 1);
+  s.edge_owned.assign(s.edges.size(), 1);
+  return s;
+}
+
+SelfPotential::SelfPotential(SelfSurface surface, double dh, double kappa)
+    : surface_(std::move(surface)), dh_(dh), kappa_(kappa) {}
+
+std::array<int, 4> SelfPotential::pair_vertices(const SelfPair& p) const {
+  if (p.edge_edge) {
+    const auto& a = surface_.edges[static_cast<std::size_t>(p.a)];
+    const auto& b = surface_.edges[static_cast<std::size_t>(p.b)];
+    return {a[0], a[1], b[0], b[1]};
+  }
+  const auto& t = surface_.triangles[static_cast<std::size_t>(p.b)];
+  return {p.a, t[0], t[1], t[2]};
+}
+
+namespace {
+
+/// The boxes of the primitives over the points x0 and x1 (3 per vertex each), grown by `inflate` on every side.
+template <std::size_t K>
+std::vector<Aabb> primitive_boxes(const std::vector<std::array<int, K>>& prims, std::span<const double> x0,
+                                  std::span<const double> x1, double inflate) {
+  std::vector<Aabb> boxes(prims.size());
+  for (std::size_t i = 0; i < prims.size(); ++i) {
+    for (const int v : prims[i]) {
+      boxes[i].grow(load3(&x0[3 * static_cast<std::size_t>(v)]));
+      boxes[i].grow(load3(&x1[3 * static_cast<std::size_t>(v)]));
+    }
+    for (int k = 0; k < 3; ++k) boxes[i].lo[k] -= inflate, boxes[i].hi[k] += inflate;
+  }
+  return boxes;
+}
+
+bool shares_vertex(const std::array<int, 4>& v) {
+  return v[0] == v[2] || v[0] == v[3] || v[1] == v[2] || v[1] == v[3];
+}
+
+/// The pairs of the surface's primitives whose boxes (over x0 and x1, grown by `inflate`) overlap.
+std::vector<SelfPair> overlapping_pairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1,
+                                        double inflate) {
+  const BoxTree triangles(primitive_boxes(s.triangles, x0, x1, inflate));
+  const BoxTree edges(primitive_boxes(s.edges, x0, x1, inflate));
+  const int n_points = s.n_vertices(), n_edges = static_cast<int>(s.edges.size());
+  std::vector<std::vector<SelfPair>> found(static_cast<std::size_t>(n_points + n_edges));
+#pragma omp parallel
+  {
+    std::vector<int> near;
+#pragma omp for schedule(dynamic, 64)
+    for (int i = 0; i < n_points + n_edges; ++i) {
+      near.clear();
+      auto& out = found[static_cast<std::size_t>(i)];
+      if (i < n_points) {  // point-triangle
+        if (!s.point_owned[static_cast<std::size_t>(i)]) continue;
+        Aabb box;
+        box.grow(load3(&x0[3 * static_cast<std::size_t>(i)]));
+        box.grow(load3(&x1[3 * static_cast<std::size_t>(i)]));
+        for (int k = 0; k < 3; ++k) box.lo[k] -= inflate, box.hi[k] += inflate;
+        triangles.query(box, near);
+        for (const int t : near) {
+          const auto& tri = s.triangles[static_cast<std::size_t>(t)];
+          if (tri[0] != i && tri[1] != i && tri[2] != i) out.push_back({false, i, t});
+        }
+      } else {  // edge-edge, each pair from its smaller edge
+        const int e = i - n_points;
+        if (!s.edge_owned[static_cast<std::size_t>(e)]) continue;
+        edges.query(edges.box(e), near);
+        const auto& a = s.edges[static_cast<std::size_t>(e)];
+        for (const int f : near) {
+          if (f <= e) continue;
+          const auto& b = s.edges[static_cast<std::size_t>(f)];
+          if (!shares_vertex({a[0], a[1], b[0], b[1]})) out.push_back({true, e, f});
+        }
+      }
+    }
+  }
+  std::vector<SelfPair> pairs;
+  for (const auto& f : found) pairs.insert(pairs.end(), f.begin(), f.end());
+  return pairs;
+}
+
+/// The largest coordinate difference between a and b.
+double largest_move(std::span<const double> a, std::span<const double> b) {
+  double m = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
+}
+
+/// The pairs of `candidates` whose boxes over x0 -> x1 grown by `inflate` overlap (the test of overlapping_pairs).
+std::vector<SelfPair> filter_pairs(const SelfSurface& s, const std::vector<SelfPair>& candidates,
+                                   std::span<const double> x0, std::span<const double> x1, double inflate) {
+  const std::vector<Aabb> triangles = primitive_boxes(s.triangles, x0, x1, inflate);
+  const std::vector<Aabb> edges = primitive_boxes(s.edges, x0, x1, inflate);
+  std::vector<SelfPair> pairs;
+  for (const SelfPair& p : candidates) {
+    const auto a = static_cast<std::size_t>(p.a), b = static_cast<std::size_t>(p.b);
+    if (p.edge_edge) {
+      if (overlap(edges[a], edges[b])) pairs.push_back(p);
+      continue;
+    }
+    Aabb box;
+    box.grow(load3(&x0[3 * a]));
+    box.grow(load3(&x1[3 * a]));
+    for (int k = 0; k < 3; ++k) box.lo[k] -= inflate, box.hi[k] += inflate;
+    if (overlap(triangles[b], box)) pairs.push_back(p);
+  }
+  return pairs;
+}
+
+}  // namespace
+
+std::vector<SelfPair> tree_pairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1,
+                                 double inflate) {
+  return overlapping_pairs(s, x0, x1, inflate);
+}
+
+std::vector<SelfPair> SelfPotential::overlapping(std::span<const double> x0, std::span<const double> x1,
+                                                 double inflate) const {
+  const double margin = dh_, reach = 0.99 * (0.5 * dh_ + margin - inflate);
+  Candidates& c = candidates_;
+  const bool still = x0.data() == x1.data();
+  const auto within = [&] {
+    return !c.centre.empty() && largest_move(x0, c.centre) <= reach && (still || largest_move(x1, c.centre) <= reach);
+  };
+  if (!within()) {
+    if (!still) return overlapping_pairs(surface_, x0, x1, inflate);  // (a long move: a tree of its own)
+    c.centre.assign(x0.begin(), x0.end());
+    c.pairs = overlapping_pairs(surface_, x0, x0, 0.5 * dh_ + margin);
+    ++c.builds;
+  } else {
+    ++c.hits;
+  }
+  return filter_pairs(surface_, c.pairs, x0, x1, inflate);
+}
+
+std::vector<SelfPair> SelfPotential::near_pairs(std::span<const double> x) const {
+  return overlapping(x, x, 0.5 * dh_);
+}
+
+std::vector<SelfPair> SelfPotential::swept_pairs(std::span<const double> x, std::span<const double> dx) const {
+  std::vector<double> end(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) end[i] = x[i] + dx[i];
+  return overlapping(x, end, 0.0);
+}
+
+double SelfPotential::evaluate(std::span<const double> x, std::span<double> gradient, std::vector<double>* diagonal,
+                               std::vector<SelfPairHessian>* full, bool with_friction) const {
+  const std::vector<SelfPair> pairs = near_pairs(x);
+  const auto n = static_cast<std::ptrdiff_t>(pairs.size());
+  const bool hessian = diagonal != nullptr || full != nullptr;
+  std::vector<PairTerms> terms(pairs.size());
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::ptrdiff_t k = 0; k < n; ++k) {
+    const SelfPair& p = pairs[static_cast<std::size_t>(k)];
+    const std::array<int, 4> v = pair_vertices(p);
+    std::array<Vec3, 4> y;
+    for (int i = 0; i < 4; ++i) y[i] = load3(&x[3 * static_cast<std::size_t>(v[i])]);
+    if (p.edge_edge) {
+      const auto r = [&](int i) { return load3(&surface_.rest[3 * static_cast<std::size_t>(v[i])]); };
+      terms[k] = edge_edge_terms(y, dh_, kappa_, mollifier_threshold(r(0), r(1), r(2), r(3)), hessian, true);
+    } else {
+      terms[k] = point_triangle_terms(y, dh_, kappa_, hessian, true);
+    }
+  }
+  double energy = 0.0;
+  if (full) full->clear();
+  for (std::size_t l = 0; l < (with_friction ? friction_.size() : 0); ++l) {
+    const SelfFrictionLag& f = friction_[l];
+    PairTerms t;
+    std::array<Vec3, 4> y;
+    for (int i = 0; i < 4; ++i) y[i] = load3(&x[3 * static_cast<std::size_t>(f.vertices[i])]);
+    t.energy = self_friction_terms(f, y, slip_, t.gradient.data(), hessian ? t.hessian.data() : nullptr);
+    terms.push_back(t);
+  }
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    const PairTerms& t = terms[k];
+    const bool friction = k >= pairs.size();  // (the lagged friction terms follow the barrier's)
+    if (!friction && t.energy == 0.0 && !(t.distance < dh_)) continue;
+    energy += t.energy;
+    const std::array<int, 4> v = friction ? friction_[k - pairs.size()].vertices : pair_vertices(pairs[k]);
+    for (int i = 0; i < 4; ++i) {
+      const auto base = static_cast<std::size_t>(v[i]);
+      if (!gradient.empty())
+        for (int c = 0; c < 3; ++c) gradient[3 * base + c] += t.gradient[3 * i + c];
+      if (diagonal)
+        for (int r = 0; r < 3; ++r)
+          for (int c = 0; c < 3; ++c) (*diagonal)[9 * base + 3 * r + c] += t.hessian[12 * (3 * i + r) + 3 * i + c];
+    }
+    if (full) full->push_back({v, t.hessian});
+  }
+  return energy;
+}
+
+double SelfPotential::step_limit(std::span<const double> x, std::span<const double> dx) const {
+  const std::vector<SelfPair> pairs = swept_pairs(x, dx);
+  const auto n = static_cast<std::ptrdiff_t>(pairs.size());
+  double limit = 1.0;
+#pragma omp parallel for reduction(min : limit) schedule(dynamic, 16)
+  for (std::ptrdiff_t k = 0; k < n; ++k) {
+    const SelfPair& p = pairs[static_cast<std::size_t>(k)];
+    const std::array<int, 4> v = pair_vertices(p);
+    std::array<Vec3, 4> y, d;
+    for (int i = 0; i < 4; ++i) {
+      y[i] = load3(&x[3 * static_cast<std::size_t>(v[i])]);
+      d[i] = load3(&dx[3 * static_cast<std::size_t>(v[i])]);
+    }
+    limit = std::min(limit, additive_ccd(y, d, p.edge_edge));
+  }
+  return limit;
+}
+
+void SelfPotential::lag_friction(std::span<const double> x0, double mu, double eps) {
+  friction_.clear();
+  slip_ = eps;
+  if (!(mu > 0.0)) return;
+  for (const SelfPair& p : near_pairs(x0)) {
+    const std::array<int, 4> v = pair_vertices(p);
+    std::array<Vec3, 4> y;
+    for (int i = 0; i < 4; ++i) y[i] = load3(&x0[3 * static_cast<std::size_t>(v[i])]);
+    PairTerms t;
+    if (p.edge_edge) {
+      const auto r = [&](int i) { return load3(&surface_.rest[3 * static_cast<std::size_t>(v[i])]); };
+      t = edge_edge_terms(y, dh_, kappa_, mollifier_threshold(r(0), r(1), r(2), r(3)), false, false);
+    } else {
+      t = point_triangle_terms(y, dh_, kappa_, false, false);
+    }
+    if (!(t.distance < dh_) || t.energy == 0.0) continue;
+    Vec3 force{0.0, 0.0, 0.0};  // the barrier's force on the first primitive: its normal force lambda
+    for (int i = 0; i < (p.edge_edge ? 2 : 1); ++i) force = force + load3(&t.gradient[3 * static_cast<std::size_t>(i)]);
+    SelfFrictionLag lag;
+    lag.vertices = v;
+    if (lag_self_friction(y, p.edge_edge, norm(force), mu, lag)) friction_.push_back(lag);
+  }
+}
+
+SelfMeasure SelfPotential::measure(std::span<const double> x) const {
+  SelfMeasure m;
+  for (const SelfPair& p : near_pairs(x)) {
+    const std::array<int, 4> v = pair_vertices(p);
+    std::array<Vec3, 4> y;
+    for (int i = 0; i < 4; ++i) y[i] = load3(&x[3 * static_cast<std::size_t>(v[i])]);
+    const double d =
+        std::sqrt(std::max(p.edge_edge ? edge_edge_squared_distance(y) : point_triangle_squared_distance(y), 0.0));
+    if (!(d < dh_)) continue;
+    ++m.active;
+    m.min_distance = std::min(m.min_distance, d);
+  }
+  return m;
+}
+
+}  // namespace edgefem::contact

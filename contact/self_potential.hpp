@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+/// \file self_potential.hpp
+/// Self-contact of a triangle surface (the boundary faces of a tet mesh, or the triangles of a membrane): the IPC
+/// barrier of every point-triangle and edge-edge pair that shares no vertex (self_distance.hpp), found through a
+/// broad phase of boxes (self_broad_phase.hpp), its energy, gradient and PSD-projected Hessian; the step limit of a
+/// line search from continuous collision checks of every pair whose boxes over the step overlap (self_ccd.hpp).
+///
+/// Positions are 3 doubles per surface vertex. For a distributed body every rank holds the whole surface's
+/// positions and evaluates the pairs it owns (the caller's `point_owned` and `edge_owned` flags: a point-triangle
+/// pair belongs to its point, an edge-edge pair {i, j} to the edge min(i, j)), so that over the ranks each pair is
+/// counted once; the caller sums the gradients and reduces the limits (solver/self_contact.hpp). No MPI, no PETSc.
+///
+/// The broad phase keeps a Verlet list (Candidates): the pairs within dh / 2 + a margin (dh) of each other at the
+/// positions where it was built; a query whose positions stay within the margin answers from it by the same box
+/// test (no tree), so a Newton solve builds trees once per step or so instead of at every evaluation.
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "contact/self_friction.hpp"
+#include "contact/vec3.hpp"
+
+namespace edgefem::contact {
+
+struct SelfSurface {
+  std::vector<std::array<int, 3>> triangles;  ///< 3 surface vertices each
+  std::vector<std::array<int, 2>> edges;      ///< the triangles' edges, once each (smaller vertex first), sorted
+  std::vector<double> rest;                   ///< 3 per surface vertex: reference positions (the mollifier)
+  std::vector<char> point_owned;              ///< per surface vertex
+  std::vector<char> edge_owned;               ///< per edge
+  [[nodiscard]] int n_vertices() const { return static_cast<int>(rest.size() / 3); }
+};
+
+/// The surface of `triangles` over `rest` (3 per vertex), every pair owned (serial).
+SelfSurface make_self_surface(std::vector<std::array<int, 3>> triangles, std::vector<double> rest);
+
+/// One pair: a point-triangle pair (a: the point, b: the triangle) or an edge-edge pair (a < b: edges).
+struct SelfPair {
+  bool edge_edge = false;
+  int a = 0, b = 0;
+};
+
+/// A pair's Hessian, for callers that assemble the full matrix (and for tests).
+struct SelfPairHessian {
+  std::array<int, 4> vertices{};
+  std::array<double, 144> values{};
+};
+
+/// What the pairs look like at a state (this rank's pairs).
+struct SelfMeasure {
+  long long active = 0;  ///< pairs closer than the activation distance
+  double min_distance = std::numeric_limits<double>::infinity();  ///< over the active pairs (infinity: none)
+};
+
+/// The pairs (owned as flagged) whose primitives' boxes over x0 -> x1, grown by `inflate`, overlap: two new
+/// trees, no candidate list (SelfPotential's broad phase without its Verlet list; for tests).
+std::vector<SelfPair> tree_pairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1,
+                                 double inflate);
+
+class SelfPotential {
+ public:
+  SelfPotential(SelfSurface surface, double dh, double kappa);
+  void set_stiffness(double kappa) { kappa_ = kappa; }
+  [[nodiscard]] double stiffness() const { return kappa_; }
+  [[nodiscard]] double activation_distance() const { return dh_; }
+  [[nodiscard]] const SelfSurface& surface() const { return surface_; }
+
+  /// This rank's pairs within the activation distance at x (broad phase: boxes inflated by dh / 2).
+  [[nodiscard]] std::vector<SelfPair> near_pairs(std::span<const double> x) const;
+  /// This rank's pairs whose boxes over the move x -> x + dx overlap.
+  [[nodiscard]] std::vector<SelfPair> swept_pairs(std::span<const double> x, std::span<const double> dx) const;
+  /// How many times the candidate list (below) was built, and queries answered from it.
+  [[nodiscard]] long long candidate_builds() const { return candidates_.builds; }
+  [[nodiscard]] long long candidate_hits() const { return candidates_.hits; }
+
+  /// The energy of this rank's pairs at x; adds the gradient to `gradient` (3 per surface vertex; empty: skipped),
+  /// the PSD-projected Hessian's 3 x 3 diagonal blocks to `diagonal` (9 per surface vertex, row-major; null:
+  /// skipped) and, with `full`, every active pair's projected 12 x 12 Hessian. With `with_friction` the lagged
+  /// friction's terms too (lag_friction); without, the energy is the barrier's alone (the energy record's).
+  double evaluate(std::span<const double> x, std::span<double> gradient, std::vector<double>* diagonal,
+                  std::vector<SelfPairHessian>* full = nullptr, bool with_friction = true) const;
+  /// The largest t in [0, 1] such that no pair of this rank comes into contact along x + t' dx, t' <= t, keeping
+  /// a tenth of each pair's gap (additive CCD, self_ccd.hpp).
+  [[nodiscard]] double step_limit(std::span<const double> x, std::span<const double> dx) const;
+  [[nodiscard]] SelfMeasure measure(std::span<const double> x) const;
+
+  /// Freezes friction (self_friction.hpp) for this rank's pairs within the activation distance at x0 (the step's
+  /// start), coefficient mu, slip eps; evaluate() then adds it. mu = 0 clears it.
+  void lag_friction(std::span<const double> x0, double mu, double eps);
+  [[nodiscard]] std::size_t n_friction_pairs() const { return friction_.size(); }
+
+ private:
+  std::array<int, 4> pair_vertices(const SelfPair& p) const;
+  /// The pairs whose boxes over x0 -> x1 grown by `inflate` overlap: those of the candidate list that pass the same
+  /// box test, when every vertex at x0 and x1 lies within its reach of the list's centre (rebuilt there from x0 if
+  /// not, for a query without a move); else a new tree. The same pairs, in the same order, as a new tree's.
+  std::vector<SelfPair> overlapping(std::span<const double> x0, std::span<const double> x1, double inflate) const;
+
+  /// A Verlet list: the pairs whose boxes at `centre`, grown by dh / 2 + the margin, overlap. A box at positions
+  /// each within m of the centre, grown by g, lies in the centre's box grown by m + g: so every pair whose boxes
+  /// overlap there is in the list while m + g <= dh / 2 + margin (with a 1 % guard against rounding).
+  struct Candidates {
+    std::vector<double> centre;
+    std::vector<SelfPair> pairs;
+    long long builds = 0, hits = 0;
+  };
+  SelfSurface surface_;
+  double dh_ = 1e-3, kappa_ = 1.0;
+  mutable Candidates candidates_;  ///< (const queries are thread-safe only if not called concurrently)
+  std::vector<SelfFrictionLag> friction_;  ///< lagged at the step's start
+  double slip_ = 1.0;                       ///< friction's eps
+};
+
+}  // namespace edgefem::contact
