@@ -10,6 +10,7 @@
 
 #include "core/cpu_features.hpp"
 #include "linalg/csr_blocks.hpp"
+#include "linalg/memory_bytes.hpp"
 #include "linalg/simd_pairs.hpp"
 
 #if defined(EDGEFEM_X86_AVX2)
@@ -446,6 +447,18 @@ OwnAijProduct::OwnAijProduct(Mat aij) {
   op(MATOP_MULT_TRANSPOSE_ADD, &K::mult_transpose_add);
 }
 
+std::size_t OwnAijProduct::bytes() const {
+  std::size_t b = scratch_.capacity() * sizeof(PetscScalar);
+  for (const Part* p : {&diagonal_, &off_diagonal_})
+    b += (p->bi.capacity() + p->bj.capacity()) * sizeof(PetscInt) + p->values.capacity() * sizeof(float);
+  if (ghosts_) {
+    PetscInt n = 0;
+    VecGetLocalSize(ghosts_, &n);
+    b += static_cast<std::size_t>(n) * sizeof(PetscScalar);
+  }
+  return b;
+}
+
 OwnAijProduct::~OwnAijProduct() {
   for (Part* p : {&diagonal_, &off_diagonal_}) {
     PetscInt n = 0;
@@ -511,6 +524,22 @@ void MultigridProducts::finest_diagonal_from_operator(PC pc, bool own) {
   if (type != PC_JACOBI_DIAGONAL) return;
   if (own && p == preconditioning) EDGEFEM_PETSC(KSPSetOperators(smoother, krylov, krylov));
   if (!own && p == krylov) EDGEFEM_PETSC(KSPSetOperators(smoother, krylov, preconditioning));
+}
+
+MultigridProducts::Bytes MultigridProducts::bytes_by_part() const {
+  Bytes b;
+  for (const Level& level : levels_) {
+    if (level.op) b.copies += level.op->bytes();
+    if (level.interp) b.copies += level.interp->bytes(), b.interpolations += aij_bytes(level.interp->matrix());
+  }
+  for (const auto& product : owned_galerkin_) b.galerkin += product->bytes();
+  for (const auto& rest : finest_rest_) b.rest += rest.capacity() * sizeof(PetscScalar);
+  return b;
+}
+
+std::size_t MultigridProducts::bytes() const {
+  const Bytes b = bytes_by_part();
+  return b.copies + b.interpolations + b.galerkin + b.rest;
 }
 
 void MultigridProducts::remove(PC pc) {

@@ -49,6 +49,8 @@ class ResultWriter {
   void finish();
 
   [[nodiscard]] const std::string& pvd_path() const { return pvd_.path(); }
+  /// Bytes of the piece a thread is still writing (its arrays are freed as soon as it is written), 0 when none.
+  [[nodiscard]] std::size_t pending_bytes() const;
 
  private:
   MPI_Comm comm_;
@@ -63,6 +65,7 @@ class ResultWriter {
   std::string pending_name_;  ///< step_NNNNNN
   double pending_time_ = 0;
   VtuPiece pending_layout_;  ///< the piece's array names and sizes (no values), for the .pvtu
+  std::size_t pending_bytes_ = 0;  ///< the pending piece's arrays
 };
 
 /// A CSV file that rank 0 appends one row at a time to (flushed after each row). It starts with `header`; with

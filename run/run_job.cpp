@@ -18,6 +18,7 @@
 #include "run/dynamic_run.hpp"
 #include "run/frames_run.hpp"
 #include "run/load_mesh.hpp"
+#include "run/memory_account.hpp"
 #include "run/memory_budget.hpp"
 #include "run/report.hpp"
 #include "run/static_run.hpp"
@@ -141,6 +142,7 @@ int run_job(const RunOptions& options, SummaryRecord& record, const std::functio
   clock.partition = loaded.seconds_partition;
   clock.distribute = loaded.seconds_distribute;
   const LocalMesh mesh = std::move(loaded.mesh);
+  memory_account().phase("mesh");
   const InputPeak peak = input_peak_memory(comm);
   record_input(comm, job, loaded, mesh, clock, record.summary);
   if (job.discretization.type == DiscretizationType::frames) check_frame_count(job, mesh.n_global_vertices);
@@ -153,6 +155,7 @@ int run_job(const RunOptions& options, SummaryRecord& record, const std::functio
   // from its supports alone (solver/free_body.hpp).
   if (solves_static_problem(job)) check_static_support(comm, job, mesh, build_supports(comm, job, mesh));
   Model model = build_model(comm, job, mesh);
+  memory_account().phase("model");
   print_run_header(comm, options, job, loaded, mesh, model, clock, peak, memory);
   record.summary.oversubscribed = warn_if_oversubscribed(comm);
   return run_analysis(options, job, mesh, std::move(model), clock, record.summary);

@@ -476,6 +476,34 @@ double Assembler::energy() {
   return total;
 }
 
+std::size_t Assembler::state_bytes() const {
+  const auto vec = [](Vec v) -> std::size_t {
+    PetscInt n = 0;
+    if (!v || VecGetLocalSize(v, &n) != 0) return 0;
+    // (a ghosted vector's local form: owned and ghost entries)
+    Vec local = nullptr;
+    if (VecGhostGetLocalForm(v, &local) == 0 && local) {
+      VecGetLocalSize(local, &n);
+      VecGhostRestoreLocalForm(v, &local);
+    }
+    return static_cast<std::size_t>(n) * sizeof(PetscScalar);
+  };
+  std::size_t b = vec(x_ghost_) + vec(f_ghost_) + vec(reference_) + vec(velocity_ghost_);
+  for (const auto& l : loads_) b += vec(l);
+  const auto cap = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  b += cap(owned_mass_) + cap(mass_values_) + cap(owned_prescribed_) + cap(damping_values_) + cap(dirichlet_rows_) +
+       cap(force_buffer_) + cap(block_offset_) + cap(coo_prescribed_) + cap(coo_lift_);
+  MatNullSpace near = nullptr;
+  if (matrix_ && MatGetNearNullSpace(matrix_, &near) == 0 && near) {
+    PetscBool constant = PETSC_FALSE;
+    PetscInt n = 0;
+    const Vec* vecs = nullptr;
+    if (MatNullSpaceGetVecs(near, &constant, &n, &vecs) == 0)
+      for (PetscInt k = 0; k < n; ++k) b += vec(vecs[k]);
+  }
+  return b;
+}
+
 std::size_t Assembler::kernel_bytes() const {
   std::size_t bytes = 0;
   for (const auto& f : model_.formulations) bytes += f->bytes();

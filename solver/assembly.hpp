@@ -105,6 +105,9 @@ class Assembler {
   [[nodiscard]] std::size_t coo_entries() const { return coo_values_.size(); }
   /// Bytes of the matrix hand-over's maps on this rank (AijInsertion).
   [[nodiscard]] std::size_t insertion_bytes() const { return insertion_ ? insertion_->bytes() : 0; }
+  /// Bytes of the assembler's vectors and per-dof arrays on this rank (ghosted positions and forces, loads, masses,
+  /// the prescribed dofs' lists, the near-null space), besides the kernel data, the COO values and the matrix.
+  [[nodiscard]] std::size_t state_bytes() const;
 
  private:
   MPI_Comm comm_;

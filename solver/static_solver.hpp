@@ -73,6 +73,9 @@ class StaticSolver {
   /// The preconditioner of the load steps' linear solves (NewtonDriver::preconditioner_name).
   [[nodiscard]] std::string preconditioner_name() const { return newton_->preconditioner_name(); }
   [[nodiscard]] const NewtonDriver& newton() const { return *newton_; }
+  [[nodiscard]] const Assembler& assembler() const { return assembler_; }
+  /// Bytes of the solver's own vectors (positions, loads, the predictor's states) on this rank.
+  [[nodiscard]] std::size_t vector_bytes() const;
 
  private:
   void residual(Vec x, Vec r);
