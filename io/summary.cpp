@@ -139,7 +139,7 @@ Json solver_json(const RunSummary::Solver& s) {
 /// The account: start-up, structures, transients, totals against the measured peaks, per cell above start-up.
 Json account_json(const RunSummary::MemoryAccount& a, double peak_total) {
   Json structures = Json::object();
-  double sum = a.start_up_mb + a.transients_mb;
+  double sum = a.start_up_mb + a.transients_mb + a.libraries_mb;
   for (const auto& [name, mb] : a.structures) structures[name] = number(mb, 6), sum += mb;
   Json phases = Json::array();
   for (const auto& p : a.phases)
@@ -153,6 +153,7 @@ Json account_json(const RunSummary::MemoryAccount& a, double peak_total) {
   return {{"start_up_mb", number(a.start_up_mb, 6)},
           {"structures_mb", structures},
           {"transients_mb", number(a.transients_mb, 6)},
+          {"libraries_and_shared_memory_mb", number(a.libraries_mb, 6)},
           {"unaccounted_heap_mb", number(a.unaccounted_heap_mb, 6)},
           {"total_mb", number(sum, 6)},
           {"total_mb_per_rank", numbers(a.total_mb_per_rank.data(), a.total_mb_per_rank.size(), 6)},

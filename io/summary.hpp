@@ -96,6 +96,7 @@ struct RunSummary {
     double start_up_mb = 0;                                   ///< resident at start-up, summed over the ranks
     std::vector<std::pair<std::string, double>> structures;  ///< name, MB summed over the ranks (in order)
     double transients_mb = 0;        ///< freed heap left resident (construction and output transients)
+    double libraries_mb = 0;  ///< libraries' pages and shared memory resident since start-up
     double unaccounted_heap_mb = 0;  ///< heap in use that no structure above names (not in the total)
     std::vector<double> total_mb_per_rank;  ///< start-up + structures + transients, per rank
     struct Phase {

@@ -42,6 +42,38 @@ std::size_t ksp_work_bytes(KSP ksp) {
   return b;
 }
 
+/// A direct solve's factor: LU or Cholesky, or the blocks of block Jacobi (GAMG's coarsest level in parallel: one
+/// block, on the rank the coarse problem was gathered to) or redundant solves, with their matrices.
+std::size_t factor_bytes(PC pc) {
+  if (!pc) return 0;
+  Mat factor = nullptr;
+  if (has_type(pc, {PCLU, PCCHOLESKY}))
+    return PCFactorGetMatrix(pc, &factor) == 0 ? aij_bytes(factor) : 0;
+  std::size_t b = 0;
+  if (has_type(pc, {PCBJACOBI})) {
+    PetscInt n = 0, first = 0;
+    KSP* sub = nullptr;
+    if (pc->setupcalled && PCBJacobiGetSubKSP(pc, &n, &first, &sub) == 0)
+      for (PetscInt k = 0; k < n; ++k) {
+        PC sub_pc = nullptr;
+        Mat a = nullptr, p = nullptr;
+        KSPGetPC(sub[k], &sub_pc);
+        KSPGetOperators(sub[k], &a, &p);
+        b += factor_bytes(sub_pc) + aij_bytes(p) + ksp_work_bytes(sub[k]);
+      }
+  } else if (has_type(pc, {PCREDUNDANT})) {
+    KSP inner = nullptr;
+    if (pc->setupcalled && PCRedundantGetKSP(pc, &inner) == 0 && inner) {
+      PC inner_pc = nullptr;
+      Mat a = nullptr, p = nullptr;
+      KSPGetPC(inner, &inner_pc);
+      KSPGetOperators(inner, &a, &p);
+      b += factor_bytes(inner_pc) + aij_bytes(p);
+    }
+  }
+  return b;
+}
+
 /// The PCMG data under `pc` (PCMG, PCGAMG, or the GAMG inside edgefem_gamg), or null.
 PC multigrid_of(PC pc) {
   if (!pc) return nullptr;
@@ -112,9 +144,7 @@ MultigridBytes multigrid_bytes(PC pc) {
     if (l == 0 && level->smoothd) {  // the coarsest solve's factor
       PC coarse = nullptr;
       KSPGetPC(level->smoothd, &coarse);
-      Mat factor = nullptr;
-      if (coarse && has_type(coarse, {PCLU, PCCHOLESKY}) && PCFactorGetMatrix(coarse, &factor) == 0)
-        b.coarse_solve += aij_bytes(factor);
+      b.coarse_solve += factor_bytes(coarse);
     }
     if (l > 0) b.interpolations += aij_bytes(level->interpolate ? level->interpolate : nullptr);
   }

@@ -59,6 +59,7 @@ HeapState heap_state() {
   if (in >> size >> resident) h.resident = resident * static_cast<double>(sysconf(_SC_PAGESIZE));
   h.peak = status_bytes("VmHWM:");
   h.anonymous = status_bytes("RssAnon:");
+  h.mapped = status_bytes("RssFile:") + status_bytes("RssShmem:");
   const struct mallinfo2 m = mallinfo2();
   h.in_use = static_cast<double>(m.uordblks);
   return h;
@@ -96,7 +97,10 @@ RunSummary::MemoryAccount MemoryAccount::gather(MPI_Comm comm, long long tets) c
   const double transients = std::max(0.0, grown - in_use);
   a.transients_mb = sum_of(per_rank(comm, transients)) / kMiB;
   a.unaccounted_heap_mb = sum_of(per_rank(comm, in_use - mine)) / kMiB;  // (all structures live in the heap)
-  for (const double total : per_rank(comm, start_up_ + mine + transients)) a.total_mb_per_rank.push_back(total / kMiB);
+  const double mapped = std::max(0.0, at.mapped - at_start_up_.mapped);
+  a.libraries_mb = sum_of(per_rank(comm, mapped)) / kMiB;
+  for (const double total : per_rank(comm, start_up_ + mine + transients + mapped))
+    a.total_mb_per_rank.push_back(total / kMiB);
   for (const auto& [name, state] : phases_) {
     std::vector<double> resident = per_rank(comm, state.resident), allocated = per_rank(comm, state.in_use);
     for (double& x : resident) x /= kMiB;

@@ -8,7 +8,9 @@
 ///   + every live structure (the mesh, the kernel data, the matrix, the COO values and insertion maps, the block and
 ///     symmetric copies, the multigrid levels, the Krylov vectors, the solver's vectors, the output's state)
 ///   + the transients: freed heap chunks a later allocation has not reused (construction, output), still resident:
-///     the anonymous resident bytes grown since start-up less the heap allocated since.
+///     the anonymous resident bytes grown since start-up less the heap allocated since
+///   + the libraries' code and data pages first touched after start-up (PETSc's multigrid, VTK's writers) and MPI's
+///     shared-memory segments: RssFile + RssShmem grown since start-up.
 /// Structures are counted from their sizes (vector capacities, MatGetInfo's allocated entries), not from the
 /// allocator, so a structure left out shows as a total short of the peak; the heap in use that no structure names
 /// is reported beside it (`unaccounted_heap_mb`), not added.
@@ -26,6 +28,7 @@ namespace edgefem {
 /// pages only) and the main heap's bytes allocated (mallinfo2's uordblks).
 struct HeapState {
   double resident = 0, peak = 0, anonymous = 0, in_use = 0;
+  double mapped = 0;  ///< RssFile + RssShmem: libraries' pages touched, MPI's shared-memory segments
 };
 HeapState heap_state();
 

@@ -22,6 +22,7 @@
 #include "run/memory_budget.hpp"
 #include "run/report.hpp"
 #include "run/static_run.hpp"
+#include "runtime/huge_pages.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/stop_signal.hpp"
 #include "solver/free_body.hpp"
@@ -155,6 +156,7 @@ int run_job(const RunOptions& options, SummaryRecord& record, const std::functio
   // from its supports alone (solver/free_body.hpp).
   if (solves_static_problem(job)) check_static_support(comm, job, mesh, build_supports(comm, job, mesh));
   Model model = build_model(comm, job, mesh);
+  return_free_heap();  // the topology's and the term lists' transients: not resident beside the matrix and solver
   memory_account().phase("model");
   print_run_header(comm, options, job, loaded, mesh, model, clock, peak, memory);
   record.summary.oversubscribed = warn_if_oversubscribed(comm);
