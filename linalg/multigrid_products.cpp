@@ -533,7 +533,7 @@ MultigridProducts::Bytes MultigridProducts::bytes_by_part() const {
     if (level.interp) b.copies += level.interp->bytes(), b.interpolations += aij_bytes(level.interp->matrix());
   }
   for (const auto& product : owned_galerkin_) b.galerkin += product->bytes();
-  for (const auto& rest : finest_rest_) b.rest += rest.capacity() * sizeof(PetscScalar);
+  for (const auto& rest : finest_rest_) b.rest += rest.capacity() * sizeof(float);
   return b;
 }
 
@@ -563,14 +563,17 @@ void MultigridProducts::rotate_finest_interpolation(const std::vector<double>& r
     PetscScalar* a = nullptr;
     EDGEFEM_PETSC(MatSeqAIJGetArray(part, &a));
     auto& rest = finest_rest_[static_cast<std::size_t>(k)];
-    if (rest.empty()) rest.assign(a, a + s.ia[s.n]);
+    if (rest.empty()) {
+      rest.resize(static_cast<std::size_t>(s.ia[s.n]));
+      for (PetscInt q = 0; q < s.ia[s.n]; ++q) rest[static_cast<std::size_t>(q)] = static_cast<float>(a[q]);
+    }
     for (PetscInt v = 0; v < s.n / 3; ++v) {
       const PetscInt* ia = s.ia + 3 * v;
       const PetscInt length = ia[1] - ia[0];
       const double* R = rotations.data() + 9 * v;
       for (PetscInt q = 0; q < length; ++q) {
         const double r0 = rest[static_cast<std::size_t>(ia[0] + q)], r1 = rest[static_cast<std::size_t>(ia[1] + q)],
-                     r2 = rest[static_cast<std::size_t>(ia[2] + q)];
+                     r2 = rest[static_cast<std::size_t>(ia[2] + q)];  // (float to double: exact)
         for (int i = 0; i < 3; ++i) a[ia[i] + q] = R[3 * i] * r0 + R[3 * i + 1] * r1 + R[3 * i + 2] * r2;
       }
     }
