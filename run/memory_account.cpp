@@ -120,6 +120,12 @@ double local_mesh_bytes(const LocalMesh& mesh) {
 
 void account_newton_run(const LocalMesh& mesh, const Assembler& assembler, const NewtonDriver& newton,
                         double solver_vector_bytes, double output_bytes) {
+  account_linear_solver(mesh, assembler, newton.ksp(), newton.snes(), static_cast<double>(newton.operator_bytes()),
+                        solver_vector_bytes, output_bytes);
+}
+
+void account_linear_solver(const LocalMesh& mesh, const Assembler& assembler, KSP ksp, SNES snes, double operator_bytes,
+                           double solver_vector_bytes, double output_bytes) {
   MemoryAccount& a = memory_account();
   a.clear_structures();
   a.set("mesh", local_mesh_bytes(mesh));
@@ -127,9 +133,9 @@ void account_newton_run(const LocalMesh& mesh, const Assembler& assembler, const
   a.set("COO values", static_cast<double>(assembler.coo_entries() * sizeof(double)));
   a.set("insertion maps", static_cast<double>(assembler.insertion_bytes()));
   a.set("matrix", static_cast<double>(aij_bytes(assembler.matrix())));
-  a.set("block and symmetric copies", static_cast<double>(newton.operator_bytes()));
+  a.set("block and symmetric copies", operator_bytes);
   PC pc = nullptr;
-  KSPGetPC(newton.ksp(), &pc);
+  KSPGetPC(ksp, &pc);
   const MultigridBytes mg = multigrid_bytes(pc);
   a.set("multigrid operators", static_cast<double>(mg.operators));
   a.set("multigrid interpolations", static_cast<double>(mg.interpolations));
@@ -137,7 +143,7 @@ void account_newton_run(const LocalMesh& mesh, const Assembler& assembler, const
   a.set("multigrid Galerkin products", static_cast<double>(mg.galerkin));
   a.set("multigrid rest interpolation", static_cast<double>(mg.rest_values));
   a.set("multigrid vectors", static_cast<double>(mg.vectors + mg.coarse_solve));
-  a.set("Krylov and Newton vectors", static_cast<double>(krylov_vector_bytes(newton.ksp(), newton.snes())));
+  a.set("Krylov and Newton vectors", static_cast<double>(krylov_vector_bytes(ksp, snes)));
   a.set("solver vectors", static_cast<double>(assembler.state_bytes()) + solver_vector_bytes);
   a.set("output buffers", output_bytes);
   a.snapshot();

@@ -15,6 +15,7 @@
 /// allocator, so a structure left out shows as a total short of the peak; the heap in use that no structure names
 /// is reported beside it (`unaccounted_heap_mb`), not added.
 #include <mpi.h>
+#include <petscsnes.h>
 
 #include <string>
 #include <utility>
@@ -66,6 +67,11 @@ MemoryAccount& memory_account();
 class Assembler;
 class NewtonDriver;
 struct LocalMesh;
+/// The structures of an assembled linear system and its solver into the process's account, with a snapshot of the
+/// heap (account_newton_run's list; `snes` may be null, `operator_bytes`: the Krylov operator's block and symmetric
+/// copies).
+void account_linear_solver(const LocalMesh& mesh, const Assembler& assembler, KSP ksp, SNES snes, double operator_bytes,
+                           double solver_vector_bytes, double output_bytes);
 /// The structures of a Newton run (static or implicit dynamic) into the process's account, with a snapshot of the
 /// heap: the mesh, the kernel data, the COO values and insertion maps, the matrix, the Krylov operator's block and
 /// symmetric copies, the multigrid levels, the Krylov and Newton vectors, the assembler's and the solver's vectors,
