@@ -13,6 +13,16 @@
 namespace edgefem {
 namespace {
 
+/// Writes `piece` to `path` on a thread of its own. The piece is freed once written, not when the next step's write
+/// replaces the future (the lambda lives in the future's state until then): the solve of the next step does not
+/// carry it (the memory account, issue 56).
+std::future<void> write_in_background(const std::string& path, VtuPiece piece) {
+  return std::async(std::launch::async, [path, piece = std::move(piece)]() mutable {
+    write_vtu_piece(path, piece);
+    piece = VtuPiece{};
+  });
+}
+
 /// Bytes of a piece's arrays.
 std::size_t piece_bytes(const VtuPiece& piece) {
   std::size_t b = piece.points.capacity() * sizeof(double) + piece.connectivity.capacity() * sizeof(LocalIndex);
@@ -150,12 +160,7 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
   pending_time_ = time;
   const std::string path = (std::filesystem::path(step_dir) / numbered("piece_%05lld.vtu", rank_)).string();
   pending_bytes_ = piece_bytes(piece);
-  // The piece is freed once written, not when the next step's write replaces the future (the lambda lives in the
-  // future's state until then): the solve of the next step does not carry it (memory account, issue 56).
-  pending_ = std::async(std::launch::async, [path, piece = std::move(piece)]() mutable {
-    write_vtu_piece(path, piece);
-    piece = VtuPiece{};
-  });
+  pending_ = write_in_background(path, std::move(piece));
 }
 
 std::size_t ResultWriter::pending_bytes() const {
