@@ -10,7 +10,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(EDGEFEM_FOLDERS core mesh materials partition io linalg runtime solver pbd frames run)
+set(EDGEFEM_FOLDERS core mesh materials contact partition io linalg runtime solver pbd frames run)
 set(EDGEFEM_INSTALL_INCLUDE ${CMAKE_INSTALL_INCLUDEDIR}/edgefem)
 set(EDGEFEM_INSTALL_CMAKE ${CMAKE_INSTALL_LIBDIR}/cmake/edgefem)
 
@@ -40,7 +40,7 @@ install(FILES ${PROJECT_BINARY_DIR}/edgefemConfig.cmake ${PROJECT_BINARY_DIR}/ed
 
 # pkg-config: our libraries in link order, the pkg-config-known dependencies as Requires, the rest by name.
 set(EDGEFEM_PC_LIBS "")
-foreach(folder run frames pbd solver runtime linalg io partition materials mesh)
+foreach(folder run frames pbd solver runtime linalg io contact partition materials mesh)
   string(APPEND EDGEFEM_PC_LIBS " -ledgefem_${folder}")
 endforeach()
 set(EDGEFEM_PC_VTK "")

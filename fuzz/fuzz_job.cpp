@@ -20,7 +20,7 @@ const edgefem::fuzz::ScratchDirectory& job_directory() {
   static const bool populated = [] {
     std::filesystem::create_directories(scratch.path() / "meshes");
     for (const char* name : {"mesh.msh", "curve.csv", "meshes/column.msh", "meshes/bimaterial.msh", "meshes/cuboid.msh",
-                             "surface_only.msh"}) {
+                             "surface_only.msh", "meshes/indenter.stl"}) {
       std::ofstream(scratch.path() / name);
     }
     return true;

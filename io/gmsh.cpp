@@ -44,16 +44,6 @@ int element_type(std::int64_t type) {
   return type >= 0 && type <= std::numeric_limits<int>::max() ? static_cast<int>(type) : -1;
 }
 
-int supported_nodes_per_element(int type) {
-  switch (type) {
-    case 1: return 2;   // line
-    case 2: return 3;   // triangle
-    case 4: return 4;   // tetrahedron
-    case 15: return 1;  // point (ignored)
-    default: return 0;
-  }
-}
-
 std::string element_type_name(int type) {
   static const char* const names[] = {nullptr,
                                       "2-node line",
@@ -588,7 +578,7 @@ void MshReader::parse_elements_v2(const char* header) {
       auto element = [&] { return "element " + std::to_string(tag); };
       const char* type_at = (skip_space(), p_);
       const int type = element_type(read_int([&] { return "the type of " + element(); }));
-      const int n_nodes = supported_nodes_per_element(type);
+      const int n_nodes = gmsh_nodes_per_element(type);
       if (n_nodes == 0) fail(type_at, element() + ": " + unsupported_type_message(type));
       const auto n_tags = read_int([&] { return "the number of tags of " + element(); });
       if (n_tags < 0) fail(at, element() + ": negative number of tags");
@@ -606,7 +596,7 @@ void MshReader::parse_elements_v2(const char* header) {
       const int type = element_type(read_int("an element block header (type)"));
       const auto count = read_int("an element block header (count)");
       const auto n_tags = read_int("an element block header (number of tags)");
-      const int n_nodes = supported_nodes_per_element(type);
+      const int n_nodes = gmsh_nodes_per_element(type);
       if (n_nodes == 0) fail(at, unsupported_type_message(type));
       if (count <= 0 || static_cast<std::uint64_t>(count) > n - done || n_tags < 0 || n_tags > 1000) {
         fail(at, "corrupt element block header (type " + std::to_string(type) + ", " + std::to_string(count) +
@@ -642,7 +632,7 @@ void MshReader::parse_elements_v4(const char* header) {
     const auto entity = read_int("the entity tag of " + block);
     const int type = element_type(read_int("the element type of " + block));
     const auto count = read_size("the number of elements in " + block);
-    const int n_nodes = supported_nodes_per_element(type);
+    const int n_nodes = gmsh_nodes_per_element(type);
     if (n_nodes == 0) fail(at, block + ": " + unsupported_type_message(type));
     int region = 0;
     if (dim >= 0 && dim <= 3) {
@@ -880,6 +870,16 @@ void check_mesh(const Mesh& mesh, const std::string& source) {
   if (mesh.tets.empty()) check_duplicate_cells<3>(mesh.triangles, "triangle", source);
   check_tet_shapes(mesh, source);
   if (mesh.tets.empty()) check_triangle_shapes(mesh, source);
+}
+
+int gmsh_nodes_per_element(int type) {
+  switch (type) {
+    case 1: return 2;   // line
+    case 2: return 3;   // triangle
+    case 4: return 4;   // tetrahedron
+    case 15: return 1;  // point (ignored)
+    default: return 0;
+  }
 }
 
 }  // namespace edgefem

@@ -19,4 +19,8 @@ Mesh read_gmsh(const std::string& path);
 /// naming `source` and the first offending cell.
 void check_mesh(const Mesh& mesh, const std::string& source);
 
+/// Nodes of the Gmsh element types edgefem reads: line (1) 2, triangle (2) 3, tetrahedron (4) 4, point (15) 1;
+/// 0 for any other type (unsupported). Shared by the reader, the parallel reader and the header counts.
+int gmsh_nodes_per_element(int type);
+
 }  // namespace edgefem

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <vector>
 
+#include "io/gmsh.hpp"
+
 namespace edgefem {
 namespace {
 
@@ -95,16 +97,6 @@ class Scanner {
   std::uint64_t size_ = 0;
 };
 
-int nodes_of(int type) {
-  switch (type) {
-    case 1: return 2;
-    case 2: return 3;
-    case 4: return 4;
-    case 15: return 1;
-    default: return 0;
-  }
-}
-
 void add_block(GmshCounts& c, int type, std::uint64_t count) {
   if (type == 4) c.tets += static_cast<std::int64_t>(count);
   if (type == 2) c.triangles += static_cast<std::int64_t>(count);
@@ -135,7 +127,9 @@ bool binary_elements(Scanner& s, GmshCounts& c) {
     std::int32_t dim = 0, tag = 0, type = 0;
     std::uint64_t count = 0;
     if (!s.value(dim) || !s.value(tag) || !s.value(type) || !s.value(count) || count > s.size()) return false;
-    if (nodes_of(type) == 0 || !s.jump(count * 8 * (1 + static_cast<std::uint64_t>(nodes_of(type))))) return false;
+    if (gmsh_nodes_per_element(type) == 0 ||
+        !s.jump(count * 8 * (1 + static_cast<std::uint64_t>(gmsh_nodes_per_element(type)))))
+      return false;
     add_block(c, type, count);
   }
   c.by_type = true;

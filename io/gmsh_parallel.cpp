@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "io/gmsh.hpp"
 #include "partition/collective.hpp"
 
 namespace edgefem {
@@ -83,16 +84,6 @@ class File {
   int fd_ = -1;
   std::uint64_t size_ = 0;
 };
-
-int nodes_of(int type) {
-  switch (type) {
-    case 1: return 2;
-    case 2: return 3;
-    case 4: return 4;
-    case 15: return 1;
-    default: return 0;
-  }
-}
 
 /// The block table rank 0 broadcasts (plain integers).
 struct NodeBlock {
@@ -228,7 +219,7 @@ void scan_elements(const File& f, std::uint64_t& offset, std::uint64_t header, c
     const auto entity = f.value<std::int32_t>(offset, what);
     const auto type = f.value<std::int32_t>(offset, what);
     const auto count = f.value<std::uint64_t>(offset, what);
-    const int n = nodes_of(type);
+    const int n = gmsh_nodes_per_element(type);
     if (n == 0)
       f.fail(offset - 20, what + ": unsupported element type " + std::to_string(type) +
                               "; supported: 1 (2-node line), 2 (3-node triangle), 4 (4-node tetrahedron), 15 "

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "contact/contact_method.hpp"
 #include "materials/plasticity.hpp"
 #include "materials/registry.hpp"
 
@@ -292,6 +293,44 @@ struct DiscretizationSpec {
   int line = 0;  ///< line of the `discretization` entry (0 if not given)
 };
 
+/// `obstacles[].shape`.
+enum class ObstacleShape : std::uint8_t { plane, box, sphere, cylinder, mesh };
+std::string_view to_string(ObstacleShape shape);
+
+/// `obstacles[].motion`: a rigid translation, offset(t) = schedule(t) * translate. Without a schedule the factor is
+/// the load factor (static) or a ramp from 0 at t = 0 to 1 at end_time (dynamic), as for `boundary[].displace`.
+struct ObstacleMotion {
+  std::array<double, 3> translate{};
+  std::optional<Schedule> schedule;
+};
+
+/// One `obstacles[]` entry: a rigid obstacle the body must not penetrate (contact/obstacle.hpp). Each shape uses its
+/// own keys; the others keep their defaults.
+struct ObstacleSpec {
+  std::string name;                              ///< unique; "obstacle<i>" when not given
+  ObstacleShape shape = ObstacleShape::plane;
+  std::array<double, 3> point{}, normal{0, 0, 1};  ///< plane: a point and the unit normal (pointing out of the solid)
+  std::array<double, 3> lo{}, hi{};               ///< box: the corners [lo, hi]
+  std::array<double, 3> center{};                 ///< sphere, cylinder (the middle of the axis)
+  std::array<double, 3> axis{0, 0, 1};            ///< cylinder: unit
+  double radius = 0.0;                            ///< sphere, cylinder
+  double length = 0.0;                            ///< cylinder: from cap to cap
+  std::string file;                               ///< mesh: resolved path of a Gmsh .msh or an STL (ASCII or binary)
+  double friction = 0.0;                          ///< Coulomb's coefficient (>= 0)
+  std::optional<ObstacleMotion> motion;
+  std::string key;                                ///< "obstacles[i]", for messages
+  int line = 0;
+};
+
+/// `contact:` (with obstacles; docs/design.md "Contact"). 0 means auto for each number.
+struct ContactSpec {
+  contact::ContactMethod method = contact::ContactMethod::barrier;
+  double distance = 0.0;           ///< the barrier's activation distance dh; auto: 1e-3 of the body's box diagonal
+  double stiffness = 0.0;          ///< kappa (barrier) or k (penalty); auto: from the body's stiffness and mass
+  double friction_velocity = 0.0;  ///< friction's slip velocity eps_v; auto: 1e-3 box diagonals per unit time
+  int line = 0;                    ///< 0: the section was not given
+};
+
 struct Job {
   std::string job_file;                  ///< path of the YAML file itself
   std::string job_dir;                   ///< directory the relative paths were resolved against
@@ -306,6 +345,8 @@ struct Job {
   LoadSpec loads;
   std::vector<AttachmentSpec> attachments;
   DiscretizationSpec discretization;
+  std::vector<ObstacleSpec> obstacles;
+  ContactSpec contact;
   AnalysisType analysis_type = AnalysisType::statics;
   int steps = 1;                       ///< static load steps (dynamic: load steps of initial_state static)
   std::optional<DynamicSpec> dynamic;  ///< set when analysis_type is dynamics

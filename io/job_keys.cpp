@@ -25,6 +25,10 @@ constexpr JobKey top_keys[] = {
      "earlier one per component", "boundary[]"},
     {"loads", "mapping", "", "", "gravity and surface tractions", "loads"},
     {"attachments", "list of mappings", "", "", "penalty springs tying vertices to moving anchors", "attachments[]"},
+    {"obstacles", "list of mappings", "", "", "rigid obstacles the body must not penetrate (docs/guide/contact.md)",
+     "obstacles[]"},
+    {"contact", "mapping", "barrier, auto", "", "how contact with the obstacles is treated (only with obstacles)",
+     "contact"},
     {"discretization", "mapping", "nodes", "", "the unknowns: the mesh's vertices, or frames (a reduced model)",
      "discretization"},
     {"analysis", "mapping", "static, 1 step", "", "static load steps or dynamics", "analysis"},
@@ -168,6 +172,44 @@ constexpr JobKey attachment_keys[] = {
      "anchor)"},
 };
 
+constexpr JobKey obstacle_keys[] = {
+    {"name", "letters, digits, '_', '-'; unique", "obstacle<i>", "", "names the obstacle in reactions.csv and "
+     "summary.json"},
+    {"shape", "one of: plane, box, sphere, cylinder, mesh", "required", "", "the obstacle's shape; each shape takes "
+     "its own keys below and refuses the others'"},
+    {"friction", "number >= 0", "0", "", "Coulomb's coefficient (0: frictionless)"},
+    {"motion", "mapping", "", "", "a rigid translation on a schedule (absent: the obstacle stays)",
+     "obstacles[].motion"},
+    {"point", "[x, y, z]", "required (plane)", "length", "plane: a point of the plane"},
+    {"normal", "[x, y, z] of length 1 (to 1e-6)", "required (plane)", "", "plane: the normal, out of the obstacle "
+     "(the body is on its side)"},
+    {"box", "[[x0, y0, z0], [x1, y1, z1]], x0 < x1, y0 < y1, z0 < z1", "required (box)", "length", "box: two corners"},
+    {"center", "[x, y, z]", "required (sphere, cylinder)", "length", "sphere: the centre; cylinder: the middle of its "
+     "axis"},
+    {"radius", "number > 0", "required (sphere, cylinder)", "length", "sphere, cylinder: the radius"},
+    {"axis", "[x, y, z] of length 1 (to 1e-6)", "required (cylinder)", "", "cylinder: the axis direction"},
+    {"length", "number > 0", "required (cylinder)", "length", "cylinder: from cap to cap"},
+    {"file", "path", "required (mesh)", "", "mesh: a triangle surface, Gmsh .msh or STL (ASCII or binary), relative "
+     "to the job file"},
+};
+
+constexpr JobKey obstacle_motion_keys[] = {
+    {"translate", "[dx, dy, dz]", "required", "length", "the translation at schedule value 1"},
+    {"schedule", "mapping", "static: the load factor; dynamic: 0 at t = 0 to 1 at end_time", "",
+     "how the translation grows", "schedule"},
+};
+
+constexpr JobKey contact_keys[] = {
+    {"method", "one of: barrier, penalty", "barrier", "", "barrier: IPC's log barrier, no iterate ever penetrates; "
+     "penalty: quadratic, may penetrate (the deepest penetration is reported)"},
+    {"distance", "number > 0 or auto", "auto", "length", "the barrier's activation distance d-hat (auto: 1e-3 of the "
+     "body's bounding-box diagonal)"},
+    {"stiffness", "number > 0 or auto", "auto", "stiffness", "the barrier (kappa) or "
+     "penalty stiffness (auto: from the material, the mesh and the mass; adaptive for the barrier)"},
+    {"friction_velocity", "number > 0 or auto", "auto", "length/time", "smoothed friction's slip velocity eps_v "
+     "(auto: 1e-3 box diagonals per unit time)"},
+};
+
 constexpr JobKey analysis_keys[] = {
     {"type", "one of: static, dynamic", "static", "", "load steps (Newton) or time steps"},
     {"steps", "integer >= 1", "1", "", "static load steps (also of initial_state: static)"},
@@ -289,6 +331,9 @@ constexpr JobSection sections[] = {
     {"loads", "External loads.", loads_keys},
     {"loads.tractions[]", "One surface traction.", traction_keys},
     {"attachments[]", "One penalty attachment.", attachment_keys},
+    {"obstacles[]", "One rigid obstacle (docs/guide/contact.md).", obstacle_keys},
+    {"obstacles[].motion", "An obstacle's rigid motion.", obstacle_motion_keys},
+    {"contact", "Contact with the obstacles.", contact_keys},
     {"analysis", "The analysis. The dynamic keys are refused when type is static.", analysis_keys},
     {"analysis.dynamic", "The older nested form of the dynamic keys.", dynamic_keys},
     {"analysis.damping", "Rayleigh damping.", damping_keys},

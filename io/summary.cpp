@@ -185,6 +185,30 @@ std::string dump(const Json& j, int indent = -1) {
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
+Json contact_json(const RunSummary::Contact& c) {
+  Json obstacles = Json::array();
+  for (std::size_t k = 0; k < c.obstacles.size(); ++k) {
+    const double zero[3] = {0.0, 0.0, 0.0};
+    const double* f = 3 * k + 2 < c.forces.size() ? &c.forces[3 * k] : zero;
+    obstacles.push_back({{"name", c.obstacles[k]}, {"force", numbers(f, 3)}});
+  }
+  return {{"method", c.method},
+          {"activation_distance", number(c.activation_distance)},
+          {"stiffness", number(c.stiffness)},
+          {"deepest_penetration", number(c.deepest_penetration)},
+          {"max_active", c.max_active},
+          {"obstacles", obstacles},
+          {"seconds",
+           {{"residual", number(c.seconds_residual, 9)},
+            {"hessian", number(c.seconds_hessian, 9)},
+            {"step_limit", number(c.seconds_step_limit, 9)}}},
+          {"steps",
+           {{"step", c.step},
+            {"active", c.active},
+            {"min_gap", numbers(c.min_gap.data(), c.min_gap.size())},
+            {"penetration", numbers(c.penetration.data(), c.penetration.size())}}}};
+}
+
 }  // namespace
 
 std::string json_string(const std::string& s) { return dump(Json(s)); }
@@ -212,6 +236,7 @@ std::string to_json(const RunSummary& s) {
               {"solver", optional_json(s.solver, solver_json)},
               {"memory", memory_json(s)},
               {"largest_displacement", optional_json(s.largest_displacement, displacement_json)},
+              {"contact", optional_json(s.contact, contact_json)},
               {"output", optional_json(s.output, [](const std::string& o) { return Json(o); })}};
   return dump(top, 2) + "\n";
 }

@@ -114,6 +114,23 @@ struct RunSummary {
   };
   std::optional<Displacement> largest_displacement;
 
+  /// With obstacles (solver/contact.hpp): the contact of every step and the obstacles' forces at the end.
+  struct Contact {
+    std::string method;  ///< "barrier" | "penalty"
+    double activation_distance = 0.0;
+    double stiffness = 0.0;            ///< the last step's (the barrier's adapts)
+    double deepest_penetration = 0.0;  ///< over every step (0 with the barrier)
+    long long max_active = 0;          ///< the most vertex-obstacle pairs in contact in a step
+    std::vector<std::string> obstacles;
+    std::vector<double> forces;  ///< 3 per obstacle: its force on the body at the last recorded step
+    /// Per recorded step: its number, active pairs, smallest gap, deepest penetration.
+    std::vector<long long> step, active;
+    std::vector<double> min_gap, penetration;
+    /// Rank 0's wall-clock seconds in the contact terms: gradients, Hessian blocks, the line search's checks.
+    double seconds_residual = 0.0, seconds_hessian = 0.0, seconds_step_limit = 0.0;
+  };
+  std::optional<Contact> contact;
+
   std::optional<std::string> output;  ///< the .pvd
 };
 

@@ -43,6 +43,7 @@ PbdSolver::PbdSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model
     *v = sweep_->create_vector();
     EDGEFEM_PETSC(VecSet(*v, 0.0));
   }
+  if (!job.obstacles.empty()) contact_.emplace(comm, job, mesh, model_, work_);
   EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_));
   apply_initial_shape();
   update_ghosts(x_);
@@ -101,7 +102,8 @@ void PbdSolver::begin_step() {
       x.span()[static_cast<std::size_t>(d.dof)] = prescribed_position(model_, d, mesh_.mesh.coords, t_new);
   }
   update_ghosts(x_);
-  // 2. Constraint sweeps (the attachments pull towards their anchors at t_{n+1}).
+  // 2. Constraint sweeps (the attachments pull towards their anchors at t_{n+1}; the obstacles are there).
+  if (contact_) contact_->begin_step(time_, t_new);
   sweep_->set_anchor_time(t_new);
   sweep_->reset_multipliers();
   sweeps_done_ = 0;
@@ -114,6 +116,10 @@ void PbdSolver::sweep_once() {
   else
     sweep_->jacobi_sweep(x_);
   if (chebyshev_) chebyshev_->combine(x_, sweep_->shares());
+  if (contact_) {  // the sweep's last operation: no vertex left inside an obstacle (Bender's line 11)
+    contact_->project(x_, x_n_);
+    update_ghosts(x_);
+  }
   ++sweeps_done_;
 }
 
@@ -123,6 +129,7 @@ void PbdSolver::end_step() {
   // Plasticity (Bender et al. §4.1): once per step, from the step's final positions, after the sweeps (the sweeps
   // of one step see one fixed plastic strain, so the constraints they project stay the same energies).
   sweep_->update_plasticity(x_, dt);
+  if (contact_) contact_step_ = contact_->report(x_, 1e-9);
   // 3. Velocity and damping; the loads' work, trapezoidal: (h_n + h_{n+1})/2 . (x_{n+1} - x_n).
   {
     Owned x(x_, true);
@@ -151,6 +158,11 @@ void PbdSolver::start() {
   assembler_.external_force(0.0, h_);
 }
 
+std::vector<OutputPointField> PbdSolver::output_point_fields() {
+  if (!contact_) return {};
+  return {{"contact_gap", 1, contact_->gaps(local_positions())}};
+}
+
 TimeStepReport PbdSolver::step() {
   TimeStepReport report;
   const auto t0 = std::chrono::steady_clock::now();
@@ -174,15 +186,20 @@ TimeStepReport PbdSolver::step() {
                       "): the " + (finite ? "kinetic energy is" : "positions are") +
                       " no longer finite (the constraint sweeps diverged; try a smaller dt, more iterations, a "
                       "smaller stiffness, load or initial velocity)");
+  report.contact = contact_step_;
   return report;
 }
 
 std::string PbdSolver::progress_line(const TimeStepReport& r, double seconds_left) {
-  char line[512];
+  char contact[128] = "";
+  if (r.contact)
+    std::snprintf(contact, sizeof contact, "  contacts %lld  min gap %.3e  penetration %.3e", r.contact->active,
+                  r.contact->min_gap, r.contact->penetration);
+  char line[640];
   std::snprintf(line, sizeof line,
-                "step %lld/%lld  t = %.6g  sweeps %d  wall %.3f s  est. left %.1f s  energy %.9e  inverted %lld\n",
+                "step %lld/%lld  t = %.6g  sweeps %d  wall %.3f s  est. left %.1f s  energy %.9e  inverted %lld%s\n",
                 r.step, n_steps_, r.time, spec_.position_based.iterations, r.seconds, seconds_left, r.energy.total(),
-                static_cast<long long>(inverted_cells()));
+                static_cast<long long>(inverted_cells()), contact);
   return line;
 }
 

@@ -24,6 +24,7 @@
 #include "io/job.hpp"
 #include "partition/partition.hpp"
 #include "pbd/pbd_chebyshev.hpp"
+#include "pbd/pbd_contact.hpp"
 #include "pbd/pbd_sweep.hpp"
 #include "solver/model.hpp"
 #include "solver/time_integrator.hpp"
@@ -46,6 +47,9 @@ class PbdSolver final : public TimeIntegrator {
   [[nodiscard]] const NewtonStats& stats() const override { return stats_; }  ///< always zero: no Newton
   /// plastic_strain (|E_p|, Frobenius, per tet) when a material is plastic.
   [[nodiscard]] std::vector<OutputCellField> output_cell_fields() override;
+  /// With obstacles: contact_gap (1 per local vertex). Collective.
+  [[nodiscard]] std::vector<OutputPointField> output_point_fields() override;
+  [[nodiscard]] std::optional<ContactStepReport> last_contact() const override { return contact_step_; }
 
   /// One time step (t_n -> t_n + dt), without output or report: begin_step, `iterations` times sweep_once,
   /// end_step. Collective.
@@ -77,6 +81,8 @@ class PbdSolver final : public TimeIntegrator {
 
   std::optional<PbdConstraints> sweep_;
   std::optional<ChebyshevAcceleration> chebyshev_;  ///< position_based.acceleration: chebyshev
+  std::optional<PbdContact> contact_;               ///< with obstacles (pbd_contact.hpp)
+  std::optional<ContactStepReport> contact_step_;   ///< the last step's
   int sweeps_done_ = 0;                             ///< sweeps since begin_step
   PetscOwner<Vec, VecDestroy> x_, v_, x_n_, h_, h_new_, w_, work_;
   NewtonStats stats_;

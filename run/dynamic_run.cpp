@@ -124,8 +124,14 @@ DynamicRun::DynamicRun(const RunOptions& options, const Job& job, TimeIntegrator
   const std::optional<long long> keep = start_.time ? std::optional<long long>(integrator_.step_number())
                                                     : std::nullopt;
   energy_log_.emplace(comm_, (fs::path(job.output_directory) / "energy.csv").string(),
-                      "step,time,kinetic,strain,attachment,external_work,total", keep);
-  reactions_.emplace(comm_, job.output_directory, integrator_.model(), keep);
+                      integrator_.contact_terms() ? "step,time,kinetic,strain,attachment,external_work,total,contact"
+                                                  : "step,time,kinetic,strain,attachment,external_work,total",
+                      keep);
+  reactions_.emplace(comm_, job.output_directory, integrator_.model(), keep, obstacle_names(job));
+  if (integrator_.contact_terms())
+    summary_.contact = begin_contact_record(job, *integrator_.contact_terms());
+  else if (!job.obstacles.empty())
+    summary_.contact = begin_projection_record(job);  // position-based
   clock_.setup += clock_.lap();  // the integrator, the restart and the output files
   summary_.phases_s.setup = clock_.setup;
   stage_output_ = log_stage("Output");
@@ -137,12 +143,17 @@ void DynamicRun::on_step(long long step, double time) {
   PetscLogStagePush(stage_output_);
   const EnergyReport e = integrator_.energy();
   if (!first_energy_) first_energy_ = e;
-  char line[256];
-  std::snprintf(line, sizeof line, "%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g", step, time, e.kinetic, e.strain,
-                e.attachment, e.external_work, e.total());
+  char line[320];
+  const int n = std::snprintf(line, sizeof line, "%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g", step, time, e.kinetic,
+                              e.strain, e.attachment, e.external_work, e.total());
+  if (integrator_.contact_terms() && n > 0 && static_cast<std::size_t>(n) < sizeof line)
+    std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), ",%.17g", e.contact);
   energy_log_->row(line);
   const std::vector<double> f = integrator_.local_internal_force();
-  reactions_->record(step, time, f);
+  const std::vector<double> obstacle_force = integrator_.obstacle_forces();
+  reactions_->record(step, time, f, obstacle_force);
+  if (const auto contact = integrator_.last_contact(); contact && summary_.contact)
+    record_contact(*summary_.contact, step, *contact, obstacle_force);
   if (step % job_.output_every == 0 || step == integrator_.n_steps()) write_output(step, time, f);
   if (step > 0 && ((job_.checkpoint_every > 0 && step % job_.checkpoint_every == 0) || step == integrator_.n_steps()))
     last_checkpoint_ = write_checkpoint_now(), last_checkpoint_step_ = step;
@@ -155,6 +166,8 @@ void DynamicRun::write_output(long long step, double time, const std::vector<dou
   const std::vector<double> v = integrator_.local_velocities();
   for (OutputCellField& field : integrator_.output_cell_fields())
     writer_.add_cell_scalar(std::move(field.name), std::move(field.values));
+  for (OutputPointField& field : integrator_.output_point_fields())
+    writer_.add_point_field(std::move(field.name), field.components, std::move(field.values));
   writer_.write(step, time, x, force, v);
 }
 
@@ -222,6 +235,11 @@ int DynamicRun::finish() {
   summary_.largest_displacement = print_state_summary(comm_, integrator_.mesh(), integrator_.local_positions());
   summary_.output = writer_.pvd_path();
   if (!reports_.empty()) print_reactions(comm_, job_, *reactions_);  // (a restart state's: reactions.csv)
+  if (summary_.contact) {
+    double step_seconds = 0;
+    for (const auto& r : reports_) step_seconds += r.seconds;
+    print_contact_summary(comm_, *summary_.contact, integrator_.contact_terms(), step_seconds);
+  }
   PetscPrintf(comm_, "  output: %s\n  checkpoint: %s\n", writer_.pvd_path().c_str(),
               (last_checkpoint_.empty() ? start_.path : last_checkpoint_).c_str());
   quiet.reset();

@@ -17,6 +17,7 @@
 
 #include "io/vtk_output.hpp"
 #include "partition/partition.hpp"
+#include "solver/contact.hpp"
 #include "solver/model.hpp"
 
 namespace edgefem {
@@ -36,6 +37,11 @@ class ResultWriter {
   /// A cell scalar (one value per local cell, LocalMesh order) for the next write() only, e.g. plastic_strain.
   void add_cell_scalar(std::string name, std::vector<double> values) {
     extra_cells_.push_back(DataArray{std::move(name), 1, std::move(values), {}, false});
+  }
+  /// A point field (`components` values per local vertex, ghosts up to date) for the next write() only, e.g.
+  /// contact_gap and contact_force.
+  void add_point_field(std::string name, int components, std::vector<double> values) {
+    extra_points_.push_back(DataArray{std::move(name), components, std::move(values), {}, false});
   }
   /// Collective. positions, force and (dynamic runs) velocity: 3 per local vertex (ghosts up to date). Computes
   /// the step's piece and writes it on a thread of its own (temporary file, fsync, rename: most of a step's output
@@ -59,7 +65,11 @@ class ResultWriter {
   const LocalMesh& mesh_;
   const Model& model_;
   PvdCollection pvd_;
-  std::vector<DataArray> extra_cells_;  ///< add_cell_scalar's, for the next write()
+  std::vector<DataArray> extra_cells_;   ///< add_cell_scalar's, for the next write()
+  std::vector<DataArray> extra_points_;  ///< add_point_field's, for the next write()
+  /// The point data of a write(): displacement, force, velocity (dynamic) and add_point_field's (taken).
+  std::vector<DataArray> point_arrays(std::span<const double> positions, std::span<const double> force,
+                                      std::span<const double> velocity);
   /// The step whose piece a thread is writing: its piece's write, and what finish() lists.
   std::future<void> pending_;
   std::string pending_name_;  ///< step_NNNNNN
@@ -89,21 +99,38 @@ class CsvLog {
 
 /// Per boundary entry (job.boundary[b]), the total internal force on its selected vertices, summed over ranks:
 /// the reaction force in a static equilibrium (e.g. the force of a tensile test). Appended to DIR/reactions.csv
-/// (`step,time,boundary,fx,fy,fz`) at every recorded step.
+/// (`step,time,boundary,fx,fy,fz`) at every recorded step. With obstacles, each step's rows go on with one row per
+/// obstacle whose `boundary` column is `obstacle:NAME`: the force the obstacle exerts on the body (normal and
+/// friction; like a boundary row, the support's force on the body; the body's force on the obstacle is its negative).
 class ReactionLog {
  public:
   ReactionLog(MPI_Comm comm, const std::string& directory, const Model& model,
-              std::optional<long long> keep_until_step = std::nullopt);
+              std::optional<long long> keep_until_step = std::nullopt,
+              std::vector<std::string> obstacle_names = {});
   /// Collective. force: the internal force of every local vertex (ghosts up to date or not; owned are used).
-  void record(long long step, double time, std::span<const double> force);
+  /// obstacle_force: 3 per obstacle, already summed over the ranks (empty without obstacles).
+  void record(long long step, double time, std::span<const double> force,
+              std::span<const double> obstacle_force = {});
   /// The sums of the last record(), 3 per boundary entry.
   [[nodiscard]] const std::vector<double>& last() const { return last_; }
+  /// The obstacles' forces of the last record(), 3 per obstacle, and their names.
+  [[nodiscard]] const std::vector<double>& last_obstacles() const { return last_obstacles_; }
+  [[nodiscard]] const std::vector<std::string>& obstacle_names() const { return obstacle_names_; }
 
  private:
   MPI_Comm comm_;
   const Model& model_;
   CsvLog csv_;
   std::vector<double> last_;
+  std::vector<std::string> obstacle_names_;
+  std::vector<double> last_obstacles_;
 };
+
+/// The job's obstacles' names (ReactionLog's rows).
+std::vector<std::string> obstacle_names(const Job& job);
+
+/// contact_gap (each local vertex's smallest signed distance to an obstacle) and contact_force (3) at the global
+/// state x for the next write(); `x_local`: 3 per local vertex, ghosts up to date. Collective.
+void add_contact_fields(ResultWriter& writer, ContactTerms& contact, Vec x, std::span<const double> x_local);
 
 }  // namespace edgefem

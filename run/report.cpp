@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <optional>
 
 #include "solver/assembly_times.hpp"
@@ -170,6 +171,58 @@ void print_reactions(MPI_Comm comm, const Job& job, const ReactionLog& reactions
     PetscPrintf(comm, "  force on boundary[%zu]%s: (%.9e, %.9e, %.9e)\n", b, what.c_str(), r[3 * b], r[3 * b + 1],
                 r[3 * b + 2]);
   }
+}
+
+RunSummary::Contact begin_contact_record(const Job& job, const ContactTerms& contact) {
+  RunSummary::Contact c;
+  c.method = contact.barrier() ? "barrier" : "penalty";
+  c.activation_distance = contact.activation_distance();
+  c.stiffness = contact.stiffness();
+  for (const ObstacleSpec& o : job.obstacles) c.obstacles.push_back(o.name);
+  c.forces.assign(3 * c.obstacles.size(), 0.0);
+  return c;
+}
+
+RunSummary::Contact begin_projection_record(const Job& job) {
+  RunSummary::Contact c;
+  c.method = "projection";
+  for (const ObstacleSpec& o : job.obstacles) c.obstacles.push_back(o.name);
+  c.forces.assign(3 * c.obstacles.size(), 0.0);
+  return c;
+}
+
+void record_contact(RunSummary::Contact& record, long long step, const ContactStepReport& report,
+                    std::vector<double> forces) {
+  record.step.push_back(step);
+  record.active.push_back(report.active);
+  record.min_gap.push_back(report.min_gap);
+  record.penetration.push_back(report.penetration);
+  record.deepest_penetration = std::max(record.deepest_penetration, report.penetration);
+  record.max_active = std::max(record.max_active, report.active);
+  if (report.stiffness > 0.0) record.stiffness = report.stiffness;
+  if (forces.size() == record.forces.size()) record.forces = std::move(forces);
+}
+
+void print_contact_summary(MPI_Comm comm, RunSummary::Contact& record, const ContactTerms* contact,
+                           double solve_seconds) {
+  const ContactSeconds t = contact ? contact->seconds() : ContactSeconds{};
+  record.seconds_residual = t.residual, record.seconds_hessian = t.hessian, record.seconds_step_limit = t.step_limit;
+  double smallest = std::numeric_limits<double>::infinity();
+  for (const double g : record.min_gap) smallest = std::min(smallest, g);
+  PetscPrintf(comm,
+              "  contact (%s, activation distance %.6g, stiffness %.6g): deepest penetration %.6e, smallest gap "
+              "%.6e, at most %lld active contacts in a step (%lld at the last)\n",
+              record.method.c_str(), record.activation_distance, record.stiffness, record.deepest_penetration,
+              smallest, record.max_active, record.active.empty() ? 0LL : record.active.back());
+  if (!contact) return;  // (the projection measures no forces and no time of its own)
+  for (std::size_t o = 0; o < record.obstacles.size(); ++o)
+    PetscPrintf(comm, "  force of obstacle %s on the body: (%.9e, %.9e, %.9e)\n", record.obstacles[o].c_str(),
+                record.forces[3 * o], record.forces[3 * o + 1], record.forces[3 * o + 2]);
+  PetscPrintf(comm,
+              "  contact time (rank 0): %.3f s = gradients %.3f + Hessian blocks %.3f + continuous checks %.3f s, "
+              "%.1f %% of the steps' %.3f s\n",
+              t.total(), t.residual, t.hessian, t.step_limit,
+              solve_seconds > 0.0 ? 100.0 * t.total() / solve_seconds : 0.0, solve_seconds);
 }
 
 }  // namespace edgefem

@@ -15,6 +15,7 @@
 #include "io/summary.hpp"
 #include "partition/partition.hpp"
 #include "run/output.hpp"
+#include "solver/contact.hpp"
 #include "solver/newton.hpp"
 
 namespace edgefem {
@@ -95,5 +96,19 @@ std::string describe(const Selection& s);
 /// The total internal force on each boundary entry's vertices at the last recorded step: the reaction where they
 /// are held.
 void print_reactions(MPI_Comm comm, const Job& job, const ReactionLog& reactions);
+
+/// Contact (with obstacles): summary.json's `contact` record begun (the method, the activation distance, the
+/// obstacles' names).
+RunSummary::Contact begin_contact_record(const Job& job, const ContactTerms& contact);
+/// The same for the position-based integrator's projection (method "projection", no distance or stiffness).
+RunSummary::Contact begin_projection_record(const Job& job);
+/// One recorded step's contact (ContactStepReport) and the obstacles' forces on the body (3 each) at it.
+void record_contact(RunSummary::Contact& record, long long step, const ContactStepReport& report,
+                    std::vector<double> forces);
+/// The contact lines of the summary: the deepest penetration, the most active contacts, each obstacle's force, the
+/// time in the contact terms (`contact`'s seconds go to the record first; null: not measured) against
+/// `solve_seconds`.
+void print_contact_summary(MPI_Comm comm, RunSummary::Contact& record, const ContactTerms* contact,
+                           double solve_seconds);
 
 }  // namespace edgefem

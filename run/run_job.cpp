@@ -153,8 +153,10 @@ int run_job(const RunOptions& options, SummaryRecord& record, const std::functio
   if (!memory.fits && !options.ignore_memory_estimate) throw ResourceError(memory.problem);
   if (memory.unsmoothed_aggregation) job.solver.aggregation = SolverSpec::Aggregation::unsmoothed;
   // A static problem with a part free to move has no equilibrium: refuse it before the model is built and solved,
-  // from its supports alone (solver/free_body.hpp).
-  if (solves_static_problem(job)) check_static_support(comm, job, mesh, build_supports(comm, job, mesh));
+  // from its supports and, with obstacles, the obstacles within the contact's reach at the start
+  // (solver/free_body.hpp).
+  if (solves_static_problem(job))
+    check_static_support(comm, job, mesh, build_supports(comm, job, mesh));
   Model model = build_model(comm, job, mesh);
   return_free_heap();  // the topology's and the term lists' transients: not resident beside the matrix and solver
   memory_account().phase("model");

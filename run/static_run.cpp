@@ -54,7 +54,8 @@ StaticRun::StaticRun(const RunOptions& options, const Job& job, const LocalMesh&
       quiet_(options.quiet),
       solver_(comm_, job, mesh, std::move(model), options.petsc_options, options.quiet, options.verbose),
       writer_(comm_, job.output_directory, mesh, solver_.model()),
-      reactions_(comm_, job.output_directory, solver_.model()) {
+      reactions_(comm_, job.output_directory, solver_.model(), std::nullopt, obstacle_names(job)) {
+  if (solver_.contact()) summary_.contact = begin_contact_record(job, *solver_.contact());
   clock_.setup = clock_.lap();
   summary_.phases_s.setup = clock_.setup;
   stage_output_ = log_stage("Output");
@@ -78,9 +79,13 @@ void StaticRun::on_step(int step, double load_factor) {
   const auto t0 = std::chrono::steady_clock::now();
   PetscLogStagePush(stage_output_);
   const std::vector<double> f = solver_.local_internal_force();
-  reactions_.record(step, load_factor, f);
+  ContactTerms* contact = solver_.contact();
+  const std::vector<double> obstacle_force = contact ? contact->obstacle_forces(solver_.state()) : std::vector<double>{};
+  reactions_.record(step, load_factor, f, obstacle_force);
+  if (contact && step > 0) record_contact(*summary_.contact, step, solver_.last_contact(), obstacle_force);
   if (step % job_.output_every == 0 || step == job_.steps || step == 0) {
     const std::vector<double> x = solver_.local_positions();
+    if (contact) add_contact_fields(writer_, *contact, solver_.state(), x);
     writer_.write(step, load_factor, x, f);
     last_written_ = step;
   }
@@ -90,7 +95,9 @@ void StaticRun::on_step(int step, double load_factor) {
 
 void StaticRun::write_stopped_state() {
   const std::vector<double> f = solver_.local_internal_force();
-  writer_.write(reports_.back().step, reports_.back().load_factor, solver_.local_positions(), f);
+  const std::vector<double> x = solver_.local_positions();
+  if (solver_.contact()) add_contact_fields(writer_, *solver_.contact(), solver_.state(), x);
+  writer_.write(reports_.back().step, reports_.back().load_factor, x, f);
 }
 
 void StaticRun::record_analysis() {
@@ -116,6 +123,7 @@ int StaticRun::finish() {
   summary_.largest_displacement = print_state_summary(comm_, mesh_, solver_.local_positions());
   summary_.output = writer_.pvd_path();
   print_reactions(comm_, job_, reactions_);
+  if (summary_.contact) print_contact_summary(comm_, *summary_.contact, solver_.contact(), solve_seconds);
   PetscPrintf(comm_, "  output: %s\n", writer_.pvd_path().c_str());
   quiet.reset();
   if (stop_signal_ == 0) return 0;

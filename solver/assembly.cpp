@@ -199,6 +199,13 @@ void Assembler::build_coo_pattern(std::vector<PetscInt>& coo_i, std::vector<Pets
           if (!prescribed[row] && prescribed[col]) coo_lift_.push_back({e, row, col});
         }
   n_kernel_entries_ = 9 * n_blocks;
+  diagonal_block_.assign(static_cast<std::size_t>(n_owned), SIZE_MAX);
+  for (std::size_t k = 0, blk = 0; k < model_.formulations.size(); ++k)
+    for (const auto& [a, b] : model_.formulations[k]->block_pattern()) {
+      if (a == b && a < n_owned && diagonal_block_[static_cast<std::size_t>(a)] == SIZE_MAX)
+        diagonal_block_[static_cast<std::size_t>(a)] = 9 * blk;
+      ++blk;
+    }
   // Then the diagonal of every owned dof.
   for (LocalIndex v = 0; v < n_owned; ++v)
     for (int c = 0; c < 3; ++c) {
@@ -372,6 +379,7 @@ void Assembler::hand_matrix_to_petsc(Mat P, const MatrixCoefficients& c) {
       for (std::size_t e = begin; e < begin + size; ++e) values[e] += c.damping * damping_values_[e];
     }
   }
+  add_vertex_blocks(c);
   const std::size_t n_prescribed = coo_prescribed_.size();
 #pragma omp parallel for schedule(static)
   for (std::size_t k = 0; k < n_prescribed; ++k) values[coo_prescribed_[k]] = 0.0;
@@ -386,6 +394,14 @@ void Assembler::hand_matrix_to_petsc(Mat P, const MatrixCoefficients& c) {
   {
     const ScopeSeconds timed(assembly_times().insertion);
     insertion_->insert(P, coo_values_.data());
+  }
+}
+
+void Assembler::add_vertex_blocks(const MatrixCoefficients& c) {
+  for (const contact::VertexBlock& b : c.vertex_blocks) {
+    const std::size_t first = diagonal_block_.at(static_cast<std::size_t>(b.vertex));
+    if (first == SIZE_MAX) throw PetscFailure("Assembler: a contact block on a vertex without a diagonal block");
+    for (int k = 0; k < 9; ++k) coo_values_[first + static_cast<std::size_t>(k)] += b.values[static_cast<std::size_t>(k)];
   }
 }
 

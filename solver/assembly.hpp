@@ -18,6 +18,7 @@
 #include <span>
 #include <vector>
 
+#include "contact/contact_potential.hpp"
 #include "partition/partition.hpp"
 #include "linalg/aij_insertion.hpp"
 #include "solver/model.hpp"
@@ -54,6 +55,9 @@ struct MatrixCoefficients {
   /// layout; its ghosts need not be up to date).
   double damping = 0.0;
   Vec velocity = nullptr;
+  /// Contact (solver/contact.hpp): 3 x 3 blocks added to owned vertices' diagonal blocks (local vertex indices), as
+  /// they are (not scaled by `stiffness`). The diagonal blocks are in every formulation's pattern: no new entries.
+  std::span<const contact::VertexBlock> vertex_blocks{};
 };
 
 class Assembler {
@@ -135,6 +139,11 @@ class Assembler {
   /// For the coo_prescribed_ entries with a free row and a prescribed column: (entry, local row dof, local column dof).
   std::vector<std::array<std::size_t, 3>> coo_lift_;
   std::size_t n_kernel_entries_ = 0;
+  /// Per owned vertex: the first COO entry of its diagonal block (v, v) in the formulations' pattern (contact's
+  /// blocks go there), or SIZE_MAX when none has one.
+  std::vector<std::size_t> diagonal_block_;
+  /// Adds c.vertex_blocks into coo_values_ (hand_matrix_to_petsc).
+  void add_vertex_blocks(const MatrixCoefficients& c);
   /// Set-up (constructor): the ghosted vectors, the reference positions, the summed loads and lumped mass.
   void create_vectors();
   /// 1 at every local dof (owned + ghost) prescribed on any rank. Collective.

@@ -49,10 +49,21 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
   NewtonProblem problem{[this](Vec x, Vec r) { residual(x, r); },
                         [this](Vec x, Mat P) {
                           assembler_.set_positions(x);
-                          assembler_.stiffness(P, coefficients());
+                          assembler_.stiffness(P, coefficients(x));
                         },
                         prescribed_rows(model_),
-                        {}};  // vertex_rotations: none (only StaticSolver gives GAMG's rebuilds the rotations)
+                        {},   // vertex_rotations: none (only StaticSolver gives GAMG's rebuilds the rotations)
+                        {}};  // step_limit: contact's, below
+  if (!job_.obstacles.empty()) {
+    contact_.emplace(comm_, job_, mesh_, model_, assembler_, spec_.dt);
+    if (contact_->barrier()) problem.step_limit = [this](Vec x, Vec y) { return contact_->step_limit(x, y); };
+    contact_start_ = assembler_.create_vector();
+    contact_state_ = assembler_.create_vector();
+    // A moving obstacle works on the body. Newmark's average acceleration does not keep the energy of an impact on
+    // the stiff barrier (its discrete energy can grow in the steps that reach it; backward Euler's only falls):
+    // no check of the energy then (docs/design.md "Contact").
+    energy_cannot_grow_ = energy_cannot_grow_ && !contact_->moving() && integrator_ != Integrator::newmark;
+  }
   LinearSystemKind kind = linear_system_kind(comm_, mesh_, model_, true);
   kind.newton_solves = integrator_ != Integrator::linearized_euler;
   newton_.emplace(comm_, job_, cli_petsc_options_, assembler_.matrix(), x_, std::move(problem), kind,
@@ -72,9 +83,10 @@ void DynamicSolver::set_prescribed(Vec x, double t) {
   }
 }
 
-MatrixCoefficients DynamicSolver::coefficients() {
+MatrixCoefficients DynamicSolver::coefficients(Vec x) {
   // d/dx of  M (a + alpha v) + f + beta g + h_att(v):  a = rate(rate(u)), so da/du = dv_du^2.
   MatrixCoefficients c;
+  if (contact_) c.vertex_blocks = contact_->blocks(x);
   const double dv_dx = phase_ == Phase::static_initial ? 0.0 : dv_du();
   c.stiffness = 1.0 + spec_.damping_stiffness * dv_dx;
   c.mass = dv_dx * dv_dx + spec_.damping_mass * dv_dx;
@@ -137,6 +149,7 @@ void DynamicSolver::residual(Vec x, Vec r) {
     assembler_.mass_multiply(work_, work2_);
     EDGEFEM_PETSC(VecAXPY(r, 1.0, work2_));
   }
+  if (contact_) contact_->add_residual(x, r);
   Owned xa(x, true);
   Owned ra(r, false);
   if (!model_.attachments.empty())
@@ -163,20 +176,33 @@ bool DynamicSolver::attempt_newton(double h, std::string& why) {
   // h^2 dv/dt, the velocity change per unit time of the last step (zero before the first step). rtol stays
   // relative to |R| at the integrator's own predictor, as for static load steps (docs/theory/solver.md): a better first
   // iterate must not make the criterion stricter.
+  if (contact_) {  // the start: x_n with the prescribed values at t_new, carried along the obstacles' move
+    EDGEFEM_PETSC(VecCopy(x_n_, contact_start_));
+    set_prescribed(contact_start_, t_new_);
+    contact_->carry_along(contact_start_);
+  }
   EDGEFEM_PETSC(VecWAXPY(x_, h, v_, x_n_));
   if (integrator_ == Integrator::newmark) EDGEFEM_PETSC(VecAXPY(x_, 0.5 * h * h, a_));
   set_prescribed(x_, t_new_);
+  limit_prediction();
   double reference = -1.0;
   if (integrator_ != Integrator::newmark && job_.solver.predictor == SolverSpec::Predictor::extrapolate) {
     reference = newton_->residual_norm(x_);
     if (!std::isfinite(reference)) reference = -1.0;  // no reference: rtol refers to the first iterate's |R|
     EDGEFEM_PETSC(VecAXPY(x_, h * h, slope_));
     set_prescribed(x_, t_new_);
+    limit_prediction();
   }
   const NewtonResult result = newton_->solve(x_, step_label(), reference);
   newton_target_ = result.target;
   if (!result.converged) why = result.why;
   return result.converged;
+}
+
+void DynamicSolver::limit_prediction() {
+  if (!contact_) return;
+  contact_->limit_prediction(contact_start_, x_);
+  set_prescribed(x_, t_new_);
 }
 
 MatrixCoefficients DynamicSolver::linearized_coefficients(double h) {
@@ -334,6 +360,7 @@ bool DynamicSolver::energy_plausible(std::string& why) {
 bool DynamicSolver::attempt(double h, std::string& why) {
   h_step_ = h;
   EDGEFEM_PETSC(VecCopy(x_, x_n_));
+  if (contact_) contact_->begin_step(x_n_, time_, t_new_, h);
   // h_ holds the external loads at t_n (for the work), f_n_ the internal force at x_n (stiffness damping).
   if (integrator_ != Integrator::linearized_euler && spec_.damping_stiffness != 0.0) {
     assembler_.set_positions(x_n_);
@@ -361,7 +388,14 @@ bool DynamicSolver::attempt(double h, std::string& why) {
     newton_->rebuild_preconditioner();
     return false;
   }
+  if (contact_) record_contact_step();
   return true;
+}
+
+void DynamicSolver::record_contact_step() {
+  ContactStepReport r = contact_->end_step(x_);
+  if (contact_step_) r.penetration = std::max(r.penetration, contact_step_->penetration);
+  contact_step_ = r;
 }
 
 void DynamicSolver::solve_initial_static() {
@@ -376,11 +410,16 @@ void DynamicSolver::solve_initial_static() {
   for (int k = 1; k <= n; ++k) {
     const int taken = advance(
         static_cast<double>(k - 1) / n, static_cast<double>(k) / n, spec_.max_step_cuts,
-        [&](double, double s, std::string& why) {
+        [&](double a, double s, std::string& why) {
           load_factor_ = s;
-          return solve_load_step(
+          if (contact_) contact_->begin_step(x_, 0.0, 0.0, s - a);
+          const FeasibleStart feasible{[this](Vec x) { contact_->carry_along(x); },
+                                       [this](Vec start, Vec x) { contact_->limit_prediction(start, x); }};
+          const bool ok = solve_load_step(
               *newton_, predictor, use_predictor, x_, saved, s, [this](Vec x, double) { set_prescribed(x, 0.0); },
-              nullptr, step_label(), why);
+              nullptr, step_label(), why, contact_ ? &feasible : nullptr);
+          if (ok && contact_) record_contact_step();
+          return ok;
         },
         [&](double, double increment, const std::string& why) {
           EDGEFEM_PETSC(PetscPrintf(comm_,
@@ -464,6 +503,7 @@ TimeStepReport DynamicSolver::step() {
   report.step = step_ + 1;
   const NewtonStats before = newton_->stats();
   newton_target_ = 0.0;
+  contact_step_.reset();
   const auto t0 = std::chrono::steady_clock::now();
   const double target = static_cast<double>(step_ + 1) * spec_.dt;
   const int substeps = advance(
@@ -491,23 +531,66 @@ TimeStepReport DynamicSolver::step() {
   report.ksp_iterations = report.stats.ksp_iterations;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report.energy = energy_cannot_grow_ ? *accepted_energy_ : energy();  // the check computed it already
+  report.contact = contact_step_;
   return report;
 }
 
 std::string DynamicSolver::progress_line(const TimeStepReport& r, double seconds_left) {
   const std::string substeps = r.substeps > 1 ? "  substeps " + std::to_string(r.substeps) : "";
-  char line[512];
+  char contact[128] = "";
+  if (r.contact)
+    std::snprintf(contact, sizeof contact, "  contacts %lld  min gap %.3e  penetration %.3e", r.contact->active,
+                  r.contact->min_gap, r.contact->penetration);
+  char line[640];
   std::snprintf(line, sizeof line,
                 "step %lld/%lld  t = %.6g  newton its %d  ksp its %d  pc set-ups %d%s  wall %.3f s  est. left %.1f s  "
-                "energy %.9e\n",
+                "energy %.9e%s\n",
                 r.step, n_steps_, r.time, r.newton_iterations, r.ksp_iterations, r.stats.pc_setups, substeps.c_str(),
-                r.seconds, seconds_left, r.energy.total());
+                r.seconds, seconds_left, r.energy.total(), contact);
   return line;
 }
 
+std::vector<OutputPointField> DynamicSolver::output_point_fields() {
+  if (!contact_) return {};
+  assembler_.set_positions(x_);
+  const std::vector<double> x = assembler_.local_positions();
+  std::vector<double> gap, force;
+  contact_->vertex_fields(x_, x, gap, force);
+  return {{"contact_gap", 1, std::move(gap)}, {"contact_force", 3, std::move(force)}};
+}
+
+std::vector<double> DynamicSolver::obstacle_forces() { return contact_ ? contact_->obstacle_forces(x_) : std::vector<double>{}; }
+
 std::vector<CheckpointVector> DynamicSolver::checkpoint_vectors() {
-  return {{"position", x_},   {"velocity", v_},      {"acceleration", a_},
-          {"force_rate", g_}, {"external_work", w_}, {"velocity_change", slope_, false}};
+  std::vector<CheckpointVector> out = {{"position", x_},   {"velocity", v_},      {"acceleration", a_},
+                                       {"force_rate", g_}, {"external_work", w_}, {"velocity_change", slope_, false}};
+  if (contact_) {  // (restore() overwrites it with the checkpoint's)
+    const std::array<double, 3> state = contact_->saved_state();
+    {
+      Owned values(contact_state_, false);
+      for (std::size_t i = 0; i < values.span().size(); ++i) values.span()[i] = state[i % 3];
+    }
+    out.push_back({"contact_state", contact_state_, false});
+  }
+  return out;
+}
+
+void DynamicSolver::after_restore() {
+  assembler_.external_force(time_, h_);
+  if (!contact_) return;
+  // Every owned vertex holds the same three values; a rank without owned vertices takes them from the others.
+  double local[4] = {0, 0, 0, 0}, global[4] = {0, 0, 0, 0};
+  {
+    Owned values(contact_state_, true);
+    if (values.span().size() >= 3) local[0] = values.span()[0], local[1] = values.span()[1], local[2] = values.span()[2], local[3] = 1;
+  }
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  double first[2] = {local[3] > 0 ? static_cast<double>(rank) : 1e300, 0}, owner[2] = {0, 0};
+  MPI_Allreduce(first, owner, 1, MPI_DOUBLE, MPI_MIN, comm_);
+  global[0] = local[0], global[1] = local[1], global[2] = local[2];
+  MPI_Bcast(global, 3, MPI_DOUBLE, static_cast<int>(owner[0]), comm_);
+  contact_->restore_state({global[0], global[1], global[2]});
 }
 
 }  // namespace edgefem

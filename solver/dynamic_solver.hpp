@@ -62,17 +62,24 @@ class DynamicSolver final : public TimeIntegrator {
   /// The preconditioner of the time steps' linear solves (NewtonDriver::preconditioner_name).
   [[nodiscard]] std::string preconditioner_name() const override { return newton_->preconditioner_name(); }
   [[nodiscard]] const NewtonStats& stats() const override { return newton_->stats(); }
+  /// With obstacles: contact_gap (1 per vertex) and contact_force (3). Collective.
+  [[nodiscard]] std::vector<OutputPointField> output_point_fields() override;
+  [[nodiscard]] std::vector<double> obstacle_forces() override;
+  [[nodiscard]] ContactTerms* contact_terms() override { return contact_ ? &*contact_ : nullptr; }
+  [[nodiscard]] std::optional<ContactStepReport> last_contact() const override { return contact_step_; }
 
  protected:
   [[nodiscard]] StateVectors state_vectors() override { return {x_, v_, w_, work2_}; }
   /// position, velocity, acceleration, force_rate, external_work and the predictor's velocity_change (optional:
-  /// older checkpoints lack it) of the owned vertices.
+  /// older checkpoints lack it) of the owned vertices; with obstacles contact_state (optional): ContactTerms'
+  /// saved_state() in every owned vertex's 3 entries (a field, so that any rank count reads it back).
   [[nodiscard]] std::vector<CheckpointVector> checkpoint_vectors() override;
   /// Makes the next step set up a new preconditioner (as a restart from the checkpoint does: both repeat the same
   /// arithmetic).
   void before_checkpoint() override { newton_->rebuild_preconditioner(); }
-  /// The loads at t_n for the work integral.
-  void after_restore() override { assembler_.external_force(time_, h_); }
+  /// The loads at t_n for the work integral; the contact's state.
+  void after_restore() override;
+  [[nodiscard]] double contact_energy() override { return contact_ ? contact_->energy(x_) : 0.0; }
 
  private:
   enum class Phase { static_initial, dynamic };
@@ -85,10 +92,15 @@ class DynamicSolver final : public TimeIntegrator {
   }
   void residual(Vec x, Vec r);
   [[nodiscard]] std::string step_label() const;
-  [[nodiscard]] MatrixCoefficients coefficients();
+  /// The matrix coefficients at positions x (the contact's blocks at x).
+  [[nodiscard]] MatrixCoefficients coefficients(Vec x);
   void set_prescribed(Vec x, double t);
   bool attempt(double h, std::string& why);  ///< one (sub)step of size h from time_ to t_new_
   bool attempt_newton(double h, std::string& why);
+  /// Contact: a prediction in x_ limited toward the carried start (prescribed values kept).
+  void limit_prediction();
+  /// Contact: the accepted (sub)step's report (end_step), the deepest penetration of the step kept.
+  void record_contact_step();
   bool attempt_linearized(double h, std::string& why);
   /// Linearized Euler: the matrix (T + beta) K + (1/T + alpha) M + (T k + c) I_att of a step of size h.
   [[nodiscard]] MatrixCoefficients linearized_coefficients(double h);
@@ -124,6 +136,10 @@ class DynamicSolver final : public TimeIntegrator {
   PetscOwner<Vec, VecDestroy> vel_, fv_;         ///< viscous forces: the velocity of the last residual, f_v
   /// Predictor (backward Euler): the velocity change per unit time of the last step.
   PetscOwner<Vec, VecDestroy> slope_;
+  std::optional<ContactTerms> contact_;          ///< with obstacles
+  std::optional<ContactStepReport> contact_step_;  ///< the last accepted (sub)step's (deepest penetration of the step)
+  PetscOwner<Vec, VecDestroy> contact_start_;    ///< contact: a step's start, carried along the obstacles' move
+  PetscOwner<Vec, VecDestroy> contact_state_;    ///< contact: the checkpoint's contact_state field
   std::optional<NewtonDriver> newton_;
   std::vector<double> diagonal_;  ///< attachment terms on the matrix diagonal, 3 per owned vertex
   std::vector<double> velocity_;  ///< residual(): the velocity at the new time, 3 per owned vertex

@@ -7,11 +7,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <set>
 #include <utility>
 
+#include "contact/obstacle.hpp"
 #include "core/error.hpp"
+#include "partition/collective.hpp"
 #include "partition/components.hpp"
+#include "solver/obstacles.hpp"
 
 namespace edgefem {
 
@@ -105,6 +109,18 @@ std::vector<FreeMotion> free_rigid_motions(const HeldMoments& held) {
   return free;
 }
 
+bool contact_removes_free_motions(const HeldMoments& held, const std::array<double, 36>& contact) {
+  const Eigen::MatrixXd modes = null_space(held_rows(held));
+  if (modes.cols() == 0) return true;
+  const Eigen::Matrix<double, 6, 6, Eigen::RowMajor> gram(contact.data());
+  const double scale = gram.trace();
+  if (!(scale > 0.0)) return false;
+  // The contact rows' stiffness on the free motions: positive definite when they hold every one of them.
+  const Eigen::MatrixXd on_free = modes.transpose() * gram * modes;
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(on_free);
+  return eigen.eigenvalues().minCoeff() > 1e-9 * scale;
+}
+
 bool solves_static_problem(const Job& job) {
   if (job.analysis_type == AnalysisType::statics) return true;
   return job.dynamic && job.dynamic->initial_state == InitialState::static_equilibrium;
@@ -118,6 +134,9 @@ struct PartSummary {
   std::array<double, 3> lo{}, hi{};
   std::set<int> regions, facet_regions;  ///< of its cells; of its boundary facets (triangles, or membrane lines)
   std::vector<FreeMotion> free;
+  HeldMoments moments;             ///< of its held components (find_free_motions)
+  double near_obstacles = 0;       ///< contact candidates within the activation distance of an obstacle (any rank)
+  bool held_by_obstacles = false;  ///< the obstacles hold every motion `free` lists (hold_by_obstacles)
   [[nodiscard]] std::array<double, 3> centre() const {
     return {(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2};
   }
@@ -176,10 +195,64 @@ void find_free_motions(MPI_Comm comm, const LocalMesh& mesh, const MeshComponent
   }
   MPI_Allreduce(MPI_IN_PLACE, moments.data(), static_cast<int>(30 * moments.size()), MPI_DOUBLE, MPI_SUM, comm);
   for (std::size_t p = 0; p < out.size(); ++p) {
+    out[p].moments = moments[p];
     out[p].free = free_rigid_motions(moments[p]);
     const std::array<double, 3> c = out[p].centre();
     for (FreeMotion& f : out[p].free)  // back to the mesh's coordinates
       for (int d = 0; d < 3; ++d) f.point[d] = c[d] + out[p].size() * f.point[d];
+  }
+}
+
+/// The contact's activation distance at the start: contact.distance, or its auto value (solver/contact.cpp: 1e-3 of
+/// the body's bounding-box diagonal, the union of the parts' boxes).
+double activation_distance(const Job& job, const std::vector<PartSummary>& parts) {
+  if (job.contact.distance > 0.0) return job.contact.distance;
+  std::array<double, 3> lo{1e300, 1e300, 1e300}, hi{-1e300, -1e300, -1e300};
+  for (const PartSummary& s : parts)
+    for (int d = 0; d < 3; ++d) lo[d] = std::min(lo[d], s.lo[d]), hi[d] = std::max(hi[d], s.hi[d]);
+  return 1e-3 * std::hypot(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]);
+}
+
+/// Which free parts the job's obstacles hold at the start (free_body.hpp): each part's contact rows [n, r x n] of its
+/// candidates within the activation distance (the local boundary vertices, ghosts too: a row counted twice changes
+/// no null space), their Gram matrix summed over the ranks. Collective.
+void hold_by_obstacles(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const MeshComponents& parts,
+                       std::vector<PartSummary>& out) {
+  if (job.obstacles.empty()) return;
+  std::vector<std::unique_ptr<contact::Obstacle>> obstacles;
+  run_collectively(comm, [&] { obstacles = make_obstacles(job); });
+  place_obstacles(job, obstacles, 0.0);
+  const double reach = activation_distance(job, out);
+  const Mesh& m = mesh.mesh;
+  std::vector<char> candidate(static_cast<std::size_t>(mesh.n_local()), m.n_tets() > 0 ? 0 : 1);
+  if (m.n_tets() > 0)
+    for (const LocalIndex v : m.triangles) candidate[static_cast<std::size_t>(v)] = 1;
+  std::vector<double> sums(37 * out.size(), 0.0);  // per part: the Gram matrix (row-major), the near count
+  for (LocalIndex v = 0; v < mesh.n_local(); ++v) {
+    if (!candidate[static_cast<std::size_t>(v)]) continue;
+    const auto p = static_cast<std::size_t>(parts.of_vertex[v]);
+    const contact::Vec3 x{m.point(v)[0], m.point(v)[1], m.point(v)[2]};
+    for (const auto& obstacle : obstacles) {
+      contact::Proximity near;
+      if (!obstacle->proximity(x, reach, false, near) || !(near.distance < reach)) continue;
+      const std::array<double, 3> c = out[p].centre();
+      const Eigen::Vector3d r((x[0] - c[0]) / out[p].size(), (x[1] - c[1]) / out[p].size(),
+                              (x[2] - c[2]) / out[p].size());
+      const Eigen::Vector3d n(near.normal[0], near.normal[1], near.normal[2]);
+      Vector6 row;
+      row << n, r.cross(n);
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) sums[37 * p + static_cast<std::size_t>(6 * i + j)] += row(i) * row(j);
+      sums[37 * p + 36] += 1;
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, comm);
+  for (std::size_t p = 0; p < out.size(); ++p) {
+    std::array<double, 36> gram{};
+    std::copy(sums.begin() + static_cast<std::ptrdiff_t>(37 * p), sums.begin() + static_cast<std::ptrdiff_t>(37 * p + 36),
+              gram.begin());
+    out[p].near_obstacles = sums[37 * p + 36];
+    out[p].held_by_obstacles = !out[p].free.empty() && contact_removes_free_motions(out[p].moments, gram);
   }
 }
 
@@ -299,6 +372,17 @@ std::string remedy(const PartSummary& s) {
          "entry";
 }
 
+/// With obstacles: why they do not hold part `s` either (free_body.hpp's rule).
+std::string obstacles_note(const Job& job, const std::vector<PartSummary>& parts, const PartSummary& s) {
+  if (job.obstacles.empty()) return "";
+  const std::string reach = number(activation_distance(job, parts));
+  if (s.near_obstacles == 0)
+    return "; the obstacles do not hold it either: none of its boundary vertices is within the contact distance (" +
+           reach + ") of an obstacle at the start (a static body held by obstacles must start resting on them)";
+  return "; the obstacles do not hold it either: the normals of the obstacles at its boundary vertices within the "
+         "contact distance (" + reach + ") at the start leave some of these motions free";
+}
+
 }  // namespace
 
 void check_static_support(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model) {
@@ -308,19 +392,20 @@ void check_static_support(MPI_Comm comm, const Job& job, const LocalMesh& mesh, 
   std::vector<PartSummary> summary;
   count_and_bound(comm, mesh, parts, held, summary);
   find_free_motions(comm, mesh, parts, held, summary);
+  hold_by_obstacles(comm, job, mesh, parts, summary);
   gather_regions(comm, mesh, parts, summary);
   std::string problems;
   int n_free = 0;
   for (std::size_t p = 0; p < summary.size(); ++p) {
     const PartSummary& s = summary[p];
-    if (s.free.empty()) continue;
+    if (s.free.empty() || s.held_by_obstacles) continue;
     ++n_free;
     problems += "\n  " + describe_part(p, summary.size(), s) +
                 (s.held_components == 0
                      ? " is held by nothing (no boundary entry fixes or displaces any of its vertices, no "
                        "attachment ties one): it may "
                      : " is held in some directions only: it may still ") +
-                describe_motions(s.free, s.size()) + "; hold it with " + remedy(s);
+                describe_motions(s.free, s.size()) + "; hold it with " + remedy(s) + obstacles_note(job, summary, s);
   }
   if (n_free == 0) return;
   const std::string what = job.analysis_type == AnalysisType::statics ? "a static analysis"

@@ -47,8 +47,13 @@ std::vector<FreeMotion> free_rigid_motions(const HeldMoments& held);
 /// Whether the job solves a static problem: analysis.type static, or a dynamic one's initial_state static.
 bool solves_static_problem(const Job& job);
 
+/// Pure: whether rows with the Gram matrix `contact` (6 x 6, row-major: the sum of the contact rows' outer products,
+/// in HeldMoments' scaled coordinates) remove every rigid motion `held` leaves free.
+bool contact_removes_free_motions(const HeldMoments& held, const std::array<double, 36>& contact);
+
 /// Collective: throws InputError on every rank when solves_static_problem(job) and a connected part of the mesh is
-/// free to move (see above): the message names each such part and what would hold it.
+/// free to move and not held by the job's obstacles (see above): the message names each such part and what would
+/// hold it.
 void check_static_support(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model);
 
 }  // namespace edgefem

@@ -84,7 +84,7 @@ NewtonDriver::NewtonDriver(MPI_Comm comm, const Job& job, const std::string& cli
       case SolverSpec::LineSearch::bt: EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHBT)); break;
       case SolverSpec::LineSearch::basic: EDGEFEM_PETSC(SNESLineSearchSetType(line_search, SNESLINESEARCHBASIC)); break;
     }
-    EDGEFEM_PETSC(SNESLineSearchSetPreCheck(line_search, &NewtonDriver::exact_identity_rows, this));
+    EDGEFEM_PETSC(SNESLineSearchSetPreCheck(line_search, &NewtonDriver::pre_check, this));
   }
   KSP ksp = nullptr;
   EDGEFEM_PETSC(SNESGetKSP(snes_, &ksp));
@@ -353,11 +353,12 @@ PetscErrorCode NewtonDriver::monitor(SNES snes, PetscInt it, PetscReal norm, voi
     PetscCall(SNESLineSearchGetLambda(ls, &lambda));
     if (!self->quiet_)
       PetscCall(PetscPrintf(self->comm_,
-                            "  %s  newton %2d  |R| = %.6e  ksp %4d %-16s pc %s  step %.3g  %.3f s  (target %.1e)\n",
+                            "  %s  newton %2d  |R| = %.6e  ksp %4d %-16s pc %s  step %.3g%s  %.3f s  (target %.1e)\n",
                             self->label_.c_str(), static_cast<int>(it), static_cast<double>(norm),
                             static_cast<int>(ksp_its), KSPConvergedReasons[reason],
-                            self->rebuilt_now_ ? "new   " : "reused", static_cast<double>(lambda),
-                            now - self->iteration_start_, self->target()));
+                            self->rebuilt_now_ ? "new   " : "reused", static_cast<double>(lambda) * self->step_fraction_,
+                            self->step_fraction_ < 1.0 ? " (ccd)" : "", now - self->iteration_start_,
+                            self->target()));
   }
   self->iteration_start_ = now;
   PetscFunctionReturn(0);
@@ -385,7 +386,7 @@ PetscErrorCode NewtonDriver::converged(SNES snes, PetscInt it, PetscReal xnorm, 
     *reason = SNES_CONVERGED_FNORM_ABS;
   } else if (fnorm <= rtol * self->reference_norm_) {
     *reason = SNES_CONVERGED_FNORM_RELATIVE;
-  } else if (it > 0 && snorm < stol * xnorm) {
+  } else if (it > 0 && snorm < stol * xnorm && self->step_fraction_ >= 1.0) {  // (not a step cut by contact)
     *reason = SNES_CONVERGED_SNORM_RELATIVE;
   } else if (it >= max_it) {
     *reason = SNES_DIVERGED_MAX_IT;
@@ -448,21 +449,32 @@ PetscErrorCode NewtonDriver::full_step(SNESLineSearch ls, void*) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode NewtonDriver::exact_identity_rows(SNESLineSearch ls, Vec, Vec y, PetscBool* changed, void* ctx) {
+PetscErrorCode NewtonDriver::pre_check(SNESLineSearch ls, Vec x, Vec y, PetscBool* changed, void* ctx) {
   PetscFunctionBeginUser;
   auto* self = static_cast<NewtonDriver*>(ctx);
   *changed = PETSC_FALSE;
-  if (self->problem_.identity_rows.empty()) PetscFunctionReturn(0);
-  Vec f = nullptr;
-  PetscCall(SNESLineSearchGetVecs(ls, nullptr, &f, nullptr, nullptr, nullptr));
-  PetscScalar* ya = nullptr;
-  const PetscScalar* fa = nullptr;
-  PetscCall(VecGetArray(y, &ya));
-  PetscCall(VecGetArrayRead(f, &fa));
-  for (const PetscInt i : self->problem_.identity_rows) ya[i] = fa[i];  // the step is x - y: x_i - r_i
-  PetscCall(VecRestoreArrayRead(f, &fa));
-  PetscCall(VecRestoreArray(y, &ya));
-  *changed = PETSC_TRUE;
+  self->step_fraction_ = 1.0;
+  if (!self->problem_.identity_rows.empty()) {
+    Vec f = nullptr;
+    PetscCall(SNESLineSearchGetVecs(ls, nullptr, &f, nullptr, nullptr, nullptr));
+    PetscScalar* ya = nullptr;
+    const PetscScalar* fa = nullptr;
+    PetscCall(VecGetArray(y, &ya));
+    PetscCall(VecGetArrayRead(f, &fa));
+    for (const PetscInt i : self->problem_.identity_rows) ya[i] = fa[i];  // the step is x - y: x_i - r_i
+    PetscCall(VecRestoreArrayRead(f, &fa));
+    PetscCall(VecRestoreArray(y, &ya));
+    *changed = PETSC_TRUE;
+  }
+  if (self->problem_.step_limit) {
+    double limit = 1.0;
+    PetscCall(petsc_callback(self->stage_solve_, [&] { limit = self->problem_.step_limit(x, y); }));
+    if (limit < 1.0) {
+      PetscCall(VecScale(y, limit));
+      *changed = PETSC_TRUE;
+    }
+    self->step_fraction_ = limit;
+  }
   PetscFunctionReturn(0);
 }
 
@@ -682,9 +694,21 @@ bool Extrapolator::predict(double s, Vec x) const {
 
 bool solve_load_step(NewtonDriver& newton, Extrapolator& predictor, bool use_predictor, Vec x, Vec saved, double s,
                      const std::function<void(Vec, double)>& set_prescribed,
-                     const std::function<void(Vec, double)>& tangent, const std::string& label, std::string& why) {
+                     const std::function<void(Vec, double)>& tangent, const std::string& label, std::string& why,
+                     const FeasibleStart* feasible) {
   EDGEFEM_PETSC(VecCopy(x, saved));
   set_prescribed(x, s);
+  PetscOwner<Vec, VecDestroy> start;  // contact: the carried start, which the predictions are limited toward
+  auto limit = [&](Vec v) {
+    if (!feasible) return;
+    feasible->limit(start, v);
+    set_prescribed(v, s);
+  };
+  if (feasible) {
+    feasible->carry(x);
+    EDGEFEM_PETSC(VecDuplicate(x, start.address()));
+    EDGEFEM_PETSC(VecCopy(x, start));
+  }
   double reference = -1.0;
   if (use_predictor && (predictor.ready() || tangent)) {
     reference = newton.residual_norm(x);
@@ -695,19 +719,22 @@ bool solve_load_step(NewtonDriver& newton, Extrapolator& predictor, bool use_pre
     if (predictor.ready()) {
       predictor.predict(s, x);
       set_prescribed(x, s);
+      limit(x);
       if (predictor.has_slope()) {  // the second step after a tangent predictor: the better of two candidates
         PetscOwner<Vec, VecDestroy> other;
         EDGEFEM_PETSC(VecDuplicate(x, other.address()));
         predictor.predict_with_slope(s, other);
         set_prescribed(other, s);
+        limit(other);
         const double r_secant = newton.residual_norm(x), r_slope = newton.residual_norm(other);
         // (not finite: inverted elements of a model with infinite energy there; such a candidate loses)
         if (std::isfinite(r_slope) && !(r_secant <= r_slope)) EDGEFEM_PETSC(VecCopy(other, x));
       }
     } else {
-      EDGEFEM_PETSC(VecCopy(saved, x));
+      EDGEFEM_PETSC(VecCopy(feasible ? start.get() : saved, x));
       tangent(x, s);
       set_prescribed(x, s);
+      limit(x);
       PetscOwner<Vec, VecDestroy> step;
       EDGEFEM_PETSC(VecDuplicate(x, step.address()));
       EDGEFEM_PETSC(VecWAXPY(step, -1.0, saved, x));

@@ -71,6 +71,10 @@ struct NewtonProblem {
   /// Optional: each owned vertex's rotation from the reference to the positions of the last Jacobian (9 per vertex,
   /// row-major); edgefem_gamg's rebuild of its coarse operators then rotates the finest interpolation's rows by them.
   std::function<std::vector<double>()> vertex_rotations;
+  /// Optional (contact, solver/contact.hpp): the largest fraction in (0, 1] of the step x -> x - y that keeps every
+  /// vertex off every obstacle, the same on every rank (collective). The line search's pre-check scales the step by
+  /// it before any line search (full or PETSc's) looks at it, so no iterate ever reaches an obstacle.
+  std::function<double(Vec x, Vec y)> step_limit;
 };
 
 /// The linear tolerance of a Newton iteration under `forcing: eisenstat-walker` (docs/theory/solver.md "Inexact
@@ -132,8 +136,9 @@ class NewtonDriver {
   static PetscErrorCode converged(SNES, PetscInt it, PetscReal xnorm, PetscReal snorm, PetscReal fnorm,
                                   SNESConvergedReason* reason, void* ctx);
   static PetscErrorCode full_step(SNESLineSearch ls, void* ctx);
-  /// Line-search pre-check: the step's identity rows set exactly from the residual.
-  static PetscErrorCode exact_identity_rows(SNESLineSearch ls, Vec x, Vec y, PetscBool* changed, void* ctx);
+  /// Line-search pre-check: the step's identity rows set exactly from the residual; then, with a step limit
+  /// (contact), the step scaled to it.
+  static PetscErrorCode pre_check(SNESLineSearch ls, Vec x, Vec y, PetscBool* changed, void* ctx);
   /// Decide (before a linear solve) whether the preconditioner is rebuilt; if so set it up now (timed).
   void prepare_preconditioner();
   /// A set-up's cost in iterations of the current preconditioner type (a fixed table; see newton.cpp).
@@ -202,6 +207,7 @@ class NewtonDriver {
   double reference_norm_ = 0.0, floor_ = 0.0, last_norm_ = 0.0, previous_norm_ = 0.0, atol_ = 0.0, rtol_ = 0.0;
   bool need_floor_ = true;
   double iteration_start_ = 0.0;
+  double step_fraction_ = 1.0;  ///< the last pre-check's step limit (1: not limited)
   NewtonStats stats_;
   PetscLogStage stage_assembly_ = 0, stage_solve_ = 0;
 };
@@ -244,14 +250,24 @@ class Extrapolator {
   bool slope_set_ = false;
 };
 
+/// A first iterate free of penetration (contact, solver/contact.hpp): `carry` moves the step's start (the converged
+/// state with the prescribed values at s) out of the obstacles' way, `limit` pulls a prediction back toward that start
+/// where it would cross an obstacle.
+struct FeasibleStart {
+  std::function<void(Vec x)> carry;
+  std::function<void(Vec start, Vec x)> limit;
+};
+
 /// One load (sub)step to parameter s from the converged state in x. With `use_predictor`: the extrapolation when
 /// `predictor` is ready, else `tangent` (when given: x moved by one linear solve with the load and prescribed
 /// increments, the latter lifted into the free rows); rtol then refers to |R| at the unpredicted start (the last
 /// state with the prescribed values at s). Then the Newton solve and on success the exact prescribed values and
-/// the state recorded in the predictor. On failure x is restored (from `saved`) and `why` set.
+/// the state recorded in the predictor. On failure x is restored (from `saved`) and `why` set. With `feasible`
+/// (contact): the start carried, and every prediction limited, before it is used.
 bool solve_load_step(NewtonDriver& newton, Extrapolator& predictor, bool use_predictor, Vec x, Vec saved, double s,
                      const std::function<void(Vec x, double s)>& set_prescribed,
-                     const std::function<void(Vec x, double s)>& tangent, const std::string& label, std::string& why);
+                     const std::function<void(Vec x, double s)>& tangent, const std::string& label, std::string& why,
+                     const FeasibleStart* feasible = nullptr);
 
 /// How many times in a row a load step's increment may be halved before the step fails (static tets, frames).
 inline constexpr int kMaxLoadStepCuts = 6;

@@ -39,7 +39,13 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
   f_ext_ = assembler_.create_vector();
   attachment_diagonal_.assign(3 * static_cast<std::size_t>(mesh_.n_owned), 0.0);
   NewtonProblem problem{[this](Vec x, Vec r) { residual(x, r); }, [this](Vec x, Mat P) { jacobian(x, P); },
-                        prescribed_rows(model_), [this] { return assembler_.vertex_rotations(); }};
+                        prescribed_rows(model_), [this] { return assembler_.vertex_rotations(); }, {}};
+  if (!job_.obstacles.empty()) {
+    contact_.emplace(comm_, job_, mesh_, model_, assembler_, 0.0);
+    if (contact_->barrier()) problem.step_limit = [this](Vec x, Vec y) { return contact_->step_limit(x, y); };
+    feasible_.emplace(FeasibleStart{[this](Vec x) { contact_->carry_along(x); },
+                                    [this](Vec start, Vec x) { contact_->limit_prediction(start, x); }});
+  }
   newton_.emplace(comm_, job_, cli_petsc_options, assembler_.matrix(), x_, std::move(problem),
                   linear_system_kind(comm_, mesh_, model_, false), quiet_ || !iteration_lines);
   predictor_.emplace(x_);
@@ -72,12 +78,14 @@ void StaticSolver::residual(Vec x, Vec r) {
   EDGEFEM_PETSC(VecAXPY(r, -1.0, f_ext_));
   VecArray xa(x, true), ra(r, false);
   add_attachment_terms(model_, mesh_.mesh.coords, load_factor_, xa.span(), {}, 0.0, ra.span(), {});
+  if (contact_) contact_->add_residual(x, r);
   for (const auto& d : model_.dirichlet)
     ra.span()[d.dof] = xa.span()[d.dof] - prescribed_position(model_, d, mesh_.mesh.coords, load_factor_);
 }
 
-MatrixCoefficients StaticSolver::coefficients() {
+MatrixCoefficients StaticSolver::coefficients(Vec x) {
   MatrixCoefficients c;
+  if (contact_) c.vertex_blocks = contact_->blocks(x);
   if (!model_.attachments.empty()) {
     std::fill(attachment_diagonal_.begin(), attachment_diagonal_.end(), 0.0);
     add_attachment_terms(model_, mesh_.mesh.coords, load_factor_, {}, {}, 0.0, {}, attachment_diagonal_);
@@ -88,17 +96,24 @@ MatrixCoefficients StaticSolver::coefficients() {
 
 void StaticSolver::jacobian(Vec x, Mat P) {
   assembler_.set_positions(x);
-  assembler_.stiffness(P, coefficients());
+  assembler_.stiffness(P, coefficients(x));
 }
 
-bool StaticSolver::load_step(double to, std::string& why) {
+bool StaticSolver::load_step(double from, double to, std::string& why) {
   load_factor_ = to;
   char label[96];
   std::snprintf(label, sizeof label, "step %d/%d  load %.4g", step_, n_steps_, to);
-  return solve_load_step(
+  if (contact_) contact_->begin_step(x_, from, to, to - from);
+  const bool ok = solve_load_step(
       *newton_, *predictor_, job_.solver.predictor == SolverSpec::Predictor::extrapolate, x_, saved_, to,
       [this](Vec x, double s) { set_prescribed(x, s); }, [this](Vec x, double s) { tangent_predict(x, s); }, label,
-      why);
+      why, feasible_ ? &*feasible_ : nullptr);
+  if (ok && contact_) {
+    const double deepest = std::max(contact_step_.penetration, 0.0);
+    contact_step_ = contact_->end_step(x_);
+    contact_step_.penetration = std::max(contact_step_.penetration, deepest);
+  }
+  return ok;
 }
 
 void StaticSolver::tangent_predict(Vec x, double to) {
@@ -114,7 +129,7 @@ void StaticSolver::tangent_predict(Vec x, double to) {
   }
   load_factor_ = to;
   assembler_.set_positions(x);
-  MatrixCoefficients c = coefficients();
+  MatrixCoefficients c = coefficients(x);
   c.lift_in = lift_in_;
   c.lift_out = lift_out_;
   assembler_.stiffness(assembler_.matrix(), c);
@@ -144,9 +159,10 @@ std::vector<StepReport> StaticSolver::run(const std::function<void(int, double)>
     report.load_factor = static_cast<double>(k) / n_steps_;
     const NewtonStats before = newton_->stats();
     const auto t0 = std::chrono::steady_clock::now();
+    contact_step_ = ContactStepReport{};
     const int taken = advance(
         static_cast<double>(k - 1) / n_steps_, report.load_factor, max_cuts,
-        [&](double, double b, std::string& why) { return load_step(b, why); },
+        [&](double a, double b, std::string& why) { return load_step(a, b, why); },
         [&](double, double increment, const std::string& why) {
           EDGEFEM_PETSC(PetscPrintf(comm_, "  warning: step %d: %s; cutting the load increment to %.4g\n", k,
                                     why.c_str(), increment));
@@ -156,6 +172,7 @@ std::vector<StepReport> StaticSolver::run(const std::function<void(int, double)>
     report.newton_iterations = report.stats.newton_iterations;
     report.ksp_iterations = report.stats.ksp_iterations;
     report.substeps = taken;
+    report.contact = contact_step_;
     if (taken == 0)
       throw SolverError("load step " + std::to_string(k) + " of " + std::to_string(n_steps_) +
                         " did not converge even after cutting the load increment " + std::to_string(max_cuts) +
@@ -166,11 +183,15 @@ std::vector<StepReport> StaticSolver::run(const std::function<void(int, double)>
       double elapsed = 0;
       for (const auto& r : reports) elapsed += r.seconds;
       const double left = elapsed / k * (n_steps_ - k);
+      char contact[128] = "";
+      if (contact_)
+        std::snprintf(contact, sizeof contact, "  contacts %lld  min gap %.3e  penetration %.3e", report.contact.active,
+                      report.contact.min_gap, report.contact.penetration);
       EDGEFEM_PETSC(PetscPrintf(comm_,
                                 "step %d/%d  load factor %.4g  newton its %d  ksp its %d  pc set-ups %d  wall %.3f s  "
-                                "est. left %.1f s\n",
+                                "est. left %.1f s%s\n",
                                 k, n_steps_, report.load_factor, report.newton_iterations, report.ksp_iterations,
-                                report.stats.pc_setups, report.seconds, left));
+                                report.stats.pc_setups, report.seconds, left, contact));
     }
     if (on_step) on_step(k, report.load_factor);
     if (k < n_steps_ && should_stop && should_stop()) break;

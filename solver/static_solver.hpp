@@ -19,6 +19,7 @@
 #include "io/job.hpp"
 #include "partition/partition.hpp"
 #include "solver/assembly.hpp"
+#include "solver/contact.hpp"
 #include "solver/model.hpp"
 #include "solver/newton.hpp"
 #include "linalg/petsc_util.hpp"
@@ -34,6 +35,7 @@ struct StepReport {
   int substeps = 1;        ///< > 1 when the step had to be cut
   double seconds = 0.0;
   NewtonStats stats;  ///< the step's solver counts and times (PC set-ups, assembly, ...)
+  ContactStepReport contact;  ///< with obstacles: the step's last (sub)step's contact, the deepest penetration of all
 };
 
 /// The owned-entry indices of the prescribed dofs (identity rows of every Jacobian).
@@ -76,19 +78,27 @@ class StaticSolver {
   [[nodiscard]] const Assembler& assembler() const { return assembler_; }
   /// Bytes of the solver's own vectors (positions, loads, the predictor's states) on this rank.
   [[nodiscard]] std::size_t vector_bytes() const;
+  /// The contact with the job's obstacles (null without obstacles).
+  [[nodiscard]] ContactTerms* contact() { return contact_ ? &*contact_ : nullptr; }
+  /// The current state (owned entries; the ghosts are not kept up to date).
+  [[nodiscard]] Vec state() const { return x_; }
+  /// With obstacles: the last load step's contact (its cut parts' deepest penetration).
+  [[nodiscard]] const ContactStepReport& last_contact() const { return contact_step_; }
 
  private:
   void residual(Vec x, Vec r);
-  /// The matrix coefficients at the current load factor: the attachments' springs on the diagonal.
-  [[nodiscard]] MatrixCoefficients coefficients();
+  /// The matrix coefficients at the current load factor and positions x: the attachments' springs on the diagonal,
+  /// the contact's blocks.
+  [[nodiscard]] MatrixCoefficients coefficients(Vec x);
   void jacobian(Vec x, Mat P);
   void set_prescribed(Vec x, double load_factor);
   /// The first step's predictor (no converged states to extrapolate yet): x moved by one linear solve with the
   /// load increment and the prescribed increment lifted (the rest of the body follows the prescribed dofs at
   /// once, instead of the elements next to them taking the jump).
   void tangent_predict(Vec x, double to);
-  /// One (sub)increment of the load factor from the converged state in x_ to `to`; on failure x_ is restored.
-  bool load_step(double to, std::string& why);
+  /// One (sub)increment of the load factor from the converged state in x_ at `from` to `to`; on failure x_ is
+  /// restored.
+  bool load_step(double from, double to, std::string& why);
 
   MPI_Comm comm_;
   const Job& job_;
@@ -101,6 +111,9 @@ class StaticSolver {
   PetscOwner<Vec, VecDestroy> x_, f_ext_, saved_;
   PetscOwner<Vec, VecDestroy> lift_in_, lift_out_, rhs_, dx_;  ///< tangent predictor
   std::vector<double> attachment_diagonal_;
+  std::optional<ContactTerms> contact_;  ///< with obstacles
+  ContactStepReport contact_step_;       ///< the last converged (sub)step's
+  std::optional<FeasibleStart> feasible_;
   std::optional<NewtonDriver> newton_;
   std::optional<Extrapolator> predictor_;
   double load_factor_ = 0.0;

@@ -82,8 +82,10 @@ std::vector<double> TimeIntegrator::local_internal_force() {
 
 EnergyReport TimeIntegrator::energy() {
   const StateVectors s = state_vectors();
-  return state_energy(comm_, assembler_, model_, mesh_.mesh.coords, time_, s.positions, s.velocities, s.external_work,
-                      s.scratch);
+  EnergyReport e = state_energy(comm_, assembler_, model_, mesh_.mesh.coords, time_, s.positions, s.velocities,
+                                s.external_work, s.scratch);
+  e.contact = contact_energy();
+  return e;
 }
 
 CheckpointState TimeIntegrator::checkpoint() {

@@ -14,6 +14,7 @@
 #include <petscvec.h>
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "io/job.hpp"
 #include "partition/partition.hpp"
 #include "solver/assembly.hpp"
+#include "solver/contact.hpp"
 #include "solver/model.hpp"
 #include "solver/newton.hpp"
 
@@ -33,8 +35,9 @@ struct EnergyReport {
   double strain = 0.0;         ///< W(x)
   double attachment = 0.0;     ///< springs of the penalty attachments
   double external_work = 0.0;  ///< work of h (loads) since the start, trapezoidal in time
-  /// kinetic + strain + attachment - external_work: constant for an undamped, conservative system.
-  [[nodiscard]] double total() const { return kinetic + strain + attachment - external_work; }
+  double contact = 0.0;        ///< the contact barrier's (or penalty's) energy (solver/contact.hpp); 0 without obstacles
+  /// kinetic + strain + attachment + contact - external_work: constant for an undamped, conservative system.
+  [[nodiscard]] double total() const { return kinetic + strain + attachment + contact - external_work; }
 };
 
 /// Collective: the strain energy at positions x, the kinetic energy of velocities v, the external work
@@ -55,6 +58,7 @@ struct TimeStepReport {
   double seconds = 0.0;
   NewtonStats stats;  ///< the step's solver counts and times (PC set-ups, assembly, ...)
   EnergyReport energy;
+  std::optional<ContactStepReport> contact;  ///< with obstacles
 };
 
 /// A state vector of a checkpoint: the owned entries of `vector` (a ghosted vector of the assembler's layout, 3 per
@@ -77,6 +81,14 @@ struct CheckpointCellField {
 /// A cell scalar an integrator adds to an output step (one value per local cell, LocalMesh order).
 struct OutputCellField {
   std::string name;
+  std::vector<double> values;
+};
+
+/// A point field an integrator adds to an output step: `components` values per local vertex (LocalMesh order, ghosts
+/// up to date), e.g. contact_gap (1) and contact_force (3).
+struct OutputPointField {
+  std::string name;
+  int components = 1;
   std::vector<double> values;
 };
 
@@ -105,6 +117,14 @@ class TimeIntegrator {
   [[nodiscard]] virtual const NewtonStats& stats() const = 0;
   /// Cell scalars written with each output step besides the standard ones (none unless the integrator has some).
   [[nodiscard]] virtual std::vector<OutputCellField> output_cell_fields() { return {}; }
+  /// Point fields written with each output step besides the standard ones (contact's, with obstacles). Collective.
+  [[nodiscard]] virtual std::vector<OutputPointField> output_point_fields() { return {}; }
+  /// The force each of the job's obstacles exerts on the body (3 per obstacle; empty without). Collective.
+  [[nodiscard]] virtual std::vector<double> obstacle_forces() { return {}; }
+  /// The contact with the job's obstacles (null without obstacles or for an integrator without contact).
+  [[nodiscard]] virtual ContactTerms* contact_terms() { return nullptr; }
+  /// The last completed step's contact (nothing without contact).
+  [[nodiscard]] virtual std::optional<ContactStepReport> last_contact() const { return std::nullopt; }
 
   // The state.
   [[nodiscard]] long long step_number() const { return step_; }  ///< completed time steps
@@ -150,6 +170,8 @@ class TimeIntegrator {
   virtual void before_checkpoint() {}
   /// Called last by restore(), with step and time already the checkpoint's.
   virtual void after_restore() {}
+  /// The contact energy of the current state (energy()); 0 unless the integrator has contact. Collective.
+  [[nodiscard]] virtual double contact_energy() { return 0.0; }
 
   MPI_Comm comm_;
   const DynamicSpec& spec_;

@@ -8,11 +8,13 @@ what was expected).
 
   check_bad_input.py --mpiexec MPIEXEC --np N --edgefem EDGEFEM --out DIR [--only NAME] [--list]
 
-Obstacles and contact (issue 55, written on another branch) get their rows in the marked place below.
+Obstacles and contact (issue 48): a row may carry a fourth element, {file name: bytes}, written next to the job
+(the obstacle files).
 """
 import argparse
 import os
 import re
+import struct
 import subprocess
 import sys
 import time
@@ -64,6 +66,26 @@ def bending(value, model="trbs", mesh=SHEET,
 def newton_dynamic(initial_state, integrator="backward-euler"):
     return (BOX + STVK + CLAMP + "analysis:\n  type: dynamic\n  dt: 0.01\n  end_time: 0.02\n  integrator: " +
             integrator + "\n  initial_state: " + initial_state + "\n")
+
+
+def obstacle_job(obstacle, contact="", analysis="analysis: {type: dynamic, dt: 0.01, end_time: 0.02}\n"):
+    """The clamped cube above a floor, with one more obstacle (a YAML mapping) and `contact` keys."""
+    text = (BOX + STVK + CLAMP + "obstacles:\n  - {name: floor, shape: plane, point: [0, 0, -0.5], "
+            "normal: [0, 0, 1]}\n  - " + obstacle + "\n")
+    if contact:
+        text += "contact: " + contact + "\n"
+    return text + analysis
+
+
+def binary_stl(triangles):
+    """A binary STL of `triangles` (each 3 points)."""
+    data = b"edgefem check_bad_input".ljust(80, b" ") + struct.pack("<I", len(triangles))
+    for t in triangles:
+        data += struct.pack("<3f", 0, 0, 0) + b"".join(struct.pack("<3f", *p) for p in t) + b"\0\0"
+    return data
+
+
+FAR = "[[3, 0, 0], [4, 0, 0], [3, 1, 0]]"  # a triangle away from the cube (x > 1)
 
 
 L = r"job\.yaml:\d+: "  # every message starts with the file and the line
@@ -298,16 +320,78 @@ CASES = [
                                            "end_time: 0.02, integrator: linearized-euler, initial_state: static}\n"),
      L + r"discretization: type frames starts dynamics at rest only"),
     # ---- obstacles, contact ----------------------------------------------------------------------------------------
-    # OBSTACLES/CONTACT: the rows of the `obstacles` and `contact` keys go here when that branch is merged (issue 55).
+    ("obstacles.overlap_barrier", obstacle_job("{name: wall, shape: box, box: [[0.9, -1, -1], [3, 2, 2]]}"),
+     L + r"obstacles\[1\] \(wall\): mesh vertex \d+ \(0-based, in the mesh's order\) at \([^)]*\) is inside the "
+         r"obstacle at the start, 0\.1 deep \(\d+ boundary vertices are\); the barrier method needs every boundary "
+         r"vertex outside"),
+    ("obstacles.touching_barrier", obstacle_job("{name: wall, shape: plane, point: [1, 0, 0], normal: [-1, 0, 0]}"),
+     L + r"obstacles\[1\] \(wall\): mesh vertex \d+ .* is on the surface of the obstacle at the start, 0 deep"),
+    ("obstacles.zero_normal", obstacle_job("{shape: plane, point: [0, 0, -1], normal: [0, 0, 0]}"),
+     L + r"obstacles\[1\]\.normal: expected a unit normal, got \[0, 0, 0\]"),
+    ("obstacles.non_unit_normal", obstacle_job("{shape: plane, point: [0, 0, -1], normal: [0, 0, 2]}"),
+     L + r"obstacles\[1\]\.normal: expected a unit normal \(length 1\), got one of length 2; the unit one is "
+         r"\[0, 0, 1\]"),
+    ("obstacles.non_unit_axis", obstacle_job("{shape: cylinder, center: [3, 0, 0], axis: [1, 1, 0], radius: 0.5, "
+                                             "length: 1}"),
+     L + r"obstacles\[1\]\.axis: expected a unit axis \(length 1\), got one of length 1\.41421356"),
+    ("obstacles.negative_friction", obstacle_job("{shape: sphere, center: [3, 0, 0], radius: 0.5, friction: -0.1}"),
+     L + r"obstacles\[1\]\.friction: expected a non-negative number \(Coulomb's coefficient\), got '-0\.1'"),
+    ("obstacles.shape_key_of_other_shape", obstacle_job("{shape: plane, point: [0, 0, -1], normal: [0, 0, 1], "
+                                                        "radius: 2}"),
+     L + r"obstacles\[1\]\.radius: not a key of shape plane \(its own keys: point, normal"),
+    ("obstacles.unknown_key", obstacle_job("{shape: sphere, center: [3, 0, 0], radius: 0.5, frcition: 0.2}"),
+     L + r"unknown key 'obstacles\[1\]\.frcition' \(expected one of: name, shape, .*\); did you mean 'friction'\?"),
+    ("obstacles.shape_typo", obstacle_job("{shape: sphre, center: [3, 0, 0], radius: 0.5}"),
+     L + r"obstacles\[1\]\.shape: expected one of: plane, box, sphere, cylinder, mesh, got 'sphre' "
+         r"\(did you mean 'sphere'\?\)"),
+    ("obstacles.empty_box", obstacle_job("{shape: box, box: [[3, 0, 0], [4, 0, 1]]}"),
+     L + r"obstacles\[1\]\.box: expected the first corner below the second in every component"),
+    ("obstacles.duplicate_name", obstacle_job("{name: floor, shape: sphere, center: [3, 0, 0], radius: 0.5}"),
+     L + r"obstacles\[1\]: the name 'floor' is used by an earlier obstacle"),
+    ("obstacles.missing_file", obstacle_job("{shape: mesh, file: nowhere.stl}"),
+     L + r"obstacles\[1\]\.file: file 'nowhere\.stl' not found"),
+    ("obstacles.file_not_stl", obstacle_job("{shape: mesh, file: pusher.obj}"),
+     L + r"obstacles\[1\]\.file: expected a Gmsh \.msh or an \.stl file, got 'pusher\.obj'",
+     {"pusher.obj": b"v 0 0 0\n"}),
+    ("obstacles.stl_garbage", obstacle_job("{name: pusher, shape: mesh, file: pusher.stl}"),
+     L + r"obstacles\[1\] \(pusher\): .*pusher\.stl: not an STL file",
+     {"pusher.stl": b"\x01\x02garbage"}),
+    ("obstacles.stl_truncated_ascii", obstacle_job("{name: pusher, shape: mesh, file: pusher.stl}"),
+     L + r"obstacles\[1\] \(pusher\): .*pusher\.stl:\d+: ASCII STL: ",
+     {"pusher.stl": b"solid x\nfacet normal 0 0 1\nouter loop\nvertex 3 0 0\nvertex 4 0 zero\n"}),
+    ("obstacles.stl_empty", obstacle_job("{name: pusher, shape: mesh, file: pusher.stl}"),
+     L + r"obstacles\[1\] \(pusher\): .*pusher\.stl: the STL file has no triangles",
+     {"pusher.stl": binary_stl([])}),
+    ("obstacles.stl_degenerate", obstacle_job("{name: pusher, shape: mesh, file: pusher.stl}"),
+     L + r"obstacles\[1\] \(pusher\): .*pusher\.stl: triangle 1 is degenerate \(zero area\)",
+     {"pusher.stl": binary_stl([[(3, 0, 0), (4, 0, 0), (3, 1, 0)], [(3, 0, 0), (4, 0, 0), (5, 0, 0)]])}),
+    ("contact.negative_distance", obstacle_job("{shape: sphere, center: [3, 0, 0], radius: 0.5}", "{distance: -1e-3}"),
+     L + r"contact\.distance: expected a positive number or auto, got '-1e-3'"),
+    ("contact.zero_stiffness", obstacle_job("{shape: sphere, center: [3, 0, 0], radius: 0.5}", "{stiffness: 0}"),
+     L + r"contact\.stiffness: expected a positive number or auto, got '0'"),
+    ("contact.negative_friction_velocity", obstacle_job("{shape: sphere, center: [3, 0, 0], radius: 0.5}",
+                                                        "{friction_velocity: -1}"),
+     L + r"contact\.friction_velocity: expected a positive number or auto, got '-1'"),
+    ("contact.method_typo", obstacle_job("{shape: sphere, center: [3, 0, 0], radius: 0.5}", "{method: barier}"),
+     L + r"contact\.method: expected one of: barrier, penalty, got 'barier' \(did you mean 'barrier'\?\)"),
+    ("contact.without_obstacles", BOX + STVK + CLAMP + "contact: {method: penalty}\n",
+     L + r"contact: given, but the job has no obstacles"),
+    ("obstacles.linearized_euler", obstacle_job("{shape: sphere, center: [3, 0, 0], radius: 0.5}", "",
+                                                "analysis: {type: dynamic, dt: 0.01, end_time: 0.02, "
+                                                "integrator: linearized-euler}\n"),
+     L + r"obstacles: not supported with integrator linearized-euler"),
 ]
 
 
-def run_case(args, name, text, pattern):
+def run_case(args, name, text, pattern, files=None):
     directory = os.path.join(args.out, name)
     os.makedirs(directory, exist_ok=True)
     job = os.path.join(directory, "job.yaml")
     with open(job, "w") as f:
         f.write(text)
+    for file_name, data in (files or {}).items():
+        with open(os.path.join(directory, file_name), "wb") as f:
+            f.write(data)
     command = [args.mpiexec, "-n", str(args.np), "--oversubscribe", args.edgefem, "run", job, "--quiet",
                "--output", os.path.join(directory, "out")]
     start = time.time()
@@ -348,14 +432,14 @@ def main():
         sys.exit(f"check_bad_input: duplicate row names {sorted(duplicates)}")
     rows = [c for c in CASES if not args.only or args.only in c[0]]
     if args.list:
-        for name, text, pattern in rows:
+        for name, text, pattern, *_ in rows:
             print(f"== {name}: /{pattern}/\n{text}")
         return
     if not args.edgefem:
         sys.exit("check_bad_input: --edgefem is required")
     failures = []
-    for name, text, pattern in rows:
-        problem = run_case(args, name, text, pattern)
+    for name, text, pattern, *files in rows:
+        problem = run_case(args, name, text, pattern, *files)
         if problem:
             print(f"  FAILED {name}: {problem}")
             failures.append(name)

@@ -271,7 +271,7 @@ TEST_F(JobTest, UnknownAndDuplicateKeysAreErrors) {
                {"unknown key 'mesh.fiel' (expected one of: file, generate)"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials: [{young: 1, poisson: 0.1}]\nsolvr: {}\n", 3,
                {"unknown key 'solvr' (expected one of: mesh, materials, boundary, loads, attachments, "
-                "discretization, analysis, solver, output, partition)"});
+                "obstacles, contact, discretization, analysis, solver, output, partition)"});
   expect_error("mesh: {file: meshes/beam.msh}\nmaterials:\n  - young: 1\n    poisson: 0.1\n    yung: 3\n", 5,
                {"unknown key 'materials[0].yung'"});
   expect_error(

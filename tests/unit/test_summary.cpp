@@ -94,7 +94,8 @@ TEST(Summary, DocumentHasTheSchemaKeysInOrder) {
   EXPECT_EQ(keys, (std::vector<std::string>{"schema", "version", "provenance", "job", "status", "exit_code", "error",
                                             "started", "command", "ranks", "threads_per_rank", "oversubscribed",
                                             "mesh", "partition", "analysis", "phases_s", "phases_per_rank_s", "solver",
-                                            "memory", "largest_displacement", "output"}));
+                                            "memory", "largest_displacement", "contact", "output"}));
+  EXPECT_TRUE(j["contact"].is_null());  // no obstacles
   EXPECT_EQ(j["schema"], "edgefem-summary/1");
   EXPECT_EQ(j["version"], "0.1.0");
   EXPECT_TRUE(j["provenance"].is_null());
@@ -127,6 +128,33 @@ TEST(Summary, DocumentHasTheSchemaKeysInOrder) {
   EXPECT_EQ(j["largest_displacement"]["reference_point"], (nlohmann::ordered_json{10, 0.5, 1}));
   EXPECT_EQ(j["largest_displacement"]["u"], (nlohmann::ordered_json{0, 0, -1.5}));
   EXPECT_EQ(j["output"], "out/solution.pvd");
+}
+
+TEST(Summary, ContactRecord) {
+  RunSummary s = example();
+  RunSummary::Contact c;
+  c.method = "barrier";
+  c.activation_distance = 1e-3;
+  c.stiffness = 2.5e4;
+  c.max_active = 12;
+  c.obstacles = {"floor", "wall"};
+  c.forces = {0, 0, 10, -1, 0, 0};
+  c.step = {1, 2};
+  c.active = {10, 12};
+  c.min_gap = {4e-4, 3e-4};
+  c.penetration = {0, 0};
+  c.seconds_residual = 0.25;
+  s.contact = c;
+  const auto j = nlohmann::ordered_json::parse(to_json(s))["contact"];
+  EXPECT_EQ(j["method"], "barrier");
+  EXPECT_EQ(j["activation_distance"].get<double>(), 1e-3);
+  EXPECT_EQ(j["max_active"].get<long long>(), 12);
+  EXPECT_EQ(j["obstacles"][1]["name"], "wall");
+  EXPECT_EQ(j["obstacles"][0]["force"][2].get<double>(), 10.0);
+  EXPECT_EQ(j["obstacles"][1]["force"][0].get<double>(), -1.0);
+  EXPECT_EQ(j["steps"]["active"][1].get<long long>(), 12);
+  EXPECT_EQ(j["steps"]["min_gap"][0].get<double>(), 4e-4);
+  EXPECT_EQ(j["seconds"]["residual"].get<double>(), 0.25);
 }
 
 TEST(Summary, ProvenanceBlock) {
