@@ -5,8 +5,9 @@
   check_memory_account.py --mpiexec M --np N --edgefem E --gmsh G --out DIR GEO
 
 Meshes GEO (jobs/bench/meshes/cantilever.geo) with Gmsh at h = 0.15 (--h; 14,576 tets with Gmsh 4.8: thousands of
-tets, whose structures outweigh the growth of the process's own libraries and MPI buffers per rank on 1 and 2 ranks;
-3 ranks take h = 0.1, 47,854 tets, where a rank's 5,000 tets at h = 0.15 leave PETSc's per-rank scatters 10 % of it) and runs the bench cantilever's job (StVK, gravity, 4 load steps) on it. Checks, per rank and over all
+tets, whose structures outweigh the growth of the process's own libraries and MPI buffers on 1 rank; 2 and 3 ranks
+take h = 0.1, 47,854 tets: at h = 0.15 a rank's 5,000-7,000 tets leave PETSc's per-rank scatters and products about
+10 % of its growth, and the account read 0.90-0.91 of the peak on 2 ranks) and runs the bench cantilever's job (StVK, gravity, 4 load steps) on it. Checks, per rank and over all
 ranks, that the account's total above start-up (every structure + the transients) is within 10 % of the measured peak
 above start-up (ru_maxrss less the resident set at start-up); that the structures a Newton run holds are all there and
 positive (mesh, kernel data, COO values, insertion maps, matrix, block and symmetric copies, multigrid operators,
