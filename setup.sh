@@ -3,7 +3,8 @@
 # Installs the Debian 12 packages edgefem needs (only apt-get; run as root or with sudo). clang, its libFuzzer
 # runtime (libclang-rt-dev) and its OpenMP (libomp-dev: the job reader names models, whose kernels use OpenMP)
 # build the reader fuzz targets that the test suite runs briefly (scripts/fuzz.sh). Python 3 runs the scripted tests
-# (tests/python/) and jobs/scaling/study.py, which reads jobs with PyYAML and plots with matplotlib. slurmctld,
+# (tests/python/) and jobs/scaling/study.py, which reads jobs with PyYAML and plots with matplotlib; h5py and meshio
+# read the XDMF/HDF5 output back (tests/python/check_xdmf.py); libhdf5-openmpi-dev writes it. slurmctld,
 # slurmd and slurm-client let the suite run the Slurm round trip of jobs/cluster/slurm.sbatch (scripts/slurm_check.sh
 # starts its own one-node Slurm in a temporary folder; the packages' system services are not configured or used).
 #   ./setup.sh               install what is missing
@@ -12,11 +13,11 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libopenmpi-dev openmpi-bin
-  libpetsc-real-dev libmetis-dev libvtk9-dev libeigen3-dev
+  libpetsc-real-dev libhdf5-openmpi-dev libmetis-dev libvtk9-dev libeigen3-dev
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev zlib1g-dev libexpat1-dev
   clang libclang-rt-dev libomp-dev
-  python3 python3-yaml python3-matplotlib
+  python3 python3-yaml python3-matplotlib python3-h5py python3-meshio
   slurmctld slurmd slurm-client
 )
 [ "${1:-}" = "--with-gmsh" ] && packages+=(gmsh)

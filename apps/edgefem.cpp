@@ -208,6 +208,7 @@ int main(int argc, char** argv) {
   SummaryRecord record(EDGEFEM_VERSION, argc, argv);
   use_huge_pages();
   prefer_ob1_on_one_node();
+  yield_when_idle();
   if (PetscInitialize(&argc, &argv, nullptr, nullptr) != 0) return 2;
   register_edgefem_gamg();  // -pc_type edgefem_gamg anywhere (any options prefix), and listed by -help
   record.started_on(PETSC_COMM_WORLD);

@@ -79,6 +79,10 @@ constexpr std::array<Choice<Spec::Aggregation>, 3> aggregations = {{{"auto", Spe
                                                                     {"smoothed", Spec::Aggregation::smoothed},
                                                                     {"unsmoothed", Spec::Aggregation::unsmoothed}}};
 
+constexpr std::array<Choice<OutputFormat>, 2> output_formats = {
+    {{"vtu", OutputFormat::vtu}, {"xdmf", OutputFormat::xdmf}}};
+constexpr std::array<Choice<bool>, 2> compressions = {{{"none", false}, {"gzip", true}}};
+
 constexpr std::array<Choice<DiscretizationType>, 2> discretizations = {
     {{"nodes", DiscretizationType::nodes}, {"frames", DiscretizationType::frames}}};
 constexpr std::array<Choice<FrameWeights>, 3> frame_weights = {
@@ -951,6 +955,24 @@ std::optional<Value> JobParser::parse_output(const Value& v, Job& job) const {
   if (const Value* every = m.get("every")) {
     job.output_every = int_value(*every, "an integer >= 1", [](long long e) { return e >= 1; });
   }
+  if (const Value* format = m.get("format")) job.output.format = choice(*format, output_formats);
+  if (const Value* compression = m.get("compression")) {
+    job.output.gzip = choice(*compression, compressions);
+    if (job.output.gzip && job.output.format != OutputFormat::xdmf)
+      fail(compression->line, compression->path + ": gzip needs format: xdmf (the .vtu output is written uncompressed)");
+  }
+  if (const Value* fields = m.get("fields")) {
+    const std::vector<std::string>& known = output_field_names();
+    const std::vector<std::string_view> names(known.begin(), known.end());
+    const auto items = list(*fields, "a list of field names");
+    if (items.empty()) expected(*fields, "a non-empty list of field names");
+    for (const Value& item : items) {
+      const std::string name(names[one_of(item, names)]);
+      if (std::find(job.output.fields.begin(), job.output.fields.end(), name) != job.output.fields.end())
+        fail(item.line, item.path + ": '" + name + "' is listed twice");
+      job.output.fields.push_back(name);
+    }
+  }
   if (const Value* checkpoint = m.get("checkpoint_every")) {
     job.checkpoint_every = int_value(*checkpoint, "an integer >= 0", [](long long c) { return c >= 0; });
     return *checkpoint;
@@ -961,6 +983,13 @@ std::optional<Value> JobParser::parse_output(const Value& v, Job& job) const {
 }  // namespace job_parsing
 
 using namespace job_parsing;  // (this file's: the choice tables and the parser)
+
+const std::vector<std::string>& output_field_names() {
+  static const std::vector<std::string> names = {"displacement", "velocity",       "force",       "green_strain",
+                                                 "stress",       "von_mises",      "volume_ratio", "rank",
+                                                 "region",       "plastic_strain", "contact_gap",  "contact_force"};
+  return names;
+}
 
 double Schedule::operator()(double t) const {
   if (points.empty()) return 1.0;  // no points: a neutral factor (the reader always gives at least one)

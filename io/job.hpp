@@ -293,6 +293,16 @@ struct DiscretizationSpec {
   int line = 0;  ///< line of the `discretization` entry (0 if not given)
 };
 
+/// `output:` beyond the directory and the frequency: the file format, the fields written and their compression.
+enum class OutputFormat { vtu, xdmf };
+struct OutputSpec {
+  OutputFormat format = OutputFormat::vtu;  ///< vtu: .pvd/.pvtu/.vtu per rank and step; xdmf: one .h5 + .xdmf
+  std::vector<std::string> fields;          ///< the fields written (output_field_names()); empty: all of the run's
+  bool gzip = false;                        ///< xdmf: HDF5 shuffle + deflate on chunked datasets
+};
+/// The field names `output: {fields}` accepts.
+const std::vector<std::string>& output_field_names();
+
 /// `obstacles[].shape`.
 enum class ObstacleShape : std::uint8_t { plane, box, sphere, cylinder, mesh };
 std::string_view to_string(ObstacleShape shape);
@@ -357,6 +367,7 @@ struct Job {
   SolverSpec solver;             ///< the rest of `solver:`
   std::string output_directory;  ///< resolved
   int output_every = 1;
+  OutputSpec output;  ///< `output: {format, fields, compression}`
   int checkpoint_every = 0;  ///< dynamic: checkpoint every N steps (0 = only at the end)
 };
 

@@ -310,6 +310,11 @@ constexpr JobKey output_keys[] = {
     {"directory", "path", "out/<job file stem>", "", "where solution.pvd, summary.json and checkpoints go (relative "
      "to the job file; --output overrides)"},
     {"every", "integer >= 1", "1", "", "write every N-th step (and always the last)"},
+    {"format", "one of: vtu, xdmf", "vtu", "", "vtu: solution.pvd, a .pvtu and one .vtu per rank per step; xdmf: "
+     "solution.xdmf and one solution.h5 for the run (parallel HDF5, the mesh once; docs/guide/paraview.md)"},
+    {"fields", "list of: displacement, velocity, force, green_strain, stress, von_mises, volume_ratio, rank, region, "
+     "plastic_strain, contact_gap, contact_force", "all the run has", "", "the fields written (those the analysis does not have are skipped)"},
+    {"compression", "one of: none, gzip", "none", "", "xdmf: HDF5 shuffle + deflate (level 1) on chunked datasets"},
     {"checkpoint_every", "integer >= 0", "0", "", "dynamic: a checkpoint every N steps (0: at the end only)"},
 };
 

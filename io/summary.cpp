@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/setup_laps.hpp"
 #include "io/vtk_output.hpp"
 #include "partition/collective.hpp"
 
@@ -37,30 +38,36 @@ std::vector<double> gather_on_rank0(MPI_Comm comm, double value) {
   return all;
 }
 
+const std::vector<std::string>& setup_split_names() {
+  static const std::vector<std::string> names(setup_laps::kNames.begin(), setup_laps::kNames.end());
+  return names;
+}
+
 const std::vector<std::string>& rank_phase_names() {
-  static const std::vector<std::string> names{"read",
-                                              "partition",
-                                              "distribute",
-                                              "setup",
-                                              "assembly",
-                                              "assembly_local",
-                                              "assembly_local_cpu",
-                                              "assembly_insertion",
-                                              "assembly_exchange",
-                                              "assembly_barrier_wait",
-                                              "pc_setup",
-                                              "ksp",
-                                              "output",
-                                              "total"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n{"job", "read", "partition", "distribute", "setup"};
+    for (const std::string& s : setup_split_names()) n.push_back("setup_" + s);
+    for (const char* s : {"before_steps", "assembly", "assembly_local", "assembly_local_cpu", "assembly_insertion",
+                          "assembly_exchange", "assembly_barrier_wait", "pc_setup", "first_pc_setup", "ksp", "output",
+                          "total"})
+      n.emplace_back(s);
+    return n;
+  }();
   return names;
 }
 
 std::vector<double> rank_phase_values(const RunSummary& s) {
-  const auto v = [](const std::optional<double>& x) { return x ? *x : std::numeric_limits<double>::quiet_NaN(); };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto v = [nan](const std::optional<double>& x) { return x ? *x : nan; };
   const auto& t = s.phases_s;
   const auto& a = s.assembly_split_s;
-  return {v(t.read),      v(t.partition), v(t.distribute),   v(t.setup),    v(t.assembly), v(a.local),  v(a.local_cpu),
-          v(a.insertion), v(a.exchange),  v(a.barrier_wait), v(t.pc_setup), v(t.ksp),      v(t.output), v(t.total)};
+  std::vector<double> out{v(t.job), v(t.read), v(t.partition), v(t.distribute), v(t.setup)};
+  for (std::size_t k = 0; k < setup_split_names().size(); ++k)
+    out.push_back(k < s.setup_split_s.size() ? s.setup_split_s[k] : nan);
+  for (const double x : {v(t.before_steps), v(t.assembly), v(a.local), v(a.local_cpu), v(a.insertion), v(a.exchange),
+                         v(a.barrier_wait), v(t.pc_setup), v(s.first_pc_setup), v(t.ksp), v(t.output), v(t.total)})
+    out.push_back(x);
+  return out;
 }
 
 namespace {
@@ -117,9 +124,19 @@ Json analysis_json(const RunSummary& s) {
 }
 
 Json phases_json(const RunSummary::Phases& t) {
-  return {{"read", seconds(t.read)},         {"partition", seconds(t.partition)}, {"distribute", seconds(t.distribute)},
-          {"setup", seconds(t.setup)},       {"assembly", seconds(t.assembly)},   {"pc_setup", seconds(t.pc_setup)},
-          {"ksp", seconds(t.ksp)},           {"output", seconds(t.output)},       {"total", seconds(t.total)}};
+  return {{"job", seconds(t.job)},           {"read", seconds(t.read)},           {"partition", seconds(t.partition)},
+          {"distribute", seconds(t.distribute)}, {"setup", seconds(t.setup)},   {"assembly", seconds(t.assembly)},
+          {"pc_setup", seconds(t.pc_setup)}, {"ksp", seconds(t.ksp)},             {"output", seconds(t.output)},
+          {"total", seconds(t.total)},       {"before_steps", seconds(t.before_steps)}};
+}
+
+/// Rank 0's set-up laps (wall or CPU seconds) by name; null when the set-up did not end.
+Json setup_split_json(const std::vector<double>& laps) {
+  if (laps.empty()) return nullptr;
+  Json out = Json::object();
+  const auto& names = setup_split_names();
+  for (std::size_t k = 0; k < names.size() && k < laps.size(); ++k) out[names[k]] = number(laps[k], 9);
+  return out;
 }
 
 Json phases_per_rank_json(const std::vector<std::vector<double>>& phases) {
@@ -232,6 +249,9 @@ std::string to_json(const RunSummary& s) {
               {"partition", optional_json(s.partition, partition_json)},
               {"analysis", analysis_json(s)},
               {"phases_s", phases_json(s.phases_s)},
+              {"setup_split_s", setup_split_json(s.setup_split_s)},
+              {"setup_split_cpu_s", setup_split_json(s.setup_split_cpu_s)},
+              {"first_pc_setup_s", seconds(s.first_pc_setup)},
               {"phases_per_rank_s", phases_per_rank_json(s.phases_per_rank_s)},
               {"solver", optional_json(s.solver, solver_json)},
               {"memory", memory_json(s)},

@@ -70,8 +70,19 @@ struct RunSummary {
 
   /// Wall-clock seconds on this rank (the file shows rank 0's; a collective phase also holds the waits in it).
   struct Phases {
-    std::optional<double> read, partition, distribute, setup, assembly, pc_setup, ksp, output, total;
+    std::optional<double> job, read, partition, distribute, setup, assembly, pc_setup, ksp, output, total;
+    /// Seconds from the start of `run` (after MPI's and PETSc's start-up) to the end of the set-up: everything
+    /// before the first load or time step (job + read + partition + distribute + setup, and the gaps between them).
+    std::optional<double> before_steps;
   } phases_s;
+  /// This rank's split of phases_s.setup, in setup_split_names()' order (core/setup_laps.hpp); empty when the run
+  /// stopped before its set-up ended. The laps add up to phases_s.setup.
+  std::vector<double> setup_split_s;
+  /// The process CPU seconds (all threads) of the same laps: the work without the waits for a core on a shared
+  /// machine (MPI's busy waits count as work).
+  std::vector<double> setup_split_cpu_s;
+  /// This rank's first preconditioner set-up (in the first Newton iteration; part of phases_s.pc_setup).
+  std::optional<double> first_pc_setup;
   /// This rank's split of phases_s.assembly (solver/assembly_times.hpp): local work, matrix insertion, exchanges,
   /// and the diagnostic barriers (EDGEFEM_ASSEMBLY_BARRIERS=1, else unset).
   struct AssemblySplit {
@@ -137,6 +148,8 @@ struct RunSummary {
 /// The names of the per-rank phases, in the order of phases_per_rank_s: phases_s's with "assembly_local",
 /// "assembly_local_cpu", "assembly_insertion", "assembly_exchange" and "assembly_barrier_wait" after "assembly".
 const std::vector<std::string>& rank_phase_names();
+/// The names of setup_split_s (core/setup_laps.hpp's phases); rank_phase_names() holds them as "setup_<name>".
+const std::vector<std::string>& setup_split_names();
 /// This rank's values of rank_phase_names() (NaN for unknown).
 std::vector<double> rank_phase_values(const RunSummary& summary);
 

@@ -49,6 +49,7 @@
 #include <vtk_expat.h>
 
 #include "core/error.hpp"
+#include "io/xml_escape.hpp"
 
 namespace edgefem {
 
@@ -204,23 +205,6 @@ const char* error_code_text(unsigned long code) {
     case vtkErrorCode::OutOfDiskSpaceError: return "out of disk space";
     default: return "unknown VTK error";
   }
-}
-
-/// XML attribute value escaping.
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 std::string format_double(double x) {

@@ -42,6 +42,7 @@
 #include <string>
 
 #include "core/first_touch.hpp"
+#include "core/setup_laps.hpp"
 #include "materials/edge_assembly.hpp"
 #include "materials/formulation.hpp"
 #include "materials/tet_geometry.hpp"
@@ -153,6 +154,7 @@ StvkTsep::StvkTsep(std::span<const double> coords, std::span<const LocalIndex> t
                        nsn ? "make_stvk_tsep (nsn)" : "make_stvk_tsep");
   const Topology topo = build_topology(n_vertices_, tets);
   edges_ = edge_assembly::EdgeBlocks(n_vertices_, topo.edges);
+  setup_laps::mark(setup_laps::Phase::topology);
   const std::int64_t ne = edges_.n_edges();
   H_.resize(ne);
   for (std::int64_t e = 0; e < ne; ++e) {

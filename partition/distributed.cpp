@@ -456,11 +456,29 @@ void directory_answers(const DirectoryBlock& d, std::vector<GlobalIndex> next, s
   }
 }
 
-/// Original vertex id -> local index on this part.
+/// Original vertex id -> local index on this part: a table over the span of the part's original ids when that span
+/// is at most kDenseSpan times the part's vertices (a part of a few ranks' mesh; 4 bytes per id of the span), else a
+/// binary search of the sorted pairs (the 1,054,606-tet Gmsh file on 1 rank: 4.2 million searches of 188,481 pairs,
+/// 4 % of the whole run's CPU time, mostly cache misses).
 struct LocalOf {
-  std::vector<std::pair<GlobalIndex, LocalIndex>> pairs;  ///< sorted
+  static constexpr GlobalIndex kDenseSpan = 4;
+  std::vector<std::pair<GlobalIndex, LocalIndex>> pairs;  ///< sorted (empty when `dense` is used)
+  GlobalIndex lowest = 0;
+  std::vector<LocalIndex> dense;  ///< [v - lowest]: the local index (only the part's own ids are looked up)
+
+  /// From the sorted pairs.
+  void index() {
+    if (pairs.empty()) return;
+    const GlobalIndex span = pairs.back().first - pairs.front().first + 1;
+    if (span > kDenseSpan * static_cast<GlobalIndex>(pairs.size()) + 1024) return;
+    lowest = pairs.front().first;
+    dense.assign(static_cast<std::size_t>(span), -1);
+    for (const auto& [v, l] : pairs) dense[static_cast<std::size_t>(v - lowest)] = l;
+    release(pairs);
+  }
 
   LocalIndex operator()(GlobalIndex v) const {
+    if (!dense.empty()) return dense[static_cast<std::size_t>(v - lowest)];
     return std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(v, LocalIndex{-1}))->second;
   }
 };
@@ -488,6 +506,7 @@ LocalOf local_vertices(int rank, std::vector<VertexInfo>&& my_vertices, LocalMes
   }
   release(my_vertices);
   std::sort(local.pairs.begin(), local.pairs.end());
+  local.index();
   return local;
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/setup_laps.hpp"
 #include "io/checkpoint_series.hpp"
 #include "linalg/petsc_util.hpp"
 #include "pbd/pbd_solver.hpp"
@@ -116,7 +117,7 @@ DynamicRun::DynamicRun(const RunOptions& options, const Job& job, TimeIntegrator
                       integrator.mesh().original_vertex.begin() + integrator.mesh().n_owned),
       job_text_(read_text(job.job_file)),
       start_(restart_if_asked(comm_, options.restart, job, owned_original_, job_text_, integrator)),
-      writer_(comm_, job.output_directory, integrator.mesh(), integrator.model(), start_.time),
+      writer_(comm_, job.output_directory, integrator.mesh(), integrator.model(), job.output, start_.time),
       checkpoints_(comm_, job.output_directory, start_.run) {
   namespace fs = std::filesystem;
   for (const std::string& line : checkpoints_.set_aside_other_runs()) PetscPrintf(comm_, "warning: %s\n", line.c_str());
@@ -132,8 +133,9 @@ DynamicRun::DynamicRun(const RunOptions& options, const Job& job, TimeIntegrator
     summary_.contact = begin_contact_record(job, *integrator_.contact_terms());
   else if (!job.obstacles.empty())
     summary_.contact = begin_projection_record(job);  // position-based
+  setup_laps::mark(setup_laps::Phase::output_files);  // (with the restart)
   clock_.setup += clock_.lap();  // the integrator, the restart and the output files
-  summary_.phases_s.setup = clock_.setup;
+  record_setup_laps(summary_, clock_);
   stage_output_ = log_stage("Output");
   first_step_ = integrator_.step_number();
 }
@@ -231,16 +233,17 @@ int DynamicRun::finish() {
   std::optional<QuietScope> quiet(std::in_place, options_.quiet);
   print_dynamic_summary(comm_, spec_, integrator_, reports_, first_energy_.value_or(EnergyReport{}), start_, clock_,
                         output_seconds_);
+  print_setup_split(comm_, summary_);
   print_solver_summary(comm_, integrator_.stats(), integrator_.preconditioner_name());
   summary_.largest_displacement = print_state_summary(comm_, integrator_.mesh(), integrator_.local_positions());
-  summary_.output = writer_.pvd_path();
+  summary_.output = writer_.series_path();
   if (!reports_.empty()) print_reactions(comm_, job_, *reactions_);  // (a restart state's: reactions.csv)
   if (summary_.contact) {
     double step_seconds = 0;
     for (const auto& r : reports_) step_seconds += r.seconds;
     print_contact_summary(comm_, *summary_.contact, integrator_.contact_terms(), step_seconds);
   }
-  PetscPrintf(comm_, "  output: %s\n  checkpoint: %s\n", writer_.pvd_path().c_str(),
+  PetscPrintf(comm_, "  output: %s\n  checkpoint: %s\n", writer_.series_path().c_str(),
               (last_checkpoint_.empty() ? start_.path : last_checkpoint_).c_str());
   quiet.reset();
   if (stop_signal_ == 0) return 0;
@@ -269,6 +272,7 @@ int run_dynamic(const RunOptions& options, const Job& job, const LocalMesh& mesh
                 RunSummary& summary) {
   const std::unique_ptr<TimeIntegrator> integrator = make_integrator(PETSC_COMM_WORLD, job, mesh, std::move(model),
                                                                      options);
+  setup_laps::mark(setup_laps::Phase::integrator);
   return DynamicRun(options, job, *integrator, clock, summary).run();
 }
 

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/setup_laps.hpp"
 #include "frames/frames_solver.hpp"
 #include "io/vtk_output.hpp"
 #include "run/output.hpp"
@@ -25,7 +26,7 @@ struct FramesOutput {
   FramesOutput(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model, const FrameSolver& solver)
       : job(job),
         solver(solver),
-        writer(comm, job.output_directory, mesh, model),
+        writer(comm, job.output_directory, mesh, model, job.output),
         frames_pvd((std::filesystem::path(job.output_directory) / "frames.pvd").string()),
         zero(3 * static_cast<std::size_t>(mesh.n_local()), 0.0),
         last_step(job.analysis_type == AnalysisType::dynamics
@@ -127,8 +128,9 @@ int run_frames(const RunOptions& options, const Job& job, const LocalMesh& mesh,
   MPI_Comm comm = PETSC_COMM_WORLD;
   FrameSolver solver(comm, job, mesh, model, options.quiet);
   FramesOutput output(comm, job, mesh, model, solver);
+  setup_laps::mark(setup_laps::Phase::solver);  // (the frame solver and its output files)
   clock.setup = clock.lap();
-  summary.phases_s.setup = clock.setup;
+  record_setup_laps(summary, clock);
   const QuietScope quiet(options.quiet);  // the frames' own lines; their step lines already follow --quiet
   print_frames_setup(comm, job, solver, clock.setup);
   if (job.analysis_type == AnalysisType::dynamics)
@@ -136,8 +138,8 @@ int run_frames(const RunOptions& options, const Job& job, const LocalMesh& mesh,
   else
     run_frames_static(comm, job, solver, output, clock, summary);
   summary.largest_displacement = print_state_summary(comm, mesh, solver.local_positions());
-  summary.output = output.writer.pvd_path();
-  PetscPrintf(comm, "  output: %s, frames: %s\n", output.writer.pvd_path().c_str(), output.frames_pvd.path().c_str());
+  summary.output = output.writer.series_path();
+  PetscPrintf(comm, "  output: %s, frames: %s\n", output.writer.series_path().c_str(), output.frames_pvd.path().c_str());
   return 0;
 }
 

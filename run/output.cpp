@@ -41,11 +41,12 @@ std::string numbered(const char* pattern, long long n) {
 }  // namespace
 
 ResultWriter::ResultWriter(MPI_Comm comm, std::string directory, const LocalMesh& mesh, const Model& model,
-                           std::optional<double> resume_after)
+                           const OutputSpec& spec, std::optional<double> resume_after)
     : comm_(comm),
       directory_(std::move(directory)),
       mesh_(mesh),
       model_(model),
+      spec_(spec),
       pvd_((std::filesystem::path(directory_) / "solution.pvd").string()) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
@@ -54,13 +55,16 @@ ResultWriter::ResultWriter(MPI_Comm comm, std::string directory, const LocalMesh
     std::error_code ec;
     std::filesystem::create_directories(directory_, ec);
     if (ec) throw InputError("output.directory: cannot create '" + directory_ + "': " + ec.message());
-    if (resume_after) {
+    if (resume_after && spec_.format == OutputFormat::vtu) {
       // A restart: keep the steps written up to the checkpoint, drop the later ones (they are recomputed).
       pvd_ = PvdCollection::load(pvd_.path());
       pvd_.truncate_after(*resume_after);
       pvd_.write();
     }
   });
+  if (spec_.format == OutputFormat::xdmf)
+    xdmf_ = std::make_unique<XdmfSeries>(comm_, directory_, mesh_, model_.nodes_per_cell, XdmfOptions{spec_.gzip},
+                                         resume_after);
 }
 
 ResultWriter::~ResultWriter() {
@@ -99,26 +103,13 @@ std::vector<DataArray> ResultWriter::point_arrays(std::span<const double> positi
   return arrays;
 }
 
-void ResultWriter::write(long long step, double time, std::span<const double> positions, std::span<const double> force,
-                         std::span<const double> velocity) {
-  finish();  // the step before: whole on disk, then listed
-  const std::string step_name = numbered("step_%06lld", step);
-  const std::string step_dir = (std::filesystem::path(directory_) / step_name).string();
-  run_collectively(comm_, [&] {
-    if (rank_ != 0) return;
-    std::error_code ec;
-    std::filesystem::create_directories(step_dir, ec);
-    if (ec) throw std::runtime_error("cannot create output directory '" + step_dir + "': " + ec.message());
-  });
+bool ResultWriter::wanted(const std::string& field) const {
+  return spec_.fields.empty() || std::find(spec_.fields.begin(), spec_.fields.end(), field) != spec_.fields.end();
+}
 
+void ResultWriter::add_cell_tensors(std::span<const double> positions, VtuPiece& piece) const {
   const Mesh& m = mesh_.mesh;
-  VtuPiece piece;
-  piece.points = m.coords;
   const bool solid = model_.nodes_per_cell == 4;
-  piece.connectivity = solid ? m.tets : m.triangles;
-  piece.nodes_per_cell = model_.nodes_per_cell;
-  piece.point_data = point_arrays(positions, force, velocity);
-
   const LocalIndex n_cells = solid ? m.n_tets() : m.n_triangles();
   const int n = model_.nodes_per_cell;
   DataArray strain{"green_strain", 9, std::vector<double>(9 * static_cast<std::size_t>(n_cells)), {}, false};
@@ -127,9 +118,6 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
   // Tets: J = det F = det(x1-x0, x2-x0, x3-x0) / det(X1-X0, ...) (< 0: inverted; ParaView shows a recovery).
   DataArray volume_ratio{"volume_ratio", 1, std::vector<double>(solid ? static_cast<std::size_t>(n_cells) : 0), {},
                          false};
-  DataArray rank_array{"rank", 1, {}, std::vector<std::int32_t>(static_cast<std::size_t>(n_cells), rank_), true};
-  const std::vector<int>& cell_region = solid ? m.tet_region : m.triangle_region;
-  DataArray region{"region", 1, {}, std::vector<std::int32_t>(cell_region.begin(), cell_region.end()), true};
 #pragma omp parallel for schedule(static)
   for (LocalIndex t = 0; t < n_cells; ++t) {
     double X[12], x[12];
@@ -156,11 +144,56 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
       volume_ratio.values[t] = det(x) / det(X);
     }
   }
-  for (DataArray* a : {&strain, &stress, &mises, &rank_array, &region}) piece.cell_data.push_back(std::move(*a));
+  for (DataArray* a : {&strain, &stress, &mises}) piece.cell_data.push_back(std::move(*a));
   if (solid) piece.cell_data.push_back(std::move(volume_ratio));
+}
+
+VtuPiece ResultWriter::make_piece(std::span<const double> positions, std::span<const double> force,
+                                  std::span<const double> velocity) {
+  const Mesh& m = mesh_.mesh;
+  VtuPiece piece;
+  piece.points = m.coords;
+  const bool solid = model_.nodes_per_cell == 4;
+  piece.connectivity = solid ? m.tets : m.triangles;
+  piece.nodes_per_cell = model_.nodes_per_cell;
+  piece.point_data = point_arrays(positions, force, velocity);
+
+  if (wanted("green_strain") || wanted("stress") || wanted("von_mises") || wanted("volume_ratio"))
+    add_cell_tensors(positions, piece);
+  const std::size_t n_cells = solid ? m.tets.size() / 4 : m.triangles.size() / 3;
+  const std::vector<int>& cell_region = solid ? m.tet_region : m.triangle_region;
+  piece.cell_data.push_back(DataArray{"rank", 1, {}, std::vector<std::int32_t>(n_cells, rank_), true});
+  piece.cell_data.push_back(
+      DataArray{"region", 1, {}, std::vector<std::int32_t>(cell_region.begin(), cell_region.end()), true});
+  // The arrays in today's order: green_strain, stress, von_mises, rank, region, volume_ratio.
+  const auto ratio = std::find_if(piece.cell_data.begin(), piece.cell_data.end(),
+                                  [](const DataArray& a) { return a.name == "volume_ratio"; });
+  if (ratio != piece.cell_data.end()) std::rotate(ratio, ratio + 1, piece.cell_data.end());
   for (DataArray& extra : extra_cells_) piece.cell_data.push_back(std::move(extra));
   extra_cells_.clear();
+  // `output: {fields}`: the arrays not asked for go.
+  auto unwanted = [this](const DataArray& a) { return !wanted(a.name); };
+  std::erase_if(piece.point_data, unwanted);
+  std::erase_if(piece.cell_data, unwanted);
+  return piece;
+}
 
+void ResultWriter::write(long long step, double time, std::span<const double> positions, std::span<const double> force,
+                         std::span<const double> velocity) {
+  finish();  // the step before: whole on disk, then listed
+  VtuPiece piece = make_piece(positions, force, velocity);
+  if (xdmf_) {
+    xdmf_->write_step(step, time, piece);
+    return;
+  }
+  const std::string step_name = numbered("step_%06lld", step);
+  const std::string step_dir = (std::filesystem::path(directory_) / step_name).string();
+  run_collectively(comm_, [&] {
+    if (rank_ != 0) return;
+    std::error_code ec;
+    std::filesystem::create_directories(step_dir, ec);
+    if (ec) throw std::runtime_error("cannot create output directory '" + step_dir + "': " + ec.message());
+  });
   pending_layout_ = VtuPiece{};
   for (const DataArray& a : piece.point_data) pending_layout_.point_data.push_back({a.name, a.n_components, {}, {}, a.is_int});
   for (const DataArray& a : piece.cell_data) pending_layout_.cell_data.push_back({a.name, a.n_components, {}, {}, a.is_int});

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// \file output.hpp
-/// Results of a distributed run as a ParaView time series:
-///   DIR/solution.pvd -> DIR/step_NNNN.pvtu -> DIR/step_NNNN/piece_RRRRR.vtu (one piece per rank).
+/// Results of a distributed run as a ParaView time series, `output: {format}`:
+///   vtu:  DIR/solution.pvd -> DIR/step_NNNN.pvtu -> DIR/step_NNNN/piece_RRRRR.vtu (one piece per rank);
+///   xdmf: DIR/solution.xdmf -> DIR/solution.h5 (io/xdmf_output.hpp: parallel HDF5, the mesh once).
+/// `output: {fields}` chooses the arrays written (all by default).
 /// Points are reference coordinates; point data: displacement, velocity (dynamic), force (internal force summed over ranks,
 /// which is the reaction force at prescribed dofs); cell data: green_strain and stress (2nd Piola-
 /// Kirchhoff, 3x3), von_mises (of the Cauchy stress), rank, region.
@@ -10,12 +12,15 @@
 
 #include <cstdio>
 #include <future>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "io/job.hpp"
 #include "io/vtk_output.hpp"
+#include "io/xdmf_output.hpp"
 #include "partition/partition.hpp"
 #include "solver/contact.hpp"
 #include "solver/model.hpp"
@@ -24,10 +29,10 @@ namespace edgefem {
 
 class ResultWriter {
  public:
-  /// Collective. Creates DIR (rank 0) if needed. With `resume_after` (a restart), the existing
-  /// DIR/solution.pvd is read and its steps after that time are dropped.
+  /// Collective. Creates DIR (rank 0) if needed. With `resume_after` (a restart), the existing series
+  /// (DIR/solution.pvd, or DIR/solution.h5 for xdmf) is read and its steps after that time are dropped.
   ResultWriter(MPI_Comm comm, std::string directory, const LocalMesh& mesh, const Model& model,
-               std::optional<double> resume_after = std::nullopt);
+               const OutputSpec& spec = {}, std::optional<double> resume_after = std::nullopt);
 
   /// Waits for a step's piece still being written (no collective call: also on a failure path).
   ~ResultWriter();
@@ -43,7 +48,8 @@ class ResultWriter {
   void add_point_field(std::string name, int components, std::vector<double> values) {
     extra_points_.push_back(DataArray{std::move(name), components, std::move(values), {}, false});
   }
-  /// Collective. positions, force and (dynamic runs) velocity: 3 per local vertex (ghosts up to date). Computes
+  /// Collective. positions, force and (dynamic runs) velocity: 3 per local vertex (ghosts up to date). xdmf: writes
+  /// the step collectively and lists it before returning. vtu: computes
   /// the step's piece and writes it on a thread of its own (temporary file, fsync, rename: most of a step's output
   /// time is the disk's) while the run goes on; the next write() or finish() waits for it and only then lists the
   /// step in the .pvtu and the .pvd, so a listed step is always whole on disk.
@@ -54,17 +60,27 @@ class ResultWriter {
   /// checkpoint (a checkpointed step's output is listed) and at the end of the run.
   void finish();
 
-  [[nodiscard]] const std::string& pvd_path() const { return pvd_.path(); }
   /// Bytes of the piece a thread is still writing (its arrays are freed as soon as it is written), 0 when none.
   [[nodiscard]] std::size_t pending_bytes() const;
+  /// The series file ParaView opens: DIR/solution.pvd (vtu) or DIR/solution.xdmf (xdmf).
+  [[nodiscard]] const std::string& series_path() const { return xdmf_ ? xdmf_->xdmf_path() : pvd_.path(); }
 
  private:
+  /// `output: {fields}` lists the array (or lists nothing: all are written).
+  [[nodiscard]] bool wanted(const std::string& field) const;
+  /// The step's arrays (only the wanted ones).
+  VtuPiece make_piece(std::span<const double> positions, std::span<const double> force, std::span<const double> velocity);
+  /// green_strain, stress, von_mises and (tets) volume_ratio of every local cell.
+  void add_cell_tensors(std::span<const double> positions, VtuPiece& piece) const;
+
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
   std::string directory_;
   const LocalMesh& mesh_;
   const Model& model_;
+  OutputSpec spec_;
   PvdCollection pvd_;
+  std::unique_ptr<XdmfSeries> xdmf_;    ///< format: xdmf
   std::vector<DataArray> extra_cells_;   ///< add_cell_scalar's, for the next write()
   std::vector<DataArray> extra_points_;  ///< add_point_field's, for the next write()
   /// The point data of a write(): displacement, force, velocity (dynamic) and add_point_field's (taken).

@@ -13,6 +13,7 @@
 #include <limits>
 #include <optional>
 
+#include "core/setup_laps.hpp"
 #include "solver/assembly_times.hpp"
 
 #ifdef _OPENMP
@@ -132,6 +133,34 @@ void print_solver_summary(MPI_Comm comm, const NewtonStats& s, const std::string
               s.seconds_pc_setup, std::max(0.0, s.seconds - s.seconds_assembly - s.seconds_pc_setup));
 }
 
+void record_setup_laps(RunSummary& summary, const PhaseClock& clock) {
+  setup_laps::stop();
+  summary.phases_s.setup = clock.setup;
+  summary.phases_s.before_steps = std::chrono::duration<double>(clock.last - clock.start).count();
+  const auto& laps = setup_laps::seconds();
+  summary.setup_split_s.assign(laps.begin(), laps.end());
+  const auto& cpu = setup_laps::cpu_seconds();
+  summary.setup_split_cpu_s.assign(cpu.begin(), cpu.end());
+}
+
+void print_setup_split(MPI_Comm comm, const RunSummary& summary) {
+  const auto& names = setup_split_names();
+  std::vector<double> mine(names.size() + 2, 0.0), top(names.size() + 2, 0.0);
+  for (std::size_t k = 0; k < names.size() && k < summary.setup_split_s.size(); ++k) mine[k] = summary.setup_split_s[k];
+  mine[names.size()] = summary.phases_s.setup.value_or(0.0);
+  mine[names.size() + 1] = std::max(0.0, setup_laps::first_pc_setup());  // (summary.first_pc_setup: set later)
+  MPI_Allreduce(mine.data(), top.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, comm);
+  std::string line;
+  char item[96];
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (top[k] < 0.0005) continue;
+    std::snprintf(item, sizeof item, "%s%s %.3f", line.empty() ? "" : ", ", names[k].c_str(), top[k]);
+    line += item;
+  }
+  PetscPrintf(comm, "  set-up: %.3f s, slowest rank per part: %s s; first PC set-up %.3f s\n", top[names.size()],
+              line.c_str(), top[names.size() + 1]);
+}
+
 /// The solver's counts and the solve phases of summary.json (the Newton solves' assembly, PC set-up and the rest,
 /// KSP and vector work), and the output phase.
 void record_solve(RunSummary& summary, const NewtonStats& s, const std::string& preconditioner, double output_seconds) {
@@ -140,6 +169,7 @@ void record_solve(RunSummary& summary, const NewtonStats& s, const std::string& 
   summary.phases_s.pc_setup = s.seconds_pc_setup;
   summary.phases_s.ksp = std::max(0.0, s.seconds - s.seconds_assembly - s.seconds_pc_setup);
   summary.phases_s.output = output_seconds;
+  if (setup_laps::first_pc_setup() >= 0) summary.first_pc_setup = setup_laps::first_pc_setup();
   summary.assembly_split_s = {s.assembly_parts.local, s.assembly_parts.local_cpu, s.assembly_parts.insertion,
                               s.assembly_parts.exchange,
                               assembly_barriers() ? std::optional<double>(s.assembly_parts.barrier_wait)

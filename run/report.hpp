@@ -44,7 +44,7 @@ int threads();
 /// -> set-up -> solve -> write).
 struct PhaseClock {
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last = start;
-  double read = 0.0, partition = 0.0, distribute = 0.0, setup = 0.0;
+  double job = 0.0, read = 0.0, partition = 0.0, distribute = 0.0, setup = 0.0;
   /// Seconds since the last lap (or the start).
   double lap() {
     const auto now = std::chrono::steady_clock::now();
@@ -85,6 +85,14 @@ RunSummary::Displacement print_state_summary(MPI_Comm comm, const LocalMesh& mes
 
 /// The solver lines of the summary: counts, where the solve time went, the preconditioner.
 void print_solver_summary(MPI_Comm comm, const NewtonStats& s, const std::string& preconditioner);
+
+/// The end of the set-up (call right after `clock.setup` is taken): ends core/setup_laps.hpp's accounting and records
+/// phases_s.setup, this rank's laps and phases_s.before_steps (the seconds since `clock` started).
+void record_setup_laps(RunSummary& summary, const PhaseClock& clock);
+
+/// The set-up's line of the summary: each lap's largest time over the ranks (those of 1 ms or more), and the first
+/// preconditioner set-up's. Collective.
+void print_setup_split(MPI_Comm comm, const RunSummary& summary);
 
 /// The solver's counts and the solve phases of summary.json (the Newton solves' assembly, PC set-up and the rest,
 /// KSP and vector work), and the output phase.

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/setup_laps.hpp"
 #include "frames/frame_placement.hpp"
 #include "io/job.hpp"
 #include "partition/collective.hpp"
@@ -71,6 +72,7 @@ InputPeak input_peak_memory(MPI_Comm comm) {
 /// summary.json's input phases, mesh and partition. Collective (the spreads over the ranks).
 void record_input(MPI_Comm comm, const Job& job, const DistributedJobMesh& loaded, const LocalMesh& mesh,
                   const PhaseClock& clock, RunSummary& summary) {
+  summary.phases_s.job = clock.job;
   summary.phases_s.read = clock.read;
   const std::string cell_kind = mesh.mesh.n_tets() > 0 ? "tet" : "triangle";
   summary.phases_s.partition = clock.partition;
@@ -137,8 +139,10 @@ int run_job(const RunOptions& options, SummaryRecord& record, const std::functio
   }
   // Read (or generate), partition and distribute: by slices for large binary files and boxes (no rank holds the
   // whole mesh), else on rank 0 (run/load_mesh.hpp).
+  clock.job = clock.lap();
   DistributedJobMesh loaded = load_distributed_job_mesh(comm, job);
   clock.lap();
+  setup_laps::start();  // the set-up: from here to the first step (core/setup_laps.hpp)
   clock.read = loaded.seconds_read;
   clock.partition = loaded.seconds_partition;
   clock.distribute = loaded.seconds_distribute;
@@ -146,10 +150,12 @@ int run_job(const RunOptions& options, SummaryRecord& record, const std::functio
   memory_account().phase("mesh");
   const InputPeak peak = input_peak_memory(comm);
   record_input(comm, job, loaded, mesh, clock, record.summary);
+  setup_laps::mark(setup_laps::Phase::input_report);
   if (job.discretization.type == DiscretizationType::frames) check_frame_count(job, mesh.n_global_vertices);
   // Before the model is built: will the run fit in memory (and with which multigrid)?
   const MemoryPlan memory = plan_memory(comm, job, mesh, options.petsc_options);
   record.summary.estimated_peak_mb = memory.estimated_peak_mb_max_rank;
+  setup_laps::mark(setup_laps::Phase::memory_plan);
   if (!memory.fits && !options.ignore_memory_estimate) throw ResourceError(memory.problem);
   if (memory.unsmoothed_aggregation) job.solver.aggregation = SolverSpec::Aggregation::unsmoothed;
   // A static problem with a part free to move has no equilibrium: refuse it before the model is built and solved,
@@ -157,11 +163,13 @@ int run_job(const RunOptions& options, SummaryRecord& record, const std::functio
   // (solver/free_body.hpp).
   if (solves_static_problem(job))
     check_static_support(comm, job, mesh, build_supports(comm, job, mesh));
+  setup_laps::mark(setup_laps::Phase::supports);
   Model model = build_model(comm, job, mesh);
   return_free_heap();  // the topology's and the term lists' transients: not resident beside the matrix and solver
   memory_account().phase("model");
   print_run_header(comm, options, job, loaded, mesh, model, clock, peak, memory);
   record.summary.oversubscribed = warn_if_oversubscribed(comm);
+  setup_laps::mark(setup_laps::Phase::header);
   return run_analysis(options, job, mesh, std::move(model), clock, record.summary);
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "linalg/petsc_util.hpp"
+#include "core/setup_laps.hpp"
 #include "run/analysis_run.hpp"
 #include "run/memory_account.hpp"
 #include "run/output.hpp"
@@ -53,11 +54,12 @@ StaticRun::StaticRun(const RunOptions& options, const Job& job, const LocalMesh&
       mesh_(mesh),
       quiet_(options.quiet),
       solver_(comm_, job, mesh, std::move(model), options.petsc_options, options.quiet, options.verbose),
-      writer_(comm_, job.output_directory, mesh, solver_.model()),
+      writer_(comm_, job.output_directory, mesh, solver_.model(), job.output),
       reactions_(comm_, job.output_directory, solver_.model(), std::nullopt, obstacle_names(job)) {
   if (solver_.contact()) summary_.contact = begin_contact_record(job, *solver_.contact());
+  setup_laps::mark(setup_laps::Phase::output_files);
   clock_.setup = clock_.lap();
-  summary_.phases_s.setup = clock_.setup;
+  record_setup_laps(summary_, clock_);
   stage_output_ = log_stage("Output");
   memory_account().phase("set-up");
 }
@@ -119,12 +121,13 @@ int StaticRun::finish() {
               "output %.3f s\n",
               reports_.size(), newton, ksp, total, clock_.read, clock_.partition, clock_.distribute, clock_.setup,
               solve_seconds, output_seconds_);
+  print_setup_split(comm_, summary_);
   print_solver_summary(comm_, solver_.stats(), solver_.preconditioner_name());
   summary_.largest_displacement = print_state_summary(comm_, mesh_, solver_.local_positions());
-  summary_.output = writer_.pvd_path();
+  summary_.output = writer_.series_path();
   print_reactions(comm_, job_, reactions_);
   if (summary_.contact) print_contact_summary(comm_, *summary_.contact, solver_.contact(), solve_seconds);
-  PetscPrintf(comm_, "  output: %s\n", writer_.pvd_path().c_str());
+  PetscPrintf(comm_, "  output: %s\n", writer_.series_path().c_str());
   quiet.reset();
   if (stop_signal_ == 0) return 0;
   summary_.stopped = true;

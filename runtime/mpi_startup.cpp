@@ -15,4 +15,9 @@ bool prefer_ob1_on_one_node() {
   return one_node && setenv("OMPI_MCA_pml", "ob1", 0) == 0;
 }
 
+bool yield_when_idle() {
+  return std::getenv("OMPI_MCA_mpi_yield_when_idle") == nullptr &&
+         setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0) == 0;
+}
+
 }  // namespace edgefem

@@ -16,4 +16,12 @@ namespace edgefem {
 /// PMI_RANK). Returns whether it did. Call before MPI_Init (PetscInitialize).
 bool prefer_ob1_on_one_node();
 
+/// Sets OMPI_MCA_mpi_yield_when_idle=1 in this process's environment unless it is set (a user's or mpirun's
+/// `--mca mpi_yield_when_idle 0` wins). Open MPI's waits (a receive, a collective) poll without a pause unless it
+/// knows the node is oversubscribed; on a machine whose cores other processes share too (a cloud VM, CI, this
+/// project's 2-core VM), the waiting rank's polling takes a core from the rank it waits for. The 136,565-tet
+/// cantilever on 2 ranks at load average 10-18: whole run 26.0 -> 14.4 s, CPU 9.0 -> 5.1 s (medians of 4 pairs,
+/// docs/performance.md "Scaling with ranks"). Returns whether it set it. Call before MPI_Init.
+bool yield_when_idle();
+
 }  // namespace edgefem

@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/setup_laps.hpp"
 #include "mesh/vertex_rotations.hpp"
 #include "solver/assembly_times.hpp"
 
@@ -102,8 +103,10 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
     dirichlet_rows_.push_back(static_cast<PetscInt>(3 * mesh_.global_vertex[d.dof / 3] + d.dof % 3));
     owned_prescribed_[static_cast<std::size_t>(d.dof)] = 1;
   }
+  setup_laps::mark(setup_laps::Phase::vectors);
   std::vector<PetscInt> coo_i, coo_j;
   build_coo_pattern(coo_i, coo_j);
+  setup_laps::mark(setup_laps::Phase::matrix_pattern);
   if (model_.formulations.size() > 1) force_buffer_.assign(3 * static_cast<std::size_t>(mesh_.n_local()), 0.0);
   {
     int local = 0, any = 0;
@@ -116,10 +119,12 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
 
   insertion_.emplace(comm_, 3 * static_cast<PetscInt>(mesh_.n_owned), coo_i, coo_j, matrix_);
   EDGEFEM_PETSC(MatSetOption(matrix_, MAT_KEEP_NONZERO_PATTERN, PETSC_TRUE));
+  setup_laps::mark(setup_laps::Phase::matrix_handover);
   MatNullSpace rigid = nullptr;
   EDGEFEM_PETSC(MatNullSpaceCreateRigidBody(reference_, &rigid));
   EDGEFEM_PETSC(MatSetNearNullSpace(matrix_, rigid));
   EDGEFEM_PETSC(MatNullSpaceDestroy(&rigid));
+  setup_laps::mark(setup_laps::Phase::near_null_space);
 }
 
 void Assembler::create_vectors() {

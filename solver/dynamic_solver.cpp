@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/setup_laps.hpp"
+
 namespace edgefem {
 namespace {
 
@@ -68,6 +70,7 @@ DynamicSolver::DynamicSolver(MPI_Comm comm, const Job& job, const LocalMesh& mes
   kind.newton_solves = integrator_ != Integrator::linearized_euler;
   newton_.emplace(comm_, job_, cli_petsc_options_, assembler_.matrix(), x_, std::move(problem), kind,
                   quiet_ || !iteration_lines);
+  setup_laps::mark(setup_laps::Phase::solver);
 }
 
 DynamicSolver::~DynamicSolver() = default;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/setup_laps.hpp"
 #include "materials/bending.hpp"
 #include "materials/curve.hpp"
 #include "materials/membrane.hpp"
@@ -595,6 +596,7 @@ Model build_supports(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
   model.schedules.resize(2);  // (the defaults' places: add_boundary numbers its own schedules after them)
   add_boundary(comm, job, lm, model);
   add_attachments(comm, model, job, lm);
+  setup_laps::mark(setup_laps::Phase::model_loads);
   return model;
 }
 
@@ -617,9 +619,11 @@ Model build_model(MPI_Comm comm, const Job& job, const LocalMesh& lm) {
     model.cell_material[t] = static_cast<std::int32_t>(spec_of[t]);
     model.cell_mass[t] = spec.density * (cells.solid() ? mesh.tet_volume(t) : spec.thickness * mesh.triangle_area(t));
   }
+  setup_laps::mark(setup_laps::Phase::model_cells);
   // The frame model integrates its own samples (frames/frame_space.hpp): no tet formulation is needed.
   if (job.discretization.type != DiscretizationType::frames) add_formulations(model, job, mesh, cells);
   if (!cells.solid()) add_bending(model, job, lm);
+  setup_laps::mark(setup_laps::Phase::kernel_data);  // (the topology's own lap is marked where it is built)
 
   // Schedules: [0] prescribed displacements without their own (static: the load factor; dynamic: a ramp over
   // the run), [1] loads without their own (static: the load factor; dynamic: constant 1).

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/setup_laps.hpp"
 #include "linalg/edgefem_gamg.hpp"
 
 namespace edgefem {
@@ -246,7 +247,9 @@ void NewtonDriver::prepare_preconditioner() {
   EDGEFEM_PETSC(KSPSetOperators(k, linear_.krylov(matrix_), linear_.preconditioner(matrix_)));
   EDGEFEM_PETSC(KSPSetUp(k));
   EDGEFEM_PETSC(KSPSetUpOnBlocks(k));  // block Jacobi factorizes its blocks here
-  stats_.seconds_pc_setup += wall() - t0;
+  const double pc_seconds = wall() - t0;
+  stats_.seconds_pc_setup += pc_seconds;
+  setup_laps::note_pc_setup(pc_seconds);
   ++stats_.pc_setups;
   pc_ready_ = true;
   force_rebuild_ = false;

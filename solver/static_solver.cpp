@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/setup_laps.hpp"
+
 namespace edgefem {
 
 std::vector<PetscInt> prescribed_rows(const Model& model) {
@@ -49,6 +51,7 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
   newton_.emplace(comm_, job_, cli_petsc_options, assembler_.matrix(), x_, std::move(problem),
                   linear_system_kind(comm_, mesh_, model_, false), quiet_ || !iteration_lines);
   predictor_.emplace(x_);
+  setup_laps::mark(setup_laps::Phase::solver);
 }
 
 StaticSolver::~StaticSolver() = default;

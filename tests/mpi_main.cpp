@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   const std::string session_directory = private_session_directory();
   edgefem::prefer_ob1_on_one_node();  // as the edgefem executable does (runtime/mpi_startup.hpp)
+  edgefem::yield_when_idle();
   PetscInitialize(&argc, &argv, nullptr, nullptr);
   int rank = 0;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);

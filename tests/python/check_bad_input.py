@@ -319,6 +319,22 @@ CASES = [
     ("initial_state.frames_static", frames("{type: frames, frames: 3}", "analysis: {type: dynamic, dt: 0.01, "
                                            "end_time: 0.02, integrator: linearized-euler, initial_state: static}\n"),
      L + r"discretization: type frames starts dynamics at rest only"),
+    # ---- output (issue 52) ------------------------------------------------------------------------------------------
+    ("output.format", BOX + STVK + CLAMP + "output: {format: hdf5}\n",
+     L + r"output\.format: expected one of: vtu, xdmf, got 'hdf5'"),
+    ("output.compression", BOX + STVK + CLAMP + "output: {format: xdmf, compression: zstd}\n",
+     L + r"output\.compression: expected one of: none, gzip, got 'zstd'"),
+    ("output.gzip_vtu", BOX + STVK + CLAMP + "output: {compression: gzip}\n",
+     L + r"output\.compression: gzip needs format: xdmf"),
+    ("output.field_unknown", BOX + STVK + CLAMP + "output: {fields: [displacement, strain]}\n",
+     L + r"output\.fields\[1\]: expected one of: displacement, velocity, force, green_strain, stress, von_mises, "
+         r"volume_ratio, rank, region, plastic_strain, contact_gap, contact_force, got 'strain'"),
+    ("output.field_twice", BOX + STVK + CLAMP + "output: {fields: [stress, stress]}\n",
+     L + r"output\.fields\[1\]: 'stress' is listed twice"),
+    ("output.fields_empty", BOX + STVK + CLAMP + "output: {fields: []}\n",
+     L + r"output\.fields: expected a non-empty list of field names, got a list of 0 entries"),
+    ("output.fields_scalar", BOX + STVK + CLAMP + "output: {fields: stress}\n",
+     L + r"output\.fields: expected a list of field names, got 'stress'"),
     # ---- obstacles, contact ----------------------------------------------------------------------------------------
     ("obstacles.overlap_barrier", obstacle_job("{name: wall, shape: box, box: [[0.9, -1, -1], [3, 2, 2]]}"),
      L + r"obstacles\[1\] \(wall\): mesh vertex \d+ \(0-based, in the mesh's order\) at \([^)]*\) is inside the "

@@ -22,10 +22,21 @@ import shutil
 import subprocess
 import sys
 
-PHASES = ["read", "partition", "distribute", "setup", "assembly", "pc_setup", "ksp", "output"]
+PHASES = ["job", "read", "partition", "distribute", "setup", "assembly", "pc_setup", "ksp", "output"]
 SPLIT = ["assembly_local", "assembly_insertion", "assembly_exchange", "assembly_barrier_wait"]
-RANK_PHASES = PHASES[:5] + SPLIT[:1] + ["assembly_local_cpu"] + SPLIT[1:] + PHASES[5:] + ["total"]
+# The set-up's laps (core/setup_laps.hpp), in order.
+SETUP = ["input_report", "memory_plan", "supports", "model_cells", "topology", "kernel_data", "model_loads", "header",
+         "vectors", "matrix_pattern", "matrix_handover", "near_null_space", "solver", "integrator", "output_files"]
+RANK_PHASES = (PHASES[:5] + ["setup_" + n for n in SETUP] + ["before_steps", "assembly"] + SPLIT[:1]
+               + ["assembly_local_cpu"] + SPLIT[1:] + ["pc_setup", "first_pc_setup", "ksp", "output", "total"])
 MISSING_S = 0.02  # seconds of assembly the parts may leave uncounted beyond half of it (fixed costs, timer noise)
+# The set-up's laps are contiguous intervals of one clock ending where the set-up's clock ends: they sum to the
+# set-up but for the microseconds between the last lap and the clock's reading.
+SETUP_TOLERANCE_S = 1e-3
+# Before the first step: job + read + partition + distribute + setup, against the seconds from the run's start to
+# the end of the set-up (measured on their own). The input phases are the reader's own timers, so the untimed
+# moments between them (a few calls, one allreduce) may leave this much out.
+BEFORE_STEPS_TOLERANCE_S, BEFORE_STEPS_TOLERANCE_REL = 0.02, 0.01
 
 
 def check_per_rank(s, np, barriers):
@@ -43,6 +54,7 @@ def check_per_rank(s, np, barriers):
     for r in range(np):
         known = [per_rank[p][r] for p in PHASES if per_rank[p][r] is not None]
         check(all(t >= 0 for t in known) and sum(known) <= per_rank["total"][r], f"rank {r}: phases {known}")
+        check_setup(per_rank, r)
         assembly = per_rank["assembly"][r]
         if assembly is None:
             continue
@@ -55,6 +67,22 @@ def check_per_rank(s, np, barriers):
         check(0.5 * assembly - MISSING_S <= sum(parts) <= assembly * (1 + 1e-6) + 1e-6,
               f"rank {r}: assembly parts {parts} sum to {sum(parts)}, not within [0.5 x assembly - {MISSING_S} s, "
               f"assembly] for assembly {assembly}")
+
+
+def check_setup(per_rank, r):
+    """Rank r's set-up laps sum to its set-up, and the phases before the first step to the seconds before it."""
+    laps = [per_rank["setup_" + n][r] for n in SETUP]
+    check(all(isinstance(t, (int, float)) and t >= 0 for t in laps), f"rank {r}: set-up laps {laps}")
+    setup = per_rank["setup"][r]
+    check(abs(sum(laps) - setup) <= SETUP_TOLERANCE_S,
+          f"rank {r}: set-up laps sum to {sum(laps)} s, set-up {setup} s (tolerance {SETUP_TOLERANCE_S} s)")
+    before = sum(per_rank[p][r] for p in ["job", "read", "partition", "distribute", "setup"])
+    measured = per_rank["before_steps"][r]
+    check(before <= measured + 1e-6
+          and measured - before <= BEFORE_STEPS_TOLERANCE_S + BEFORE_STEPS_TOLERANCE_REL * measured,
+          f"rank {r}: job + read + partition + distribute + setup = {before} s, before the first step {measured} s")
+    first_pc, pc = per_rank["first_pc_setup"][r], per_rank["pc_setup"][r]
+    check(first_pc is not None and 0 < first_pc <= pc * (1 + 1e-9), f"rank {r}: first PC set-up {first_pc}, all {pc}")
 
 
 def fail(message):
@@ -149,7 +177,7 @@ def main():
         check(s["analysis"]["type"] == a.analysis, f"analysis {s['analysis']}")
 
     phases = s["phases_s"]
-    check(set(phases) == set(PHASES + ["total"]), f"phases_s keys {sorted(phases)}")
+    check(set(phases) == set(PHASES + ["total", "before_steps"]), f"phases_s keys {sorted(phases)}")
     check(isinstance(phases["total"], (int, float)) and phases["total"] > 0, f"total {phases['total']}")
     known = [phases[p] for p in PHASES if phases[p] is not None]
     check(all(isinstance(t, (int, float)) and t >= 0 for t in known), f"a negative or non-numeric phase: {phases}")
@@ -169,6 +197,20 @@ def main():
     check(s["status"] == "ok" and s["exit_code"] == 0 and s["error"] is None, "status/exit_code/error")
     check(all(phases[p] is not None for p in PHASES), f"a phase is missing: {phases}")
     check_per_rank(s, a.np, a.assembly_barriers)
+    split = s["setup_split_s"]
+    check(isinstance(split, dict) and list(split) == SETUP, f"setup_split_s keys {split and list(split)}")
+    check(all(split[n] == s["phases_per_rank_s"]["setup_" + n][0] for n in SETUP), "setup_split_s is not rank 0's")
+    check(s["first_pc_setup_s"] == s["phases_per_rank_s"]["first_pc_setup"][0], "first_pc_setup_s is not rank 0's")
+    cpu = s["setup_split_cpu_s"]
+    check(isinstance(cpu, dict) and list(cpu) == SETUP and all(t >= 0 for t in cpu.values()), f"setup_split_cpu_s {cpu}")
+    # The CPU laps count every thread of the process: the OpenMP threads and MPI's own (mostly asleep) helper
+    # thread, so at most (threads + 1) x wall, with 20 ms for the clocks' reading order.
+    threads = s["threads_per_rank"] + 1
+    check(all(cpu[n] <= threads * split[n] + 0.02 for n in SETUP), f"CPU laps {cpu} above {threads} x wall {split}")
+    check(sum(cpu.values()) > 0, "no CPU time in the set-up")
+    printed = re.search(r"set-up: ([0-9.]+) s, slowest rank per part: .*; first PC set-up ([0-9.]+) s", proc.stdout)
+    top = max(s["phases_per_rank_s"]["setup"])
+    check(printed and abs(float(printed[1]) - top) <= 0.0005 + 1e-9, f"printed set-up line != the slowest rank's {top}")
 
     mesh = s["mesh"]
     if a.vertices is not None:

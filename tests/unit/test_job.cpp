@@ -225,6 +225,9 @@ materials:
   EXPECT_DOUBLE_EQ(job.newton_rtol, 1e-10);
   EXPECT_EQ(job.output_directory, (dir_ / "out" / "cantilever").string());
   EXPECT_EQ(job.output_every, 1);
+  EXPECT_EQ(job.output.format, OutputFormat::vtu);  // today's output stays the default
+  EXPECT_TRUE(job.output.fields.empty());
+  EXPECT_FALSE(job.output.gzip);
 
   const Job sheet =
       read_job(write("mesh:\n  generate: {shape: sheet, size: [1, 2], cells: [64, 32]}\n"
@@ -614,6 +617,9 @@ output:
   directory: out/dyn
   every: 10
   checkpoint_every: 25
+  format: xdmf
+  fields: [displacement, von_mises, region]
+  compression: gzip
 )";
 
 TEST_F(JobTest, DynamicJobParsesEveryValue) {
@@ -634,6 +640,9 @@ TEST_F(JobTest, DynamicJobParsesEveryValue) {
   EXPECT_EQ(job.output_directory, (dir_ / "out" / "dyn").string());
   EXPECT_EQ(job.output_every, 10);
   EXPECT_EQ(job.checkpoint_every, 25);
+  EXPECT_EQ(job.output.format, OutputFormat::xdmf);
+  EXPECT_EQ(job.output.fields, (std::vector<std::string>{"displacement", "von_mises", "region"}));
+  EXPECT_TRUE(job.output.gzip);
 
   ASSERT_EQ(job.boundary.size(), 3u);
   EXPECT_FALSE(job.boundary[0].schedule.has_value());

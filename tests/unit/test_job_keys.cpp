@@ -51,7 +51,9 @@ TEST(JobKeyTable, EveryChildSectionExistsAndEveryKeyIsDescribed) {
       EXPECT_TRUE(keys.insert(k.name).second) << s.name << "." << k.name << " twice";
       EXPECT_FALSE(k.type.empty()) << s.name << "." << k.name;
       EXPECT_FALSE(k.meaning.empty()) << s.name << "." << k.name;
-      if (!k.child.empty()) EXPECT_NO_THROW((void)job_section(k.child)) << k.child;
+      if (!k.child.empty()) {
+        EXPECT_NO_THROW((void)job_section(k.child)) << k.child;
+      }
     }
   }
   EXPECT_THROW((void)job_section("no.such.section"), std::logic_error);

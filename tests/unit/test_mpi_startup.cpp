@@ -64,5 +64,20 @@ TEST(MpiStartup, AsksForOb1OnlyWhenEveryRankIsOnThisNodeAndTheUserDidNotChoose) 
   EXPECT_EQ(env.call({{"PMI_RANK", "3"}}), Result(false, "unset"));
 }
 
+TEST(MpiStartup, YieldsWhenIdleUnlessTheUserChose) {
+  const char* saved = std::getenv("OMPI_MCA_mpi_yield_when_idle");
+  const std::string kept = saved ? saved : "";
+  unsetenv("OMPI_MCA_mpi_yield_when_idle");
+  EXPECT_TRUE(yield_when_idle());
+  EXPECT_STREQ(std::getenv("OMPI_MCA_mpi_yield_when_idle"), "1");
+  setenv("OMPI_MCA_mpi_yield_when_idle", "0", 1);  // the user's choice (or mpirun --mca) wins
+  EXPECT_FALSE(yield_when_idle());
+  EXPECT_STREQ(std::getenv("OMPI_MCA_mpi_yield_when_idle"), "0");
+  if (saved)
+    setenv("OMPI_MCA_mpi_yield_when_idle", kept.c_str(), 1);
+  else
+    unsetenv("OMPI_MCA_mpi_yield_when_idle");
+}
+
 }  // namespace
 }  // namespace edgefem

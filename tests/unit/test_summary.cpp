@@ -76,7 +76,9 @@ RunSummary example() {
   s.phases_s.read = 0.25;
   s.phases_s.total = std::numeric_limits<double>::quiet_NaN();
   s.phases_per_rank_s.assign(rank_phase_names().size(), {0.5, std::numeric_limits<double>::quiet_NaN()});
-  s.phases_per_rank_s[5] = {0.125, 0.375};  // assembly_local
+  const auto& names = rank_phase_names();
+  s.phases_per_rank_s[static_cast<std::size_t>(std::find(names.begin(), names.end(), "assembly_local") - names.begin())] =
+      {0.125, 0.375};
   s.solver = RunSummary::Solver{10, 47, 3, "GAMG"};
   s.peak_mb_per_rank = {58.5, 60.25};
   s.largest_displacement = RunSummary::Displacement{1.5, {10, 0.5, 1}, {0, 0, -1.5}};
@@ -93,7 +95,8 @@ TEST(Summary, DocumentHasTheSchemaKeysInOrder) {
   for (const auto& [key, value] : j.items()) keys.push_back(key);
   EXPECT_EQ(keys, (std::vector<std::string>{"schema", "version", "provenance", "job", "status", "exit_code", "error",
                                             "started", "command", "ranks", "threads_per_rank", "oversubscribed",
-                                            "mesh", "partition", "analysis", "phases_s", "phases_per_rank_s", "solver",
+                                            "mesh", "partition", "analysis", "phases_s", "setup_split_s",
+                                            "setup_split_cpu_s", "first_pc_setup_s", "phases_per_rank_s", "solver",
                                             "memory", "largest_displacement", "contact", "output"}));
   EXPECT_TRUE(j["contact"].is_null());  // no obstacles
   EXPECT_EQ(j["schema"], "edgefem-summary/1");
@@ -182,6 +185,39 @@ TEST(Summary, FailedRunBeforeTheMesh) {
     EXPECT_NE(json.find(key), std::string::npos) << key << " missing in\n" << json;
 }
 
+TEST(Summary, SetupSplitByNameAndPerRank) {
+  RunSummary s;
+  s.phases_s.setup = 0.75;
+  s.setup_split_s.assign(setup_split_names().size(), 0.0);
+  s.setup_split_s[1] = 0.25;  // memory_plan
+  s.setup_split_s[4] = 0.5;   // topology
+  s.first_pc_setup = 0.125;
+  const auto j = nlohmann::ordered_json::parse(to_json(s));
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : j["setup_split_s"].items()) keys.push_back(key);
+  EXPECT_EQ(keys, setup_split_names());
+  EXPECT_EQ(keys.size(), 15U);
+  EXPECT_EQ(j["setup_split_s"]["memory_plan"], 0.25);
+  EXPECT_EQ(j["setup_split_s"]["topology"], 0.5);
+  EXPECT_EQ(j["first_pc_setup_s"], 0.125);
+  const auto& names = rank_phase_names();
+  const std::vector<double> values = rank_phase_values(s);
+  const auto at = [&](const std::string& name) {
+    const auto k = std::find(names.begin(), names.end(), name);
+    EXPECT_NE(k, names.end()) << name;
+    return values[static_cast<std::size_t>(k - names.begin())];
+  };
+  EXPECT_EQ(at("setup"), 0.75);
+  EXPECT_EQ(at("setup_memory_plan"), 0.25);
+  EXPECT_EQ(at("setup_topology"), 0.5);
+  EXPECT_EQ(at("setup_output_files"), 0.0);
+  EXPECT_EQ(at("first_pc_setup"), 0.125);
+  EXPECT_TRUE(std::isnan(at("before_steps")));
+  EXPECT_TRUE(RunSummary{}.setup_split_s.empty());
+  EXPECT_TRUE(nlohmann::ordered_json::parse(to_json(RunSummary{}))["setup_split_s"].is_null());
+  EXPECT_TRUE(j["setup_split_cpu_s"].is_null());  // (not set here)
+}
+
 TEST(Summary, RankPhaseValuesFollowTheNames) {
   RunSummary s;
   s.phases_s.assembly = 2.0;
@@ -201,7 +237,7 @@ TEST(Summary, RankPhaseValuesFollowTheNames) {
   EXPECT_TRUE(std::isnan(at("assembly_barrier_wait")));
   EXPECT_TRUE(std::isnan(at("read")));
   EXPECT_EQ(at("total"), 5.0);
-  EXPECT_EQ(names.front(), "read");
+  EXPECT_EQ(names.front(), "job");
   EXPECT_EQ(names.back(), "total");
 }
 

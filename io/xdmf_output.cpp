@@ -1,0 +1,600 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/// \file xdmf_output.cpp
+/// XDMF3 + parallel HDF5 output (xdmf_output.hpp). Every HDF5 call that changes the file's structure is made by
+/// every rank with the same arguments (parallel HDF5's rule); the data go through collective MPI-IO writes.
+#include "io/xdmf_output.hpp"
+
+#include <hdf5.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <numeric>
+#include <stdexcept>
+#include <tuple>
+#include <type_traits>
+
+#include "core/error.hpp"
+#include "io/xml_escape.hpp"
+#include "partition/collective.hpp"
+
+namespace edgefem {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+GlobalIndex block_size(GlobalIndex n, int size) { return (n + size - 1) / std::max(1, size); }
+GlobalIndex block_begin(GlobalIndex n, int size, int r) { return std::min(n, block_size(n, size) * r); }
+
+/// The innermost message of the current HDF5 error stack ("" if none).
+std::string hdf5_error_text() {
+  std::string text;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_UPWARD,
+      [](unsigned n, const H5E_error2_t* e, void* data) -> herr_t {
+        auto& out = *static_cast<std::string*>(data);
+        if (n == 0 && e->desc != nullptr) out = e->desc;
+        return 0;
+      },
+      &text);
+  // The MPI-IO layer's text (e.g. "No space left on device") is in the major/minor messages of deeper entries;
+  // errno of the failed write is the most useful when set.
+  return text;
+}
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  const std::string detail = hdf5_error_text();
+  throw std::runtime_error("XDMF output '" + path + "': " + what + (detail.empty() ? "" : ": " + detail));
+}
+
+/// An hid_t closed by `close` at scope exit.
+class Handle {
+ public:
+  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() {
+    if (id_ >= 0) close_(id_);
+  }
+  operator hid_t() const { return id_; }  // NOLINT: used as the id it is
+  [[nodiscard]] bool valid() const { return id_ >= 0; }
+
+ private:
+  hid_t id_;
+  herr_t (*close_)(hid_t);
+};
+
+template <class T>
+hid_t memory_type() {
+  if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
+  if constexpr (std::is_same_v<T, std::int32_t>) return H5T_NATIVE_INT32;
+  if constexpr (std::is_same_v<T, std::int64_t>) return H5T_NATIVE_INT64;
+}
+template <class T>
+hid_t file_type() {
+  if constexpr (std::is_same_v<T, double>) return H5T_IEEE_F64LE;
+  if constexpr (std::is_same_v<T, std::int32_t>) return H5T_STD_I32LE;
+  if constexpr (std::is_same_v<T, std::int64_t>) return H5T_STD_I64LE;
+}
+template <class T>
+MPI_Datatype mpi_type() {
+  if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
+  if constexpr (std::is_same_v<T, std::int32_t>) return MPI_INT32_T;
+  if constexpr (std::is_same_v<T, std::int64_t>) return MPI_INT64_T;
+}
+
+/// Rows of `rows` x `cols` chunks for a gzip dataset: a rank's block (each chunk then comes from one rank), at most
+/// 2^20 values.
+hsize_t chunk_rows(GlobalIndex n, int size, int cols) {
+  const auto cap = static_cast<GlobalIndex>(std::max(1, (1 << 20) / cols));
+  return static_cast<hsize_t>(std::max<GlobalIndex>(1, std::min({block_size(n, size), cap, n})));
+}
+
+/// Collective: creates `name` in `where` (N x cols, or N when cols == 1) and writes this rank's block.
+template <class T>
+void write_block(const std::string& path, hid_t where, const std::string& name, const BlockExchange& block,
+                 int cols, const std::vector<T>& values, bool gzip, int size) {
+  const hsize_t n = static_cast<hsize_t>(block.n_global());
+  const int rank_of_dims = cols == 1 ? 1 : 2;
+  const hsize_t dims[2] = {n, static_cast<hsize_t>(cols)};
+  Handle file_space(H5Screate_simple(rank_of_dims, dims, nullptr), H5Sclose);
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  if (gzip && n > 0) {
+    const hsize_t chunk[2] = {chunk_rows(block.n_global(), size, cols), static_cast<hsize_t>(cols)};
+    if (H5Pset_chunk(dcpl, rank_of_dims, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 1) < 0)
+      fail(path, "cannot set the gzip filter of '" + name + "'");
+  }
+  Handle set(H5Dcreate2(where, name.c_str(), file_type<T>(), file_space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
+  if (!set.valid()) fail(path, "cannot create dataset '" + name + "'");
+  const hsize_t start[2] = {static_cast<hsize_t>(block.begin()), 0};
+  const hsize_t count[2] = {static_cast<hsize_t>(block.count()), static_cast<hsize_t>(cols)};
+  Handle memory_space(H5Screate_simple(rank_of_dims, count, nullptr), H5Sclose);
+  if (block.count() == 0) {
+    H5Sselect_none(file_space);
+    H5Sselect_none(memory_space);
+  } else if (H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr) < 0) {
+    fail(path, "cannot select this rank's block of '" + name + "'");
+  }
+  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+  H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+  if (H5Dwrite(set, memory_type<T>(), memory_space, file_space, dxpl, values.data()) < 0)
+    fail(path, "cannot write dataset '" + name + "'");
+}
+
+void set_string_attribute(const std::string& path, hid_t object, const char* name, const std::string& value) {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type, value.size());
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attribute(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!attribute.valid() || H5Awrite(attribute, type, value.data()) < 0)
+    fail(path, std::string("cannot write attribute '") + name + "'");
+}
+
+template <class T>
+void set_attribute(const std::string& path, hid_t object, const char* name, T value) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attribute(H5Acreate2(object, name, file_type<T>(), space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!attribute.valid() || H5Awrite(attribute, memory_type<T>(), &value) < 0)
+    fail(path, std::string("cannot write attribute '") + name + "'");
+}
+
+template <class T>
+std::optional<T> get_attribute(hid_t object, const char* name) {
+  if (H5Aexists(object, name) <= 0) return std::nullopt;
+  Handle attribute(H5Aopen(object, name, H5P_DEFAULT), H5Aclose);
+  T value{};
+  if (!attribute.valid() || H5Aread(attribute, memory_type<T>(), &value) < 0) return std::nullopt;
+  return value;
+}
+
+std::string get_string_attribute(hid_t object, const char* name) {
+  if (H5Aexists(object, name) <= 0) return "";
+  Handle attribute(H5Aopen(object, name, H5P_DEFAULT), H5Aclose);
+  Handle type(H5Aget_type(attribute), H5Tclose);
+  const std::size_t size = H5Tget_size(type);
+  std::string value(size, '\0');
+  Handle memory(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(memory, size);
+  if (H5Aread(attribute, memory, value.data()) < 0) return "";
+  return value;
+}
+
+std::string step_group_name(long long step) {
+  char name[48];
+  std::snprintf(name, sizeof name, "/Steps/%06lld", step);
+  return name;
+}
+
+std::string format_double(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+/// The XDMF type of a field of `n` components: ParaView's Xdmf3 reader takes 9-component Tensor arrays as the
+/// VTK tensors of the .vtu output (row-major 3 x 3).
+const char* attribute_type(int n) {
+  switch (n) {
+    case 1: return "Scalar";
+    case 3: return "Vector";
+    case 9: return "Tensor";
+    default: return "Matrix";
+  }
+}
+
+std::string data_item(const std::string& dims, bool is_int, int precision, const std::string& h5, const std::string& at) {
+  return "<DataItem Dimensions=\"" + dims + "\" NumberType=\"" + (is_int ? "Int" : "Float") + "\" Precision=\"" +
+         std::to_string(precision) + "\" Format=\"HDF\">" + xml_escape(h5) + ":" + at + "</DataItem>";
+}
+
+/// Keeps every complete step group at a time <= limit, deletes the others; returns the kept steps (by name order).
+std::vector<XdmfSeries::Step> keep_steps_until(const std::string& path, hid_t file, double limit) {
+  std::vector<XdmfSeries::Step> kept;
+  if (H5Lexists(file, "/Steps", H5P_DEFAULT) <= 0) return kept;
+  Handle steps(H5Gopen2(file, "/Steps", H5P_DEFAULT), H5Gclose);
+  if (!steps.valid()) fail(path, "cannot open /Steps");
+  H5G_info_t info{};
+  H5Gget_info(steps, &info);
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    char name[256] = {};
+    H5Lget_name_by_idx(steps, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT);
+    names.emplace_back(name);
+  }
+  std::vector<std::string> dropped;
+  for (const std::string& name : names) {
+    Handle group(H5Gopen2(steps, name.c_str(), H5P_DEFAULT), H5Gclose);
+    const auto time = get_attribute<double>(group, "time");
+    const auto step = get_attribute<std::int64_t>(group, "step");
+    const auto complete = get_attribute<std::int32_t>(group, "complete");
+    if (!time || !step || complete.value_or(0) != 1 || !(*time <= limit)) {
+      dropped.push_back(name);
+      continue;
+    }
+    XdmfSeries::Step s{*step, *time, {}};
+    H5G_info_t group_info{};
+    H5Gget_info(group, &group_info);
+    for (hsize_t i = 0; i < group_info.nlinks; ++i) {
+      char field[256] = {};
+      H5Lget_name_by_idx(group, ".", H5_INDEX_CRT_ORDER, H5_ITER_INC, i, field, sizeof field, H5P_DEFAULT);
+      Handle set(H5Dopen2(group, field, H5P_DEFAULT), H5Dclose);
+      Handle space(H5Dget_space(set), H5Sclose);
+      hsize_t dims[2] = {0, 1};
+      const int nd = H5Sget_simple_extent_dims(space, dims, nullptr);
+      Handle type(H5Dget_type(set), H5Tclose);
+      s.fields.push_back({field, get_string_attribute(set, "center") == "Cell", nd == 2 ? static_cast<int>(dims[1]) : 1,
+                          H5Tget_class(type) == H5T_INTEGER});
+    }
+    kept.push_back(std::move(s));
+  }
+  for (const std::string& name : dropped)
+    if (H5Ldelete(steps, name.c_str(), H5P_DEFAULT) < 0) fail(path, "cannot delete step group /Steps/" + name);
+  return kept;
+}
+
+/// Set once an HDF5 call failed on some rank (every rank agrees): see end_before_hdf5_closes.
+std::atomic<bool> any_broken{false};
+
+/// MPI_COMM_SELF's attributes are deleted first to last set in reverse (MPI 3.1, 8.7.1) at MPI_Finalize, so this
+/// callback, set after HDF5 set its own (HDF5 closes every open file there, collectively), runs before it. After a
+/// failed write the ranks' HDF5 states may differ (one rank's write failed, another's did not) and that collective
+/// close would wait forever: the process ends here instead (status 1, as an error ends edgefem), its messages and
+/// summary.json already written, the file as its last flush left it.
+int end_before_hdf5_closes(MPI_Comm, int, void*, void*) {
+  if (any_broken.load()) {
+    std::fflush(nullptr);
+    ::_exit(1);
+  }
+  return MPI_SUCCESS;
+}
+
+void set_finalize_guard() {
+  static bool set = false;
+  if (set) return;
+  set = true;
+  int key = MPI_KEYVAL_INVALID;
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, end_before_hdf5_closes, &key, nullptr);
+  MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
+}
+
+/// Refuses (before any HDF5 call of the step) a step of `bytes` that the file system or the process's file-size
+/// limit cannot take: the file then stays as the last step left it, and is closed normally.
+void check_room(const std::string& path, std::uintmax_t bytes) {
+  const std::uintmax_t need = bytes + bytes / 16 + (1u << 16);  // + metadata (a few kB a step) and slack
+  std::error_code ec;
+  const std::uintmax_t size = fs::exists(path, ec) ? fs::file_size(path, ec) : 0;
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      size + need > static_cast<std::uintmax_t>(limit.rlim_cur))
+    throw std::runtime_error("XDMF output '" + path + "': the next step (" + std::to_string(bytes) +
+                             " bytes) would pass the file-size limit (ulimit -f: " +
+                             std::to_string(limit.rlim_cur) + " bytes; the file has " + std::to_string(size) + ")");
+  struct statvfs vfs {};
+  const std::string dir = fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string();
+  if (::statvfs(dir.c_str(), &vfs) == 0) {
+    const auto free = static_cast<std::uintmax_t>(vfs.f_bavail) * vfs.f_frsize;
+    if (free < need)
+      throw std::runtime_error("XDMF output '" + path + "': no space left for the next step (" + std::to_string(bytes) +
+                               " bytes; " + std::to_string(free) + " bytes free on its file system)");
+  }
+}
+
+std::uintmax_t step_bytes(const VtuPiece& piece, GlobalIndex n_vertices, GlobalIndex n_cells) {
+  std::uintmax_t bytes = 0;
+  for (const DataArray& a : piece.point_data)
+    bytes += static_cast<std::uintmax_t>(n_vertices) * static_cast<std::uintmax_t>(a.n_components) * (a.is_int ? 4 : 8);
+  for (const DataArray& a : piece.cell_data)
+    bytes += static_cast<std::uintmax_t>(n_cells) * static_cast<std::uintmax_t>(a.n_components) * (a.is_int ? 4 : 8);
+  return bytes;
+}
+
+std::vector<GlobalIndex> owned_vertex_ids(const LocalMesh& mesh) {
+  return {mesh.original_vertex.begin(), mesh.original_vertex.begin() + mesh.n_owned};
+}
+
+}  // namespace
+
+std::string hdf5_version() {
+  unsigned major = 0, minor = 0, release = 0;
+  H5get_libversion(&major, &minor, &release);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+}
+
+// ---- BlockExchange ----------------------------------------------------------------------------------------------
+
+BlockExchange::BlockExchange(MPI_Comm comm, const std::vector<GlobalIndex>& ids, GlobalIndex n_global)
+    : comm_(comm), n_global_(n_global) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm_, &rank);
+  MPI_Comm_size(comm_, &size);
+  begin_ = block_begin(n_global, size, rank);
+  count_ = block_begin(n_global, size, rank + 1) - begin_;
+  const GlobalIndex b = std::max<GlobalIndex>(1, block_size(n_global, size));
+  send_counts_.assign(static_cast<std::size_t>(size), 0);
+  std::vector<int> target(ids.size());
+  bool bad = false;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    bad = bad || ids[i] < 0 || ids[i] >= n_global;
+    target[i] = bad ? 0 : static_cast<int>(ids[i] / b);
+    ++send_counts_[static_cast<std::size_t>(target[i])];
+  }
+  send_displs_.assign(static_cast<std::size_t>(size), 0);
+  std::exclusive_scan(send_counts_.begin(), send_counts_.end(), send_displs_.begin(), 0);
+  send_order_.resize(ids.size());
+  std::vector<GlobalIndex> send_ids(ids.size());
+  std::vector<int> next = send_displs_;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto slot = static_cast<std::size_t>(next[static_cast<std::size_t>(target[i])]++);
+    send_order_[slot] = i;
+    send_ids[slot] = ids[i];
+  }
+  recv_counts_.assign(static_cast<std::size_t>(size), 0);
+  MPI_Alltoall(send_counts_.data(), 1, MPI_INT, recv_counts_.data(), 1, MPI_INT, comm_);
+  recv_displs_.assign(static_cast<std::size_t>(size), 0);
+  std::exclusive_scan(recv_counts_.begin(), recv_counts_.end(), recv_displs_.begin(), 0);
+  const auto n_recv = static_cast<std::size_t>(recv_displs_.back() + recv_counts_.back());
+  std::vector<GlobalIndex> recv_ids(n_recv);
+  MPI_Alltoallv(send_ids.data(), send_counts_.data(), send_displs_.data(), MPI_INT64_T, recv_ids.data(),
+                recv_counts_.data(), recv_displs_.data(), MPI_INT64_T, comm_);
+  recv_slot_.resize(n_recv);
+  std::vector<char> seen(static_cast<std::size_t>(count_), 0);
+  bad = bad || n_recv != static_cast<std::size_t>(count_);
+  for (std::size_t k = 0; k < n_recv && !bad; ++k) {
+    const GlobalIndex at = recv_ids[k] - begin_;
+    bad = at < 0 || at >= count_ || seen[static_cast<std::size_t>(at)] != 0;
+    if (!bad) seen[static_cast<std::size_t>(at)] = 1, recv_slot_[k] = static_cast<std::size_t>(at);
+  }
+  run_collectively(comm_, [&] {
+    if (bad)
+      throw std::logic_error("BlockExchange: the global numbers do not cover [0, " + std::to_string(n_global) +
+                             ") exactly once");
+  });
+}
+
+void BlockExchange::exchange(const void* send, void* recv, MPI_Datatype item) const {
+  MPI_Alltoallv(send, send_counts_.data(), send_displs_.data(), item, recv, recv_counts_.data(), recv_displs_.data(),
+                item, comm_);
+}
+
+template <class T>
+std::vector<T> BlockExchange::gather(const std::vector<T>& values, int n_components) const {
+  const auto nc = static_cast<std::size_t>(n_components);
+  std::vector<T> send(send_order_.size() * nc);
+  for (std::size_t s = 0; s < send_order_.size(); ++s)
+    std::copy_n(values.data() + send_order_[s] * nc, nc, send.data() + s * nc);
+  std::vector<T> received(recv_slot_.size() * nc);
+  MPI_Datatype item = MPI_DATATYPE_NULL;
+  MPI_Type_contiguous(n_components, mpi_type<T>(), &item);
+  MPI_Type_commit(&item);
+  exchange(send.data(), received.data(), item);
+  MPI_Type_free(&item);
+  std::vector<T> out(static_cast<std::size_t>(count_) * nc);
+  for (std::size_t k = 0; k < recv_slot_.size(); ++k)
+    std::copy_n(received.data() + k * nc, nc, out.data() + recv_slot_[k] * nc);
+  return out;
+}
+
+template std::vector<double> BlockExchange::gather(const std::vector<double>&, int) const;
+template std::vector<std::int32_t> BlockExchange::gather(const std::vector<std::int32_t>&, int) const;
+template std::vector<std::int64_t> BlockExchange::gather(const std::vector<std::int64_t>&, int) const;
+
+// ---- XdmfSeries -------------------------------------------------------------------------------------------------
+
+XdmfSeries::XdmfSeries(MPI_Comm comm, const std::string& directory, const LocalMesh& mesh, int nodes_per_cell,
+                       XdmfOptions options, std::optional<double> resume_after)
+    : comm_(comm),
+      h5_path_((fs::path(directory) / "solution.h5").string()),
+      xdmf_path_((fs::path(directory) / "solution.xdmf").string()),
+      options_(std::move(options)),
+      nodes_per_cell_(nodes_per_cell),
+      n_owned_(mesh.n_owned),
+      vertices_(comm, owned_vertex_ids(mesh), mesh.n_global_vertices),
+      cells_(comm, mesh.cell_global, mesh.n_global_cells) {
+  MPI_Comm_rank(comm_, &rank_);
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported by fail(), not printed by HDF5 (initialises it)
+  set_finalize_guard();                          // (after HDF5 set its MPI_COMM_SELF attribute)
+  collectively([&] {
+    if (!options_.gzip) return;
+    // Parallel HDF5 writes filtered (chunked) datasets only collectively, and only from 1.10.2 on.
+    unsigned major = 0, minor = 0, release = 0;
+    H5get_libversion(&major, &minor, &release);
+    if (std::make_tuple(major, minor, release) < std::make_tuple(1u, 10u, 2u))
+      throw InputError("output.compression: gzip needs parallel HDF5 1.10.2 or later to write compressed datasets "
+                       "from several ranks; this one is " + hdf5_version() + ": use compression: none");
+    if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0)
+      throw InputError("output.compression: gzip: this HDF5 (" + hdf5_version() + ") has no deflate filter");
+  });
+  collectively([&] { open(resume_after); });
+  collectively([&] { write_mesh(mesh, 0); });
+  collectively([&] { write_mesh(mesh, 1); });
+  collectively([&] {
+    if (H5Fflush(static_cast<hid_t>(handle_), H5F_SCOPE_GLOBAL) < 0) fail(h5_path_, "cannot flush the file");
+  });
+  collectively([&] {
+    if (rank_ == 0) write_xdmf();
+  });
+}
+
+XdmfSeries::~XdmfSeries() {
+  // Collective: every rank destroys its writer. Not after a failed HDF5 call: the ranks' HDF5 states may differ
+  // then (one rank's write failed, another's did not) and H5Fclose's collective flush would wait forever; the file
+  // is left as the last flush (the last listed step) made it, and the process's exit closes it.
+  if (handle_ >= 0 && !broken_) H5Fclose(static_cast<hid_t>(handle_));
+}
+
+template <class F>
+void XdmfSeries::collectively(F&& f) {
+  try {
+    run_collectively(comm_, std::forward<F>(f));
+  } catch (...) {
+    broken_ = true;
+    any_broken = true;
+    throw;
+  }
+}
+
+void XdmfSeries::open(std::optional<double> resume_after) {
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  H5Pset_fapl_mpio(fapl, comm_, MPI_INFO_NULL);
+  H5Pset_all_coll_metadata_ops(fapl, true);
+  H5Pset_coll_metadata_write(fapl, true);
+  std::error_code ec;
+  if (resume_after && fs::exists(h5_path_, ec)) {
+    const hid_t file = H5Fopen(h5_path_.c_str(), H5F_ACC_RDWR, fapl);
+    if (file < 0) fail(h5_path_, "cannot open the series to continue it (restart)");
+    handle_ = file;
+    steps_ = keep_steps_until(h5_path_, file, *resume_after + 1e-12 * std::fabs(*resume_after));
+    return;
+  }
+  // Freed space is never reused (a restart's deleted steps): new data always go to the end of the file, never over
+  // the blocks of the steps already listed.
+  Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
+  H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, false, 1);
+  const hid_t file = H5Fcreate(h5_path_.c_str(), H5F_ACC_TRUNC, fcpl, fapl);
+  if (file < 0) fail(h5_path_, "cannot create the file");
+  handle_ = file;
+}
+
+void XdmfSeries::write_mesh(const LocalMesh& mesh, int part) {
+  const auto file = static_cast<hid_t>(handle_);
+  const bool solid = nodes_per_cell_ == 4;
+  if (part == 0 && H5Lexists(file, "/Mesh", H5P_DEFAULT) > 0) {
+    // A restart: the same mesh, checked by its sizes (the checkpoint already matched the job and the vertices).
+    Handle topology(H5Dopen2(file, "/Mesh/topology", H5P_DEFAULT), H5Dclose);
+    Handle space(H5Dget_space(topology), H5Sclose);
+    hsize_t dims[2] = {0, 0};
+    H5Sget_simple_extent_dims(space, dims, nullptr);
+    if (static_cast<GlobalIndex>(dims[0]) != mesh.n_global_cells || static_cast<int>(dims[1]) != nodes_per_cell_)
+      throw InputError(h5_path_ + ": its mesh has " + std::to_string(dims[0]) + " cells of " +
+                       std::to_string(dims[1]) + " vertices, this run's " + std::to_string(mesh.n_global_cells) +
+                       " of " + std::to_string(nodes_per_cell_) + ": not this job's series");
+    return;
+  }
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
+  if (part == 0) {  // the coordinates (in /Mesh, created here); part 1: the cells
+    Handle group(H5Gcreate2(file, "/Mesh", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    if (!group.valid()) fail(h5_path_, "cannot create /Mesh");
+    const std::vector<double> owned_coords(mesh.mesh.coords.begin(),
+                                           mesh.mesh.coords.begin() + 3 * static_cast<std::ptrdiff_t>(n_owned_));
+    write_block(h5_path_, group, "geometry", vertices_, 3, vertices_.gather(owned_coords, 3), options_.gzip, size);
+    return;
+  }
+  if (H5Lexists(file, "/Mesh/topology", H5P_DEFAULT) > 0) return;
+  Handle group(H5Gopen2(file, "/Mesh", H5P_DEFAULT), H5Gclose);
+  const std::vector<LocalIndex>& local = solid ? mesh.mesh.tets : mesh.mesh.triangles;
+  std::vector<std::int64_t> cells(local.size());
+  for (std::size_t i = 0; i < local.size(); ++i) cells[i] = mesh.original_vertex[static_cast<std::size_t>(local[i])];
+  write_block(h5_path_, group, "topology", cells_, nodes_per_cell_, cells_.gather(cells, nodes_per_cell_),
+              options_.gzip, size);
+}
+
+void XdmfSeries::write_field(hid_t group, const std::string& group_name, const DataArray& a, bool cell) {
+  const BlockExchange& block = cell ? cells_ : vertices_;
+  const auto file = static_cast<hid_t>(handle_);
+  const bool constant = std::find(options_.constant_fields.begin(), options_.constant_fields.end(), a.name) !=
+                        options_.constant_fields.end();
+  if (constant && !first_step_group_.empty()) {
+    if (H5Lcreate_hard(file, (first_step_group_ + "/" + a.name).c_str(), group, a.name.c_str(), H5P_DEFAULT,
+                       H5P_DEFAULT) < 0)
+      fail(h5_path_, "cannot link " + group_name + "/" + a.name);
+    return;
+  }
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
+  // Point data: the owned vertices (the first n_owned); cell data: every local cell.
+  const std::size_t n = cell ? a.int_values.size() + a.values.size()
+                             : static_cast<std::size_t>(n_owned_) * static_cast<std::size_t>(a.n_components);
+  if (a.is_int) {
+    const std::vector<std::int32_t> own(a.int_values.begin(), a.int_values.begin() + static_cast<std::ptrdiff_t>(n));
+    write_block(h5_path_, group, a.name, block, a.n_components, block.gather(own, a.n_components), options_.gzip, size);
+  } else {
+    const std::vector<double> own(a.values.begin(), a.values.begin() + static_cast<std::ptrdiff_t>(n));
+    write_block(h5_path_, group, a.name, block, a.n_components, block.gather(own, a.n_components), options_.gzip, size);
+  }
+  Handle set(H5Dopen2(group, a.name.c_str(), H5P_DEFAULT), H5Dclose);
+  set_string_attribute(h5_path_, set, "center", cell ? "Cell" : "Node");
+}
+
+void XdmfSeries::write_step(long long step, double time, const VtuPiece& piece) {
+  const auto file = static_cast<hid_t>(handle_);
+  const std::string name = step_group_name(step);
+  // Every collective HDF5 call is followed by the ranks' agreement (run_collectively), so a rank whose write fails
+  // (a full disk) never leaves the others waiting in the next collective call.
+  // Room for the step first (rank 0, the file system is shared): refused here, the file stays whole and closes.
+  run_collectively(comm_, [&] {
+    if (rank_ == 0) check_room(h5_path_, step_bytes(piece, vertices_.n_global(), cells_.n_global()));
+  });
+  std::optional<Handle> group;
+  collectively([&] {
+    if (H5Lexists(file, "/Steps", H5P_DEFAULT) <= 0) {
+      Handle steps(H5Gcreate2(file, "/Steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+      if (!steps.valid()) fail(h5_path_, "cannot create /Steps");
+    }
+    if (H5Lexists(file, name.c_str(), H5P_DEFAULT) > 0 && H5Ldelete(file, name.c_str(), H5P_DEFAULT) < 0)
+      fail(h5_path_, "cannot replace " + name);
+    Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
+    H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+    group.emplace(H5Gcreate2(file, name.c_str(), H5P_DEFAULT, gcpl, H5P_DEFAULT), H5Gclose);
+    if (!group->valid()) fail(h5_path_, "cannot create " + name);
+    set_attribute<double>(h5_path_, *group, "time", time);
+    set_attribute<std::int64_t>(h5_path_, *group, "step", step);
+  });
+  Step listed{step, time, {}};
+  for (int cell = 0; cell < 2; ++cell)
+    for (const DataArray& a : cell ? piece.cell_data : piece.point_data) {
+      collectively([&] { write_field(*group, name, a, cell == 1); });
+      listed.fields.push_back({a.name, cell == 1, a.n_components, a.is_int});
+    }
+  collectively([&] { set_attribute<std::int32_t>(h5_path_, *group, "complete", 1); });
+  group.reset();
+  collectively([&] {
+    if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail(h5_path_, "cannot flush step " + std::to_string(step));
+  });
+  if (first_step_group_.empty()) first_step_group_ = name;
+  std::erase_if(steps_, [step](const Step& s) { return s.step == step; });
+  steps_.push_back(std::move(listed));
+  collectively([&] {
+    if (rank_ == 0) write_xdmf();
+  });
+}
+
+void XdmfSeries::write_xdmf() const {
+  const std::string h5 = fs::path(h5_path_).filename().string();
+  const GlobalIndex nv = vertices_.n_global(), nc = cells_.n_global();
+  const std::string topology = std::string("        <Topology TopologyType=\"") +
+                               (nodes_per_cell_ == 4 ? "Tetrahedron" : "Triangle") + "\" NumberOfElements=\"" +
+                               std::to_string(nc) + "\" NodesPerElement=\"" + std::to_string(nodes_per_cell_) +
+                               "\">\n          " +
+                               data_item(std::to_string(nc) + " " + std::to_string(nodes_per_cell_), true, 8, h5,
+                                         "/Mesh/topology") +
+                               "\n        </Topology>\n        <Geometry GeometryType=\"XYZ\">\n          " +
+                               data_item(std::to_string(nv) + " 3", false, 8, h5, "/Mesh/geometry") +
+                               "\n        </Geometry>\n";
+  std::string xml =
+      "<?xml version=\"1.0\"?>\n<Xdmf Version=\"3.0\">\n  <Domain>\n"
+      "    <Grid Name=\"solution\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+  for (const Step& s : steps_) {
+    const std::string group = step_group_name(s.step);
+    xml += "      <Grid Name=\"" + group.substr(7) + "\" GridType=\"Uniform\">\n        <Time Value=\"" +
+           format_double(s.time) + "\"/>\n" + topology;
+    for (const Field& f : s.fields) {
+      const GlobalIndex n = f.cell ? nc : nv;
+      const std::string dims = std::to_string(n) + (f.n_components == 1 ? "" : " " + std::to_string(f.n_components));
+      xml += "        <Attribute Name=\"" + xml_escape(f.name) + "\" AttributeType=\"" + attribute_type(f.n_components) +
+             "\" Center=\"" + (f.cell ? "Cell" : "Node") + "\">\n          " +
+             data_item(dims, f.is_int, f.is_int ? 4 : 8, h5, group + "/" + f.name) + "\n        </Attribute>\n";
+    }
+    xml += "      </Grid>\n";
+  }
+  xml += "    </Grid>\n  </Domain>\n</Xdmf>\n";
+  write_file_atomically(xdmf_path_, xml);
+}
+
+}  // namespace edgefem

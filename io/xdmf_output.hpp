@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+/// \file xdmf_output.hpp
+/// Results as one XDMF3 + HDF5 series (`output: {format: xdmf}`): DIR/solution.h5 holds the mesh once and every
+/// written step's fields; DIR/solution.xdmf (rewritten atomically after every step) lists the complete steps.
+/// Written collectively through parallel HDF5 (MPI-IO): every array is stored in the mesh file's order (vertex and
+/// cell numbers of the .msh, or of the generated box), whatever the number of ranks, and rank r writes the
+/// contiguous block [r * ceil(N / P), (r + 1) * ceil(N / P)) of it after an all-to-all exchange of its own
+/// (owned) vertices' and cells' values.
+///
+/// The file (h5dump -n solution.h5):
+///   /Mesh/geometry   N_vertices x 3 float64, the reference coordinates
+///   /Mesh/topology   N_cells x nodes_per_cell int64, 0-based vertex numbers
+///   /Steps/NNNNNN    one group per written step (attributes: time, step, complete = 1 once its datasets are all
+///                    written); datasets N x components (scalars: N), attribute `center` = Node | Cell.
+///                    Fields constant through a run (rank, region) are written at its first step and hard-linked
+///                    from the later ones.
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/vtk_output.hpp"
+#include "partition/partition.hpp"
+
+namespace edgefem {
+
+/// The values of this rank's items (owned vertices or cells), each with its global (file) number, gathered into
+/// blocks of the global order: rank r receives [begin(r), begin(r) + count(r)), begin(r) = min(N, r * ceil(N / P)).
+/// The plan is made once (collective); every gather() is one MPI_Alltoallv.
+class BlockExchange {
+ public:
+  /// Collective. `ids`: the global number of each local item, each number in [0, n_global) on exactly one rank.
+  /// Throws (on every rank) if the numbers do not cover the blocks exactly once.
+  BlockExchange(MPI_Comm comm, const std::vector<GlobalIndex>& ids, GlobalIndex n_global);
+
+  /// Collective. `values`: n_components per local item (in `ids` order); returns n_components per item of this
+  /// rank's block, in the global order.
+  template <class T>
+  [[nodiscard]] std::vector<T> gather(const std::vector<T>& values, int n_components) const;
+
+  [[nodiscard]] GlobalIndex begin() const { return begin_; }
+  [[nodiscard]] GlobalIndex count() const { return count_; }
+  [[nodiscard]] GlobalIndex n_global() const { return n_global_; }
+
+ private:
+  void exchange(const void* send, void* recv, MPI_Datatype item) const;
+
+  MPI_Comm comm_;
+  GlobalIndex n_global_ = 0, begin_ = 0, count_ = 0;
+  std::vector<int> send_counts_, send_displs_, recv_counts_, recv_displs_;
+  std::vector<std::size_t> send_order_;  ///< per send slot: the local item
+  std::vector<std::size_t> recv_slot_;   ///< per receive slot: the index in this rank's block
+};
+
+/// How the series is written.
+struct XdmfOptions {
+  bool gzip = false;  ///< HDF5 shuffle + deflate filters on chunked datasets (collective filtered writes)
+  /// Fields that do not change through a run (written once per run, hard-linked from its later steps).
+  std::vector<std::string> constant_fields = {"rank", "region"};
+};
+
+/// The parallel HDF5 library's version ("1.10.8").
+std::string hdf5_version();
+
+class XdmfSeries {
+ public:
+  /// Collective. Creates (or with `resume_after`, a restart, opens) DIR/solution.h5 and writes the mesh (reference
+  /// coordinates and cells in the file's order). A restart keeps the complete steps at times <= resume_after (the
+  /// PvdCollection rule) and deletes the others; a file whose mesh differs in size is refused. Throws
+  /// CollectiveError naming the file on every rank on failure.
+  XdmfSeries(MPI_Comm comm, const std::string& directory, const LocalMesh& mesh, int nodes_per_cell,
+             XdmfOptions options, std::optional<double> resume_after = std::nullopt);
+  ~XdmfSeries();
+  XdmfSeries(const XdmfSeries&) = delete;
+  XdmfSeries& operator=(const XdmfSeries&) = delete;
+
+  /// Collective. Writes `piece`'s point data (owned vertices: the first n_owned of every array) and cell data as
+  /// /Steps/NNNNNN, flushes the file and only then rewrites the .xdmf with the step listed.
+  void write_step(long long step, double time, const VtuPiece& piece);
+
+  [[nodiscard]] const std::string& xdmf_path() const { return xdmf_path_; }
+  [[nodiscard]] const std::string& h5_path() const { return h5_path_; }
+
+  /// A listed field of a step (for the .xdmf).
+  struct Field {
+    std::string name;
+    bool cell = false;
+    int n_components = 1;
+    bool is_int = false;
+  };
+  struct Step {
+    long long step = 0;
+    double time = 0;
+    std::vector<Field> fields;
+  };
+
+ private:
+  void open(std::optional<double> resume_after);
+  /// part 0: /Mesh and its geometry (a restart: checks the file's mesh); part 1: the topology.
+  void write_mesh(const LocalMesh& mesh, int part);
+  /// One array of a step: this rank's block, or a hard link to this run's first step's (a constant field).
+  void write_field(std::int64_t group, const std::string& group_name, const DataArray& a, bool cell);
+  void write_xdmf() const;
+  /// run_collectively(f); a failure marks the file broken_ (not closed by the destructor).
+  template <class F>
+  void collectively(F&& f);
+
+  MPI_Comm comm_;
+  int rank_ = 0;
+  std::string h5_path_, xdmf_path_;
+  XdmfOptions options_;
+  int nodes_per_cell_ = 4;
+  LocalIndex n_owned_ = 0;
+  BlockExchange vertices_, cells_;
+  bool broken_ = false;
+  std::int64_t handle_ = -1;  ///< the hid_t (int64_t) of the open file
+  std::vector<Step> steps_;
+  std::string first_step_group_;  ///< this run's first written step (its constant fields are linked from later ones)
+};
+
+}  // namespace edgefem

@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The XDMF/HDF5 output (`output: {format: xdmf}`, docs/guide/paraview.md) against the VTU output of the same job.
+
+  check_xdmf.py --mpiexec M --np N --edgefem E --out DIR JOB [--also JOB...]
+
+JOB is a dynamic job with checkpoints (tests/data/xdmf_swing.yaml). Runs it on N ranks with `format: vtu` and
+`format: xdmf` and checks, reading the .h5 with h5py, the .xdmf with ElementTree and meshio's XDMF reader, and the
+.pvtu pieces with VTK:
+  - the .xdmf: a temporal collection with the .pvd's times, every DataItem naming an existing dataset of its
+    dimensions; the .h5: the mesh once (/Mesh), one group per step, complete;
+  - every point and cell array of every step equals the VTU's (points matched by their reference coordinates, cells
+    by their vertices) to round-off (RTOL = 1e-9 of the array's largest value: two runs of one job differ by ~1e-12);
+  - the global order does not depend on the rank count: geometry and topology bit for bit those of a 1-rank run, the
+    fields equal to 1e-7 of their largest value (the solver's round-off differs with the partition);
+  - restart: the run continued from its step-6 checkpoint with an end time of step 9 leaves steps 0, 3, 6 bit for bit
+    as they were, step 9 rewritten (equal to the first run's) and step 12 gone, in the .h5 and the .xdmf;
+  - `compression: gzip`: the same values, datasets with the shuffle and gzip filters, a smaller file;
+  - `fields: [displacement, von_mises]`: only those;
+  - faults: a folder where solution.h5 should be, and a file-size limit (ulimit -f, as a full disk) reached after
+    two steps: every rank exits non-zero with a message naming solution.h5, and the .xdmf left lists only whole,
+    readable steps equal to the full run's.
+--also: more jobs (the other solvers: static, membranes, position-based, frames), each run with both formats and
+compared as above. Prints "check_xdmf: XDMF output OK" when all hold.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import h5py
+import meshio
+import numpy as np
+import yaml
+from vtkmodules.util.numpy_support import vtk_to_numpy
+from vtkmodules.vtkIOXML import vtkXMLPUnstructuredGridReader
+
+
+# Two runs of one job are the same to the solver's round-off, not bit for bit (the order in which MPI messages and
+# OpenMP threads add up): a static Gmsh column's reaction forces differed by 2e-12 of their largest value.
+RTOL = 1e-9
+
+
+def fail(message):
+    print(f"check_xdmf: FAILED: {message}")
+    sys.exit(1)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+
+
+class Runner:
+    def __init__(self, args, job=None):
+        self.args = args
+        job = job or args.job
+        with open(job) as f:
+            self.job = yaml.safe_load(f)
+        mesh = self.job["mesh"]
+        if "file" in mesh:  # the copies live in --out
+            mesh["file"] = os.path.abspath(os.path.join(os.path.dirname(job), mesh["file"]))
+
+    def run(self, name, output=None, analysis=None, np_=None, extra=(), wrapper=(), expect_ok=True, env=None):
+        job = yaml.safe_load(yaml.safe_dump(self.job))
+        job.setdefault("output", {}).update(output or {})
+        if analysis:
+            job["analysis"].update(analysis)
+        path = os.path.join(self.args.out, name + ".yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump(job, f)
+        out = os.path.join(self.args.out, name)
+        command = [self.args.mpiexec, "-n", str(np_ or self.args.np), "--oversubscribe", *wrapper,
+                   self.args.edgefem, "run", path, "--output", out, "--quiet", *extra]
+        p = subprocess.run(command, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+        text = p.stdout + p.stderr
+        if expect_ok:
+            check(p.returncode == 0, f"{name}: exit status {p.returncode}\n{text[-3000:]}")
+        return out, p.returncode, text
+
+
+# ---- reading ------------------------------------------------------------------------------------------------------
+
+def read_xdmf(directory):
+    """[(time, {name: (center, h5 path, dims)}, topology path, geometry path)] of solution.xdmf, all checked."""
+    root = ET.parse(os.path.join(directory, "solution.xdmf")).getroot()
+    check(root.tag == "Xdmf" and root.get("Version") == "3.0", f"{directory}: root {root.tag} {root.attrib}")
+    collection = root.find("Domain/Grid")
+    check(collection.get("GridType") == "Collection" and collection.get("CollectionType") == "Temporal",
+          f"{directory}: not a temporal collection")
+    steps = []
+    with h5py.File(os.path.join(directory, "solution.h5"), "r") as h5:
+        def item(element, what):
+            data = element.find("DataItem")
+            check(data is not None and data.get("Format") == "HDF", f"{what}: no HDF DataItem")
+            file, at = data.text.strip().split(":", 1)
+            check(file == "solution.h5" and at in h5, f"{what}: {data.text} not in the .h5")
+            dims = tuple(int(d) for d in data.get("Dimensions").split())
+            check(h5[at].shape == dims, f"{what}: Dimensions {dims} but {at} is {h5[at].shape}")
+            return at
+        for grid in collection.findall("Grid"):
+            time = float(grid.find("Time").get("Value"))
+            topology = item(grid.find("Topology"), "Topology")
+            geometry = item(grid.find("Geometry"), "Geometry")
+            fields = {}
+            for a in grid.findall("Attribute"):
+                at = item(a, a.get("Name"))
+                n = h5[at].shape[1] if len(h5[at].shape) == 2 else 1
+                check(a.get("AttributeType") == {1: "Scalar", 3: "Vector", 9: "Tensor"}[n], f"{at}: type")
+                group = h5[at.rsplit("/", 1)[0]]
+                check(group.attrs["complete"] == 1 and group.attrs["time"] == time, f"{at}: group attributes")
+                fields[a.get("Name")] = (a.get("Center"), at)
+            steps.append((time, fields, topology, geometry))
+    return steps
+
+
+def check_with_meshio(directory, steps):
+    """An XDMF reader of its own (meshio's, Debian's python3-meshio: ParaView's is not installable next to
+    libvtk9-dev) reads the series: the .h5's mesh, times and every field."""
+    reader = meshio.xdmf.TimeSeriesReader(os.path.join(directory, "solution.xdmf"))
+    points, cells = reader.read_points_cells()
+    check(np.array_equal(points, h5_values(directory, "/Mesh/geometry")), "meshio: points")
+    check(len(cells) == 1 and np.array_equal(cells[0].data, h5_values(directory, "/Mesh/topology")), "meshio: cells")
+    check(reader.num_steps == len(steps), f"meshio: {reader.num_steps} steps")
+    for k, (time, fields, _, _) in enumerate(steps):
+        t, point_data, cell_data = reader.read_data(k)
+        check(t == time, f"meshio: time {t} != {time}")
+        read = {**point_data, **{name: v[0] for name, v in cell_data.items()}}
+        check(sorted(read) == sorted(fields), f"meshio: t = {time}: {sorted(read)}")
+        for name, (_, at) in fields.items():
+            check(np.array_equal(read[name], h5_values(directory, at)), f"meshio: t = {time}: {name}")
+
+
+def read_pvd(directory):
+    """[(time, .pvtu path)] of solution.pvd."""
+    root = ET.parse(os.path.join(directory, "solution.pvd")).getroot()
+    return [(float(d.get("timestep")), os.path.join(directory, d.get("file"))) for d in root.iter("DataSet")]
+
+
+def read_pvtu(path):
+    reader = vtkXMLPUnstructuredGridReader()
+    reader.SetFileName(path)
+    reader.Update()
+    grid = reader.GetOutput()
+    points = vtk_to_numpy(grid.GetPoints().GetData())
+    cells = vtk_to_numpy(grid.GetCells().GetConnectivityArray()).reshape(grid.GetNumberOfCells(), -1)
+    arrays = {}
+    for data, center in ((grid.GetPointData(), "Node"), (grid.GetCellData(), "Cell")):
+        for i in range(data.GetNumberOfArrays()):
+            arrays[data.GetArrayName(i)] = (center, vtk_to_numpy(data.GetArray(i)))
+    return points, cells, arrays
+
+
+def h5_values(directory, at):
+    with h5py.File(os.path.join(directory, "solution.h5"), "r") as h5:
+        return h5[at][...]
+
+
+def close(a, b, rtol, what):
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    check(a.shape == b.shape, f"{what}: shapes {a.shape} != {b.shape}")
+    scale = max(1.0, float(np.max(np.abs(b)))) if b.size else 1.0
+    error = float(np.max(np.abs(a - b))) if a.size else 0.0
+    check(error <= rtol * scale, f"{what}: differs by {error:.3e} (largest value {scale:.3e}, allowed {rtol:g} x)")
+
+
+# ---- checks -------------------------------------------------------------------------------------------------------
+
+def compare_with_vtu(xdmf_dir, vtu_dir):
+    steps, pvd = read_xdmf(xdmf_dir), read_pvd(vtu_dir)
+    check([s[0] for s in steps] == [t for t, _ in pvd], f"times {[s[0] for s in steps]} != .pvd's {[t for t, _ in pvd]}")
+    geometry = h5_values(xdmf_dir, "/Mesh/geometry")
+    topology = h5_values(xdmf_dir, "/Mesh/topology")
+    vertex_of = {tuple(p): i for i, p in enumerate(geometry)}
+    check(len(vertex_of) == len(geometry), "duplicate vertices in /Mesh/geometry")
+    cell_of = {tuple(c): i for i, c in enumerate(topology)}
+    for (time, fields, _, _), (_, pvtu) in zip(steps, pvd):
+        points, cells, arrays = read_pvtu(pvtu)
+        vertex = np.array([vertex_of[tuple(p)] for p in points])
+        cell = np.array([cell_of[tuple(vertex[c])] for c in cells])
+        check(len(set(cell)) == len(topology), f"t = {time}: the .vtu cells are not the .h5's")
+        check(sorted(arrays) == sorted(fields), f"t = {time}: arrays {sorted(arrays)} != {sorted(fields)}")
+        for name, (center, values) in arrays.items():
+            check(fields[name][0] == center, f"{name}: center {fields[name][0]} != {center}")
+            stored = h5_values(xdmf_dir, fields[name][1])
+            index = vertex if center == "Node" else cell
+            close(stored[index].reshape(values.shape), values, RTOL, f"t = {time}: {name}")
+    return steps
+
+
+def compare_series(a_dir, b_dir, rtol, what, steps=None):
+    a, b = read_xdmf(a_dir), read_xdmf(b_dir)
+    if steps is not None:
+        a, b = [s for s in a if s[0] in steps], [s for s in b if s[0] in steps]
+    check([s[0] for s in a] == [s[0] for s in b], f"{what}: times {[s[0] for s in a]} != {[s[0] for s in b]}")
+    for (time, fields, _, _), (_, other, _, _) in zip(a, b):
+        check(sorted(fields) == sorted(other), f"{what}: t = {time}: fields {sorted(fields)} != {sorted(other)}")
+        for name in fields:
+            close(h5_values(a_dir, fields[name][1]), h5_values(b_dir, other[name][1]), rtol, f"{what}: t = {time} {name}")
+
+
+def check_restart(runner, xdmf_dir):
+    restart = os.path.join(runner.args.out, "restart")
+    shutil.rmtree(restart, ignore_errors=True)
+    shutil.copytree(xdmf_dir, restart)
+    before = {t: {n: h5_values(restart, at) for n, (_, at) in f.items()} for t, f, _, _ in read_xdmf(restart)}
+    dt = runner.job["analysis"]["dt"]
+    runner.run("restart", analysis={"end_time": 9 * dt},
+               extra=["--restart", os.path.join(restart, "checkpoint_000006.ckpt")])
+    after = read_xdmf(restart)
+    times = sorted(before)
+    check([t for t, _, _, _ in after] == times[:4], f"restart: times {[s[0] for s in after]}, expected {times[:4]}")
+    with h5py.File(os.path.join(restart, "solution.h5"), "r") as h5:
+        check(sorted(h5["Steps"]) == ["000000", "000003", "000006", "000009"], f"restart: groups {sorted(h5['Steps'])}")
+    for t, fields, _, _ in after:
+        for name, (_, at) in fields.items():
+            exact = t < times[3]
+            close(h5_values(restart, at), before[t][name], 0.0 if exact else 1e-9, f"restart: t = {t} {name}")
+
+
+def check_gzip(runner, xdmf_dir):
+    gzip_dir, _, _ = runner.run("gzip", output={"compression": "gzip"})
+    compare_series(gzip_dir, xdmf_dir, RTOL, "gzip")
+    with h5py.File(os.path.join(gzip_dir, "solution.h5"), "r") as h5:
+        s = h5["Steps/000012/stress"]
+        check(s.compression == "gzip" and s.shuffle and s.chunks is not None, f"gzip: stress filters {s.compression}")
+    plain, packed = (os.path.getsize(os.path.join(d, "solution.h5")) for d in (xdmf_dir, gzip_dir))
+    check(packed < plain, f"gzip: {packed} bytes, not fewer than {plain}")
+    print(f"check_xdmf: gzip {packed} bytes, none {plain} bytes ({packed / plain:.2f})")
+
+
+def check_faults(runner, xdmf_dir):
+    blocked = os.path.join(runner.args.out, "blocked")
+    shutil.rmtree(blocked, ignore_errors=True)
+    os.makedirs(os.path.join(blocked, "solution.h5"))
+    _, status, text = runner.run("blocked", expect_ok=False)
+    check(status != 0 and "solution.h5" in text and "cannot create the file" in text,
+          f"a folder in the way: status {status}\n{text[-2000:]}")
+    # A file-size limit that the mesh and about two steps fit under (SIGXFSZ ignored: a write then fails as on a
+    # full disk). OpenMPI's shared-memory transport would trip on the limit too: TCP between the ranks.
+    size = os.path.getsize(os.path.join(xdmf_dir, "solution.h5"))
+    limit_kb = int(size * 0.5 / 1024)
+    full, status, text = runner.run("full", expect_ok=False, env={"OMPI_MCA_btl": "self,tcp"},
+                                    wrapper=["bash", "-c", f'trap "" XFSZ; ulimit -f {limit_kb}; exec "$@"', "sh"])
+    check(status != 0 and "solution.h5" in text and "file-size limit" in text,
+          f"file-size limit: status {status}\n{text[-2000:]}")
+    left = read_xdmf(full)
+    check(1 <= len(left) < len(read_xdmf(xdmf_dir)), f"file-size limit: {len(left)} steps listed")
+    compare_series(full, xdmf_dir, RTOL, "file-size limit", steps=[s[0] for s in left])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mpiexec", default="mpiexec")
+    parser.add_argument("--np", type=int, default=1)
+    parser.add_argument("--edgefem", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--also", nargs="*", default=[],
+                        help="more jobs (other solvers): each run with vtu and xdmf, the series compared")
+    parser.add_argument("job")
+    args = parser.parse_args()
+    shutil.rmtree(args.out, ignore_errors=True)
+    os.makedirs(args.out)
+    runner = Runner(args)
+    vtu_dir, _, _ = runner.run("vtu", output={"format": "vtu"})
+    xdmf_dir, _, _ = runner.run("xdmf")
+    steps = compare_with_vtu(xdmf_dir, vtu_dir)
+    check(len(steps) == 5, f"{len(steps)} steps")
+    check_with_meshio(xdmf_dir, steps)
+    rank = h5_values(xdmf_dir, steps[-1][1]["rank"][1])
+    check(sorted(set(rank)) == list(range(args.np)), f"rank field values {sorted(set(rank))}")
+    if args.np > 1:
+        serial_dir, _, _ = runner.run("serial", np_=1)
+        for at in ("/Mesh/geometry", "/Mesh/topology"):
+            check(np.array_equal(h5_values(serial_dir, at), h5_values(xdmf_dir, at)), f"{at} differs from 1 rank's")
+        one = {t: f for t, f, _, _ in read_xdmf(serial_dir)}
+        for t, fields, _, _ in read_xdmf(xdmf_dir):
+            for name, (_, at) in fields.items():
+                if name != "rank":
+                    close(h5_values(xdmf_dir, at), h5_values(serial_dir, one[t][name][1]), 1e-7, f"1 rank: t = {t} {name}")
+    check_restart(runner, xdmf_dir)
+    check_gzip(runner, xdmf_dir)
+    fields_dir, _, _ = runner.run("fields", output={"fields": ["displacement", "von_mises"]})
+    check(all(sorted(f) == ["displacement", "von_mises"] for _, f, _, _ in read_xdmf(fields_dir)), "fields: not only those")
+    check_faults(runner, xdmf_dir)
+    for job in args.also:
+        other = Runner(args, job)
+        name = os.path.splitext(os.path.basename(job))[0]
+        vtu_dir, _, _ = other.run(name + "_vtu", output={"format": "vtu"})
+        xdmf_dir, _, _ = other.run(name + "_xdmf", output={"format": "xdmf"})
+        check_with_meshio(xdmf_dir, compare_with_vtu(xdmf_dir, vtu_dir))
+        print(f"check_xdmf: {name}: {len(read_xdmf(xdmf_dir))} steps equal to the VTU output")
+    print("check_xdmf: XDMF output OK")
+
+
+if __name__ == "__main__":
+    main()
