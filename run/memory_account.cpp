@@ -130,7 +130,7 @@ void account_linear_solver(const LocalMesh& mesh, const Assembler& assembler, KS
   a.clear_structures();
   a.set("mesh", local_mesh_bytes(mesh));
   a.set("kernel data", static_cast<double>(assembler.kernel_bytes()));
-  a.set("COO values", static_cast<double>(assembler.coo_entries() * sizeof(double)));
+  a.set("COO values", static_cast<double>(assembler.coo_bytes()));
   a.set("insertion maps", static_cast<double>(assembler.insertion_bytes()));
   a.set("matrix", static_cast<double>(aij_bytes(assembler.matrix())));
   a.set("block and symmetric copies", operator_bytes);

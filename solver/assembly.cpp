@@ -217,7 +217,7 @@ void Assembler::build_coo_pattern(std::vector<PetscInt>& coo_i, std::vector<Pets
       coo_i.push_back(3 * global[v] + c);
       coo_j.push_back(3 * global[v] + c);
     }
-  coo_values_.assign(coo_i.size(), 0.0);
+  n_coo_entries_ = coo_i.size();
 }
 
 void Assembler::create_consistent_mass_matrix(const std::vector<PetscInt>& coo_i, const std::vector<PetscInt>& coo_j) {
@@ -328,6 +328,7 @@ void Assembler::evaluate_force_and_stiffness() {
   LocalForm x(x_ghost_, true);
   LocalForm f(f_ghost_, false);
   std::span<double> fs = f.span();
+  coo_values_.assign(n_coo_entries_, 0.0);  // (freed again once handed over)
   for (std::size_t k = 0; k < model_.formulations.size(); ++k) {
     const auto& form = model_.formulations[k];
     std::span<double> blocks(coo_values_.data() + 9 * block_offset_[k], 9 * form->block_pattern().size());
@@ -400,6 +401,7 @@ void Assembler::hand_matrix_to_petsc(Mat P, const MatrixCoefficients& c) {
     const ScopeSeconds timed(assembly_times().insertion);
     insertion_->insert(P, coo_values_.data());
   }
+  std::vector<double>().swap(coo_values_);  // its heap serves the solve's and the output's allocations
 }
 
 void Assembler::add_vertex_blocks(const MatrixCoefficients& c) {
