@@ -11,7 +11,8 @@
 # Options: --build-dir DIR (default build-fuzz), --target gmsh|job|run (default all three; repeatable),
 #   --optimize 0|1 (default 1: the library at -O1, the most executions per second for long runs; the suite's smoke
 #   test uses 0: every folder but frames/ and materials/ at -O0, which clang compiles 2-3x faster (stvk_tsep.cpp:
-#   6.8 s of CPU at -O1 -g, 2.3 s at -O0 -g); fuzz/CMakeLists.txt, EDGEFEM_FUZZ_QUICK).
+#   6.8 s of CPU at -O1 -g, 2.3 s at -O0 -g), line tables only (-g1: sanitizer reports keep file:line), libFuzzer's
+#   coverage only in io/ and run/ (fuzz/CMakeLists.txt, EDGEFEM_FUZZ_QUICK).
 # New inputs found go to DIR/corpus/<target>/ (not the committed fuzz/corpus/); see fuzz/README.md for how to
 # add the interesting ones to the committed corpus.
 set -euo pipefail
@@ -43,7 +44,7 @@ start=$(date +%s)
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$build" -DEDGEFEM_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 $([ "$optimize" = 0 ] && echo -g1 || echo -g)" \
       -DEDGEFEM_FUZZ_QUICK=$([ "$optimize" = 0 ] && echo ON || echo OFF) "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
 echo "fuzz.sh: built ${targets[*]/#/fuzz_} in $(( $(date +%s) - start )) s ($build/)"

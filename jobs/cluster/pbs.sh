@@ -34,7 +34,9 @@ ranks=$( [ -n "${PBS_NODEFILE:-}" ] && wc -l <"$PBS_NODEFILE" || echo "${EDGEFEM
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}  # PBS sets it from ompthreads
 export OMP_PLACES=cores OMP_PROC_BIND=close
 # With LAUNCHER=mpirun: a SIGTERM that reaches mpirun makes it abort the job, SIGKILL after 2 x this many seconds
-# (default 1 s each); the ranks need a step and a checkpoint's time to stop (docs/ux-notes.md, item 1).
+# (default 1 s each); the ranks need a step and a checkpoint's time to stop (docs/ux-notes.md, item 1). The price: after
+# the ranks stop with 85, Open MPI 4.1's mpirun still waits 2 x 15 s before it returns, so LEAD must cover a step, a
+# checkpoint and those 30 s (the default 120 s does).
 export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-15}
 mkdir -p "$OUTPUT"
 
