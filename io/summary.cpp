@@ -153,6 +153,33 @@ Json solver_json(const RunSummary::Solver& s) {
           {"pc_setups", s.pc_setups},                 {"preconditioner", s.preconditioner}};
 }
 
+/// The account: start-up, structures, transients, totals against the measured peaks, per cell above start-up.
+Json account_json(const RunSummary::MemoryAccount& a, double peak_total) {
+  Json structures = Json::object();
+  double sum = a.start_up_mb + a.transients_mb + a.libraries_mb;
+  for (const auto& [name, mb] : a.structures) structures[name] = number(mb, 6), sum += mb;
+  Json phases = Json::array();
+  for (const auto& p : a.phases)
+    phases.push_back({{"phase", p.name},
+                      {"resident_mb_per_rank", numbers(p.resident_mb.data(), p.resident_mb.size(), 6)},
+                      {"heap_allocated_mb_per_rank", numbers(p.heap_allocated_mb.data(), p.heap_allocated_mb.size(), 6)}});
+  const double cells = a.tets > 0 ? static_cast<double>(a.tets) : 1.0;
+  Json per_cell = Json::object();
+  for (const auto& [name, mb] : a.structures) per_cell[name] = number(mb * 1048576.0 / cells, 5);
+  per_cell["transients"] = number(a.transients_mb * 1048576.0 / cells, 5);
+  return {{"start_up_mb", number(a.start_up_mb, 6)},
+          {"structures_mb", structures},
+          {"transients_mb", number(a.transients_mb, 6)},
+          {"libraries_and_shared_memory_mb", number(a.libraries_mb, 6)},
+          {"unaccounted_heap_mb", number(a.unaccounted_heap_mb, 6)},
+          {"total_mb", number(sum, 6)},
+          {"total_mb_per_rank", numbers(a.total_mb_per_rank.data(), a.total_mb_per_rank.size(), 6)},
+          {"total_over_peak", peak_total > 0 ? number(sum / peak_total, 4) : Json(nullptr)},
+          {"peak_above_start_up_bytes_per_cell", number((peak_total - a.start_up_mb) * 1048576.0 / cells, 5)},
+          {"bytes_per_cell", per_cell},
+          {"phases", phases}};
+}
+
 Json memory_json(const RunSummary& s) {
   if (s.peak_mb_per_rank.empty()) return nullptr;
   double hi = s.peak_mb_per_rank.front(), sum = 0;
@@ -160,7 +187,8 @@ Json memory_json(const RunSummary& s) {
   return {{"peak_mb_max_rank", number(hi, 9)},
           {"peak_mb_total", number(sum, 9)},
           {"peak_mb_per_rank", numbers(s.peak_mb_per_rank.data(), s.peak_mb_per_rank.size(), 9)},
-          {"estimated_peak_mb_max_rank", s.estimated_peak_mb ? number(*s.estimated_peak_mb, 9) : Json(nullptr)}};
+          {"estimated_peak_mb_max_rank", s.estimated_peak_mb ? number(*s.estimated_peak_mb, 9) : Json(nullptr)},
+          {"account", s.memory_account ? account_json(*s.memory_account, sum) : Json(nullptr)}};
 }
 
 Json displacement_json(const RunSummary::Displacement& d) {

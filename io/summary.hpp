@@ -101,6 +101,23 @@ struct RunSummary {
   std::vector<double> peak_mb_per_rank;  ///< empty when not gathered (a run aborted on one rank)
   /// The memory plan's estimate of the largest rank's peak (run/memory_budget.hpp), made before the model.
   std::optional<double> estimated_peak_mb;
+  /// The memory account (run/memory_account.hpp), gathered on rank 0: every structure's bytes summed over the ranks,
+  /// in MB, and each rank's account total next to its measured peak.
+  struct MemoryAccount {
+    double start_up_mb = 0;                                   ///< resident at start-up, summed over the ranks
+    std::vector<std::pair<std::string, double>> structures;  ///< name, MB summed over the ranks (in order)
+    double transients_mb = 0;        ///< freed heap left resident (construction and output transients)
+    double libraries_mb = 0;  ///< libraries' pages and shared memory resident since start-up
+    double unaccounted_heap_mb = 0;  ///< heap in use that no structure above names (not in the total)
+    std::vector<double> total_mb_per_rank;  ///< start-up + structures + transients, per rank
+    struct Phase {
+      std::string name;
+      std::vector<double> resident_mb, heap_allocated_mb;  ///< per rank at the phase's end
+    };
+    std::vector<Phase> phases;
+    long long tets = 0;  ///< global cells (for the per-cell figures)
+  };
+  std::optional<MemoryAccount> memory_account;
 
   struct Displacement {
     double magnitude = 0.0;

@@ -237,6 +237,7 @@ AijInsertion::AijInsertion(MPI_Comm comm, PetscInt n_rows, std::span<const Petsc
   map_local_entries(stored, coo_i, coo_j);
   sort_further_sources();
   map_received_entries(stored, recv_ij);
+  for (int b = 0; b < n_blocks_; ++b) compress_to_blocks(stored, b);
 }
 
 std::vector<std::int64_t> AijInsertion::route_remote_entries(std::span<const PetscInt> coo_i,
@@ -364,6 +365,58 @@ void AijInsertion::map_received_entries(const Stored& stored, const std::vector<
   }
 }
 
+void AijInsertion::compress_to_blocks(const Stored& stored, int b) {
+  const CsrView& v = stored.view[b];
+  Block& blk = blocks_[b];
+  if (v.n_rows % 3 != 0) return;
+  const PetscInt n_block_rows = v.n_rows / 3;
+  std::vector<std::int32_t> block_first, block_row(static_cast<std::size_t>(n_block_rows) + 1, 0);
+  block_first.reserve(static_cast<std::size_t>(v.ia[v.n_rows]) / 9);
+  for (PetscInt br = 0; br < n_block_rows; ++br) {
+    const PetscInt* ia = v.ia + 3 * br;
+    const PetscInt length = ia[1] - ia[0];
+    if (length % 3 != 0 || ia[2] - ia[1] != length || ia[3] - ia[2] != length) return;  // not whole blocks
+    for (PetscInt m = 0; m < length; m += 3) {
+      const std::int32_t s0 = blk.first[static_cast<std::size_t>(ia[0] + m)];
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+          const std::int32_t s = blk.first[static_cast<std::size_t>(ia[i] + m + j)];
+          // A stored block whose first sources are one COO block, row by row, or none of them has one.
+          if (s0 < 0 ? s >= 0 : s != s0 + 3 * i + j) return;
+        }
+      block_first.push_back(s0);
+    }
+    block_row[static_cast<std::size_t>(br) + 1] = static_cast<std::int32_t>(block_first.size());
+  }
+  block_first.shrink_to_fit();
+  blk.block_first = std::move(block_first);
+  blk.block_row = std::move(block_row);
+  std::vector<std::int32_t>().swap(blk.first);
+}
+
+void AijInsertion::write_first_by_blocks(const Block& blk, const double* values, PetscScalar* out) {
+  const auto n_block_rows = static_cast<std::int64_t>(blk.block_row.size()) - 1;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t br = 0; br < n_block_rows; ++br) {
+    const std::int64_t begin = blk.block_row[static_cast<std::size_t>(br)];
+    const std::int64_t n = blk.block_row[static_cast<std::size_t>(br) + 1] - begin;  // blocks in the block row
+    PetscScalar* row0 = out + 9 * begin;  // the block row's three rows of 3 n entries each
+    for (std::int64_t m = 0; m < n; ++m) {
+      const std::int32_t e = blk.block_first[static_cast<std::size_t>(begin + m)];
+      for (int i = 0; i < 3; ++i) {
+        PetscScalar* o = row0 + 3 * n * i + 3 * m;
+        for (int j = 0; j < 3; ++j) o[j] = e >= 0 ? values[e + 3 * i + j] : 0.0;
+      }
+    }
+  }
+}
+
+bool AijInsertion::by_blocks() const {
+  for (int b = 0; b < n_blocks_; ++b)
+    if (blocks_[b].block_row.empty()) return false;
+  return true;
+}
+
 void AijInsertion::insert(Mat P, const double* values) {
   std::array<Mat, 2> mats{P, nullptr};
   if (n_blocks_ == 2) {
@@ -385,8 +438,13 @@ void AijInsertion::insert(Mat P, const double* values) {
   std::array<PetscScalar*, 2> a{nullptr, nullptr};
   for (int b = 0; b < n_blocks_; ++b) {
     EDGEFEM_PETSC(MatSeqAIJGetArrayWrite(mats[b], &a[b]));
-    const std::vector<std::int32_t>& first = blocks_[b].first;
     PetscScalar* out = a[b];
+    if (!blocks_[b].block_row.empty()) {
+      write_first_by_blocks(blocks_[b], values, out);
+      for (const auto& [k, e] : blocks_[b].more) out[k] += values[e];
+      continue;
+    }
+    const std::vector<std::int32_t>& first = blocks_[b].first;
     const auto n_stored = static_cast<std::int64_t>(first.size());
 #pragma omp parallel for schedule(static)
     for (std::int64_t k = 0; k < n_stored; ++k) {
@@ -410,7 +468,7 @@ void AijInsertion::insert(Mat P, const double* values) {
 std::size_t AijInsertion::bytes() const {
   std::size_t b = 0;
   for (const auto& blk : blocks_)
-    b += blk.first.capacity() * sizeof(std::int32_t) +
+    b += (blk.first.capacity() + blk.block_first.capacity() + blk.block_row.capacity()) * sizeof(std::int32_t) +
          (blk.more.capacity() + blk.remote.capacity()) * sizeof(std::pair<std::int32_t, std::int32_t>);
   return b + send_entries_.capacity() * sizeof(std::int32_t) +
          (send_buffer_.capacity() + recv_buffer_.capacity()) * sizeof(double);

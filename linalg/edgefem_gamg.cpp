@@ -258,6 +258,12 @@ void register_edgefem_gamg() { EDGEFEM_PETSC(PCRegister(kPcEdgefemGamg, create))
 
 bool is_edgefem_gamg(PC pc) { return pc && has_type(pc, {kPcEdgefemGamg}); }
 
+std::size_t edgefem_gamg_own_bytes(PC pc) { return is_edgefem_gamg(pc) ? data_of(pc).products.bytes() : 0; }
+
+MultigridProducts::Bytes edgefem_gamg_own_bytes_by_part(PC pc) {
+  return is_edgefem_gamg(pc) ? data_of(pc).products.bytes_by_part() : MultigridProducts::Bytes{};
+}
+
 PC edgefem_gamg_inner(PC pc) {
   EdgefemGamg* d = ours(pc);
   if (!d) throw PetscFailure("edgefem_gamg_inner: the PC is not of type edgefem_gamg");

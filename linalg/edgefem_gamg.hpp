@@ -25,8 +25,11 @@
 /// Its own options (prefix: the PC's): `-pc_edgefem_gamg_petsc_galerkin` (bool, default false).
 #include <petscksp.h>
 
+#include <cstddef>
 #include <functional>
 #include <vector>
+
+#include "linalg/multigrid_products.hpp"
 
 namespace edgefem {
 
@@ -61,6 +64,12 @@ void edgefem_gamg_set_petsc_galerkin(PC pc, bool petsc);
 void edgefem_gamg_set_finest_smoothing_steps(PC pc, int steps);
 /// What edgefem_gamg_set_finest_smoothing_steps set (0 for other types).
 [[nodiscard]] int edgefem_gamg_finest_smoothing_steps(PC pc);
+
+/// Bytes of what `pc` (type edgefem_gamg) holds besides PETSc's GAMG levels: our products (MultigridProducts::bytes;
+/// the Galerkin products GAMG's set-up attached to its coarse matrices are counted with those). 0 for other types.
+[[nodiscard]] std::size_t edgefem_gamg_own_bytes(PC pc);
+/// The same by part (copies, the interpolations' AIJ matrices, our Galerkin products, the rest values).
+[[nodiscard]] MultigridProducts::Bytes edgefem_gamg_own_bytes_by_part(PC pc);
 
 /// The next set-up of `pc` (type edgefem_gamg, set up before) rebuilds only the coarse operators, with GAMG's
 /// interpolations, by our Galerkin products; `rotations`, when given, is called (collectively, once) if the products

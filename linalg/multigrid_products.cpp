@@ -10,6 +10,7 @@
 
 #include "core/cpu_features.hpp"
 #include "linalg/csr_blocks.hpp"
+#include "linalg/memory_bytes.hpp"
 #include "linalg/simd_pairs.hpp"
 
 #if defined(EDGEFEM_X86_AVX2)
@@ -446,6 +447,18 @@ OwnAijProduct::OwnAijProduct(Mat aij) {
   op(MATOP_MULT_TRANSPOSE_ADD, &K::mult_transpose_add);
 }
 
+std::size_t OwnAijProduct::bytes() const {
+  std::size_t b = scratch_.capacity() * sizeof(PetscScalar);
+  for (const Part* p : {&diagonal_, &off_diagonal_})
+    b += (p->bi.capacity() + p->bj.capacity()) * sizeof(PetscInt) + p->values.capacity() * sizeof(float);
+  if (ghosts_) {
+    PetscInt n = 0;
+    VecGetLocalSize(ghosts_, &n);
+    b += static_cast<std::size_t>(n) * sizeof(PetscScalar);
+  }
+  return b;
+}
+
 OwnAijProduct::~OwnAijProduct() {
   for (Part* p : {&diagonal_, &off_diagonal_}) {
     PetscInt n = 0;
@@ -513,6 +526,22 @@ void MultigridProducts::finest_diagonal_from_operator(PC pc, bool own) {
   if (!own && p == krylov) EDGEFEM_PETSC(KSPSetOperators(smoother, krylov, preconditioning));
 }
 
+MultigridProducts::Bytes MultigridProducts::bytes_by_part() const {
+  Bytes b;
+  for (const Level& level : levels_) {
+    if (level.op) b.copies += level.op->bytes();
+    if (level.interp) b.copies += level.interp->bytes(), b.interpolations += aij_bytes(level.interp->matrix());
+  }
+  for (const auto& product : owned_galerkin_) b.galerkin += product->bytes();
+  for (const auto& rest : finest_rest_) b.rest += rest.capacity() * sizeof(float);
+  return b;
+}
+
+std::size_t MultigridProducts::bytes() const {
+  const Bytes b = bytes_by_part();
+  return b.copies + b.interpolations + b.galerkin + b.rest;
+}
+
 void MultigridProducts::remove(PC pc) {
   galerkin_.clear();  // they hold the matrices GAMG's set-up may replace
   owned_galerkin_.clear();
@@ -534,14 +563,17 @@ void MultigridProducts::rotate_finest_interpolation(const std::vector<double>& r
     PetscScalar* a = nullptr;
     EDGEFEM_PETSC(MatSeqAIJGetArray(part, &a));
     auto& rest = finest_rest_[static_cast<std::size_t>(k)];
-    if (rest.empty()) rest.assign(a, a + s.ia[s.n]);
+    if (rest.empty()) {
+      rest.resize(static_cast<std::size_t>(s.ia[s.n]));
+      for (PetscInt q = 0; q < s.ia[s.n]; ++q) rest[static_cast<std::size_t>(q)] = static_cast<float>(a[q]);
+    }
     for (PetscInt v = 0; v < s.n / 3; ++v) {
       const PetscInt* ia = s.ia + 3 * v;
       const PetscInt length = ia[1] - ia[0];
       const double* R = rotations.data() + 9 * v;
       for (PetscInt q = 0; q < length; ++q) {
         const double r0 = rest[static_cast<std::size_t>(ia[0] + q)], r1 = rest[static_cast<std::size_t>(ia[1] + q)],
-                     r2 = rest[static_cast<std::size_t>(ia[2] + q)];
+                     r2 = rest[static_cast<std::size_t>(ia[2] + q)];  // (float to double: exact)
         for (int i = 0; i < 3; ++i) a[ia[i] + q] = R[3 * i] * r0 + R[3 * i + 1] * r1 + R[3 * i + 2] * r2;
       }
     }

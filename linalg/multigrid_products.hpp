@@ -44,6 +44,9 @@ class OwnAijProduct {
 
   [[nodiscard]] Mat shell() const { return shell_; }
   [[nodiscard]] Mat matrix() const { return aij_; }
+  /// Our arrays (the block copies in single precision, the transposed products' sums, the ghost vector), not the
+  /// AIJ matrix's.
+  [[nodiscard]] std::size_t bytes() const;
   /// Blocks of six columns (3 x 6 and 6 x 6) multiply in AVX2 registers where the CPU has AVX2 and FMA (chosen at
   /// run time); `use_vector_kernels(false)` makes every product take the portable kernels (tests compare the two).
   static void use_vector_kernels(bool on) { vector_kernels_ = on; }
@@ -93,6 +96,16 @@ class MultigridProducts {
   /// Gives PETSc's matrices back to `pc` (the one install() wrapped). No-op when nothing is installed.
   void remove(PC pc);
   [[nodiscard]] bool installed() const { return !levels_.empty(); }
+  /// Our copies (OwnAijProduct::bytes), the interpolations' AIJ matrices our shells stand for (PETSc's levels then
+  /// hold the shells), our own Galerkin products and the finest interpolation's rest values.
+  [[nodiscard]] std::size_t bytes() const;
+  struct Bytes {
+    std::size_t copies = 0;          ///< our single-precision block copies (OwnAijProduct::bytes)
+    std::size_t interpolations = 0;  ///< the interpolations' AIJ matrices our shells stand for
+    std::size_t galerkin = 0;        ///< our own Galerkin products (not those GAMG's set-up attached)
+    std::size_t rest = 0;            ///< the finest interpolation's rest values (the corotational rebuild)
+  };
+  [[nodiscard]] Bytes bytes_by_part() const;
   /// A rebuild of the installed hierarchy that keeps its interpolations, as GAMG's own rebuild does: every coarse
   /// operator recomputed as P^T A P from the finest level's preconditioning matrix as it is now, level after level,
   /// by our Galerkin products (galerkin.hpp), and our copies of them refreshed; the smoothers' and the coarsest
@@ -128,7 +141,9 @@ class MultigridProducts {
   bool galerkin_refused_ = false;  // create() said no: GAMG's set-up rebuilds
   /// The finest interpolation's rows rotated by `rotations` (9 per block row) from its values as GAMG made them.
   void rotate_finest_interpolation(const std::vector<double>& rotations);
-  std::array<std::vector<PetscScalar>, 2> finest_rest_;  // those values (diagonal, off-diagonal part)
+  // Those values (diagonal, off-diagonal part), in single precision: the products that use the rotated rows (our
+  // copy, the Galerkin product's) hold them in single precision anyway (issue 56: 99 -> 50 bytes per tet).
+  std::array<std::vector<float>, 2> finest_rest_;
 };
 
 }  // namespace edgefem

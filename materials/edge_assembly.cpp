@@ -132,7 +132,7 @@ GroupedEdgeTerms::GroupedEdgeTerms(const EdgeBlocks& edges, Csr<Term> terms) {
         consistent = false;
       const bool b_starts_at_w = edges.v0(t.b) == w;
       vertex_[k] = b_starts_at_w ? edges.v1(t.b) : edges.v0(t.b);
-      coef_[k] = b_starts_at_w ? t.coef : -t.coef;
+      coef_[k] = static_cast<float>(b_starts_at_w ? t.coef : -t.coef);
     }
     if (terms.ptr[e + 1] > terms.ptr[e]) group_end_[g] = static_cast<std::uint32_t>(terms.ptr[e + 1]);
   }

@@ -18,7 +18,7 @@
 /// - EdgeBlocks: the edges (v0 < v1, sorted), the vertex -> incident edge list, the pattern, the transposed edge
 ///   block write and the vertex gather that forms f(v) from a per-edge term and K(v, v) = -sum of row v;
 /// - TsepGather: edge -> (other edge, coefficient), the g(E) = L(E) zeta(E) + sum L(P) zeta(other) gather;
-/// - GroupedEdgeTerms: edge -> terms coef p(a) p(b)^T grouped by a, stored compactly (12 B per term);
+/// - GroupedEdgeTerms: edge -> terms coef p(a) p(b)^T grouped by a, stored compactly (8 B per term);
 /// - VertexSweep: the fused sweep over vertex ranges (cells, then edges, then vertices, deferring work below a
 ///   thread's first vertex past a barrier);
 /// - ordered_sum, check_packable.
@@ -271,7 +271,8 @@ struct EdgeTerm {
 
 /// Terms K(E) += sum coef p(a) p(b)^T grouped by a (K += p(a) q(a)^T, q(a) = sum_b coef p(b): 3 flops per term
 /// instead of 9) in structure of arrays: per term the end k != v1(E) of b (p(b) = +-(x(v1(E)) - x(k)), the sign
-/// folded into the coefficient, exact) and the coefficient, 12 bytes; per group the two vertices of a, 8 bytes.
+/// folded into the coefficient, exact) and the coefficient in single precision, 8 bytes; per group the two vertices
+/// of a, 8 bytes.
 /// Edge vectors are re-formed from the cache-resident positions, bitwise as EdgeBlocks::edge_vector.
 class GroupedEdgeTerms {
  public:
@@ -294,7 +295,7 @@ class GroupedEdgeTerms {
     for (std::uint32_t qg = q0; qg < q_end; ++qg) {
       double q[3] = {0.0, 0.0, 0.0};
       for (const std::uint32_t k_end = group_end_[qg]; k < k_end; ++k) {
-        const double coef = coef_[k];
+        const double coef = static_cast<double>(coef_[k]);
         const double* xk = x + 3 * std::int64_t{vertex_[k]};
         q[0] += coef * (xw[0] - xk[0]);
         q[1] += coef * (xw[1] - xk[1]);
@@ -328,7 +329,10 @@ class GroupedEdgeTerms {
   std::vector<std::array<LocalIndex, 2>> group_a_;  ///< (v0, v1)(a) per group
   std::vector<std::uint32_t> group_end_;            ///< group -> end of its terms (start: previous group's end)
   std::vector<LocalIndex> vertex_;                  ///< per term: the end k != v1(E) of b
-  std::vector<double> coef_;                        ///< per term: +-coef, making p(b) = x(v1(E)) - x(k)
+  /// per term: +-coef, making p(b) = x(v1(E)) - x(k), in single precision: K only (the forces' g gather keeps its
+  /// coefficients in double), 4 bytes per term less (issue 56: 17 MB of the 136,565-tet cantilever's 106 MB of kernel
+  /// data); the Jacobian's entries move by about 1e-7 relative, which Newton's convergence does not see.
+  std::vector<float> coef_;
 };
 
 /// Vertices per step of the fused sweep: a step's per-cell scratch (~2800 tets, 1.5 MB for stvk-tl on a Kuhn box)

@@ -15,6 +15,7 @@
 #include "partition/partition.hpp"
 #include "pbd/pbd_sweep.hpp"
 #include "run/load_mesh.hpp"
+#include "run/memory_account.hpp"
 #include "solver/assembly.hpp"
 #include "solver/model.hpp"
 #include "solver/newton.hpp"
@@ -172,6 +173,17 @@ void time_linear_solve(MPI_Comm comm, const Job& job, const std::string& cli_pet
   r.ksp_iterations = static_cast<int>(its);
   r.ksp_reason = KSPConvergedReasons[reason];
   r.ksp_converged = reason > 0;
+  // The memory account with every structure of the solve alive (the bench's own vectors: dx, rhs, f).
+  PetscInt n = 0;
+  EDGEFEM_PETSC(VecGetLocalSize(dx, &n));
+  account_linear_solver(mesh, assembler, ksp, nullptr, ops.block ? static_cast<double>(ops.block->bytes()) : 0.0,
+                        3.0 * static_cast<double>(n) * sizeof(PetscScalar), 0.0);
+  memory_account().phase("solve");
+  long long tets = 0, mine = mesh.mesh.n_tets();
+  MPI_Allreduce(&mine, &tets, 1, MPI_LONG_LONG, MPI_SUM, comm);
+  r.account = memory_account().gather(comm, tets);
+  const double peak = heap_state().peak / 1048576.0;
+  MPI_Allreduce(&peak, &r.peak_mb_total, 1, MPI_DOUBLE, MPI_SUM, comm);
 }
 
 /// Memory: the kernels' precomputed data, the COO value array with the insertion's maps and the assembled CSR
@@ -296,6 +308,15 @@ std::string to_json(const BenchResult& r) {
   o["ksp_converged"] = r.ksp_converged;
   o["preconditioner"] = r.preconditioner;
   o["bytes_per_tet"] = number(r.bytes_per_tet());
+  Json structures = Json::object();
+  for (const auto& [name, mb] : r.account.structures) structures[name] = number(mb);
+  const auto& a = r.account;
+  o["memory_account_mb"] = {{"start_up", number(a.start_up_mb)},
+                            {"structures", structures},
+                            {"transients", number(a.transients_mb)},
+                            {"libraries_and_shared_memory", number(a.libraries_mb)},
+                            {"unaccounted_heap", number(a.unaccounted_heap_mb)},
+                            {"peak", number(r.peak_mb_total)}};
   o["bytes"] = {{"kernel", number(r.kernel_bytes)}, {"coo_values", number(r.coo_bytes)}, {"matrix", number(r.matrix_bytes)}};
   o["flops_per_tet"] = {{"f", number(r.flops_f)}, {"f_and_K", number(r.flops_f_and_K)}};
   o["mtets_per_second"] = {{"f", number(r.tets / r.seconds_f / 1e6)}, {"f_and_K", number(r.tets / r.seconds_f_and_K / 1e6)}};

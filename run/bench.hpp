@@ -13,6 +13,7 @@
 #include <string>
 
 #include "io/job.hpp"
+#include "io/summary.hpp"
 #include "run/run_options.hpp"
 
 namespace edgefem {
@@ -28,6 +29,10 @@ struct BenchResult {
   bool ksp_converged = false;
   std::string preconditioner;  ///< PETSc's pc_type of the solve (and the package of a factorization)
   double kernel_bytes = 0, coo_bytes = 0, matrix_bytes = 0;  ///< summed over ranks
+  /// The memory account after the linear solve (run/memory_account.hpp), summed over ranks, and the measured peak
+  /// (all ranks), for the account's lines and JSON.
+  RunSummary::MemoryAccount account;
+  double peak_mb_total = 0;
   /// Per tet, the largest of the job's models' FLOP formulas (ModelInfo::flops, materials/registry.hpp).
   double flops_f = 0, flops_f_and_K = 0;
   double deformation_jacobian = 1;  ///< det of the homogeneous deformation benchmarked

@@ -20,6 +20,25 @@ void print_bench_line(MPI_Comm comm, const Job& job, const BenchResult& r, const
               r.model.c_str(), r.ranks, r.ranks == 1 ? "" : "s", r.threads, r.threads == 1 ? "" : "s", r.repeat);
 }
 
+/// The memory account after the solve (run/memory_account.hpp), all ranks: bytes per tet of each structure, the
+/// transients and the libraries' pages, their total above start-up against the measured peak above start-up.
+void print_account(MPI_Comm comm, const BenchResult& r) {
+  const auto& a = r.account;
+  const double per_tet = 1048576.0 / static_cast<double>(r.tets);
+  double total = a.transients_mb + a.libraries_mb;
+  PetscPrintf(comm, "  memory account after the solve (bytes/tet, all ranks):");
+  int k = 0;
+  for (const auto& [name, mb] : a.structures) {
+    PetscPrintf(comm, "%s%s %.0f", k++ % 5 == 0 ? "\n    " : ", ", name.c_str(), mb * per_tet);
+    total += mb;
+  }
+  PetscPrintf(comm, "\n    transients %.0f, libraries and shared memory %.0f (heap in use no structure names: %.0f)\n",
+              a.transients_mb * per_tet, a.libraries_mb * per_tet, a.unaccounted_heap_mb * per_tet);
+  const double peak = r.peak_mb_total - a.start_up_mb;
+  PetscPrintf(comm, "    total above start-up %.0f bytes/tet (%.1f MB) vs the measured peak above start-up %.0f (%.1f MB): %.3f\n",
+              total * per_tet, total, peak * per_tet, peak, peak > 0 ? total / peak : 0.0);
+}
+
 /// The benchmark's lines: one constraint sweep of a position-based job, else the assembly of f and of f + K and one
 /// linear solve (a failed solve flagged).
 void print_bench(MPI_Comm comm, const Job& job, const BenchResult& r) {
@@ -48,6 +67,7 @@ void print_bench(MPI_Comm comm, const Job& job, const BenchResult& r) {
               r.seconds_pc_setup, r.seconds_ksp, r.ksp_iterations, r.ksp_reason.c_str(), r.preconditioner.c_str());
   PetscPrintf(comm, "  memory   %10.1f bytes/tet (kernel data %.1f, COO values and maps %.1f, matrix %.1f)\n",
               r.bytes_per_tet(), r.kernel_bytes / r.tets, r.coo_bytes / r.tets, r.matrix_bytes / r.tets);
+  print_account(comm, r);
   if (!r.ksp_converged)
     PetscPrintf(comm, "warning: the linear solve FAILED (%s after %d iterations): its time is not a result\n",
                 r.ksp_reason.c_str(), r.ksp_iterations);

@@ -2,6 +2,7 @@
 #include "run/output.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,25 @@
 
 namespace edgefem {
 namespace {
+
+/// Writes `piece` to `path` on a thread of its own. The piece is freed once written, not when the next step's write
+/// replaces the future (the lambda lives in the future's state until then): the solve of the next step does not
+/// carry it (the memory account, issue 56).
+std::future<void> write_in_background(const std::string& path, VtuPiece piece) {
+  return std::async(std::launch::async, [path, piece = std::move(piece)]() mutable {
+    write_vtu_piece(path, piece);
+    piece = VtuPiece{};
+  });
+}
+
+/// Bytes of a piece's arrays.
+std::size_t piece_bytes(const VtuPiece& piece) {
+  std::size_t b = piece.points.capacity() * sizeof(double) + piece.connectivity.capacity() * sizeof(LocalIndex);
+  for (const auto* data : {&piece.point_data, &piece.cell_data})
+    for (const DataArray& a : *data)
+      b += a.values.capacity() * sizeof(double) + a.int_values.capacity() * sizeof(std::int32_t);
+  return b;
+}
 
 std::string numbered(const char* pattern, long long n) {
   char buf[64];
@@ -180,7 +200,13 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
   pending_name_ = step_name;
   pending_time_ = time;
   const std::string path = (std::filesystem::path(step_dir) / numbered("piece_%05lld.vtu", rank_)).string();
-  pending_ = std::async(std::launch::async, [path, piece = std::move(piece)] { write_vtu_piece(path, piece); });
+  pending_bytes_ = piece_bytes(piece);
+  pending_ = write_in_background(path, std::move(piece));
+}
+
+std::size_t ResultWriter::pending_bytes() const {
+  if (!pending_.valid() || pending_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return 0;
+  return pending_bytes_;
 }
 
 CsvLog::CsvLog(MPI_Comm comm, std::string path, const std::string& header, std::optional<long long> keep_until_step)

@@ -60,6 +60,8 @@ class ResultWriter {
   /// checkpoint (a checkpointed step's output is listed) and at the end of the run.
   void finish();
 
+  /// Bytes of the piece a thread is still writing (its arrays are freed as soon as it is written), 0 when none.
+  [[nodiscard]] std::size_t pending_bytes() const;
   /// The series file ParaView opens: DIR/solution.pvd (vtu) or DIR/solution.xdmf (xdmf).
   [[nodiscard]] const std::string& series_path() const { return xdmf_ ? xdmf_->xdmf_path() : pvd_.path(); }
 
@@ -89,6 +91,7 @@ class ResultWriter {
   std::string pending_name_;  ///< step_NNNNNN
   double pending_time_ = 0;
   VtuPiece pending_layout_;  ///< the piece's array names and sizes (no values), for the .pvtu
+  std::size_t pending_bytes_ = 0;  ///< the pending piece's arrays
 };
 
 /// A CSV file that rank 0 appends one row at a time to (flushed after each row). It starts with `header`; with

@@ -19,9 +19,11 @@
 #include "run/dynamic_run.hpp"
 #include "run/frames_run.hpp"
 #include "run/load_mesh.hpp"
+#include "run/memory_account.hpp"
 #include "run/memory_budget.hpp"
 #include "run/report.hpp"
 #include "run/static_run.hpp"
+#include "runtime/huge_pages.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/stop_signal.hpp"
 #include "solver/free_body.hpp"
@@ -145,6 +147,7 @@ int run_job(const RunOptions& options, SummaryRecord& record, const std::functio
   clock.partition = loaded.seconds_partition;
   clock.distribute = loaded.seconds_distribute;
   const LocalMesh mesh = std::move(loaded.mesh);
+  memory_account().phase("mesh");
   const InputPeak peak = input_peak_memory(comm);
   record_input(comm, job, loaded, mesh, clock, record.summary);
   setup_laps::mark(setup_laps::Phase::input_report);
@@ -162,6 +165,8 @@ int run_job(const RunOptions& options, SummaryRecord& record, const std::functio
     check_static_support(comm, job, mesh, build_supports(comm, job, mesh));
   setup_laps::mark(setup_laps::Phase::supports);
   Model model = build_model(comm, job, mesh);
+  return_free_heap();  // the topology's and the term lists' transients: not resident beside the matrix and solver
+  memory_account().phase("model");
   print_run_header(comm, options, job, loaded, mesh, model, clock, peak, memory);
   record.summary.oversubscribed = warn_if_oversubscribed(comm);
   setup_laps::mark(setup_laps::Phase::header);

@@ -13,6 +13,7 @@
 #include "linalg/petsc_util.hpp"
 #include "core/setup_laps.hpp"
 #include "run/analysis_run.hpp"
+#include "run/memory_account.hpp"
 #include "run/output.hpp"
 #include "runtime/stop_signal.hpp"
 #include "solver/static_solver.hpp"
@@ -60,11 +61,15 @@ StaticRun::StaticRun(const RunOptions& options, const Job& job, const LocalMesh&
   clock_.setup = clock_.lap();
   record_setup_laps(summary_, clock_);
   stage_output_ = log_stage("Output");
+  memory_account().phase("set-up");
 }
 
 void StaticRun::solve() {
   reports_ = solver_.run([this](int step, double load_factor) { on_step(step, load_factor); },
                          [this] { return should_stop(); });
+  account_newton_run(mesh_, solver_.assembler(), solver_.newton(), static_cast<double>(solver_.vector_bytes()),
+                     static_cast<double>(writer_.pending_bytes()));
+  memory_account().phase("solve");
   const auto t0 = std::chrono::steady_clock::now();
   if (stop_signal_ != 0 && !reports_.empty() && last_written_ != reports_.back().step) write_stopped_state();
   writer_.finish();

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "run/memory_account.hpp"
 #include "run/provenance.hpp"
 #include "run/report.hpp"
 
@@ -30,6 +31,8 @@ void SummaryRecord::started_on(MPI_Comm comm) {
   start = std::chrono::steady_clock::now();  // (the total counts from here: MPI's start-up is not the run's)
   summary.threads_per_rank = threads();
   summary.provenance = gather_provenance(comm);
+  memory_account().start_up();
+  memory_account().phase("start-up");
 }
 
 void SummaryRecord::finish(int exit_code, std::optional<std::string> error) {
@@ -42,6 +45,13 @@ int write_run_summary(MPI_Comm comm, SummaryRecord& record, int code, std::optio
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   record.finish(code, std::move(error));
+  int snapshot = memory_account().has_snapshot() ? 1 : 0, every = 0;
+  MPI_Allreduce(&snapshot, &every, 1, MPI_INT, MPI_MIN, comm);  // (an error may have ended the run before it)
+  if (every == 1) {
+    memory_account().phase("end");
+    record.summary.memory_account =
+        memory_account().gather(comm, record.summary.mesh ? record.summary.mesh->cells : 0);
+  }
   try {
     write_summary_collectively(comm, record.directory, record.summary, peak_memory_mb());
   } catch (const Error& e) {

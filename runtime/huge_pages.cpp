@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -98,6 +99,20 @@ void keep_heap_on_huge_pages() {
   const auto top = reinterpret_cast<std::uintptr_t>(sbrk(0));
   auto expected = std::uintptr_t{0};
   if (heap_advised.compare_exchange_strong(expected, top)) heap_begin.store(top);
+}
+
+double return_free_heap() {
+  const auto resident = [] {
+    long pages = 0, size = 0;
+    if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%ld %ld", &size, &pages) != 2) pages = 0;
+      std::fclose(f);
+    }
+    return static_cast<double>(pages) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  };
+  const double before = resident();
+  malloc_trim(0);
+  return before - resident();
 }
 
 void use_huge_pages() {

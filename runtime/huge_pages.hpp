@@ -38,6 +38,13 @@ void advise_huge_pages(void* p, std::size_t n);
 /// use_huge_pages; on its own for tests.
 void keep_heap_on_huge_pages();
 
+/// Gives the heap's free pages back to the system (glibc's malloc_trim(0): the free chunks' whole pages, wherever they
+/// lie, not only the top), so that what a phase freed does not stay resident beside what the next one allocates
+/// elsewhere in the heap: called between the model's construction (its topology and term lists' transients) and the
+/// solve. Costs the page faults of touching those pages again when they are reused. Returns the bytes the resident
+/// set shrank by (0 when unknown).
+double return_free_heap();
+
 /// Once, at the start of main, before PetscInitialize (unless disabled): keep_heap_on_huge_pages, and PETSc
 /// allocates through malloc + advise_huge_pages (PetscMallocSet; -malloc_debug replaces it with PETSc's tracing
 /// allocator).

@@ -217,7 +217,7 @@ void Assembler::build_coo_pattern(std::vector<PetscInt>& coo_i, std::vector<Pets
       coo_i.push_back(3 * global[v] + c);
       coo_j.push_back(3 * global[v] + c);
     }
-  coo_values_.assign(coo_i.size(), 0.0);
+  n_coo_entries_ = coo_i.size();
 }
 
 void Assembler::create_consistent_mass_matrix(const std::vector<PetscInt>& coo_i, const std::vector<PetscInt>& coo_j) {
@@ -328,6 +328,7 @@ void Assembler::evaluate_force_and_stiffness() {
   LocalForm x(x_ghost_, true);
   LocalForm f(f_ghost_, false);
   std::span<double> fs = f.span();
+  coo_values_.assign(n_coo_entries_, 0.0);  // (freed again once handed over)
   for (std::size_t k = 0; k < model_.formulations.size(); ++k) {
     const auto& form = model_.formulations[k];
     std::span<double> blocks(coo_values_.data() + 9 * block_offset_[k], 9 * form->block_pattern().size());
@@ -400,6 +401,7 @@ void Assembler::hand_matrix_to_petsc(Mat P, const MatrixCoefficients& c) {
     const ScopeSeconds timed(assembly_times().insertion);
     insertion_->insert(P, coo_values_.data());
   }
+  std::vector<double>().swap(coo_values_);  // its heap serves the solve's and the output's allocations
 }
 
 void Assembler::add_vertex_blocks(const MatrixCoefficients& c) {
@@ -495,6 +497,34 @@ double Assembler::energy() {
   double total = 0.0;
   MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, comm_);
   return total;
+}
+
+std::size_t Assembler::state_bytes() const {
+  const auto vec = [](Vec v) -> std::size_t {
+    PetscInt n = 0;
+    if (!v || VecGetLocalSize(v, &n) != 0) return 0;
+    // (a ghosted vector's local form: owned and ghost entries)
+    Vec local = nullptr;
+    if (VecGhostGetLocalForm(v, &local) == 0 && local) {
+      VecGetLocalSize(local, &n);
+      VecGhostRestoreLocalForm(v, &local);
+    }
+    return static_cast<std::size_t>(n) * sizeof(PetscScalar);
+  };
+  std::size_t b = vec(x_ghost_) + vec(f_ghost_) + vec(reference_) + vec(velocity_ghost_);
+  for (const auto& l : loads_) b += vec(l);
+  const auto cap = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  b += cap(owned_mass_) + cap(mass_values_) + cap(owned_prescribed_) + cap(damping_values_) + cap(dirichlet_rows_) +
+       cap(force_buffer_) + cap(block_offset_) + cap(coo_prescribed_) + cap(coo_lift_);
+  MatNullSpace near = nullptr;
+  if (matrix_ && MatGetNearNullSpace(matrix_, &near) == 0 && near) {
+    PetscBool constant = PETSC_FALSE;
+    PetscInt n = 0;
+    const Vec* vecs = nullptr;
+    if (MatNullSpaceGetVecs(near, &constant, &n, &vecs) == 0)
+      for (PetscInt k = 0; k < n; ++k) b += vec(vecs[k]);
+  }
+  return b;
 }
 
 std::size_t Assembler::kernel_bytes() const {

@@ -105,10 +105,16 @@ class Assembler {
 
   /// Bytes of the formulations' precomputed data on this rank.
   [[nodiscard]] std::size_t kernel_bytes() const;
-  /// Number of COO entries (9 per block) on this rank.
-  [[nodiscard]] std::size_t coo_entries() const { return coo_values_.size(); }
+  /// Number of COO entries (9 per block, then the owned dofs' diagonal) on this rank.
+  [[nodiscard]] std::size_t coo_entries() const { return n_coo_entries_; }
+  /// Bytes of the COO value array now: it lives from a matrix's evaluation to its hand-over to PETSc only (issue 56:
+  /// between assemblies its heap serves the Krylov solve's and the output's allocations), 0 in between.
+  [[nodiscard]] std::size_t coo_bytes() const { return coo_values_.capacity() * sizeof(double); }
   /// Bytes of the matrix hand-over's maps on this rank (AijInsertion).
   [[nodiscard]] std::size_t insertion_bytes() const { return insertion_ ? insertion_->bytes() : 0; }
+  /// Bytes of the assembler's vectors and per-dof arrays on this rank (ghosted positions and forces, loads, masses,
+  /// the prescribed dofs' lists, the near-null space), besides the kernel data, the COO values and the matrix.
+  [[nodiscard]] std::size_t state_bytes() const;
 
  private:
   MPI_Comm comm_;
@@ -124,7 +130,8 @@ class Assembler {
   PetscOwner<Vec, VecDestroy> velocity_ghost_;  ///< viscous: the velocity with its ghosts
   std::vector<double> damping_values_;          ///< viscous: D blocks, one per kernel COO entry
   std::vector<PetscInt> dirichlet_rows_;
-  std::vector<double> coo_values_;
+  std::vector<double> coo_values_;  ///< n_coo_entries_ during an assembly, empty in between
+  std::size_t n_coo_entries_ = 0;
   std::optional<AijInsertion> insertion_;  ///< writes coo_values_ into matrix_
   std::vector<double> force_buffer_;       ///< 3 * n_local, for formulations after the first
   std::vector<std::size_t> block_offset_;  ///< per formulation: its first block in coo_values_

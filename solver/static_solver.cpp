@@ -70,6 +70,18 @@ StaticSolver::StaticSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
 
 StaticSolver::~StaticSolver() = default;
 
+std::size_t StaticSolver::vector_bytes() const {
+  PetscInt n = 0;
+  if (x_) VecGetLocalSize(x_, &n);
+  // x, f_ext, saved, the tangent predictor's four and the extrapolation's states and slope (3 + 1)
+  int count = 0;
+  for (Vec v : {x_.get(), f_ext_.get(), saved_.get(), lift_in_.get(), lift_out_.get(), rhs_.get(), dx_.get()})
+    count += v ? 1 : 0;
+  if (predictor_) count += 4;
+  return static_cast<std::size_t>(count) * static_cast<std::size_t>(n) * sizeof(PetscScalar) +
+         attachment_diagonal_.capacity() * sizeof(double);
+}
+
 void StaticSolver::set_prescribed(Vec x, double load_factor) {
   VecArray xa(x, false);
   for (const auto& d : model_.dirichlet)

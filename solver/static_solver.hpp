@@ -76,6 +76,9 @@ class StaticSolver {
   /// The preconditioner of the load steps' linear solves (NewtonDriver::preconditioner_name).
   [[nodiscard]] std::string preconditioner_name() const { return newton_->preconditioner_name(); }
   [[nodiscard]] const NewtonDriver& newton() const { return *newton_; }
+  [[nodiscard]] const Assembler& assembler() const { return assembler_; }
+  /// Bytes of the solver's own vectors (positions, loads, the predictor's states) on this rank.
+  [[nodiscard]] std::size_t vector_bytes() const;
   /// The contact with the job's obstacles (null without obstacles).
   [[nodiscard]] ContactTerms* contact() { return contact_ ? &*contact_ : nullptr; }
   /// Self-contact (`contact: {self: true}`; null without).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // AijInsertion (linalg/aij_insertion.*) against PETSc's MatSetValuesCOO on the same COO entries: 3x3 blocks and
-// single entries, repeated entries, rows owned by other ranks, entries only another rank contributes. Run under
+// single entries, repeated entries, rows owned by other ranks, entries only another rank contributes; whole 3x3 blocks
+// only (the maps kept by blocks) and with single entries (per entry). Run under
 // mpiexec with 1, 2 and 3 ranks (CTest: mpi.aij_insertion.npN).
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -28,23 +29,30 @@ struct Entries {
 
 /// Rank r owns 3 (4 + r) rows (vertices of 3 dofs). Each rank writes random 3x3 blocks between its own
 /// vertices and a few vertices of the neighbouring ranks (rows it does not own included), repeated blocks,
-/// a few single entries, and the diagonal of its own dofs.
-Entries random_entries(std::mt19937& rng, PetscInt first_vertex, PetscInt n_own, PetscInt n_global) {
+/// a few single entries, and the diagonal of its own dofs (the first own vertex's rows only that). `whole_blocks`: as the assembler's entries (a diagonal
+/// block per own vertex first, then the blocks, no single entries but the diagonal of the own dofs last), whose
+/// maps AijInsertion keeps by 3 x 3 blocks.
+Entries random_entries(std::mt19937& rng, PetscInt first_vertex, PetscInt n_own, PetscInt n_global,
+                       bool whole_blocks = false) {
   Entries e;
   std::uniform_int_distribution<PetscInt> own(first_vertex, first_vertex + n_own - 1);
   std::uniform_int_distribution<PetscInt> any(0, n_global - 1);
   std::uniform_int_distribution<int> coin(0, 3);
   auto block = [&](PetscInt a, PetscInt b) {
+    // With single entries, the first own vertex's rows are only its diagonal (not whole blocks: maps per entry).
+    if (!whole_blocks && (a == first_vertex || b == first_vertex)) return;
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 3; ++c) e.i.push_back(3 * a + r), e.j.push_back(3 * b + c);
   };
+  if (whole_blocks)
+    for (PetscInt v = first_vertex; v < first_vertex + n_own; ++v) block(v, v);
   for (int k = 0; k < 40; ++k) {
     const PetscInt a = own(rng), b = coin(rng) == 0 ? any(rng) : own(rng);
     block(a, b);
     block(b, a);                        // b may be another rank's vertex: a row owned elsewhere
     if (coin(rng) == 0) block(a, b);    // the same block twice
   }
-  for (int k = 0; k < 10; ++k) {  // single entries, also in other ranks' rows
+  for (int k = 0; k < (whole_blocks ? 0 : 10); ++k) {  // single entries, also in other ranks' rows
     const PetscInt a = any(rng), b = own(rng);
     e.i.push_back(3 * a + coin(rng) % 3), e.j.push_back(3 * b + 1);
   }
@@ -114,14 +122,19 @@ double largest_difference(Mat a, Mat b) {
   return worst;
 }
 
-TEST(AijInsertion, EqualsMatSetValuesCooOnEveryRankCount) {
+class AijInsertionEntries : public ::testing::TestWithParam<bool> {};
+
+/// Parameter: whole blocks (the maps by 3 x 3 blocks) or with single entries (the maps per entry).
+TEST_P(AijInsertionEntries, EqualsMatSetValuesCooOnEveryRankCount) {
   const auto [first, n_own, n_global] = layout();
   const int rank = world_rank();
+  const bool whole_blocks = GetParam();
   std::mt19937 rng(17 + static_cast<unsigned>(rank));
-  const Entries e = random_entries(rng, first, n_own, n_global);
+  const Entries e = random_entries(rng, first, n_own, n_global, whole_blocks);
   auto reference = coo_matrix(3 * n_own, e);
   PetscOwner<Mat, MatDestroy> direct;
   AijInsertion insertion(MPI_COMM_WORLD, 3 * n_own, e.i, e.j, direct);
+  EXPECT_EQ(insertion.by_blocks(), whole_blocks);
 
   std::uniform_real_distribution<double> value(-1.0, 1.0);
   for (int round = 0; round < 3; ++round) {  // every round overwrites the last (INSERT_VALUES)
@@ -146,6 +159,9 @@ TEST(AijInsertion, EqualsMatSetValuesCooOnEveryRankCount) {
   EDGEFEM_PETSC(VecNorm(y2, NORM_INFINITY, &norm));
   EXPECT_LE(norm, 1e-13);
 }
+
+INSTANTIATE_TEST_SUITE_P(Entries, AijInsertionEntries, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "WholeBlocks" : "SingleEntries"; });
 
 TEST(AijInsertion, TheSolverSeesTheNewValues) {
   // A KSP set up on the matrix rebuilds its preconditioner when the matrix's state says the values changed: an

@@ -44,7 +44,8 @@ TEST_P(Linear, StiffnessIsTheStvkTangentAtRestEverywhere) {
   for (unsigned seed : {0u, 1u, 2u}) {  // constant: the same at rest and at large random displacements
     const auto x = seed == 0 ? mesh.coords : random_x(0.3, seed);
     const auto K = testing::dense_stiffness(*lin, x);
-    EXPECT_LT(testing::rel_max_diff(K, K_stvk), 1e-12) << "vs stvk, seed " << seed;
+    // (stvk's K(E) TSEP terms in single precision, issue 56: float's rounding)
+    EXPECT_LT(testing::rel_max_diff(K, K_stvk), 2e-7) << "vs stvk, seed " << seed;
     EXPECT_LT(testing::rel_max_diff(K, K_tl), 1e-12) << "vs stvk-tl, seed " << seed;
   }
 }

@@ -55,8 +55,9 @@ TEST(MemoryPlan, PositionBasedAndFramesCountNoMatrixNorMultigrid) {
   const RankEstimate newton = estimate_rank_bytes(tets, 0, vertices, 1, SolveKind::newton);
   const RankEstimate pbd = estimate_rank_bytes(tets, 0, vertices, 1, SolveKind::position_based);
   const RankEstimate frames = estimate_rank_bytes(tets, 0, vertices, 1, SolveKind::frames, 8);
-  // Newton: 2650 bytes per tet before its preconditioner (the measured 2250 and 400 for output).
-  EXPECT_NEAR(newton.base() / tets, 2650.0, 1e-9);
+  // Newton: 2530 bytes per tet before its preconditioner (the measured 2250, less the 120 of the K terms' single
+  // precision, issue 56, and 400 for output).
+  EXPECT_NEAR(newton.base() / tets, 2530.0, 1e-9);
   EXPECT_GT(newton.system, 0);
   EXPECT_GT(newton.smoothed, 0);
   for (const RankEstimate* e : {&pbd, &frames}) {
@@ -67,9 +68,9 @@ TEST(MemoryPlan, PositionBasedAndFramesCountNoMatrixNorMultigrid) {
   }
   // Position-based: model 1550 + vectors 180 + constraints 220 + output 400 bytes per tet; frames (8 here): the
   // same without constraints, with ~370 per sample and ~464 per vertex. Both below Newton with its leanest
-  // multigrid (3050 bytes per tet).
+  // multigrid (2930 bytes per tet since issue 56's single-precision K terms).
   EXPECT_NEAR(pbd.base() / tets, 2350.0, 1e-9);
-  EXPECT_LT(pbd.base(), 0.8 * (newton.base() + newton.unsmoothed));
+  EXPECT_LT(pbd.base(), 0.85 * (newton.base() + newton.unsmoothed));
   EXPECT_LT(frames.base(), 0.9 * (newton.base() + newton.unsmoothed));
 }
 

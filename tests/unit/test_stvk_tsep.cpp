@@ -300,7 +300,9 @@ TEST(StvkTsep, SubsetsSumToWhole) {
       }
       EXPECT_NEAR(w_sum, whole->energy(x), 1e-13 * std::abs(w_sum)) << name;
       EXPECT_LT(testing::rel_max_diff(f_sum, f_whole), 1e-13) << name;
-      EXPECT_LT(testing::rel_max_diff(K_sum, K_whole), 1e-13) << name;
+      // K's TSEP terms keep their coefficients in single precision (edge_assembly::GroupedEdgeTerms, issue 56): each
+      // subset rounds its own partial L(P), so the blocks agree to float's rounding (2^-24 ~ 6e-8), the forces exactly.
+      EXPECT_LT(testing::rel_max_diff(K_sum, K_whole), name == std::string("stvk") ? 2e-7 : 1e-13) << name;
     }
   }
 }
@@ -342,7 +344,8 @@ TEST(StvkTsep, ThreadCountDoesNotChangeForcesOrBlocks) {
       if (std::string(name) == "stvk") f_stvk = f1, b_stvk = b1;
       if (std::string(name) == "stvk-tl") {  // same pattern: the blocks themselves agree
         EXPECT_LT(testing::rel_max_diff(f1, f_stvk), 1e-12) << (shuffled ? "shuffled" : "");
-        EXPECT_LT(testing::rel_max_diff(b1, b_stvk), 1e-12) << (shuffled ? "shuffled" : "");
+        // (stvk's K terms in single precision: float's rounding, 2^-24 ~ 6e-8)
+        EXPECT_LT(testing::rel_max_diff(b1, b_stvk), 2e-7) << (shuffled ? "shuffled" : "");
       }
     }
   }
