@@ -121,6 +121,26 @@ ContactTerms::ContactTerms(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
   check_start(mesh_.mesh.coords);
 }
 
+double mean_vertex_stiffness(MPI_Comm comm, const Model& model, Vec diagonal, const std::vector<double>& lumped_mass,
+                             std::span<const std::int32_t> vertices, double dt) {
+  std::set<LocalIndex> prescribed;
+  for (const auto& d : model.dirichlet) prescribed.insert(d.dof);
+  double local[2] = {0.0, 0.0}, global[2] = {0.0, 0.0};
+  {
+    VecArray diag(diagonal, true);
+    for (const std::int32_t v : vertices)
+      for (int c = 0; c < 3; ++c) {
+        const LocalIndex dof = 3 * v + c;
+        if (prescribed.contains(dof)) continue;
+        const auto i = static_cast<std::size_t>(dof);
+        local[0] += diag.span()[i] + (dt > 0.0 ? lumped_mass[i] / (dt * dt) : 0.0);
+        local[1] += 1.0;
+      }
+  }
+  MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_SUM, comm);
+  return global[1] > 0.0 && global[0] > 0.0 ? global[0] / global[1] : 1.0;
+}
+
 bool ContactTerms::moving() const {
   return std::any_of(job_.obstacles.begin(), job_.obstacles.end(), [](const ObstacleSpec& s) {
     return s.motion && s.motion->translate != std::array<double, 3>{0.0, 0.0, 0.0};
@@ -131,23 +151,8 @@ double ContactTerms::automatic_stiffness(const Model& model, double dt) {
   assembler_.set_positions(assembler_.reference());
   assembler_.stiffness(assembler_.matrix());
   EDGEFEM_PETSC(MatGetDiagonal(assembler_.matrix(), work_));
-  std::set<LocalIndex> prescribed;
-  for (const auto& d : model.dirichlet) prescribed.insert(d.dof);
-  double local[2] = {0.0, 0.0}, global[2] = {0.0, 0.0};
-  {
-    VecArray diag(work_, true);
-    const auto& mass = assembler_.lumped_mass();
-    for (const std::int32_t v : potential_->vertices())
-      for (int c = 0; c < 3; ++c) {
-        const LocalIndex dof = 3 * v + c;
-        if (prescribed.contains(dof)) continue;
-        const auto i = static_cast<std::size_t>(dof);
-        local[0] += diag.span()[i] + (dt > 0.0 ? mass[i] / (dt * dt) : 0.0);
-        local[1] += 1.0;
-      }
-  }
-  MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_SUM, comm_);
-  const double k = global[1] > 0.0 && global[0] > 0.0 ? global[0] / global[1] : 1.0;
+  const double k =
+      mean_vertex_stiffness(comm_, model, work_, assembler_.lumped_mass(), potential_->vertices(), dt);
   // The barrier's stiffness kappa b''(d) at half the activation distance equals the body's at a boundary vertex;
   // the penalty is a hundred times stiffer than the body there.
   const double dh = potential_->activation_distance();

@@ -36,6 +36,12 @@ namespace edgefem {
 /// vertices with more than `max_prescribed` of their components prescribed. Collective.
 std::vector<std::int32_t> contact_candidates(const LocalMesh& mesh, const Model& model, Vec work, int max_prescribed);
 
+/// The body's stiffness seen by contact: the mean over `vertices`' components not prescribed in `model` of
+/// diag(K) (`diagonal`, a vector of the assembler's layout) plus m / dt² (`lumped_mass`; dt = 0: K alone), over all
+/// ranks; 1 where there is none. The automatic barrier and penalty stiffnesses start from it. Collective.
+double mean_vertex_stiffness(MPI_Comm comm, const Model& model, Vec diagonal, const std::vector<double>& lumped_mass,
+                             std::span<const std::int32_t> vertices, double dt);
+
 /// The start's check of a body's contact candidates (local vertices, positions `reference`: 3 per local vertex)
 /// against the obstacles: with the barrier, a candidate on or inside an obstacle is an InputError naming the
 /// obstacle, the first such vertex (in the mesh's order) and its depth, on every rank; with the penalty a warning.

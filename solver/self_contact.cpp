@@ -9,11 +9,11 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <set>
 
 #include "contact/barrier.hpp"
 #include "contact/self_intersection.hpp"
 #include "core/error.hpp"
+#include "solver/contact.hpp"
 
 namespace edgefem {
 namespace {
@@ -159,23 +159,7 @@ double SelfContactTerms::automatic_stiffness(const Model& model, double dt, doub
   assembler_.stiffness(assembler_.matrix());
   PetscOwner<Vec, VecDestroy> work = assembler_.create_vector();
   EDGEFEM_PETSC(MatGetDiagonal(assembler_.matrix(), work));
-  std::set<LocalIndex> prescribed;
-  for (const auto& d : model.dirichlet) prescribed.insert(d.dof);
-  double local[2] = {0.0, 0.0}, global[2] = {0.0, 0.0};
-  {
-    VecArray diag(work, true);
-    const auto& mass = assembler_.lumped_mass();
-    for (const std::int32_t v : owned_local_)
-      for (int c = 0; c < 3; ++c) {
-        const LocalIndex dof = 3 * v + c;
-        if (prescribed.contains(dof)) continue;
-        const auto i = static_cast<std::size_t>(dof);
-        local[0] += diag.span()[i] + (dt > 0.0 ? mass[i] / (dt * dt) : 0.0);
-        local[1] += 1.0;
-      }
-  }
-  MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_SUM, comm_);
-  const double k = global[1] > 0.0 && global[0] > 0.0 ? global[0] / global[1] : 1.0;
+  const double k = mean_vertex_stiffness(comm_, model, work, assembler_.lumped_mass(), owned_local_, dt);
   return k / contact::barrier_second_derivative(0.5 * dh, dh);
 }
 
