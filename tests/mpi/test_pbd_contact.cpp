@@ -28,21 +28,13 @@ namespace {
 
 using mpitest::world_rank;
 using mpitest::world_size;
+using dynamics_testing::max_difference;
+using dynamics_testing::rank0_alone;
+using dynamics_testing::serial_difference;
+using dynamics_testing::wait_for_rank0;
 
-MPI_Comm rank0_alone() { return world_rank() == 0 && world_size() > 1 ? MPI_COMM_SELF : MPI_COMM_NULL; }
 
-double max_difference(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) return 1e300;
-  double d = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) d = std::max(d, std::abs(a[i] - b[i]));
-  return d;
-}
 
-/// Rank 0's serial-vs-distributed difference, on every rank.
-double serial_difference(const std::vector<double>& distributed, const std::vector<double>& serial) {
-  if (world_size() == 1) return 0.0;
-  return dynamics_testing::from_rank0(world_rank() == 0 ? max_difference(distributed, serial) : 0.0);
-}
 
 /// What a run records after every step.
 struct Record {

@@ -33,20 +33,12 @@ namespace {
 
 using mpitest::world_rank;
 using mpitest::world_size;
+using dynamics_testing::max_difference;
+using dynamics_testing::rank0_alone;
+using dynamics_testing::serial_difference;
+using dynamics_testing::wait_for_rank0;
 
-MPI_Comm rank0_alone() { return world_rank() == 0 && world_size() > 1 ? MPI_COMM_SELF : MPI_COMM_NULL; }
 
-/// Every rank waits here until rank 0 has finished its run alone; the others sleep while they wait instead of
-/// polling in a collective (which, on 2 cores shared by 3 ranks, takes CPU time from rank 0's run).
-void wait_for_rank0() {
-  MPI_Request request = MPI_REQUEST_NULL;
-  MPI_Ibarrier(MPI_COMM_WORLD, &request);
-  int done = 0;
-  while (!done) {
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-}
 
 /// Tight Newton tolerances and a direct solve: PETSc's LU (nested dissection) of the whole matrix on every rank
 /// (PCREDUNDANT). Against MUMPS (distributed): on 2 ranks x0.62 wall, x0.75 CPU, peak 132 instead of 260 MB.
@@ -107,12 +99,6 @@ Drop drop(MPI_Comm comm) {
   return d;
 }
 
-double max_difference(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) return 1e300;
-  double m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
-  return m;
-}
 
 TEST(TwoBlocks, TheUpperLandsOnTheLowerWithoutAnyIntersectionAndSerialEqualsDistributed) {
   const Drop all = drop(MPI_COMM_WORLD);
@@ -120,8 +106,7 @@ TEST(TwoBlocks, TheUpperLandsOnTheLowerWithoutAnyIntersectionAndSerialEqualsDist
   wait_for_rank0();
   const double u = dynamics_testing::max_displacement(all.run);
   const double distributed =
-      world_size() == 1 ? 0.0
-                        : dynamics_testing::from_rank0(world_rank() == 0 ? max_difference(all.run.position, serial.run.position) : 0.0) / u;
+      serial_difference(all.run.position, serial.run.position) / u;
   if (world_rank() == 0)
     std::printf("self contact: two blocks on %d ranks: %lld surface vertices, intersecting triangle pairs (most at a "
                 "step) %lld, closest pair %.4e, most active pairs %lld, upper block's lowest z %.6f (last %.6f, the "
@@ -189,8 +174,7 @@ TEST(TwoBlocks, PressedTogetherStaticallyTheReactionsBalanceWithoutAnyIntersecti
   const Press serial = press(rank0_alone());
   wait_for_rank0();
   const double distributed =
-      world_size() == 1 ? 0.0
-                        : dynamics_testing::from_rank0(world_rank() == 0 ? max_difference(all.position, serial.position) : 0.0) / 0.03;
+      serial_difference(all.position, serial.position) / 0.03;
   ASSERT_EQ(all.top.size(), 4u);
   const auto& top = all.top.back();
   const auto& bottom = all.bottom.back();
@@ -285,8 +269,7 @@ TEST(TwoBlocks, FrictionBetweenThePartsSlowsTheSlideAsCoulombSays) {
   wait_for_rank0();
   const double u = dynamics_testing::max_displacement(all.run);
   const double distributed =
-      world_size() == 1 ? 0.0
-                        : dynamics_testing::from_rank0(world_rank() == 0 ? max_difference(all.run.position, serial.run.position) : 0.0) / u;
+      serial_difference(all.run.position, serial.run.position) / u;
   const double coulomb = 2.0 * 0.01 * 0.01 * 5 * 6 / 2, frictionless = 1.5 * coulomb;
   if (world_rank() == 0)
     std::printf("self contact: a block sliding on the other with friction 0.1 on %d ranks: its mean x-displacement "
@@ -340,8 +323,7 @@ TEST(TwoSheets, TheUpperClothLandsOnTheLowerWithoutAnyIntersection) {
   wait_for_rank0();
   const double u = dynamics_testing::max_displacement(all.run);
   const double distributed =
-      world_size() == 1 ? 0.0
-                        : dynamics_testing::from_rank0(world_rank() == 0 ? max_difference(all.run.position, serial.run.position) : 0.0) / u;
+      serial_difference(all.run.position, serial.run.position) / u;
   if (world_rank() == 0)
     std::printf("self contact: two cloths on %d ranks: intersecting triangle pairs %lld, closest pair %.4e, most "
                 "active pairs %lld, largest |u| %.4e, serial vs distributed %.2e (of |u|)\n",

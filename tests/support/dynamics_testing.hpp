@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <thread>
 #include <numbers>
 #include <optional>
 #include <stdexcept>
@@ -158,6 +159,44 @@ inline double max_abs(const std::vector<double>& v) {
 inline double from_rank0(double value) {
   MPI_Bcast(&value, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   return value;
+}
+
+/// Rank 0's MPI_COMM_SELF, MPI_COMM_NULL elsewhere: the serial run inside a distributed test (none on 1 rank, where
+/// it would be the same run: serial_difference() is then 0).
+inline MPI_Comm rank0_alone() {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return rank == 0 && size > 1 ? MPI_COMM_SELF : MPI_COMM_NULL;
+}
+
+/// Every rank waits here until rank 0 has finished its run alone; the others sleep while they wait instead of
+/// polling in a collective (which, on 2 cores shared by 3 ranks, takes CPU time from rank 0's run).
+inline void wait_for_rank0() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  int done = 0;
+  while (!done) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+/// The largest entry of |a - b| (1e300 when the sizes differ).
+inline double max_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return 1e300;
+  double d = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) d = std::max(d, std::abs(a[i] - b[i]));
+  return d;
+}
+
+/// Rank 0's serial-vs-distributed difference (max_difference), on every rank; 0 on 1 rank.
+inline double serial_difference(const std::vector<double>& distributed, const std::vector<double>& serial) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size == 1) return 0.0;
+  return from_rank0(rank == 0 ? max_difference(distributed, serial) : 0.0);
 }
 
 }  // namespace edgefem::dynamics_testing
