@@ -70,7 +70,7 @@ class RigidSpace final : public FrameSpace {
   [[nodiscard]] std::size_t n_samples() const override { return samples_.size(); }
   [[nodiscard]] std::size_t voxel_width() const override { return frames::kVoxelFields + 4 * rest_.size(); }
   [[nodiscard]] std::vector<double> rest_masses(const frames::FramePoints& tet_samples,
-                                                std::span<const double> cell_mass) const override;
+                                                std::span<const double> cell_mass, bool weighted) const override;
   [[nodiscard]] std::vector<double> masses(std::span<const double> state,
                                            std::span<const double> rest_masses) const override;
   [[nodiscard]] std::vector<double> translation_velocity(const Vec3& v) const override {
@@ -146,7 +146,7 @@ class AffineSpace final : public FrameSpace {
     return frames::kVoxelFields + frames::kAffineDofs * rest_.size();
   }
   [[nodiscard]] std::vector<double> rest_masses(const frames::FramePoints& tet_samples,
-                                                std::span<const double> cell_mass) const override;
+                                                std::span<const double> cell_mass, bool weighted) const override;
   [[nodiscard]] std::vector<double> masses(std::span<const double>,
                                            std::span<const double> rest_masses) const override {
     return {rest_masses.begin(), rest_masses.end()};
@@ -163,8 +163,8 @@ class AffineSpace final : public FrameSpace {
   std::vector<Vec3> rest_;
 };
 
-std::vector<double> RigidSpace::rest_masses(const frames::FramePoints& samples,
-                                            std::span<const double> cell_mass) const {
+std::vector<double> RigidSpace::rest_masses(const frames::FramePoints& samples, std::span<const double> cell_mass,
+                                            bool weighted) const {
   // J_i = dp/dtwist_i = (dp/db) w_i (dd_i/dtwist) at the sample (the tet's centroid), at rest.
   const std::size_t n = rest_.size();
   std::vector<double> M(36 * n, 0.0);
@@ -182,12 +182,12 @@ std::vector<double> RigidSpace::rest_masses(const frames::FramePoints& samples,
         for (int c = 0; c < 6; ++c) {
           double v = 0.0;
           for (int l = 0; l < 8; ++l) v += sp.grad[a][l] * rel[in.frame].first[l][c];
-          J[a][c] = in.c[0] * v;
+          J[a][c] = v;  // (J_i / w_i)
         }
+      const double mw = cell_mass[k] * (weighted ? in.c[0] : in.c[0] * in.c[0]);
       double* Mi = &M[36 * static_cast<std::size_t>(in.frame)];
       for (int r = 0; r < 6; ++r)
-        for (int c = 0; c < 6; ++c)
-          Mi[6 * r + c] += cell_mass[k] * (J[0][r] * J[0][c] + J[1][r] * J[1][c] + J[2][r] * J[2][c]);
+        for (int c = 0; c < 6; ++c) Mi[6 * r + c] += mw * (J[0][r] * J[0][c] + J[1][r] * J[1][c] + J[2][r] * J[2][c]);
     }
   }
   return M;
@@ -208,8 +208,8 @@ std::vector<double> RigidSpace::masses(std::span<const double> state, std::span<
   return out;
 }
 
-std::vector<double> AffineSpace::rest_masses(const frames::FramePoints& samples,
-                                             std::span<const double> cell_mass) const {
+std::vector<double> AffineSpace::rest_masses(const frames::FramePoints& samples, std::span<const double> cell_mass,
+                                             bool weighted) const {
   // x = sum_i w_i (A_i (X - rest_i) + t_i): J_i = w_i [phi^T (x) I3], phi = (X - rest_i, 1), so
   // M_i[(4a + m), (4c + n)] = delta_ac sum m w_i^2 phi_m phi_n.
   constexpr int d = frames::kAffineDofs;
@@ -220,7 +220,7 @@ std::vector<double> AffineSpace::rest_masses(const frames::FramePoints& samples,
       const Vec3& rest = rest_[static_cast<std::size_t>(in.frame)];
       const double phi[4] = {samples.point[k][0] - rest[0], samples.point[k][1] - rest[1],
                              samples.point[k][2] - rest[2], 1.0};
-      const double mw2 = cell_mass[k] * in.c[0] * in.c[0];
+      const double mw2 = cell_mass[k] * (weighted ? in.c[0] : in.c[0] * in.c[0]);
       double* Mi = &M[d * d * static_cast<std::size_t>(in.frame)];
       for (int a = 0; a < 3; ++a)
         for (int m = 0; m < 4; ++m)

@@ -58,9 +58,10 @@ class FrameSpace {
 
   /// Dynamics. The lumped rest masses (Eq. 6 with the cross terms between frames dropped): per frame a
   /// dofs_per_frame-square block (row-major) M_i = sum_tets m J_i^T J_i at the tets' centroids (J_i = dx/d(dofs of
-  /// frame i) at rest), this rank's partial sums; `cell_mass` per tet of `tet_samples`.
+  /// frame i) at rest), this rank's partial sums; `cell_mass` per tet of `tet_samples`. `weighted`
+  /// (discretization.frame_mass): M_i = sum_tets m w_i (J_i / w_i)^T (J_i / w_i) instead (the weights' row sum).
   [[nodiscard]] virtual std::vector<double> rest_masses(const frames::FramePoints& tet_samples,
-                                                        std::span<const double> cell_mass) const = 0;
+                                                        std::span<const double> cell_mass, bool weighted = false) const = 0;
   /// The mass blocks at `state` from the rest blocks: rigid frames rotate them, diag(R, R) M_i diag(R, R)^T (Eq. 15);
   /// affine masses are constant.
   [[nodiscard]] virtual std::vector<double> masses(std::span<const double> state,

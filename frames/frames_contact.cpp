@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "contact/barrier.hpp"
+#include "core/error.hpp"
 #include "linalg/petsc_util.hpp"
 #include "partition/collective.hpp"
 #include "solver/obstacles.hpp"
@@ -103,12 +104,48 @@ FrameContact::FrameContact(MPI_Comm comm, const Job& job, const LocalMesh& mesh,
   };
 }
 
-void FrameContact::begin_step(std::span<const double> x, double increment) {
-  terms_->set_slip(friction_velocity_ * increment);
-  terms_->lag_friction(x, std::vector<double>(3 * obstacles_.size(), 0.0));
+void FrameContact::begin_step(std::span<const double> x, double slip_step, double t0, double t1) {
+  terms_->set_slip(friction_velocity_ * std::max(slip_step, 1e-12));
+  place(t0);
+  terms_->lag_friction(x, moves(t0, t1));
 }
 
 void FrameContact::place(double t) { place_obstacles(job_, obstacles_, t); }
+
+bool FrameContact::moving() const {
+  return std::any_of(job_.obstacles.begin(), job_.obstacles.end(), [](const ObstacleSpec& o) { return o.motion.has_value(); });
+}
+
+std::vector<double> FrameContact::moves(double a, double b) const {
+  std::vector<double> out(3 * obstacles_.size());
+  for (std::size_t o = 0; o < obstacles_.size(); ++o) {
+    const auto from = obstacle_offset(job_, job_.obstacles[o], a), to = obstacle_offset(job_, job_.obstacles[o], b);
+    for (int d = 0; d < 3; ++d) out[3 * o + static_cast<std::size_t>(d)] = to[d] - from[d];
+  }
+  return out;
+}
+
+double FrameContact::advance(std::span<const double> x, double s, double to) {
+  if (!moving()) {
+    place(to);
+    return to;
+  }
+  double trial = to;
+  std::vector<double> copy(x.size());
+  for (int halving = 0; halving < 60; ++halving, trial = s + 0.5 * (trial - s)) {
+    place(s);
+    std::copy(x.begin(), x.end(), copy.begin());
+    long long carried = terms_->carry_along(copy, moves(s, trial), kAdvance);
+    MPI_Allreduce(MPI_IN_PLACE, &carried, 1, MPI_LONG_LONG, MPI_SUM, comm_);
+    if (carried == 0) {
+      place(trial);
+      return trial;
+    }
+  }
+  place(s);
+  throw SolverError("frames: an obstacle's move from t = " + std::to_string(s) + " cannot be followed: a contact "
+                    "point stays in its way however small the move (a point held by the fixed frames?)");
+}
 
 double FrameContact::step_limit(std::span<const double> x0, std::span<const double> x1) const {
   double limit = 1.0;

@@ -10,10 +10,12 @@
 /// Hessian is the exact one, not projected: the frame solver shifts an indefinite K itself). The Newton line search
 /// starts at step_limit: 0.8 of the way to the first contact of any candidate on any rank along its straight move
 /// (affine frames: the exact path; rigid frames: the chord, the barrier's +infinity inside rejecting the rest).
-/// Friction: the Newton solvers' lagged, smoothed Coulomb friction (contact/friction.hpp), frozen at each load
-/// step's start (normal forces, tangent bases, positions), slip eps = friction_velocity x the load increment. The
+/// Friction: the Newton solvers' lagged, smoothed Coulomb friction (contact/friction.hpp), frozen at each load or
+/// time step's start (normal forces, tangent bases, positions, the obstacles' moves over the step), slip eps =
+/// friction_velocity x the load increment (statics) or the time step (dynamics). The
 /// per-point terms are contact::ContactPotential's, with the skinned points as its candidates.
-/// Obstacles replicated (solver/obstacles.hpp), fixed (static analysis).
+/// Obstacles replicated (solver/obstacles.hpp); moving ones (`motion`) are placed at the step's end, reached from
+/// the step's start through advance() (frames_solver.cpp): statics and the Newton dynamics (backward-euler).
 #include <mpi.h>
 
 #include <cstdint>
@@ -51,11 +53,20 @@ class FrameContact {
   [[nodiscard]] std::span<const double> weights() const { return weights_; }
   /// The contact energy of a point at p, its gradient and Hessian (frames::PointPotential).
   [[nodiscard]] const frames::PointPotential& potential() const { return potential_; }
-  /// The obstacles at load factor t.
+  /// The obstacles at load factor (static) or time (dynamics) t.
   void place(double t);
-  /// A load step's start: friction lagged at the points' positions x (3 each), slip eps = friction_velocity x
-  /// `increment` (the load increment).
-  void begin_step(std::span<const double> x, double increment);
+  /// Whether some obstacle has a motion.
+  [[nodiscard]] bool moving() const;
+  /// A step's start (obstacle time t0, the step's end t1): friction lagged at the points' positions x (3 each) with
+  /// the obstacles at t0 and their moves to t1 (the slip relative to the obstacle), slip eps = friction_velocity x
+  /// `slip_step` (the load increment or the time step). Leaves the obstacles at t0.
+  void begin_step(std::span<const double> x, double slip_step, double t0, double t1);
+  /// The obstacles' continuation within a step (moving obstacles; frames_solver.cpp): from time s (where the points
+  /// x, 3 each, are free of them) the latest s' in (s, to] (to, or s + (to - s) / 2^k) whose moves s -> s' take no
+  /// point of any rank more than kAdvance of the way to a first contact (the tet solver's carry_along test,
+  /// ContactPotential::carry_along); the obstacles are left at s'. Collective; throws SolverError when 60 halvings
+  /// do not get there (an obstacle pushing into a held part).
+  double advance(std::span<const double> x, double s, double to);
   /// The largest fraction of the moves x0 -> x1 (the candidates' positions, 3 each) no candidate of any rank
   /// crosses an obstacle on: 0.8 of the first contact, 1 when none (the penalty: 1). Collective.
   [[nodiscard]] double step_limit(std::span<const double> x0, std::span<const double> x1) const;
@@ -75,6 +86,9 @@ class FrameContact {
   std::vector<double> reference_, weights_;
   frames::PointPotential potential_;
   static constexpr double kFraction = 0.8;  ///< of the first contact a step may go
+  static constexpr double kAdvance = 0.5;   ///< of the gap an obstacle's move within a step may take (advance)
+  /// The obstacles' moves from time a to b, 3 per obstacle.
+  [[nodiscard]] std::vector<double> moves(double a, double b) const;
 };
 
 }  // namespace edgefem

@@ -25,6 +25,21 @@
 
 namespace edgefem {
 
+/// The inertia and damping of a backward-Euler step of the frames, a quadratic in the step's increment D (the sum
+/// of the Newton increments, per frame dofs_per_frame, held frames 0): with the frame masses M and the Hessian H of
+/// the strain energy and loads at the step's start (frozen: Rayleigh's stiffness damping), the time step h and the
+/// velocity w at the start,
+///   I(D) = |D - h w|^2_M / (2 h^2) + alpha |D|^2_M / (2 h) + beta |D|^2_H / (2 h) = D^T A D / 2 - b^T D + const,
+///   A = ((1 + h alpha) M + h beta H) / h^2,  b = M w / h.
+/// I(D) + the potential at the moved poses is the step's incremental potential; its stationary point is the
+/// implicit Euler step  M (w' - w) / h + alpha M w' + beta H w' + g(q') = 0 with w' = D / h, whose first Newton
+/// iteration from D = 0 is the linearised step (run_dynamic's linearized-euler).
+struct FrameStepInertia {
+  Eigen::MatrixXd A;
+  Eigen::VectorXd b, D;
+  [[nodiscard]] double energy(const Eigen::VectorXd& d) const { return 0.5 * d.dot(A * d) - b.dot(d); }
+};
+
 using frames::FramePose;
 using frames::Vec3;
 
@@ -95,7 +110,8 @@ FrameSolver::FrameSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, c
 }
 
 void FrameSolver::add_rest_masses(const frames::FramePoints& samples, std::span<const double> cell_mass) {
-  const std::vector<double> m = space_->rest_masses(samples, cell_mass);
+  const std::vector<double> m =
+      space_->rest_masses(samples, cell_mass, job_.discretization.frame_mass == FrameMass::weighted);
   if (rest_mass_.empty()) rest_mass_.assign(m.size(), 0.0);
   for (std::size_t k = 0; k < m.size(); ++k) rest_mass_[k] += m[k];
 }
@@ -191,10 +207,10 @@ const frames::FramePoints& FrameSolver::load_points(double load_factor) const {
 }
 
 void FrameSolver::evaluate(std::span<const double> state, double load_factor, bool want_hessian,
-                           frames::FrameSystem& out) const {
+                           frames::FrameSystem& out, bool with_contact) const {
   const frames::FramePoints& loads = load_points(load_factor);
   space_->evaluate(state, loads, want_hessian, out);
-  if (contact_) space_->add_point_potential(state, contact_->points(), contact_->potential(), want_hessian, out);
+  if (contact_ && with_contact) space_->add_point_potential(state, contact_->points(), contact_->potential(), want_hessian, out);
   // One reduction: energy, strain energy, gradient (and Hessian).
   std::vector<double> buffer;
   buffer.reserve(2 + out.gradient.size() + out.hessian.size());
@@ -222,6 +238,16 @@ double FrameSolver::energy(std::span<const double> state, double load_factor) co
   }
   MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, comm_);
   MPI_Bcast(&e, 1, MPI_DOUBLE, 0, comm_);  // the same bits everywhere (see evaluate)
+  return e;
+}
+
+double FrameSolver::contact_energy(std::span<const double> state) const {
+  if (!contact_) return 0.0;
+  frames::FrameSystem c;
+  space_->add_point_potential(state, contact_->points(), contact_->potential(), false, c);
+  double e = c.energy;
+  MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, comm_);
+  MPI_Bcast(&e, 1, MPI_DOUBLE, 0, comm_);
   return e;
 }
 
@@ -259,14 +285,20 @@ Eigen::VectorXd newton_direction(MPI_Comm comm, const Eigen::MatrixXd& K, const 
 
 }  // namespace
 
-void FrameSolver::line_search(const std::vector<int>& free, const std::vector<double>& step, double slope,
-                              double energy_now, double load_factor) {
+double FrameSolver::line_search(const std::vector<int>& free, const std::vector<double>& step, double slope,
+                                double energy_now, double load_factor, const FrameStepInertia* inertia) {
   // Backtracking on the energy (Armijo), at most 20 halvings.
   const std::size_t n_dofs = static_cast<std::size_t>(dofs_per_frame()) * static_cast<std::size_t>(n_frames());
   auto moved = [&](double alpha) {
     std::vector<double> full(n_dofs, 0.0);
     for (std::size_t a = 0; a < free.size(); ++a) full[free[a]] = alpha * step[a];
     return space_->moved(state_, full);
+  };
+  auto inertia_at = [&](double alpha) {  // I(D + alpha step)
+    if (!inertia) return 0.0;
+    Eigen::VectorXd d = inertia->D;
+    for (std::size_t a = 0; a < free.size(); ++a) d[free[a]] += alpha * step[a];
+    return inertia->energy(d);
   };
   double alpha = 1.0;
   std::vector<double> trial = moved(alpha);
@@ -276,53 +308,68 @@ void FrameSolver::line_search(const std::vector<int>& free, const std::vector<do
     if (alpha < 1.0) trial = moved(alpha);
   }
   for (int cut = 0; cut < 20; ++cut) {
-    const double e = energy(trial, load_factor);
+    const double e = energy(trial, load_factor) + inertia_at(alpha);
     if (std::isfinite(e) && e <= energy_now + 1e-4 * alpha * slope + 1e-14 * std::abs(energy_now)) break;
     alpha *= 0.5;
     trial = moved(alpha);
   }
   state_ = std::move(trial);
+  return alpha;
 }
 
-bool FrameSolver::solve_step(double load_factor, FrameStepReport& report, std::string& why) {
+bool FrameSolver::solve_step(double load_factor, FrameStepReport& report, std::string& why, double from, double to,
+                             FrameStepInertia* inertia) {
   const std::vector<int> free = free_dofs();
   const int m = static_cast<int>(free.size());
   if (m == 0) return true;
   const int n_dofs = dofs_per_frame() * n_frames();
-  double first_norm = -1.0;
-  int rank = 0;
+  double largest = -1.0;  // the largest |g| of the step (the relative tolerance's reference)
+  double s = contact_ ? from : to;  // where the (moving) obstacles are
+  int rank = 0, at_end = 0;
   MPI_Comm_rank(comm_, &rank);
   for (int it = 0;; ++it) {
+    if (contact_ && s < to) {  // the moving obstacles as far toward `to` as the points' gaps allow
+      s = contact_->advance(space_->skin(state_, contact_->reference(), contact_->weights()), s, to);
+      if (it > 0) ++report.stages;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     frames::FrameSystem sys;
     evaluate(state_, load_factor, true, sys);
     report.seconds_evaluate += seconds_since(t0);
     Eigen::VectorXd g(m);
     Eigen::MatrixXd K(m, m);
+    Eigen::VectorXd inertia_gradient;
+    if (inertia) inertia_gradient = inertia->A * inertia->D - inertia->b;
     for (int a = 0; a < m; ++a) {
-      g[a] = sys.gradient[free[a]];
-      for (int b = 0; b < m; ++b) K(a, b) = sys.hessian[static_cast<std::size_t>(free[a]) * n_dofs + free[b]];
+      g[a] = sys.gradient[free[a]] + (inertia ? inertia_gradient[free[a]] : 0.0);
+      for (int b = 0; b < m; ++b)
+        K(a, b) = sys.hessian[static_cast<std::size_t>(free[a]) * n_dofs + free[b]] +
+                  (inertia ? inertia->A(free[a], free[b]) : 0.0);
     }
+    const double e = sys.energy + (inertia ? inertia->energy(inertia->D) : 0.0);
     const double norm = g.norm();
     if (!std::isfinite(norm)) {
       why = "the frame forces are not finite";
       return false;
     }
-    if (first_norm < 0) first_norm = norm;
+    largest = std::max(largest, norm);
     report.residuals.push_back(norm);
     if (!quiet_ && job_.newton_max_it > 0 && rank == 0)
-      std::printf("    frames Newton %2d: |g| = %.6e, energy = %.12e\n", it, norm, sys.energy);
-    if (norm <= std::max(job_.newton_atol, job_.newton_rtol * first_norm)) return true;
-    if (it >= job_.newton_max_it) {
+      std::printf("    frames Newton %2d: |g| = %.6e, energy = %.12e\n", it, norm, e);
+    if (s == to && norm <= std::max(job_.newton_atol, job_.newton_rtol * largest)) return true;
+    if ((s == to && at_end++ >= job_.newton_max_it) || it >= 100000) {
       std::ostringstream msg;
-      msg << "no convergence in " << job_.newton_max_it << " Newton iterations (|g| " << first_norm << " -> " << norm
-          << ")";
+      msg << "no convergence in " << job_.newton_max_it << " Newton iterations (|g| " << report.residuals.front()
+          << " -> " << norm << ")";
       why = msg.str();
       return false;
     }
     ++report.newton_iterations;
     const Eigen::VectorXd step = newton_direction(comm_, K, g);
-    line_search(free, std::vector<double>(step.data(), step.data() + m), g.dot(step), sys.energy, load_factor);
+    const double alpha = line_search(free, std::vector<double>(step.data(), step.data() + m), g.dot(step), e,
+                                     load_factor, inertia);
+    if (inertia)
+      for (int a = 0; a < m; ++a) inertia->D[free[a]] += alpha * step[a];
   }
 }
 
@@ -354,14 +401,15 @@ std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, doub
         static_cast<double>(step - 1) / job_.steps, load_factor, kMaxLoadStepCuts,
         [&](double a, double b, std::string& failure) {
           const std::vector<double> saved = state_;
-          if (contact_) {  // friction lagged at the step's start (frames_contact.hpp)
-            contact_->place(b);
-            contact_->begin_step(space_->skin(state_, contact_->reference(), contact_->weights()), b - a);
+          if (contact_)  // friction lagged at the step's start (frames_contact.hpp)
+            contact_->begin_step(space_->skin(state_, contact_->reference(), contact_->weights()), b - a, a, b);
+          if (!contact_ || !contact_->moving()) {
+            if (contact_) contact_->place(b);
+            predict(a, b);
+            // A prediction that reaches an obstacle (infinite barrier): start from the last state instead.
+            if (contact_ && !std::isfinite(energy(state_, b))) state_ = saved;
           }
-          predict(a, b);
-          // A prediction that reaches an obstacle (infinite barrier): start from the last state instead.
-          if (contact_ && !std::isfinite(energy(state_, b))) state_ = saved;
-          if (solve_step(b, report, failure)) {
+          if (solve_step(b, report, failure, contact_ && contact_->moving() ? a : b, b)) {
             previous_state_ = saved;
             previous_load_ = a;
             return true;
@@ -448,6 +496,42 @@ void FrameSolver::time_step(const std::vector<int>& free, FrameTimeStep& report)
   report.kinetic = 0.5 * omega.dot(M * omega);
 }
 
+void FrameSolver::time_step_newton(const std::vector<int>& free, FrameTimeStep& report) {
+  const DynamicSpec& spec = *job_.dynamic;
+  const double h = spec.dt, alpha = spec.damping_mass, beta = spec.damping_stiffness, start = report.time - h;
+  const int d = dofs_per_frame(), n6 = d * n_frames();
+  const Eigen::MatrixXd M = block_diagonal(space_->masses(state_, rest_mass_), d);
+  FrameStepInertia inertia;
+  inertia.A = (1.0 + h * alpha) * M;
+  if (beta != 0.0) {  // Rayleigh's stiffness damping with the strain energy's and loads' Hessian at the start
+    frames::FrameSystem sys;
+    evaluate(state_, report.time, true, sys, false);
+    inertia.A += h * beta * Eigen::Map<const Eigen::MatrixXd>(sys.hessian.data(), n6, n6);
+  }
+  inertia.A /= h * h;
+  const Eigen::Map<Eigen::VectorXd> omega(velocity_.data(), n6);
+  inertia.b = M * omega / h;
+  inertia.D = Eigen::VectorXd::Zero(n6);
+  if (contact_)  // friction lagged at the step's start, with the obstacles' moves over the step
+    contact_->begin_step(space_->skin(state_, contact_->reference(), contact_->weights()), h, start, report.time);
+  FrameStepReport newton;
+  std::string why;
+  if (!free.empty() && !solve_step(report.time, newton, why, start, report.time, &inertia))
+    throw SolverError("frames: time step " + std::to_string(report.step) + " (t = " + std::to_string(report.time) +
+                      ") of backward-euler: " + why);
+  for (const int a : free) velocity_[static_cast<std::size_t>(a)] = inertia.D[a] / h;
+  report.newton_iterations = newton.newton_iterations;
+  report.stages = newton.stages;
+  report.kinetic = 0.5 * omega.dot(M * omega);
+  report.potential = energy(state_, report.time);
+  report.contact = contact_energy(state_);
+  if (contact_) {
+    contact_->place(report.time);
+    contact_step_ = contact_->report(space_->skin(state_, contact_->reference(), contact_->weights()),
+                                     obstacle_forces_);
+  }
+}
+
 std::vector<FrameTimeStep> FrameSolver::run_dynamic(const std::function<void(int, double)>& on_step) {
   const DynamicSpec& spec = *job_.dynamic;
   const int n_steps = static_cast<int>(std::lround(spec.end_time / spec.dt));
@@ -459,7 +543,10 @@ std::vector<FrameTimeStep> FrameSolver::run_dynamic(const std::function<void(int
     FrameTimeStep report;
     report.step = step;
     report.time = step * spec.dt;
-    time_step(free, report);
+    if (spec.integrator == Integrator::backward_euler)
+      time_step_newton(free, report);
+    else
+      time_step(free, report);
     report.seconds = seconds_since(t0);
     out.push_back(report);
     on_step(step, report.time);

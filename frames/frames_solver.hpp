@@ -38,6 +38,7 @@ struct FrameStepReport {
   double seconds = 0.0;
   double seconds_evaluate = 0.0;  ///< in evaluate_frames (this rank) and the Allreduce
   int substeps = 1;               ///< increments taken (more than 1 when the load increment was cut)
+  int stages = 0;                 ///< moving obstacles: continuation stages (FrameContact::advance) after the first
 };
 
 /// One time step of the frame dynamics (identical on every rank).
@@ -45,9 +46,16 @@ struct FrameTimeStep {
   int step = 0;
   double time = 0.0;
   double kinetic = 0.0;    ///< 1/2 Omega^T M Omega after the step (lumped, rotated masses)
-  double potential = 0.0;  ///< strain energy minus the loads' work, at the poses before the step
+  double potential = 0.0;  ///< strain energy minus the loads' work, at the poses before the step (backward-euler:
+                           ///< after it, with the contact energy)
+  double contact = 0.0;    ///< the contact energy after the step (backward-euler; barrier and friction)
+  int newton_iterations = 0;  ///< backward-euler: Newton iterations (with the obstacles' continuation stages)
+  int stages = 0;             ///< backward-euler: the moving obstacles' continuation stages (advance) after the first
   double seconds = 0.0;
 };
+
+/// The inertia and damping of a backward-Euler step of the frames (frames_solver.cpp).
+struct FrameStepInertia;
 
 class FrameSolver {
  public:
@@ -65,7 +73,10 @@ class FrameSolver {
   ///   [M (1 + h alpha) + (h beta + h^2) H] dOmega = -h g - h (alpha M + beta H) Omega - h^2 H Omega,
   ///   Omega <- Omega + dOmega, state <- moved(state, h Omega).
   /// One linear solve per step (no Newton iterations). Loads follow their schedules at the step's end time.
-  /// `on_step(step, time)` after step 0 and each step.
+  /// integrator backward-euler: the same implicit Euler step solved to convergence by Newton on the incremental
+  /// potential (FrameStepInertia), with the obstacles' barrier and lagged friction, each Newton step limited by the
+  /// contact points' continuous check, moving obstacles at the step's end reached through advance() (needed with
+  /// obstacles). `on_step(step, time)` after step 0 and each step.
   std::vector<FrameTimeStep> run_dynamic(const std::function<void(int, double)>& on_step);
 
   /// The lumped rest masses M_i (per frame a dofs_per_frame-square block, row-major), summed over ranks.
@@ -91,8 +102,13 @@ class FrameSolver {
   [[nodiscard]] const std::vector<double>& obstacle_forces() const { return obstacle_forces_; }
   [[nodiscard]] const FrameContact* contact() const { return contact_ ? &*contact_ : nullptr; }
 
+  /// The potential (strain energy minus the loads' work at `time`, plus the contact energy) at the current state,
+  /// summed over the ranks (the loads' work counted from the origin: -f . x). Collective.
+  [[nodiscard]] double potential(double time) const { return energy(state_, time); }
   /// Sum over ranks of the energy, gradient and Hessian at `state` and `load_factor` (Hessian empty if not wanted).
-  void evaluate(std::span<const double> state, double load_factor, bool want_hessian, frames::FrameSystem& out) const;
+  /// `with_contact`: false leaves the contact terms out.
+  void evaluate(std::span<const double> state, double load_factor, bool want_hessian, frames::FrameSystem& out,
+                bool with_contact = true) const;
 
  private:
   /// The summed energy alone (line searches).
@@ -100,17 +116,26 @@ class FrameSolver {
   /// The loaded vertices and their frames' weights (once), and their forces at `load_factor` (every call).
   void init_loads();
   [[nodiscard]] const frames::FramePoints& load_points(double load_factor) const;
-  /// One load step's Newton iterations from the current state. False (and `why`) when it does not converge.
-  bool solve_step(double load_factor, FrameStepReport& report, std::string& why);
+  /// One step's Newton iterations from the current state, loads at `load_factor`, moving obstacles from their
+  /// place at `from` to `to` (advance: a continuation, one Newton iteration per stage; converged only at `to`), with
+  /// a time step's inertia (dynamics; its D updated) or without (statics). False (and `why`) when it does not
+  /// converge.
+  bool solve_step(double load_factor, FrameStepReport& report, std::string& why, double from, double to,
+                  FrameStepInertia* inertia = nullptr);
+  /// The contact energy at `state` (obstacles where they are), summed over the ranks.
+  [[nodiscard]] double contact_energy(std::span<const double> state) const;
   /// The state at load factor `to` predicted from the converged states at `from` (the current one) and before
   /// (linear extrapolation; affine frames only, like StaticSolver's predictor). Held frames stay at rest.
   void predict(double from, double to);
   /// The unknowns of the frames not held: dofs_per_frame per frame (index d i + a).
   [[nodiscard]] std::vector<int> free_dofs() const;
   /// Backtracking on the energy (Armijo) along `step` (one value per entry of `free`) from the state, at most 20
-  /// halvings; the state becomes the accepted trial. `slope`: g . step; `energy_now`: the energy at the state.
-  void line_search(const std::vector<int>& free, const std::vector<double>& step, double slope, double energy_now,
-                   double load_factor);
+  /// halvings; the state becomes the accepted trial. `slope`: g . step; `energy_now`: the energy at the state
+  /// (with `inertia`'s I(D)); `inertia`: its I(D + alpha step) added to the trials' energy. Returns alpha.
+  double line_search(const std::vector<int>& free, const std::vector<double>& step, double slope, double energy_now,
+                     double load_factor, const FrameStepInertia* inertia = nullptr);
+  /// One backward-Euler step of run_dynamic (report.step and report.time set).
+  void time_step_newton(const std::vector<int>& free, FrameTimeStep& report);
   /// One step of run_dynamic (report.step and report.time set): the poses and velocities after it, its energies.
   void time_step(const std::vector<int>& free, FrameTimeStep& report);
   /// Adds the per-tet samples' share of the lumped frame masses (dynamics; `cell_mass` per sample).

@@ -88,6 +88,7 @@ constexpr std::array<Choice<DiscretizationType>, 2> discretizations = {
 constexpr std::array<Choice<FrameWeights>, 3> frame_weights = {
     {{"harmonic", FrameWeights::harmonic}, {"hat", FrameWeights::hat}, {"diffused", FrameWeights::diffused}}};
 constexpr std::array<Choice<FrameType>, 2> frame_types = {{{"rigid", FrameType::rigid}, {"affine", FrameType::affine}}};
+constexpr std::array<Choice<FrameMass>, 2> frame_masses = {{{"blocks", FrameMass::blocks}, {"weighted", FrameMass::weighted}}};
 constexpr std::array<Choice<FramePlacementRule>, 2> frame_placements = {
     {{"farthest", FramePlacementRule::farthest}, {"kmeans", FramePlacementRule::kmeans}}};
 
@@ -224,10 +225,10 @@ void JobParser::check_frames(const Job& job) const {
   const int line = job.discretization.line;
   if (job.analysis_type == AnalysisType::dynamics) {
     const DynamicSpec& d = *job.dynamic;
-    if (d.integrator != Integrator::linearized_euler)
+    if (d.integrator != Integrator::linearized_euler && d.integrator != Integrator::backward_euler)
       fail(line,
-           "discretization: type frames integrates in time with linearized-euler only (the paper's step), "
-           "got analysis.integrator '" +
+           "discretization: type frames integrates in time with linearized-euler (the paper's step) or "
+           "backward-euler (its Newton solve, needed with obstacles) only, got analysis.integrator '" +
                std::string(to_string(d.integrator)) + "'");
     if (d.mass != MassMatrix::lumped)
       fail(line, "discretization: type frames has lumped frame masses only (a 6x6 or 12x12 block per frame), got "
@@ -909,8 +910,9 @@ void JobParser::parse_discretization(const Value& v, Job& job) const {
   const Value* grid = m.get("sample_grid");
   const Value* frame_type = m.get("frame_type");
   const Value* placement = m.get("placement");
+  const Value* frame_mass = m.get("frame_mass");
   if (d.type == DiscretizationType::nodes) {
-    for (const Value* given : {frames, positions, weights, grid, frame_type, placement})
+    for (const Value* given : {frames, positions, weights, grid, frame_type, placement, frame_mass})
       if (given) fail(given->line, given->path + ": only for type frames (type is nodes)");
     return;
   }
@@ -927,6 +929,7 @@ void JobParser::parse_discretization(const Value& v, Job& job) const {
   }
   if (weights) d.weights = choice(*weights, frame_weights);
   if (frame_type) d.frame_type = choice(*frame_type, frame_types);
+  if (frame_mass) d.frame_mass = choice(*frame_mass, frame_masses);
   if (placement) {
     if (positions)
       fail(placement->line, placement->path +
@@ -1051,6 +1054,7 @@ std::string_view to_string(VolumetricPenalty volumetric) { return name_of(volume
 std::string_view to_string(DiscretizationType type) { return name_of(discretizations, type); }
 std::string_view to_string(FrameWeights weights) { return name_of(frame_weights, weights); }
 std::string_view to_string(FrameType type) { return name_of(frame_types, type); }
+std::string_view to_string(FrameMass mass) { return name_of(frame_masses, mass); }
 std::string_view to_string(FramePlacementRule rule) { return name_of(frame_placements, rule); }
 
 bool any_bending(const Job& job) {

@@ -165,19 +165,6 @@ void JobParser::parse_contact(const Value& v, Job& job) const {
   }
 }
 
-void JobParser::check_frames_contact(const Job& job, const Value* obstacles) const {
-  // The frame model's contact (frames/frames_contact.hpp): the barrier on the skinned boundary vertices in the
-  // static Newton solve, fixed obstacles.
-  if (job.analysis_type != AnalysisType::statics)
-    fail(obstacles->line, obstacles->path + ": with discretization type frames only in a static analysis (the frame "
-                                            "dynamics is one linear solve per step, without the barrier's line search)");
-  for (const ObstacleSpec& o : job.obstacles) {
-    if (o.motion)
-      fail(o.line, o.key + ".motion: not supported with discretization type frames (the frame model's obstacles "
-                           "stay where the job file puts them)");
-  }
-}
-
 void JobParser::check_contact(const Job& job, const Value* obstacles, const Value* contact) const {
   if (contact && job.obstacles.empty() && !job.contact.self)
     fail(contact->line, contact->path + ": given, but the job has no obstacles (add an 'obstacles' list, or "
@@ -187,7 +174,6 @@ void JobParser::check_contact(const Job& job, const Value* obstacles, const Valu
                                         "obstacle takes its own 'friction')");
   if (job.contact.self) check_self_contact(job, contact);
   if (job.obstacles.empty()) return;
-  if (job.discretization.type == DiscretizationType::frames) check_frames_contact(job, obstacles);
   if (job.dynamic && job.dynamic->integrator == Integrator::linearized_euler)
     fail(obstacles->line, obstacles->path + ": not supported with integrator linearized-euler yet (contact needs a "
                                             "Newton solve or the position-based sweep: integrator backward-euler, "

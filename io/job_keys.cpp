@@ -311,6 +311,9 @@ constexpr JobKey discretization_keys[] = {
      "samples"},
     {"frame_type", "one of: rigid, affine", "rigid", "", "frames: rigid (6 dofs, dual quaternions) or affine (12)"},
     {"placement", "one of: farthest, kmeans", "farthest", "", "frames: with frames: N, how they are placed"},
+    {"frame_mass", "one of: blocks, weighted", "blocks", "",
+     "frames, dynamics: lumped masses with weights squared (the paper's Eq. 6 without cross terms; lighter than the "
+     "body where weights overlap) or weighted (row-sum: the translational masses sum to the body's)"},
 };
 
 constexpr JobKey output_keys[] = {

@@ -302,11 +302,9 @@ class JobParser {
   void check_position_based(const Job& job, const std::string& materials) const;
   /// Discretization type frames: its integrator, mass and start, no attachments, held frames, isotropic StVK tets.
   void check_frames(const Job& job) const;
-  /// Obstacles: a solver that handles them (Newton: static, backward Euler, Newmark; position-based; frames:
-  /// check_frames_contact); `contact` only with obstacles.
+  /// Obstacles: a solver that handles them (Newton: static, backward Euler, Newmark; position-based; frames: static
+  /// or backward-euler, check_frames); `contact` only with obstacles.
   void check_contact(const Job& job, const Value* obstacles, const Value* contact) const;
-  /// Obstacles with discretization type frames: a static analysis, fixed obstacles.
-  void check_frames_contact(const Job& job, const Value* obstacles) const;
   void check_self_contact(const Job& job, const Value* contact) const;
 
   [[nodiscard]] std::string resolve(const std::string& p) const {

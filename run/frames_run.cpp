@@ -85,35 +85,50 @@ void print_frames_setup(MPI_Comm comm, const Job& job, const FrameSolver& solver
               setup_seconds, solver.setup_seconds_weights());
 }
 
-/// The linearised implicit Euler steps of the frames, and their summary lines.
+/// summary.json's contact of a frame run with obstacles (frames_contact.hpp).
+void start_contact_summary(const Job& job, const FrameSolver& solver, RunSummary& summary) {
+  const FrameContact* contact = solver.contact();
+  if (!contact) return;
+  summary.contact = RunSummary::Contact{};
+  summary.contact->method = contact->barrier() ? "barrier" : "penalty";
+  summary.contact->activation_distance = contact->activation_distance();
+  summary.contact->stiffness = contact->stiffness();
+  for (const ObstacleSpec& o : job.obstacles) summary.contact->obstacles.push_back(o.name);
+  summary.contact->forces.assign(3 * job.obstacles.size(), 0.0);
+}
+
+/// The implicit Euler steps of the frames (linearized-euler: one linear solve each; backward-euler: Newton, with
+/// the obstacles), and their summary lines.
 void run_frames_dynamic(MPI_Comm comm, const Job& job, FrameSolver& solver, FramesOutput& output,
                         const PhaseClock& clock, RunSummary& summary) {
-  const auto steps = solver.run_dynamic([&](int step, double time) { output.on_step(step, time); });
+  start_contact_summary(job, solver, summary);
+  const auto steps = solver.run_dynamic([&](int step, double time) {
+    if (step > 0 && summary.contact && solver.last_contact())
+      record_contact(*summary.contact, step, *solver.last_contact(), solver.obstacle_forces());
+    output.on_step(step, time);
+  });
   output.writer.finish();
   double solve_seconds = 0;
-  for (const auto& r : steps) solve_seconds += r.seconds;
-  record_frames(summary, {0, 0, 0, "dense LU (frames)"}, {"integrator", json_string("linearized-euler")}, steps.size(),
+  int newton = 0;
+  for (const auto& r : steps) solve_seconds += r.seconds, newton += r.newton_iterations;
+  const std::string integrator(to_string(job.dynamic->integrator));
+  record_frames(summary, {newton, 0, 0, "dense LU (frames)"}, {"integrator", json_string(integrator)}, steps.size(),
                 solver.n_frames());
   PetscPrintf(comm,
-              "summary: %zu time steps of linearized-euler (frames, dt %.6g), kinetic energy %.6e, potential %.6e\n"
+              "summary: %zu time steps of %s (frames, dt %.6g), %d Newton iterations, kinetic energy %.6e, "
+              "potential %.6e\n"
               "  time: total %.3f s = read %.3f + partition %.3f + distribute %.3f + set-up %.3f + time steps %.3f + "
               "output %.3f s\n",
-              steps.size(), job.dynamic->dt, steps.empty() ? 0.0 : steps.back().kinetic,
+              steps.size(), integrator.c_str(), job.dynamic->dt, newton, steps.empty() ? 0.0 : steps.back().kinetic,
               steps.empty() ? 0.0 : steps.back().potential, clock.total(), clock.read, clock.partition,
               clock.distribute, clock.setup, solve_seconds, output.output_seconds);
+  if (summary.contact) print_contact_summary(comm, *summary.contact, nullptr, solve_seconds);
 }
 
 /// The load steps of the frames, and their summary lines.
 void run_frames_static(MPI_Comm comm, const Job& job, FrameSolver& solver, FramesOutput& output,
                        const PhaseClock& clock, RunSummary& summary) {
-  if (const FrameContact* contact = solver.contact()) {  // (frames_contact.hpp)
-    summary.contact = RunSummary::Contact{};
-    summary.contact->method = contact->barrier() ? "barrier" : "penalty";
-    summary.contact->activation_distance = contact->activation_distance();
-    summary.contact->stiffness = contact->stiffness();
-    for (const ObstacleSpec& o : job.obstacles) summary.contact->obstacles.push_back(o.name);
-    summary.contact->forces.assign(3 * job.obstacles.size(), 0.0);
-  }
+  start_contact_summary(job, solver, summary);
   const auto reports = solver.run([&](int step, double load_factor) {
     if (step > 0 && summary.contact && solver.last_contact())
       record_contact(*summary.contact, step, *solver.last_contact(), solver.obstacle_forces());

@@ -36,7 +36,9 @@ struct ContactModel {
   int active = 0;  ///< (counted by count_active)
 };
 
-ContactModel contact_model(int n) {
+/// `moves`: the obstacles' moves over the step the friction is lagged for (3 each; frames with moving obstacles:
+/// the slip is taken relative to the obstacle).
+ContactModel contact_model(int n, const std::vector<double>& moves = std::vector<double>(6, 0.0)) {
   ContactModel m;
   m.n = n;
   const auto box = testing::kuhn_box(4, 2, 2, 0.5, 0.05, 4);
@@ -68,7 +70,7 @@ ContactModel contact_model(int n) {
   m.terms->set_activation_distance(0.25);
   m.terms->set_stiffness(3.0);
   m.terms->set_slip(0.05);
-  m.terms->lag_friction(rest_positions, std::vector<double>(6, 0.0));
+  m.terms->lag_friction(rest_positions, moves);
   m.phi = [terms = m.terms, obstacles = m.obstacles](std::size_t k, const Vec3& p, double* g, double* h) {
     contact::Vec3 gradient{};
     contact::Mat3 hessian{};
@@ -150,8 +152,8 @@ TEST(FrameContact, RigidFramesGradientAndHessianMatchFiniteDifferences) {
   EXPECT_TRUE(std::isinf(energy(sunk)));
 }
 
-TEST(FrameContact, AffineFramesGradientAndHessianMatchFiniteDifferences) {
-  const ContactModel m = contact_model(3);
+/// The affine frames' contact gradient and Hessian against central differences, and +infinity once sunk.
+void check_affine(const ContactModel& m) {
   std::mt19937 rng(9);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::vector<double> q = affine_rest_state(m.rest);
@@ -179,6 +181,16 @@ TEST(FrameContact, AffineFramesGradientAndHessianMatchFiniteDifferences) {
   std::vector<double> sunk = q;
   for (std::size_t i = 0; i < static_cast<std::size_t>(m.n); ++i) sunk[kAffineDofs * i + 11] -= 0.3;  // t_z
   EXPECT_TRUE(std::isinf(evaluate(sunk, false).energy));
+}
+
+TEST(FrameContact, AffineFramesGradientAndHessianMatchFiniteDifferences) { check_affine(contact_model(3)); }
+
+TEST(FrameContact, AffineFramesFrictionAgainstMovingObstaclesMatchesFiniteDifferences) {
+  // Friction lagged for obstacles that move over the step (FrameContact::begin_step with a motion): the slip is
+  // relative to each obstacle's move.
+  const ContactModel m = contact_model(3, {0.02, -0.01, 0.0, 0.015, 0.0, 0.01});
+  ASSERT_GT(m.terms->n_lagged(), 0U);
+  check_affine(m);
 }
 
 }  // namespace
