@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <tuple>
@@ -73,18 +74,21 @@ class Handle {
 template <class T>
 hid_t memory_type() {
   if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
+  if constexpr (std::is_same_v<T, float>) return H5T_NATIVE_FLOAT;
   if constexpr (std::is_same_v<T, std::int32_t>) return H5T_NATIVE_INT32;
   if constexpr (std::is_same_v<T, std::int64_t>) return H5T_NATIVE_INT64;
 }
 template <class T>
 hid_t file_type() {
   if constexpr (std::is_same_v<T, double>) return H5T_IEEE_F64LE;
+  if constexpr (std::is_same_v<T, float>) return H5T_IEEE_F32LE;
   if constexpr (std::is_same_v<T, std::int32_t>) return H5T_STD_I32LE;
   if constexpr (std::is_same_v<T, std::int64_t>) return H5T_STD_I64LE;
 }
 template <class T>
 MPI_Datatype mpi_type() {
   if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
+  if constexpr (std::is_same_v<T, float>) return MPI_FLOAT;
   if constexpr (std::is_same_v<T, std::int32_t>) return MPI_INT32_T;
   if constexpr (std::is_same_v<T, std::int64_t>) return MPI_INT64_T;
 }
@@ -105,6 +109,9 @@ void write_block(const std::string& path, hid_t where, const std::string& name, 
   const hsize_t dims[2] = {n, static_cast<hsize_t>(cols)};
   Handle file_space(H5Screate_simple(rank_of_dims, dims, nullptr), H5Sclose);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  // Parallel HDF5 allocates a dataset's space at its creation and by default fills it (a collective write of the
+  // whole dataset): never needed, every value is written next.
+  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
   if (gzip && n > 0) {
     const hsize_t chunk[2] = {chunk_rows(block.n_global(), size, cols), static_cast<hsize_t>(cols)};
     if (H5Pset_chunk(dcpl, rank_of_dims, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 1) < 0)
@@ -121,8 +128,11 @@ void write_block(const std::string& path, hid_t where, const std::string& name, 
   } else if (H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr) < 0) {
     fail(path, "cannot select this rank's block of '" + name + "'");
   }
+  // Each rank's block is one contiguous range of the file: independent writes (a pwrite each, no synchronisation
+  // between the ranks; collective buffering would only reshuffle the same contiguous blocks). Filtered (gzip)
+  // datasets can only be written collectively.
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+  H5Pset_dxpl_mpio(dxpl, gzip ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
   if (H5Dwrite(set, memory_type<T>(), memory_space, file_space, dxpl, values.data()) < 0)
     fail(path, "cannot write dataset '" + name + "'");
 }
@@ -178,11 +188,15 @@ std::string format_double(double x) {
 }
 
 /// The XDMF type of a field of `n` components: ParaView's Xdmf3 reader takes 9-component Tensor arrays as the
-/// VTK tensors of the .vtu output (row-major 3 x 3).
+/// VTK tensors of the .vtu output (row-major 3 x 3). A Tensor6 array it passes on as a 6-component array, which
+/// ParaView names XX, YY, ZZ, XY, YZ, XZ (VTK's symmetric-tensor order, that of its tensor filters): the order
+/// stored here (symmetric_components). ParaView's older "XDMF Reader" (Xdmf2) expands Tensor6 to 3 x 3 assuming
+/// XX, XY, XZ, YY, YZ, ZZ instead (vtkXdmfHeavyData's vtkConvertTensor6): docs/guide/paraview.md.
 const char* attribute_type(int n) {
   switch (n) {
     case 1: return "Scalar";
     case 3: return "Vector";
+    case 6: return "Tensor6";
     case 9: return "Tensor";
     default: return "Matrix";
   }
@@ -229,7 +243,7 @@ std::vector<XdmfSeries::Step> keep_steps_until(const std::string& path, hid_t fi
       const int nd = H5Sget_simple_extent_dims(space, dims, nullptr);
       Handle type(H5Dget_type(set), H5Tclose);
       s.fields.push_back({field, get_string_attribute(set, "center") == "Cell", nd == 2 ? static_cast<int>(dims[1]) : 1,
-                          H5Tget_class(type) == H5T_INTEGER});
+                          H5Tget_class(type) == H5T_INTEGER, static_cast<int>(H5Tget_size(type))});
     }
     kept.push_back(std::move(s));
   }
@@ -285,14 +299,29 @@ void check_room(const std::string& path, std::uintmax_t bytes) {
   }
 }
 
-std::uintmax_t step_bytes(const VtuPiece& piece, GlobalIndex n_vertices, GlobalIndex n_cells) {
+/// The components of a 9-component (row-major 3 x 3) symmetric tensor kept: XX, YY, ZZ, XY, YZ, XZ.
+constexpr int symmetric_components[6] = {0, 4, 8, 1, 5, 2};
+
+/// How an array is stored: its components (6 for a symmetric tensor) and bytes per value.
+std::pair<int, int> stored_layout(const DataArray& a, const XdmfOptions& options) {
+  const bool symmetric = a.n_components == 9 && !a.is_int &&
+                         std::find(options.symmetric_tensors.begin(), options.symmetric_tensors.end(), a.name) !=
+                             options.symmetric_tensors.end();
+  return {symmetric ? 6 : a.n_components, a.is_int || options.single ? 4 : 8};
+}
+
+std::uintmax_t step_bytes(const VtuPiece& piece, GlobalIndex n_vertices, GlobalIndex n_cells,
+                          const XdmfOptions& options) {
   std::uintmax_t bytes = 0;
-  for (const DataArray& a : piece.point_data)
-    bytes += static_cast<std::uintmax_t>(n_vertices) * static_cast<std::uintmax_t>(a.n_components) * (a.is_int ? 4 : 8);
-  for (const DataArray& a : piece.cell_data)
-    bytes += static_cast<std::uintmax_t>(n_cells) * static_cast<std::uintmax_t>(a.n_components) * (a.is_int ? 4 : 8);
+  for (int cell = 0; cell < 2; ++cell)
+    for (const DataArray& a : cell ? piece.cell_data : piece.point_data) {
+      const auto [components, size] = stored_layout(a, options);
+      bytes += static_cast<std::uintmax_t>(cell ? n_cells : n_vertices) * static_cast<std::uintmax_t>(components) *
+               static_cast<std::uintmax_t>(size);
+    }
   return bytes;
 }
+
 
 std::vector<GlobalIndex> owned_vertex_ids(const LocalMesh& mesh) {
   return {mesh.original_vertex.begin(), mesh.original_vertex.begin() + mesh.n_owned};
@@ -381,6 +410,7 @@ std::vector<T> BlockExchange::gather(const std::vector<T>& values, int n_compone
 }
 
 template std::vector<double> BlockExchange::gather(const std::vector<double>&, int) const;
+template std::vector<float> BlockExchange::gather(const std::vector<float>&, int) const;
 template std::vector<std::int32_t> BlockExchange::gather(const std::vector<std::int32_t>&, int) const;
 template std::vector<std::int64_t> BlockExchange::gather(const std::vector<std::int64_t>&, int) const;
 
@@ -470,6 +500,8 @@ void XdmfSeries::write_mesh(const LocalMesh& mesh, int part) {
     Handle space(H5Dget_space(topology), H5Sclose);
     hsize_t dims[2] = {0, 0};
     H5Sget_simple_extent_dims(space, dims, nullptr);
+    Handle type(H5Dget_type(topology), H5Tclose);
+    topology_precision_ = type.valid() ? static_cast<int>(H5Tget_size(type)) : 8;
     if (static_cast<GlobalIndex>(dims[0]) != mesh.n_global_cells || static_cast<int>(dims[1]) != nodes_per_cell_)
       throw InputError(h5_path_ + ": its mesh has " + std::to_string(dims[0]) + " cells of " +
                        std::to_string(dims[1]) + " vertices, this run's " + std::to_string(mesh.n_global_cells) +
@@ -489,13 +521,56 @@ void XdmfSeries::write_mesh(const LocalMesh& mesh, int part) {
   if (H5Lexists(file, "/Mesh/topology", H5P_DEFAULT) > 0) return;
   Handle group(H5Gopen2(file, "/Mesh", H5P_DEFAULT), H5Gclose);
   const std::vector<LocalIndex>& local = solid ? mesh.mesh.tets : mesh.mesh.triangles;
-  std::vector<std::int64_t> cells(local.size());
-  for (std::size_t i = 0; i < local.size(); ++i) cells[i] = mesh.original_vertex[static_cast<std::size_t>(local[i])];
-  write_block(h5_path_, group, "topology", cells_, nodes_per_cell_, cells_.gather(cells, nodes_per_cell_),
-              options_.gzip, size);
+  // int32 vertex numbers while they fit (half the bytes: the topology is the largest array written once).
+  auto write_as = [&]<class I>(I) {
+    std::vector<I> cells(local.size());
+    for (std::size_t i = 0; i < local.size(); ++i)
+      cells[i] = static_cast<I>(mesh.original_vertex[static_cast<std::size_t>(local[i])]);
+    write_block(h5_path_, group, "topology", cells_, nodes_per_cell_, cells_.gather(cells, nodes_per_cell_),
+                options_.gzip, size);
+  };
+  topology_precision_ = mesh.n_global_vertices <= std::numeric_limits<std::int32_t>::max() ? 4 : 8;
+  if (topology_precision_ == 4)
+    write_as(std::int32_t{});
+  else
+    write_as(std::int64_t{});
 }
 
-void XdmfSeries::write_field(hid_t group, const std::string& group_name, const DataArray& a, bool cell) {
+XdmfSeries::Packed XdmfSeries::pack(const std::vector<DataArray>& arrays, bool cell) const {
+  Packed packed;
+  for (const DataArray& a : arrays) {
+    if (a.is_int) continue;
+    packed.names.push_back(a.name);
+    packed.offset.push_back(packed.width);
+    packed.components.push_back(stored_layout(a, options_).first);
+    packed.width += packed.components.back();
+  }
+  const std::size_t n_items = cell ? static_cast<std::size_t>(cells_.n_local()) : static_cast<std::size_t>(n_owned_);
+  const auto w = static_cast<std::size_t>(packed.width);
+  auto fill = [&]<class T>(std::vector<T>& block) {
+    std::vector<T> local(n_items * w);
+    std::size_t k = 0;
+    for (const DataArray& a : arrays) {
+      if (a.is_int) continue;
+      const auto nc = static_cast<std::size_t>(a.n_components), first = static_cast<std::size_t>(packed.offset[k]);
+      const bool symmetric = packed.components[k++] != a.n_components;
+      for (std::size_t i = 0; i < n_items; ++i)
+        for (std::size_t c = 0; c < (symmetric ? 6 : nc); ++c)
+          local[i * w + first + c] =
+              static_cast<T>(a.values[i * nc + static_cast<std::size_t>(symmetric ? symmetric_components[c] : c)]);
+    }
+    block = (cell ? cells_ : vertices_).gather(local, packed.width);
+  };
+  if (packed.width == 0) return packed;
+  if (options_.single)
+    fill(packed.single);
+  else
+    fill(packed.twice);
+  return packed;
+}
+
+void XdmfSeries::write_field(hid_t group, const std::string& group_name, const DataArray& a, bool cell,
+                             const Packed& packed) {
   const BlockExchange& block = cell ? cells_ : vertices_;
   const auto file = static_cast<hid_t>(handle_);
   const bool constant = std::find(options_.constant_fields.begin(), options_.constant_fields.end(), a.name) !=
@@ -509,14 +584,31 @@ void XdmfSeries::write_field(hid_t group, const std::string& group_name, const D
   int size = 1;
   MPI_Comm_size(comm_, &size);
   // Point data: the owned vertices (the first n_owned); cell data: every local cell.
-  const std::size_t n = cell ? a.int_values.size() + a.values.size()
-                             : static_cast<std::size_t>(n_owned_) * static_cast<std::size_t>(a.n_components);
+  const std::size_t n_items =
+      cell ? (a.int_values.size() + a.values.size()) / static_cast<std::size_t>(a.n_components)
+           : static_cast<std::size_t>(n_owned_);
+  const auto [components, precision] = stored_layout(a, options_);
   if (a.is_int) {
-    const std::vector<std::int32_t> own(a.int_values.begin(), a.int_values.begin() + static_cast<std::ptrdiff_t>(n));
-    write_block(h5_path_, group, a.name, block, a.n_components, block.gather(own, a.n_components), options_.gzip, size);
+    const std::vector<std::int32_t> own(a.int_values.begin(),
+                                        a.int_values.begin() + static_cast<std::ptrdiff_t>(n_items * components));
+    write_block(h5_path_, group, a.name, block, components, block.gather(own, components), options_.gzip, size);
   } else {
-    const std::vector<double> own(a.values.begin(), a.values.begin() + static_cast<std::ptrdiff_t>(n));
-    write_block(h5_path_, group, a.name, block, a.n_components, block.gather(own, a.n_components), options_.gzip, size);
+    const auto k = static_cast<std::size_t>(std::find(packed.names.begin(), packed.names.end(), a.name) -
+                                            packed.names.begin());
+    if (k == packed.names.size()) throw std::logic_error("XdmfSeries: " + a.name + " was not packed");
+    auto columns = [&](const auto& all) {
+      std::vector<std::decay_t<decltype(all[0])>> out(static_cast<std::size_t>(block.count()) *
+                                                      static_cast<std::size_t>(components));
+      const auto w = static_cast<std::size_t>(packed.width), c = static_cast<std::size_t>(components);
+      const auto first = static_cast<std::size_t>(packed.offset[k]);
+      for (std::size_t i = 0; i < static_cast<std::size_t>(block.count()); ++i)
+        std::copy_n(all.data() + i * w + first, c, out.data() + i * c);
+      return out;
+    };
+    if (precision == 4)
+      write_block(h5_path_, group, a.name, block, components, columns(packed.single), options_.gzip, size);
+    else
+      write_block(h5_path_, group, a.name, block, components, columns(packed.twice), options_.gzip, size);
   }
   Handle set(H5Dopen2(group, a.name.c_str(), H5P_DEFAULT), H5Dclose);
   set_string_attribute(h5_path_, set, "center", cell ? "Cell" : "Node");
@@ -529,7 +621,7 @@ void XdmfSeries::write_step(long long step, double time, const VtuPiece& piece) 
   // (a full disk) never leaves the others waiting in the next collective call.
   // Room for the step first (rank 0, the file system is shared): refused here, the file stays whole and closes.
   run_collectively(comm_, [&] {
-    if (rank_ == 0) check_room(h5_path_, step_bytes(piece, vertices_.n_global(), cells_.n_global()));
+    if (rank_ == 0) check_room(h5_path_, step_bytes(piece, vertices_.n_global(), cells_.n_global(), options_));
   });
   std::optional<Handle> group;
   collectively([&] {
@@ -547,11 +639,16 @@ void XdmfSeries::write_step(long long step, double time, const VtuPiece& piece) 
     set_attribute<std::int64_t>(h5_path_, *group, "step", step);
   });
   Step listed{step, time, {}};
-  for (int cell = 0; cell < 2; ++cell)
-    for (const DataArray& a : cell ? piece.cell_data : piece.point_data) {
-      collectively([&] { write_field(*group, name, a, cell == 1); });
-      listed.fields.push_back({a.name, cell == 1, a.n_components, a.is_int});
+  for (int cell = 0; cell < 2; ++cell) {
+    const std::vector<DataArray>& arrays = cell ? piece.cell_data : piece.point_data;
+    Packed packed;
+    collectively([&] { packed = pack(arrays, cell == 1); });
+    for (const DataArray& a : arrays) {
+      collectively([&] { write_field(*group, name, a, cell == 1, packed); });
+      const auto [components, precision] = stored_layout(a, options_);
+      listed.fields.push_back({a.name, cell == 1, components, a.is_int, precision});
     }
+  }
   collectively([&] { set_attribute<std::int32_t>(h5_path_, *group, "complete", 1); });
   group.reset();
   collectively([&] {
@@ -572,8 +669,8 @@ void XdmfSeries::write_xdmf() const {
                                (nodes_per_cell_ == 4 ? "Tetrahedron" : "Triangle") + "\" NumberOfElements=\"" +
                                std::to_string(nc) + "\" NodesPerElement=\"" + std::to_string(nodes_per_cell_) +
                                "\">\n          " +
-                               data_item(std::to_string(nc) + " " + std::to_string(nodes_per_cell_), true, 8, h5,
-                                         "/Mesh/topology") +
+                               data_item(std::to_string(nc) + " " + std::to_string(nodes_per_cell_), true,
+                                         topology_precision_, h5, "/Mesh/topology") +
                                "\n        </Topology>\n        <Geometry GeometryType=\"XYZ\">\n          " +
                                data_item(std::to_string(nv) + " 3", false, 8, h5, "/Mesh/geometry") +
                                "\n        </Geometry>\n";
@@ -589,7 +686,7 @@ void XdmfSeries::write_xdmf() const {
       const std::string dims = std::to_string(n) + (f.n_components == 1 ? "" : " " + std::to_string(f.n_components));
       xml += "        <Attribute Name=\"" + xml_escape(f.name) + "\" AttributeType=\"" + attribute_type(f.n_components) +
              "\" Center=\"" + (f.cell ? "Cell" : "Node") + "\">\n          " +
-             data_item(dims, f.is_int, f.is_int ? 4 : 8, h5, group + "/" + f.name) + "\n        </Attribute>\n";
+             data_item(dims, f.is_int, f.precision, h5, group + "/" + f.name) + "\n        </Attribute>\n";
     }
     xml += "      </Grid>\n";
   }

@@ -10,9 +10,11 @@
 ///
 /// The file (h5dump -n solution.h5):
 ///   /Mesh/geometry   N_vertices x 3 float64, the reference coordinates
-///   /Mesh/topology   N_cells x nodes_per_cell int64, 0-based vertex numbers
+///   /Mesh/topology   N_cells x nodes_per_cell int32 (int64 from 2^31 vertices on), 0-based vertex numbers
 ///   /Steps/NNNNNN    one group per written step (attributes: time, step, complete = 1 once its datasets are all
-///                    written); datasets N x components (scalars: N), attribute `center` = Node | Cell.
+///                    written); datasets N x components (scalars: N), attribute `center` = Node | Cell;
+///                    float32 (output.precision: single, the default) or float64; symmetric 3x3 tensors as N x 6
+///                    (XX, YY, ZZ, XY, YZ, XZ).
 ///                    Fields constant through a run (rank, region) are written at its first step and hard-linked
 ///                    from the later ones.
 #include <mpi.h>
@@ -44,6 +46,8 @@ class BlockExchange {
   [[nodiscard]] GlobalIndex begin() const { return begin_; }
   [[nodiscard]] GlobalIndex count() const { return count_; }
   [[nodiscard]] GlobalIndex n_global() const { return n_global_; }
+  /// This rank's items (the `ids` given).
+  [[nodiscard]] std::size_t n_local() const { return send_order_.size(); }
 
  private:
   void exchange(const void* send, void* recv, MPI_Datatype item) const;
@@ -58,6 +62,10 @@ class BlockExchange {
 /// How the series is written.
 struct XdmfOptions {
   bool gzip = false;  ///< HDF5 shuffle + deflate filters on chunked datasets (collective filtered writes)
+  bool single = true;  ///< floating-point fields stored as float32 (the geometry stays float64)
+  /// 3x3 (9-component, row-major) cell or point fields that are symmetric: stored as 6 components in VTK's order
+  /// XX, YY, ZZ, XY, YZ, XZ (AttributeType "Tensor6"; see write_xdmf for the readers).
+  std::vector<std::string> symmetric_tensors = {"green_strain", "stress"};
   /// Fields that do not change through a run (written once per run, hard-linked from its later steps).
   std::vector<std::string> constant_fields = {"rank", "region"};
 };
@@ -88,8 +96,9 @@ class XdmfSeries {
   struct Field {
     std::string name;
     bool cell = false;
-    int n_components = 1;
+    int n_components = 1;  ///< as stored (6 for a symmetric tensor)
     bool is_int = false;
+    int precision = 8;  ///< bytes per stored value
   };
   struct Step {
     long long step = 0;
@@ -102,7 +111,19 @@ class XdmfSeries {
   /// part 0: /Mesh and its geometry (a restart: checks the file's mesh); part 1: the topology.
   void write_mesh(const LocalMesh& mesh, int part);
   /// One array of a step: this rank's block, or a hard link to this run's first step's (a constant field).
-  void write_field(std::int64_t group, const std::string& group_name, const DataArray& a, bool cell);
+  /// A step's floating-point arrays of one centre (point or cell data), as stored (float32 or float64, symmetric
+  /// tensors in 6), packed side by side per item and exchanged to this rank's block at once (one MPI_Alltoallv per
+  /// centre and step instead of one per array).
+  struct Packed {
+    std::vector<std::string> names;
+    std::vector<int> offset, components;  ///< per name: its first column and its number of columns
+    int width = 0;                        ///< columns per item
+    std::vector<float> single;            ///< count() x width, this rank's block (options_.single)
+    std::vector<double> twice;            ///< the same in float64 (!options_.single)
+  };
+  [[nodiscard]] Packed pack(const std::vector<DataArray>& arrays, bool cell) const;
+  void write_field(std::int64_t group, const std::string& group_name, const DataArray& a, bool cell,
+                   const Packed& packed);
   void write_xdmf() const;
   /// run_collectively(f); a failure marks the file broken_ (not closed by the destructor).
   template <class F>
@@ -113,6 +134,7 @@ class XdmfSeries {
   std::string h5_path_, xdmf_path_;
   XdmfOptions options_;
   int nodes_per_cell_ = 4;
+  int topology_precision_ = 4;  ///< bytes per vertex number in /Mesh/topology
   LocalIndex n_owned_ = 0;
   BlockExchange vertices_, cells_;
   bool broken_ = false;
