@@ -6,6 +6,7 @@
 
 #include <hdf5.h>
 #include <sys/resource.h>
+#include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <numeric>
@@ -277,9 +279,14 @@ void set_finalize_guard() {
   MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
 }
 
-/// Refuses (before any HDF5 call of the step) a step of `bytes` that the file system or the process's file-size
-/// limit cannot take: the file then stays as the last step left it, and is closed normally.
-void check_room(const std::string& path, std::uintmax_t bytes) {
+/// Refuses (before any HDF5 call of the step) a step of `bytes` that this process's file-size limit (ulimit -f,
+/// checked on every rank: each writes its own block) or the file system cannot take. Rank 0 reserves the step's
+/// blocks past the end of the file (fallocate, FALLOC_FL_KEEP_SIZE: the file's size is unchanged, HDF5 then writes
+/// into reserved blocks), so a full disk or a quota is seen here, on the file's own file system (wherever a link
+/// points), not as a write error inside HDF5 on one rank while the others wait in a collective call. Where the file
+/// system cannot reserve (EOPNOTSUPP), the free space statvfs reports is compared instead. The file then stays as
+/// the last step left it, and is closed normally.
+void check_room(const std::string& path, std::uintmax_t bytes, bool reserve) {
   const std::uintmax_t need = bytes + bytes / 16 + (1u << 16);  // + metadata (a few kB a step) and slack
   std::error_code ec;
   const std::uintmax_t size = fs::exists(path, ec) ? fs::file_size(path, ec) : 0;
@@ -289,6 +296,17 @@ void check_room(const std::string& path, std::uintmax_t bytes) {
     throw std::runtime_error("XDMF output '" + path + "': the next step (" + std::to_string(bytes) +
                              " bytes) would pass the file-size limit (ulimit -f: " +
                              std::to_string(limit.rlim_cur) + " bytes; the file has " + std::to_string(size) + ")");
+  if (!reserve) return;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  int err = fd < 0 ? errno : 0;
+  if (fd >= 0) {
+    if (::fallocate(fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(size), static_cast<off_t>(need)) != 0) err = errno;
+    ::close(fd);
+  }
+  if (err == ENOSPC || err == EDQUOT)
+    throw std::runtime_error("XDMF output '" + path + "': no space left for the next step (" + std::to_string(bytes) +
+                             " bytes): " + std::strerror(err));
+  if (err == 0) return;
   struct statvfs vfs {};
   const std::string dir = fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string();
   if (::statvfs(dir.c_str(), &vfs) == 0) {
@@ -619,9 +637,10 @@ void XdmfSeries::write_step(long long step, double time, const VtuPiece& piece) 
   const std::string name = step_group_name(step);
   // Every collective HDF5 call is followed by the ranks' agreement (run_collectively), so a rank whose write fails
   // (a full disk) never leaves the others waiting in the next collective call.
-  // Room for the step first (rank 0, the file system is shared): refused here, the file stays whole and closes.
+  // Room for the step first (every rank's file-size limit; rank 0 reserves the blocks on the shared file system):
+  // refused here, the file stays whole and closes.
   run_collectively(comm_, [&] {
-    if (rank_ == 0) check_room(h5_path_, step_bytes(piece, vertices_.n_global(), cells_.n_global(), options_));
+    check_room(h5_path_, step_bytes(piece, vertices_.n_global(), cells_.n_global(), options_), rank_ == 0);
   });
   std::optional<Handle> group;
   collectively([&] {

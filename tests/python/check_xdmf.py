@@ -290,6 +290,34 @@ def check_faults(runner, xdmf_dir):
     compare_series(full, xdmf_dir, RTOL, "file-size limit", steps=[s[0] for s in left])
 
 
+def check_full_disk(runner, xdmf_dir):
+    """A full file system that the output folder's own free space does not show: solution.h5 is a link into a small
+    tmpfs (mounted here; root only, else skipped with a message). The step that does not fit is refused before HDF5
+    writes it (rank 0 reserves each step's blocks with fallocate): every rank exits non-zero naming solution.h5 and
+    the "no space" cause, none waits (the runner's timeout), and the .xdmf lists only whole, readable steps."""
+    full = os.path.join(runner.args.out, "disk_full")
+    mount = os.path.join(runner.args.out, "tmpfs")
+    shutil.rmtree(full, ignore_errors=True)
+    os.makedirs(full)
+    os.makedirs(mount, exist_ok=True)
+    size_kb = int(os.path.getsize(os.path.join(xdmf_dir, "solution.h5")) * 0.5 / 1024)
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k", "tmpfs", mount], capture_output=True, text=True)
+    if p.returncode != 0:
+        print(f"check_xdmf: the full-disk case skipped (cannot mount a tmpfs: {p.stderr.strip()})")
+        return
+    try:
+        os.symlink(os.path.join(mount, "solution.h5"), os.path.join(full, "solution.h5"))
+        _, status, text = runner.run("disk_full", expect_ok=False)
+        check(status != 0 and "solution.h5" in text and "no space left" in text,
+              f"full disk: status {status}\n{text[-2000:]}")
+        left = read_xdmf(full)
+        check(1 <= len(left) < len(read_xdmf(xdmf_dir)), f"full disk: {len(left)} steps listed")
+        compare_series(full, xdmf_dir, RTOL, "full disk", steps=[s[0] for s in left])
+        print(f"check_xdmf: full disk ({size_kb} kB tmpfs): refused after {len(left)} steps")
+    finally:
+        subprocess.run(["umount", mount], capture_output=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mpiexec", default="mpiexec")
@@ -325,6 +353,7 @@ def main():
     fields_dir, _, _ = runner.run("fields", output={"fields": ["displacement", "von_mises"]})
     check(all(sorted(f) == ["displacement", "von_mises"] for _, f, _, _ in read_xdmf(fields_dir)), "fields: not only those")
     check_faults(runner, xdmf_dir)
+    check_full_disk(runner, xdmf_dir)
     for job in args.also:
         other = Runner(args, job)
         name = os.path.splitext(os.path.basename(job))[0]
