@@ -102,10 +102,13 @@ hsize_t chunk_rows(GlobalIndex n, int size, int cols) {
   return static_cast<hsize_t>(std::max<GlobalIndex>(1, std::min({block_size(n, size), cap, n})));
 }
 
-/// Collective: creates `name` in `where` (N x cols, or N when cols == 1) and writes this rank's block.
+/// Collective: creates `name` in `where` (N x cols, or N when cols == 1) and writes this rank's block; with
+/// `deferred` (not gzip), this rank's block is not written but appended to it with its offset in the file (the
+/// dataset's contiguous space is allocated at its creation in parallel HDF5), for a pwrite on another thread.
 template <class T>
 void write_block(const std::string& path, hid_t where, const std::string& name, const BlockExchange& block,
-                 int cols, const std::vector<T>& values, bool gzip, int size) {
+                 int cols, const std::vector<T>& values, bool gzip, int size,
+                 std::vector<XdmfSeries::Deferred>* deferred = nullptr) {
   const hsize_t n = static_cast<hsize_t>(block.n_global());
   const int rank_of_dims = cols == 1 ? 1 : 2;
   const hsize_t dims[2] = {n, static_cast<hsize_t>(cols)};
@@ -119,8 +122,18 @@ void write_block(const std::string& path, hid_t where, const std::string& name, 
     if (H5Pset_chunk(dcpl, rank_of_dims, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 1) < 0)
       fail(path, "cannot set the gzip filter of '" + name + "'");
   }
+  if (!gzip) H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
   Handle set(H5Dcreate2(where, name.c_str(), file_type<T>(), file_space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
   if (!set.valid()) fail(path, "cannot create dataset '" + name + "'");
+  if (deferred && !gzip) {
+    const haddr_t at = H5Dget_offset(set);
+    if (n > 0 && at == HADDR_UNDEF) fail(path, "no file offset for dataset '" + name + "'");
+    const auto bytes = reinterpret_cast<const char*>(values.data());
+    deferred->push_back({static_cast<std::uint64_t>(at) + static_cast<std::uint64_t>(block.begin()) *
+                                                              static_cast<std::uint64_t>(cols) * sizeof(T),
+                         std::vector<char>(bytes, bytes + values.size() * sizeof(T))});
+    return;
+  }
   const hsize_t start[2] = {static_cast<hsize_t>(block.begin()), 0};
   const hsize_t count[2] = {static_cast<hsize_t>(block.count()), static_cast<hsize_t>(cols)};
   Handle memory_space(H5Screate_simple(rank_of_dims, count, nullptr), H5Sclose);
@@ -470,6 +483,7 @@ XdmfSeries::XdmfSeries(MPI_Comm comm, const std::string& directory, const LocalM
 }
 
 XdmfSeries::~XdmfSeries() {
+  if (pending_.valid()) pending_.wait();  // the writer thread (no collective call: also on a failure path)
   // Collective: every rank destroys its writer. Not after a failed HDF5 call: the ranks' HDF5 states may differ
   // then (one rank's write failed, another's did not) and H5Fclose's collective flush would wait forever; the file
   // is left as the last flush (the last listed step) made it, and the process's exit closes it.
@@ -624,15 +638,68 @@ void XdmfSeries::write_field(hid_t group, const std::string& group_name, const D
       return out;
     };
     if (precision == 4)
-      write_block(h5_path_, group, a.name, block, components, columns(packed.single), options_.gzip, size);
+      write_block(h5_path_, group, a.name, block, components, columns(packed.single), options_.gzip, size, &deferred_);
     else
-      write_block(h5_path_, group, a.name, block, components, columns(packed.twice), options_.gzip, size);
+      write_block(h5_path_, group, a.name, block, components, columns(packed.twice), options_.gzip, size, &deferred_);
   }
   Handle set(H5Dopen2(group, a.name.c_str(), H5P_DEFAULT), H5Dclose);
   set_string_attribute(h5_path_, set, "center", cell ? "Cell" : "Node");
 }
 
+namespace {
+
+/// The writer thread's work: every block at its offset (pwrite), then fdatasync; throws naming the file.
+void write_deferred(const std::string& path, const std::vector<XdmfSeries::Deferred>& blocks) {
+  if (blocks.empty()) return;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("XDMF output '" + path + "': cannot open it to write a step: " + std::strerror(errno));
+  for (const XdmfSeries::Deferred& b : blocks) {
+    std::size_t done = 0;
+    while (done < b.bytes.size()) {
+      const ssize_t n = ::pwrite(fd, b.bytes.data() + done, b.bytes.size() - done, static_cast<off_t>(b.offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = n < 0 ? errno : EIO;
+        ::close(fd);
+        throw std::runtime_error("XDMF output '" + path + "': write failed: " + std::strerror(err));
+      }
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  const int synced = ::fdatasync(fd) == 0 || errno == EINVAL ? 0 : errno;
+  ::close(fd);
+  if (synced != 0) throw std::runtime_error("XDMF output '" + path + "': fdatasync failed: " + std::strerror(synced));
+}
+
+}  // namespace
+
+void XdmfSeries::finish() {
+  if (!pending_step_) return;
+  Step listed = std::move(*pending_step_);
+  pending_step_.reset();
+  std::future<void> pending = std::move(pending_);
+  collectively([&] {
+    if (pending.valid()) pending.get();  // this rank's blocks on disk (or their error, on every rank)
+  });
+  const auto file = static_cast<hid_t>(handle_);
+  const std::string name = step_group_name(listed.step);
+  collectively([&] {
+    Handle group(H5Gopen2(file, name.c_str(), H5P_DEFAULT), H5Gclose);
+    if (!group.valid()) fail(h5_path_, "cannot open " + name);
+    set_attribute<std::int32_t>(h5_path_, group, "complete", 1);
+  });
+  collectively([&] {
+    if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail(h5_path_, "cannot flush step " + std::to_string(listed.step));
+  });
+  std::erase_if(steps_, [&](const Step& s) { return s.step == listed.step; });
+  steps_.push_back(std::move(listed));
+  collectively([&] {
+    if (rank_ == 0) write_xdmf();
+  });
+}
+
 void XdmfSeries::write_step(long long step, double time, const VtuPiece& piece) {
+  finish();  // the step before: whole on disk, then listed
   const auto file = static_cast<hid_t>(handle_);
   const std::string name = step_group_name(step);
   // Every collective HDF5 call is followed by the ranks' agreement (run_collectively), so a rank whose write fails
@@ -668,17 +735,15 @@ void XdmfSeries::write_step(long long step, double time, const VtuPiece& piece) 
       listed.fields.push_back({a.name, cell == 1, components, a.is_int, precision});
     }
   }
-  collectively([&] { set_attribute<std::int32_t>(h5_path_, *group, "complete", 1); });
   group.reset();
-  collectively([&] {
-    if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail(h5_path_, "cannot flush step " + std::to_string(step));
-  });
   if (first_step_group_.empty()) first_step_group_ = name;
-  std::erase_if(steps_, [step](const Step& s) { return s.step == step; });
-  steps_.push_back(std::move(listed));
-  collectively([&] {
-    if (rank_ == 0) write_xdmf();
-  });
+  pending_step_ = std::move(listed);
+  if (!deferred_.empty())
+    pending_ = std::async(std::launch::async, [path = h5_path_, blocks = std::move(deferred_)] {
+      write_deferred(path, blocks);
+    });
+  deferred_.clear();
+  if (options_.gzip) finish();  // written collectively in the step: listed now
 }
 
 void XdmfSeries::write_xdmf() const {

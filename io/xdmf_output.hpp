@@ -20,6 +20,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,9 +86,21 @@ class XdmfSeries {
   XdmfSeries(const XdmfSeries&) = delete;
   XdmfSeries& operator=(const XdmfSeries&) = delete;
 
-  /// Collective. Writes `piece`'s point data (owned vertices: the first n_owned of every array) and cell data as
-  /// /Steps/NNNNNN, flushes the file and only then rewrites the .xdmf with the step listed.
+  /// Collective. Lists the step before (finish()), then creates `piece`'s point data (owned vertices: the first
+  /// n_owned of every array) and cell data as /Steps/NNNNNN and hands this rank's blocks to a thread of its own,
+  /// which writes them (pwrite at each dataset's offset, fdatasync) while the run goes on: the step is listed by
+  /// the next write_step() or finish(). With gzip (collective filtered writes) the step is written and listed here.
   void write_step(long long step, double time, const VtuPiece& piece);
+  /// Collective. Waits for the last step's blocks on every rank (a failed write on any rank throws CollectiveError
+  /// naming the file on every rank), marks its group complete, flushes the file and only then rewrites the .xdmf
+  /// with the step listed. A no-op when no step is pending. Call it before a checkpoint and at the end of the run.
+  void finish();
+
+  /// A block of a step written by the writer thread: its offset in the file and its bytes.
+  struct Deferred {
+    std::uint64_t offset = 0;
+    std::vector<char> bytes;
+  };
 
   [[nodiscard]] const std::string& xdmf_path() const { return xdmf_path_; }
   [[nodiscard]] const std::string& h5_path() const { return h5_path_; }
@@ -141,6 +154,9 @@ class XdmfSeries {
   std::int64_t handle_ = -1;  ///< the hid_t (int64_t) of the open file
   std::vector<Step> steps_;
   std::string first_step_group_;  ///< this run's first written step (its constant fields are linked from later ones)
+  std::vector<Deferred> deferred_;  ///< the current step's blocks, for the writer thread
+  std::future<void> pending_;       ///< the writer thread of the step not yet listed
+  std::optional<Step> pending_step_;  ///< that step (listed by finish())
 };
 
 }  // namespace edgefem

@@ -73,6 +73,7 @@ ResultWriter::~ResultWriter() {
 }
 
 void ResultWriter::finish() {
+  if (xdmf_) xdmf_->finish();  // the last step written on its thread, then listed
   if (!pending_.valid()) return;
   std::future<void> pending = std::move(pending_);
   run_collectively(comm_, [&] { pending.get(); });  // the piece's own error, on every rank
