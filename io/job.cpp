@@ -82,6 +82,7 @@ constexpr std::array<Choice<Spec::Aggregation>, 3> aggregations = {{{"auto", Spe
 constexpr std::array<Choice<OutputFormat>, 2> output_formats = {
     {{"vtu", OutputFormat::vtu}, {"xdmf", OutputFormat::xdmf}}};
 constexpr std::array<Choice<bool>, 2> compressions = {{{"none", false}, {"gzip", true}}};
+constexpr std::array<Choice<bool>, 2> precisions = {{{"single", true}, {"double", false}}};
 
 constexpr std::array<Choice<DiscretizationType>, 2> discretizations = {
     {{"nodes", DiscretizationType::nodes}, {"frames", DiscretizationType::frames}}};
@@ -963,6 +964,11 @@ std::optional<Value> JobParser::parse_output(const Value& v, Job& job) const {
     job.output.gzip = choice(*compression, compressions);
     if (job.output.gzip && job.output.format != OutputFormat::xdmf)
       fail(compression->line, compression->path + ": gzip needs format: xdmf (the .vtu output is written uncompressed)");
+  }
+  if (const Value* precision = m.get("precision")) {
+    job.output.single_precision = choice(*precision, precisions);
+    if (job.output.single_precision && job.output.format != OutputFormat::xdmf)
+      fail(precision->line, precision->path + ": single needs format: xdmf (the .vtu output is written in double)");
   }
   if (const Value* fields = m.get("fields")) {
     const std::vector<std::string>& known = output_field_names();

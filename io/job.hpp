@@ -306,6 +306,7 @@ struct OutputSpec {
   OutputFormat format = OutputFormat::vtu;  ///< vtu: .pvd/.pvtu/.vtu per rank and step; xdmf: one .h5 + .xdmf
   std::vector<std::string> fields;          ///< the fields written (output_field_names()); empty: all of the run's
   bool gzip = false;                        ///< xdmf: HDF5 shuffle + deflate on chunked datasets
+  bool single_precision = true;             ///< xdmf: the fields stored as float32 (geometry stays float64)
 };
 /// The field names `output: {fields}` accepts.
 const std::vector<std::string>& output_field_names();

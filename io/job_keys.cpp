@@ -325,6 +325,9 @@ constexpr JobKey output_keys[] = {
     {"fields", "list of: displacement, velocity, force, green_strain, stress, von_mises, volume_ratio, rank, region, "
      "plastic_strain, contact_gap, contact_force", "all the run has", "", "the fields written (those the analysis does not have are skipped)"},
     {"compression", "one of: none, gzip", "none", "", "xdmf: HDF5 shuffle + deflate (level 1) on chunked datasets"},
+    {"precision", "one of: single, double", "single (xdmf)", "", "xdmf: the fields' floating-point type in the .h5: "
+     "single = float32 (about 7 significant digits; the geometry stays float64; restarts read checkpoints, never "
+     "the output); vtu is always double"},
     {"checkpoint_every", "integer >= 0", "0", "", "dynamic: a checkpoint every N steps (0: at the end only)"},
 };
 

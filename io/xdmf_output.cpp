@@ -6,6 +6,7 @@
 
 #include <hdf5.h>
 #include <sys/resource.h>
+#include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -13,7 +14,9 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <tuple>
@@ -73,18 +76,21 @@ class Handle {
 template <class T>
 hid_t memory_type() {
   if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
+  if constexpr (std::is_same_v<T, float>) return H5T_NATIVE_FLOAT;
   if constexpr (std::is_same_v<T, std::int32_t>) return H5T_NATIVE_INT32;
   if constexpr (std::is_same_v<T, std::int64_t>) return H5T_NATIVE_INT64;
 }
 template <class T>
 hid_t file_type() {
   if constexpr (std::is_same_v<T, double>) return H5T_IEEE_F64LE;
+  if constexpr (std::is_same_v<T, float>) return H5T_IEEE_F32LE;
   if constexpr (std::is_same_v<T, std::int32_t>) return H5T_STD_I32LE;
   if constexpr (std::is_same_v<T, std::int64_t>) return H5T_STD_I64LE;
 }
 template <class T>
 MPI_Datatype mpi_type() {
   if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
+  if constexpr (std::is_same_v<T, float>) return MPI_FLOAT;
   if constexpr (std::is_same_v<T, std::int32_t>) return MPI_INT32_T;
   if constexpr (std::is_same_v<T, std::int64_t>) return MPI_INT64_T;
 }
@@ -96,22 +102,38 @@ hsize_t chunk_rows(GlobalIndex n, int size, int cols) {
   return static_cast<hsize_t>(std::max<GlobalIndex>(1, std::min({block_size(n, size), cap, n})));
 }
 
-/// Collective: creates `name` in `where` (N x cols, or N when cols == 1) and writes this rank's block.
+/// Collective: creates `name` in `where` (N x cols, or N when cols == 1) and writes this rank's block; with
+/// `deferred` (not gzip), this rank's block is not written but appended to it with its offset in the file (the
+/// dataset's contiguous space is allocated at its creation in parallel HDF5), for a pwrite on another thread.
 template <class T>
 void write_block(const std::string& path, hid_t where, const std::string& name, const BlockExchange& block,
-                 int cols, const std::vector<T>& values, bool gzip, int size) {
+                 int cols, const std::vector<T>& values, bool gzip, int size,
+                 std::vector<XdmfSeries::Deferred>* deferred = nullptr) {
   const hsize_t n = static_cast<hsize_t>(block.n_global());
   const int rank_of_dims = cols == 1 ? 1 : 2;
   const hsize_t dims[2] = {n, static_cast<hsize_t>(cols)};
   Handle file_space(H5Screate_simple(rank_of_dims, dims, nullptr), H5Sclose);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  // Parallel HDF5 allocates a dataset's space at its creation and by default fills it (a collective write of the
+  // whole dataset): never needed, every value is written next.
+  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
   if (gzip && n > 0) {
     const hsize_t chunk[2] = {chunk_rows(block.n_global(), size, cols), static_cast<hsize_t>(cols)};
     if (H5Pset_chunk(dcpl, rank_of_dims, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 1) < 0)
       fail(path, "cannot set the gzip filter of '" + name + "'");
   }
+  if (!gzip) H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
   Handle set(H5Dcreate2(where, name.c_str(), file_type<T>(), file_space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
   if (!set.valid()) fail(path, "cannot create dataset '" + name + "'");
+  if (deferred && !gzip) {
+    const haddr_t at = H5Dget_offset(set);
+    if (n > 0 && at == HADDR_UNDEF) fail(path, "no file offset for dataset '" + name + "'");
+    const auto bytes = reinterpret_cast<const char*>(values.data());
+    deferred->push_back({static_cast<std::uint64_t>(at) + static_cast<std::uint64_t>(block.begin()) *
+                                                              static_cast<std::uint64_t>(cols) * sizeof(T),
+                         std::vector<char>(bytes, bytes + values.size() * sizeof(T))});
+    return;
+  }
   const hsize_t start[2] = {static_cast<hsize_t>(block.begin()), 0};
   const hsize_t count[2] = {static_cast<hsize_t>(block.count()), static_cast<hsize_t>(cols)};
   Handle memory_space(H5Screate_simple(rank_of_dims, count, nullptr), H5Sclose);
@@ -121,8 +143,11 @@ void write_block(const std::string& path, hid_t where, const std::string& name, 
   } else if (H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr) < 0) {
     fail(path, "cannot select this rank's block of '" + name + "'");
   }
+  // Each rank's block is one contiguous range of the file: independent writes (a pwrite each, no synchronisation
+  // between the ranks; collective buffering would only reshuffle the same contiguous blocks). Filtered (gzip)
+  // datasets can only be written collectively.
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+  H5Pset_dxpl_mpio(dxpl, gzip ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
   if (H5Dwrite(set, memory_type<T>(), memory_space, file_space, dxpl, values.data()) < 0)
     fail(path, "cannot write dataset '" + name + "'");
 }
@@ -178,11 +203,15 @@ std::string format_double(double x) {
 }
 
 /// The XDMF type of a field of `n` components: ParaView's Xdmf3 reader takes 9-component Tensor arrays as the
-/// VTK tensors of the .vtu output (row-major 3 x 3).
+/// VTK tensors of the .vtu output (row-major 3 x 3). A Tensor6 array it passes on as a 6-component array, which
+/// ParaView names XX, YY, ZZ, XY, YZ, XZ (VTK's symmetric-tensor order, that of its tensor filters): the order
+/// stored here (symmetric_components). ParaView's older "XDMF Reader" (Xdmf2) expands Tensor6 to 3 x 3 assuming
+/// XX, XY, XZ, YY, YZ, ZZ instead (vtkXdmfHeavyData's vtkConvertTensor6): docs/guide/paraview.md.
 const char* attribute_type(int n) {
   switch (n) {
     case 1: return "Scalar";
     case 3: return "Vector";
+    case 6: return "Tensor6";
     case 9: return "Tensor";
     default: return "Matrix";
   }
@@ -229,7 +258,7 @@ std::vector<XdmfSeries::Step> keep_steps_until(const std::string& path, hid_t fi
       const int nd = H5Sget_simple_extent_dims(space, dims, nullptr);
       Handle type(H5Dget_type(set), H5Tclose);
       s.fields.push_back({field, get_string_attribute(set, "center") == "Cell", nd == 2 ? static_cast<int>(dims[1]) : 1,
-                          H5Tget_class(type) == H5T_INTEGER});
+                          H5Tget_class(type) == H5T_INTEGER, static_cast<int>(H5Tget_size(type))});
     }
     kept.push_back(std::move(s));
   }
@@ -263,9 +292,14 @@ void set_finalize_guard() {
   MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
 }
 
-/// Refuses (before any HDF5 call of the step) a step of `bytes` that the file system or the process's file-size
-/// limit cannot take: the file then stays as the last step left it, and is closed normally.
-void check_room(const std::string& path, std::uintmax_t bytes) {
+/// Refuses (before any HDF5 call of the step) a step of `bytes` that this process's file-size limit (ulimit -f,
+/// checked on every rank: each writes its own block) or the file system cannot take. Rank 0 reserves the step's
+/// blocks past the end of the file (fallocate, FALLOC_FL_KEEP_SIZE: the file's size is unchanged, HDF5 then writes
+/// into reserved blocks), so a full disk or a quota is seen here, on the file's own file system (wherever a link
+/// points), not as a write error inside HDF5 on one rank while the others wait in a collective call. Where the file
+/// system cannot reserve (EOPNOTSUPP), the free space statvfs reports is compared instead. The file then stays as
+/// the last step left it, and is closed normally.
+void check_room(const std::string& path, std::uintmax_t bytes, bool reserve) {
   const std::uintmax_t need = bytes + bytes / 16 + (1u << 16);  // + metadata (a few kB a step) and slack
   std::error_code ec;
   const std::uintmax_t size = fs::exists(path, ec) ? fs::file_size(path, ec) : 0;
@@ -275,6 +309,17 @@ void check_room(const std::string& path, std::uintmax_t bytes) {
     throw std::runtime_error("XDMF output '" + path + "': the next step (" + std::to_string(bytes) +
                              " bytes) would pass the file-size limit (ulimit -f: " +
                              std::to_string(limit.rlim_cur) + " bytes; the file has " + std::to_string(size) + ")");
+  if (!reserve) return;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  int err = fd < 0 ? errno : 0;
+  if (fd >= 0) {
+    if (::fallocate(fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(size), static_cast<off_t>(need)) != 0) err = errno;
+    ::close(fd);
+  }
+  if (err == ENOSPC || err == EDQUOT)
+    throw std::runtime_error("XDMF output '" + path + "': no space left for the next step (" + std::to_string(bytes) +
+                             " bytes): " + std::strerror(err));
+  if (err == 0) return;
   struct statvfs vfs {};
   const std::string dir = fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string();
   if (::statvfs(dir.c_str(), &vfs) == 0) {
@@ -285,14 +330,29 @@ void check_room(const std::string& path, std::uintmax_t bytes) {
   }
 }
 
-std::uintmax_t step_bytes(const VtuPiece& piece, GlobalIndex n_vertices, GlobalIndex n_cells) {
+/// The components of a 9-component (row-major 3 x 3) symmetric tensor kept: XX, YY, ZZ, XY, YZ, XZ.
+constexpr int symmetric_components[6] = {0, 4, 8, 1, 5, 2};
+
+/// How an array is stored: its components (6 for a symmetric tensor) and bytes per value.
+std::pair<int, int> stored_layout(const DataArray& a, const XdmfOptions& options) {
+  const bool symmetric = a.n_components == 9 && !a.is_int &&
+                         std::find(options.symmetric_tensors.begin(), options.symmetric_tensors.end(), a.name) !=
+                             options.symmetric_tensors.end();
+  return {symmetric ? 6 : a.n_components, a.is_int || options.single ? 4 : 8};
+}
+
+std::uintmax_t step_bytes(const VtuPiece& piece, GlobalIndex n_vertices, GlobalIndex n_cells,
+                          const XdmfOptions& options) {
   std::uintmax_t bytes = 0;
-  for (const DataArray& a : piece.point_data)
-    bytes += static_cast<std::uintmax_t>(n_vertices) * static_cast<std::uintmax_t>(a.n_components) * (a.is_int ? 4 : 8);
-  for (const DataArray& a : piece.cell_data)
-    bytes += static_cast<std::uintmax_t>(n_cells) * static_cast<std::uintmax_t>(a.n_components) * (a.is_int ? 4 : 8);
+  for (int cell = 0; cell < 2; ++cell)
+    for (const DataArray& a : cell ? piece.cell_data : piece.point_data) {
+      const auto [components, size] = stored_layout(a, options);
+      bytes += static_cast<std::uintmax_t>(cell ? n_cells : n_vertices) * static_cast<std::uintmax_t>(components) *
+               static_cast<std::uintmax_t>(size);
+    }
   return bytes;
 }
+
 
 std::vector<GlobalIndex> owned_vertex_ids(const LocalMesh& mesh) {
   return {mesh.original_vertex.begin(), mesh.original_vertex.begin() + mesh.n_owned};
@@ -381,6 +441,7 @@ std::vector<T> BlockExchange::gather(const std::vector<T>& values, int n_compone
 }
 
 template std::vector<double> BlockExchange::gather(const std::vector<double>&, int) const;
+template std::vector<float> BlockExchange::gather(const std::vector<float>&, int) const;
 template std::vector<std::int32_t> BlockExchange::gather(const std::vector<std::int32_t>&, int) const;
 template std::vector<std::int64_t> BlockExchange::gather(const std::vector<std::int64_t>&, int) const;
 
@@ -422,6 +483,7 @@ XdmfSeries::XdmfSeries(MPI_Comm comm, const std::string& directory, const LocalM
 }
 
 XdmfSeries::~XdmfSeries() {
+  if (pending_.valid()) pending_.wait();  // the writer thread (no collective call: also on a failure path)
   // Collective: every rank destroys its writer. Not after a failed HDF5 call: the ranks' HDF5 states may differ
   // then (one rank's write failed, another's did not) and H5Fclose's collective flush would wait forever; the file
   // is left as the last flush (the last listed step) made it, and the process's exit closes it.
@@ -470,6 +532,8 @@ void XdmfSeries::write_mesh(const LocalMesh& mesh, int part) {
     Handle space(H5Dget_space(topology), H5Sclose);
     hsize_t dims[2] = {0, 0};
     H5Sget_simple_extent_dims(space, dims, nullptr);
+    Handle type(H5Dget_type(topology), H5Tclose);
+    topology_precision_ = type.valid() ? static_cast<int>(H5Tget_size(type)) : 8;
     if (static_cast<GlobalIndex>(dims[0]) != mesh.n_global_cells || static_cast<int>(dims[1]) != nodes_per_cell_)
       throw InputError(h5_path_ + ": its mesh has " + std::to_string(dims[0]) + " cells of " +
                        std::to_string(dims[1]) + " vertices, this run's " + std::to_string(mesh.n_global_cells) +
@@ -489,13 +553,56 @@ void XdmfSeries::write_mesh(const LocalMesh& mesh, int part) {
   if (H5Lexists(file, "/Mesh/topology", H5P_DEFAULT) > 0) return;
   Handle group(H5Gopen2(file, "/Mesh", H5P_DEFAULT), H5Gclose);
   const std::vector<LocalIndex>& local = solid ? mesh.mesh.tets : mesh.mesh.triangles;
-  std::vector<std::int64_t> cells(local.size());
-  for (std::size_t i = 0; i < local.size(); ++i) cells[i] = mesh.original_vertex[static_cast<std::size_t>(local[i])];
-  write_block(h5_path_, group, "topology", cells_, nodes_per_cell_, cells_.gather(cells, nodes_per_cell_),
-              options_.gzip, size);
+  // int32 vertex numbers while they fit (half the bytes: the topology is the largest array written once).
+  auto write_as = [&]<class I>(I) {
+    std::vector<I> cells(local.size());
+    for (std::size_t i = 0; i < local.size(); ++i)
+      cells[i] = static_cast<I>(mesh.original_vertex[static_cast<std::size_t>(local[i])]);
+    write_block(h5_path_, group, "topology", cells_, nodes_per_cell_, cells_.gather(cells, nodes_per_cell_),
+                options_.gzip, size);
+  };
+  topology_precision_ = mesh.n_global_vertices <= std::numeric_limits<std::int32_t>::max() ? 4 : 8;
+  if (topology_precision_ == 4)
+    write_as(std::int32_t{});
+  else
+    write_as(std::int64_t{});
 }
 
-void XdmfSeries::write_field(hid_t group, const std::string& group_name, const DataArray& a, bool cell) {
+XdmfSeries::Packed XdmfSeries::pack(const std::vector<DataArray>& arrays, bool cell) const {
+  Packed packed;
+  for (const DataArray& a : arrays) {
+    if (a.is_int) continue;
+    packed.names.push_back(a.name);
+    packed.offset.push_back(packed.width);
+    packed.components.push_back(stored_layout(a, options_).first);
+    packed.width += packed.components.back();
+  }
+  const std::size_t n_items = cell ? static_cast<std::size_t>(cells_.n_local()) : static_cast<std::size_t>(n_owned_);
+  const auto w = static_cast<std::size_t>(packed.width);
+  auto fill = [&]<class T>(std::vector<T>& block) {
+    std::vector<T> local(n_items * w);
+    std::size_t k = 0;
+    for (const DataArray& a : arrays) {
+      if (a.is_int) continue;
+      const auto nc = static_cast<std::size_t>(a.n_components), first = static_cast<std::size_t>(packed.offset[k]);
+      const bool symmetric = packed.components[k++] != a.n_components;
+      for (std::size_t i = 0; i < n_items; ++i)
+        for (std::size_t c = 0; c < (symmetric ? 6 : nc); ++c)
+          local[i * w + first + c] =
+              static_cast<T>(a.values[i * nc + static_cast<std::size_t>(symmetric ? symmetric_components[c] : c)]);
+    }
+    block = (cell ? cells_ : vertices_).gather(local, packed.width);
+  };
+  if (packed.width == 0) return packed;
+  if (options_.single)
+    fill(packed.single);
+  else
+    fill(packed.twice);
+  return packed;
+}
+
+void XdmfSeries::write_field(hid_t group, const std::string& group_name, const DataArray& a, bool cell,
+                             const Packed& packed) {
   const BlockExchange& block = cell ? cells_ : vertices_;
   const auto file = static_cast<hid_t>(handle_);
   const bool constant = std::find(options_.constant_fields.begin(), options_.constant_fields.end(), a.name) !=
@@ -509,27 +616,98 @@ void XdmfSeries::write_field(hid_t group, const std::string& group_name, const D
   int size = 1;
   MPI_Comm_size(comm_, &size);
   // Point data: the owned vertices (the first n_owned); cell data: every local cell.
-  const std::size_t n = cell ? a.int_values.size() + a.values.size()
-                             : static_cast<std::size_t>(n_owned_) * static_cast<std::size_t>(a.n_components);
+  const std::size_t n_items =
+      cell ? (a.int_values.size() + a.values.size()) / static_cast<std::size_t>(a.n_components)
+           : static_cast<std::size_t>(n_owned_);
+  const auto [components, precision] = stored_layout(a, options_);
   if (a.is_int) {
-    const std::vector<std::int32_t> own(a.int_values.begin(), a.int_values.begin() + static_cast<std::ptrdiff_t>(n));
-    write_block(h5_path_, group, a.name, block, a.n_components, block.gather(own, a.n_components), options_.gzip, size);
+    const std::vector<std::int32_t> own(a.int_values.begin(),
+                                        a.int_values.begin() + static_cast<std::ptrdiff_t>(n_items * components));
+    write_block(h5_path_, group, a.name, block, components, block.gather(own, components), options_.gzip, size);
   } else {
-    const std::vector<double> own(a.values.begin(), a.values.begin() + static_cast<std::ptrdiff_t>(n));
-    write_block(h5_path_, group, a.name, block, a.n_components, block.gather(own, a.n_components), options_.gzip, size);
+    const auto k = static_cast<std::size_t>(std::find(packed.names.begin(), packed.names.end(), a.name) -
+                                            packed.names.begin());
+    if (k == packed.names.size()) throw std::logic_error("XdmfSeries: " + a.name + " was not packed");
+    auto columns = [&](const auto& all) {
+      std::vector<std::decay_t<decltype(all[0])>> out(static_cast<std::size_t>(block.count()) *
+                                                      static_cast<std::size_t>(components));
+      const auto w = static_cast<std::size_t>(packed.width), c = static_cast<std::size_t>(components);
+      const auto first = static_cast<std::size_t>(packed.offset[k]);
+      for (std::size_t i = 0; i < static_cast<std::size_t>(block.count()); ++i)
+        std::copy_n(all.data() + i * w + first, c, out.data() + i * c);
+      return out;
+    };
+    if (precision == 4)
+      write_block(h5_path_, group, a.name, block, components, columns(packed.single), options_.gzip, size, &deferred_);
+    else
+      write_block(h5_path_, group, a.name, block, components, columns(packed.twice), options_.gzip, size, &deferred_);
   }
   Handle set(H5Dopen2(group, a.name.c_str(), H5P_DEFAULT), H5Dclose);
   set_string_attribute(h5_path_, set, "center", cell ? "Cell" : "Node");
 }
 
+namespace {
+
+/// The writer thread's work: every block at its offset (pwrite), then fdatasync; throws naming the file.
+void write_deferred(const std::string& path, const std::vector<XdmfSeries::Deferred>& blocks) {
+  if (blocks.empty()) return;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("XDMF output '" + path + "': cannot open it to write a step: " + std::strerror(errno));
+  for (const XdmfSeries::Deferred& b : blocks) {
+    std::size_t done = 0;
+    while (done < b.bytes.size()) {
+      const ssize_t n = ::pwrite(fd, b.bytes.data() + done, b.bytes.size() - done, static_cast<off_t>(b.offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = n < 0 ? errno : EIO;
+        ::close(fd);
+        throw std::runtime_error("XDMF output '" + path + "': write failed: " + std::strerror(err));
+      }
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  const int synced = ::fdatasync(fd) == 0 || errno == EINVAL ? 0 : errno;
+  ::close(fd);
+  if (synced != 0) throw std::runtime_error("XDMF output '" + path + "': fdatasync failed: " + std::strerror(synced));
+}
+
+}  // namespace
+
+void XdmfSeries::finish() {
+  if (!pending_step_) return;
+  Step listed = std::move(*pending_step_);
+  pending_step_.reset();
+  std::future<void> pending = std::move(pending_);
+  collectively([&] {
+    if (pending.valid()) pending.get();  // this rank's blocks on disk (or their error, on every rank)
+  });
+  const auto file = static_cast<hid_t>(handle_);
+  const std::string name = step_group_name(listed.step);
+  collectively([&] {
+    Handle group(H5Gopen2(file, name.c_str(), H5P_DEFAULT), H5Gclose);
+    if (!group.valid()) fail(h5_path_, "cannot open " + name);
+    set_attribute<std::int32_t>(h5_path_, group, "complete", 1);
+  });
+  collectively([&] {
+    if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail(h5_path_, "cannot flush step " + std::to_string(listed.step));
+  });
+  std::erase_if(steps_, [&](const Step& s) { return s.step == listed.step; });
+  steps_.push_back(std::move(listed));
+  collectively([&] {
+    if (rank_ == 0) write_xdmf();
+  });
+}
+
 void XdmfSeries::write_step(long long step, double time, const VtuPiece& piece) {
+  finish();  // the step before: whole on disk, then listed
   const auto file = static_cast<hid_t>(handle_);
   const std::string name = step_group_name(step);
   // Every collective HDF5 call is followed by the ranks' agreement (run_collectively), so a rank whose write fails
   // (a full disk) never leaves the others waiting in the next collective call.
-  // Room for the step first (rank 0, the file system is shared): refused here, the file stays whole and closes.
+  // Room for the step first (every rank's file-size limit; rank 0 reserves the blocks on the shared file system):
+  // refused here, the file stays whole and closes.
   run_collectively(comm_, [&] {
-    if (rank_ == 0) check_room(h5_path_, step_bytes(piece, vertices_.n_global(), cells_.n_global()));
+    check_room(h5_path_, step_bytes(piece, vertices_.n_global(), cells_.n_global(), options_), rank_ == 0);
   });
   std::optional<Handle> group;
   collectively([&] {
@@ -547,22 +725,25 @@ void XdmfSeries::write_step(long long step, double time, const VtuPiece& piece) 
     set_attribute<std::int64_t>(h5_path_, *group, "step", step);
   });
   Step listed{step, time, {}};
-  for (int cell = 0; cell < 2; ++cell)
-    for (const DataArray& a : cell ? piece.cell_data : piece.point_data) {
-      collectively([&] { write_field(*group, name, a, cell == 1); });
-      listed.fields.push_back({a.name, cell == 1, a.n_components, a.is_int});
+  for (int cell = 0; cell < 2; ++cell) {
+    const std::vector<DataArray>& arrays = cell ? piece.cell_data : piece.point_data;
+    Packed packed;
+    collectively([&] { packed = pack(arrays, cell == 1); });
+    for (const DataArray& a : arrays) {
+      collectively([&] { write_field(*group, name, a, cell == 1, packed); });
+      const auto [components, precision] = stored_layout(a, options_);
+      listed.fields.push_back({a.name, cell == 1, components, a.is_int, precision});
     }
-  collectively([&] { set_attribute<std::int32_t>(h5_path_, *group, "complete", 1); });
+  }
   group.reset();
-  collectively([&] {
-    if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail(h5_path_, "cannot flush step " + std::to_string(step));
-  });
   if (first_step_group_.empty()) first_step_group_ = name;
-  std::erase_if(steps_, [step](const Step& s) { return s.step == step; });
-  steps_.push_back(std::move(listed));
-  collectively([&] {
-    if (rank_ == 0) write_xdmf();
-  });
+  pending_step_ = std::move(listed);
+  if (!deferred_.empty())
+    pending_ = std::async(std::launch::async, [path = h5_path_, blocks = std::move(deferred_)] {
+      write_deferred(path, blocks);
+    });
+  deferred_.clear();
+  if (options_.gzip) finish();  // written collectively in the step: listed now
 }
 
 void XdmfSeries::write_xdmf() const {
@@ -572,8 +753,8 @@ void XdmfSeries::write_xdmf() const {
                                (nodes_per_cell_ == 4 ? "Tetrahedron" : "Triangle") + "\" NumberOfElements=\"" +
                                std::to_string(nc) + "\" NodesPerElement=\"" + std::to_string(nodes_per_cell_) +
                                "\">\n          " +
-                               data_item(std::to_string(nc) + " " + std::to_string(nodes_per_cell_), true, 8, h5,
-                                         "/Mesh/topology") +
+                               data_item(std::to_string(nc) + " " + std::to_string(nodes_per_cell_), true,
+                                         topology_precision_, h5, "/Mesh/topology") +
                                "\n        </Topology>\n        <Geometry GeometryType=\"XYZ\">\n          " +
                                data_item(std::to_string(nv) + " 3", false, 8, h5, "/Mesh/geometry") +
                                "\n        </Geometry>\n";
@@ -589,7 +770,7 @@ void XdmfSeries::write_xdmf() const {
       const std::string dims = std::to_string(n) + (f.n_components == 1 ? "" : " " + std::to_string(f.n_components));
       xml += "        <Attribute Name=\"" + xml_escape(f.name) + "\" AttributeType=\"" + attribute_type(f.n_components) +
              "\" Center=\"" + (f.cell ? "Cell" : "Node") + "\">\n          " +
-             data_item(dims, f.is_int, f.is_int ? 4 : 8, h5, group + "/" + f.name) + "\n        </Attribute>\n";
+             data_item(dims, f.is_int, f.precision, h5, group + "/" + f.name) + "\n        </Attribute>\n";
     }
     xml += "      </Grid>\n";
   }

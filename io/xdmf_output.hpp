@@ -10,14 +10,17 @@
 ///
 /// The file (h5dump -n solution.h5):
 ///   /Mesh/geometry   N_vertices x 3 float64, the reference coordinates
-///   /Mesh/topology   N_cells x nodes_per_cell int64, 0-based vertex numbers
+///   /Mesh/topology   N_cells x nodes_per_cell int32 (int64 from 2^31 vertices on), 0-based vertex numbers
 ///   /Steps/NNNNNN    one group per written step (attributes: time, step, complete = 1 once its datasets are all
-///                    written); datasets N x components (scalars: N), attribute `center` = Node | Cell.
+///                    written); datasets N x components (scalars: N), attribute `center` = Node | Cell;
+///                    float32 (output.precision: single, the default) or float64; symmetric 3x3 tensors as N x 6
+///                    (XX, YY, ZZ, XY, YZ, XZ).
 ///                    Fields constant through a run (rank, region) are written at its first step and hard-linked
 ///                    from the later ones.
 #include <mpi.h>
 
 #include <cstdint>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +47,8 @@ class BlockExchange {
   [[nodiscard]] GlobalIndex begin() const { return begin_; }
   [[nodiscard]] GlobalIndex count() const { return count_; }
   [[nodiscard]] GlobalIndex n_global() const { return n_global_; }
+  /// This rank's items (the `ids` given).
+  [[nodiscard]] std::size_t n_local() const { return send_order_.size(); }
 
  private:
   void exchange(const void* send, void* recv, MPI_Datatype item) const;
@@ -58,6 +63,10 @@ class BlockExchange {
 /// How the series is written.
 struct XdmfOptions {
   bool gzip = false;  ///< HDF5 shuffle + deflate filters on chunked datasets (collective filtered writes)
+  bool single = true;  ///< floating-point fields stored as float32 (the geometry stays float64)
+  /// 3x3 (9-component, row-major) cell or point fields that are symmetric: stored as 6 components in VTK's order
+  /// XX, YY, ZZ, XY, YZ, XZ (AttributeType "Tensor6"; see write_xdmf for the readers).
+  std::vector<std::string> symmetric_tensors = {"green_strain", "stress"};
   /// Fields that do not change through a run (written once per run, hard-linked from its later steps).
   std::vector<std::string> constant_fields = {"rank", "region"};
 };
@@ -77,9 +86,21 @@ class XdmfSeries {
   XdmfSeries(const XdmfSeries&) = delete;
   XdmfSeries& operator=(const XdmfSeries&) = delete;
 
-  /// Collective. Writes `piece`'s point data (owned vertices: the first n_owned of every array) and cell data as
-  /// /Steps/NNNNNN, flushes the file and only then rewrites the .xdmf with the step listed.
+  /// Collective. Lists the step before (finish()), then creates `piece`'s point data (owned vertices: the first
+  /// n_owned of every array) and cell data as /Steps/NNNNNN and hands this rank's blocks to a thread of its own,
+  /// which writes them (pwrite at each dataset's offset, fdatasync) while the run goes on: the step is listed by
+  /// the next write_step() or finish(). With gzip (collective filtered writes) the step is written and listed here.
   void write_step(long long step, double time, const VtuPiece& piece);
+  /// Collective. Waits for the last step's blocks on every rank (a failed write on any rank throws CollectiveError
+  /// naming the file on every rank), marks its group complete, flushes the file and only then rewrites the .xdmf
+  /// with the step listed. A no-op when no step is pending. Call it before a checkpoint and at the end of the run.
+  void finish();
+
+  /// A block of a step written by the writer thread: its offset in the file and its bytes.
+  struct Deferred {
+    std::uint64_t offset = 0;
+    std::vector<char> bytes;
+  };
 
   [[nodiscard]] const std::string& xdmf_path() const { return xdmf_path_; }
   [[nodiscard]] const std::string& h5_path() const { return h5_path_; }
@@ -88,8 +109,9 @@ class XdmfSeries {
   struct Field {
     std::string name;
     bool cell = false;
-    int n_components = 1;
+    int n_components = 1;  ///< as stored (6 for a symmetric tensor)
     bool is_int = false;
+    int precision = 8;  ///< bytes per stored value
   };
   struct Step {
     long long step = 0;
@@ -102,7 +124,19 @@ class XdmfSeries {
   /// part 0: /Mesh and its geometry (a restart: checks the file's mesh); part 1: the topology.
   void write_mesh(const LocalMesh& mesh, int part);
   /// One array of a step: this rank's block, or a hard link to this run's first step's (a constant field).
-  void write_field(std::int64_t group, const std::string& group_name, const DataArray& a, bool cell);
+  /// A step's floating-point arrays of one centre (point or cell data), as stored (float32 or float64, symmetric
+  /// tensors in 6), packed side by side per item and exchanged to this rank's block at once (one MPI_Alltoallv per
+  /// centre and step instead of one per array).
+  struct Packed {
+    std::vector<std::string> names;
+    std::vector<int> offset, components;  ///< per name: its first column and its number of columns
+    int width = 0;                        ///< columns per item
+    std::vector<float> single;            ///< count() x width, this rank's block (options_.single)
+    std::vector<double> twice;            ///< the same in float64 (!options_.single)
+  };
+  [[nodiscard]] Packed pack(const std::vector<DataArray>& arrays, bool cell) const;
+  void write_field(std::int64_t group, const std::string& group_name, const DataArray& a, bool cell,
+                   const Packed& packed);
   void write_xdmf() const;
   /// run_collectively(f); a failure marks the file broken_ (not closed by the destructor).
   template <class F>
@@ -113,12 +147,16 @@ class XdmfSeries {
   std::string h5_path_, xdmf_path_;
   XdmfOptions options_;
   int nodes_per_cell_ = 4;
+  int topology_precision_ = 4;  ///< bytes per vertex number in /Mesh/topology
   LocalIndex n_owned_ = 0;
   BlockExchange vertices_, cells_;
   bool broken_ = false;
   std::int64_t handle_ = -1;  ///< the hid_t (int64_t) of the open file
   std::vector<Step> steps_;
   std::string first_step_group_;  ///< this run's first written step (its constant fields are linked from later ones)
+  std::vector<Deferred> deferred_;  ///< the current step's blocks, for the writer thread
+  std::future<void> pending_;       ///< the writer thread of the step not yet listed
+  std::optional<Step> pending_step_;  ///< that step (listed by finish())
 };
 
 }  // namespace edgefem

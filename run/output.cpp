@@ -63,7 +63,8 @@ ResultWriter::ResultWriter(MPI_Comm comm, std::string directory, const LocalMesh
     }
   });
   if (spec_.format == OutputFormat::xdmf)
-    xdmf_ = std::make_unique<XdmfSeries>(comm_, directory_, mesh_, model_.nodes_per_cell, XdmfOptions{spec_.gzip},
+    xdmf_ = std::make_unique<XdmfSeries>(comm_, directory_, mesh_, model_.nodes_per_cell,
+                                         XdmfOptions{.gzip = spec_.gzip, .single = spec_.single_precision},
                                          resume_after);
 }
 
@@ -72,6 +73,7 @@ ResultWriter::~ResultWriter() {
 }
 
 void ResultWriter::finish() {
+  if (xdmf_) xdmf_->finish();  // the last step written on its thread, then listed
   if (!pending_.valid()) return;
   std::future<void> pending = std::move(pending_);
   run_collectively(comm_, [&] { pending.get(); });  // the piece's own error, on every rank

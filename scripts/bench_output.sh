@@ -6,13 +6,17 @@
 # configuration: vtu, xdmf, xdmf + gzip, and both formats with `fields: [displacement]`. Prints per configuration
 # the bytes of the series on disk, its files, bytes per tet per written step, and edgefem's own output time per
 # written step (summary.json phases_s.output over 21: the time loop's output plus the final checkpoint).
+# With it, the whole run's time (phases_s.total) and the output's share of it.
 #   scripts/bench_output.sh [NP] [CELLS_X]      (build/edgefem must be built; results in bench-results/output/)
+# EDGEFEM=path overrides the program (e.g. a copy of an older build, for a before/after table); CONFIGS=... the
+# configurations run (default: all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 np=${1:-2}
 nx=${2:-64}
 source scripts/env.sh
-out=bench-results/output
+out=${OUT:-bench-results/output}
+edgefem=${EDGEFEM:-build/edgefem}
 mkdir -p "$out"
 job() {  # job NAME 'OUTPUT KEY: VALUE'...
   local name=$1
@@ -40,6 +44,7 @@ JOB
 }
 job vtu "format: vtu"
 job xdmf "format: xdmf"
+job xdmf_double "format: xdmf" "precision: double"
 job xdmf_gzip "format: xdmf" "compression: gzip"
 job vtu_displacement "fields: [displacement]"
 job xdmf_displacement "format: xdmf" "fields: [displacement]"
@@ -51,14 +56,14 @@ for c in vtu xdmf vtu_displacement xdmf_displacement; do
     "$out/$c.yaml" >"$out/ab_$c.yaml"
 done
 series() { find "$1" -type f \( -name '*.vtu' -o -name '*.pvtu' -o -name '*.pvd' -o -name '*.h5' -o -name '*.xdmf' \) "${@:2}"; }
-printf "%-18s %12s %6s %11s %14s\n" config bytes files B/tet/step "output s/step"
-for c in vtu xdmf xdmf_gzip vtu_displacement xdmf_displacement; do
+printf "%-18s %12s %6s %11s %14s %9s %8s\n" config bytes files B/tet/step "output s/step" "run s" "output %"
+for c in ${CONFIGS:-vtu xdmf xdmf_double xdmf_gzip vtu_displacement xdmf_displacement}; do
   rm -rf "${out:?}/$c"
-  mpiexec -n "$np" --oversubscribe build/edgefem run "$out/$c.yaml" --quiet >"$out/$c.log" 2>&1
+  mpiexec -n "$np" --oversubscribe "$edgefem" run "$out/$c.yaml" --quiet >"$out/$c.log" 2>&1
   bytes=$(series "$out/$c" -printf '%s\n' | awk '{s += $1} END {print s}')
   files=$(series "$out/$c" | wc -l)
-  read -r tets output_s < <(python3 -c "import json; s = json.load(open('$out/$c/summary.json')); \
-print(s['mesh']['cells'], s['phases_s']['output'])")
-  awk -v c="$c" -v b="$bytes" -v f="$files" -v t="$tets" -v o="$output_s" \
-    'BEGIN {printf "%-18s %12d %6d %11.1f %14.4f\n", c, b, f, b / t / 21, o / 21}'
+  read -r tets output_s total_s < <(python3 -c "import json; s = json.load(open('$out/$c/summary.json')); \
+print(s['mesh']['cells'], s['phases_s']['output'], s['phases_s']['total'])")
+  awk -v c="$c" -v b="$bytes" -v f="$files" -v t="$tets" -v o="$output_s" -v w="$total_s" \
+    'BEGIN {printf "%-18s %12d %6d %11.1f %14.4f %9.2f %8.1f\n", c, b, f, b / t / 21, o / 21, w, 100 * o / w}'
 done

@@ -340,6 +340,10 @@ CASES = [
      L + r"output\.compression: expected one of: none, gzip, got 'zstd'"),
     ("output.gzip_vtu", BOX + STVK + CLAMP + "output: {compression: gzip}\n",
      L + r"output\.compression: gzip needs format: xdmf"),
+    ("output.precision", BOX + STVK + CLAMP + "output: {format: xdmf, precision: half}\n",
+     L + r"output\.precision: expected one of: single, double, got 'half'"),
+    ("output.single_vtu", BOX + STVK + CLAMP + "output: {precision: single}\n",
+     L + r"output\.precision: single needs format: xdmf"),
     ("output.field_unknown", BOX + STVK + CLAMP + "output: {fields: [displacement, strain]}\n",
      L + r"output\.fields\[1\]: expected one of: displacement, velocity, force, green_strain, stress, von_mises, "
          r"volume_ratio, rank, region, plastic_strain, contact_gap, contact_force, got 'strain'"),

@@ -10,9 +10,13 @@ JOB is a dynamic job with checkpoints (tests/data/xdmf_swing.yaml). Runs it on N
   - the .xdmf: a temporal collection with the .pvd's times, every DataItem naming an existing dataset of its
     dimensions; the .h5: the mesh once (/Mesh), one group per step, complete;
   - every point and cell array of every step equals the VTU's (points matched by their reference coordinates, cells
-    by their vertices) to round-off (RTOL = 1e-9 of the array's largest value: two runs of one job differ by ~1e-12);
+    by their vertices): float32 (output.precision: single, the default) to RTOL_SINGLE = 1e-6 of the array's largest
+    value (float32 rounds a value by at most 2^-24 = 6e-8 of itself), `precision: double` to RTOL = 1e-9 (two runs of
+    one job differ by ~1e-12); the geometry float64 and bit for bit the .vtu's points;
+  - the symmetric tensors (green_strain, stress) as N x 6 "Tensor6" arrays in VTK's order XX, YY, ZZ, XY, YZ, XZ:
+    the .vtu's 3 x 3 is symmetric (to 1e-12 of its largest value) and its six components are the stored ones;
   - the global order does not depend on the rank count: geometry and topology bit for bit those of a 1-rank run, the
-    fields equal to 1e-7 of their largest value (the solver's round-off differs with the partition);
+    fields equal to 1e-7 of their largest value (1e-6 in float32; the solver's round-off differs with the partition);
   - restart: the run continued from its step-6 checkpoint with an end time of step 9 leaves steps 0, 3, 6 bit for bit
     as they were, step 9 rewritten (equal to the first run's) and step 12 gone, in the .h5 and the .xdmf;
   - `compression: gzip`: the same values, datasets with the shuffle and gzip filters, a smaller file;
@@ -41,6 +45,10 @@ from vtkmodules.vtkIOXML import vtkXMLPUnstructuredGridReader
 # Two runs of one job are the same to the solver's round-off, not bit for bit (the order in which MPI messages and
 # OpenMP threads add up): a static Gmsh column's reaction forces differed by 2e-12 of their largest value.
 RTOL = 1e-9
+# float32 keeps 24 bits: a stored value is within 2^-24 (6e-8) of itself, so within 6e-8 of the largest value.
+RTOL_SINGLE = 1e-6
+# The 6 stored components of a symmetric 3 x 3 (row-major 9) tensor: XX, YY, ZZ, XY, YZ, XZ (VTK's order).
+SYMMETRIC = [0, 4, 8, 1, 5, 2]
 
 
 def fail(message):
@@ -108,7 +116,11 @@ def read_xdmf(directory):
             for a in grid.findall("Attribute"):
                 at = item(a, a.get("Name"))
                 n = h5[at].shape[1] if len(h5[at].shape) == 2 else 1
-                check(a.get("AttributeType") == {1: "Scalar", 3: "Vector", 9: "Tensor"}[n], f"{at}: type")
+                check(a.get("AttributeType") == {1: "Scalar", 3: "Vector", 6: "Tensor6", 9: "Tensor"}[n], f"{at}: type")
+                data = a.find("DataItem")
+                check(int(data.get("Precision")) == h5[at].dtype.itemsize and
+                      data.get("NumberType") == ("Int" if h5[at].dtype.kind == "i" else "Float"),
+                      f"{at}: DataItem {data.attrib} but the dataset is {h5[at].dtype}")
                 group = h5[at.rsplit("/", 1)[0]]
                 check(group.attrs["complete"] == 1 and group.attrs["time"] == time, f"{at}: group attributes")
                 fields[a.get("Name")] = (a.get("Center"), at)
@@ -159,6 +171,10 @@ def h5_values(directory, at):
 
 
 def close(a, b, rtol, what):
+    """|a - b| <= rtol x the largest |b| (at least 1); a float32 array (the output's default precision) to at least
+    RTOL_SINGLE, unless rtol is 0 (bit for bit)."""
+    if rtol > 0 and np.float32 in (np.asarray(a).dtype, np.asarray(b).dtype):
+        rtol = max(rtol, RTOL_SINGLE)
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     check(a.shape == b.shape, f"{what}: shapes {a.shape} != {b.shape}")
     scale = max(1.0, float(np.max(np.abs(b)))) if b.size else 1.0
@@ -186,6 +202,12 @@ def compare_with_vtu(xdmf_dir, vtu_dir):
             check(fields[name][0] == center, f"{name}: center {fields[name][0]} != {center}")
             stored = h5_values(xdmf_dir, fields[name][1])
             index = vertex if center == "Node" else cell
+            if name in ("green_strain", "stress"):
+                check(stored.shape[1:] == (6,), f"t = {time}: {name} stored as {stored.shape}, not N x 6")
+                full = values.reshape(-1, 3, 3)
+                asymmetry = float(np.max(np.abs(full - full.transpose(0, 2, 1))))
+                check(asymmetry <= 1e-12 * max(1.0, float(np.max(np.abs(values)))), f"{name}: not symmetric ({asymmetry})")
+                values = values.reshape(-1, 9)[:, SYMMETRIC]
             close(stored[index].reshape(values.shape), values, RTOL, f"t = {time}: {name}")
     return steps
 
@@ -231,6 +253,23 @@ def check_gzip(runner, xdmf_dir):
     print(f"check_xdmf: gzip {packed} bytes, none {plain} bytes ({packed / plain:.2f})")
 
 
+def check_precision(runner, xdmf_dir, vtu_dir):
+    """The default stores the fields as float32 and the geometry as float64; `precision: double` stores float64
+    equal to the VTU's to RTOL, in a larger file."""
+    with h5py.File(os.path.join(xdmf_dir, "solution.h5"), "r") as h5:
+        check(h5["Mesh/geometry"].dtype == np.float64, f"geometry {h5['Mesh/geometry'].dtype}")
+        check(h5["Mesh/topology"].dtype == np.int32, f"topology {h5['Mesh/topology'].dtype}")
+        for name in ("displacement", "stress", "von_mises"):
+            check(h5["Steps/000012/" + name].dtype == np.float32, f"{name}: {h5['Steps/000012/' + name].dtype}")
+    double_dir, _, _ = runner.run("double", output={"precision": "double"})
+    with h5py.File(os.path.join(double_dir, "solution.h5"), "r") as h5:
+        check(h5["Steps/000012/stress"].dtype == np.float64, f"double: stress {h5['Steps/000012/stress'].dtype}")
+    compare_with_vtu(double_dir, vtu_dir)
+    single, double = (os.path.getsize(os.path.join(d, "solution.h5")) for d in (xdmf_dir, double_dir))
+    check(single < 0.7 * double, f"single {single} bytes, double {double}")
+    print(f"check_xdmf: float32 {single} bytes, float64 {double} bytes ({single / double:.2f})")
+
+
 def check_faults(runner, xdmf_dir):
     blocked = os.path.join(runner.args.out, "blocked")
     shutil.rmtree(blocked, ignore_errors=True)
@@ -249,6 +288,34 @@ def check_faults(runner, xdmf_dir):
     left = read_xdmf(full)
     check(1 <= len(left) < len(read_xdmf(xdmf_dir)), f"file-size limit: {len(left)} steps listed")
     compare_series(full, xdmf_dir, RTOL, "file-size limit", steps=[s[0] for s in left])
+
+
+def check_full_disk(runner, xdmf_dir):
+    """A full file system that the output folder's own free space does not show: solution.h5 is a link into a small
+    tmpfs (mounted here; root only, else skipped with a message). The step that does not fit is refused before HDF5
+    writes it (rank 0 reserves each step's blocks with fallocate): every rank exits non-zero naming solution.h5 and
+    the "no space" cause, none waits (the runner's timeout), and the .xdmf lists only whole, readable steps."""
+    full = os.path.join(runner.args.out, "disk_full")
+    mount = os.path.join(runner.args.out, "tmpfs")
+    shutil.rmtree(full, ignore_errors=True)
+    os.makedirs(full)
+    os.makedirs(mount, exist_ok=True)
+    size_kb = int(os.path.getsize(os.path.join(xdmf_dir, "solution.h5")) * 0.5 / 1024)
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k", "tmpfs", mount], capture_output=True, text=True)
+    if p.returncode != 0:
+        print(f"check_xdmf: the full-disk case skipped (cannot mount a tmpfs: {p.stderr.strip()})")
+        return
+    try:
+        os.symlink(os.path.join(mount, "solution.h5"), os.path.join(full, "solution.h5"))
+        _, status, text = runner.run("disk_full", expect_ok=False)
+        check(status != 0 and "solution.h5" in text and "no space left" in text,
+              f"full disk: status {status}\n{text[-2000:]}")
+        left = read_xdmf(full)
+        check(1 <= len(left) < len(read_xdmf(xdmf_dir)), f"full disk: {len(left)} steps listed")
+        compare_series(full, xdmf_dir, RTOL, "full disk", steps=[s[0] for s in left])
+        print(f"check_xdmf: full disk ({size_kb} kB tmpfs): refused after {len(left)} steps")
+    finally:
+        subprocess.run(["umount", mount], capture_output=True)
 
 
 def main():
@@ -282,9 +349,11 @@ def main():
                     close(h5_values(xdmf_dir, at), h5_values(serial_dir, one[t][name][1]), 1e-7, f"1 rank: t = {t} {name}")
     check_restart(runner, xdmf_dir)
     check_gzip(runner, xdmf_dir)
+    check_precision(runner, xdmf_dir, vtu_dir)
     fields_dir, _, _ = runner.run("fields", output={"fields": ["displacement", "von_mises"]})
     check(all(sorted(f) == ["displacement", "von_mises"] for _, f, _, _ in read_xdmf(fields_dir)), "fields: not only those")
     check_faults(runner, xdmf_dir)
+    check_full_disk(runner, xdmf_dir)
     for job in args.also:
         other = Runner(args, job)
         name = os.path.splitext(os.path.basename(job))[0]

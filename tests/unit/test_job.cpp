@@ -228,6 +228,7 @@ materials:
   EXPECT_EQ(job.output.format, OutputFormat::vtu);  // today's output stays the default
   EXPECT_TRUE(job.output.fields.empty());
   EXPECT_FALSE(job.output.gzip);
+  EXPECT_TRUE(job.output.single_precision);
 
   const Job sheet =
       read_job(write("mesh:\n  generate: {shape: sheet, size: [1, 2], cells: [64, 32]}\n"
@@ -620,6 +621,7 @@ output:
   format: xdmf
   fields: [displacement, von_mises, region]
   compression: gzip
+  precision: double
 )";
 
 TEST_F(JobTest, DynamicJobParsesEveryValue) {
@@ -643,6 +645,7 @@ TEST_F(JobTest, DynamicJobParsesEveryValue) {
   EXPECT_EQ(job.output.format, OutputFormat::xdmf);
   EXPECT_EQ(job.output.fields, (std::vector<std::string>{"displacement", "von_mises", "region"}));
   EXPECT_TRUE(job.output.gzip);
+  EXPECT_FALSE(job.output.single_precision);
 
   ASSERT_EQ(job.boundary.size(), 3u);
   EXPECT_FALSE(job.boundary[0].schedule.has_value());
