@@ -341,6 +341,13 @@ Slide slide(MPI_Comm comm, double mu) {
         sums[0] += x[3 * static_cast<std::size_t>(v)] - m.mesh.coords[3 * static_cast<std::size_t>(v)], sums[1] += 1;
     MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, comm);
     r.upper_dx = sums[0] / sums[1];
+    const SelfExchangeTraffic& t = solver.self_contact()->traffic();
+    const SelfContactCost c = solver.self_contact()->cost();
+    if (world_rank() == 0)
+      std::printf("self contact:   slide step: %lld layers built, %lld exchanges, %lld reductions, %.0f bytes; calls: "
+                  "%lld residuals, %lld Jacobians, %lld products, %lld limits; %.2f s (exchange %.2f)\n",
+                  t.builds, t.exchanges, t.reductions, t.bytes_received, c.residuals, c.jacobians, c.products, c.limits,
+                  c.total, c.exchange);
   };
   r.run = dynamics_testing::simulate(comm, job, spec);
   return r;
