@@ -203,6 +203,13 @@ TEST(TwoBlocks, TheUpperLandsOnTheLowerWithoutAnyIntersectionAndSerialEqualsDist
   EXPECT_GT(all.lowest_upper, kTop - 2e-3);             // never sank into the lower block (its top dips under the load)
   EXPECT_LT(all.last_lowest_upper, kTop + kDistance);   // and rests on it, within the activation distance
   EXPECT_LT(distributed, 1e-7);
+  if (world_rank() == 0 && world_size() > 1)  // the ghost layer receives less than the whole surface (0.52-0.67 of it)
+    for (std::size_t r = 0; r < all.bytes.size(); ++r) {
+      EXPECT_GT(all.bytes[r], 0.0);
+      EXPECT_LT(all.bytes[r], 0.75 * all.old_bytes[r]) << "rank " << r;
+      EXPECT_LE(all.neighbours[r], world_size() - 1.0);
+      EXPECT_GE(all.builds[r], 1.0);
+    }
 }
 
 // The static version: the upper block pressed into the lower one by its top (prescribed, 0.03 down in 4 load steps,
