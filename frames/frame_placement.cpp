@@ -13,14 +13,10 @@
 namespace edgefem {
 namespace {
 
+using frames::distance2;
 using frames::Vec3;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-double distance2(const double* a, const Vec3& b) {
-  const double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
-  return dx * dx + dy * dy + dz * dz;
-}
 
 /// Among every rank's candidate (value, file index), the one with the largest value (`largest`) or the smallest,
 /// ties to the lowest file index; returns its coordinates and index. Candidates with index < 0 take no part.

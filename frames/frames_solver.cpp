@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/stopwatch.hpp"
 #include "io/vtk_output.hpp"
 #include "solver/newton.hpp"
 
@@ -28,10 +29,6 @@ using frames::FramePose;
 using frames::Vec3;
 
 namespace {
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 /// A model whose frames are all held has no unknown: nothing of it can move, whatever the loads. Refused (on every
 /// rank: the held frames are agreed) rather than "solved", since it is never what a job means: its frames sit on
 /// the fixed regions (positions there, or too few frames for the fixed regions to leave one free). A static model

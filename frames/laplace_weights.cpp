@@ -16,12 +16,8 @@
 namespace edgefem {
 namespace {
 
+using frames::distance2;
 using frames::Vec3;
-
-double distance2(const double* a, const Vec3& b) {
-  const double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
-  return dx * dx + dy * dy + dz * dz;
-}
 
 /// Per local vertex: the anchor frame of the fixed region holding it (-1: none). Owned vertices only (the boundary
 /// selections are of owned vertices); the Dirichlet rows are owned rows.

@@ -47,6 +47,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/stopwatch.hpp"
 #include "io/crc32.hpp"
 #include "partition/collective.hpp"
 
@@ -89,11 +90,6 @@ constexpr std::size_t off_version = 16, off_n_fields = 20, off_n_vertices = 24, 
 static_assert(off_names + max_fields * name_bytes <= off_run_id && off_n_cell_fields + 4 <= header_bytes);
 
 std::uint64_t padded8(std::uint64_t n) { return (n + 7) / 8 * 8; }
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 /// Where everything is in a file with these sizes.
 struct Layout {
@@ -347,7 +343,7 @@ void local_step(MPI_Comm comm, F&& f) {
   if (any_failed(comm, failure)) raise(failure);
 }
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
+[[noreturn]] void checkpoint_fail(const std::string& path, const std::string& what) {
   throw std::runtime_error(path + ": " + what);
 }
 
@@ -358,12 +354,12 @@ std::vector<std::size_t> sorted_positions(const std::string& path, std::int64_t 
   const std::string item = cells ? "cell" : "vertex", items = cells ? "cells" : "vertices";
   const int limit = INT_MAX / (cells ? 6 : 3);
   if (owned.size() > static_cast<std::size_t>(limit)) {
-    fail(path, "rank " + std::to_string(rank) + " owns " + std::to_string(owned.size()) + " " + items +
+    checkpoint_fail(path, "rank " + std::to_string(rank) + " owns " + std::to_string(owned.size()) + " " + items +
                    ", more than one MPI-IO call can transfer (" + std::to_string(limit) + ")");
   }
   for (std::size_t i = 0; i < owned.size(); ++i) {
     if (owned[i] < 0 || owned[i] >= n_vertices) {
-      fail(path, "rank " + std::to_string(rank) + ": owned " + item + " " + std::to_string(i) + " has original index " +
+      checkpoint_fail(path, "rank " + std::to_string(rank) + ": owned " + item + " " + std::to_string(i) + " has original index " +
                      std::to_string(owned[i]) + ", outside [0, " + std::to_string(n_vertices) + ")");
     }
   }
@@ -374,7 +370,7 @@ std::vector<std::size_t> sorted_positions(const std::string& path, std::int64_t 
   }
   for (std::size_t k = 1; k < order.size(); ++k) {
     if (owned[order[k]] == owned[order[k - 1]]) {
-      fail(path, "rank " + std::to_string(rank) + " lists " + item + " " + std::to_string(owned[order[k]]) +
+      checkpoint_fail(path, "rank " + std::to_string(rank) + " lists " + item + " " + std::to_string(owned[order[k]]) +
                      " twice among its owned " + items);
     }
   }
@@ -430,12 +426,12 @@ fs::path parent_directory(const std::string& path) {
 /// fsync a directory so a rename in it is durable; filesystems that cannot (EINVAL, EROFS) are tolerated.
 void fsync_directory(const std::string& path, const fs::path& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) fail(path, "cannot open directory '" + dir.string() + "' for fsync: " + std::strerror(errno));
+  if (fd < 0) checkpoint_fail(path, "cannot open directory '" + dir.string() + "' for fsync: " + std::strerror(errno));
   const int rc = ::fsync(fd);
   const int err = errno;
   ::close(fd);
   if (rc != 0 && err != EINVAL && err != EROFS) {
-    fail(path, "fsync of directory '" + dir.string() + "' failed: " + std::strerror(err));
+    checkpoint_fail(path, "fsync of directory '" + dir.string() + "' failed: " + std::strerror(err));
   }
 }
 
@@ -482,13 +478,13 @@ void check_exclusive_ownership(MPI_Comm comm, const std::string& path, std::int6
     std::vector<unsigned char> seen(static_cast<std::size_t>(end - begin), 0);
     for (const std::int64_t g : received) {
       unsigned char& s = seen[static_cast<std::size_t>(g - begin)];
-      if (s != 0) fail(path, item + " " + std::to_string(g) + " is owned by more than one rank");
+      if (s != 0) checkpoint_fail(path, item + " " + std::to_string(g) + " is owned by more than one rank");
       s = 1;
     }
     // Unreachable when the counts add up, kept as a guard.
     for (std::size_t i = 0; i < seen.size(); ++i) {
       if (seen[i] == 0) {
-        fail(path, item + " " + std::to_string(begin + static_cast<std::int64_t>(i)) + " is owned by no rank");
+        checkpoint_fail(path, item + " " + std::to_string(begin + static_cast<std::int64_t>(i)) + " is owned by no rank");
       }
     }
   });
@@ -534,38 +530,38 @@ Layout broadcast_root_layout(MPI_Comm comm, const std::string& path, std::int64_
 void check_header_values(const std::string& path, const CheckpointState& state) {
   const fs::path dir = parent_directory(path);
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) fail(path, "directory '" + dir.string() + "' does not exist");
+  if (!fs::is_directory(dir, ec)) checkpoint_fail(path, "directory '" + dir.string() + "' does not exist");
   if (state.field_names.size() > max_fields) {
-    fail(path, std::to_string(state.field_names.size()) + " fields, a checkpoint holds at most " +
+    checkpoint_fail(path, std::to_string(state.field_names.size()) + " fields, a checkpoint holds at most " +
                    std::to_string(max_fields));
   }
   if (state.fields.size() != state.field_names.size()) {
-    fail(path, std::to_string(state.field_names.size()) + " field names but " + std::to_string(state.fields.size()) +
+    checkpoint_fail(path, std::to_string(state.field_names.size()) + " field names but " + std::to_string(state.fields.size()) +
                    " fields");
   }
   if (state.field_names.size() + state.cell_field_names.size() > max_fields) {
-    fail(path, std::to_string(state.field_names.size()) + " fields and " +
+    checkpoint_fail(path, std::to_string(state.field_names.size()) + " fields and " +
                    std::to_string(state.cell_field_names.size()) + " cell fields, a checkpoint holds at most " +
                    std::to_string(max_fields) + " together");
   }
   auto check_name = [&](const std::string& name, const std::string& what) {
     if (name.size() > max_name_length) {
-      fail(path, what + " '" + name + "' is longer than " + std::to_string(max_name_length) + " characters");
+      checkpoint_fail(path, what + " '" + name + "' is longer than " + std::to_string(max_name_length) + " characters");
     }
-    if (name.find('\0') != std::string::npos) fail(path, what + " contains a NUL character");
+    if (name.find('\0') != std::string::npos) checkpoint_fail(path, what + " contains a NUL character");
   };
   check_name(state.integrator, "integrator name");
   std::vector<std::string> names = state.field_names;  // vertex and cell fields share the name slots
   names.insert(names.end(), state.cell_field_names.begin(), state.cell_field_names.end());
   for (std::size_t f = 0; f < names.size(); ++f) {
-    if (names[f].empty()) fail(path, "field " + std::to_string(f) + " has an empty name");
+    if (names[f].empty()) checkpoint_fail(path, "field " + std::to_string(f) + " has an empty name");
     check_name(names[f], "field name");
     for (std::size_t g = 0; g < f; ++g) {
-      if (names[g] == names[f]) fail(path, "field name '" + names[f] + "' given twice");
+      if (names[g] == names[f]) checkpoint_fail(path, "field name '" + names[f] + "' given twice");
     }
   }
   if (state.job_text.size() > max_job_bytes) {
-    fail(path, "job text of " + std::to_string(state.job_text.size()) + " bytes (at most " +
+    checkpoint_fail(path, "job text of " + std::to_string(state.job_text.size()) + " bytes (at most " +
                    std::to_string(max_job_bytes) + ")");
   }
 }
@@ -576,41 +572,41 @@ std::vector<std::size_t> check_write_arguments(const std::string& path, const st
                                                const Layout& layout, std::int64_t n_vertices,
                                                std::span<const std::int64_t> owned_original,
                                                const CheckpointState& state, int rank) {
-  if (root_path.empty()) fail("write_checkpoint", "empty file name");
+  if (root_path.empty()) checkpoint_fail("write_checkpoint", "empty file name");
   if (path != root_path) {
-    fail(root_path,
+    checkpoint_fail(root_path,
          "write_checkpoint called with a different path on rank " + std::to_string(rank) + " ('" + path + "')");
   }
   if (n_vertices != layout.n_vertices) {
-    fail(path, "rank " + std::to_string(rank) + " passes n_vertices = " + std::to_string(n_vertices) +
+    checkpoint_fail(path, "rank " + std::to_string(rank) + " passes n_vertices = " + std::to_string(n_vertices) +
                    ", rank 0 passes " + std::to_string(layout.n_vertices));
   }
-  if (n_vertices < 0 || n_vertices > max_vertices) fail(path, "invalid vertex count " + std::to_string(n_vertices));
+  if (n_vertices < 0 || n_vertices > max_vertices) checkpoint_fail(path, "invalid vertex count " + std::to_string(n_vertices));
   if (rank == 0) check_header_values(path, state);
   if (state.fields.size() != layout.n_fields) {
-    fail(path, "rank " + std::to_string(rank) + " passes " + std::to_string(state.fields.size()) +
+    checkpoint_fail(path, "rank " + std::to_string(rank) + " passes " + std::to_string(state.fields.size()) +
                    " fields, rank 0 names " + std::to_string(layout.n_fields));
   }
   for (std::size_t f = 0; f < state.fields.size(); ++f) {
     if (state.fields[f].size() != 3 * owned_original.size()) {
       const std::string name = f < state.field_names.size() ? "'" + state.field_names[f] + "'" : std::to_string(f);
-      fail(path, "field " + name + " on rank " + std::to_string(rank) + " has " +
+      checkpoint_fail(path, "field " + name + " on rank " + std::to_string(rank) + " has " +
                      std::to_string(state.fields[f].size()) + " values, expected 3 x " +
                      std::to_string(owned_original.size()) + " owned vertices");
     }
   }
   if (state.n_cells != layout.n_cells || state.cell_fields.size() != layout.n_cell_fields ||
       state.cell_field_names.size() != state.cell_fields.size()) {
-    fail(path, "rank " + std::to_string(rank) + " passes " + std::to_string(state.cell_fields.size()) +
+    checkpoint_fail(path, "rank " + std::to_string(rank) + " passes " + std::to_string(state.cell_fields.size()) +
                    " cell fields (" + std::to_string(state.cell_field_names.size()) + " names) of " +
                    std::to_string(state.n_cells) + " cells, rank 0 names " + std::to_string(layout.n_cell_fields) +
                    " of " + std::to_string(layout.n_cells));
   }
   if (state.n_cells < 0 || state.n_cells > max_vertices)
-    fail(path, "invalid cell count " + std::to_string(state.n_cells));
+    checkpoint_fail(path, "invalid cell count " + std::to_string(state.n_cells));
   for (std::size_t f = 0; f < state.cell_fields.size(); ++f) {
     if (state.cell_fields[f].size() != cell_width * state.owned_cells.size()) {
-      fail(path, "cell field '" + state.cell_field_names[f] + "' on rank " + std::to_string(rank) + " has " +
+      checkpoint_fail(path, "cell field '" + state.cell_field_names[f] + "' on rank " + std::to_string(rank) + " has " +
                      std::to_string(state.cell_fields[f].size()) + " values, expected 6 x " +
                      std::to_string(state.owned_cells.size()) + " cells");
     }
@@ -631,7 +627,7 @@ std::vector<char> encode_header(const Layout& layout, const CheckpointState& sta
   put<std::uint64_t>(head, off_job_bytes, layout.job_bytes);
   put<std::uint64_t>(head, off_run_id, state.run_id);
   put<std::int64_t>(head, off_run_started, state.run_started);
-  put<std::int64_t>(head, off_written, now_ns());
+  put<std::int64_t>(head, off_written, unix_time_ns());
   put_name(head, off_integrator, state.integrator);
   for (std::size_t f = 0; f < state.field_names.size(); ++f)
     put_name(head, off_names + f * name_bytes, state.field_names[f]);
@@ -799,13 +795,13 @@ void commit_on_root(const std::string& path, const std::string& tmp, const Layou
   try {
     std::error_code ec;
     const auto size = fs::file_size(tmp, ec);
-    if (ec) fail(path, "cannot stat '" + tmp + "': " + ec.message());
+    if (ec) checkpoint_fail(path, "cannot stat '" + tmp + "': " + ec.message());
     if (size != static_cast<std::uintmax_t>(layout.total_bytes())) {
-      fail(path, "'" + tmp + "' has " + std::to_string(size) + " bytes after writing, expected " +
+      checkpoint_fail(path, "'" + tmp + "' has " + std::to_string(size) + " bytes after writing, expected " +
                      std::to_string(layout.total_bytes()));
     }
     if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-      fail(path, "cannot rename '" + tmp + "' into place: " + std::strerror(errno));
+      checkpoint_fail(path, "cannot rename '" + tmp + "' into place: " + std::strerror(errno));
     }
     fsync_directory(path, parent_directory(path));
   } catch (const std::exception& e) {
@@ -1023,7 +1019,7 @@ CheckpointState read_checkpoint(MPI_Comm comm, const std::string& path, std::int
   // Phase 1: arguments.
   std::vector<std::size_t> order, cell_order;
   local_step(comm, [&] {
-    if (n_vertices < 0) fail(path, "invalid vertex count " + std::to_string(n_vertices));
+    if (n_vertices < 0) checkpoint_fail(path, "invalid vertex count " + std::to_string(n_vertices));
     order = sorted_positions(path, n_vertices, owned_original, rank);
     if (cells.n_cells > 0) cell_order = sorted_positions(path, cells.n_cells, cells.owned, rank, true);
   });

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/stopwatch.hpp"
 #include "partition/collective.hpp"
 
 namespace edgefem {
@@ -27,11 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::size_t n_kept = 2;  ///< checkpoints a run keeps
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 /// Rank 0's `text` on every rank.
 void broadcast(MPI_Comm comm, std::string& text) {
@@ -63,7 +59,7 @@ bool is_checkpoint_name(const fs::path& path) {
 std::uint64_t draw_run_id() {
   std::random_device device;
   std::uint64_t id = (static_cast<std::uint64_t>(device()) << 32) ^ static_cast<std::uint64_t>(device());
-  std::seed_seq seq{static_cast<std::uint64_t>(now_ns()), static_cast<std::uint64_t>(::getpid()), id};
+  std::seed_seq seq{static_cast<std::uint64_t>(unix_time_ns()), static_cast<std::uint64_t>(::getpid()), id};
   std::mt19937_64 mix(seq);
   id ^= mix();
   return id == 0 ? 1 : id;
@@ -207,7 +203,7 @@ CheckpointSeries::CheckpointSeries(MPI_Comm comm, std::string directory, std::op
   if (continued && continued->id != 0) {
     run_ = *continued;
   } else if (rank_ == 0) {
-    run_ = CheckpointRun{draw_run_id(), now_ns()};
+    run_ = CheckpointRun{draw_run_id(), unix_time_ns()};
   }
   std::uint64_t id = run_.id;
   std::int64_t started = run_.started;

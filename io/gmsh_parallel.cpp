@@ -98,7 +98,7 @@ struct ElementBlock {
   std::int64_t type, region;
 };
 
-struct Layout {
+struct MshLayout {
   std::vector<NodeBlock> nodes;
   std::vector<ElementBlock> elements;
   std::uint64_t n_nodes = 0;
@@ -178,7 +178,7 @@ void scan_entities(const File& f, std::uint64_t& offset, EntityTags& physical) {
 }
 
 /// The body of $Nodes (its header line at `header`): the node blocks into `layout`, jumping over their data.
-void scan_nodes(const File& f, std::uint64_t& offset, std::uint64_t header, Layout& layout) {
+void scan_nodes(const File& f, std::uint64_t& offset, std::uint64_t header, MshLayout& layout) {
   const auto n_blocks = f.value<std::uint64_t>(offset, "the $Nodes header");
   layout.n_nodes = f.value<std::uint64_t>(offset, "the $Nodes header");
   offset += 16;  // minimum and maximum tags
@@ -208,7 +208,7 @@ void scan_nodes(const File& f, std::uint64_t& offset, std::uint64_t header, Layo
 /// The body of $Elements (its header line at `header`): the element blocks into `layout` with the physical tag of
 /// their entity, jumping over their data.
 void scan_elements(const File& f, std::uint64_t& offset, std::uint64_t header, const EntityTags& physical,
-                   Layout& layout) {
+                   MshLayout& layout) {
   const auto n_blocks = f.value<std::uint64_t>(offset, "the $Elements header");
   const auto n_elements = f.value<std::uint64_t>(offset, "the $Elements header");
   offset += 16;
@@ -242,8 +242,8 @@ void scan_elements(const File& f, std::uint64_t& offset, std::uint64_t header, c
   expect_end(f, offset, "Elements");
 }
 
-Layout scan(const File& f) {
-  Layout layout;
+MshLayout scan(const File& f) {
+  MshLayout layout;
   std::uint64_t offset = 0;
   if (f.line(offset, "$MeshFormat") != "$MeshFormat") f.fail(0, "not a Gmsh .msh file: expected '$MeshFormat'");
   scan_mesh_format(f, offset);
@@ -298,8 +298,8 @@ void read_range(const std::vector<Block>& blocks, std::uint64_t first, std::uint
 }
 
 /// Collective: rank 0 scans `path`; every rank gets the block table.
-Layout broadcast_layout(MPI_Comm comm, const std::string& path, int rank) {
-  Layout layout;
+MshLayout broadcast_layout(MPI_Comm comm, const std::string& path, int rank) {
+  MshLayout layout;
   run_collectively(comm, [&] {
     if (rank == 0) layout = scan(File(path));
   });
@@ -317,7 +317,7 @@ struct CellBlocks {
   std::uint64_t n_cells = 0, n_facets = 0;
 };
 
-CellBlocks cell_blocks(const Layout& layout) {
+CellBlocks cell_blocks(const MshLayout& layout) {
   CellBlocks c;
   c.solid = std::any_of(layout.elements.begin(), layout.elements.end(),
                         [](const ElementBlock& b) { return b.type == 4; });
@@ -333,7 +333,7 @@ CellBlocks cell_blocks(const Layout& layout) {
 
 /// This rank's block of the nodes into s.coords (s.vertex_begin: its first vertex), coordinates checked finite;
 /// `consecutive` becomes false if a node tag is not the first tag + its index in file order. Returns the first tag.
-std::uint64_t read_node_slice(const File& f, const Layout& layout, int rank, int size, MeshSlice& s,
+std::uint64_t read_node_slice(const File& f, const MshLayout& layout, int rank, int size, MeshSlice& s,
                               bool& consecutive) {
   std::uint64_t first_tag = 0;
   f.read(layout.nodes[0].tags, &first_tag, 8, "the first node tag");
@@ -365,7 +365,7 @@ std::uint64_t read_node_slice(const File& f, const Layout& layout, int rank, int
 }
 
 /// This rank's block of cells and of facets into `s`, node tags turned into file-order vertex ids.
-void read_element_slices(const File& f, const Layout& layout, const CellBlocks& blocks, std::uint64_t first_tag,
+void read_element_slices(const File& f, const MshLayout& layout, const CellBlocks& blocks, std::uint64_t first_tag,
                          int rank, int size, MeshSlice& s) {
   auto read_elements = [&](const std::vector<ElementBlock>& element_blocks, std::uint64_t total, int n,
                            std::vector<GlobalIndex>& vertices, std::vector<int>& region) {
@@ -413,7 +413,7 @@ MeshSlice read_gmsh_slice(MPI_Comm comm, const std::string& path) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  const Layout layout = broadcast_layout(comm, path, rank);
+  const MshLayout layout = broadcast_layout(comm, path, rank);
   const CellBlocks blocks = cell_blocks(layout);
 
   MeshSlice s;

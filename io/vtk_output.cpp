@@ -49,6 +49,7 @@
 #include <vtk_expat.h>
 
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 #include "io/xml_escape.hpp"
 
 namespace edgefem {
@@ -59,7 +60,7 @@ namespace fs = std::filesystem;
 
 static_assert(sizeof(int) == sizeof(std::int32_t), "vtkIntArray must hold 32-bit values (Int32 in the .pvtu)");
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
+[[noreturn]] void vtk_fail(const std::string& path, const std::string& what) {
   throw std::runtime_error("VTK output '" + path + "': " + what);
 }
 
@@ -67,14 +68,14 @@ std::string errno_text(int err) { return std::strerror(err); }
 
 /// The directory that will hold `path` ("." for a bare file name). Throws if it does not exist.
 fs::path checked_parent_directory(const std::string& path) {
-  if (path.empty()) fail(path, "empty file name");
+  if (path.empty()) vtk_fail(path, "empty file name");
   const fs::path p(path);
-  if (!p.has_filename()) fail(path, "the path names a directory, not a file");
+  if (!p.has_filename()) vtk_fail(path, "the path names a directory, not a file");
   fs::path dir = p.parent_path();
   if (dir.empty()) dir = ".";
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    fail(path, "directory '" + dir.string() + "' does not exist (the caller must create output directories)");
+    vtk_fail(path, "directory '" + dir.string() + "' does not exist (the caller must create output directories)");
   }
   return dir;
 }
@@ -109,13 +110,13 @@ void fsync_path(const std::string& report_path, const std::string& name, bool di
   const int fd = ::open(name.c_str(), flags);
   if (fd < 0) {
     if (directory) return;  // best effort: the data itself is already safe
-    fail(report_path, "cannot reopen temporary file '" + name + "' for fsync: " + errno_text(errno));
+    vtk_fail(report_path, "cannot reopen temporary file '" + name + "' for fsync: " + errno_text(errno));
   }
   const int rc = ::fsync(fd);
   const int err = errno;
   ::close(fd);
   if (rc != 0 && err != EINVAL && err != EROFS && !directory) {
-    fail(report_path, "fsync of '" + name + "' failed: " + errno_text(err));
+    vtk_fail(report_path, "fsync of '" + name + "' failed: " + errno_text(err));
   }
 }
 
@@ -123,7 +124,7 @@ void fsync_path(const std::string& report_path, const std::string& name, bool di
 void commit(const std::string& path, TempFileGuard& guard, const fs::path& dir) {
   fsync_path(path, guard.name(), false);
   if (std::rename(guard.name().c_str(), path.c_str()) != 0) {
-    fail(path, "cannot rename '" + guard.name() + "' into place: " + errno_text(errno));
+    vtk_fail(path, "cannot rename '" + guard.name() + "' into place: " + errno_text(errno));
   }
   guard.release();
   fsync_path(path, dir.string(), true);
@@ -135,16 +136,16 @@ void check_arrays(const std::string& path, const std::vector<DataArray>& arrays,
                   const char* kind) {
   std::set<std::string_view> names;
   for (const DataArray& a : arrays) {
-    if (a.name.empty()) fail(path, std::string(kind) + " array with an empty name");
-    if (!names.insert(a.name).second) fail(path, std::string("duplicate ") + kind + " array '" + a.name + "'");
+    if (a.name.empty()) vtk_fail(path, std::string(kind) + " array with an empty name");
+    if (!names.insert(a.name).second) vtk_fail(path, std::string("duplicate ") + kind + " array '" + a.name + "'");
     if (a.n_components < 1) {
-      fail(path, std::string(kind) + " array '" + a.name + "' has " + std::to_string(a.n_components) + " components");
+      vtk_fail(path, std::string(kind) + " array '" + a.name + "' has " + std::to_string(a.n_components) + " components");
     }
     if (n_tuples == nullptr) continue;
     const std::size_t expected = *n_tuples * static_cast<std::size_t>(a.n_components);
     const std::size_t actual = a.is_int ? a.int_values.size() : a.values.size();
     if (actual != expected) {
-      fail(path, std::string(kind) + " array '" + a.name + "' has " + std::to_string(actual) + " values, expected " +
+      vtk_fail(path, std::string(kind) + " array '" + a.name + "' has " + std::to_string(actual) + " values, expected " +
                      std::to_string(*n_tuples) + " x " + std::to_string(a.n_components) + " = " +
                      std::to_string(expected));
     }
@@ -153,19 +154,19 @@ void check_arrays(const std::string& path, const std::vector<DataArray>& arrays,
 
 void check_piece(const std::string& path, const VtuPiece& piece) {
   if (piece.nodes_per_cell != 3 && piece.nodes_per_cell != 4) {
-    fail(path, "nodes_per_cell must be 3 (triangles) or 4 (tetrahedra), got " + std::to_string(piece.nodes_per_cell));
+    vtk_fail(path, "nodes_per_cell must be 3 (triangles) or 4 (tetrahedra), got " + std::to_string(piece.nodes_per_cell));
   }
-  if (piece.points.size() % 3 != 0) fail(path, "points.size() is not a multiple of 3");
+  if (piece.points.size() % 3 != 0) vtk_fail(path, "points.size() is not a multiple of 3");
   const auto npc = static_cast<std::size_t>(piece.nodes_per_cell);
   if (piece.connectivity.size() % npc != 0) {
-    fail(path, "connectivity.size() is not a multiple of nodes_per_cell = " + std::to_string(npc));
+    vtk_fail(path, "connectivity.size() is not a multiple of nodes_per_cell = " + std::to_string(npc));
   }
   const std::size_t n_points = piece.points.size() / 3;
   const std::size_t n_cells = piece.connectivity.size() / npc;
   for (std::size_t i = 0; i < piece.connectivity.size(); ++i) {
     const LocalIndex v = piece.connectivity[i];
     if (v < 0 || static_cast<std::size_t>(v) >= n_points) {
-      fail(path, "cell " + std::to_string(i / npc) + " references point " + std::to_string(v) + " but there are " +
+      vtk_fail(path, "cell " + std::to_string(i / npc) + " references point " + std::to_string(v) + " but there are " +
                      std::to_string(n_points) + " points");
     }
   }
@@ -205,12 +206,6 @@ const char* error_code_text(unsigned long code) {
     case vtkErrorCode::OutOfDiskSpaceError: return "out of disk space";
     default: return "unknown VTK error";
   }
-}
-
-std::string format_double(double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
 }
 
 const char* byte_order() { return std::endian::native == std::endian::little ? "LittleEndian" : "BigEndian"; }
@@ -275,11 +270,11 @@ class PvdChecker {
   std::vector<std::pair<double, std::string>> entries(vtkXMLDataElement* root) {
     number(root);
     const char* type = root->GetAttribute("type");
-    if (std::string_view(root->GetName()) != "VTKFile") fail(root, "expected <VTKFile type=\"Collection\">");
+    if (std::string_view(root->GetName()) != "VTKFile") vtk_fail(root, "expected <VTKFile type=\"Collection\">");
     if (type == nullptr || std::string_view(type) != "Collection")
-      fail(root, "not a VTK collection (.pvd): VTKFile type is '" + std::string(type ? type : "") + "'");
+      vtk_fail(root, "not a VTK collection (.pvd): VTKFile type is '" + std::string(type ? type : "") + "'");
     if (root->GetNumberOfNestedElements() != 1 || std::string_view(root->GetNestedElement(0)->GetName()) != "Collection")
-      fail(root->GetNumberOfNestedElements() > 0 ? root->GetNestedElement(0) : root, "expected one <Collection>");
+      vtk_fail(root->GetNumberOfNestedElements() > 0 ? root->GetNestedElement(0) : root, "expected one <Collection>");
     vtkXMLDataElement* collection = root->GetNestedElement(0);
     check_no_text(root);
     check_no_text(collection);
@@ -287,18 +282,18 @@ class PvdChecker {
     for (int i = 0; i < collection->GetNumberOfNestedElements(); ++i) {
       vtkXMLDataElement* e = collection->GetNestedElement(i);
       if (std::string_view(e->GetName()) != "DataSet" || e->GetNumberOfNestedElements() != 0)
-        fail(e, "expected <DataSet timestep=\"...\" file=\"...\"/>");
+        vtk_fail(e, "expected <DataSet timestep=\"...\" file=\"...\"/>");
       const char* timestep = e->GetAttribute("timestep");
       const char* file = e->GetAttribute("file");
-      if (timestep == nullptr) fail(e, "DataSet without a timestep attribute");
-      if (file == nullptr || *file == '\0') fail(e, "DataSet without a file attribute");
+      if (timestep == nullptr) vtk_fail(e, "DataSet without a timestep attribute");
+      if (file == nullptr || *file == '\0') vtk_fail(e, "DataSet without a file attribute");
       out.emplace_back(time(e, timestep), file);
     }
     return out;
   }
 
  private:
-  [[noreturn]] void fail(vtkXMLDataElement* e, const std::string& what) const {
+  [[noreturn]] void vtk_fail(vtkXMLDataElement* e, const std::string& what) const {
     const auto at = line_.find(e);
     throw InputError(path_ + ":" + std::to_string(at == line_.end() ? 1 : at->second) + ": " + what);
   }
@@ -315,7 +310,7 @@ class PvdChecker {
     const std::size_t first = text.find_first_not_of(" \t\r\n");
     if (first == std::string::npos) return;
     const std::size_t last = text.find_last_not_of(" \t\r\n");
-    fail(e, "unexpected text '" + text.substr(first, std::min<std::size_t>(last + 1 - first, 40)) + "' in <" +
+    vtk_fail(e, "unexpected text '" + text.substr(first, std::min<std::size_t>(last + 1 - first, 40)) + "' in <" +
                 e->GetName() + ">");
   }
 
@@ -326,7 +321,7 @@ class PvdChecker {
     char* end = nullptr;
     const double t = std::strtod(begin, &end);
     if (text.empty() || end != begin + text.size() || !std::isfinite(t))
-      fail(e, "timestep=\"" + text + "\" is not a finite number");
+      vtk_fail(e, "timestep=\"" + text + "\" is not a finite number");
     return t;
   }
 
@@ -344,7 +339,7 @@ void write_file_atomically(const std::string& path, const std::string& contents)
   const fs::path dir = checked_parent_directory(path);
   TempFileGuard guard(temporary_name(path));
   const int fd = ::open(guard.name().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) fail(path, "cannot create temporary file '" + guard.name() + "': " + errno_text(errno));
+  if (fd < 0) vtk_fail(path, "cannot create temporary file '" + guard.name() + "': " + errno_text(errno));
   const char* data = contents.data();
   std::size_t left = contents.size();
   while (left > 0) {
@@ -353,7 +348,7 @@ void write_file_atomically(const std::string& path, const std::string& contents)
       if (errno == EINTR) continue;
       const int err = errno;
       ::close(fd);
-      fail(path, "write to '" + guard.name() + "' failed: " + errno_text(err));
+      vtk_fail(path, "write to '" + guard.name() + "' failed: " + errno_text(err));
     }
     data += n;
     left -= static_cast<std::size_t>(n);
@@ -361,11 +356,11 @@ void write_file_atomically(const std::string& path, const std::string& contents)
   if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
     const int err = errno;
     ::close(fd);
-    fail(path, "fsync of '" + guard.name() + "' failed: " + errno_text(err));
+    vtk_fail(path, "fsync of '" + guard.name() + "' failed: " + errno_text(err));
   }
-  if (::close(fd) != 0) fail(path, "close of '" + guard.name() + "' failed: " + errno_text(errno));
+  if (::close(fd) != 0) vtk_fail(path, "close of '" + guard.name() + "' failed: " + errno_text(errno));
   if (std::rename(guard.name().c_str(), path.c_str()) != 0) {
-    fail(path, "cannot rename '" + guard.name() + "' into place: " + errno_text(errno));
+    vtk_fail(path, "cannot rename '" + guard.name() + "' into place: " + errno_text(errno));
   }
   guard.release();
   fsync_path(path, dir.string(), true);
@@ -413,7 +408,7 @@ void write_vtu_piece(const std::string& path, const VtuPiece& piece) {
   const int ok = writer->Write();
   const unsigned long code = writer->GetErrorCode();
   if (ok != 1 || code != vtkErrorCode::NoError) {
-    fail(path,
+    vtk_fail(path,
          std::string("vtkXMLUnstructuredGridWriter failed writing '") + guard.name() + "': " + error_code_text(code));
   }
   commit(path, guard, dir);
@@ -430,7 +425,7 @@ void write_pvtu(const std::string& path, const std::vector<std::string>& piece_f
   xml += "      <PDataArray type=\"Float64\" Name=\"Points\" NumberOfComponents=\"3\"/>\n";
   xml += "    </PPoints>\n";
   for (const std::string& f : piece_files) {
-    if (f.empty()) fail(path, "empty piece file name");
+    if (f.empty()) vtk_fail(path, "empty piece file name");
     xml += "    <Piece Source=\"" + xml_escape(f) + "\"/>\n";
   }
   xml += "  </PUnstructuredGrid>\n";
@@ -460,7 +455,7 @@ PvdCollection PvdCollection::load(const std::string& path) {
 
 void PvdCollection::truncate_after(double time) {
   if (!std::isfinite(time)) {
-    throw std::invalid_argument("PvdCollection::truncate_after('" + path_ + "'): time " + format_double(time) +
+    throw std::invalid_argument("PvdCollection::truncate_after('" + path_ + "'): time " + exact_text(time) +
                                 " is not finite");
   }
   const double limit = time + 1e-12 * std::fabs(time);
@@ -471,9 +466,9 @@ void PvdCollection::write() const {
   std::string xml = vtk_file_start("Collection", "0.1");
   xml += "  <Collection>\n";
   for (const auto& [time, file] : entries_) {
-    if (!std::isfinite(time)) fail(path_, "non-finite time value for '" + file + "'");
-    if (file.empty()) fail(path_, "empty data set file name at time " + format_double(time));
-    xml += "    <DataSet timestep=\"" + format_double(time) + "\" group=\"\" part=\"0\" file=\"" + xml_escape(file) +
+    if (!std::isfinite(time)) vtk_fail(path_, "non-finite time value for '" + file + "'");
+    if (file.empty()) vtk_fail(path_, "empty data set file name at time " + exact_text(time));
+    xml += "    <DataSet timestep=\"" + exact_text(time) + "\" group=\"\" part=\"0\" file=\"" + xml_escape(file) +
            "\"/>\n";
   }
   xml += "  </Collection>\n";

@@ -12,15 +12,15 @@
 namespace edgefem {
 namespace {
 
-constexpr PetscInt kBs = 3;
+constexpr PetscInt kBlockSize = 3;
 
 
 /// The off-diagonal part's global columns come in whole blocks: garray[3m + j] = garray[3m] + j.
 bool whole_column_blocks(const PetscInt* garray, PetscInt n_columns) {
-  if (n_columns % kBs != 0) return false;
-  for (PetscInt m = 0; m < n_columns; m += kBs)
-    for (PetscInt j = 0; j < kBs; ++j)
-      if (garray[m] % kBs != 0 || garray[m + j] != garray[m] + j) return false;
+  if (n_columns % kBlockSize != 0) return false;
+  for (PetscInt m = 0; m < n_columns; m += kBlockSize)
+    for (PetscInt j = 0; j < kBlockSize; ++j)
+      if (garray[m] % kBlockSize != 0 || garray[m + j] != garray[m] + j) return false;
   return true;
 }
 
@@ -35,13 +35,13 @@ void block_product(const std::vector<PetscInt>& bi, const std::vector<PetscInt>&
   for (PetscInt r = 0; r < n; ++r) {
     PetscScalar y0 = 0, y1 = 0, y2 = 0;
     for (PetscInt k = rows[r]; k < rows[r + 1]; ++k) {
-      const PetscScalar* b = a + kBs * kBs * k;
-      const PetscScalar* xx = x + kBs * columns[k];
+      const PetscScalar* b = a + kBlockSize * kBlockSize * k;
+      const PetscScalar* xx = x + kBlockSize * columns[k];
       y0 += b[0] * xx[0] + b[3] * xx[1] + b[6] * xx[2];
       y1 += b[1] * xx[0] + b[4] * xx[1] + b[7] * xx[2];
       y2 += b[2] * xx[0] + b[5] * xx[1] + b[8] * xx[2];
     }
-    PetscScalar* out = y + kBs * r;
+    PetscScalar* out = y + kBlockSize * r;
     if (add) {
       out[0] += y0, out[1] += y1, out[2] += y2;
     } else {
@@ -62,7 +62,7 @@ PetscErrorCode own_mult(Mat shell, Vec x, Vec y) {
   PetscCall(VecGetArrayRead(x, &xv));
   PetscCall(VecGetArrayWrite(y, &yv));
   t->diagonal->multiply(xv, yv, false);
-  PetscCall(PetscLogFlops(2.0 * kBs * kBs * static_cast<double>(2 * t->diagonal->n_blocks() - t->diagonal->n_rows())));
+  PetscCall(PetscLogFlops(2.0 * kBlockSize * kBlockSize * static_cast<double>(2 * t->diagonal->n_blocks() - t->diagonal->n_rows())));
   PetscCall(VecRestoreArrayRead(x, &xv));
   if (t->scatter) {
     PetscCall(VecScatterEnd(t->scatter, x, t->ghosts, INSERT_VALUES, SCATTER_FORWARD));
@@ -70,7 +70,7 @@ PetscErrorCode own_mult(Mat shell, Vec x, Vec y) {
     PetscCall(VecGetArrayRead(t->ghosts, &gv));
     const auto& o = t->off_diagonal;
     block_product(o.bi, o.bj, o.values.data(), gv, yv, true);
-    PetscCall(PetscLogFlops(2.0 * kBs * kBs * static_cast<double>(o.bj.size())));
+    PetscCall(PetscLogFlops(2.0 * kBlockSize * kBlockSize * static_cast<double>(o.bj.size())));
     PetscCall(VecRestoreArrayRead(t->ghosts, &gv));
   }
   PetscCall(VecRestoreArrayWrite(y, &yv));
@@ -108,11 +108,11 @@ void copy_blocks(const PetscInt* ia, const PetscScalar* av, PetscInt n_block_row
 #pragma omp parallel for schedule(static)
   for (PetscInt r = 0; r < n_block_rows; ++r) {
     const PetscInt blocks = bi[r + 1] - bi[r];
-    PetscScalar* row = out + kBs * kBs * bi[r];
-    for (PetscInt i = 0; i < kBs; ++i) {
-      const PetscScalar* in = av + ia[kBs * r + i];
+    PetscScalar* row = out + kBlockSize * kBlockSize * bi[r];
+    for (PetscInt i = 0; i < kBlockSize; ++i) {
+      const PetscScalar* in = av + ia[kBlockSize * r + i];
       for (PetscInt k = 0; k < blocks; ++k)
-        for (PetscInt j = 0; j < kBs; ++j) row[kBs * kBs * k + i + kBs * j] = in[kBs * k + j];
+        for (PetscInt j = 0; j < kBlockSize; ++j) row[kBlockSize * kBlockSize * k + i + kBlockSize * j] = in[kBlockSize * k + j];
     }
   }
 }
@@ -137,7 +137,7 @@ std::optional<BlockOperator> BlockOperator::create(Mat aij, bool own_product) {
   EDGEFEM_PETSC(MatGetLocalSize(aij, &n_local, nullptr));
   EDGEFEM_PETSC(MatGetOwnershipRangeColumn(aij, &column_begin, nullptr));
   const LocalParts a = local_parts(aij, false);
-  bool ok = bs == kBs && column_begin % kBs == 0;
+  bool ok = bs == kBlockSize && column_begin % kBlockSize == 0;
   if (ok && a.count == 2) {
     PetscInt n_off_columns = 0;
     EDGEFEM_PETSC(MatGetSize(a.mats[1], nullptr, &n_off_columns));
@@ -147,7 +147,7 @@ std::optional<BlockOperator> BlockOperator::create(Mat aij, bool own_product) {
     const RowStructure d(a.mats[0], false);
     std::optional<RowStructure> o;
     if (a.count == 2) o.emplace(a.mats[1], false);
-    ok = whole_blocks(d, kBs, kBs) && (!o || whole_blocks(*o, kBs, kBs));
+    ok = whole_blocks(d, kBlockSize, kBlockSize) && (!o || whole_blocks(*o, kBlockSize, kBlockSize));
   }
   if (!all_ranks(comm, ok)) return std::nullopt;
   BlockOperator op;
@@ -163,13 +163,13 @@ std::optional<BlockOperator> BlockOperator::create(Mat aij, bool own_product) {
     const RowStructure d(a.mats[0], false);
     std::optional<RowStructure> o;
     if (a.count == 2) o.emplace(a.mats[1], false);
-    bi.reserve(static_cast<std::size_t>(d.n / kBs) + 1);
-    bj.reserve(static_cast<std::size_t>((d.ia[d.n] + (o ? o->ia[o->n] : 0)) / (kBs * kBs)));
-    for (PetscInt r = 0; r < d.n; r += kBs) {
+    bi.reserve(static_cast<std::size_t>(d.n / kBlockSize) + 1);
+    bj.reserve(static_cast<std::size_t>((d.ia[d.n] + (o ? o->ia[o->n] : 0)) / (kBlockSize * kBlockSize)));
+    for (PetscInt r = 0; r < d.n; r += kBlockSize) {
       const auto row_begin = bj.size();
-      for (PetscInt k = d.ia[r]; k < d.ia[r + 1]; k += kBs) bj.push_back((column_begin + d.ja[k]) / kBs);
+      for (PetscInt k = d.ia[r]; k < d.ia[r + 1]; k += kBlockSize) bj.push_back((column_begin + d.ja[k]) / kBlockSize);
       if (o)
-        for (PetscInt k = o->ia[r]; k < o->ia[r + 1]; k += kBs) bj.push_back(a.garray[o->ja[k]] / kBs);
+        for (PetscInt k = o->ia[r]; k < o->ia[r + 1]; k += kBlockSize) bj.push_back(a.garray[o->ja[k]] / kBlockSize);
       std::sort(bj.begin() + static_cast<std::ptrdiff_t>(row_begin), bj.end());
       bi.push_back(static_cast<PetscInt>(bj.size()));
     }
@@ -179,24 +179,24 @@ std::optional<BlockOperator> BlockOperator::create(Mat aij, bool own_product) {
   EDGEFEM_PETSC(MatCreate(comm, op.baij_.address()));
   EDGEFEM_PETSC(MatSetSizes(op.baij_, n_local, n_local, PETSC_DETERMINE, PETSC_DETERMINE));
   EDGEFEM_PETSC(MatSetType(op.baij_, MATBAIJ));
-  EDGEFEM_PETSC(MatSetBlockSize(op.baij_, kBs));
+  EDGEFEM_PETSC(MatSetBlockSize(op.baij_, kBlockSize));
   // (Each call is a no-op on the other type; both copy the structure, set zeros and assemble.)
-  EDGEFEM_PETSC(MatSeqBAIJSetPreallocationCSR(op.baij_, kBs, bi.data(), bj.data(), nullptr));
-  EDGEFEM_PETSC(MatMPIBAIJSetPreallocationCSR(op.baij_, kBs, bi.data(), bj.data(), nullptr));
-  op.bytes_ = bj.size() * (kBs * kBs * sizeof(PetscScalar) + sizeof(PetscInt)) + bi.size() * sizeof(PetscInt);
+  EDGEFEM_PETSC(MatSeqBAIJSetPreallocationCSR(op.baij_, kBlockSize, bi.data(), bj.data(), nullptr));
+  EDGEFEM_PETSC(MatMPIBAIJSetPreallocationCSR(op.baij_, kBlockSize, bi.data(), bj.data(), nullptr));
+  op.bytes_ = bj.size() * (kBlockSize * kBlockSize * sizeof(PetscScalar) + sizeof(PetscInt)) + bi.size() * sizeof(PetscInt);
 
   // The BAIJ parts must list the blocks in the AIJ parts' order (update() copies by position).
   const LocalParts b = local_parts(op.baij_, true);
   ok = b.count == a.count;
   for (int p = 0; ok && p < a.count; ++p) {
     const RowStructure sa(a.mats[p], false), sb(b.mats[p], true);
-    ok = sb.n * kBs == sa.n;
+    ok = sb.n * kBlockSize == sa.n;
     for (PetscInt r = 0; ok && r < sb.n; ++r) {
-      ok = (sb.ia[r + 1] - sb.ia[r]) * kBs == sa.ia[kBs * r + 1] - sa.ia[kBs * r];
+      ok = (sb.ia[r + 1] - sb.ia[r]) * kBlockSize == sa.ia[kBlockSize * r + 1] - sa.ia[kBlockSize * r];
       for (PetscInt k = 0; ok && k < sb.ia[r + 1] - sb.ia[r]; ++k) {
-        const PetscInt ca = sa.ja[sa.ia[kBs * r] + kBs * k];
+        const PetscInt ca = sa.ja[sa.ia[kBlockSize * r] + kBlockSize * k];
         const PetscInt cb = sb.ja[sb.ia[r] + k];
-        ok = p == 0 ? ca == kBs * cb : a.garray[ca] == kBs * b.garray[cb];
+        ok = p == 0 ? ca == kBlockSize * cb : a.garray[ca] == kBlockSize * b.garray[cb];
       }
     }
   }
@@ -224,17 +224,17 @@ bool BlockOperator::make_own_product(Mat aij) {
     const RowStructure s(a.mats[1], false);
     GhostBlocks& g = o.off_diagonal;
     g.bi.assign(1, 0);
-    for (PetscInt r = 0; r < s.n; r += kBs) {
-      for (PetscInt k = s.ia[r]; k < s.ia[r + 1]; k += kBs) g.bj.push_back(s.ja[k] / kBs);
+    for (PetscInt r = 0; r < s.n; r += kBlockSize) {
+      for (PetscInt k = s.ia[r]; k < s.ia[r + 1]; k += kBlockSize) g.bj.push_back(s.ja[k] / kBlockSize);
       g.bi.push_back(static_cast<PetscInt>(g.bj.size()));
     }
-    g.values.assign(g.bj.size() * kBs * kBs, 0.0);
+    g.values.assign(g.bj.size() * kBlockSize * kBlockSize, 0.0);
     PetscInt n_ghost_columns = 0;
     EDGEFEM_PETSC(MatGetSize(a.mats[1], nullptr, &n_ghost_columns));
-    std::vector<PetscInt> ghost_blocks(static_cast<std::size_t>(n_ghost_columns / kBs));
-    for (std::size_t m = 0; m < ghost_blocks.size(); ++m) ghost_blocks[m] = a.garray[kBs * m] / kBs;
+    std::vector<PetscInt> ghost_blocks(static_cast<std::size_t>(n_ghost_columns / kBlockSize));
+    for (std::size_t m = 0; m < ghost_blocks.size(); ++m) ghost_blocks[m] = a.garray[kBlockSize * m] / kBlockSize;
     PetscOwner<IS, ISDestroy> ghost_is;
-    EDGEFEM_PETSC(ISCreateBlock(PETSC_COMM_SELF, kBs, static_cast<PetscInt>(ghost_blocks.size()),
+    EDGEFEM_PETSC(ISCreateBlock(PETSC_COMM_SELF, kBlockSize, static_cast<PetscInt>(ghost_blocks.size()),
                                 ghost_blocks.data(), PETSC_COPY_VALUES, ghost_is.address()));
     PetscOwner<Vec, VecDestroy> layout;
     EDGEFEM_PETSC(MatCreateVecs(aij, layout.address(), nullptr));
@@ -244,7 +244,7 @@ bool BlockOperator::make_own_product(Mat aij) {
               static_cast<std::size_t>(n_ghost_columns) * sizeof(PetscScalar);
   }
   EDGEFEM_PETSC(MatCreateShell(comm, n_local, n_local, PETSC_DETERMINE, PETSC_DETERMINE, &o, o.shell.address()));
-  EDGEFEM_PETSC(MatSetBlockSize(o.shell, kBs));
+  EDGEFEM_PETSC(MatSetBlockSize(o.shell, kBlockSize));
   EDGEFEM_PETSC(MatShellSetOperation(o.shell, MATOP_MULT, reinterpret_cast<void (*)(void)>(&own_mult<OwnProduct>)));
   // A symmetric matrix (update() checks): A^T x = A x.
   EDGEFEM_PETSC(MatShellSetOperation(o.shell, MATOP_MULT_TRANSPOSE,

@@ -42,8 +42,6 @@ void block_rows_of(Mat part, int b, int c, Global global, PetscInt first_row, st
   if (values) EDGEFEM_PETSC(MatSeqAIJRestoreArrayRead(part, &a));
 }
 
-bool is_aij(Mat m) { return has_type(m, {MATSEQAIJ, MATMPIAIJ}); }
-
 /// The rows `rows` of `interp` (all its columns) from their owners, as a SeqAIJ matrix (MatCreateSubMatrices' array
 /// of one; the caller destroys it with MatDestroySubMatrices). Collective.
 Mat* interpolation_rows(Mat interp, PetscInt n, const PetscInt* rows) {

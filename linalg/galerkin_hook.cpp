@@ -18,8 +18,6 @@ constexpr char kProductKey[] = "edgefem_galerkin_product";
 #if EDGEFEM_OWN_GALERKIN_HOOK
 namespace {
 
-bool is_aij(Mat m) { return has_type(m, {MATSEQAIJ, MATMPIAIJ}); }
-
 using ProductSetFromOptions = PetscErrorCode (*)(Mat);
 // PETSc's own productsetfromoptions of SeqAIJ and MPIAIJ matrices (what a marked matrix had before).
 ProductSetFromOptions petsc_seqaij = nullptr, petsc_mpiaij = nullptr;

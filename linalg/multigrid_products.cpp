@@ -467,12 +467,6 @@ OwnAijProduct::~OwnAijProduct() {
   }
 }
 
-namespace {
-
-bool is_aij(Mat m) { return m && has_type(m, {MATSEQAIJ, MATMPIAIJ}); }
-
-}  // namespace
-
 void MultigridProducts::install(PC pc) {
   if (installed()) return;
   if (!has_type(pc, {PCGAMG})) return;

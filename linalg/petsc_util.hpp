@@ -3,6 +3,7 @@
 /// \file petsc_util.hpp
 /// Checked PETSc calls from C++ code and thin move-only owners of PETSc objects.
 #include <petscsys.h>
+#include <petscmat.h>
 #include <petscvec.h>
 
 #include <initializer_list>
@@ -41,6 +42,9 @@ bool has_type(Handle object, std::initializer_list<const char*> types) {
   }
   return false;
 }
+
+/// Whether `m` is a (sequential or MPI) AIJ matrix; false for no matrix.
+inline bool is_aij(Mat m) { return m && has_type(m, {MATSEQAIJ, MATMPIAIJ}); }
 
 /// Move-only owner of a PETSc object handle (Vec, Mat, KSP, SNES, IS, VecScatter, MatNullSpace).
 template <class Handle, PetscErrorCode (*Destroy)(Handle*)>

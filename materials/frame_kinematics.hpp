@@ -19,6 +19,12 @@
 namespace edgefem::frames {
 
 using Vec3 = std::array<double, 3>;
+
+/// The squared distance between the point `a` (three coordinates) and `b`.
+inline double distance2(const double* a, const Vec3& b) {
+  const double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+  return dx * dx + dy * dy + dz * dz;
+}
 using DualQuat = std::array<double, 8>;  ///< real (x, y, z, w) then dual (x, y, z, w)
 
 /// The current pose of one frame.

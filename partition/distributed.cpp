@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/stopwatch.hpp"
 #include "mesh/facets.hpp"
 #include "partition/collective.hpp"
 #include "partition/ownership.hpp"
@@ -123,10 +124,6 @@ struct VertexInfo {
 template <class T>
 void release(std::vector<T>& v) {
   std::vector<T>().swap(v);
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 /// The input checks, on every rank (collective): at least one cell per rank, vertex ids in range.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "partition/partition.hpp"
+#include "core/stopwatch.hpp"
 #include "partition/metis_version.hpp"
 
 #include <metis.h>
@@ -393,10 +394,6 @@ LocalMesh to_local_mesh(Piece&& mine) {
   lm.hinges = std::move(mine.hinges);
   lm.hinge_cell = std::move(mine.hinge_cell);
   return lm;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace

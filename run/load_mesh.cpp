@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/stopwatch.hpp"
 #include "frames/frame_placement.hpp"
 #include "io/gmsh.hpp"
 #include "io/gmsh_counts.hpp"
@@ -138,10 +139,6 @@ std::int64_t parallel_read_min_bytes() {
     if (end != nullptr && *end == '\0' && v >= 0) return v;
   }
   return kParallelReadMinBytes;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 }  // namespace

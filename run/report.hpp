@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/stopwatch.hpp"
 #include "io/job.hpp"
 #include "io/summary.hpp"
 #include "partition/partition.hpp"
@@ -57,11 +58,6 @@ struct PhaseClock {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 };
-
-/// Seconds since `t0`.
-inline double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 /// Runs `f` when it goes out of scope, also when an exception unwinds it (what a failed run has done so far).
 class AtScopeExit {

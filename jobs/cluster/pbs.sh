@@ -26,6 +26,7 @@ LEAD=${EDGEFEM_LEAD:-120}                                    # seconds before th
 WALLTIME=${EDGEFEM_WALLTIME:-}                               # HH:MM:SS; empty: asked from qstat
 SCRIPT=${EDGEFEM_SCRIPT:-jobs/cluster/pbs.sh}                # this file, for the resubmission
 EXTRA_ARGS=${EDGEFEM_ARGS:---quiet}                          # more edgefem arguments (PETSc options, --verbose)
+BIND=${EDGEFEM_BIND:-core}                                   # mpirun --bind-to (none: a node shared with other work)
 # -----------------------------------------------------------------------------------------------------------
 
 readonly STOPPED_RESTARTABLE=85 STOPPED_NOT_RESTARTABLE=86  # edgefem run's exit codes after SIGTERM/SIGUSR1
@@ -50,7 +51,7 @@ echo "$CHAIN" >"$marker"
 read -r -a extra <<<"$EXTRA_ARGS"
 arguments+=("${extra[@]}")
 # -q: no Open MPI banner after a rank's non-zero exit (it would bury edgefem's one-line error; other MPIs: drop it)
-command=(mpirun -q -n "$ranks" --map-by "slot:PE=$OMP_NUM_THREADS" --bind-to core "$EDGEFEM" "${arguments[@]}")
+command=(mpirun -q -n "$ranks" --map-by "slot:PE=$OMP_NUM_THREADS" --bind-to "$BIND" "$EDGEFEM" "${arguments[@]}")
 echo "pbs.sh: job ${PBS_JOBID:-} (chain $CHAIN): ${command[*]}"
 
 seconds() { local IFS=:; read -r h m s <<<"$1"; echo $((10#$h * 3600 + 10#$m * 60 + 10#$s)); }

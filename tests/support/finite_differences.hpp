@@ -19,6 +19,9 @@
 namespace edgefem::testing {
 
 /// max_i |a_i|.
+/// |a - b| relative to `scale` (floored at 1e-300).
+inline double rel_err(double a, double b, double scale) { return std::abs(a - b) / std::max(scale, 1e-300); }
+
 inline double max_abs(std::span<const double> a) {
   double s = 0.0;
   for (double v : a) s = std::max(s, std::abs(v));

@@ -18,6 +18,7 @@
 #include "materials/affine_frames.hpp"
 #include "materials/frame_kinematics.hpp"
 #include "materials/frame_model.hpp"
+#include "tests/support/finite_differences.hpp"
 #include "tests/support/meshes.hpp"
 
 namespace edgefem::frames {
@@ -80,7 +81,7 @@ ContactModel contact_model(int n) {
   return m;
 }
 
-double rel_err(double a, double b, double scale) { return std::abs(a - b) / std::max(scale, 1e-300); }
+using edgefem::testing::rel_err;
 
 /// The largest |entry| of the gradient and of the Hessian (checked symmetric).
 std::array<double, 2> scales(const FrameSystem& sys) {

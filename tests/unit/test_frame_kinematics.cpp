@@ -12,6 +12,7 @@
 #include "materials/frame_kinematics.hpp"
 #include "materials/frame_model.hpp"
 #include "mesh/mesh.hpp"
+#include "tests/support/finite_differences.hpp"
 #include "tests/support/meshes.hpp"
 
 namespace edgefem::frames {
@@ -25,7 +26,7 @@ FramePose random_pose(std::mt19937& rng, const Vec3& rest, double rot, double mo
   return retract(p, tw);
 }
 
-double rel_err(double a, double b, double scale) { return std::abs(a - b) / std::max(scale, 1e-300); }
+using edgefem::testing::rel_err;
 
 TEST(FrameKinematics, RelativeTransformDerivativesMatchRetraction) {
   std::mt19937 rng(3);
@@ -213,7 +214,7 @@ TEST(FrameKinematics, SampleGradientAndHessianMatchFiniteDifferences) {
 }
 
 /// A jittered box of tets with smooth positive per-vertex weights for n frames (no partition of unity).
-struct SmallModel {
+struct KinematicsModel {
   Mesh mesh;
   std::vector<double> weights;
   std::vector<Vec3> rest;
@@ -221,8 +222,8 @@ struct SmallModel {
   int n = 3;
 };
 
-SmallModel small_model(int n, bool with_loads) {
-  SmallModel m;
+KinematicsModel small_model(int n, bool with_loads) {
+  KinematicsModel m;
   m.n = n;
   const auto box = testing::kuhn_box(2, 1, 1, 1.0, 0.1, 4);
   m.mesh.coords = box.coords;
@@ -256,7 +257,7 @@ SmallModel small_model(int n, bool with_loads) {
 }
 
 TEST(FrameModel, ForcesAndFullStiffnessMatchFiniteDifferences) {
-  const SmallModel m = small_model(3, true);
+  const KinematicsModel m = small_model(3, true);
   std::mt19937 rng(17);
   std::vector<FramePose> poses;
   for (int i = 0; i < m.n; ++i) poses.push_back(random_pose(rng, m.rest[i], 0.4, 0.2));
@@ -310,7 +311,7 @@ TEST(FrameModel, ForcesAndFullStiffnessMatchFiniteDifferences) {
 }
 
 TEST(FrameModel, RigidMotionGivesZeroStrainAndForce) {
-  const SmallModel m = small_model(4, false);
+  const KinematicsModel m = small_model(4, false);
   std::mt19937 rng(19);
   // The same rigid transform for every frame: a rotation by ~57 degrees about a generic axis and a translation.
   const double tw[6] = {0.6, -0.7, 0.4, 1.5, -2.0, 0.3};

@@ -17,7 +17,7 @@
 namespace edgefem {
 namespace {
 
-struct Sheet {
+struct EnergySheet {
   std::vector<double> X, x;
   std::vector<LocalIndex> tris;
   std::vector<MembraneMaterial> materials;
@@ -26,9 +26,9 @@ struct Sheet {
 
 /// A 5 x 3 sheet (30 triangles) tilted out of the xy plane, deformed by a random affine map, folded and jittered;
 /// two materials.
-Sheet make_sheet(unsigned seed) {
+EnergySheet make_sheet(unsigned seed) {
   const Mesh m = generate_sheet({2.0, 1.2}, {5, 3});
-  Sheet s;
+  EnergySheet s;
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   const std::size_t nv = m.coords.size() / 3;
@@ -52,13 +52,13 @@ Sheet make_sheet(unsigned seed) {
   return s;
 }
 
-void gather(const Sheet& s, std::size_t t, const std::vector<double>& pos, double* out) {
+void gather(const EnergySheet& s, std::size_t t, const std::vector<double>& pos, double* out) {
   for (int a = 0; a < 3; ++a)
     for (int c = 0; c < 3; ++c) out[3 * a + c] = pos[3 * s.tris[3 * t + a] + c];
 }
 
 TEST(MembraneEnergy, EqualsTrbsTriangleByTriangleAndSummed) {
-  const Sheet s = make_sheet(3);
+  const EnergySheet s = make_sheet(3);
   const std::size_t nt = s.tris.size() / 3;
   const auto trbs = make_membrane("trbs", s.X, s.tris, s.materials, s.material_of);
   std::vector<double> f(s.x.size()), g_sum(s.x.size(), 0.0);
@@ -94,7 +94,7 @@ TEST(MembraneEnergy, EqualsTrbsTriangleByTriangleAndSummed) {
 }
 
 TEST(MembraneEnergy, GradientMatchesCentralDifferences) {
-  const Sheet s = make_sheet(7);
+  const EnergySheet s = make_sheet(7);
   for (std::size_t t : {0u, 7u, 19u}) {
     double X[9], xe[9], g[9], scratch[9];
     gather(s, t, s.X, X);
@@ -118,7 +118,7 @@ TEST(MembraneEnergy, GradientMatchesCentralDifferences) {
 }
 
 TEST(MembraneEnergy, RigidMotionHasNoEnergyOrForce) {
-  const Sheet s = make_sheet(11);
+  const EnergySheet s = make_sheet(11);
   const double c = std::cos(0.7), sn = std::sin(0.7);
   for (std::size_t t = 0; t < s.tris.size() / 3; ++t) {
     double X[9], xe[9], g[9];

@@ -25,7 +25,7 @@ using testing::penalty_name;
 using testing::TetMesh;
 
 /// x = A X + noise with A = scale * (I + strain noise); scale < 1 compresses (penalty active).
-std::vector<double> random_deformation(const TetMesh& m, double scale, double amplitude, unsigned seed) {
+std::vector<double> random_tl_deformation(const TetMesh& m, double scale, double amplitude, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   Eigen::Matrix3d A;
@@ -51,7 +51,7 @@ TEST_P(TlVsTsep, SameEnergyForceAndStiffness) {
   const TetMesh m = testing::kuhn_box(3, 2, 2, 0.5, 0.12, seed);
   const auto mat = testing::random_materials(m.n_tets(), penalty, aniso, seed + 100);
   const auto tsep = make_formulation("stvk", m, mat), tl = make_formulation("stvk-tl", m, mat);
-  const auto x = random_deformation(m, scale, 0.08, seed);
+  const auto x = random_tl_deformation(m, scale, 0.08, seed);
   const double w_tsep = tsep->energy(x), w_tl = tl->energy(x);
   EXPECT_NEAR(w_tsep, w_tl, 1e-12 * std::abs(w_tl));
   std::vector<double> f_tsep, f_tl;
@@ -91,7 +91,7 @@ TEST(StvkTl, SmallHeterogeneousTableSharedByManyTets) {
     per_tet.push_back(table[t % 4]);
   }
   for (double scale : {0.7, 1.2}) {
-    const auto x = random_deformation(m, scale, 0.05, 3);
+    const auto x = random_tl_deformation(m, scale, 0.05, 3);
     const auto tl = testing::make_formulation("stvk-tl", m, table, ids);
     std::vector<double> f_tl;
     const auto K_tl = testing::dense_stiffness(*tl, x, &f_tl);
@@ -319,7 +319,7 @@ TEST_P(StrainStressForces, ReproduceTlForces) {
   std::mt19937 rng(4);
   const auto mat = aniso ? testing::random_transverse(rng, {0.2, 0.9, -0.4}, penalty)
                          : TetMaterial::isotropic_material(2.0, 0.4, penalty);
-  const auto x = random_deformation(m, scale, 0.05, 17);
+  const auto x = random_tl_deformation(m, scale, 0.05, 17);
   double X[12], xt[12];
   for (int i = 0; i < 4; ++i)
     for (int c = 0; c < 3; ++c) X[3 * i + c] = m.coords[3 * m.tets[i] + c], xt[3 * i + c] = x[3 * m.tets[i] + c];

@@ -79,9 +79,9 @@ std::vector<double> deform(const TetMesh& m, const std::string& kind, unsigned s
 // 1. Finite differences: f = dW/dx and K = df/dx for every formulation, mesh, deformation, with/without penalty.
 
 // formulation, mesh, deformation, volumetric penalty, anisotropic materials
-using FdParam = std::tuple<std::string, std::string, std::string, VolumetricPenalty, bool>;
+using TsepFdParam = std::tuple<std::string, std::string, std::string, VolumetricPenalty, bool>;
 
-class FormulationFd : public ::testing::TestWithParam<FdParam> {};
+class FormulationFd : public ::testing::TestWithParam<TsepFdParam> {};
 
 TEST_P(FormulationFd, ForceAndStiffnessMatchFiniteDifferences) {
   const auto& [form_name, mesh_name, def, penalty, aniso] = GetParam();

@@ -25,7 +25,7 @@ namespace edgefem {
 namespace {
 
 // An irregular rest tet.
-constexpr double kRest[12] = {0.1, -0.2, 0.05, 1.3, 0.1, -0.1, 0.2, 0.9, 0.15, -0.1, 0.25, 1.1};
+constexpr double kInvertedRest[12] = {0.1, -0.2, 0.05, 1.3, 0.1, -0.1, 0.2, 0.9, 0.15, -0.1, 0.25, 1.1};
 
 void rotation(std::mt19937& rng, double* R) {
   std::normal_distribution<double> n(0.0, 1.0);
@@ -55,8 +55,8 @@ std::vector<double> positions(const std::vector<double>& F) {
   std::vector<double> x(12);
   for (int a = 0; a < 4; ++a)
     for (int r = 0; r < 3; ++r)
-      x[3 * a + r] = 0.3 * r + F[3 * r] * kRest[3 * a] + F[3 * r + 1] * kRest[3 * a + 1] +
-                     F[3 * r + 2] * kRest[3 * a + 2];
+      x[3 * a + r] = 0.3 * r + F[3 * r] * kInvertedRest[3 * a] + F[3 * r + 1] * kInvertedRest[3 * a + 1] +
+                     F[3 * r + 2] * kInvertedRest[3 * a + 2];
   return x;
 }
 
@@ -98,7 +98,7 @@ TEST_P(InvertedEnergyGradient, MatchesCentralDifferences) {
   const ModelInfo& info = model_named(p.model);
   ASSERT_NE(info.inverted_element_energy, nullptr);
   const TetMaterial material = TetMaterial::isotropic_material(200.0, 0.3, p.penalty);
-  const TetRest rest = tet_rest(kRest, 0);
+  const TetRest rest = tet_rest(kInvertedRest, 0);
   std::mt19937 rng(17);
   for (int trial = 0; trial < 4; ++trial) {
     std::vector<double> x = positions(gradient_with_singular_values(rng, p.sigma));
@@ -140,7 +140,7 @@ INSTANTIATE_TEST_SUITE_P(
 // Not inverted and not compressed below the clamp: the plain element energy, bit for bit on the fast route, and
 // the principal route (forced) gives the same to round-off.
 TEST(TetInversion, NonInvertedTetsKeepThePlainEnergy) {
-  const TetRest rest = tet_rest(kRest, 0);
+  const TetRest rest = tet_rest(kInvertedRest, 0);
   std::mt19937 rng(5);
   std::uniform_real_distribution<double> u(0.65, 1.6);
   int fast = 0, principal = 0;
@@ -206,7 +206,7 @@ TEST(TetInversion, StvkClampedDirectionCarriesTheUniaxialMaximum) {
 // energy to its minimum. The same from a flattened tet (det F = 0). (The gradient alone need not raise det F: at a
 // mirror, StVK's lambda term also pushes the unclamped directions outwards.)
 TEST(TetInversion, MirroredAndFlattenedTetsRecoverUnderProjection) {
-  const TetRest rest = tet_rest(kRest, 0);
+  const TetRest rest = tet_rest(kInvertedRest, 0);
   const TetMaterial material = TetMaterial::isotropic_material(100.0, 0.3, VolumetricPenalty::none);
   std::mt19937 rng(9);
   auto det_of = [&](const std::vector<double>& x) {

@@ -34,8 +34,8 @@ namespace {
 using namespace testing;          // tests/support: meshes, finite differences
 using namespace testing::volino;  // tests/support/volino_testing.hpp
 
-using FdParam = std::tuple<std::string, std::string, std::string>;  // law, mesh, deformation
-class VolinoFd : public ::testing::TestWithParam<FdParam> {};
+using VolinoFdParam = std::tuple<std::string, std::string, std::string>;  // law, mesh, deformation
+class VolinoFd : public ::testing::TestWithParam<VolinoFdParam> {};
 
 TEST_P(VolinoFd, ForceAndStiffnessMatchFiniteDifferences) {
   const auto& [law, mesh_name, def] = GetParam();
