@@ -2,6 +2,7 @@
 #include "contact/self_potential.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "contact/self_broad_phase.hpp"
@@ -20,11 +21,26 @@ SelfSurface make_self_surface(std::vector<std::array<int, 3>> triangles, std::ve
   s.edges.erase(std::unique(s.edges.begin(), s.edges.end()), s.edges.end());
   s.point_owned.assign(static_cast<std::size_t>(s.n_vertices()), 1);
   s.edge_owned.assign(s.edges.size(), 1);
+  s.triangle_present.assign(s.triangles.size(), 1);
+  s.edge_present.assign(s.edges.size(), 1);
   return s;
 }
 
 SelfPotential::SelfPotential(SelfSurface surface, double dh, double kappa)
     : surface_(std::move(surface)), dh_(dh), kappa_(kappa) {}
+
+void SelfPotential::set_known(const std::vector<char>& known) {
+  const auto all_known = [&](const auto& prim) {
+    return std::all_of(prim.begin(), prim.end(), [&](int v) { return known[static_cast<std::size_t>(v)] != 0; });
+  };
+  std::vector<char> triangles(surface_.triangles.size()), edges(surface_.edges.size());
+  for (std::size_t t = 0; t < triangles.size(); ++t) triangles[t] = all_known(surface_.triangles[t]) ? 1 : 0;
+  for (std::size_t e = 0; e < edges.size(); ++e) edges[e] = all_known(surface_.edges[e]) ? 1 : 0;
+  if (triangles == surface_.triangle_present && edges == surface_.edge_present) return;
+  surface_.triangle_present = std::move(triangles);
+  surface_.edge_present = std::move(edges);
+  candidates_.centre.clear();  // (its pairs may name primitives no longer at hand)
+}
 
 std::array<int, 4> SelfPotential::pair_vertices(const SelfPair& p) const {
   if (p.edge_edge) {
@@ -39,11 +55,13 @@ std::array<int, 4> SelfPotential::pair_vertices(const SelfPair& p) const {
 namespace {
 
 /// The boxes of the primitives over the points x0 and x1 (3 per vertex each), grown by `inflate` on every side.
+/// Absent primitives (`present` 0) get empty boxes, which overlap none.
 template <std::size_t K>
-std::vector<Aabb> primitive_boxes(const std::vector<std::array<int, K>>& prims, std::span<const double> x0,
-                                  std::span<const double> x1, double inflate) {
+std::vector<Aabb> primitive_boxes(const std::vector<std::array<int, K>>& prims, const std::vector<char>& present,
+                                  std::span<const double> x0, std::span<const double> x1, double inflate) {
   std::vector<Aabb> boxes(prims.size());
   for (std::size_t i = 0; i < prims.size(); ++i) {
+    if (!present[i]) continue;
     for (const int v : prims[i]) {
       boxes[i].grow(load3(&x0[3 * static_cast<std::size_t>(v)]));
       boxes[i].grow(load3(&x1[3 * static_cast<std::size_t>(v)]));
@@ -53,6 +71,30 @@ std::vector<Aabb> primitive_boxes(const std::vector<std::array<int, K>>& prims, 
   return boxes;
 }
 
+/// A tree over the present primitives' boxes only, answering with the primitives' indices (increasing).
+class PresentTree {
+ public:
+  PresentTree(std::vector<Aabb> boxes, const std::vector<char>& present)
+      : all_(std::move(boxes)), tree_(subset(all_, present)) {}
+  void query(const Aabb& box, std::vector<int>& out) const {
+    const std::size_t start = out.size();
+    tree_.query(box, out);
+    for (std::size_t i = start; i < out.size(); ++i) out[i] = index_[static_cast<std::size_t>(out[i])];
+  }
+  [[nodiscard]] const Aabb& box(int i) const { return all_[static_cast<std::size_t>(i)]; }
+
+ private:
+  std::vector<Aabb> subset(const std::vector<Aabb>& boxes, const std::vector<char>& present) {
+    std::vector<Aabb> kept;
+    for (std::size_t i = 0; i < boxes.size(); ++i)
+      if (present[i]) kept.push_back(boxes[i]), index_.push_back(static_cast<int>(i));
+    return kept;
+  }
+  std::vector<Aabb> all_;
+  std::vector<int> index_;
+  BoxTree tree_;
+};
+
 bool shares_vertex(const std::array<int, 4>& v) {
   return v[0] == v[2] || v[0] == v[3] || v[1] == v[2] || v[1] == v[3];
 }
@@ -60,8 +102,8 @@ bool shares_vertex(const std::array<int, 4>& v) {
 /// The pairs of the surface's primitives whose boxes (over x0 and x1, grown by `inflate`) overlap.
 std::vector<SelfPair> overlapping_pairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1,
                                         double inflate) {
-  const BoxTree triangles(primitive_boxes(s.triangles, x0, x1, inflate));
-  const BoxTree edges(primitive_boxes(s.edges, x0, x1, inflate));
+  const PresentTree triangles(primitive_boxes(s.triangles, s.triangle_present, x0, x1, inflate), s.triangle_present);
+  const PresentTree edges(primitive_boxes(s.edges, s.edge_present, x0, x1, inflate), s.edge_present);
   const int n_points = s.n_vertices(), n_edges = static_cast<int>(s.edges.size());
   std::vector<std::vector<SelfPair>> found(static_cast<std::size_t>(n_points + n_edges));
 #pragma omp parallel
@@ -100,6 +142,10 @@ std::vector<SelfPair> overlapping_pairs(const SelfSurface& s, std::span<const do
   return pairs;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 /// The largest coordinate difference between a and b.
 double largest_move(std::span<const double> a, std::span<const double> b) {
   double m = 0.0;
@@ -110,8 +156,8 @@ double largest_move(std::span<const double> a, std::span<const double> b) {
 /// The pairs of `candidates` whose boxes over x0 -> x1 grown by `inflate` overlap (the test of overlapping_pairs).
 std::vector<SelfPair> filter_pairs(const SelfSurface& s, const std::vector<SelfPair>& candidates,
                                    std::span<const double> x0, std::span<const double> x1, double inflate) {
-  const std::vector<Aabb> triangles = primitive_boxes(s.triangles, x0, x1, inflate);
-  const std::vector<Aabb> edges = primitive_boxes(s.edges, x0, x1, inflate);
+  const std::vector<Aabb> triangles = primitive_boxes(s.triangles, s.triangle_present, x0, x1, inflate);
+  const std::vector<Aabb> edges = primitive_boxes(s.edges, s.edge_present, x0, x1, inflate);
   std::vector<SelfPair> pairs;
   for (const SelfPair& p : candidates) {
     const auto a = static_cast<std::size_t>(p.a), b = static_cast<std::size_t>(p.b);
@@ -166,7 +212,12 @@ std::vector<SelfPair> SelfPotential::swept_pairs(std::span<const double> x, std:
 
 double SelfPotential::evaluate(std::span<const double> x, std::span<double> gradient, std::vector<double>* diagonal,
                                std::vector<SelfPairHessian>* full, bool with_friction) const {
+  auto t0 = std::chrono::steady_clock::now();
   const std::vector<SelfPair> pairs = near_pairs(x);
+  times_.broad += seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  ++times_.evaluations;
+  times_.narrow_pairs += static_cast<long long>(pairs.size());
   const auto n = static_cast<std::ptrdiff_t>(pairs.size());
   const bool hessian = diagonal != nullptr || full != nullptr;
   std::vector<PairTerms> terms(pairs.size());
@@ -209,11 +260,17 @@ double SelfPotential::evaluate(std::span<const double> x, std::span<double> grad
     }
     if (full) full->push_back({v, t.hessian});
   }
+  times_.narrow += seconds_since(t0);
   return energy;
 }
 
 double SelfPotential::step_limit(std::span<const double> x, std::span<const double> dx) const {
+  auto t0 = std::chrono::steady_clock::now();
   const std::vector<SelfPair> pairs = swept_pairs(x, dx);
+  times_.broad += seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  ++times_.limits;
+  times_.ccd_pairs += static_cast<long long>(pairs.size());
   const auto n = static_cast<std::ptrdiff_t>(pairs.size());
   double limit = 1.0;
 #pragma omp parallel for reduction(min : limit) schedule(dynamic, 16)
@@ -227,6 +284,7 @@ double SelfPotential::step_limit(std::span<const double> x, std::span<const doub
     }
     limit = std::min(limit, additive_ccd(y, d, p.edge_edge));
   }
+  times_.ccd += seconds_since(t0);
   return limit;
 }
 
@@ -252,6 +310,12 @@ void SelfPotential::lag_friction(std::span<const double> x0, double mu, double e
     lag.vertices = v;
     if (lag_self_friction(y, p.edge_edge, norm(force), mu, lag)) friction_.push_back(lag);
   }
+}
+
+std::vector<int> SelfPotential::friction_vertices() const {
+  std::vector<int> v;
+  for (const SelfFrictionLag& f : friction_) v.insert(v.end(), f.vertices.begin(), f.vertices.end());
+  return v;
 }
 
 SelfMeasure SelfPotential::measure(std::span<const double> x) const {

@@ -31,6 +31,9 @@ struct SelfSurface {
   std::vector<double> rest;                   ///< 3 per surface vertex: reference positions (the mollifier)
   std::vector<char> point_owned;              ///< per surface vertex
   std::vector<char> edge_owned;               ///< per edge
+  /// Per triangle / edge: all its vertices' positions are at hand (a distributed body's ghost layer; serial: all).
+  /// An absent primitive is in no pair.
+  std::vector<char> triangle_present, edge_present;
   [[nodiscard]] int n_vertices() const { return static_cast<int>(rest.size() / 3); }
 };
 
@@ -55,6 +58,15 @@ struct SelfMeasure {
   double min_distance = std::numeric_limits<double>::infinity();  ///< over the active pairs (infinity: none)
 };
 
+/// Where a rank's self-contact time goes (wall seconds, summed over calls) and how many pairs it handled.
+struct SelfTimes {
+  double broad = 0.0;   ///< finding candidate pairs: trees, the Verlet list and its filter
+  double narrow = 0.0;  ///< distances, barrier energies, gradients and projected Hessians of the candidates
+  double ccd = 0.0;     ///< the continuous checks of the line search's candidates
+  long long narrow_pairs = 0, ccd_pairs = 0;  ///< candidates evaluated / checked
+  long long evaluations = 0, limits = 0;      ///< evaluate() and step_limit() calls
+};
+
 /// The pairs (owned as flagged) whose primitives' boxes over x0 -> x1, grown by `inflate`, overlap: two new
 /// trees, no candidate list (SelfPotential's broad phase without its Verlet list; for tests).
 std::vector<SelfPair> tree_pairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1,
@@ -67,6 +79,9 @@ class SelfPotential {
   [[nodiscard]] double stiffness() const { return kappa_; }
   [[nodiscard]] double activation_distance() const { return dh_; }
   [[nodiscard]] const SelfSurface& surface() const { return surface_; }
+  /// The primitives present are those whose vertices are all `known` (per surface vertex); the candidate list is
+  /// dropped when that changes. The owned points and edges must be present.
+  void set_known(const std::vector<char>& known);
 
   /// This rank's pairs within the activation distance at x (broad phase: boxes inflated by dh / 2).
   [[nodiscard]] std::vector<SelfPair> near_pairs(std::span<const double> x) const;
@@ -91,6 +106,9 @@ class SelfPotential {
   /// start), coefficient mu, slip eps; evaluate() then adds it. mu = 0 clears it.
   void lag_friction(std::span<const double> x0, double mu, double eps);
   [[nodiscard]] std::size_t n_friction_pairs() const { return friction_.size(); }
+  /// The vertices of the lagged friction pairs (4 each).
+  [[nodiscard]] std::vector<int> friction_vertices() const;
+  [[nodiscard]] const SelfTimes& times() const { return times_; }
 
  private:
   std::array<int, 4> pair_vertices(const SelfPair& p) const;
@@ -112,6 +130,7 @@ class SelfPotential {
   mutable Candidates candidates_;  ///< (const queries are thread-safe only if not called concurrently)
   std::vector<SelfFrictionLag> friction_;  ///< lagged at the step's start
   double slip_ = 1.0;                       ///< friction's eps
+  mutable SelfTimes times_;
 };
 
 }  // namespace edgefem::contact

@@ -226,6 +226,59 @@ Json contact_json(const RunSummary::Contact& c) {
             {"penetration", numbers(c.penetration.data(), c.penetration.size())}}}};
 }
 
+Json self_contact_json(const RunSummary::SelfContact& c) {
+  const auto sum = [](const std::vector<double>& v) {
+    double s = 0.0;
+    for (const double x : v) s += x;
+    return s;
+  };
+  const auto list = [](const std::vector<double>& v) { return numbers(v.data(), v.size()); };
+  long long narrow = 0, ccd = 0;
+  for (std::size_t k = 0; k < c.narrow_pairs.size(); ++k) narrow += c.narrow_pairs[k], ccd += c.ccd_pairs[k];
+  return {{"activation_distance", number(c.activation_distance)},
+          {"stiffness", number(c.stiffness)},
+          {"surface_vertices", c.surface_vertices},
+          {"max_active", c.max_active},
+          {"min_distance", number(c.min_distance)},
+          {"seconds",
+           {{"broad_phase", number(sum(c.broad), 9)},
+            {"narrow_phase", number(sum(c.narrow), 9)},
+            {"ccd", number(sum(c.ccd), 9)},
+            {"exchange", number(sum(c.exchange), 9)},
+            {"assembly", number(sum(c.assembly), 9)},
+            {"total", number(sum(c.total), 9)},
+            {"steps", number(c.step_seconds, 9)}}},
+          {"pairs", {{"narrow_phase", narrow}, {"ccd", ccd}}},
+          {"exchange",
+           {{"newton_iterations", c.newton_iterations},
+            {"bytes_received_per_iteration", list(c.bytes_per_iteration)},
+            {"messages_per_iteration", list(c.messages_per_iteration)},
+            {"neighbours", list(c.neighbours)},
+            {"layers_built", list(c.layers_built)},
+            {"owned_surface_vertices", list(c.owned_vertices)},
+            {"calls",
+             {{"residuals", c.calls[0]},
+              {"jacobians", c.calls[1]},
+              {"products", c.calls[2]},
+              {"step_limits", c.calls[3]},
+              {"energies", c.calls[4]},
+              {"measures", c.calls[5]},
+              {"steps", c.calls[6]}}}}},
+          {"steps",
+           {{"step", c.step},
+            {"active", c.active},
+            {"min_distance", list(c.min_distances)},
+            {"narrow_pairs", c.narrow_pairs},
+            {"ccd_pairs", c.ccd_pairs},
+            {"seconds",
+             {{"broad_phase", list(c.broad)},
+              {"narrow_phase", list(c.narrow)},
+              {"ccd", list(c.ccd)},
+              {"exchange", list(c.exchange)},
+              {"assembly", list(c.assembly)},
+              {"total", list(c.total)}}}}}};
+}
+
 }  // namespace
 
 std::string json_string(const std::string& s) { return dump(Json(s)); }
@@ -257,6 +310,7 @@ std::string to_json(const RunSummary& s) {
               {"memory", memory_json(s)},
               {"largest_displacement", optional_json(s.largest_displacement, displacement_json)},
               {"contact", optional_json(s.contact, contact_json)},
+              {"self_contact", optional_json(s.self_contact, self_contact_json)},
               {"output", optional_json(s.output, [](const std::string& o) { return Json(o); })}};
   return dump(top, 2) + "\n";
 }

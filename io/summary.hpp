@@ -142,6 +142,27 @@ struct RunSummary {
   };
   std::optional<Contact> contact;
 
+  /// With contact.self (solver/self_contact.hpp): the pairs of every step and where the self-contact's time went.
+  struct SelfContact {
+    double activation_distance = 0.0, stiffness = 0.0;
+    long long surface_vertices = 0, max_active = 0;
+    double min_distance = 0.0;  ///< the closest pair over the recorded steps (infinity: none active)
+    /// Per recorded step: its number, active pairs, closest pair; rank 0's seconds in the step's broad phase,
+    /// narrow phase, CCD, ghost-layer exchange, assembly and all self-contact terms; the pairs it evaluated and
+    /// checked (rank 0).
+    std::vector<long long> step, active, narrow_pairs, ccd_pairs;
+    std::vector<double> min_distances, broad, narrow, ccd, exchange, assembly, total;
+    double step_seconds = 0.0;  ///< the steps' wall seconds (the denominator of the share)
+    /// Per rank: the ghost layer's bytes received and point-to-point messages sent per Newton iteration, its
+    /// neighbours at the end, layers built; the run's Newton iterations.
+    std::vector<double> bytes_per_iteration, messages_per_iteration, neighbours, layers_built, owned_vertices;
+    long long newton_iterations = 0;
+    /// The self-contact terms' calls (each an evaluation with its exchange): residuals, Jacobians, Krylov products,
+    /// step limits, energies, measures, step starts.
+    std::array<long long, 7> calls{};
+  };
+  std::optional<SelfContact> self_contact;
+
   std::optional<std::string> output;  ///< the .pvd
 };
 

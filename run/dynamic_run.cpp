@@ -136,6 +136,8 @@ DynamicRun::DynamicRun(const RunOptions& options, const Job& job, TimeIntegrator
     summary_.contact = begin_contact_record(job, *integrator_.contact_terms());
   else if (!job.obstacles.empty())
     summary_.contact = begin_projection_record(job);  // position-based
+  if (integrator_.self_contact_terms())
+    summary_.self_contact = begin_self_contact_record(*integrator_.self_contact_terms());
   setup_laps::mark(setup_laps::Phase::output_files);  // (with the restart)
   clock_.setup += clock_.lap();  // the integrator, the restart and the output files
   record_setup_laps(summary_, clock_);
@@ -159,6 +161,8 @@ void DynamicRun::on_step(long long step, double time) {
   reactions_->record(step, time, f, obstacle_force);
   if (const auto contact = integrator_.last_contact(); contact && summary_.contact)
     record_contact(*summary_.contact, step, *contact, obstacle_force);
+  if (summary_.self_contact && step > first_step_)
+    record_self_contact(*summary_.self_contact, step, *integrator_.self_contact_terms(), integrator_.local_positions());
   if (step % job_.output_every == 0 || step == integrator_.n_steps()) write_output(step, time, f);
   if (step > 0 && ((job_.checkpoint_every > 0 && step % job_.checkpoint_every == 0) || step == integrator_.n_steps()))
     last_checkpoint_ = write_checkpoint_now(), last_checkpoint_step_ = step;
@@ -245,6 +249,12 @@ int DynamicRun::finish() {
     double step_seconds = 0;
     for (const auto& r : reports_) step_seconds += r.seconds;
     print_contact_summary(comm_, *summary_.contact, integrator_.contact_seconds(), step_seconds);
+  }
+  if (summary_.self_contact) {
+    double step_seconds = 0;
+    long long newton = 0;
+    for (const auto& r : reports_) step_seconds += r.seconds, newton += r.newton_iterations;
+    print_self_contact_summary(comm_, *summary_.self_contact, *integrator_.self_contact_terms(), newton, step_seconds);
   }
   PetscPrintf(comm_, "  output: %s\n  checkpoint: %s\n", writer_.series_path().c_str(),
               (last_checkpoint_.empty() ? start_.path : last_checkpoint_).c_str());

@@ -261,4 +261,89 @@ void print_contact_summary(MPI_Comm comm, RunSummary::Contact& record, const Con
               solve_seconds > 0.0 ? 100.0 * t.total() / solve_seconds : 0.0, solve_seconds);
 }
 
+RunSummary::SelfContact begin_self_contact_record(const SelfContactTerms& terms) {
+  RunSummary::SelfContact c;
+  c.activation_distance = terms.potential().activation_distance();
+  c.stiffness = terms.potential().stiffness();
+  c.surface_vertices = terms.n_surface_vertices();
+  c.min_distance = std::numeric_limits<double>::infinity();
+  return c;
+}
+
+void record_self_contact(RunSummary::SelfContact& record, long long step, SelfContactTerms& terms,
+                         std::span<const double> local_positions) {
+  const SelfContactReport r = terms.measure(local_positions);
+  const SelfContactCost c = terms.cost();
+  const auto since = [](const std::vector<double>& steps, double total) {
+    double before = 0.0;
+    for (const double s : steps) before += s;
+    return total - before;
+  };
+  const auto since_count = [](const std::vector<long long>& steps, long long total) {
+    long long before = 0;
+    for (const long long s : steps) before += s;
+    return total - before;
+  };
+  record.step.push_back(step);
+  record.active.push_back(r.active);
+  record.min_distances.push_back(r.min_distance);
+  record.max_active = std::max(record.max_active, r.active);
+  record.min_distance = std::min(record.min_distance, r.min_distance);
+  record.broad.push_back(since(record.broad, c.pairs.broad));
+  record.narrow.push_back(since(record.narrow, c.pairs.narrow));
+  record.ccd.push_back(since(record.ccd, c.pairs.ccd));
+  record.exchange.push_back(since(record.exchange, c.exchange));
+  record.assembly.push_back(since(record.assembly, c.assembly));
+  record.total.push_back(since(record.total, c.total));
+  record.narrow_pairs.push_back(since_count(record.narrow_pairs, c.pairs.narrow_pairs));
+  record.ccd_pairs.push_back(since_count(record.ccd_pairs, c.pairs.ccd_pairs));
+}
+
+void print_self_contact_summary(MPI_Comm comm, RunSummary::SelfContact& record, const SelfContactTerms& terms,
+                                long long newton_iterations, double step_seconds) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const SelfExchangeTraffic& t = terms.traffic();
+  const double it = static_cast<double>(std::max(newton_iterations, 1LL));
+  const double mine[5] = {t.bytes_received / it, static_cast<double>(t.messages) / it,
+                          static_cast<double>(terms.exchange().layer()->ranks.size()), static_cast<double>(t.builds),
+                          static_cast<double>(terms.exchange().owned().size())};
+  std::vector<double> all(5 * static_cast<std::size_t>(size));
+  MPI_Allgather(mine, 5, MPI_DOUBLE, all.data(), 5, MPI_DOUBLE, comm);
+  record.bytes_per_iteration.clear(), record.messages_per_iteration.clear();
+  record.neighbours.clear(), record.layers_built.clear(), record.owned_vertices.clear();
+  for (int r = 0; r < size; ++r) {
+    const double* a = &all[5 * static_cast<std::size_t>(r)];
+    record.bytes_per_iteration.push_back(a[0]), record.messages_per_iteration.push_back(a[1]);
+    record.neighbours.push_back(a[2]), record.layers_built.push_back(a[3]), record.owned_vertices.push_back(a[4]);
+  }
+  const SelfContactCost c = terms.cost();
+  record.calls = {c.residuals, c.jacobians, c.products, c.limits, c.energies, c.measures, c.steps};
+  record.newton_iterations = newton_iterations;
+  record.step_seconds = step_seconds;
+  double sums[6] = {0, 0, 0, 0, 0, 0};
+  long long narrow = 0, ccd = 0;
+  for (std::size_t k = 0; k < record.step.size(); ++k) {
+    sums[0] += record.broad[k], sums[1] += record.narrow[k], sums[2] += record.ccd[k];
+    sums[3] += record.exchange[k], sums[4] += record.assembly[k], sums[5] += record.total[k];
+    narrow += record.narrow_pairs[k], ccd += record.ccd_pairs[k];
+  }
+  PetscPrintf(comm,
+              "  self-contact (activation distance %.6g, stiffness %.6g, %lld surface vertices): closest pair %.6e, "
+              "at most %lld active pairs in a step (%lld at the last)\n",
+              record.activation_distance, record.stiffness, record.surface_vertices, record.min_distance,
+              record.max_active, record.active.empty() ? 0LL : record.active.back());
+  PetscPrintf(comm,
+              "  self-contact time (rank 0): %.3f s = broad phase %.3f + narrow phase %.3f (%lld pairs) + continuous "
+              "checks %.3f (%lld pairs) + exchange %.3f + assembly %.3f s (and the rest), %.1f %% of the steps' %.3f s\n",
+              sums[5], sums[0], sums[1], narrow, sums[2], ccd, sums[3], sums[4],
+              step_seconds > 0.0 ? 100.0 * sums[5] / step_seconds : 0.0, step_seconds);
+  double most[2] = {0, 0};
+  for (int r = 0; r < size; ++r) most[0] = std::max(most[0], all[5 * r]), most[1] = std::max(most[1], all[5 * r + 1]);
+  PetscPrintf(comm,
+              "  self-contact exchange per Newton iteration (%lld): at most %.0f bytes received and %.1f messages sent "
+              "by a rank; rank 0: %.0f neighbours, %.0f layers built\n",
+              newton_iterations, most[0], most[1], all[2], all[3]);
+}
+
 }  // namespace edgefem

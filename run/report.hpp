@@ -18,6 +18,7 @@
 #include "run/output.hpp"
 #include "solver/contact.hpp"
 #include "solver/newton.hpp"
+#include "solver/self_contact.hpp"
 
 namespace edgefem {
 
@@ -112,6 +113,16 @@ void record_contact(RunSummary::Contact& record, long long step, const ContactSt
 /// The contact lines of the summary: the deepest penetration, the most active contacts, each obstacle's force, the
 /// time in the contact terms (`seconds` go to the record first; null: not measured; method "projection": the
 /// position-based contact's generation in step_limit, its projections in residual) against `solve_seconds`.
+/// The self-contact record (summary.json's `self_contact`) of `terms`.
+RunSummary::SelfContact begin_self_contact_record(const SelfContactTerms& terms);
+/// Appends a step: its pairs at the (local, 3 per vertex, owned first) positions and rank 0's cost since the last
+/// record. Collective.
+void record_self_contact(RunSummary::SelfContact& record, long long step, SelfContactTerms& terms,
+                         std::span<const double> local_positions);
+/// The end of the run's self-contact lines (and the exchange per rank per Newton iteration into the record).
+/// Collective.
+void print_self_contact_summary(MPI_Comm comm, RunSummary::SelfContact& record, const SelfContactTerms& terms,
+                                long long newton_iterations, double step_seconds);
 void print_contact_summary(MPI_Comm comm, RunSummary::Contact& record, const ContactSeconds* seconds,
                            double solve_seconds);
 

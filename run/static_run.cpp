@@ -57,6 +57,7 @@ StaticRun::StaticRun(const RunOptions& options, const Job& job, const LocalMesh&
       writer_(comm_, job.output_directory, mesh, solver_.model(), job.output),
       reactions_(comm_, job.output_directory, solver_.model(), std::nullopt, obstacle_names(job)) {
   if (solver_.contact()) summary_.contact = begin_contact_record(job, *solver_.contact());
+  if (solver_.self_contact()) summary_.self_contact = begin_self_contact_record(*solver_.self_contact());
   setup_laps::mark(setup_laps::Phase::output_files);
   clock_.setup = clock_.lap();
   record_setup_laps(summary_, clock_);
@@ -85,6 +86,8 @@ void StaticRun::on_step(int step, double load_factor) {
   const std::vector<double> obstacle_force = contact ? contact->obstacle_forces(solver_.state()) : std::vector<double>{};
   reactions_.record(step, load_factor, f, obstacle_force);
   if (contact && step > 0) record_contact(*summary_.contact, step, solver_.last_contact(), obstacle_force);
+  if (solver_.self_contact() && step > 0)
+    record_self_contact(*summary_.self_contact, step, *solver_.self_contact(), solver_.local_positions());
   if (step % job_.output_every == 0 || step == job_.steps || step == 0) {
     const std::vector<double> x = solver_.local_positions();
     if (contact) add_contact_fields(writer_, *contact, solver_.state(), x);
@@ -128,6 +131,8 @@ int StaticRun::finish() {
   print_reactions(comm_, job_, reactions_);
   if (summary_.contact) print_contact_summary(comm_, *summary_.contact, solver_.contact() ? &solver_.contact()->seconds() : nullptr,
                                               solve_seconds);
+  if (summary_.self_contact)
+    print_self_contact_summary(comm_, *summary_.self_contact, *solver_.self_contact(), newton, solve_seconds);
   PetscPrintf(comm_, "  output: %s\n", writer_.series_path().c_str());
   quiet.reset();
   if (stop_signal_ == 0) return 0;

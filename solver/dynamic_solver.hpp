@@ -67,6 +67,7 @@ class DynamicSolver final : public TimeIntegrator {
   [[nodiscard]] std::vector<OutputPointField> output_point_fields() override;
   [[nodiscard]] std::vector<double> obstacle_forces() override;
   [[nodiscard]] ContactTerms* contact_terms() override { return contact_ ? &*contact_ : nullptr; }
+  [[nodiscard]] SelfContactTerms* self_contact_terms() override { return self_contact(); }
   /// Self-contact (`contact: {self: true}`; null without).
   [[nodiscard]] SelfContactTerms* self_contact() { return self_contact_ ? &*self_contact_ : nullptr; }
   [[nodiscard]] std::optional<ContactStepReport> last_contact() const override { return contact_step_; }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <stdexcept>
 
 #include "contact/barrier.hpp"
 #include "contact/self_intersection.hpp"
@@ -66,7 +67,7 @@ SelfContactTerms::SelfContactTerms(MPI_Comm comm, const Job& job, const LocalMes
   };
   const std::vector<int> owner = set_up_exchange(mesh, ids);
   std::vector<double> rest;  // through the same gather, from the mesh's coordinates
-  gather(std::span<const double>(mesh.mesh.coords), rest);
+  gather_all(std::span<const double>(mesh.mesh.coords), rest);
   std::vector<std::array<int, 3>> surface_triangles;
   for (const Triangle& t : triangles) surface_triangles.push_back({surface_index(t[0]), surface_index(t[1]), surface_index(t[2])});
   contact::SelfSurface surface = contact::make_self_surface(std::move(surface_triangles), rest);
@@ -91,10 +92,14 @@ SelfContactTerms::SelfContactTerms(MPI_Comm comm, const Job& job, const LocalMes
       for (const auto& d : model.dirichlet)
         if (d.dof < 3 * mesh.n_owned) m.span()[static_cast<std::size_t>(d.dof)] = 0.0;
     }
-    gather(mask, free_);
+    gather_all(mask, free_);
   }
-  check_start(job, rest);
-  traffic_ = {};  // (the set-up's gathers are not the evaluations' traffic)
+  check_start(job, rest);  // (with the whole surface at hand)
+  // The ghost layer: queries inflate boxes by up to dh / 2 + dh (the candidate list's reach); a layer serves
+  // while every vertex stays within reach_ of where it was built.
+  exchange_ = std::make_unique<SelfExchange>(comm_, owner, potential_->surface().edges, 1.5 * dh);
+  potential_->set_known(exchange_->layer()->known);
+  reach_ = 4.0 * dh;
 }
 
 std::vector<int> SelfContactTerms::set_up_exchange(const LocalMesh& mesh, const std::vector<long long>& ids) {
@@ -163,12 +168,12 @@ double SelfContactTerms::automatic_stiffness(const Model& model, double dt, doub
   return k / contact::barrier_second_derivative(0.5 * dh, dh);
 }
 
-void SelfContactTerms::gather(Vec x, std::vector<double>& out) {
+void SelfContactTerms::gather_all(Vec x, std::vector<double>& out) {
   VecArray xa(x, true);
-  gather(xa.span(), out);
+  gather_all(xa.span(), out);
 }
 
-void SelfContactTerms::gather(std::span<const double> owned, std::vector<double>& out) {
+void SelfContactTerms::gather_all(std::span<const double> owned, std::vector<double>& out) {
   buffer_.resize(3 * owned_local_.size());
   for (std::size_t k = 0; k < owned_local_.size(); ++k)
     for (int d = 0; d < 3; ++d) buffer_[3 * k + d] = owned[3 * static_cast<std::size_t>(owned_local_[k]) + d];
@@ -179,49 +184,108 @@ void SelfContactTerms::gather(std::span<const double> owned, std::vector<double>
   out.assign(3 * n, 0.0);
   for (std::size_t k = 0; k < n; ++k)
     for (int d = 0; d < 3; ++d) out[3 * static_cast<std::size_t>(gather_surface_[k]) + d] = gathered[3 * k + d];
-  ++traffic_.collectives;
-  traffic_.bytes_received += 8.0 * static_cast<double>(gathered.size() - buffer_.size());
 }
 
-void SelfContactTerms::sum(std::vector<double>& values) {
-  int size = 1;
-  MPI_Comm_size(comm_, &size);
-  if (size == 1) return;
-  MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM, comm_);
-  ++traffic_.collectives;
-  traffic_.bytes_received += 8.0 * static_cast<double>(values.size());
+void SelfContactTerms::load(Vec x, std::vector<double>& out) {
+  VecArray xa(x, true);
+  load(xa.span(), out);
+}
+
+void SelfContactTerms::load(std::span<const double> owned, std::vector<double>& out) {
+  out.resize(3 * static_cast<std::size_t>(n_surface_vertices()), 0.0);
+  for (std::size_t k = 0; k < owned_local_.size(); ++k)
+    for (int d = 0; d < 3; ++d)
+      out[3 * static_cast<std::size_t>(owned_surface_[k]) + d] = owned[3 * static_cast<std::size_t>(owned_local_[k]) + d];
+}
+
+void SelfContactTerms::rebuild(std::vector<double>& x, double delta) {
+  exchange_->build(x, delta);
+  potential_->set_known(exchange_->layer()->known);
+  const std::vector<char>& known = exchange_->layer()->known;
+  for (const int v : potential_->friction_vertices())  // (the anchor keeps them: self_exchange.hpp)
+    if (!known[static_cast<std::size_t>(v)])
+      throw std::logic_error("self-contact: a friction pair's vertex left the ghost layer");
+}
+
+void SelfContactTerms::ready(std::vector<double>& x, std::vector<double>* dx) {
+  const double t0 = MPI_Wtime();
+  double move = 0.0;
+  if (!exchange_->serves(x, dx ? std::span<const double>(*dx) : std::span<const double>(), move)) {
+    rebuild(x, std::max(reach_, 1.01 * move));
+    if (dx) exchange_->forward(*exchange_->layer(), {*dx}, 3);
+  } else if (dx) {
+    exchange_->forward(*exchange_->layer(), {x, *dx}, 3);
+  } else {
+    exchange_->forward(*exchange_->layer(), {x}, 3);
+  }
+  if (dx) {  // (a vertex not at hand does not move: its stale entry would only defeat the candidate list)
+    const std::vector<char>& known = exchange_->layer()->known;
+    for (std::size_t v = 0; v < known.size(); ++v)
+      if (!known[v]) (*dx)[3 * v] = (*dx)[3 * v + 1] = (*dx)[3 * v + 2] = 0.0;
+  }
+  exchange_seconds_ += MPI_Wtime() - t0;
+}
+
+void SelfContactTerms::add_owned(const std::vector<double>& values, Vec v, const std::vector<double>& mask) const {
+  VecArray va(v, false);
+  for (std::size_t k = 0; k < owned_local_.size(); ++k)
+    for (int d = 0; d < 3; ++d) {
+      const std::size_t s = 3 * static_cast<std::size_t>(owned_surface_[k]) + d;
+      va.span()[3 * static_cast<std::size_t>(owned_local_[k]) + d] += (mask.empty() ? 1.0 : mask[s]) * values[s];
+    }
+}
+
+SelfContactCost SelfContactTerms::cost() const {
+  SelfContactCost c = calls_;
+  c.pairs = potential_->times();
+  c.exchange = exchange_seconds_;
+  c.assembly = assembly_seconds_;
+  c.total = seconds_;
+  return c;
 }
 
 void SelfContactTerms::begin_step(Vec x, double slip_step) {
-  if (!(friction_ > 0.0)) return;
+  ++calls_.steps;
   const double t0 = MPI_Wtime();
-  gather(x, x_);
-  potential_->lag_friction(x_, friction_, friction_velocity_ * std::max(slip_step, 1e-12));
+  load(x, x_);
+  if (exchange_->reach() > reach_) {  // (a long move's layer: back to the usual reach)
+    rebuild(x_, reach_);
+  } else {
+    ready(x_, nullptr);
+  }
+  exchange_->set_anchor(friction_ > 0.0 ? std::span<const double>(x_) : std::span<const double>());
+  if (friction_ > 0.0) potential_->lag_friction(x_, friction_, friction_velocity_ * std::max(slip_step, 1e-12));
   seconds_ += MPI_Wtime() - t0;
 }
 
 void SelfContactTerms::add_residual(Vec x, Vec r) {
+  ++calls_.residuals;
   const double t0 = MPI_Wtime();
-  gather(x, x_);
-  std::fill(gradient_.begin(), gradient_.end(), 0.0);
+  load(x, x_);
+  ready(x_, nullptr);
+  gradient_.assign(x_.size(), 0.0);
   potential_->evaluate(x_, gradient_, nullptr);
-  sum(gradient_);
-  {
-    VecArray ra(r, false);
-    for (std::size_t k = 0; k < owned_local_.size(); ++k)
-      for (int d = 0; d < 3; ++d)
-        ra.span()[3 * static_cast<std::size_t>(owned_local_[k]) + d] +=
-            gradient_[3 * static_cast<std::size_t>(owned_surface_[k]) + d];
-  }
+  const double t1 = MPI_Wtime();
+  exchange_->reverse_add(*exchange_->layer(), gradient_, 3);
+  const double t2 = MPI_Wtime();
+  add_owned(gradient_, r, {});
+  assembly_seconds_ += MPI_Wtime() - t2;
+  exchange_seconds_ += t2 - t1;
   seconds_ += MPI_Wtime() - t0;
 }
 
 std::span<const contact::VertexBlock> SelfContactTerms::blocks(Vec x) {
+  ++calls_.jacobians;
   const double t0 = MPI_Wtime();
-  gather(x, x_);
+  load(x, x_);
+  ready(x_, nullptr);
   diagonal_.assign(9 * static_cast<std::size_t>(n_surface_vertices()), 0.0);
   potential_->evaluate(x_, {}, &diagonal_, &pairs_);
-  sum(diagonal_);
+  coupling_layer_ = exchange_->layer();
+  const double t1 = MPI_Wtime();
+  exchange_->reverse_add(*coupling_layer_, diagonal_, 9);
+  const double t2 = MPI_Wtime();
+  exchange_seconds_ += t2 - t1;
   blocks_.clear();
   for (std::size_t k = 0; k < owned_local_.size(); ++k) {
     contact::VertexBlock b;
@@ -231,15 +295,19 @@ std::span<const contact::VertexBlock> SelfContactTerms::blocks(Vec x) {
     std::copy(v, v + 9, b.values.begin());
     blocks_.push_back(b);
   }
+  assembly_seconds_ += MPI_Wtime() - t2;
   seconds_ += MPI_Wtime() - t0;
   return blocks_;
 }
 
 void SelfContactTerms::multiply_couplings(Vec in, Vec out) {
+  ++calls_.products;
   const double t0 = MPI_Wtime();
-  gather(in, y_);
+  load(in, y_);
+  exchange_->forward(*coupling_layer_, {y_}, 3);
+  const double t1 = MPI_Wtime();
   for (std::size_t i = 0; i < y_.size(); ++i) y_[i] *= free_[i];
-  std::fill(gradient_.begin(), gradient_.end(), 0.0);
+  gradient_.assign(y_.size(), 0.0);
   for (const contact::SelfPairHessian& p : pairs_)
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 4; ++j) {
@@ -248,15 +316,12 @@ void SelfContactTerms::multiply_couplings(Vec in, Vec out) {
         for (int r = 0; r < 3; ++r)
           for (int c = 0; c < 3; ++c) gradient_[3 * vi + r] += p.values[12 * (3 * i + r) + 3 * j + c] * y_[3 * vj + c];
       }
-  sum(gradient_);
-  {
-    VecArray oa(out, false);
-    for (std::size_t k = 0; k < owned_local_.size(); ++k)
-      for (int d = 0; d < 3; ++d) {
-        const std::size_t s = 3 * static_cast<std::size_t>(owned_surface_[k]) + d;
-        oa.span()[3 * static_cast<std::size_t>(owned_local_[k]) + d] += free_[s] * gradient_[s];
-      }
-  }
+  const double t2 = MPI_Wtime();
+  exchange_->reverse_add(*coupling_layer_, gradient_, 3);
+  const double t3 = MPI_Wtime();
+  add_owned(gradient_, out, free_);
+  exchange_seconds_ += (t1 - t0) + (t3 - t2);
+  assembly_seconds_ += (t2 - t1) + (MPI_Wtime() - t3);
   seconds_ += MPI_Wtime() - t0;
 }
 
@@ -276,22 +341,27 @@ void SelfContactTerms::add_couplings(Mat P) const {
 }
 
 double SelfContactTerms::step_limit(Vec x, Vec y) {
+  ++calls_.limits;
   const double t0 = MPI_Wtime();
-  gather(x, x_);
-  gather(y, y_);
-  for (double& v : y_) v = -v;
+  load(x, x_);
+  load(y, y_);
+  for (const int v : owned_surface_)
+    for (int d = 0; d < 3; ++d) y_[3 * static_cast<std::size_t>(v) + d] = -y_[3 * static_cast<std::size_t>(v) + d];
+  ready(x_, &y_);
   double limit = potential_->step_limit(x_, y_);
   MPI_Allreduce(MPI_IN_PLACE, &limit, 1, MPI_DOUBLE, MPI_MIN, comm_);
-  ++traffic_.collectives;
   seconds_ += MPI_Wtime() - t0;
   return limit;
 }
 
 void SelfContactTerms::limit_prediction(Vec start, Vec x) {
+  ++calls_.limits;
   const double t0 = MPI_Wtime();
-  gather(start, x_);
-  gather(x, y_);
-  for (std::size_t i = 0; i < y_.size(); ++i) y_[i] -= x_[i];
+  load(start, x_);
+  load(x, y_);
+  for (const int v : owned_surface_)
+    for (int d = 0; d < 3; ++d) y_[3 * static_cast<std::size_t>(v) + d] -= x_[3 * static_cast<std::size_t>(v) + d];
+  ready(x_, &y_);
   double limit = potential_->step_limit(x_, y_);
   MPI_Allreduce(MPI_IN_PLACE, &limit, 1, MPI_DOUBLE, MPI_MIN, comm_);
   if (limit < 1.0) EDGEFEM_PETSC(VecAXPBY(x, 1.0 - limit, limit, start));  // x := limit x + (1 - limit) start
@@ -299,7 +369,9 @@ void SelfContactTerms::limit_prediction(Vec start, Vec x) {
 }
 
 double SelfContactTerms::energy(Vec x) {
-  gather(x, x_);
+  ++calls_.energies;
+  load(x, x_);
+  ready(x_, nullptr);
   double e = potential_->evaluate(x_, {}, nullptr, nullptr, false);  // (friction is no stored energy)
   MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, comm_);
   return e;
@@ -311,7 +383,9 @@ SelfContactReport SelfContactTerms::measure(Vec x) {
 }
 
 SelfContactReport SelfContactTerms::measure(std::span<const double> local_positions) {
-  gather(local_positions, x_);
+  ++calls_.measures;
+  load(local_positions, x_);
+  ready(x_, nullptr);
   const contact::SelfMeasure m = potential_->measure(x_);
   SelfContactReport r;
   MPI_Allreduce(&m.active, &r.active, 1, MPI_LONG_LONG, MPI_SUM, comm_);
@@ -320,8 +394,9 @@ SelfContactReport SelfContactTerms::measure(std::span<const double> local_positi
 }
 
 long long SelfContactTerms::intersecting_pairs(std::span<const double> local_positions) {
-  gather(local_positions, x_);
-  return contact::count_intersecting_pairs(x_, potential_->surface().triangles);
+  std::vector<double> all;  // (a diagnostic: the whole surface, not the ghost layer)
+  gather_all(local_positions, all);
+  return contact::count_intersecting_pairs(all, potential_->surface().triangles);
 }
 
 }  // namespace edgefem

@@ -7,18 +7,18 @@
 /// an iterate intersect itself (additive CCD of every pair whose boxes over the step overlap, the limit reduced over
 /// all ranks); and a first iterate of every step reached from the step's start without a contact.
 ///
-/// Distribution (the contact ghost layer, in its simplest form): every rank holds the topology of the whole surface
-/// (gathered once) and, for every evaluation, the positions of all surface vertices (one MPI_Allgatherv of 3 doubles
-/// per surface vertex); a rank evaluates the pairs it owns (a point-triangle pair its point's owner, an edge-edge
-/// pair the owner of the smaller edge's first vertex), so each pair is counted once; the gradients and diagonal
-/// blocks are summed with one MPI_Allreduce of 3 (9) doubles per surface vertex, and the step limit with a
-/// minimum. Traffic per rank and evaluation: O(surface vertices), independent of the number of ranks' neighbours
-/// (docs/theory/self_contact.md has the figures and what a neighbour-only exchange would save).
+/// Distribution: the contact ghost layer (solver/self_exchange.hpp). Every rank holds the surface's topology (gathered
+/// once) and, per evaluation, the positions of its owned surface vertices and of the ghosts near its part of the
+/// surface, exchanged point to point with the ranks whose (inflated) surface boxes overlap its own; a rank evaluates
+/// the pairs it owns (a point-triangle pair its point's owner, an edge-edge pair the owner of the smaller edge's
+/// first vertex), so each pair is counted once; the ghosts' gradients and diagonal blocks go back to their owners
+/// (the reverse exchange), the step limit is a minimum over all ranks. docs/theory/self_contact.md has the traffic
+/// per rank and its model for many ranks.
 ///
 /// The Newton matrix gets the 3 x 3 diagonal blocks of the pairs' PSD-projected Hessians (the pattern is unchanged,
 /// as for obstacles: MatrixCoefficients::vertex_blocks), and the Krylov method multiplies by the whole Jacobian: the
 /// couplings between a pair's different vertices, outside the mesh's pattern, are added to the matrix's product
-/// (multiply_couplings, NewtonProblem::extra_multiply); the preconditioner is built from the matrix alone.
+/// (multiply_couplings, NewtonProblem::extra_multiply); the preconditioner gets them too (add_couplings).
 #include <mpi.h>
 #include <petscmat.h>
 #include <petscvec.h>
@@ -33,6 +33,7 @@
 #include "partition/partition.hpp"
 #include "solver/assembly.hpp"
 #include "solver/model.hpp"
+#include "solver/self_exchange.hpp"
 
 namespace edgefem {
 
@@ -42,10 +43,15 @@ struct SelfContactReport {
   double min_distance = 0.0;  ///< the smallest distance of an active pair (infinity: none)
 };
 
-/// What the exchange of one evaluation costs a rank (the collectives it takes part in).
-struct SelfContactTraffic {
-  long long collectives = 0;   ///< MPI collectives so far
-  double bytes_received = 0;   ///< bytes this rank received in them (allgathered positions and reduced arrays)
+/// Where a rank's self-contact time went (wall seconds, summed) and its pair counts, for the summary.
+struct SelfContactCost {
+  contact::SelfTimes pairs;   ///< broad phase, narrow phase, CCD (contact/self_potential.hpp)
+  double exchange = 0.0;      ///< the ghost layer: builds, forward and reverse exchanges, validity checks
+  double assembly = 0.0;      ///< into the residual, the blocks, the couplings' product and the preconditioner's copy
+  double total = 0.0;         ///< all of the self-contact terms' calls
+  /// Calls (collective each): residuals, Jacobians (blocks), Krylov products, step limits (line search and
+  /// predictions), energies, measures, step starts.
+  long long residuals = 0, jacobians = 0, products = 0, limits = 0, energies = 0, measures = 0, steps = 0;
 };
 
 class SelfContactTerms {
@@ -87,17 +93,28 @@ class SelfContactTerms {
 
   [[nodiscard]] const contact::SelfPotential& potential() const { return *potential_; }
   [[nodiscard]] int n_surface_vertices() const { return potential_->surface().n_vertices(); }
-  [[nodiscard]] const SelfContactTraffic& traffic() const { return traffic_; }
-  /// This rank's seconds in the self-contact terms (gathers, pairs, reductions).
+  /// This rank's ghost-layer traffic since the set-up (the diagnostics' full gathers not counted).
+  [[nodiscard]] const SelfExchangeTraffic& traffic() const { return exchange_->traffic(); }
+  [[nodiscard]] const SelfExchange& exchange() const { return *exchange_; }
+  /// This rank's seconds in the self-contact terms (exchanges, pairs, reductions).
   [[nodiscard]] double seconds() const { return seconds_; }
+  [[nodiscard]] SelfContactCost cost() const;
 
  private:
-  /// All surface vertices' positions from x (a global vector): one Allgatherv. Collective.
-  void gather(Vec x, std::vector<double>& out);
+  /// All surface vertices' positions from x (a global vector): one Allgatherv (set-up and diagnostics only).
+  void gather_all(Vec x, std::vector<double>& out);
   /// The same from the owned vertices' positions (3 per vertex, local order).
-  void gather(std::span<const double> owned, std::vector<double>& out);
-  /// Sums `values` (k per surface vertex) over the ranks. Collective.
-  void sum(std::vector<double>& values);
+  void gather_all(std::span<const double> owned, std::vector<double>& out);
+  /// The owned surface vertices' entries of `out` (3 per surface vertex) from x; the others are left.
+  void load(Vec x, std::vector<double>& out);
+  void load(std::span<const double> owned, std::vector<double>& out);
+  /// Makes the ghost layer serve x (and the move dx) and fills their ghosts' entries. Collective.
+  void ready(std::vector<double>& x, std::vector<double>* dx);
+  /// A new layer at x serving moves up to `delta` (x's ghosts filled). Collective.
+  void rebuild(std::vector<double>& x, double delta);
+  /// Adds the owned surface vertices' entries of `values` (3 per surface vertex, times `mask` if not empty) to the
+  /// local vector v.
+  void add_owned(const std::vector<double>& values, Vec v, const std::vector<double>& mask) const;
   double automatic_stiffness(const Model& model, double dt, double dh);
   /// The owned surface vertices and the gather's layout; returns each surface vertex's owner. Collective.
   std::vector<int> set_up_exchange(const LocalMesh& mesh, const std::vector<long long>& ids);
@@ -109,6 +126,9 @@ class SelfContactTerms {
   std::unique_ptr<contact::SelfPotential> potential_;
   std::vector<std::int32_t> owned_local_;  ///< the local index of each owned surface vertex, in gather order
   std::vector<int> gather_surface_;        ///< surface vertex of each gathered position (all ranks' in rank order)
+  std::unique_ptr<SelfExchange> exchange_;  ///< the ghost layer
+  std::shared_ptr<const SelfExchange::Layer> coupling_layer_;  ///< the layer of the last blocks() (pairs_)
+  double reach_ = 0.0;                     ///< how far the vertices may move before a layer is rebuilt
   std::vector<int> counts_, displacements_;  ///< of the Allgatherv, in doubles
   std::vector<int> owned_surface_;         ///< the surface index of each owned surface vertex
   std::vector<PetscInt> global_dof_;       ///< the global index of each surface vertex's x dof (y, z follow)
@@ -116,8 +136,8 @@ class SelfContactTerms {
   std::vector<contact::VertexBlock> blocks_;
   std::vector<contact::SelfPairHessian> pairs_;  ///< this rank's pairs' Hessians at the last blocks()
   std::vector<double> free_;                     ///< 3 per surface vertex: 0 on prescribed dofs, else 1
-  SelfContactTraffic traffic_;
-  double seconds_ = 0.0;
+  double seconds_ = 0.0, exchange_seconds_ = 0.0, assembly_seconds_ = 0.0;
+  SelfContactCost calls_;  ///< (its call counts)
   double friction_ = 0.0, friction_velocity_ = 0.0;  ///< between parts: mu and eps_v
 };
 

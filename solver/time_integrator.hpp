@@ -29,6 +29,8 @@
 
 namespace edgefem {
 
+class SelfContactTerms;  // (solver/self_contact.hpp)
+
 /// Energies of the current state, summed over ranks.
 struct EnergyReport {
   double kinetic = 0.0;        ///< v^T M v / 2
@@ -123,6 +125,8 @@ class TimeIntegrator {
   [[nodiscard]] virtual std::vector<double> obstacle_forces() { return {}; }
   /// The contact with the job's obstacles (null without obstacles or for an integrator without contact).
   [[nodiscard]] virtual ContactTerms* contact_terms() { return nullptr; }
+  /// With contact.self (the Newton integrators): the self-contact terms.
+  [[nodiscard]] virtual SelfContactTerms* self_contact_terms() { return nullptr; }
   /// This rank's time in the contact (null without obstacles): the Newton contact terms', or the position-based
   /// contact's (pbd/pbd_contact.hpp).
   [[nodiscard]] virtual const ContactSeconds* contact_seconds() {

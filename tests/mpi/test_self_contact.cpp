@@ -57,8 +57,68 @@ struct Drop {
   double smallest_distance = 1e300;  ///< of any pair over all steps
   double lowest_upper = 1e300;       ///< the upper block's lowest vertex over all steps (z)
   double last_lowest_upper = 0;      ///< at the last step
-  double seconds = 0, bytes_per_collective = 0;
+  double seconds = 0;
+  SelfContactCost cost;
+  /// Per rank (rank 0 of comm has every rank's): the ghost layer's bytes received and messages sent per Newton
+  /// iteration, its neighbours, layers built; the whole-surface scheme's bytes and collectives (before the ghost
+  /// layer: its formulas applied to the same calls).
+  std::vector<double> bytes, messages, neighbours, builds, old_bytes, old_collectives;
+  long long iterations = 0;
 };
+
+/// The solver's exchange so far, without the test's own measurements (measure(): `diagnostic`).
+struct Traffic {
+  SelfExchangeTraffic solver, diagnostic;
+  SelfContactCost calls;
+  double n_s = 0, n_own = 0, neighbours = 0;  ///< surface vertices, owned ones, the last layer's neighbours
+};
+
+/// Rank 0 gets each rank's figures per Newton iteration (see Drop).
+void traffic_per_iteration(MPI_Comm comm, const Traffic& t, long long iterations, Drop& d) {
+  const double n_s = t.n_s, n_own = t.n_own;
+  const double g = 24.0 * (n_s - n_own);  // the whole-surface scheme's position gather
+  const SelfContactCost& c = t.calls;
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  const double old_bytes = ranks == 1 ? 0.0
+                                      : c.residuals * (g + 24 * n_s) + c.jacobians * (g + 72 * n_s) +
+                                            c.products * (g + 24 * n_s) + c.limits * 2 * g + c.energies * g;
+  const double old_collectives = 2.0 * (c.residuals + c.jacobians + c.products) + 3.0 * c.limits + 2.0 * c.energies;
+  const double it = static_cast<double>(std::max(iterations, 1LL));
+  const double mine[6] = {t.solver.bytes_received / it, t.solver.messages / it,
+                          t.neighbours,
+                          static_cast<double>(t.solver.builds), old_bytes / it, old_collectives / it};
+  const int size = ranks;
+  std::vector<double> all(6 * static_cast<std::size_t>(size));
+  MPI_Gather(mine, 6, MPI_DOUBLE, all.data(), 6, MPI_DOUBLE, 0, comm);
+  for (std::vector<double>* v : {&d.bytes, &d.messages, &d.neighbours, &d.builds, &d.old_bytes, &d.old_collectives})
+    v->clear();
+  for (int r = 0; r < size; ++r) {
+    const double* a = &all[6 * static_cast<std::size_t>(r)];
+    d.bytes.push_back(a[0]), d.messages.push_back(a[1]), d.neighbours.push_back(a[2]);
+    d.builds.push_back(a[3]), d.old_bytes.push_back(a[4]), d.old_collectives.push_back(a[5]);
+  }
+  d.iterations = iterations;
+}
+
+/// "r0/r1/..." of a per-rank figure.
+std::string per_rank(const std::vector<double>& v, const char* format = "%.0f") {
+  std::string out;
+  for (std::size_t r = 0; r < v.size(); ++r) {
+    char text[32];
+    std::snprintf(text, sizeof text, format, v[r]);
+    out += (r ? "/" : "") + std::string(text);
+  }
+  return out;
+}
+
+SelfExchangeTraffic minus(const SelfExchangeTraffic& a, const SelfExchangeTraffic& b) {
+  SelfExchangeTraffic c;
+  c.messages = a.messages - b.messages, c.bytes_sent = a.bytes_sent - b.bytes_sent;
+  c.bytes_received = a.bytes_received - b.bytes_received, c.reductions = a.reductions - b.reductions;
+  c.builds = a.builds - b.builds, c.exchanges = a.exchanges - b.exchanges;
+  return c;
+}
 
 Drop drop(MPI_Comm comm) {
   Drop d;
@@ -74,9 +134,13 @@ Drop drop(MPI_Comm comm) {
           "analysis: {type: dynamic, integrator: backward-euler, dt: 0.01, end_time: 0.1}\n" + kSolver);
   if (comm == MPI_COMM_NULL) return d;
   dynamics_testing::RunSpec spec;
+  Traffic traffic;
   spec.on_step = [&](DynamicSolver& solver, const LocalMesh& mesh, long long step, double) {
     SelfContactTerms* self = solver.self_contact();
     ASSERT_NE(self, nullptr);
+    traffic.solver = minus(self->traffic(), traffic.diagnostic);
+    traffic.calls = self->cost();
+    const SelfExchangeTraffic before = self->traffic();
     const std::vector<double> x = solver.local_positions();
     d.most_intersections = std::max(d.most_intersections, self->intersecting_pairs(x));
     const SelfContactReport r = self->measure(x);
@@ -91,11 +155,18 @@ Drop drop(MPI_Comm comm) {
     d.last_lowest_upper = lowest;
     d.surface_vertices = self->n_surface_vertices();
     d.seconds = self->seconds();
-    if (self->traffic().collectives > 0)
-      d.bytes_per_collective = self->traffic().bytes_received / static_cast<double>(self->traffic().collectives);
+    d.cost = self->cost();
+    const SelfExchangeTraffic measured = minus(self->traffic(), before);  // (the test's measure() above)
+    traffic.diagnostic = minus(traffic.diagnostic, minus(SelfExchangeTraffic{}, measured));
+    traffic.n_s = self->n_surface_vertices();
+    traffic.n_own = static_cast<double>(self->exchange().owned().size());
+    traffic.neighbours = static_cast<double>(self->exchange().layer()->ranks.size());
     (void)step;
   };
   d.run = dynamics_testing::simulate(comm, job, spec);
+  long long iterations = 0;
+  for (const TimeStepReport& r : d.run.reports) iterations += r.newton_iterations;
+  traffic_per_iteration(comm, traffic, iterations, d);
   return d;
 }
 
@@ -111,15 +182,34 @@ TEST(TwoBlocks, TheUpperLandsOnTheLowerWithoutAnyIntersectionAndSerialEqualsDist
     std::printf("self contact: two blocks on %d ranks: %lld surface vertices, intersecting triangle pairs (most at a "
                 "step) %lld, closest pair %.4e, most active pairs %lld, upper block's lowest z %.6f (last %.6f, the "
                 "lower's top %.1f), largest |u| %.4e, serial vs distributed %.2e (of |u|), rank 0: %.2f s in "
-                "self-contact, %.0f bytes received per collective\n",
+                "self-contact\n",
                 world_size(), all.surface_vertices, all.most_intersections, all.smallest_distance, all.most_active,
-                all.lowest_upper, all.last_lowest_upper, kTop, u, distributed, all.seconds, all.bytes_per_collective);
+                all.lowest_upper, all.last_lowest_upper, kTop, u, distributed, all.seconds);
+  if (world_rank() == 0)
+    std::printf("self contact:   rank 0's self-contact seconds: broad phase %.3f, narrow phase %.3f (%lld pairs), CCD "
+                "%.3f (%lld pairs), exchange %.3f, assembly %.3f, total %.3f\n",
+                all.cost.pairs.broad, all.cost.pairs.narrow, all.cost.pairs.narrow_pairs, all.cost.pairs.ccd,
+                all.cost.pairs.ccd_pairs, all.cost.exchange, all.cost.assembly, all.cost.total);
+  if (world_rank() == 0)
+    std::printf("self contact:   exchange per rank (ranks 0/1/..) per Newton iteration (%lld): ghost layer %s bytes "
+                "received, %s messages sent, %s neighbours, %s layers built; the whole-surface gather before it: %s "
+                "bytes received in %s collectives\n",
+                all.iterations, per_rank(all.bytes).c_str(), per_rank(all.messages, "%.1f").c_str(),
+                per_rank(all.neighbours).c_str(), per_rank(all.builds).c_str(), per_rank(all.old_bytes).c_str(),
+                per_rank(all.old_collectives, "%.1f").c_str());
   EXPECT_EQ(all.most_intersections, 0);
   EXPECT_GT(all.smallest_distance, 0.0);
   EXPECT_GT(all.most_active, 20);                       // it landed: many pairs in contact
   EXPECT_GT(all.lowest_upper, kTop - 2e-3);             // never sank into the lower block (its top dips under the load)
   EXPECT_LT(all.last_lowest_upper, kTop + kDistance);   // and rests on it, within the activation distance
   EXPECT_LT(distributed, 1e-7);
+  if (world_rank() == 0 && world_size() > 1)  // the ghost layer receives less than the whole surface (0.52-0.67 of it)
+    for (std::size_t r = 0; r < all.bytes.size(); ++r) {
+      EXPECT_GT(all.bytes[r], 0.0);
+      EXPECT_LT(all.bytes[r], 0.75 * all.old_bytes[r]) << "rank " << r;
+      EXPECT_LE(all.neighbours[r], world_size() - 1.0);
+      EXPECT_GE(all.builds[r], 1.0);
+    }
 }
 
 // The static version: the upper block pressed into the lower one by its top (prescribed, 0.03 down in 4 load steps,
@@ -258,6 +348,13 @@ Slide slide(MPI_Comm comm, double mu) {
         sums[0] += x[3 * static_cast<std::size_t>(v)] - m.mesh.coords[3 * static_cast<std::size_t>(v)], sums[1] += 1;
     MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, comm);
     r.upper_dx = sums[0] / sums[1];
+    const SelfExchangeTraffic& t = solver.self_contact()->traffic();
+    const SelfContactCost c = solver.self_contact()->cost();
+    if (world_rank() == 0)
+      std::printf("self contact:   slide step: %lld layers built, %lld exchanges, %lld reductions, %.0f bytes; calls: "
+                  "%lld residuals, %lld Jacobians, %lld products, %lld limits; %.2f s (exchange %.2f)\n",
+                  t.builds, t.exchanges, t.reductions, t.bytes_received, c.residuals, c.jacobians, c.products, c.limits,
+                  c.total, c.exchange);
   };
   r.run = dynamics_testing::simulate(comm, job, spec);
   return r;

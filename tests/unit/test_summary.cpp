@@ -97,8 +97,10 @@ TEST(Summary, DocumentHasTheSchemaKeysInOrder) {
                                             "started", "command", "ranks", "threads_per_rank", "oversubscribed",
                                             "mesh", "partition", "analysis", "phases_s", "setup_split_s",
                                             "setup_split_cpu_s", "first_pc_setup_s", "phases_per_rank_s", "solver",
-                                            "memory", "largest_displacement", "contact", "output"}));
+                                            "memory", "largest_displacement", "contact", "self_contact",
+                                            "output"}));
   EXPECT_TRUE(j["contact"].is_null());  // no obstacles
+  EXPECT_TRUE(j["self_contact"].is_null());
   EXPECT_EQ(j["schema"], "edgefem-summary/1");
   EXPECT_EQ(j["version"], "0.1.0");
   EXPECT_TRUE(j["provenance"].is_null());
@@ -158,6 +160,39 @@ TEST(Summary, ContactRecord) {
   EXPECT_EQ(j["steps"]["active"][1].get<long long>(), 12);
   EXPECT_EQ(j["steps"]["min_gap"][0].get<double>(), 4e-4);
   EXPECT_EQ(j["seconds"]["residual"].get<double>(), 0.25);
+}
+
+TEST(Summary, SelfContactRecord) {
+  RunSummary s = example();
+  RunSummary::SelfContact c;
+  c.activation_distance = 2e-3;
+  c.stiffness = 150.0;
+  c.surface_vertices = 717;
+  c.max_active = 442;
+  c.min_distance = 1.7e-3;
+  c.step = {1, 2};
+  c.active = {0, 442};
+  c.min_distances = {1e300, 1.7e-3};
+  c.broad = {0.5, 0.25}, c.narrow = {1.0, 2.0}, c.ccd = {0.125, 0.125}, c.exchange = {0.5, 0.5};
+  c.assembly = {0.0, 0.25}, c.total = {2.5, 3.5};
+  c.narrow_pairs = {10, 30}, c.ccd_pairs = {4, 5};
+  c.step_seconds = 24.0;
+  c.bytes_per_iteration = {1000, 2000}, c.messages_per_iteration = {20, 22}, c.neighbours = {1, 1};
+  c.layers_built = {2, 2}, c.owned_vertices = {300, 417};
+  c.newton_iterations = 52;
+  c.calls = {1, 2, 3, 4, 5, 6, 7};
+  s.self_contact = c;
+  const auto j = nlohmann::ordered_json::parse(to_json(s))["self_contact"];
+  EXPECT_EQ(j["surface_vertices"].get<long long>(), 717);
+  EXPECT_EQ(j["seconds"]["narrow_phase"].get<double>(), 3.0);  // the steps' sum
+  EXPECT_EQ(j["seconds"]["total"].get<double>(), 6.0);
+  EXPECT_EQ(j["seconds"]["steps"].get<double>(), 24.0);
+  EXPECT_EQ(j["pairs"]["narrow_phase"].get<long long>(), 40);
+  EXPECT_EQ(j["pairs"]["ccd"].get<long long>(), 9);
+  EXPECT_EQ(j["exchange"]["bytes_received_per_iteration"][1].get<double>(), 2000.0);
+  EXPECT_EQ(j["exchange"]["calls"]["products"].get<long long>(), 3);
+  EXPECT_EQ(j["steps"]["active"][1].get<long long>(), 442);
+  EXPECT_EQ(j["steps"]["seconds"]["broad_phase"][0].get<double>(), 0.5);
 }
 
 TEST(Summary, ProvenanceBlock) {
