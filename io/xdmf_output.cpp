@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 #include "io/xml_escape.hpp"
 #include "partition/collective.hpp"
 
@@ -194,12 +195,6 @@ std::string step_group_name(long long step) {
   char name[48];
   std::snprintf(name, sizeof name, "/Steps/%06lld", step);
   return name;
-}
-
-std::string format_double(double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
 }
 
 /// The XDMF type of a field of `n` components: ParaView's Xdmf3 reader takes 9-component Tensor arrays as the
@@ -764,7 +759,7 @@ void XdmfSeries::write_xdmf() const {
   for (const Step& s : steps_) {
     const std::string group = step_group_name(s.step);
     xml += "      <Grid Name=\"" + group.substr(7) + "\" GridType=\"Uniform\">\n        <Time Value=\"" +
-           format_double(s.time) + "\"/>\n" + topology;
+           exact_text(s.time) + "\"/>\n" + topology;
     for (const Field& f : s.fields) {
       const GlobalIndex n = f.cell ? nc : nv;
       const std::string dims = std::to_string(n) + (f.n_components == 1 ? "" : " " + std::to_string(f.n_components));
