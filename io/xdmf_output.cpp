@@ -614,7 +614,11 @@ void XdmfSeries::write_field(hid_t group, const std::string& group_name, const D
   const std::size_t n_items =
       cell ? (a.int_values.size() + a.values.size()) / static_cast<std::size_t>(a.n_components)
            : static_cast<std::size_t>(n_owned_);
-  const auto [components, precision] = stored_layout(a, options_);
+  // Not a structured binding: the lambda below captures the component count, which clang before 16 refuses for
+  // a binding (the fuzz build uses clang).
+  const auto layout = stored_layout(a, options_);
+  const int components = layout.first;
+  const int precision = layout.second;
   if (a.is_int) {
     const std::vector<std::int32_t> own(a.int_values.begin(),
                                         a.int_values.begin() + static_cast<std::ptrdiff_t>(n_items * components));
