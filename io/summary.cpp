@@ -279,6 +279,19 @@ Json self_contact_json(const RunSummary::SelfContact& c) {
               {"total", list(c.total)}}}}}};
 }
 
+Json output_split_json(const RunSummary::OutputSplit& o) {
+  Json wall = Json::object(), cpu = Json::object(), calls = Json::object();
+  double main_wall = 0, main_cpu = 0;
+  for (const OutputTimes::Phase& p : o.times.phases()) {
+    wall[p.name] = number(p.wall, 6);
+    cpu[p.name] = number(p.cpu, 6);
+    calls[p.name] = p.calls;
+    if (p.name.rfind("writer_", 0) != 0 || p.name == "writer_start") main_wall += p.wall, main_cpu += p.cpu;
+  }
+  return {{"format", o.format}, {"written_steps", o.written_steps}, {"in_run_wall_s", number(main_wall, 6)},
+          {"in_run_cpu_s", number(main_cpu, 6)}, {"wall_s", wall}, {"cpu_s", cpu}, {"calls", calls}};
+}
+
 }  // namespace
 
 std::string json_string(const std::string& s) { return dump(Json(s)); }
@@ -311,7 +324,8 @@ std::string to_json(const RunSummary& s) {
               {"largest_displacement", optional_json(s.largest_displacement, displacement_json)},
               {"contact", optional_json(s.contact, contact_json)},
               {"self_contact", optional_json(s.self_contact, self_contact_json)},
-              {"output", optional_json(s.output, [](const std::string& o) { return Json(o); })}};
+              {"output", optional_json(s.output, [](const std::string& o) { return Json(o); })},
+              {"output_split", optional_json(s.output_split, output_split_json)}};
   return dump(top, 2) + "\n";
 }
 

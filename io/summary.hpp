@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "io/output_timing.hpp"
+
 namespace edgefem {
 
 /// Smallest, largest and mean of one value over the ranks.
@@ -164,6 +166,15 @@ struct RunSummary {
   std::optional<SelfContact> self_contact;
 
   std::optional<std::string> output;  ///< the .pvd
+
+  /// Where the output's time went (run/output.hpp, ResultWriter::times()): rank 0's wall and thread-CPU seconds per
+  /// phase summed over the written steps; writer_* phases ran on the writer thread, beside the run.
+  struct OutputSplit {
+    std::string format;
+    long long written_steps = 0;
+    OutputTimes times;
+  };
+  std::optional<OutputSplit> output_split;
 };
 
 /// The names of the per-rank phases, in the order of phases_per_rank_s: phases_s's with "assembly_local",

@@ -11,11 +11,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -103,12 +105,33 @@ hsize_t chunk_rows(GlobalIndex n, int size, int cols) {
   return static_cast<hsize_t>(std::max<GlobalIndex>(1, std::min({block_size(n, size), cap, n})));
 }
 
-/// Collective: creates `name` in `where` (N x cols, or N when cols == 1) and writes this rank's block; with
-/// `deferred` (not gzip), this rank's block is not written but appended to it with its offset in the file (the
-/// dataset's contiguous space is allocated at its creation in parallel HDF5), for a pwrite on another thread.
+void set_string_attribute(const std::string& path, hid_t object, const char* name, const std::string& value) {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type, value.size());
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attribute(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!attribute.valid() || H5Awrite(attribute, type, value.data()) < 0)
+    fail(path, std::string("cannot write attribute '") + name + "'");
+}
+
+/// A rank's block of one array as stored: `bytes` hold count() x cols values of `file_type` (native layout).
+struct BlockBytes {
+  hid_t file_type = -1, memory_type = -1;
+  std::vector<char> bytes;
+};
+
 template <class T>
+BlockBytes block_bytes(const std::vector<T>& values) {
+  const auto data = reinterpret_cast<const char*>(values.data());
+  return {file_type<T>(), memory_type<T>(), std::vector<char>(data, data + values.size() * sizeof(T))};
+}
+
+/// Collective: creates `name` in `where` (N x cols, or N when cols == 1; attribute `center` unless null) and writes
+/// this rank's block; with `deferred` (not gzip), this rank's block is not written but moved to it with its offset
+/// in the file (the dataset's contiguous space is allocated at its creation in parallel HDF5), for a pwrite on
+/// another thread.
 void write_block(const std::string& path, hid_t where, const std::string& name, const BlockExchange& block,
-                 int cols, const std::vector<T>& values, bool gzip, int size,
+                 int cols, BlockBytes values, bool gzip, int size, const char* center,
                  std::vector<XdmfSeries::Deferred>* deferred = nullptr) {
   const hsize_t n = static_cast<hsize_t>(block.n_global());
   const int rank_of_dims = cols == 1 ? 1 : 2;
@@ -124,15 +147,15 @@ void write_block(const std::string& path, hid_t where, const std::string& name, 
       fail(path, "cannot set the gzip filter of '" + name + "'");
   }
   if (!gzip) H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
-  Handle set(H5Dcreate2(where, name.c_str(), file_type<T>(), file_space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
+  Handle set(H5Dcreate2(where, name.c_str(), values.file_type, file_space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
   if (!set.valid()) fail(path, "cannot create dataset '" + name + "'");
+  if (center) set_string_attribute(path, set, "center", center);
   if (deferred && !gzip) {
     const haddr_t at = H5Dget_offset(set);
     if (n > 0 && at == HADDR_UNDEF) fail(path, "no file offset for dataset '" + name + "'");
-    const auto bytes = reinterpret_cast<const char*>(values.data());
-    deferred->push_back({static_cast<std::uint64_t>(at) + static_cast<std::uint64_t>(block.begin()) *
-                                                              static_cast<std::uint64_t>(cols) * sizeof(T),
-                         std::vector<char>(bytes, bytes + values.size() * sizeof(T))});
+    const std::uint64_t row = static_cast<std::uint64_t>(cols) * H5Tget_size(values.file_type);
+    deferred->push_back({static_cast<std::uint64_t>(at) + static_cast<std::uint64_t>(block.begin()) * row,
+                         std::move(values.bytes)});
     return;
   }
   const hsize_t start[2] = {static_cast<hsize_t>(block.begin()), 0};
@@ -149,17 +172,8 @@ void write_block(const std::string& path, hid_t where, const std::string& name, 
   // datasets can only be written collectively.
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
   H5Pset_dxpl_mpio(dxpl, gzip ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
-  if (H5Dwrite(set, memory_type<T>(), memory_space, file_space, dxpl, values.data()) < 0)
+  if (H5Dwrite(set, values.memory_type, memory_space, file_space, dxpl, values.bytes.data()) < 0)
     fail(path, "cannot write dataset '" + name + "'");
-}
-
-void set_string_attribute(const std::string& path, hid_t object, const char* name, const std::string& value) {
-  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type, value.size());
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  Handle attribute(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  if (!attribute.valid() || H5Awrite(attribute, type, value.data()) < 0)
-    fail(path, std::string("cannot write attribute '") + name + "'");
 }
 
 template <class T>
@@ -417,6 +431,14 @@ void BlockExchange::exchange(const void* send, void* recv, MPI_Datatype item) co
                 item, comm_);
 }
 
+void BlockExchange::exchange_bytes(const void* send, void* recv, std::size_t item_bytes) const {
+  MPI_Datatype item = MPI_DATATYPE_NULL;
+  MPI_Type_contiguous(static_cast<int>(item_bytes), MPI_BYTE, &item);
+  MPI_Type_commit(&item);
+  exchange(send, recv, item);
+  MPI_Type_free(&item);
+}
+
 template <class T>
 std::vector<T> BlockExchange::gather(const std::vector<T>& values, int n_components) const {
   const auto nc = static_cast<std::size_t>(n_components);
@@ -542,7 +564,8 @@ void XdmfSeries::write_mesh(const LocalMesh& mesh, int part) {
     if (!group.valid()) fail(h5_path_, "cannot create /Mesh");
     const std::vector<double> owned_coords(mesh.mesh.coords.begin(),
                                            mesh.mesh.coords.begin() + 3 * static_cast<std::ptrdiff_t>(n_owned_));
-    write_block(h5_path_, group, "geometry", vertices_, 3, vertices_.gather(owned_coords, 3), options_.gzip, size);
+    write_block(h5_path_, group, "geometry", vertices_, 3, block_bytes(vertices_.gather(owned_coords, 3)), options_.gzip,
+                size, nullptr);
     return;
   }
   if (H5Lexists(file, "/Mesh/topology", H5P_DEFAULT) > 0) return;
@@ -553,8 +576,8 @@ void XdmfSeries::write_mesh(const LocalMesh& mesh, int part) {
     std::vector<I> cells(local.size());
     for (std::size_t i = 0; i < local.size(); ++i)
       cells[i] = static_cast<I>(mesh.original_vertex[static_cast<std::size_t>(local[i])]);
-    write_block(h5_path_, group, "topology", cells_, nodes_per_cell_, cells_.gather(cells, nodes_per_cell_),
-                options_.gzip, size);
+    write_block(h5_path_, group, "topology", cells_, nodes_per_cell_, block_bytes(cells_.gather(cells, nodes_per_cell_)),
+                options_.gzip, size, nullptr);
   };
   topology_precision_ = mesh.n_global_vertices <= std::numeric_limits<std::int32_t>::max() ? 4 : 8;
   if (topology_precision_ == 4)
@@ -565,39 +588,56 @@ void XdmfSeries::write_mesh(const LocalMesh& mesh, int part) {
 
 XdmfSeries::Packed XdmfSeries::pack(const std::vector<DataArray>& arrays, bool cell) const {
   Packed packed;
+  std::vector<const DataArray*> used;
+  std::vector<std::size_t> offset;  // per used array: its first column in an item's packed values
+  std::size_t width = 0;
   for (const DataArray& a : arrays) {
     if (a.is_int) continue;
+    used.push_back(&a);
     packed.names.push_back(a.name);
-    packed.offset.push_back(packed.width);
     packed.components.push_back(stored_layout(a, options_).first);
-    packed.width += packed.components.back();
+    offset.push_back(width);
+    width += static_cast<std::size_t>(packed.components.back());
   }
-  const std::size_t n_items = cell ? static_cast<std::size_t>(cells_.n_local()) : static_cast<std::size_t>(n_owned_);
-  const auto w = static_cast<std::size_t>(packed.width);
-  auto fill = [&]<class T>(std::vector<T>& block) {
-    std::vector<T> local(n_items * w);
-    std::size_t k = 0;
-    for (const DataArray& a : arrays) {
-      if (a.is_int) continue;
-      const auto nc = static_cast<std::size_t>(a.n_components), first = static_cast<std::size_t>(packed.offset[k]);
-      const bool symmetric = packed.components[k++] != a.n_components;
-      for (std::size_t i = 0; i < n_items; ++i)
-        for (std::size_t c = 0; c < (symmetric ? 6 : nc); ++c)
-          local[i * w + first + c] =
-              static_cast<T>(a.values[i * nc + static_cast<std::size_t>(symmetric ? symmetric_components[c] : c)]);
+  if (width == 0) return packed;
+  const BlockExchange& block = cell ? cells_ : vertices_;
+  // Every array's values of an item side by side, converted as stored, written straight into the exchange's send
+  // buffer (one MPI_Alltoallv per centre and step), then each received item's columns copied to its row of each
+  // array's block: two passes over the values.
+  auto run = [&]<class T>(T) {
+    const std::vector<T> received = block.exchange_filled<T>(static_cast<int>(width), [&](std::size_t i, T* out) {
+      for (std::size_t k = 0; k < used.size(); ++k) {
+        const DataArray& a = *used[k];
+        const auto nc = static_cast<std::size_t>(a.n_components), stored = static_cast<std::size_t>(packed.components[k]);
+        const double* v = a.values.data() + i * nc;
+        for (std::size_t c = 0; c < stored; ++c)
+          out[offset[k] + c] = static_cast<T>(v[stored != nc ? static_cast<std::size_t>(symmetric_components[c]) : c]);
+      }
+    });
+    packed.blocks.resize(used.size());
+    for (std::size_t k = 0; k < used.size(); ++k)
+      packed.blocks[k].resize(static_cast<std::size_t>(block.count()) * static_cast<std::size_t>(packed.components[k]) *
+                              sizeof(T));
+    const auto n_received = static_cast<std::ptrdiff_t>(block.n_received());
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t slot = 0; slot < n_received; ++slot) {
+      const std::size_t row = block.row_of_slot(static_cast<std::size_t>(slot));
+      for (std::size_t k = 0; k < used.size(); ++k) {
+        const std::size_t bytes = static_cast<std::size_t>(packed.components[k]) * sizeof(T);
+        std::memcpy(packed.blocks[k].data() + row * bytes,
+                    received.data() + static_cast<std::size_t>(slot) * width + offset[k], bytes);
+      }
     }
-    block = (cell ? cells_ : vertices_).gather(local, packed.width);
   };
-  if (packed.width == 0) return packed;
   if (options_.single)
-    fill(packed.single);
+    run(float{});
   else
-    fill(packed.twice);
+    run(double{});
   return packed;
 }
 
 void XdmfSeries::write_field(hid_t group, const std::string& group_name, const DataArray& a, bool cell,
-                             const Packed& packed) {
+                             Packed& packed) {
   const BlockExchange& block = cell ? cells_ : vertices_;
   const auto file = static_cast<hid_t>(handle_);
   const bool constant = std::find(options_.constant_fields.begin(), options_.constant_fields.end(), a.name) !=
@@ -610,46 +650,34 @@ void XdmfSeries::write_field(hid_t group, const std::string& group_name, const D
   }
   int size = 1;
   MPI_Comm_size(comm_, &size);
-  // Point data: the owned vertices (the first n_owned); cell data: every local cell.
-  const std::size_t n_items =
-      cell ? (a.int_values.size() + a.values.size()) / static_cast<std::size_t>(a.n_components)
-           : static_cast<std::size_t>(n_owned_);
-  // Not a structured binding: the lambda below captures the component count, which clang before 16 refuses for
-  // a binding (the fuzz build uses clang).
-  const auto layout = stored_layout(a, options_);
-  const int components = layout.first;
-  const int precision = layout.second;
+  const char* center = cell ? "Cell" : "Node";
+  const int components = stored_layout(a, options_).first;
   if (a.is_int) {
+    // Point data: the owned vertices (the first n_owned); cell data: every local cell.
+    const std::size_t n_items =
+        cell ? a.int_values.size() / static_cast<std::size_t>(a.n_components) : static_cast<std::size_t>(n_owned_);
     const std::vector<std::int32_t> own(a.int_values.begin(),
                                         a.int_values.begin() + static_cast<std::ptrdiff_t>(n_items * components));
-    write_block(h5_path_, group, a.name, block, components, block.gather(own, components), options_.gzip, size);
-  } else {
-    const auto k = static_cast<std::size_t>(std::find(packed.names.begin(), packed.names.end(), a.name) -
-                                            packed.names.begin());
-    if (k == packed.names.size()) throw std::logic_error("XdmfSeries: " + a.name + " was not packed");
-    auto columns = [&](const auto& all) {
-      std::vector<std::decay_t<decltype(all[0])>> out(static_cast<std::size_t>(block.count()) *
-                                                      static_cast<std::size_t>(components));
-      const auto w = static_cast<std::size_t>(packed.width), c = static_cast<std::size_t>(components);
-      const auto first = static_cast<std::size_t>(packed.offset[k]);
-      for (std::size_t i = 0; i < static_cast<std::size_t>(block.count()); ++i)
-        std::copy_n(all.data() + i * w + first, c, out.data() + i * c);
-      return out;
-    };
-    if (precision == 4)
-      write_block(h5_path_, group, a.name, block, components, columns(packed.single), options_.gzip, size, &deferred_);
-    else
-      write_block(h5_path_, group, a.name, block, components, columns(packed.twice), options_.gzip, size, &deferred_);
+    write_block(h5_path_, group, a.name, block, components, block_bytes(block.gather(own, components)), options_.gzip,
+                size, center);
+    return;
   }
-  Handle set(H5Dopen2(group, a.name.c_str(), H5P_DEFAULT), H5Dclose);
-  set_string_attribute(h5_path_, set, "center", cell ? "Cell" : "Node");
+  const auto k = static_cast<std::size_t>(std::find(packed.names.begin(), packed.names.end(), a.name) -
+                                          packed.names.begin());
+  if (k == packed.names.size()) throw std::logic_error("XdmfSeries: " + a.name + " was not packed");
+  BlockBytes values{options_.single ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
+                    options_.single ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, std::move(packed.blocks[k])};
+  write_block(h5_path_, group, a.name, block, components, std::move(values), options_.gzip, size, center, &deferred_);
 }
 
 namespace {
 
-/// The writer thread's work: every block at its offset (pwrite), then fdatasync; throws naming the file.
-void write_deferred(const std::string& path, const std::vector<XdmfSeries::Deferred>& blocks) {
-  if (blocks.empty()) return;
+/// The writer thread's work: every block at its offset (pwrite), then fdatasync; throws naming the file. Returns
+/// its times (writer_pwrite, writer_fdatasync).
+OutputTimes write_deferred(const std::string& path, const std::vector<XdmfSeries::Deferred>& blocks) {
+  OutputTimes times;
+  if (blocks.empty()) return times;
+  OutputLap lap(true);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("XDMF output '" + path + "': cannot open it to write a step: " + std::strerror(errno));
   for (const XdmfSeries::Deferred& b : blocks) {
@@ -665,9 +693,12 @@ void write_deferred(const std::string& path, const std::vector<XdmfSeries::Defer
       done += static_cast<std::size_t>(n);
     }
   }
+  lap.lap(times, "writer_pwrite");
   const int synced = ::fdatasync(fd) == 0 || errno == EINVAL ? 0 : errno;
   ::close(fd);
   if (synced != 0) throw std::runtime_error("XDMF output '" + path + "': fdatasync failed: " + std::strerror(synced));
+  lap.lap(times, "writer_fdatasync");
+  return times;
 }
 
 }  // namespace
@@ -676,10 +707,12 @@ void XdmfSeries::finish() {
   if (!pending_step_) return;
   Step listed = std::move(*pending_step_);
   pending_step_.reset();
-  std::future<void> pending = std::move(pending_);
+  std::future<OutputTimes> pending = std::move(pending_);
+  OutputLap lap;
   collectively([&] {
-    if (pending.valid()) pending.get();  // this rank's blocks on disk (or their error, on every rank)
+    if (pending.valid()) times_.merge(pending.get());  // this rank's blocks on disk (or their error, on every rank)
   });
+  lap.lap(times_, "wait_writer");
   const auto file = static_cast<hid_t>(handle_);
   const std::string name = step_group_name(listed.step);
   collectively([&] {
@@ -687,61 +720,91 @@ void XdmfSeries::finish() {
     if (!group.valid()) fail(h5_path_, "cannot open " + name);
     set_attribute<std::int32_t>(h5_path_, group, "complete", 1);
   });
+  lap.lap(times_, "complete_mark");
   collectively([&] {
     if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail(h5_path_, "cannot flush step " + std::to_string(listed.step));
   });
+  lap.lap(times_, "h5_flush");
   std::erase_if(steps_, [&](const Step& s) { return s.step == listed.step; });
   steps_.push_back(std::move(listed));
   collectively([&] {
     if (rank_ == 0) write_xdmf();
   });
+  lap.lap(times_, "xdmf_rewrite");
+}
+
+std::int64_t XdmfSeries::create_step_group(const std::string& name, long long step, double time) {
+  const auto file = static_cast<hid_t>(handle_);
+  if (H5Lexists(file, "/Steps", H5P_DEFAULT) <= 0) {
+    Handle steps(H5Gcreate2(file, "/Steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    if (!steps.valid()) fail(h5_path_, "cannot create /Steps");
+  }
+  if (H5Lexists(file, name.c_str(), H5P_DEFAULT) > 0 && H5Ldelete(file, name.c_str(), H5P_DEFAULT) < 0)
+    fail(h5_path_, "cannot replace " + name);
+  Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
+  H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+  const hid_t group = H5Gcreate2(file, name.c_str(), H5P_DEFAULT, gcpl, H5P_DEFAULT);
+  if (group < 0) fail(h5_path_, "cannot create " + name);
+  try {
+    set_attribute<double>(h5_path_, group, "time", time);
+    set_attribute<std::int64_t>(h5_path_, group, "step", step);
+  } catch (...) {
+    H5Gclose(group);
+    throw;
+  }
+  return group;
 }
 
 void XdmfSeries::write_step(long long step, double time, const VtuPiece& piece) {
   finish();  // the step before: whole on disk, then listed
-  const auto file = static_cast<hid_t>(handle_);
-  const std::string name = step_group_name(step);
-  // Every collective HDF5 call is followed by the ranks' agreement (run_collectively), so a rank whose write fails
-  // (a full disk) never leaves the others waiting in the next collective call.
   // Room for the step first (every rank's file-size limit; rank 0 reserves the blocks on the shared file system):
   // refused here, the file stays whole and closes.
+  OutputLap lap;
   run_collectively(comm_, [&] {
     check_room(h5_path_, step_bytes(piece, vertices_.n_global(), cells_.n_global(), options_), rank_ == 0);
   });
-  std::optional<Handle> group;
+  lap.lap(times_, "room");
+  const std::string name = step_group_name(step);
+  // The step's floating-point arrays exchanged to this rank's blocks (MPI only; one MPI_Alltoallv per centre).
+  std::array<Packed, 2> packed;
   collectively([&] {
-    if (H5Lexists(file, "/Steps", H5P_DEFAULT) <= 0) {
-      Handle steps(H5Gcreate2(file, "/Steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-      if (!steps.valid()) fail(h5_path_, "cannot create /Steps");
-    }
-    if (H5Lexists(file, name.c_str(), H5P_DEFAULT) > 0 && H5Ldelete(file, name.c_str(), H5P_DEFAULT) < 0)
-      fail(h5_path_, "cannot replace " + name);
-    Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
-    H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
-    group.emplace(H5Gcreate2(file, name.c_str(), H5P_DEFAULT, gcpl, H5P_DEFAULT), H5Gclose);
-    if (!group->valid()) fail(h5_path_, "cannot create " + name);
-    set_attribute<double>(h5_path_, *group, "time", time);
-    set_attribute<std::int64_t>(h5_path_, *group, "step", step);
+    for (int cell = 0; cell < 2; ++cell) packed[cell] = pack(cell ? piece.cell_data : piece.point_data, cell == 1);
   });
+  lap.lap(times_, "exchange");
+  // The step's group and datasets. Their creation changes only HDF5's metadata cache, the same on every rank (the
+  // space of a dataset is allocated, not written, and its values go to the writer thread): one agreement for all of
+  // them. A call that writes (the first step's integer fields; every field with gzip) can fail on one rank alone
+  // (a full disk) and is agreed on by itself, so that no rank waits in a collective call after another's failure.
+  std::optional<Handle> group;
+  std::vector<std::function<void()>> batch;
+  auto agree = [&] {
+    collectively([&] {
+      for (const auto& f : batch) f();
+    });
+    batch.clear();
+  };
+  batch.emplace_back([&] { group.emplace(create_step_group(name, step, time), H5Gclose); });
   Step listed{step, time, {}};
-  for (int cell = 0; cell < 2; ++cell) {
-    const std::vector<DataArray>& arrays = cell ? piece.cell_data : piece.point_data;
-    Packed packed;
-    collectively([&] { packed = pack(arrays, cell == 1); });
-    for (const DataArray& a : arrays) {
-      collectively([&] { write_field(*group, name, a, cell == 1, packed); });
+  for (int cell = 0; cell < 2; ++cell)
+    for (const DataArray& a : cell ? piece.cell_data : piece.point_data) {
+      const bool writes = options_.gzip || (a.is_int && first_step_group_.empty());
+      if (writes) agree();
+      batch.emplace_back([&, cell, field = &a] { write_field(*group, name, *field, cell == 1, packed[cell]); });
+      if (writes) agree();
       const auto [components, precision] = stored_layout(a, options_);
       listed.fields.push_back({a.name, cell == 1, components, a.is_int, precision});
     }
-  }
+  agree();
+  lap.lap(times_, "datasets");
   group.reset();
   if (first_step_group_.empty()) first_step_group_ = name;
   pending_step_ = std::move(listed);
   if (!deferred_.empty())
     pending_ = std::async(std::launch::async, [path = h5_path_, blocks = std::move(deferred_)] {
-      write_deferred(path, blocks);
+      return write_deferred(path, blocks);
     });
   deferred_.clear();
+  lap.lap(times_, "writer_start");
   if (options_.gzip) finish();  // written collectively in the step: listed now
 }
 

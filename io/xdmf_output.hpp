@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "io/output_timing.hpp"
 #include "io/vtk_output.hpp"
 #include "partition/partition.hpp"
 
@@ -44,6 +45,24 @@ class BlockExchange {
   template <class T>
   [[nodiscard]] std::vector<T> gather(const std::vector<T>& values, int n_components) const;
 
+  /// Collective. The same exchange without the copies: `fill(item, out)` (called on OpenMP's threads) writes the n_components values of local
+  /// item `item` straight into the send buffer; returns the received values, n_components per receive slot k,
+  /// whose row in this rank's block is row_of_slot(k).
+  template <class T, class Fill>
+  [[nodiscard]] std::vector<T> exchange_filled(int n_components, Fill&& fill) const {
+    const auto nc = static_cast<std::size_t>(n_components);
+    std::vector<T> send(send_order_.size() * nc);
+    const auto n_send = static_cast<std::ptrdiff_t>(send_order_.size());
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t s = 0; s < n_send; ++s)
+      fill(send_order_[static_cast<std::size_t>(s)], send.data() + static_cast<std::size_t>(s) * nc);
+    std::vector<T> received(recv_slot_.size() * nc);
+    exchange_bytes(send.data(), received.data(), nc * sizeof(T));
+    return received;
+  }
+  [[nodiscard]] std::size_t n_received() const { return recv_slot_.size(); }
+  [[nodiscard]] std::size_t row_of_slot(std::size_t k) const { return recv_slot_[k]; }
+
   [[nodiscard]] GlobalIndex begin() const { return begin_; }
   [[nodiscard]] GlobalIndex count() const { return count_; }
   [[nodiscard]] GlobalIndex n_global() const { return n_global_; }
@@ -52,6 +71,8 @@ class BlockExchange {
 
  private:
   void exchange(const void* send, void* recv, MPI_Datatype item) const;
+  /// exchange() of items of `item_bytes` bytes.
+  void exchange_bytes(const void* send, void* recv, std::size_t item_bytes) const;
 
   MPI_Comm comm_;
   GlobalIndex n_global_ = 0, begin_ = 0, count_ = 0;
@@ -104,6 +125,8 @@ class XdmfSeries {
 
   [[nodiscard]] const std::string& xdmf_path() const { return xdmf_path_; }
   [[nodiscard]] const std::string& h5_path() const { return h5_path_; }
+  /// This rank's output time per phase so far (the writer thread's as writer_*), summary.json's output_split.
+  [[nodiscard]] const OutputTimes& times() const { return times_; }
 
   /// A listed field of a step (for the .xdmf).
   struct Field {
@@ -129,14 +152,15 @@ class XdmfSeries {
   /// centre and step instead of one per array).
   struct Packed {
     std::vector<std::string> names;
-    std::vector<int> offset, components;  ///< per name: its first column and its number of columns
-    int width = 0;                        ///< columns per item
-    std::vector<float> single;            ///< count() x width, this rank's block (options_.single)
-    std::vector<double> twice;            ///< the same in float64 (!options_.single)
+    std::vector<int> components;  ///< per name: its number of columns (as stored)
+    /// per name: this rank's block, count() x components values (float32 with options_.single, else float64)
+    std::vector<std::vector<char>> blocks;
   };
   [[nodiscard]] Packed pack(const std::vector<DataArray>& arrays, bool cell) const;
   void write_field(std::int64_t group, const std::string& group_name, const DataArray& a, bool cell,
-                   const Packed& packed);
+                   Packed& packed);
+  /// /Steps/NNNNNN (replacing one of that name) with its time and step attributes; returns the open group.
+  std::int64_t create_step_group(const std::string& name, long long step, double time);
   void write_xdmf() const;
   /// run_collectively(f); a failure marks the file broken_ (not closed by the destructor).
   template <class F>
@@ -155,8 +179,9 @@ class XdmfSeries {
   std::vector<Step> steps_;
   std::string first_step_group_;  ///< this run's first written step (its constant fields are linked from later ones)
   std::vector<Deferred> deferred_;  ///< the current step's blocks, for the writer thread
-  std::future<void> pending_;       ///< the writer thread of the step not yet listed
+  std::future<OutputTimes> pending_;  ///< the writer thread of the step not yet listed (its times)
   std::optional<Step> pending_step_;  ///< that step (listed by finish())
+  OutputTimes times_;
 };
 
 }  // namespace edgefem

@@ -244,6 +244,7 @@ int DynamicRun::finish() {
   print_solver_summary(comm_, integrator_.stats(), integrator_.preconditioner_name());
   summary_.largest_displacement = print_state_summary(comm_, integrator_.mesh(), integrator_.local_positions());
   summary_.output = writer_.series_path();
+  record_output_split(summary_, writer_);
   if (!reports_.empty()) print_reactions(comm_, job_, *reactions_);  // (a restart state's: reactions.csv)
   if (summary_.contact) {
     double step_seconds = 0;

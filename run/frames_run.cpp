@@ -168,6 +168,7 @@ int run_frames(const RunOptions& options, const Job& job, const LocalMesh& mesh,
     run_frames_static(comm, job, solver, output, clock, summary);
   summary.largest_displacement = print_state_summary(comm, mesh, solver.local_positions());
   summary.output = output.writer.series_path();
+  record_output_split(summary, output.writer);
   PetscPrintf(comm, "  output: %s, frames: %s\n", output.writer.series_path().c_str(), output.frames_pvd.path().c_str());
   return 0;
 }

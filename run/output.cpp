@@ -16,10 +16,14 @@ namespace {
 /// Writes `piece` to `path` on a thread of its own. The piece is freed once written, not when the next step's write
 /// replaces the future (the lambda lives in the future's state until then): the solve of the next step does not
 /// carry it (the memory account, issue 56).
-std::future<void> write_in_background(const std::string& path, VtuPiece piece) {
+std::future<OutputTimes> write_in_background(const std::string& path, VtuPiece piece) {
   return std::async(std::launch::async, [path, piece = std::move(piece)]() mutable {
+    OutputLap lap(true);
+    OutputTimes times;
     write_vtu_piece(path, piece);
+    lap.lap(times, "writer_vtu");
     piece = VtuPiece{};
+    return times;
   });
 }
 
@@ -75,8 +79,10 @@ ResultWriter::~ResultWriter() {
 void ResultWriter::finish() {
   if (xdmf_) xdmf_->finish();  // the last step written on its thread, then listed
   if (!pending_.valid()) return;
-  std::future<void> pending = std::move(pending_);
-  run_collectively(comm_, [&] { pending.get(); });  // the piece's own error, on every rank
+  std::future<OutputTimes> pending = std::move(pending_);
+  OutputLap lap;
+  run_collectively(comm_, [&] { times_.merge(pending.get()); });  // the piece's own error, on every rank
+  lap.lap(times_, "wait_writer");
   run_collectively(comm_, [&] {
     if (rank_ != 0) return;
     std::vector<std::string> pieces;
@@ -86,6 +92,13 @@ void ResultWriter::finish() {
     pvd_.add(pending_time_, pvtu);
     pvd_.write();
   });
+  lap.lap(times_, "list");
+}
+
+OutputTimes ResultWriter::times() const {
+  OutputTimes all = times_;
+  if (xdmf_) all.merge(xdmf_->times());
+  return all;
 }
 
 std::vector<DataArray> ResultWriter::point_arrays(std::span<const double> positions, std::span<const double> force,
@@ -154,7 +167,7 @@ VtuPiece ResultWriter::make_piece(std::span<const double> positions, std::span<c
                                   std::span<const double> velocity) {
   const Mesh& m = mesh_.mesh;
   VtuPiece piece;
-  piece.points = m.coords;
+  if (!xdmf_) piece.points = m.coords;  // (the .h5 holds the mesh once)
   const bool solid = model_.nodes_per_cell == 4;
   piece.connectivity = solid ? m.tets : m.triangles;
   piece.nodes_per_cell = model_.nodes_per_cell;
@@ -183,7 +196,10 @@ VtuPiece ResultWriter::make_piece(std::span<const double> positions, std::span<c
 void ResultWriter::write(long long step, double time, std::span<const double> positions, std::span<const double> force,
                          std::span<const double> velocity) {
   finish();  // the step before: whole on disk, then listed
+  OutputLap lap;
+  ++written_steps_;
   VtuPiece piece = make_piece(positions, force, velocity);
+  lap.lap(times_, "arrays");
   if (xdmf_) {
     xdmf_->write_step(step, time, piece);
     return;
@@ -196,6 +212,7 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
     std::filesystem::create_directories(step_dir, ec);
     if (ec) throw std::runtime_error("cannot create output directory '" + step_dir + "': " + ec.message());
   });
+  lap.lap(times_, "directory");
   pending_layout_ = VtuPiece{};
   for (const DataArray& a : piece.point_data) pending_layout_.point_data.push_back({a.name, a.n_components, {}, {}, a.is_int});
   for (const DataArray& a : piece.cell_data) pending_layout_.cell_data.push_back({a.name, a.n_components, {}, {}, a.is_int});
@@ -204,11 +221,16 @@ void ResultWriter::write(long long step, double time, std::span<const double> po
   const std::string path = (std::filesystem::path(step_dir) / numbered("piece_%05lld.vtu", rank_)).string();
   pending_bytes_ = piece_bytes(piece);
   pending_ = write_in_background(path, std::move(piece));
+  lap.lap(times_, "writer_start");
 }
 
 std::size_t ResultWriter::pending_bytes() const {
   if (!pending_.valid() || pending_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return 0;
   return pending_bytes_;
+}
+
+void record_output_split(RunSummary& summary, const ResultWriter& writer) {
+  summary.output_split = RunSummary::OutputSplit{writer.format_name(), writer.written_steps(), writer.times()};
 }
 
 CsvLog::CsvLog(MPI_Comm comm, std::string path, const std::string& header, std::optional<long long> keep_until_step)

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "io/job.hpp"
+#include "io/summary.hpp"
 #include "io/vtk_output.hpp"
 #include "io/xdmf_output.hpp"
 #include "partition/partition.hpp"
@@ -64,6 +65,12 @@ class ResultWriter {
   [[nodiscard]] std::size_t pending_bytes() const;
   /// The series file ParaView opens: DIR/solution.pvd (vtu) or DIR/solution.xdmf (xdmf).
   [[nodiscard]] const std::string& series_path() const { return xdmf_ ? xdmf_->xdmf_path() : pvd_.path(); }
+  /// This rank's output time per phase so far (io/output_timing.hpp): `arrays` (the step's fields), then the
+  /// format's own phases; those of the writer thread are named writer_*. For summary.json's output_split.
+  [[nodiscard]] OutputTimes times() const;
+  /// The steps written so far.
+  [[nodiscard]] long long written_steps() const { return written_steps_; }
+  [[nodiscard]] const char* format_name() const { return xdmf_ ? "xdmf" : "vtu"; }
 
  private:
   /// `output: {fields}` lists the array (or lists nothing: all are written).
@@ -87,12 +94,17 @@ class ResultWriter {
   std::vector<DataArray> point_arrays(std::span<const double> positions, std::span<const double> force,
                                       std::span<const double> velocity);
   /// The step whose piece a thread is writing: its piece's write, and what finish() lists.
-  std::future<void> pending_;
+  std::future<OutputTimes> pending_;
+  OutputTimes times_;
+  long long written_steps_ = 0;
   std::string pending_name_;  ///< step_NNNNNN
   double pending_time_ = 0;
   VtuPiece pending_layout_;  ///< the piece's array names and sizes (no values), for the .pvtu
   std::size_t pending_bytes_ = 0;  ///< the pending piece's arrays
 };
+
+/// summary.output_split from the writer's times (rank 0's).
+void record_output_split(RunSummary& summary, const ResultWriter& writer);
 
 /// A CSV file that rank 0 appends one row at a time to (flushed after each row). It starts with `header`; with
 /// `keep_until_step` (a restart) the rows of an existing file whose first column (the step) is at most that step

@@ -128,6 +128,7 @@ int StaticRun::finish() {
   print_solver_summary(comm_, solver_.stats(), solver_.preconditioner_name());
   summary_.largest_displacement = print_state_summary(comm_, mesh_, solver_.local_positions());
   summary_.output = writer_.series_path();
+  record_output_split(summary_, writer_);
   print_reactions(comm_, job_, reactions_);
   if (summary_.contact) print_contact_summary(comm_, *summary_.contact, solver_.contact() ? &solver_.contact()->seconds() : nullptr,
                                               solve_seconds);

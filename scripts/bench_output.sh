@@ -7,13 +7,15 @@
 # the bytes of the series on disk, its files, bytes per tet per written step, and edgefem's own output time per
 # written step (summary.json phases_s.output over 21: the time loop's output plus the final checkpoint).
 # With it, the whole run's time (phases_s.total) and the output's share of it.
-#   scripts/bench_output.sh [NP] [CELLS_X]      (build/edgefem must be built; results in bench-results/output/)
+#   scripts/bench_output.sh [NP] [CELLS_X] [CELLS_YZ]   (build/edgefem must be built; results in bench-results/output/)
+# CELLS_YZ (default 16) sets the cross-section's cells: 2 128 36 is the 10^6-tet box (995,328 tets, 168,941 vertices).
 # EDGEFEM=path overrides the program (e.g. a copy of an older build, for a before/after table); CONFIGS=... the
 # configurations run (default: all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 np=${1:-2}
 nx=${2:-64}
+nyz=${3:-16}
 source scripts/env.sh
 out=${OUT:-bench-results/output}
 edgefem=${EDGEFEM:-build/edgefem}
@@ -23,7 +25,7 @@ job() {  # job NAME 'OUTPUT KEY: VALUE'...
   shift
   cat >"$out/$name.yaml" <<JOB
 mesh:
-  generate: {shape: box, size: [4, 1, 1], cells: [$nx, 16, 16]}
+  generate: {shape: box, size: [4, 1, 1], cells: [$nx, $nyz, $nyz]}
 materials:
   - {model: stvk, young: 1.0e3, poisson: 0.3, density: 1.0}
 boundary:

@@ -252,6 +252,15 @@ def main():
     check(printed and math.isclose(float(printed[1]), d["magnitude"], rel_tol=1e-8), "magnitude != printed")
     check(d["magnitude"] > 0, "nothing moved")
     check(s["output"] and os.path.exists(s["output"]) and s["output"].endswith(".pvd"), f"output {s['output']!r}")
+    # Where the output's time went (ResultWriter's phases): every written step counted, each phase's time at least
+    # 0, the run's own share (writer_* phases aside, which ran beside it) within phases_s.output.
+    split = s["output_split"]
+    written = open(s["output"]).read().count("<DataSet ")
+    # (a restart lists the steps before it too: this run wrote at most those listed)
+    check(split["format"] == "vtu" and 0 < split["written_steps"] <= written, f"output_split {split} vs {written} steps")
+    check(all(split["wall_s"][k] >= 0 and split["cpu_s"][k] >= 0 for k in split["wall_s"]), f"output_split {split}")
+    check(split["calls"]["arrays"] == split["written_steps"] and "writer_vtu" in split["wall_s"], f"output_split {split}")
+    check(0 < split["in_run_wall_s"] <= s["phases_s"]["output"] * (1 + 1e-6), f"output_split {split}")
 
     analysis = s["analysis"]
     if analysis["type"] == "static":

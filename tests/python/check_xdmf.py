@@ -28,6 +28,7 @@ JOB is a dynamic job with checkpoints (tests/data/xdmf_swing.yaml). Runs it on N
 compared as above. Prints "check_xdmf: XDMF output OK" when all hold.
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -336,6 +337,12 @@ def main():
     steps = compare_with_vtu(xdmf_dir, vtu_dir)
     check(len(steps) == 5, f"{len(steps)} steps")
     check_with_meshio(xdmf_dir, steps)
+    # summary.json's output_split (where the output's time went): every step written, flushed and listed once.
+    with open(os.path.join(xdmf_dir, "summary.json")) as f:
+        split = json.load(f)["output_split"]
+    check(split["format"] == "xdmf" and split["written_steps"] == len(steps) and split["in_run_wall_s"] > 0 and
+          all(split["calls"][k] == len(steps) for k in ("arrays", "h5_flush", "xdmf_rewrite", "writer_fdatasync")),
+          f"output_split {split}")
     rank = h5_values(xdmf_dir, steps[-1][1]["rank"][1])
     check(sorted(set(rank)) == list(range(args.np)), f"rank field values {sorted(set(rank))}")
     if args.np > 1:

@@ -98,7 +98,8 @@ TEST(Summary, DocumentHasTheSchemaKeysInOrder) {
                                             "mesh", "partition", "analysis", "phases_s", "setup_split_s",
                                             "setup_split_cpu_s", "first_pc_setup_s", "phases_per_rank_s", "solver",
                                             "memory", "largest_displacement", "contact", "self_contact",
-                                            "output"}));
+                                            "output", "output_split"}));
+  EXPECT_TRUE(j["output_split"].is_null());  // no writer
   EXPECT_TRUE(j["contact"].is_null());  // no obstacles
   EXPECT_TRUE(j["self_contact"].is_null());
   EXPECT_EQ(j["schema"], "edgefem-summary/1");
@@ -133,6 +134,27 @@ TEST(Summary, DocumentHasTheSchemaKeysInOrder) {
   EXPECT_EQ(j["largest_displacement"]["reference_point"], (nlohmann::ordered_json{10, 0.5, 1}));
   EXPECT_EQ(j["largest_displacement"]["u"], (nlohmann::ordered_json{0, 0, -1.5}));
   EXPECT_EQ(j["output"], "out/solution.pvd");
+}
+
+TEST(Summary, OutputSplit) {
+  RunSummary s = example();
+  OutputTimes times;
+  times.add("arrays", 0.5, 0.25);
+  times.add("writer_vtu", 2.0, 1.0);  // on the writer thread: not in the run's own time
+  times.add("writer_start", 0.125, 0.125);
+  times.add("arrays", 0.25, 0.125);
+  s.output_split = RunSummary::OutputSplit{"vtu", 2, times};
+  const auto j = nlohmann::ordered_json::parse(to_json(s))["output_split"];
+  EXPECT_EQ(j["format"], "vtu");
+  EXPECT_EQ(j["written_steps"], 2);
+  EXPECT_DOUBLE_EQ(j["in_run_wall_s"].get<double>(), 0.875);
+  EXPECT_DOUBLE_EQ(j["in_run_cpu_s"].get<double>(), 0.5);
+  std::vector<std::string> names;
+  for (const auto& [key, value] : j["wall_s"].items()) names.push_back(key);
+  EXPECT_EQ(names, (std::vector<std::string>{"arrays", "writer_vtu", "writer_start"}));  // first-call order
+  EXPECT_EQ(j["wall_s"]["arrays"], 0.75);
+  EXPECT_EQ(j["cpu_s"]["writer_vtu"], 1.0);
+  EXPECT_EQ(j["calls"]["arrays"], 2);
 }
 
 TEST(Summary, ContactRecord) {
