@@ -501,6 +501,7 @@ XdmfSeries::XdmfSeries(MPI_Comm comm, const std::string& directory, const LocalM
 
 XdmfSeries::~XdmfSeries() {
   if (pending_.valid()) pending_.wait();  // the writer thread (no collective call: also on a failure path)
+  if (listing_.valid()) listing_.wait();  // the .xdmf's last rewrite
   // Collective: every rank destroys its writer. Not after a failed HDF5 call: the ranks' HDF5 states may differ
   // then (one rank's write failed, another's did not) and H5Fclose's collective flush would wait forever; the file
   // is left as the last flush (the last listed step) made it, and the process's exit closes it.
@@ -728,9 +729,19 @@ void XdmfSeries::finish() {
   std::erase_if(steps_, [&](const Step& s) { return s.step == listed.step; });
   steps_.push_back(std::move(listed));
   collectively([&] {
-    if (rank_ == 0) write_xdmf();
+    if (rank_ != 0) return;
+    if (listing_.valid()) listing_.get();  // the rewrite of the step before (its error, on every rank)
+    listing_ = std::async(std::launch::async, [path = xdmf_path_, text = xdmf_text()] { write_file_atomically(path, text); });
   });
   lap.lap(times_, "xdmf_rewrite");
+}
+
+void XdmfSeries::wait_listed() {
+  OutputLap lap;
+  collectively([&] {
+    if (listing_.valid()) listing_.get();
+  });
+  lap.lap(times_, "wait_listed");
 }
 
 std::int64_t XdmfSeries::create_step_group(const std::string& name, long long step, double time) {
@@ -808,7 +819,9 @@ void XdmfSeries::write_step(long long step, double time, const VtuPiece& piece) 
   if (options_.gzip) finish();  // written collectively in the step: listed now
 }
 
-void XdmfSeries::write_xdmf() const {
+void XdmfSeries::write_xdmf() const { write_file_atomically(xdmf_path_, xdmf_text()); }
+
+std::string XdmfSeries::xdmf_text() const {
   const std::string h5 = fs::path(h5_path_).filename().string();
   const GlobalIndex nv = vertices_.n_global(), nc = cells_.n_global();
   const std::string topology = std::string("        <Topology TopologyType=\"") +
@@ -837,7 +850,7 @@ void XdmfSeries::write_xdmf() const {
     xml += "      </Grid>\n";
   }
   xml += "    </Grid>\n  </Domain>\n</Xdmf>\n";
-  write_file_atomically(xdmf_path_, xml);
+  return xml;
 }
 
 }  // namespace edgefem

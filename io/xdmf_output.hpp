@@ -115,7 +115,14 @@ class XdmfSeries {
   /// Collective. Waits for the last step's blocks on every rank (a failed write on any rank throws CollectiveError
   /// naming the file on every rank), marks its group complete, flushes the file and only then rewrites the .xdmf
   /// with the step listed. A no-op when no step is pending. Call it before a checkpoint and at the end of the run.
+  ///
+  /// The .xdmf is rewritten (temporary file, fsync, rename, fsync of the folder: a few ms of disk latency) on a
+  /// thread of rank 0's own after the flush, so it lists a step only once the step is durable; the next finish()
+  /// or wait_listed() waits for it (its error thrown there, on every rank).
   void finish();
+  /// Collective. Waits for the .xdmf's last rewrite (finish()); throws CollectiveError naming the file on every rank
+  /// if it failed. Call it at the end of the run.
+  void wait_listed();
 
   /// A block of a step written by the writer thread: its offset in the file and its bytes.
   struct Deferred {
@@ -161,6 +168,8 @@ class XdmfSeries {
                    Packed& packed);
   /// /Steps/NNNNNN (replacing one of that name) with its time and step attributes; returns the open group.
   std::int64_t create_step_group(const std::string& name, long long step, double time);
+  /// The .xdmf's text listing steps_.
+  [[nodiscard]] std::string xdmf_text() const;
   void write_xdmf() const;
   /// run_collectively(f); a failure marks the file broken_ (not closed by the destructor).
   template <class F>
@@ -182,6 +191,7 @@ class XdmfSeries {
   std::future<OutputTimes> pending_;  ///< the writer thread of the step not yet listed (its times)
   std::optional<Step> pending_step_;  ///< that step (listed by finish())
   OutputTimes times_;
+  std::future<void> listing_;  ///< rank 0: the .xdmf's rewrite of the last finish()
 };
 
 }  // namespace edgefem

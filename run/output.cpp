@@ -77,6 +77,11 @@ ResultWriter::~ResultWriter() {
 }
 
 void ResultWriter::finish() {
+  list_pending();
+  if (xdmf_) xdmf_->wait_listed();
+}
+
+void ResultWriter::list_pending() {
   if (xdmf_) xdmf_->finish();  // the last step written on its thread, then listed
   if (!pending_.valid()) return;
   std::future<OutputTimes> pending = std::move(pending_);
@@ -195,7 +200,7 @@ VtuPiece ResultWriter::make_piece(std::span<const double> positions, std::span<c
 
 void ResultWriter::write(long long step, double time, std::span<const double> positions, std::span<const double> force,
                          std::span<const double> velocity) {
-  finish();  // the step before: whole on disk, then listed
+  list_pending();  // the step before: whole on disk, then listed
   OutputLap lap;
   ++written_steps_;
   VtuPiece piece = make_piece(positions, force, velocity);

@@ -56,7 +56,8 @@ class ResultWriter {
   /// step in the .pvtu and the .pvd, so a listed step is always whole on disk.
   void write(long long step, double time, std::span<const double> positions, std::span<const double> force,
              std::span<const double> velocity = {});
-  /// Collective. Waits for the last write()'s piece on every rank and lists its step (a no-op when none is pending).
+  /// Collective. Waits for the last write()'s piece on every rank and lists its step (a no-op when none is pending);
+  /// xdmf: and for the .xdmf's rewrite (XdmfSeries::wait_listed).
   /// Throws CollectiveError on every rank when some rank's piece could not be written. Call it before a
   /// checkpoint (a checkpointed step's output is listed) and at the end of the run.
   void finish();
@@ -73,6 +74,8 @@ class ResultWriter {
   [[nodiscard]] const char* format_name() const { return xdmf_ ? "xdmf" : "vtu"; }
 
  private:
+  /// finish() without the wait for the .xdmf's rewrite (write(): the next step's listing waits for it).
+  void list_pending();
   /// `output: {fields}` lists the array (or lists nothing: all are written).
   [[nodiscard]] bool wanted(const std::string& field) const;
   /// The step's arrays (only the wanted ones).

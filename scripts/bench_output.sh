@@ -6,7 +6,8 @@
 # configuration: vtu, xdmf, xdmf + gzip, and both formats with `fields: [displacement]`. Prints per configuration
 # the bytes of the series on disk, its files, bytes per tet per written step, and edgefem's own output time per
 # written step (summary.json phases_s.output over 21: the time loop's output plus the final checkpoint).
-# With it, the whole run's time (phases_s.total) and the output's share of it.
+# With it, the whole run's time (phases_s.total) and the output's share of it, and the writer's own time in the run
+# per written step (summary.json output_split: in_run_wall_s and in_run_cpu_s over written_steps; its phases there).
 #   scripts/bench_output.sh [NP] [CELLS_X] [CELLS_YZ]   (build/edgefem must be built; results in bench-results/output/)
 # CELLS_YZ (default 16) sets the cross-section's cells: 2 128 36 is the 10^6-tet box (995,328 tets, 168,941 vertices).
 # EDGEFEM=path overrides the program (e.g. a copy of an older build, for a before/after table); CONFIGS=... the
@@ -58,14 +59,16 @@ for c in vtu xdmf vtu_displacement xdmf_displacement; do
     "$out/$c.yaml" >"$out/ab_$c.yaml"
 done
 series() { find "$1" -type f \( -name '*.vtu' -o -name '*.pvtu' -o -name '*.pvd' -o -name '*.h5' -o -name '*.xdmf' \) "${@:2}"; }
-printf "%-18s %12s %6s %11s %14s %9s %8s\n" config bytes files B/tet/step "output s/step" "run s" "output %"
+printf "%-18s %12s %6s %11s %14s %9s %8s %13s %12s\n" config bytes files B/tet/step "output s/step" "run s" "output %" \
+  "write s/step" "write cpu/s"
 for c in ${CONFIGS:-vtu xdmf xdmf_double xdmf_gzip vtu_displacement xdmf_displacement}; do
   rm -rf "${out:?}/$c"
   mpiexec -n "$np" --oversubscribe "$edgefem" run "$out/$c.yaml" --quiet >"$out/$c.log" 2>&1
   bytes=$(series "$out/$c" -printf '%s\n' | awk '{s += $1} END {print s}')
   files=$(series "$out/$c" | wc -l)
-  read -r tets output_s total_s < <(python3 -c "import json; s = json.load(open('$out/$c/summary.json')); \
-print(s['mesh']['cells'], s['phases_s']['output'], s['phases_s']['total'])")
-  awk -v c="$c" -v b="$bytes" -v f="$files" -v t="$tets" -v o="$output_s" -v w="$total_s" \
-    'BEGIN {printf "%-18s %12d %6d %11.1f %14.4f %9.2f %8.1f\n", c, b, f, b / t / 21, o / 21, w, 100 * o / w}'
+  read -r tets output_s total_s write_s write_cpu < <(python3 -c "import json; s = json.load(open('$out/$c/summary.json')); \
+o = s['output_split']; print(s['mesh']['cells'], s['phases_s']['output'], s['phases_s']['total'], \
+o['in_run_wall_s'] / o['written_steps'], o['in_run_cpu_s'] / o['written_steps'])")
+  awk -v c="$c" -v b="$bytes" -v f="$files" -v t="$tets" -v o="$output_s" -v w="$total_s" -v x="$write_s" -v y="$write_cpu" \
+    'BEGIN {printf "%-18s %12d %6d %11.1f %14.4f %9.2f %8.1f %13.4f %12.4f\n", c, b, f, b / t / 21, o / 21, w, 100 * o / w, x, y}'
 done
