@@ -9,7 +9,7 @@
 # With it, the whole run's time (phases_s.total) and the output's share of it, and the writer's own time in the run
 # per written step (summary.json output_split: in_run_wall_s and in_run_cpu_s over written_steps; its phases there).
 #   scripts/bench_output.sh [NP] [CELLS_X] [CELLS_YZ]   (build/edgefem must be built; results in bench-results/output/)
-# CELLS_YZ (default 16) sets the cross-section's cells: 2 128 36 is the 10^6-tet box (995,328 tets, 168,941 vertices).
+# CELLS_YZ (default 16) sets the cross-section's cells: 2 128 36 is the 10^6-tet box (995,328 tets, 176,601 vertices).
 # EDGEFEM=path overrides the program (e.g. a copy of an older build, for a before/after table); CONFIGS=... the
 # configurations run (default: all).
 set -euo pipefail
@@ -60,7 +60,7 @@ for c in vtu xdmf vtu_displacement xdmf_displacement; do
 done
 series() { find "$1" -type f \( -name '*.vtu' -o -name '*.pvtu' -o -name '*.pvd' -o -name '*.h5' -o -name '*.xdmf' \) "${@:2}"; }
 printf "%-18s %12s %6s %11s %14s %9s %8s %13s %12s\n" config bytes files B/tet/step "output s/step" "run s" "output %" \
-  "write s/step" "write cpu/s"
+  "write s/step" "cpu s/step"
 for c in ${CONFIGS:-vtu xdmf xdmf_double xdmf_gzip vtu_displacement xdmf_displacement}; do
   rm -rf "${out:?}/$c"
   mpiexec -n "$np" --oversubscribe "$edgefem" run "$out/$c.yaml" --quiet >"$out/$c.log" 2>&1
