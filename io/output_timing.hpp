@@ -32,9 +32,6 @@ class OutputTimes {
   std::vector<Phase> phases_;
 };
 
-/// The CPU seconds of the whole process (all its threads: OpenMP's workers too).
-double process_cpu_seconds();
-
 /// A lap clock: lap(times, name) adds the wall and CPU seconds since the last lap (or the construction) to `name`.
 /// The CPU is the whole process's (the run's threads, OpenMP's included: for the run's own thread, whose output
 /// phases never overlap the writer thread's work, as ResultWriter and XdmfSeries wait for it first) or, with
@@ -47,7 +44,8 @@ class OutputLap {
   void lap(OutputTimes& times, const std::string& name);
 
  private:
-  [[nodiscard]] double cpu() const { return thread_only_ ? thread_cpu_seconds() : process_cpu_seconds(); }
+  /// The calling thread's CPU seconds (thread_only_) or the whole process's (all its threads).
+  [[nodiscard]] double cpu() const;
   bool thread_only_ = false;
   std::chrono::steady_clock::time_point wall_;
   double cpu_ = 0;
