@@ -43,25 +43,26 @@ std::array<double, 2> body_scales(MPI_Comm comm, const LocalMesh& mesh) {
   return {std::sqrt(diagonal), volume[1] > 0.0 ? std::cbrt(volume[0] / volume[1]) : std::sqrt(diagonal)};
 }
 
-/// Owned boundary vertices not held in all three components (contact_candidates on a ghosted vector of the mesh's
-/// layout). Collective.
-std::vector<std::int32_t> frame_candidates(MPI_Comm comm, const LocalMesh& mesh, const Model& model) {
+/// A ghosted block-3 vector of the mesh's owned vertices (their ghosts the mesh's). Collective.
+PetscOwner<Vec, VecDestroy> vertex_vector(MPI_Comm comm, const LocalMesh& mesh) {
   std::vector<PetscInt> ghosts;
   for (LocalIndex v = mesh.n_owned; v < mesh.n_local(); ++v) ghosts.push_back(static_cast<PetscInt>(mesh.global_vertex[v]));
   PetscOwner<Vec, VecDestroy> work;
   EDGEFEM_PETSC(VecCreateGhostBlock(comm, 3, 3 * static_cast<PetscInt>(mesh.n_owned), PETSC_DECIDE,
                                     static_cast<PetscInt>(ghosts.size()), ghosts.data(), work.address()));
-  return contact_candidates(mesh, model, work, 2);
+  return work;
 }
 
 }  // namespace
 
 FrameContact::FrameContact(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model,
                            std::span<const double> weights, int n_frames)
-    : comm_(comm), method_(job.contact.method), job_(job) {
+    : comm_(comm), method_(job.contact.method), job_(job), work_(vertex_vector(comm, mesh)) {
   run_collectively(comm_, [&] { obstacles_ = make_obstacles(job_); });
   place(0.0);
-  const std::vector<std::int32_t> candidates = frame_candidates(comm, mesh, model);
+  // Owned boundary vertices not held in all three components.
+  candidates_ = contact_candidates(mesh, model, work_.get(), 2);
+  const std::vector<std::int32_t>& candidates = candidates_;
   for (const std::int32_t v : candidates) {
     const std::size_t k = 3 * static_cast<std::size_t>(v);
     points_.point.push_back({mesh.mesh.coords[k], mesh.mesh.coords[k + 1], mesh.mesh.coords[k + 2]});
@@ -148,14 +149,21 @@ double FrameContact::advance(std::span<const double> x, double s, double to) {
 }
 
 double FrameContact::step_limit(std::span<const double> x0, std::span<const double> x1) const {
+  const double t0 = MPI_Wtime();
   double limit = 1.0;
   if (barrier()) {  // (ContactPotential's: x -> x - t y, y = x0 - x1)
     std::vector<double> y(x0.size());
     for (std::size_t i = 0; i < y.size(); ++i) y[i] = x0[i] - x1[i];
     limit = terms_->step_limit(x0, y, kFraction);
   }
+  seconds_.step_limit += MPI_Wtime() - t0;  // (this rank's checks, not the reduction: as the tets')
   MPI_Allreduce(MPI_IN_PLACE, &limit, 1, MPI_DOUBLE, MPI_MIN, comm_);
   return limit;
+}
+
+void FrameContact::vertex_fields(std::span<const double> x, std::span<const double> x_local, std::vector<double>& gap,
+                                 std::vector<double>& force) const {
+  contact_vertex_fields(*terms_, x, candidates_, x_local, work_.get(), gap, force);
 }
 
 ContactStepReport FrameContact::report(std::span<const double> x, std::vector<double>& forces) const {

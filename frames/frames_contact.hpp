@@ -27,6 +27,7 @@
 #include "contact/contact_potential.hpp"
 #include "contact/obstacle.hpp"
 #include "io/job.hpp"
+#include "linalg/petsc_util.hpp"
 #include "materials/frame_model.hpp"
 #include "partition/partition.hpp"
 #include "solver/contact.hpp"
@@ -73,6 +74,14 @@ class FrameContact {
   /// The report at the candidates' positions x (3 each): the smallest gap, the pairs within the activation distance,
   /// the penetration; and each obstacle's force on the body (3 per obstacle, -dE/dx summed). Collective.
   ContactStepReport report(std::span<const double> x, std::vector<double>& forces) const;
+  /// The output fields contact_gap (every local vertex's smallest signed distance to an obstacle) and contact_force
+  /// (3 per local vertex: the obstacles' force on the contact points) at the points' positions x (3 each) and every
+  /// local vertex's `x_local` (3 each, the skinned mesh): contact_vertex_fields, as the tet solvers'. Collective.
+  void vertex_fields(std::span<const double> x, std::span<const double> x_local, std::vector<double>& gap,
+                     std::vector<double>& force) const;
+  /// This rank's time in the contact terms so far (the frame solver adds the potential's evaluations to it:
+  /// `residual` the energy and gradient, `hessian` with the Hessian; step_limit() its continuous checks).
+  [[nodiscard]] ContactSeconds& seconds() const { return seconds_; }
 
  private:
   MPI_Comm comm_;
@@ -82,6 +91,9 @@ class FrameContact {
   std::vector<std::unique_ptr<contact::Obstacle>> obstacles_;
   std::unique_ptr<contact::ContactPotential> terms_;  ///< the per-point terms (candidates: the points)
   double friction_velocity_ = 0.0;
+  std::vector<std::int32_t> candidates_;  ///< the points' owned vertices
+  PetscOwner<Vec, VecDestroy> work_;       ///< a ghosted block-3 vector of the mesh's owned vertices (the fields)
+  mutable ContactSeconds seconds_;
   frames::FramePoints points_;
   std::vector<double> reference_, weights_;
   frames::PointPotential potential_;

@@ -210,7 +210,7 @@ void FrameSolver::evaluate(std::span<const double> state, double load_factor, bo
                            frames::FrameSystem& out, bool with_contact) const {
   const frames::FramePoints& loads = load_points(load_factor);
   space_->evaluate(state, loads, want_hessian, out);
-  if (contact_ && with_contact) space_->add_point_potential(state, contact_->points(), contact_->potential(), want_hessian, out);
+  if (with_contact) add_contact(state, want_hessian, out);
   // One reduction: energy, strain energy, gradient (and Hessian).
   std::vector<double> buffer;
   buffer.reserve(2 + out.gradient.size() + out.hessian.size());
@@ -228,12 +228,31 @@ void FrameSolver::evaluate(std::span<const double> state, double load_factor, bo
   std::copy(buffer.begin() + 2 + static_cast<long>(out.gradient.size()), buffer.end(), out.hessian.begin());
 }
 
+void FrameSolver::add_contact(std::span<const double> state, bool want_hessian, frames::FrameSystem& out) const {
+  if (!contact_) return;
+  const double t0 = MPI_Wtime();
+  space_->add_point_potential(state, contact_->points(), contact_->potential(), want_hessian, out);
+  (want_hessian ? contact_->seconds().hessian : contact_->seconds().residual) += MPI_Wtime() - t0;
+}
+
+void FrameSolver::contact_fields(std::vector<double>& gap, std::vector<double>& force) const {
+  if (!contact_) return;
+  contact_->vertex_fields(space_->skin(state_, contact_->reference(), contact_->weights()), local_positions(), gap,
+                          force);
+}
+
+void FrameSolver::report_contact() {
+  if (contact_)
+    contact_step_ = contact_->report(space_->skin(state_, contact_->reference(), contact_->weights()),
+                                     obstacle_forces_);
+}
+
 double FrameSolver::energy(std::span<const double> state, double load_factor) const {
   const frames::FramePoints& loads = load_points(load_factor);
   double e = space_->energy(state, loads);
   if (contact_) {
     frames::FrameSystem c;
-    space_->add_point_potential(state, contact_->points(), contact_->potential(), false, c);
+    add_contact(state, false, c);
     e += c.energy;
   }
   MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, comm_);
@@ -244,7 +263,7 @@ double FrameSolver::energy(std::span<const double> state, double load_factor) co
 double FrameSolver::contact_energy(std::span<const double> state) const {
   if (!contact_) return 0.0;
   frames::FrameSystem c;
-  space_->add_point_potential(state, contact_->points(), contact_->potential(), false, c);
+  add_contact(state, false, c);
   double e = c.energy;
   MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, comm_);
   MPI_Bcast(&e, 1, MPI_DOUBLE, 0, comm_);
@@ -385,6 +404,7 @@ void FrameSolver::predict(double from, double to) {
 
 std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, double)>& on_step) {
   std::vector<FrameStepReport> reports;
+  report_contact();  // (the start's: reactions.csv's step 0)
   on_step(0, 0.0);
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
@@ -428,13 +448,12 @@ std::vector<FrameStepReport> FrameSolver::run(const std::function<void(int, doub
                         ") did not converge even after cutting the load increment " + std::to_string(kMaxLoadStepCuts) +
                         " times: " + why);
     report.substeps = taken;
-    if (contact_)
-      contact_step_ = contact_->report(space_->skin(state_, contact_->reference(), contact_->weights()),
-                                       obstacle_forces_);
+    report_contact();
     report.seconds = seconds_since(t0);
     if (!quiet_ && rank == 0 && !report.residuals.empty())
-      std::printf("  step %d: load factor %.4g, %d Newton iterations, |g| %.3e -> %.3e, %.3f s\n", step, load_factor,
-                  report.newton_iterations, report.residuals.front(), report.residuals.back(), report.seconds);
+      std::printf("  step %d: load factor %.4g, %d Newton iterations, |g| %.3e -> %.3e, %.3f s%s\n", step, load_factor,
+                  report.newton_iterations, report.residuals.front(), report.residuals.back(), report.seconds,
+                  contact_step_ ? contact_progress(*contact_step_).c_str() : "");
     reports.push_back(report);
     on_step(step, load_factor);
   }
@@ -525,11 +544,8 @@ void FrameSolver::time_step_newton(const std::vector<int>& free, FrameTimeStep& 
   report.kinetic = 0.5 * omega.dot(M * omega);
   report.potential = energy(state_, report.time);
   report.contact = contact_energy(state_);
-  if (contact_) {
-    contact_->place(report.time);
-    contact_step_ = contact_->report(space_->skin(state_, contact_->reference(), contact_->weights()),
-                                     obstacle_forces_);
-  }
+  if (contact_) contact_->place(report.time);
+  report_contact();
 }
 
 std::vector<FrameTimeStep> FrameSolver::run_dynamic(const std::function<void(int, double)>& on_step) {
@@ -537,7 +553,10 @@ std::vector<FrameTimeStep> FrameSolver::run_dynamic(const std::function<void(int
   const int n_steps = static_cast<int>(std::lround(spec.end_time / spec.dt));
   const std::vector<int> free = free_dofs();
   std::vector<FrameTimeStep> out;
+  report_contact();  // (the start's: reactions.csv's step 0)
   on_step(0, 0.0);
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
   for (int step = 1; step <= n_steps; ++step) {
     const auto t0 = std::chrono::steady_clock::now();
     FrameTimeStep report;
@@ -548,6 +567,9 @@ std::vector<FrameTimeStep> FrameSolver::run_dynamic(const std::function<void(int
     else
       time_step(free, report);
     report.seconds = seconds_since(t0);
+    if (!quiet_ && rank == 0)
+      std::printf("  step %d/%d: t = %.6g, %d Newton iterations, %.3f s%s\n", step, n_steps, report.time,
+                  report.newton_iterations, report.seconds, contact_step_ ? contact_progress(*contact_step_).c_str() : "");
     out.push_back(report);
     on_step(step, report.time);
   }

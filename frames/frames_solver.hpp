@@ -101,6 +101,9 @@ class FrameSolver {
   [[nodiscard]] const std::optional<ContactStepReport>& last_contact() const { return contact_step_; }
   [[nodiscard]] const std::vector<double>& obstacle_forces() const { return obstacle_forces_; }
   [[nodiscard]] const FrameContact* contact() const { return contact_ ? &*contact_ : nullptr; }
+  /// With obstacles: the output fields contact_gap (1 per local vertex) and contact_force (3) of the current state
+  /// (FrameContact::vertex_fields). Collective.
+  void contact_fields(std::vector<double>& gap, std::vector<double>& force) const;
 
   /// The potential (strain energy minus the loads' work at `time`, plus the contact energy) at the current state,
   /// summed over the ranks (the loads' work counted from the origin: -f . x). Collective.
@@ -111,6 +114,10 @@ class FrameSolver {
                 bool with_contact = true) const;
 
  private:
+  /// Adds the contact potential at `state` (this rank's points) to `out`, timed into the contact's seconds.
+  void add_contact(std::span<const double> state, bool want_hessian, frames::FrameSystem& out) const;
+  /// With obstacles: contact_step_ and obstacle_forces_ at the current state (obstacles where they are). Collective.
+  void report_contact();
   /// The summed energy alone (line searches).
   [[nodiscard]] double energy(std::span<const double> state, double load_factor) const;
   /// The loaded vertices and their frames' weights (once), and their forces at `load_factor` (every call).

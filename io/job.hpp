@@ -50,7 +50,8 @@ enum class FramePlacementRule : std::uint8_t { farthest, kmeans };
 /// `discretization.frame_mass`: the frames' lumped masses (dynamics). blocks: Gilles et al.'s Eq. 6 with the cross
 /// terms dropped, M_i = sum m J_i^T J_i (J_i carries w_i: the translational masses sum to sum m w_i^2, less than
 /// the body's mass wherever weights overlap); weighted: M_i = sum m w_i (J_i / w_i)^T (J_i / w_i), the row-sum
-/// lumping of the weights (they sum to 1), so the translational masses sum to the body's mass.
+/// lumping of the weights (they sum to 1), so the translational masses sum to the body's mass and a free body
+/// falls at g (the default; blocks reproduces the paper).
 enum class FrameMass : std::uint8_t { blocks, weighted };
 
 /// The job file's spelling of each choice (messages, checkpoints, reports).
@@ -292,7 +293,7 @@ struct DiscretizationSpec {
   std::vector<std::array<double, 3>> positions;  ///< `positions: [[x, y, z], ...]`
   FrameWeights weights = FrameWeights::harmonic;
   FrameType frame_type = FrameType::rigid;                      ///< `frame_type`
-  FrameMass frame_mass = FrameMass::blocks;                     ///< `frame_mass`
+  FrameMass frame_mass = FrameMass::weighted;                   ///< `frame_mass`
   FramePlacementRule placement = FramePlacementRule::farthest;  ///< `placement` (with `frames: N` only)
   /// `sample_grid: [nx, ny, nz]`: integrate at one sample per cell of this grid over the mesh's bounding box
   /// instead of one per tet (empty: per tet).

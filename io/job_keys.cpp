@@ -311,9 +311,10 @@ constexpr JobKey discretization_keys[] = {
      "samples"},
     {"frame_type", "one of: rigid, affine", "rigid", "", "frames: rigid (6 dofs, dual quaternions) or affine (12)"},
     {"placement", "one of: farthest, kmeans", "farthest", "", "frames: with frames: N, how they are placed"},
-    {"frame_mass", "one of: blocks, weighted", "blocks", "",
-     "frames, dynamics: lumped masses with weights squared (the paper's Eq. 6 without cross terms; lighter than the "
-     "body where weights overlap) or weighted (row-sum: the translational masses sum to the body's)"},
+    {"frame_mass", "one of: blocks, weighted", "weighted", "",
+     "frames, dynamics: weighted (row-sum lumping: the translational masses sum to the body's, a free body falls at "
+     "g) or blocks (the paper's Eq. 6 without cross terms: weights squared, lighter than the body where weights "
+     "overlap)"},
 };
 
 constexpr JobKey output_keys[] = {

@@ -209,15 +209,12 @@ TimeStepReport PbdSolver::step() {
 }
 
 std::string PbdSolver::progress_line(const TimeStepReport& r, double seconds_left) {
-  char contact[128] = "";
-  if (r.contact)
-    std::snprintf(contact, sizeof contact, "  contacts %lld  min gap %.3e  penetration %.3e", r.contact->active,
-                  r.contact->min_gap, r.contact->penetration);
+  const std::string contact = r.contact ? contact_progress(*r.contact) : std::string();
   char line[640];
   std::snprintf(line, sizeof line,
                 "step %lld/%lld  t = %.6g  sweeps %d  wall %.3f s  est. left %.1f s  energy %.9e  inverted %lld%s\n",
                 r.step, n_steps_, r.time, spec_.position_based.iterations, r.seconds, seconds_left, r.energy.total(),
-                static_cast<long long>(inverted_cells()), contact);
+                static_cast<long long>(inverted_cells()), contact.c_str());
   return line;
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,16 +31,26 @@ struct FramesOutput {
         writer(comm, job.output_directory, mesh, model, job.output),
         frames_pvd((std::filesystem::path(job.output_directory) / "frames.pvd").string()),
         zero(3 * static_cast<std::size_t>(mesh.n_local()), 0.0),
+        reactions(solver.contact() ? std::optional<ReactionLog>(std::in_place, comm, job.output_directory, model,
+                                                                std::nullopt, obstacle_names(job), false)
+                                   : std::nullopt),
         last_step(job.analysis_type == AnalysisType::dynamics
                       ? static_cast<int>(std::lround(job.dynamic->end_time / job.dynamic->dt))
                       : job.steps) {
     MPI_Comm_rank(comm, &rank);
   }
 
-  /// After step 0 and every step (time or load factor): the output steps.
+  /// After step 0 and every step (time or load factor): reactions.csv's obstacle rows, the output steps (with
+  /// obstacles, the point fields contact_gap and contact_force, as the tet runs').
   void on_step(int step, double load_factor) {
     const auto t0 = std::chrono::steady_clock::now();
+    if (reactions) reactions->record(step, load_factor, {}, solver.obstacle_forces());
     if (step % job.output_every == 0 || step == last_step || step == 0) {
+      if (solver.contact()) {
+        std::vector<double> gap, force;
+        solver.contact_fields(gap, force);
+        add_contact_fields(writer, std::move(gap), std::move(force));
+      }
       writer.write(step, load_factor, solver.local_positions(), zero);
       if (rank == 0) {
         char name[32];
@@ -58,6 +69,7 @@ struct FramesOutput {
   ResultWriter writer;
   PvdCollection frames_pvd;
   const std::vector<double> zero;  ///< the force output (the frame model has no vertex forces)
+  std::optional<ReactionLog> reactions;  ///< with obstacles: their rows of reactions.csv
   const int last_step;
   int rank = 0;
   double output_seconds = 0;
@@ -122,7 +134,7 @@ void run_frames_dynamic(MPI_Comm comm, const Job& job, FrameSolver& solver, Fram
               steps.size(), integrator.c_str(), job.dynamic->dt, newton, steps.empty() ? 0.0 : steps.back().kinetic,
               steps.empty() ? 0.0 : steps.back().potential, clock.total(), clock.read, clock.partition,
               clock.distribute, clock.setup, solve_seconds, output.output_seconds);
-  if (summary.contact) print_contact_summary(comm, *summary.contact, nullptr, solve_seconds);
+  if (summary.contact) print_contact_summary(comm, *summary.contact, &solver.contact()->seconds(), solve_seconds);
 }
 
 /// The load steps of the frames, and their summary lines.
@@ -147,7 +159,7 @@ void run_frames_static(MPI_Comm comm, const Job& job, FrameSolver& solver, Frame
               "(sample sums %.3f) + output %.3f s\n",
               reports.size(), newton, clock.total(), clock.read, clock.partition, clock.distribute, clock.setup,
               solve_seconds, evaluate_seconds, output.output_seconds);
-  if (summary.contact) print_contact_summary(comm, *summary.contact, nullptr, solve_seconds);
+  if (summary.contact) print_contact_summary(comm, *summary.contact, &solver.contact()->seconds(), solve_seconds);
 }
 
 }  // namespace

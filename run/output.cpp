@@ -275,17 +275,23 @@ void CsvLog::row(const std::string& line) {
 }
 
 ReactionLog::ReactionLog(MPI_Comm comm, const std::string& directory, const Model& model,
-                         std::optional<long long> keep_until_step, std::vector<std::string> obstacle_names)
+                         std::optional<long long> keep_until_step, std::vector<std::string> obstacle_names,
+                         bool boundary_rows)
     : comm_(comm),
       model_(model),
       csv_(comm, (std::filesystem::path(directory) / "reactions.csv").string(), "step,time,boundary,fx,fy,fz",
            keep_until_step),
       last_(3 * model.boundary_vertices.size(), 0.0),
       obstacle_names_(std::move(obstacle_names)),
-      last_obstacles_(3 * obstacle_names_.size(), 0.0) {}
+      last_obstacles_(3 * obstacle_names_.size(), 0.0),
+      boundary_rows_(boundary_rows) {}
 
 void ReactionLog::record(long long step, double time, std::span<const double> force,
                          std::span<const double> obstacle_force) {
+  if (!boundary_rows_) {  // (the frame model's obstacle rows alone)
+    record_obstacles(step, time, obstacle_force);
+    return;
+  }
   std::vector<double> local(last_.size(), 0.0);
   for (std::size_t b = 0; b < model_.boundary_vertices.size(); ++b)
     for (const LocalIndex v : model_.boundary_vertices[b])
@@ -297,6 +303,10 @@ void ReactionLog::record(long long step, double time, std::span<const double> fo
                   last_[3 * b + 2]);
     csv_.row(line);
   }
+  record_obstacles(step, time, obstacle_force);
+}
+
+void ReactionLog::record_obstacles(long long step, double time, std::span<const double> obstacle_force) {
   for (std::size_t o = 0; o < obstacle_names_.size() && 3 * o + 2 < obstacle_force.size(); ++o) {
     for (int d = 0; d < 3; ++d) last_obstacles_[3 * o + d] = obstacle_force[3 * o + d];
     char line[320];
@@ -316,6 +326,10 @@ std::vector<std::string> obstacle_names(const Job& job) {
 void add_contact_fields(ResultWriter& writer, ContactTerms& contact, Vec x, std::span<const double> x_local) {
   std::vector<double> gap, force;
   contact.vertex_fields(x, x_local, gap, force);
+  add_contact_fields(writer, std::move(gap), std::move(force));
+}
+
+void add_contact_fields(ResultWriter& writer, std::vector<double> gap, std::vector<double> force) {
   writer.add_point_field("contact_gap", 1, std::move(gap));
   writer.add_point_field("contact_force", 3, std::move(force));
 }

@@ -133,13 +133,14 @@ class CsvLog {
 /// (`step,time,boundary,fx,fy,fz`) at every recorded step. With obstacles, each step's rows go on with one row per
 /// obstacle whose `boundary` column is `obstacle:NAME`: the force the obstacle exerts on the body (normal and
 /// friction; like a boundary row, the support's force on the body; the body's force on the obstacle is its negative).
+/// Without `boundary_rows` (the frame model, which has no vertex forces), the obstacles' rows alone.
 class ReactionLog {
  public:
   ReactionLog(MPI_Comm comm, const std::string& directory, const Model& model,
               std::optional<long long> keep_until_step = std::nullopt,
-              std::vector<std::string> obstacle_names = {});
-  /// Collective. force: the internal force of every local vertex (ghosts up to date or not; owned are used).
-  /// obstacle_force: 3 per obstacle, already summed over the ranks (empty without obstacles).
+              std::vector<std::string> obstacle_names = {}, bool boundary_rows = true);
+  /// Collective. force: the internal force of every local vertex (ghosts up to date or not; owned are used; ignored
+  /// without boundary rows). obstacle_force: 3 per obstacle, already summed over the ranks (empty without obstacles).
   void record(long long step, double time, std::span<const double> force,
               std::span<const double> obstacle_force = {});
   /// The sums of the last record(), 3 per boundary entry.
@@ -149,12 +150,16 @@ class ReactionLog {
   [[nodiscard]] const std::vector<std::string>& obstacle_names() const { return obstacle_names_; }
 
  private:
+  /// The rows obstacle:NAME.
+  void record_obstacles(long long step, double time, std::span<const double> obstacle_force);
+
   MPI_Comm comm_;
   const Model& model_;
   CsvLog csv_;
   std::vector<double> last_;
   std::vector<std::string> obstacle_names_;
   std::vector<double> last_obstacles_;
+  bool boundary_rows_ = true;  ///< false: the obstacles' rows alone (frames: no vertex forces)
 };
 
 /// The job's obstacles' names (ReactionLog's rows).
@@ -163,5 +168,7 @@ std::vector<std::string> obstacle_names(const Job& job);
 /// contact_gap (each local vertex's smallest signed distance to an obstacle) and contact_force (3) at the global
 /// state x for the next write(); `x_local`: 3 per local vertex, ghosts up to date. Collective.
 void add_contact_fields(ResultWriter& writer, ContactTerms& contact, Vec x, std::span<const double> x_local);
+/// The same fields given (1 and 3 values per local vertex): every solver's (tets, frames) names and layout.
+void add_contact_fields(ResultWriter& writer, std::vector<double> gap, std::vector<double> force);
 
 }  // namespace edgefem

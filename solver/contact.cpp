@@ -208,6 +208,36 @@ void ContactTerms::limit_prediction(Vec start, Vec x) {
   potential_->limit_motion(from.span(), to.span(), kFraction);
 }
 
+std::string contact_progress(const ContactStepReport& report) {
+  char text[128];
+  std::snprintf(text, sizeof text, "  contacts %lld  min gap %.3e  penetration %.3e", report.active, report.min_gap,
+                report.penetration);
+  return text;
+}
+
+void contact_vertex_fields(const contact::ContactPotential& potential, std::span<const double> x,
+                           std::span<const std::int32_t> owned_vertex, std::span<const double> x_local, Vec work,
+                           std::vector<double>& gap, std::vector<double>& force) {
+  const std::size_t n_local = x_local.size() / 3;
+  gap.assign(n_local, 0.0);
+  for (std::size_t v = 0; v < n_local; ++v) gap[v] = potential.nearest_distance(contact::load3(&x_local[3 * v]));
+  std::vector<double> candidate_force(x.size(), 0.0);
+  potential.measure(x, candidate_force);
+  EDGEFEM_PETSC(VecSet(work, 0.0));
+  {
+    VecArray fa(work, false);
+    const std::span<double> f = fa.span();
+    for (std::size_t i = 0; 3 * i + 2 < candidate_force.size(); ++i) {
+      const std::size_t v = owned_vertex.empty() ? i : static_cast<std::size_t>(owned_vertex[i]);
+      for (std::size_t d = 0; d < 3; ++d) f[3 * v + d] = candidate_force[3 * i + d];
+    }
+  }
+  EDGEFEM_PETSC(VecGhostUpdateBegin(work, INSERT_VALUES, SCATTER_FORWARD));
+  EDGEFEM_PETSC(VecGhostUpdateEnd(work, INSERT_VALUES, SCATTER_FORWARD));
+  LocalForm f(work, true);
+  force.assign(f.span().begin(), f.span().end());
+}
+
 ContactStepReport ContactTerms::end_step(Vec x) {
   contact::ContactMeasure m;
   {
@@ -270,18 +300,8 @@ double ContactTerms::energy(Vec x) {
 
 void ContactTerms::vertex_fields(Vec x, std::span<const double> x_local, std::vector<double>& gap,
                                  std::vector<double>& force) {
-  const auto n_local = static_cast<std::size_t>(mesh_.n_local());
-  gap.assign(n_local, 0.0);
-  for (std::size_t v = 0; v < n_local; ++v) gap[v] = potential_->nearest_distance(contact::load3(&x_local[3 * v]));
-  EDGEFEM_PETSC(VecSet(work_, 0.0));
-  {
-    VecArray xa(x, true), fa(work_, false);
-    potential_->measure(xa.span(), fa.span());
-  }
-  EDGEFEM_PETSC(VecGhostUpdateBegin(work_, INSERT_VALUES, SCATTER_FORWARD));
-  EDGEFEM_PETSC(VecGhostUpdateEnd(work_, INSERT_VALUES, SCATTER_FORWARD));
-  LocalForm f(work_, true);
-  force.assign(f.span().begin(), f.span().end());
+  VecArray xa(x, true);
+  contact_vertex_fields(*potential_, xa.span(), {}, x_local, work_, gap, force);
 }
 
 std::vector<double> ContactTerms::obstacle_forces(Vec x) {

@@ -58,6 +58,21 @@ struct ContactStepReport {
   double stiffness = 0.0;   ///< kappa (or k) in the step
 };
 
+/// The progress line's part of a step's contact: "  contacts N  min gap G  penetration P" (every solver's step lines:
+/// static, dynamic, position-based and frames).
+std::string contact_progress(const ContactStepReport& report);
+
+/// The output fields contact_gap and contact_force of every local vertex (the VTK and XDMF point fields), from one
+/// rank's contact terms: `x`, the candidates' positions in `potential`'s layout (3 per entry); `owned_vertex[i]`, the
+/// owned vertex whose position x's entry i is (empty: entry i is owned vertex i, the tets' layout); `x_local`, the
+/// positions of every local vertex (3 each, ghosts up to date): contact_gap = each local vertex's smallest signed
+/// distance to an obstacle, contact_force = the obstacles' force on each candidate (normal and friction, 3 per local
+/// vertex, 0 elsewhere), ghosts from their owners through `work` (a ghosted block-3 vector of the mesh's owned
+/// vertices). Collective (the ghost update). Shared by the tet solvers (ContactTerms) and the frames (FrameContact).
+void contact_vertex_fields(const contact::ContactPotential& potential, std::span<const double> x,
+                           std::span<const std::int32_t> owned_vertex, std::span<const double> x_local, Vec work,
+                           std::vector<double>& gap, std::vector<double>& force);
+
 /// Where one rank's contact time went (wall-clock seconds, accumulated over the run).
 struct ContactSeconds {
   double residual = 0.0;    ///< distances, barrier and friction gradients (add_residual)

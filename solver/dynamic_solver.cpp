@@ -569,16 +569,13 @@ TimeStepReport DynamicSolver::step() {
 
 std::string DynamicSolver::progress_line(const TimeStepReport& r, double seconds_left) {
   const std::string substeps = r.substeps > 1 ? "  substeps " + std::to_string(r.substeps) : "";
-  char contact[128] = "";
-  if (r.contact)
-    std::snprintf(contact, sizeof contact, "  contacts %lld  min gap %.3e  penetration %.3e", r.contact->active,
-                  r.contact->min_gap, r.contact->penetration);
+  const std::string contact = r.contact ? contact_progress(*r.contact) : std::string();
   char line[640];
   std::snprintf(line, sizeof line,
                 "step %lld/%lld  t = %.6g  newton its %d  ksp its %d  pc set-ups %d%s  wall %.3f s  est. left %.1f s  "
                 "energy %.9e%s\n",
                 r.step, n_steps_, r.time, r.newton_iterations, r.ksp_iterations, r.stats.pc_setups, substeps.c_str(),
-                r.seconds, seconds_left, r.energy.total(), contact);
+                r.seconds, seconds_left, r.energy.total(), contact.c_str());
   return line;
 }
 

@@ -208,15 +208,12 @@ std::vector<StepReport> StaticSolver::run(const std::function<void(int, double)>
       double elapsed = 0;
       for (const auto& r : reports) elapsed += r.seconds;
       const double left = elapsed / k * (n_steps_ - k);
-      char contact[128] = "";
-      if (contact_)
-        std::snprintf(contact, sizeof contact, "  contacts %lld  min gap %.3e  penetration %.3e", report.contact.active,
-                      report.contact.min_gap, report.contact.penetration);
+      const std::string contact = contact_ ? contact_progress(report.contact) : std::string();
       EDGEFEM_PETSC(PetscPrintf(comm_,
                                 "step %d/%d  load factor %.4g  newton its %d  ksp its %d  pc set-ups %d  wall %.3f s  "
                                 "est. left %.1f s%s\n",
                                 k, n_steps_, report.load_factor, report.newton_iterations, report.ksp_iterations,
-                                report.stats.pc_setups, report.seconds, left, contact));
+                                report.stats.pc_setups, report.seconds, left, contact.c_str()));
     }
     if (on_step) on_step(k, report.load_factor);
     if (k < n_steps_ && should_stop && should_stop()) break;

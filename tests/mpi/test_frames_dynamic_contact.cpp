@@ -8,7 +8,9 @@
 //  2. a clamped block (jobs/examples/meshes/cuboid.msh, 1 x 1 x 3, clamped at z = 0) compressed along its axis by a
 //     box that moves on a schedule onto its free end (0.02 in 10 steps of 0.1, damped: nearly quasi-static): the
 //     box's force at every step against the tets'.
-// The frame runs on all ranks against rank 0 alone (the frames' state, identical on every rank). CTest runs it on 1,
+// The pusher runs through the program (run_job in the process): the forces from reactions.csv, the contacts from
+// summary.json, the frame run's XDMF contact fields. The frame runs on all ranks against rank 0 alone (the ball: the
+// frames' state, identical on every rank; the pusher: the force at every step). CTest runs it on 1,
 // 2 and 3 ranks (mpi.frames_dynamic_contact.npN). Rank 0 prints the measured values, prefixed "frames dynamics:".
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -23,6 +25,7 @@
 #include "frames/frames_solver.hpp"
 #include "io/job.hpp"
 #include "solver/dynamic_solver.hpp"
+#include "tests/support/contact_output_testing.hpp"
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {
@@ -167,30 +170,69 @@ std::string pusher_job(bool frames) {
                  : std::string());
 }
 
+/// A run through the program (run_job in this process) of the job file dir/NAME.yaml into dir/NAME: per step (0 = the
+/// start) the obstacle's force along -z from reactions.csv and the active contacts from summary.json (rank 0).
+Record run_program(const std::string& dir, const std::string& name) {
+  namespace co = contact_output_testing;
+  Record r;
+  EXPECT_EQ(co::run_program(dir + "/" + name + ".yaml", dir + "/" + name), 0) << name;
+  if (world_rank() != 0) return r;
+  for (const auto& [step, f] : co::obstacle_rows(dir + "/" + name, "pusher")) r.force.push_back(-f[2]);
+  const nlohmann::json s = co::summary(dir + "/" + name);
+  r.active.push_back(0);
+  for (const auto& a : s["contact"]["steps"]["active"]) r.active.push_back(a.get<long long>());
+  r.penetration = s["contact"]["deepest_penetration"].get<double>();
+  r.newton = s["solver"]["newton_iterations"].get<int>();
+  return r;
+}
+
 TEST(FramesDynamics, MovingBoxCompressesTheBlockAsTheTetModel) {
+  // Both models through the program: the box's force from each run's reactions.csv at every step, the contacts and
+  // the penetration from summary.json; the frame run writes XDMF, whose last step's contact fields are checked
+  // (one gap and three force components per vertex, gaps above 0, forces summing to the reactions.csv row). The
+  // frames on rank 0 alone (the solver, not the program) against the distributed run's reactions.csv.
+  namespace co = contact_output_testing;
   const std::string dir = mpitest::scratch_dir("frames_dynamic_contact");
-  const Job frame_job = mpitest::job_from_yaml(dir, "pusher_frames", pusher_job(true));
-  const Job tet_job = mpitest::job_from_yaml(dir, "pusher_tets", pusher_job(false));
-  const Record tets = run_tets(MPI_COMM_WORLD, tet_job, 2, -1.0);
-  const Record all = run_frames(MPI_COMM_WORLD, frame_job, 2, -1.0);
+  const Job frame_job =
+      mpitest::job_from_yaml(dir, "pusher_frames", pusher_job(true) + "output: {format: xdmf, every: 5}\n");
+  mpitest::job_from_yaml(dir, "pusher_tets", pusher_job(false));
+  const auto t0 = std::chrono::steady_clock::now();
+  const Record tets = run_program(dir, "pusher_tets");
+  Record all = run_program(dir, "pusher_frames");
+  all.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const Record serial = run_frames(rank0_alone(), frame_job, 2, -1.0);
   dynamics_testing::wait_for_rank0();
-  const double distributed = dynamics_testing::serial_difference(all.state, serial.state);
+  if (world_rank() != 0) return;
+  ASSERT_EQ(all.force.size(), 11U);  // steps 0 to 10
+  ASSERT_EQ(tets.force.size(), all.force.size());
+  ASSERT_EQ(all.active.size(), all.force.size());
+  if (world_size() > 1) ASSERT_EQ(serial.force.size(), all.force.size());  // (1 rank: the same run, not repeated)
+  double distributed = 0.0;
+  for (std::size_t k = 1; k < serial.force.size(); ++k)  // (run_frames records no force at the start)
+    distributed = std::max(distributed, std::abs(all.force[k] - serial.force[k]) / std::max(1.0, std::abs(all.force[k])));
   const double error = std::abs(all.force.back() - tets.force.back()) / std::abs(tets.force.back());
-  if (world_rank() == 0) {
-    std::printf("frames dynamics: pusher on %d ranks: box force at the end %.6f (tets %.6f): %.2e apart; deepest "
-                "penetration %.1e; %d Newton iterations, %d continuation stages; serial vs distributed %.2e; %.2f s\n",
-                world_size(), all.force.back(), tets.force.back(), error, all.penetration, all.newton, all.stages,
-                distributed, all.seconds);
-    for (std::size_t k = 0; k < all.force.size(); ++k)
-      std::printf("frames dynamics:   step %2zu  frames: force %.6f contacts %lld | tets: force %.6f contacts %lld\n", k,
-                  all.force[k], all.active[k], tets.force[k], tets.active[k]);
-  }
+  std::printf("frames dynamics: pusher on %d ranks: box force at the end %.6f (tets %.6f): %.2e apart (reactions.csv); "
+              "deepest penetration %.1e; %d Newton iterations, %d continuation stages (rank 0 alone); serial vs "
+              "distributed (the force at every step) %.2e; the two runs %.2f s\n",
+              world_size(), all.force.back(), tets.force.back(), error, all.penetration, all.newton, serial.stages,
+              distributed, all.seconds);
+  for (std::size_t k = 0; k < all.force.size(); ++k)
+    std::printf("frames dynamics:   step %2zu  frames: force %.6f contacts %lld | tets: force %.6f contacts %lld\n", k,
+                all.force[k], all.active[k], tets.force[k], tets.active[k]);
   EXPECT_GT(tets.force.back(), 1.0);  // the box does push (along -z: the force times -1)
   EXPECT_LT(error, 5e-2);
   EXPECT_EQ(all.penetration, 0.0);
-  EXPECT_GT(all.stages, 0);  // the box's move took the continuation (FrameContact::advance)
+  EXPECT_EQ(tets.penetration, 0.0);
+  EXPECT_EQ(all.active.back(), tets.active.back());
+  if (world_size() > 1) EXPECT_GT(serial.stages, 0);  // the box's move took the continuation (FrameContact::advance)
   EXPECT_LT(distributed, 1e-9);
+  const co::ContactFields c = co::xdmf_contact_fields(dir + "/pusher_frames", 10);
+  const long long vertices = co::summary(dir + "/pusher_frames")["mesh"]["vertices"].get<long long>();
+  EXPECT_EQ(c.file_points, vertices);
+  EXPECT_EQ(c.gap_components, 1);
+  EXPECT_EQ(c.force_components, 3);
+  EXPECT_GT(*std::min_element(c.gap.begin(), c.gap.end()), 0.0);
+  EXPECT_NEAR(-c.total[2], all.force.back(), 1e-5 * all.force.back());  // (the XDMF's floats)
 }
 
 }  // namespace
