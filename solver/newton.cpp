@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <string>
 
-#include "core/heap.hpp"
 #include "core/setup_laps.hpp"
 #include "linalg/edgefem_gamg.hpp"
 
@@ -309,9 +308,6 @@ void NewtonDriver::prepare_preconditioner() {
   EDGEFEM_PETSC(KSPSetOperators(k, krylov_operator(), preconditioner_matrix()));
   EDGEFEM_PETSC(KSPSetUp(k));
   EDGEFEM_PETSC(KSPSetUpOnBlocks(k));  // block Jacobi factorizes its blocks here
-  // The set-up's freed intermediates (GAMG's: the coarsening's graphs, the previous hierarchy) back to the system
-  // before the solve and the next Jacobian (issue 56: not resident beside the next assembly's COO values).
-  trim_free_heap();
   const double pc_seconds = wall() - t0;
   stats_.seconds_pc_setup += pc_seconds;
   setup_laps::note_pc_setup(pc_seconds);
