@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -40,7 +41,9 @@
 #include <vtkNew.h>
 #include <vtkPointData.h>
 #include <vtkPoints.h>
+#include <vtkSOADataArrayTemplate.h>
 #include <vtkSmartPointer.h>
+#include <vtkTypeInt32Array.h>
 #include <vtkUnstructuredGrid.h>
 #include <vtkObjectFactory.h>
 #include <vtkXMLDataElement.h>
@@ -142,11 +145,13 @@ void check_arrays(const std::string& path, const std::vector<DataArray>& arrays,
       vtk_fail(path, std::string(kind) + " array '" + a.name + "' has " + std::to_string(a.n_components) + " components");
     }
     if (n_tuples == nullptr) continue;
-    const std::size_t expected = *n_tuples * static_cast<std::size_t>(a.n_components);
+    if (a.symmetric && (a.n_components != 9 || a.is_int))
+      vtk_fail(path, std::string(kind) + " array '" + a.name + "': a symmetric tensor has 9 components of doubles");
+    const std::size_t expected = *n_tuples * static_cast<std::size_t>(a.stored_components());
     const std::size_t actual = a.is_int ? a.int_values.size() : a.values.size();
     if (actual != expected) {
       vtk_fail(path, std::string(kind) + " array '" + a.name + "' has " + std::to_string(actual) + " values, expected " +
-                     std::to_string(*n_tuples) + " x " + std::to_string(a.n_components) + " = " +
+                     std::to_string(*n_tuples) + " x " + std::to_string(a.stored_components()) + " = " +
                      std::to_string(expected));
     }
   }
@@ -156,15 +161,17 @@ void check_piece(const std::string& path, const VtuPiece& piece) {
   if (piece.nodes_per_cell != 3 && piece.nodes_per_cell != 4) {
     vtk_fail(path, "nodes_per_cell must be 3 (triangles) or 4 (tetrahedra), got " + std::to_string(piece.nodes_per_cell));
   }
-  if (piece.points.size() % 3 != 0) vtk_fail(path, "points.size() is not a multiple of 3");
+  const std::span<const double> points = piece.point_coordinates();
+  const std::span<const LocalIndex> connectivity = piece.cells();
+  if (points.size() % 3 != 0) vtk_fail(path, "points.size() is not a multiple of 3");
   const auto npc = static_cast<std::size_t>(piece.nodes_per_cell);
-  if (piece.connectivity.size() % npc != 0) {
+  if (connectivity.size() % npc != 0) {
     vtk_fail(path, "connectivity.size() is not a multiple of nodes_per_cell = " + std::to_string(npc));
   }
-  const std::size_t n_points = piece.points.size() / 3;
-  const std::size_t n_cells = piece.connectivity.size() / npc;
-  for (std::size_t i = 0; i < piece.connectivity.size(); ++i) {
-    const LocalIndex v = piece.connectivity[i];
+  const std::size_t n_points = points.size() / 3;
+  const std::size_t n_cells = connectivity.size() / npc;
+  for (std::size_t i = 0; i < connectivity.size(); ++i) {
+    const LocalIndex v = connectivity[i];
     if (v < 0 || static_cast<std::size_t>(v) >= n_points) {
       vtk_fail(path, "cell " + std::to_string(i / npc) + " references point " + std::to_string(v) + " but there are " +
                      std::to_string(n_points) + " points");
@@ -179,6 +186,17 @@ void check_piece(const std::string& path, const VtuPiece& piece) {
 /// here cost a fresh 30 MB of page faults and zeroing per step on the 136k-tet cantilever.
 vtkSmartPointer<vtkDataArray> make_vtk_array(const DataArray& a, std::size_t n_tuples) {
   const auto n_values = static_cast<vtkIdType>(n_tuples * static_cast<std::size_t>(a.n_components));
+  if (a.symmetric) {  // 9 components by rows, each a view of one of the 6 stored (XX, YY, ZZ, XY, YZ, XZ)
+    constexpr int stored[9] = {0, 3, 5, 3, 1, 4, 5, 4, 2};
+    auto arr = vtkSmartPointer<vtkSOADataArrayTemplate<double>>::New();
+    arr->SetName(a.name.c_str());
+    arr->SetNumberOfComponents(9);
+    for (int c = 0; c < 9; ++c) {
+      double* component = const_cast<double*>(a.values.data()) + static_cast<std::size_t>(stored[c]) * n_tuples;
+      arr->SetArray(c, component, static_cast<vtkIdType>(n_tuples), true, true);
+    }
+    return arr;
+  }
   if (a.is_int) {
     auto arr = vtkSmartPointer<vtkIntArray>::New();
     arr->SetName(a.name.c_str());
@@ -191,6 +209,32 @@ vtkSmartPointer<vtkDataArray> make_vtk_array(const DataArray& a, std::size_t n_t
   arr->SetNumberOfComponents(a.n_components);
   arr->SetArray(const_cast<double*>(a.values.data()), n_values, 1);
   return arr;
+}
+
+/// The cells of `connectivity` (`npc` points each) for VTK: in 32-bit storage over the piece's own indices (no copy;
+/// the file's connectivity and offsets are then Int32) while the offsets fit, else copied into 64-bit storage.
+vtkSmartPointer<vtkCellArray> cell_array(std::span<const LocalIndex> connectivity, std::size_t npc) {
+  const std::size_t n_cells = connectivity.size() / npc;
+  auto cells = vtkSmartPointer<vtkCellArray>::New();
+  if (connectivity.size() <= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+    vtkNew<vtkTypeInt32Array> offsets;
+    offsets->SetNumberOfTuples(static_cast<vtkIdType>(n_cells + 1));
+    std::int32_t* off = offsets->GetPointer(0);
+    for (std::size_t c = 0; c <= n_cells; ++c) off[c] = static_cast<std::int32_t>(c * npc);
+    vtkNew<vtkTypeInt32Array> conn;
+    conn->SetArray(const_cast<std::int32_t*>(connectivity.data()), static_cast<vtkIdType>(connectivity.size()), 1);
+    cells->SetData(offsets, conn);
+    return cells;
+  }
+  vtkNew<vtkIdTypeArray> offsets;
+  offsets->SetNumberOfTuples(static_cast<vtkIdType>(n_cells + 1));
+  vtkIdType* off = offsets->GetPointer(0);
+  for (std::size_t c = 0; c <= n_cells; ++c) off[c] = static_cast<vtkIdType>(c * npc);
+  vtkNew<vtkIdTypeArray> conn;
+  conn->SetNumberOfTuples(static_cast<vtkIdType>(connectivity.size()));
+  std::copy(connectivity.begin(), connectivity.end(), conn->GetPointer(0));
+  cells->SetData(offsets, conn);
+  return cells;
 }
 
 /// vtkErrorCode::GetStringFromErrorCode lives in VTK::CommonMisc, which we do not link.
@@ -370,26 +414,19 @@ void write_vtu_piece(const std::string& path, const VtuPiece& piece) {
   const fs::path dir = checked_parent_directory(path);
   check_piece(path, piece);
 
-  const std::size_t n_points = piece.points.size() / 3;
+  const std::span<const double> xyz = piece.point_coordinates();
+  const std::span<const LocalIndex> connectivity = piece.cells();
+  const std::size_t n_points = xyz.size() / 3;
   const auto npc = static_cast<std::size_t>(piece.nodes_per_cell);
-  const std::size_t n_cells = piece.connectivity.size() / npc;
+  const std::size_t n_cells = connectivity.size() / npc;
 
   vtkNew<vtkDoubleArray> coords;
   coords->SetName("Points");
   coords->SetNumberOfComponents(3);
-  coords->SetArray(const_cast<double*>(piece.points.data()), static_cast<vtkIdType>(piece.points.size()), 1);
+  coords->SetArray(const_cast<double*>(xyz.data()), static_cast<vtkIdType>(xyz.size()), 1);
   vtkNew<vtkPoints> points;
   points->SetData(coords);
-
-  vtkNew<vtkIdTypeArray> offsets;
-  offsets->SetNumberOfTuples(static_cast<vtkIdType>(n_cells + 1));
-  vtkIdType* off = offsets->GetPointer(0);
-  for (std::size_t c = 0; c <= n_cells; ++c) off[c] = static_cast<vtkIdType>(c * npc);
-  vtkNew<vtkIdTypeArray> conn;
-  conn->SetNumberOfTuples(static_cast<vtkIdType>(piece.connectivity.size()));
-  std::copy(piece.connectivity.begin(), piece.connectivity.end(), conn->GetPointer(0));
-  vtkNew<vtkCellArray> cells;
-  cells->SetData(offsets, conn);
+  const vtkSmartPointer<vtkCellArray> cells = cell_array(connectivity, npc);
 
   vtkNew<vtkUnstructuredGrid> grid;
   grid->SetPoints(points);

@@ -6,6 +6,7 @@
 /// killed job never leaves a truncated file behind a valid .pvd. No MPI here: the caller orders
 /// the writes (all pieces, barrier, then rank 0 writes the .pvtu and the .pvd).
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,13 @@ struct DataArray {
   std::vector<double> values;            ///< used when is_int is false
   std::vector<std::int32_t> int_values;  ///< used when is_int is true
   bool is_int = false;
+  /// A symmetric 3 x 3 tensor (n_components 9, as the .vtu gets it, row-major) kept as its 6 independent components,
+  /// XX, YY, ZZ, XY, YZ, XZ (VTK's order), component after component: values[c * n + i] for tuple i of n. The .vtu
+  /// writer hands VTK the 9 components as views of the 6 (issue 56: 48 bytes per tet less for a piece's two
+  /// tensors). Only write_vtu_piece reads it (the XDMF output gets 9 per tuple).
+  bool symmetric = false;
+  /// Values per tuple in `values` (6 for a symmetric tensor).
+  [[nodiscard]] int stored_components() const { return symmetric ? 6 : n_components; }
 };
 
 /// One rank's piece of the unstructured grid.
@@ -30,6 +38,16 @@ struct VtuPiece {
   int nodes_per_cell = 4;                ///< 4: VTK_TETRA, 3: VTK_TRIANGLE
   std::vector<DataArray> point_data;
   std::vector<DataArray> cell_data;
+  /// Views instead of copies (ResultWriter: the mesh's own arrays, which outlive the write; issue 56), used where
+  /// `points` (`connectivity`) is empty.
+  std::span<const double> points_view;
+  std::span<const LocalIndex> connectivity_view;
+  [[nodiscard]] std::span<const double> point_coordinates() const {
+    return points.empty() ? points_view : std::span<const double>(points);
+  }
+  [[nodiscard]] std::span<const LocalIndex> cells() const {
+    return connectivity.empty() ? connectivity_view : std::span<const LocalIndex>(connectivity);
+  }
 };
 
 /// Write a .vtu (VTK XML, binary appended, via VTK's vtkXMLUnstructuredGridWriter) atomically.

@@ -132,8 +132,12 @@ void ResultWriter::add_cell_tensors(std::span<const double> positions, VtuPiece&
   const bool solid = model_.nodes_per_cell == 4;
   const LocalIndex n_cells = solid ? m.n_tets() : m.n_triangles();
   const int n = model_.nodes_per_cell;
-  DataArray strain{"green_strain", 9, std::vector<double>(9 * static_cast<std::size_t>(n_cells)), {}, false};
-  DataArray stress{"stress", 9, std::vector<double>(9 * static_cast<std::size_t>(n_cells)), {}, false};
+  // The .vtu's tensors are kept as their 6 independent components (DataArray::symmetric: XX, YY, ZZ, XY, YZ, XZ,
+  // component after component; the upper triangle, as the XDMF output keeps), the XDMF output's as 9 per cell.
+  const bool six = !xdmf_;
+  const auto nc = static_cast<std::size_t>(n_cells);
+  DataArray strain{"green_strain", 9, std::vector<double>((six ? 6 : 9) * nc), {}, false, six};
+  DataArray stress{"stress", 9, std::vector<double>((six ? 6 : 9) * nc), {}, false, six};
   DataArray mises{"von_mises", 1, std::vector<double>(static_cast<std::size_t>(n_cells)), {}, false};
   // Tets: J = det F = det(x1-x0, x2-x0, x3-x0) / det(X1-X0, ...) (< 0: inverted; ParaView shows a recovery).
   DataArray volume_ratio{"volume_ratio", 1, std::vector<double>(solid ? static_cast<std::size_t>(n_cells) : 0), {},
@@ -143,16 +147,24 @@ void ResultWriter::add_cell_tensors(std::span<const double> positions, VtuPiece&
     double X[12], x[12];
     for (int k = 0; k < n; ++k)
       for (int d = 0; d < 3; ++d) {
-        const std::size_t i = 3 * static_cast<std::size_t>(piece.connectivity[n * static_cast<std::size_t>(t) + k]) + d;
+        const std::size_t i = 3 * static_cast<std::size_t>(piece.cells()[n * static_cast<std::size_t>(t) + k]) + d;
         X[3 * k + d] = m.coords[i];
         x[3 * k + d] = positions[i];
       }
-    double* E = strain.values.data() + 9 * static_cast<std::ptrdiff_t>(t);
-    double* S = stress.values.data() + 9 * static_cast<std::ptrdiff_t>(t);
+    double E9[9], S9[9];
+    double* E = six ? E9 : strain.values.data() + 9 * static_cast<std::ptrdiff_t>(t);
+    double* S = six ? S9 : stress.values.data() + 9 * static_cast<std::ptrdiff_t>(t);
     // The cell's model says how (materials/registry.hpp).
     const std::int32_t material = model_.cell_material[t];
     const ModelInfo& info = *model_.material_model[static_cast<std::size_t>(material)];
     mises.values[t] = info.strain_stress(X, x, model_.materials, material, E, S);
+    if (six) {
+      constexpr int upper[6] = {0, 4, 8, 1, 5, 2};  // XX, YY, ZZ, XY, YZ, XZ of the row-major 3 x 3
+      for (std::size_t c = 0; c < 6; ++c) {
+        strain.values[c * nc + static_cast<std::size_t>(t)] = E9[upper[c]];
+        stress.values[c * nc + static_cast<std::size_t>(t)] = S9[upper[c]];
+      }
+    }
     if (solid) {
       auto det = [](const double* p) {
         double d[3][3];
@@ -172,9 +184,10 @@ VtuPiece ResultWriter::make_piece(std::span<const double> positions, std::span<c
                                   std::span<const double> velocity) {
   const Mesh& m = mesh_.mesh;
   VtuPiece piece;
-  if (!xdmf_) piece.points = m.coords;  // (the .h5 holds the mesh once)
   const bool solid = model_.nodes_per_cell == 4;
-  piece.connectivity = solid ? m.tets : m.triangles;
+  // The mesh's own arrays, not copies: the mesh outlives the writer's thread (the destructor waits for it).
+  piece.points_view = m.coords;
+  piece.connectivity_view = solid ? std::span<const LocalIndex>(m.tets) : std::span<const LocalIndex>(m.triangles);
   piece.nodes_per_cell = model_.nodes_per_cell;
   piece.point_data = point_arrays(positions, force, velocity);
 

@@ -193,6 +193,56 @@ TEST_F(VtkOutput, PieceRoundTripsThroughVtkReader) {
   EXPECT_EQ(text.find("format=\"ascii\""), std::string::npos);
 }
 
+// Issue 56: the run's pieces view the mesh's points and cells (no copies) and keep a symmetric tensor as its 6
+// components; the file still has every component of the 3 x 3 (row-major), and Int32 connectivity.
+TEST_F(VtkOutput, ViewsAndSymmetricTensorsWriteTheWholeTensor) {
+  const VtuPiece full = make_tet_piece(2);
+  VtuPiece p;
+  p.points_view = full.points;
+  p.connectivity_view = full.connectivity;
+  p.nodes_per_cell = 4;
+  // XX, YY, ZZ, XY, YZ, XZ, component after component (2 cells): value 10 c + cell + 0.125.
+  DataArray sym{"green_strain", 9, {}, {}, false, true};
+  for (int c = 0; c < 6; ++c)
+    for (int e = 0; e < 2; ++e) sym.values.push_back(10.0 * c + e + 0.125);
+  p.cell_data.push_back(sym);
+  const fs::path file = dir_ / "views.vtu";
+  edgefem::write_vtu_piece(file.string(), p);
+
+  auto grid = read_vtu(file);
+  ASSERT_EQ(grid->GetNumberOfPoints(), 5);
+  ASSERT_EQ(grid->GetNumberOfCells(), 2);
+  vtkDataArray* e = grid->GetCellData()->GetArray("green_strain");
+  ASSERT_NE(e, nullptr);
+  ASSERT_EQ(e->GetNumberOfComponents(), 9);
+  const int stored[9] = {0, 3, 5, 3, 1, 4, 5, 4, 2};  // row-major 3 x 3 from XX, YY, ZZ, XY, YZ, XZ
+  for (int cell = 0; cell < 2; ++cell) {
+    vtkNew<vtkIdList> ids;
+    grid->GetCellPoints(cell, ids);
+    ASSERT_EQ(ids->GetNumberOfIds(), 4);
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(ids->GetId(k), full.connectivity[static_cast<std::size_t>(4 * cell + k)]);
+    for (int c = 0; c < 9; ++c) EXPECT_EQ(e->GetComponent(cell, c), 10.0 * stored[c] + cell + 0.125) << cell << " " << c;
+  }
+  for (vtkIdType i = 0; i < 5; ++i) {
+    double x[3];
+    grid->GetPoint(i, x);
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(x[c], full.points[static_cast<std::size_t>(3 * i + c)]);
+  }
+  const std::string text = read_text(file);
+  EXPECT_NE(text.find("type=\"Int32\" Name=\"connectivity\""), std::string::npos);
+
+  // A symmetric array holds 6 values per tuple: 9 per tuple is an error naming the file.
+  VtuPiece nine = p;
+  nine.cell_data[0].values.assign(18, 1.0);
+  try {
+    edgefem::write_vtu_piece(file.string(), nine);
+    ADD_FAILURE() << "no exception for 9 values per tuple of a symmetric tensor";
+  } catch (const std::runtime_error& err) {
+    EXPECT_NE(std::string(err.what()).find("green_strain"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("2 x 6 = 12"), std::string::npos) << err.what();
+  }
+}
+
 TEST_F(VtkOutput, TrianglePieceUsesVtkTriangle) {
   VtuPiece p;
   p.points = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0};
