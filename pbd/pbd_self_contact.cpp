@@ -338,7 +338,6 @@ std::vector<contact::SelfPair> PbdSelfContact::moved_pairs() {
   for (std::size_t i = 0; i < y_.size(); ++i) y_[i] = x_n_[i] + dx_[i];
   std::vector<contact::SelfPair> pairs = inside ? boxed_
                                                 : contact::tree_pairs(terms_.potential_->surface(), x_n_, y_, 0.0);
-  if (!inside) ++rebroad_;
   times_.broad += since(clock);
   return pairs;
 }

@@ -110,7 +110,7 @@ class PbdSelfContact {
   std::vector<double> corrections_;           ///< 12 per pair (last sweep)
   std::vector<char> active_;                  ///< per pair (last sweep)
   PbdSelfStepReport last_;
-  long long frozen_total_ = 0, rebroad_ = 0;
+  long long frozen_total_ = 0;
   contact::SelfTimes times_;
   double exchange_ = 0.0, assembly_ = 0.0, total_ = 0.0;
 };
