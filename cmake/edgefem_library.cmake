@@ -2,7 +2,8 @@
 # edgefem_library(<folder> [PUBLIC <targets>...] [PRIVATE <targets>...])
 #   The library target edgefem_<folder> of every <folder>/*.cpp: the project root on its include path (headers are
 #   included as "folder/file.hpp"), the warnings, and the dependencies the folder really has: PUBLIC those its
-#   headers need, PRIVATE those only its sources need. A folder without sources is an INTERFACE target.
+#   headers need, PRIVATE those only its sources need. A folder without sources is an INTERFACE target. With
+#   EDGEFEM_UNITY the folder's files are compiled in unity batches (CMake's UNITY_BUILD, 8 files a batch).
 function(edgefem_library folder)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "PUBLIC;PRIVATE")
   set(target edgefem_${folder})
@@ -11,6 +12,7 @@ function(edgefem_library folder)
     add_library(${target} ${sources})
     target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>)
     target_link_libraries(${target} PUBLIC ${arg_PUBLIC} PRIVATE ${arg_PRIVATE} edgefem_warnings)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ${EDGEFEM_UNITY})
   else()
     add_library(${target} INTERFACE)
     target_include_directories(${target} INTERFACE $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>)

@@ -11,10 +11,9 @@
 
 namespace edgefem {
 
-namespace {
-
-constexpr std::int64_t kMax32 = std::numeric_limits<std::int32_t>::max();
-
+// Named, not anonymous: AijInsertion::Stored (declared in the header) holds CsrViews, and GCC warns
+// (-Wsubobject-linkage) when such a class uses a type of an anonymous namespace, as in a unity build.
+namespace aij_detail {
 /// The CSR structure of one sequential AIJ block (PETSc's own arrays, not copies) and, for the off-diagonal block
 /// of an MPIAIJ matrix, the global column of each local column.
 struct CsrView {
@@ -40,6 +39,15 @@ struct CsrView {
     return it != end && *it == lc ? static_cast<std::int64_t>(it - ja) : -1;
   }
 };
+}  // namespace aij_detail
+
+namespace {
+
+using aij_detail::CsrView;
+
+
+constexpr std::int64_t kMax32 = std::numeric_limits<std::int32_t>::max();
+
 
 void get_structure(CsrView& v) {
   PetscBool done = PETSC_FALSE;

@@ -26,6 +26,7 @@
 #include "solver/model.hpp"
 #include "run/output.hpp"
 #include "solver/static_solver.hpp"
+#include "tests/support/dynamics_testing.hpp"
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
@@ -82,6 +83,7 @@ TEST(Distributed, CantileverEqualsSerialSolve) {
     relative = diff / max_abs(serial.displacement);
     tip = max_abs(serial.displacement);
   }
+  dynamics_testing::wait_for_rank0();  // the other ranks sleep through rank 0's serial run
   MPI_Bcast(&relative, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   MPI_Bcast(&tip, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (world_rank() == 0)
@@ -163,6 +165,7 @@ TEST(Distributed, TwoMaterialsTwoFormulationsEqualSerialSolve) {
     relative = diff / max_abs(serial.displacement);
     std::printf("bimaterial on %d ranks: max |u - u_serial| / max |u_serial| = %.3e\n", world_size(), relative);
   }
+  dynamics_testing::wait_for_rank0();  // the other ranks sleep through rank 0's serial run
   MPI_Bcast(&relative, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   EXPECT_LT(relative, 1e-8);
 }

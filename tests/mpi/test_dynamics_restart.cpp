@@ -80,6 +80,7 @@ TEST_P(Distributed, SerialEqualsDistributed) {
         "(max |u| = %.4f, max |v| = %.4f; %.2f s on %d ranks, %.2f s serial)\n",
         integrator.c_str(), world_size(), dx, dv, u, vmax, all.seconds, world_size(), seconds_serial);
   }
+  dynamics_testing::wait_for_rank0();  // the other ranks sleep through rank 0's serial run
   EXPECT_LT(from_rank0(dx), 1e-8);
   EXPECT_LT(from_rank0(dv), 1e-8);
   EXPECT_GT(from_rank0(u), 0.05);  // the loads act (the anchor path and the prescribed section move by 0.1)
@@ -137,6 +138,7 @@ TEST_P(Distributed, RestartFromCheckpointEqualsUninterruptedRun) {
       dx = relative_difference(one.position, full.position, u);
       dv = relative_difference(one.velocity, full.velocity, vmax);
     }
+    dynamics_testing::wait_for_rank0();  // the other ranks sleep through rank 0's serial run
     results.push_back({"written on " + std::to_string(P) + ", restarted on 1", from_rank0(dx), from_rank0(dv), 1e-8});
   }
   // (c) With 3 ranks: written on 2 (ranks 0 and 1), restarted on 2, on 3 and on 1.
@@ -161,6 +163,7 @@ TEST_P(Distributed, RestartFromCheckpointEqualsUninterruptedRun) {
       d[4] = relative_difference(one.position, full2.position, u2);
       d[5] = relative_difference(one.velocity, full2.velocity, v2);
     }
+    dynamics_testing::wait_for_rank0();  // the other ranks sleep through rank 0's serial run
     MPI_Bcast(d, 6, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     results.push_back({"written on 2, restarted on 2", d[0], d[1], 1e-12});
     results.push_back({"written on 2, restarted on 3", d[2], d[3], 1e-8});

@@ -27,6 +27,7 @@
 #include "solver/dynamic_solver.hpp"
 #include "solver/model.hpp"
 #include "solver/static_solver.hpp"
+#include "tests/support/dynamics_testing.hpp"
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
@@ -142,7 +143,7 @@ TEST_P(PbdRanks, SweepIsRankCountIndependent) {
     return gathered_positions(comm, mesh, solver);
   };
   const std::vector<double> distributed = run(MPI_COMM_WORLD);
-  const std::vector<double> serial = run(MPI_COMM_SELF);
+  const std::vector<double> serial = dynamics_testing::serial_reference(run, distributed);
   ASSERT_EQ(serial.size(), distributed.size());
   double moved = 0, sagged = 0;
   const LocalMesh whole = mpitest::distributed_job_mesh(MPI_COMM_SELF, job);
@@ -202,7 +203,22 @@ TEST_P(PbdRecovery, EveryTetPositiveAndRestShapeAgain) {
     return r;
   };
   const Result distributed = run(MPI_COMM_WORLD);
-  const Result serial = run(MPI_COMM_SELF);
+  // The serial run on rank 0 alone, packed into one vector for the broadcast: x, x_early, the inverted counts.
+  auto pack = [](const Result& r) {
+    std::vector<double> v = r.x;
+    v.insert(v.end(), r.x_early.begin(), r.x_early.end());
+    v.push_back(static_cast<double>(r.inverted_start));
+    v.push_back(static_cast<double>(r.inverted_end));
+    return v;
+  };
+  const std::vector<double> packed =
+      dynamics_testing::serial_reference([&](MPI_Comm self) { return pack(run(self)); }, pack(distributed));
+  const std::size_t m = distributed.x.size();
+  ASSERT_EQ(packed.size(), 2 * m + 2);
+  const Result serial{{packed.begin(), packed.begin() + static_cast<std::ptrdiff_t>(m)},
+                      {packed.begin() + static_cast<std::ptrdiff_t>(m), packed.begin() + static_cast<std::ptrdiff_t>(2 * m)},
+                      static_cast<long long>(packed[2 * m]),
+                      static_cast<long long>(packed[2 * m + 1])};
   const LocalMesh whole = mpitest::distributed_job_mesh(MPI_COMM_SELF, job);
   const std::vector<double>& X = whole.mesh.coords;
   const std::size_t n = X.size() / 3;
@@ -344,8 +360,10 @@ TEST(Pbd, AttachmentsConvergeToBackwardEulerOnAnyRankCount) {
   // (measured: 0.34, 1.2e-3, 4.2e-10, 4.0e-13 on 1, 2 and 3 ranks)
   for (std::size_t k = 1; k < distance.size(); ++k) EXPECT_LT(distance[k], 0.1 * distance[k - 1]) << k;
   EXPECT_LT(distance.back(), 1e-8);
-  const std::vector<double> serial = one_step(MPI_COMM_SELF, pbd_job(5), true);
-  const std::vector<double> distributed = one_step(comm, pbd_job(5), true);
+  const Job job5 = pbd_job(5);  // (job_of is collective: not inside rank 0's serial run)
+  const std::vector<double> distributed = one_step(comm, job5, true);
+  const std::vector<double> serial =
+      dynamics_testing::serial_reference([&](MPI_Comm self) { return one_step(self, job5, true); }, distributed);
   const double diff = max_abs_difference(serial, distributed);
   if (world_rank() == 0) std::printf("pbd: attachments, %d ranks vs 1: max |dx| = %.3e\n", mpitest::world_size(), diff);
   EXPECT_LT(diff, 1e-12 * step_size);
@@ -396,7 +414,8 @@ void membrane_sweeps_are_rank_independent_and_converge(const std::string& name, 
     return gathered_positions(comm, mesh, solver);
   };
   const std::vector<double> distributed = run(MPI_COMM_WORLD, falling);
-  const std::vector<double> serial = run(MPI_COMM_SELF, falling);
+  const std::vector<double> serial =
+      dynamics_testing::serial_reference([&](MPI_Comm self) { return run(self, falling); }, distributed);
   const LocalMesh whole = mpitest::distributed_job_mesh(MPI_COMM_SELF, falling);
   double fell = 0;
   for (std::size_t i = 2; i < serial.size(); i += 3) fell = std::max(fell, whole.mesh.coords[i] - serial[i]);

@@ -27,6 +27,7 @@
 #include "run/time_loop.hpp"
 #include "solver/dynamic_solver.hpp"
 #include "solver/model.hpp"
+#include "tests/support/dynamics_testing.hpp"
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
@@ -182,7 +183,8 @@ TEST(PbdConvergence, ColoredSweepIsRankCountIndependentOnTheUnstructuredBeam) {
   const Job job = job_of("ranks",
                          yaml(k, "position-based", "  position_based: {iterations: 10, sweep: colored, xpbd: true}\n"));
   const std::vector<double> distributed = trajectory(MPI_COMM_WORLD, job);
-  const std::vector<double> serial = trajectory(MPI_COMM_SELF, job);
+  const std::vector<double> serial =
+      dynamics_testing::serial_reference([&](MPI_Comm self) { return trajectory(self, job); }, distributed);
   const LocalMesh whole = mpitest::distributed_job_mesh(MPI_COMM_SELF, job);
   double moved = 0;
   for (std::size_t i = 0; i < serial.size(); ++i) moved = std::max(moved, std::abs(serial[i] - whole.mesh.coords[i]));

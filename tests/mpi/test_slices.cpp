@@ -34,6 +34,7 @@
 #include "run/load_mesh.hpp"
 #include "solver/model.hpp"
 #include "solver/static_solver.hpp"
+#include "tests/support/dynamics_testing.hpp"
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
@@ -164,6 +165,7 @@ TEST(Slices, PtScotchSolveEqualsSerialSolve) {
     relative = diff / largest;
     EXPECT_GT(largest, 0.5);
   }
+  dynamics_testing::wait_for_rank0();  // the other ranks sleep through rank 0's serial run
   MPI_Bcast(&relative, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (world_rank() == 0) std::printf("ptscotch on %d ranks: relative difference %.3e\n", world_size(), relative);
   EXPECT_LT(relative, 1e-8);
@@ -194,6 +196,7 @@ TEST(Slices, MembraneJobBySheetBlocksSolvesLikeTheRankZeroPath) {
     EXPECT_EQ(serial.reader, MeshReader::serial);
     reference = solve(MPI_COMM_SELF, job, serial.mesh);
   }
+  dynamics_testing::wait_for_rank0();  // the other ranks sleep through rank 0's serial run
   for (const PartitionMethod method : {PartitionMethod::metis, PartitionMethod::ptscotch}) {
     job.partition_method = method;
     const DistributedJobMesh loaded = load_distributed_job_mesh(MPI_COMM_WORLD, job);
@@ -334,6 +337,7 @@ TEST(GmshParallel, RunPathReadsInParallelAndSolvesLikeSerial) {
     relative = diff / largest;
     EXPECT_GT(largest, 0.01);
   }
+  dynamics_testing::wait_for_rank0();  // the other ranks sleep through rank 0's serial run
   MPI_Bcast(&relative, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   EXPECT_LT(relative, 1e-8);
 }

@@ -182,6 +182,30 @@ inline void wait_for_rank0() {
   }
 }
 
+/// Rank 0's vector on every rank.
+inline std::vector<double> from_rank0(std::vector<double> values) {
+  auto n = static_cast<long long>(values.size());
+  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  values.resize(static_cast<std::size_t>(n));
+  MPI_Bcast(values.data(), static_cast<int>(n), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return values;
+}
+
+/// The serial reference of a distributed test, on every rank: `run(MPI_COMM_SELF)` on rank 0 alone while the
+/// other ranks sleep (wait_for_rank0), then broadcast; on 1 rank `distributed` itself (it is the same run). Every
+/// rank running the serial job itself cost the CPU time of `size` serial runs, on 2 cores shared by 3 ranks.
+template <class Run>
+std::vector<double> serial_reference(Run&& run, const std::vector<double>& distributed) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size == 1) return distributed;
+  std::vector<double> serial;
+  if (rank == 0) serial = run(MPI_COMM_SELF);
+  wait_for_rank0();
+  return from_rank0(std::move(serial));
+}
+
 /// The largest entry of |a - b| (1e300 when the sizes differ).
 inline double max_difference(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() != b.size()) return 1e300;
