@@ -185,10 +185,10 @@ void JobParser::check_self_contact(const Job& job, const Value* contact) const {
   if (job.contact.method != contact::ContactMethod::barrier)
     fail(contact->line, where + ": self-contact needs method barrier (its guarantee: no iterate intersects itself)");
   if (job.discretization.type == DiscretizationType::frames ||
-      (job.dynamic && (job.dynamic->integrator == Integrator::linearized_euler ||
-                       job.dynamic->integrator == Integrator::position_based)))
-    fail(contact->line, where + ": supported with the Newton solvers only (so far): a static analysis or integrator "
-                                "backward-euler or newmark, on the nodal discretization");
+      (job.dynamic && job.dynamic->integrator == Integrator::linearized_euler))
+    fail(contact->line, where + ": supported with the Newton solvers (a static analysis or integrator "
+                                "backward-euler or newmark) and integrator position-based, on the nodal "
+                                "discretization");
 }
 
 }  // namespace job_parsing

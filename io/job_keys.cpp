@@ -205,14 +205,14 @@ constexpr JobKey contact_keys[] = {
      "penalty: quadratic, may penetrate (the deepest penetration is reported); position-based: not used (contact "
      "constraints in the sweep)"},
     {"distance", "number > 0 or auto", "auto", "length", "the barrier's activation distance d-hat (auto: 1e-3 of the "
-     "body's bounding-box diagonal)"},
+     "body's bounding-box diagonal); position-based self-collision: the thickness kept between parts"},
     {"stiffness", "number > 0 or auto", "auto", "stiffness", "the barrier (kappa) or "
      "penalty stiffness (auto: from the material, the mesh and the mass; adaptive for the barrier)"},
     {"friction_velocity", "number > 0 or auto", "auto", "length/time", "smoothed friction's slip velocity eps_v "
      "(auto: 1e-3 box diagonals per unit time)"},
     {"self", "true or false", "false", "", "self-contact: the body's boundary faces (tets) or triangles (membranes) "
      "against each other, parts of one mesh included, with the same barrier and never an intersection (Newton "
-     "solvers; docs/theory/self_contact.md)"},
+     "solvers; position-based: constraints at the thickness distance and a fail-safe; docs/theory/self_contact.md)"},
     {"friction", "number >= 0", "0", "", "Coulomb's coefficient between parts of the body (with self: true; "
      "lagged, smoothed by friction_velocity; obstacles keep their own friction)"},
 };

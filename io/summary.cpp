@@ -249,6 +249,7 @@ Json self_contact_json(const RunSummary::SelfContact& c) {
             {"total", number(sum(c.total), 9)},
             {"steps", number(c.step_seconds, 9)}}},
           {"pairs", {{"narrow_phase", narrow}, {"ccd", ccd}}},
+          {"intersections", {{"output_step", c.output_step}, {"intersecting_pairs", c.intersecting_pairs}}},
           {"exchange",
            {{"newton_iterations", c.newton_iterations},
             {"bytes_received_per_iteration", list(c.bytes_per_iteration)},

@@ -162,6 +162,9 @@ struct RunSummary {
     /// The self-contact terms' calls (each an evaluation with its exchange): residuals, Jacobians, Krylov products,
     /// step limits, energies, measures, step starts.
     std::array<long long, 7> calls{};
+    /// Per output step: its number and the pairs of surface triangles that share no vertex and intersect (the
+    /// exact test of contact/self_intersection.hpp over the whole surface).
+    std::vector<long long> output_step, intersecting_pairs;
   };
   std::optional<SelfContact> self_contact;
 

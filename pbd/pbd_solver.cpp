@@ -43,10 +43,13 @@ PbdSolver::PbdSolver(MPI_Comm comm, const Job& job, const LocalMesh& mesh, Model
     *v = sweep_->create_vector();
     EDGEFEM_PETSC(VecSet(*v, 0.0));
   }
-  if (!job.obstacles.empty()) {
-    contact_.emplace(comm, job, mesh, model_, work_);
-    sweep_->set_contact([this](double* x) { contact_->project(x); });
-  }
+  if (!job.obstacles.empty()) contact_.emplace(comm, job, mesh, model_, work_);
+  if (job.contact.self) self_.emplace(comm, job, mesh, model_, assembler_, sweep_->inverse_mass());
+  if (contact_ || self_)  // the sweep's last colour: the pairs, then the obstacles
+    sweep_->set_contact([this](double* x) {
+      if (self_) self_->project(x);
+      if (contact_) contact_->project(x);
+    });
   EDGEFEM_PETSC(VecCopy(assembler_.reference(), x_));
   apply_initial_shape();
   update_ghosts(x_);
@@ -108,6 +111,7 @@ void PbdSolver::begin_step() {
   // 2. Constraint sweeps (the attachments pull towards their anchors at t_{n+1}; the obstacles are there, the
   // step's contacts generated from x_n and x*: Bender's line 11).
   if (contact_) contact_->begin_step(time_, t_new, x_n_, x_);
+  if (self_) self_->begin_step(x_n_, x_);
   sweep_->set_anchor_time(t_new);
   sweep_->reset_multipliers();
   sweeps_done_ = 0;
@@ -131,6 +135,10 @@ void PbdSolver::end_step() {
   const double t_new = static_cast<double>(step_ + 1) * dt;
   // Plasticity (Bender et al. §4.1): once per step, from the step's final positions, after the sweeps (the sweeps
   // of one step see one fixed plastic strain, so the constraints they project stay the same energies).
+  if (self_) {  // the fail-safe: no pair met on the way (pbd_self_contact.hpp)
+    self_->end_step(x_n_, x_);
+    update_ghosts(x_);
+  }
   sweep_->update_plasticity(x_, dt);
   if (contact_) contact_step_ = contact_->report(x_);
   // 3. Velocity and damping; the loads' work, trapezoidal: (h_n + h_{n+1})/2 . (x_{n+1} - x_n).
@@ -210,11 +218,15 @@ TimeStepReport PbdSolver::step() {
 
 std::string PbdSolver::progress_line(const TimeStepReport& r, double seconds_left) {
   const std::string contact = r.contact ? contact_progress(*r.contact) : std::string();
-  char line[640];
+  char self[128] = "";
+  if (self_)
+    std::snprintf(self, sizeof self, "  self pairs %lld  projected %lld  stopped %lld", self_->last().pairs,
+                  self_->last().projected, self_->last().frozen);
+  char line[768];
   std::snprintf(line, sizeof line,
-                "step %lld/%lld  t = %.6g  sweeps %d  wall %.3f s  est. left %.1f s  energy %.9e  inverted %lld%s\n",
+                "step %lld/%lld  t = %.6g  sweeps %d  wall %.3f s  est. left %.1f s  energy %.9e  inverted %lld%s%s\n",
                 r.step, n_steps_, r.time, spec_.position_based.iterations, r.seconds, seconds_left, r.energy.total(),
-                static_cast<long long>(inverted_cells()), contact.c_str());
+                static_cast<long long>(inverted_cells()), contact.c_str(), self);
   return line;
 }
 

@@ -25,6 +25,7 @@
 #include "partition/partition.hpp"
 #include "pbd/pbd_chebyshev.hpp"
 #include "pbd/pbd_contact.hpp"
+#include "pbd/pbd_self_contact.hpp"
 #include "pbd/pbd_sweep.hpp"
 #include "solver/model.hpp"
 #include "solver/time_integrator.hpp"
@@ -56,6 +57,9 @@ class PbdSolver final : public TimeIntegrator {
   [[nodiscard]] PbdContact* contact() { return contact_ ? &*contact_ : nullptr; }
   [[nodiscard]] std::optional<ContactStepReport> last_contact() const override { return contact_step_; }
   [[nodiscard]] const ContactSeconds* contact_seconds() override { return contact_ ? &contact_->seconds() : nullptr; }
+  /// With contact.self: the self-collision constraints' surface, ghost layer and cost (pbd_self_contact.hpp).
+  [[nodiscard]] SelfContactTerms* self_contact_terms() override { return self_ ? &self_->terms() : nullptr; }
+  [[nodiscard]] PbdSelfContact* self_contact() { return self_ ? &*self_ : nullptr; }
 
   /// One time step (t_n -> t_n + dt), without output or report: begin_step, `iterations` times sweep_once,
   /// end_step. Collective.
@@ -89,6 +93,7 @@ class PbdSolver final : public TimeIntegrator {
   std::optional<ChebyshevAcceleration> chebyshev_;  ///< position_based.acceleration: chebyshev
   std::optional<PbdContact> contact_;               ///< with obstacles (pbd_contact.hpp)
   std::optional<ContactStepReport> contact_step_;   ///< the last step's
+  std::optional<PbdSelfContact> self_;              ///< with contact.self (pbd_self_contact.hpp)
   int sweeps_done_ = 0;                             ///< sweeps since begin_step
   PetscOwner<Vec, VecDestroy> x_, v_, x_n_, h_, h_new_, w_, work_;
   NewtonStats stats_;

@@ -173,6 +173,10 @@ void DynamicRun::on_step(long long step, double time) {
 void DynamicRun::write_output(long long step, double time, const std::vector<double>& force) {
   const std::vector<double> x = integrator_.local_positions();
   const std::vector<double> v = integrator_.local_velocities();
+  if (summary_.self_contact) {  // the exact check that the surface is free of intersections
+    summary_.self_contact->output_step.push_back(step);
+    summary_.self_contact->intersecting_pairs.push_back(integrator_.self_contact_terms()->intersecting_pairs(x));
+  }
   for (OutputCellField& field : integrator_.output_cell_fields())
     writer_.add_cell_scalar(std::move(field.name), std::move(field.values));
   for (OutputPointField& field : integrator_.output_point_fields())

@@ -53,8 +53,8 @@ std::vector<Triangle> all_surface_triangles(MPI_Comm comm, const LocalMesh& mesh
 }  // namespace
 
 SelfContactTerms::SelfContactTerms(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model,
-                                   Assembler& assembler, double dt)
-    : comm_(comm), assembler_(assembler) {
+                                   Assembler& assembler, double dt, bool barrier)
+    : comm_(comm), assembler_(assembler), barrier_(barrier) {
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
   const std::vector<Triangle> triangles = all_surface_triangles(comm_, mesh);
@@ -82,7 +82,8 @@ SelfContactTerms::SelfContactTerms(MPI_Comm comm, const Job& job, const LocalMes
   potential_ = std::make_unique<contact::SelfPotential>(std::move(surface), dh, 1.0);
   friction_ = job.contact.self_friction;
   friction_velocity_ = job.contact.friction_velocity > 0.0 ? job.contact.friction_velocity : 1e-3 * diagonal;
-  potential_->set_stiffness(job.contact.stiffness > 0.0 ? job.contact.stiffness : automatic_stiffness(model, dt, dh));
+  if (barrier)
+    potential_->set_stiffness(job.contact.stiffness > 0.0 ? job.contact.stiffness : automatic_stiffness(model, dt, dh));
   gradient_.assign(rest.size(), 0.0);
   {  // the free dofs of the surface vertices, through the same gather
     PetscOwner<Vec, VecDestroy> mask = assembler_.create_vector();
@@ -237,7 +238,9 @@ void SelfContactTerms::add_owned(const std::vector<double>& values, Vec v, const
 
 SelfContactCost SelfContactTerms::cost() const {
   SelfContactCost c = calls_;
-  c.pairs = potential_->times();
+  c.pairs = barrier_ ? potential_->times() : contact::SelfTimes{};  // (position-based: the measures not counted)
+  c.pairs.broad += extra_pairs_.broad, c.pairs.narrow += extra_pairs_.narrow, c.pairs.ccd += extra_pairs_.ccd;
+  c.pairs.narrow_pairs += extra_pairs_.narrow_pairs, c.pairs.ccd_pairs += extra_pairs_.ccd_pairs;
   c.exchange = exchange_seconds_;
   c.assembly = assembly_seconds_;
   c.total = seconds_;

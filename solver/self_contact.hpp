@@ -59,8 +59,9 @@ class SelfContactTerms {
   /// Collective. The surface, the activation distance (auto: 1e-3 of the body's box diagonal), the stiffness (auto:
   /// kappa b''(dh / 2) equal to the mean diagonal of K + M / dt^2 over the surface dofs at rest); checks that the
   /// reference surface does not intersect itself (an InputError otherwise). Moves the assembler's positions.
+  /// `barrier` false (the position-based integrator's constraints, pbd/pbd_self_contact.hpp): no stiffness (1).
   SelfContactTerms(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model, Assembler& assembler,
-                   double dt);
+                   double dt, bool barrier = true);
 
   /// At a step's start x (a time step, or a static load step; `slip_step` its length): friction between parts
   /// (`contact.friction`) lagged there, slip eps = friction_velocity x slip_step. Collective.
@@ -101,6 +102,7 @@ class SelfContactTerms {
   [[nodiscard]] SelfContactCost cost() const;
 
  private:
+  friend class PbdSelfContact;  // (the position-based constraints share the surface, the layer and the cost)
   /// All surface vertices' positions from x (a global vector): one Allgatherv (set-up and diagnostics only).
   void gather_all(Vec x, std::vector<double>& out);
   /// The same from the owned vertices' positions (3 per vertex, local order).
@@ -123,6 +125,7 @@ class SelfContactTerms {
 
   MPI_Comm comm_;
   Assembler& assembler_;
+  bool barrier_ = true;  ///< false: the position-based constraints' (their own times in extra_pairs_)
   std::unique_ptr<contact::SelfPotential> potential_;
   std::vector<std::int32_t> owned_local_;  ///< the local index of each owned surface vertex, in gather order
   std::vector<int> gather_surface_;        ///< surface vertex of each gathered position (all ranks' in rank order)
@@ -138,6 +141,7 @@ class SelfContactTerms {
   std::vector<double> free_;                     ///< 3 per surface vertex: 0 on prescribed dofs, else 1
   double seconds_ = 0.0, exchange_seconds_ = 0.0, assembly_seconds_ = 0.0;
   SelfContactCost calls_;  ///< (its call counts)
+  contact::SelfTimes extra_pairs_;  ///< the position-based constraints' broad, narrow phase and checks
   double friction_ = 0.0, friction_velocity_ = 0.0;  ///< between parts: mu and eps_v
 };
 

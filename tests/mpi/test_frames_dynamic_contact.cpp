@@ -206,7 +206,9 @@ TEST(FramesDynamics, MovingBoxCompressesTheBlockAsTheTetModel) {
   ASSERT_EQ(all.force.size(), 11U);  // steps 0 to 10
   ASSERT_EQ(tets.force.size(), all.force.size());
   ASSERT_EQ(all.active.size(), all.force.size());
-  if (world_size() > 1) ASSERT_EQ(serial.force.size(), all.force.size());  // (1 rank: the same run, not repeated)
+  if (world_size() > 1) {
+    ASSERT_EQ(serial.force.size(), all.force.size());  // (1 rank: the same run, not repeated)
+  }
   double distributed = 0.0;
   for (std::size_t k = 1; k < serial.force.size(); ++k)  // (run_frames records no force at the start)
     distributed = std::max(distributed, std::abs(all.force[k] - serial.force[k]) / std::max(1.0, std::abs(all.force[k])));
@@ -224,7 +226,9 @@ TEST(FramesDynamics, MovingBoxCompressesTheBlockAsTheTetModel) {
   EXPECT_EQ(all.penetration, 0.0);
   EXPECT_EQ(tets.penetration, 0.0);
   EXPECT_EQ(all.active.back(), tets.active.back());
-  if (world_size() > 1) EXPECT_GT(serial.stages, 0);  // the box's move took the continuation (FrameContact::advance)
+  if (world_size() > 1) {
+    EXPECT_GT(serial.stages, 0);  // the box's move took the continuation (FrameContact::advance)
+  }
   EXPECT_LT(distributed, 1e-9);
   const co::ContactFields c = co::xdmf_contact_fields(dir + "/pusher_frames", 10);
   const long long vertices = co::summary(dir + "/pusher_frames")["mesh"]["vertices"].get<long long>();

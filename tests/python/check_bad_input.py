@@ -418,9 +418,10 @@ CASES = [
      L + r"contact\.friction: friction between parts of the body needs self: true"),
     ("contact.self_penalty", BOX + STVK + CLAMP + "contact: {self: true, method: penalty}\n",
      L + r"contact\.self: self-contact needs method barrier"),
-    ("contact.self_position_based", BOX + STVK + CLAMP + "contact: {self: true}\n"
-     "analysis: {type: dynamic, dt: 0.01, end_time: 0.02, integrator: position-based}\n",
-     L + r"contact\.self: supported with the Newton solvers only"),
+    ("contact.self_linearized_euler", BOX + STVK + CLAMP + "contact: {self: true}\n"
+     "analysis: {type: dynamic, dt: 0.01, end_time: 0.02, integrator: linearized-euler}\n",
+     L + r"contact\.self: supported with the Newton solvers \(a static analysis or integrator backward-euler or "
+     r"newmark\) and integrator position-based"),
     ("obstacles.linearized_euler", obstacle_job("{shape: sphere, center: [3, 0, 0], radius: 0.5}", "",
                                                 "analysis: {type: dynamic, dt: 0.01, end_time: 0.02, "
                                                 "integrator: linearized-euler}\n"),

@@ -203,6 +203,7 @@ TEST(Summary, SelfContactRecord) {
   c.layers_built = {2, 2}, c.owned_vertices = {300, 417};
   c.newton_iterations = 52;
   c.calls = {1, 2, 3, 4, 5, 6, 7};
+  c.output_step = {0, 2}, c.intersecting_pairs = {0, 3};
   s.self_contact = c;
   const auto j = nlohmann::ordered_json::parse(to_json(s))["self_contact"];
   EXPECT_EQ(j["surface_vertices"].get<long long>(), 717);
@@ -215,6 +216,8 @@ TEST(Summary, SelfContactRecord) {
   EXPECT_EQ(j["exchange"]["calls"]["products"].get<long long>(), 3);
   EXPECT_EQ(j["steps"]["active"][1].get<long long>(), 442);
   EXPECT_EQ(j["steps"]["seconds"]["broad_phase"][0].get<double>(), 0.5);
+  EXPECT_EQ(j["intersections"]["output_step"][1].get<long long>(), 2);
+  EXPECT_EQ(j["intersections"]["intersecting_pairs"][1].get<long long>(), 3);
 }
 
 TEST(Summary, ProvenanceBlock) {
