@@ -27,13 +27,8 @@ target_link_libraries(edgefem_test_main PRIVATE edgefem_lib edgefem_warnings GTe
 # launcher is set: ccache does not cache a compilation that uses a precompiled header unless its sloppiness allows
 # it (pch_defines,time_macros), so a ccache build is faster without. Builds with it on do not notice a test file
 # that forgets one of these includes; builds without do.
-if(CMAKE_CXX_COMPILER_LAUNCHER)
-  set(edgefem_test_pch_default OFF)
-else()
-  set(edgefem_test_pch_default ON)
-endif()
 option(EDGEFEM_TEST_PCH "Precompiled headers for the test executables (default: on unless a compiler launcher is set)"
-       ${edgefem_test_pch_default})
+       ${edgefem_without_launcher})
 if(EDGEFEM_TEST_PCH)
   target_precompile_headers(edgefem_test_main PRIVATE <gtest/gtest.h> <Eigen/Dense> <petscsys.h> <algorithm> <array>
                             <cmath> <cstdio> <filesystem> <fstream> <limits> <numeric> <random> <stdexcept> <string>
