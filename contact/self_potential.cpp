@@ -42,13 +42,13 @@ void SelfPotential::set_known(const std::vector<char>& known) {
   candidates_.centre.clear();  // (its pairs may name primitives no longer at hand)
 }
 
-std::array<int, 4> SelfPotential::pair_vertices(const SelfPair& p) const {
+std::array<int, 4> pair_vertices(const SelfSurface& s, const SelfPair& p) {
   if (p.edge_edge) {
-    const auto& a = surface_.edges[static_cast<std::size_t>(p.a)];
-    const auto& b = surface_.edges[static_cast<std::size_t>(p.b)];
+    const auto& a = s.edges[static_cast<std::size_t>(p.a)];
+    const auto& b = s.edges[static_cast<std::size_t>(p.b)];
     return {a[0], a[1], b[0], b[1]};
   }
-  const auto& t = surface_.triangles[static_cast<std::size_t>(p.b)];
+  const auto& t = s.triangles[static_cast<std::size_t>(p.b)];
   return {p.a, t[0], t[1], t[2]};
 }
 

@@ -46,6 +46,9 @@ struct SelfPair {
   int a = 0, b = 0;
 };
 
+/// The four vertices of a pair (point-triangle: the point, the triangle's; edge-edge: a0, a1, b0, b1).
+std::array<int, 4> pair_vertices(const SelfSurface& s, const SelfPair& p);
+
 /// A pair's Hessian, for callers that assemble the full matrix (and for tests).
 struct SelfPairHessian {
   std::array<int, 4> vertices{};
@@ -111,7 +114,7 @@ class SelfPotential {
   [[nodiscard]] const SelfTimes& times() const { return times_; }
 
  private:
-  std::array<int, 4> pair_vertices(const SelfPair& p) const;
+  std::array<int, 4> pair_vertices(const SelfPair& p) const { return contact::pair_vertices(surface_, p); }
   /// The pairs whose boxes over x0 -> x1 grown by `inflate` overlap: those of the candidate list that pass the same
   /// box test, when every vertex at x0 and x1 lies within its reach of the list's centre (rebuilt there from x0 if
   /// not, for a query without a move); else a new tree. The same pairs, in the same order, as a new tree's.

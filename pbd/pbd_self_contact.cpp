@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "contact/self_ccd.hpp"
+#include "core/stopwatch.hpp"
 #include "linalg/petsc_util.hpp"
 
 namespace edgefem {
@@ -18,10 +19,6 @@ using contact::Vec3;
 using contact::operator+;
 using contact::operator-;
 using contact::operator*;
-
-double since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 /// The point of triangle (a, b, c) closest to p (Ericson, Real-Time Collision Detection, 5.1.5) as barycentric
 /// coordinates.
@@ -95,17 +92,6 @@ Vec3 separation(bool edge_edge, const std::array<Vec3, 4>& y, std::array<double,
   return r;
 }
 
-/// The four vertices of a pair (point-triangle: the point, the triangle's; edge-edge: a0, a1, b0, b1).
-std::array<int, 4> pair_vertices(const contact::SelfSurface& s, const contact::SelfPair& p) {
-  if (p.edge_edge) {
-    const auto& a = s.edges[static_cast<std::size_t>(p.a)];
-    const auto& b = s.edges[static_cast<std::size_t>(p.b)];
-    return {a[0], a[1], b[0], b[1]};
-  }
-  const auto& t = s.triangles[static_cast<std::size_t>(p.b)];
-  return {p.a, t[0], t[1], t[2]};
-}
-
 }  // namespace
 
 PbdSelfContact::PbdSelfContact(MPI_Comm comm, const Job& job, const LocalMesh& mesh, const Model& model,
@@ -150,7 +136,7 @@ void PbdSelfContact::begin_step(Vec x_n, Vec x_pred) {
   predicted_ = y_;
   const contact::SelfSurface& s = terms_.potential_->surface();
   boxed_ = contact::tree_pairs(s, x_n_, y_, h_);
-  times_.broad += since(clock);
+  times_.broad += seconds_since(clock);
   clock = std::chrono::steady_clock::now();
   // The constraints: the boxed pairs that can come within h while each vertex moves at most h beyond its predicted
   // move (the distance is 1-Lipschitz in the primitives' moves relative to a common translation, the bound of
@@ -177,7 +163,7 @@ void PbdSelfContact::begin_step(Vec x_n, Vec x_pred) {
   }
   corrections_.assign(12 * pairs_.size(), 0.0);
   active_.assign(pairs_.size(), 0);
-  times_.narrow += since(clock);
+  times_.narrow += seconds_since(clock);
   last_ = {};
   last_.pairs = static_cast<long long>(pairs_.size());
   MPI_Allreduce(MPI_IN_PLACE, &last_.pairs, 1, MPI_LONG_LONG, MPI_SUM, comm_);
@@ -252,7 +238,7 @@ void PbdSelfContact::project(double* x) {
     const auto K = static_cast<std::size_t>(k);
     active_[K] = correct(K, &corrections_[12 * K]) ? 1 : 0;
   }
-  times_.narrow += since(clock);
+  times_.narrow += seconds_since(clock);
   times_.narrow_pairs += n;
   clock = std::chrono::steady_clock::now();
   // Averaged per vertex, each correction weighted by its length (continuous in the positions, unlike a count: a
@@ -271,7 +257,7 @@ void PbdSelfContact::project(double* x) {
       s[3] += length;
     }
   }
-  const double assembled = since(clock);
+  const double assembled = seconds_since(clock);
   const double t2 = MPI_Wtime();
   terms_.exchange_->reverse_add(*terms_.exchange_->layer(), sums_, 4);
   const double t3 = MPI_Wtime();
@@ -338,7 +324,7 @@ std::vector<contact::SelfPair> PbdSelfContact::moved_pairs() {
   for (std::size_t i = 0; i < y_.size(); ++i) y_[i] = x_n_[i] + dx_[i];
   std::vector<contact::SelfPair> pairs = inside ? boxed_
                                                 : contact::tree_pairs(terms_.potential_->surface(), x_n_, y_, 0.0);
-  times_.broad += since(clock);
+  times_.broad += seconds_since(clock);
   return pairs;
 }
 
@@ -355,7 +341,7 @@ std::vector<char> PbdSelfContact::stop_until_safe(const std::vector<contact::Sel
     const auto clock = std::chrono::steady_clock::now();
     freeze.assign(frozen.size(), 0.0);
     check_round(pairs, check, freeze);
-    times_.ccd += since(clock);
+    times_.ccd += seconds_since(clock);
     times_.ccd_pairs += static_cast<long long>(std::count(check.begin(), check.end(), 1));
     const double t1 = MPI_Wtime();
     terms_.exchange_->reverse_add(*terms_.exchange_->layer(), freeze, 1);
