@@ -8,6 +8,7 @@
 #include "contact/self_broad_phase.hpp"
 #include "contact/self_ccd.hpp"
 #include "contact/self_distance.hpp"
+#include "core/stopwatch.hpp"
 
 namespace edgefem::contact {
 
@@ -140,10 +141,6 @@ std::vector<SelfPair> overlapping_pairs(const SelfSurface& s, std::span<const do
   std::vector<SelfPair> pairs;
   for (const auto& f : found) pairs.insert(pairs.end(), f.begin(), f.end());
   return pairs;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 /// The largest coordinate difference between a and b.
