@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cstddef>
 
+#include "core/stopwatch.hpp"
+
 namespace edgefem::setup_laps {
 
 enum class Phase : int {
@@ -40,12 +42,6 @@ inline constexpr std::array<const char*, static_cast<std::size_t>(Phase::count)>
     "model_loads",  "header",      "vectors",         "matrix_pattern", "matrix_handover",
     "near_null_space", "solver",   "integrator",      "output_files"};
 
-/// This process's CPU seconds so far (all its threads; MPI's busy waits count).
-inline double process_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
 
 struct State {
   bool active = false;

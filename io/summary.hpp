@@ -155,6 +155,9 @@ struct RunSummary {
     std::vector<long long> step, active, narrow_pairs, ccd_pairs;
     std::vector<double> min_distances, broad, narrow, ccd, exchange, assembly, total;
     double step_seconds = 0.0;  ///< the steps' wall seconds (the denominator of the share)
+    /// Per recorded step: rank 0's process CPU seconds in the self-contact terms and (time-stepping runs) in the
+    /// whole step (all threads; MPI's busy waits count): the share without the wall clock's waits for a busy core.
+    std::vector<double> cpu, step_cpu;
     /// Per rank: the ghost layer's bytes received and point-to-point messages sent per Newton iteration, its
     /// neighbours at the end, layers built; the run's Newton iterations.
     std::vector<double> bytes_per_iteration, messages_per_iteration, neighbours, layers_built, owned_vertices;

@@ -258,7 +258,9 @@ int DynamicRun::finish() {
   if (summary_.self_contact) {
     double step_seconds = 0;
     long long newton = 0;
-    for (const auto& r : reports_) step_seconds += r.seconds, newton += r.newton_iterations;
+    summary_.self_contact->step_cpu.clear();
+    for (const auto& r : reports_)
+      step_seconds += r.seconds, newton += r.newton_iterations, summary_.self_contact->step_cpu.push_back(r.cpu_seconds);
     print_self_contact_summary(comm_, *summary_.self_contact, *integrator_.self_contact_terms(), newton, step_seconds);
   }
   PetscPrintf(comm_, "  output: %s\n  checkpoint: %s\n", writer_.series_path().c_str(),

@@ -295,6 +295,7 @@ void record_self_contact(RunSummary::SelfContact& record, long long step, SelfCo
   record.exchange.push_back(since(record.exchange, c.exchange));
   record.assembly.push_back(since(record.assembly, c.assembly));
   record.total.push_back(since(record.total, c.total));
+  record.cpu.push_back(since(record.cpu, c.cpu));
   record.narrow_pairs.push_back(since_count(record.narrow_pairs, c.pairs.narrow_pairs));
   record.ccd_pairs.push_back(since_count(record.ccd_pairs, c.pairs.ccd_pairs));
 }
@@ -338,6 +339,12 @@ void print_self_contact_summary(MPI_Comm comm, RunSummary::SelfContact& record, 
               "checks %.3f (%lld pairs) + exchange %.3f + assembly %.3f s (and the rest), %.1f %% of the steps' %.3f s\n",
               sums[5], sums[0], sums[1], narrow, sums[2], ccd, sums[3], sums[4],
               step_seconds > 0.0 ? 100.0 * sums[5] / step_seconds : 0.0, step_seconds);
+  double cpu = 0.0, step_cpu = 0.0;
+  for (const double c : record.cpu) cpu += c;
+  for (const double c : record.step_cpu) step_cpu += c;
+  if (step_cpu > 0.0)
+    PetscPrintf(comm, "  self-contact CPU time (rank 0, all its threads): %.3f s, %.1f %% of the steps' %.3f s\n", cpu,
+                100.0 * cpu / step_cpu, step_cpu);
   double most[2] = {0, 0};
   for (int r = 0; r < size; ++r) most[0] = std::max(most[0], all[5 * r]), most[1] = std::max(most[1], all[5 * r + 1]);
   PetscPrintf(comm,

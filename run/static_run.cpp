@@ -91,6 +91,10 @@ void StaticRun::on_step(int step, double load_factor) {
   if (step % job_.output_every == 0 || step == job_.steps || step == 0) {
     const std::vector<double> x = solver_.local_positions();
     if (contact) add_contact_fields(writer_, *contact, solver_.state(), x);
+    if (summary_.self_contact) {  // the exact check that the surface is free of intersections
+      summary_.self_contact->output_step.push_back(step);
+      summary_.self_contact->intersecting_pairs.push_back(solver_.self_contact()->intersecting_pairs(x));
+    }
     writer_.write(step, load_factor, x, f);
     last_written_ = step;
   }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/stopwatch.hpp"
 #include "linalg/petsc_util.hpp"
 #include "run/report.hpp"
 
@@ -24,7 +25,9 @@ std::vector<TimeStepReport> run_time_loop(TimeIntegrator& integrator,
   const auto run_start = std::chrono::steady_clock::now();
   const long long first_step = integrator.step_number(), n_steps = integrator.n_steps();
   while (integrator.step_number() < n_steps) {
+    const double cpu = process_cpu_seconds();
     reports.push_back(integrator.step());
+    reports.back().cpu_seconds = process_cpu_seconds() - cpu;
     const long long step = integrator.step_number();
     if (!integrator.quiet()) {
       const double left = seconds_since(run_start) / static_cast<double>(step - first_step) *

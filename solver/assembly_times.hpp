@@ -11,6 +11,8 @@
 
 #include <ctime>
 
+#include "core/stopwatch.hpp"
+
 namespace edgefem {
 
 struct AssemblyTimes {
@@ -47,12 +49,6 @@ class ScopeSeconds {
   double start_;
 };
 
-/// The CPU seconds of this process so far (all threads).
-inline double process_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
 
 /// Adds the wall and the process CPU time of its scope to assembly_times().local and .local_cpu.
 class LocalWorkSeconds {

@@ -14,6 +14,7 @@
 #include "contact/barrier.hpp"
 #include "contact/self_intersection.hpp"
 #include "core/error.hpp"
+#include "core/stopwatch.hpp"
 #include "solver/contact.hpp"
 
 namespace edgefem {
@@ -244,12 +245,13 @@ SelfContactCost SelfContactTerms::cost() const {
   c.exchange = exchange_seconds_;
   c.assembly = assembly_seconds_;
   c.total = seconds_;
+  c.cpu = cpu_seconds_;
   return c;
 }
 
 void SelfContactTerms::begin_step(Vec x, double slip_step) {
   ++calls_.steps;
-  const double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime(), c0 = process_cpu_seconds();
   load(x, x_);
   if (exchange_->reach() > reach_) {  // (a long move's layer: back to the usual reach)
     rebuild(x_, reach_);
@@ -258,12 +260,12 @@ void SelfContactTerms::begin_step(Vec x, double slip_step) {
   }
   exchange_->set_anchor(friction_ > 0.0 ? std::span<const double>(x_) : std::span<const double>());
   if (friction_ > 0.0) potential_->lag_friction(x_, friction_, friction_velocity_ * std::max(slip_step, 1e-12));
-  seconds_ += MPI_Wtime() - t0;
+  seconds_ += MPI_Wtime() - t0, cpu_seconds_ += process_cpu_seconds() - c0;
 }
 
 void SelfContactTerms::add_residual(Vec x, Vec r) {
   ++calls_.residuals;
-  const double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime(), c0 = process_cpu_seconds();
   load(x, x_);
   ready(x_, nullptr);
   gradient_.assign(x_.size(), 0.0);
@@ -274,12 +276,12 @@ void SelfContactTerms::add_residual(Vec x, Vec r) {
   add_owned(gradient_, r, {});
   assembly_seconds_ += MPI_Wtime() - t2;
   exchange_seconds_ += t2 - t1;
-  seconds_ += MPI_Wtime() - t0;
+  seconds_ += MPI_Wtime() - t0, cpu_seconds_ += process_cpu_seconds() - c0;
 }
 
 std::span<const contact::VertexBlock> SelfContactTerms::blocks(Vec x) {
   ++calls_.jacobians;
-  const double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime(), c0 = process_cpu_seconds();
   load(x, x_);
   ready(x_, nullptr);
   diagonal_.assign(9 * static_cast<std::size_t>(n_surface_vertices()), 0.0);
@@ -299,13 +301,13 @@ std::span<const contact::VertexBlock> SelfContactTerms::blocks(Vec x) {
     blocks_.push_back(b);
   }
   assembly_seconds_ += MPI_Wtime() - t2;
-  seconds_ += MPI_Wtime() - t0;
+  seconds_ += MPI_Wtime() - t0, cpu_seconds_ += process_cpu_seconds() - c0;
   return blocks_;
 }
 
 void SelfContactTerms::multiply_couplings(Vec in, Vec out) {
   ++calls_.products;
-  const double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime(), c0 = process_cpu_seconds();
   load(in, y_);
   exchange_->forward(*coupling_layer_, {y_}, 3);
   const double t1 = MPI_Wtime();
@@ -325,7 +327,7 @@ void SelfContactTerms::multiply_couplings(Vec in, Vec out) {
   add_owned(gradient_, out, free_);
   exchange_seconds_ += (t1 - t0) + (t3 - t2);
   assembly_seconds_ += (t2 - t1) + (MPI_Wtime() - t3);
-  seconds_ += MPI_Wtime() - t0;
+  seconds_ += MPI_Wtime() - t0, cpu_seconds_ += process_cpu_seconds() - c0;
 }
 
 void SelfContactTerms::add_couplings(Mat P) const {
@@ -345,7 +347,7 @@ void SelfContactTerms::add_couplings(Mat P) const {
 
 double SelfContactTerms::step_limit(Vec x, Vec y) {
   ++calls_.limits;
-  const double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime(), c0 = process_cpu_seconds();
   load(x, x_);
   load(y, y_);
   for (const int v : owned_surface_)
@@ -353,13 +355,13 @@ double SelfContactTerms::step_limit(Vec x, Vec y) {
   ready(x_, &y_);
   double limit = potential_->step_limit(x_, y_);
   MPI_Allreduce(MPI_IN_PLACE, &limit, 1, MPI_DOUBLE, MPI_MIN, comm_);
-  seconds_ += MPI_Wtime() - t0;
+  seconds_ += MPI_Wtime() - t0, cpu_seconds_ += process_cpu_seconds() - c0;
   return limit;
 }
 
 void SelfContactTerms::limit_prediction(Vec start, Vec x) {
   ++calls_.limits;
-  const double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime(), c0 = process_cpu_seconds();
   load(start, x_);
   load(x, y_);
   for (const int v : owned_surface_)
@@ -368,7 +370,7 @@ void SelfContactTerms::limit_prediction(Vec start, Vec x) {
   double limit = potential_->step_limit(x_, y_);
   MPI_Allreduce(MPI_IN_PLACE, &limit, 1, MPI_DOUBLE, MPI_MIN, comm_);
   if (limit < 1.0) EDGEFEM_PETSC(VecAXPBY(x, 1.0 - limit, limit, start));  // x := limit x + (1 - limit) start
-  seconds_ += MPI_Wtime() - t0;
+  seconds_ += MPI_Wtime() - t0, cpu_seconds_ += process_cpu_seconds() - c0;
 }
 
 double SelfContactTerms::energy(Vec x) {
@@ -394,6 +396,19 @@ SelfContactReport SelfContactTerms::measure(std::span<const double> local_positi
   MPI_Allreduce(&m.active, &r.active, 1, MPI_LONG_LONG, MPI_SUM, comm_);
   MPI_Allreduce(&m.min_distance, &r.min_distance, 1, MPI_DOUBLE, MPI_MIN, comm_);
   return r;
+}
+
+std::vector<double> SelfContactTerms::contact_forces(std::span<const double> local_positions) {
+  load(local_positions, x_);
+  ready(x_, nullptr);
+  std::vector<double> gradient(x_.size(), 0.0);
+  potential_->evaluate(x_, gradient, nullptr);
+  exchange_->reverse_add(*exchange_->layer(), gradient, 3);
+  std::vector<double> force(assembler_.lumped_mass().size(), 0.0);  // (3 per owned vertex)
+  for (std::size_t k = 0; k < owned_local_.size(); ++k)
+    for (int d = 0; d < 3; ++d)
+      force[3 * static_cast<std::size_t>(owned_local_[k]) + d] = -gradient[3 * static_cast<std::size_t>(owned_surface_[k]) + d];
+  return force;
 }
 
 long long SelfContactTerms::intersecting_pairs(std::span<const double> local_positions) {

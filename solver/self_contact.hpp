@@ -49,6 +49,7 @@ struct SelfContactCost {
   double exchange = 0.0;      ///< the ghost layer: builds, forward and reverse exchanges, validity checks
   double assembly = 0.0;      ///< into the residual, the blocks, the couplings' product and the preconditioner's copy
   double total = 0.0;         ///< all of the self-contact terms' calls
+  double cpu = 0.0;           ///< the same calls' process CPU seconds (all threads; MPI's busy waits count)
   /// Calls (collective each): residuals, Jacobians (blocks), Krylov products, step limits (line search and
   /// predictions), energies, measures, step starts.
   long long residuals = 0, jacobians = 0, products = 0, limits = 0, energies = 0, measures = 0, steps = 0;
@@ -88,6 +89,11 @@ class SelfContactTerms {
   SelfContactReport measure(Vec x);
   /// The same from positions of the local vertices (3 each, owned first: DynamicSolver::local_positions()).
   SelfContactReport measure(std::span<const double> local_positions);
+  /// The self-contact's force on every owned vertex at the positions (3 per local vertex, owned first, as measure()):
+  /// minus the gradient of the barrier and of the lagged friction, summed over all pairs of all ranks; 3 per owned
+  /// vertex, zero off the surface. Each pair's forces on its four vertices sum to zero (the distance is unchanged by
+  /// a translation), so over any split of the body into parts the parts' forces are equal and opposite. Collective.
+  std::vector<double> contact_forces(std::span<const double> local_positions);
   /// The number of pairs of surface triangles that share no vertex and intersect at the positions (3 per local
   /// vertex, owned first; exact test, contact/self_intersection.hpp), the same on every rank. Collective.
   long long intersecting_pairs(std::span<const double> local_positions);
@@ -139,7 +145,7 @@ class SelfContactTerms {
   std::vector<contact::VertexBlock> blocks_;
   std::vector<contact::SelfPairHessian> pairs_;  ///< this rank's pairs' Hessians at the last blocks()
   std::vector<double> free_;                     ///< 3 per surface vertex: 0 on prescribed dofs, else 1
-  double seconds_ = 0.0, exchange_seconds_ = 0.0, assembly_seconds_ = 0.0;
+  double seconds_ = 0.0, exchange_seconds_ = 0.0, assembly_seconds_ = 0.0, cpu_seconds_ = 0.0;
   SelfContactCost calls_;  ///< (its call counts)
   contact::SelfTimes extra_pairs_;  ///< the position-based constraints' broad, narrow phase and checks
   double friction_ = 0.0, friction_velocity_ = 0.0;  ///< between parts: mu and eps_v

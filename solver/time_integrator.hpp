@@ -58,6 +58,7 @@ struct TimeStepReport {
   int substeps = 1;
   double newton_target = 0.0;  ///< the |R| the step's (last) Newton solve had to reach; 0 for linearized-euler
   double seconds = 0.0;
+  double cpu_seconds = 0.0;  ///< this process's CPU seconds in the step (all threads; set by run_time_loop)
   NewtonStats stats;  ///< the step's solver counts and times (PC set-ups, assembly, ...)
   EnergyReport energy;
   std::optional<ContactStepReport> contact;  ///< with obstacles
@@ -147,6 +148,8 @@ class TimeIntegrator {
   /// Positions / velocities of all local vertices (owned then ghosts), ghosts up to date. Collective.
   [[nodiscard]] std::vector<double> local_positions();
   [[nodiscard]] std::vector<double> local_velocities();
+  /// The lumped mass of each owned dof (3 per owned vertex), summed over the ranks.
+  [[nodiscard]] const std::vector<double>& lumped_mass() const { return assembler_.lumped_mass(); }
   /// Internal force f_int(x) summed over ranks, all local vertices. Collective.
   [[nodiscard]] std::vector<double> local_internal_force();
   /// Energies of the current state. Collective.
