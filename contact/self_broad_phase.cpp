@@ -41,6 +41,23 @@ int BoxTree::build(int first, int last) {
   return index;
 }
 
+void BoxTree::refit(std::vector<Aabb> boxes) {
+  boxes_ = std::move(boxes);
+  // build() numbers a node before its children, so a reverse pass meets the children first.
+  for (std::size_t k = nodes_.size(); k-- > 0;) {
+    Node& n = nodes_[k];
+    Aabb box;
+    if (n.left < 0) {
+      for (int i = n.first; i < n.first + n.count; ++i)
+        box.grow(boxes_[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])]);
+    } else {
+      box.grow(nodes_[static_cast<std::size_t>(n.left)].box);
+      box.grow(nodes_[static_cast<std::size_t>(n.right)].box);
+    }
+    n.box = box;
+  }
+}
+
 void BoxTree::query(const Aabb& box, std::vector<int>& out) const {
   if (nodes_.empty()) return;
   const std::size_t start = out.size();

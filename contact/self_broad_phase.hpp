@@ -25,6 +25,9 @@ class BoxTree {
   explicit BoxTree(std::vector<Aabb> boxes);
   /// Appends to `out` the index of every box that overlaps `box`, in increasing order.
   void query(const Aabb& box, std::vector<int>& out) const;
+  /// New boxes (as many, in the same order) in the same hierarchy: every node's box recomputed from its leaves'
+  /// (O(n), no sorting). Queries stay exact; they slow down as the boxes drift from where the tree was built.
+  void refit(std::vector<Aabb> boxes);
   [[nodiscard]] std::size_t size() const { return boxes_.size(); }
   [[nodiscard]] const Aabb& box(int i) const { return boxes_[static_cast<std::size_t>(i)]; }
 

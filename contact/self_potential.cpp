@@ -83,6 +83,15 @@ class PresentTree {
     for (std::size_t i = start; i < out.size(); ++i) out[i] = index_[static_cast<std::size_t>(out[i])];
   }
   [[nodiscard]] const Aabb& box(int i) const { return all_[static_cast<std::size_t>(i)]; }
+  [[nodiscard]] const std::vector<Aabb>& boxes() const { return all_; }
+  /// New boxes for all primitives (the absent ones' are ignored), the hierarchy kept.
+  void refit(std::vector<Aabb> boxes) {
+    all_ = std::move(boxes);
+    std::vector<Aabb> kept;
+    kept.reserve(index_.size());
+    for (const int i : index_) kept.push_back(all_[static_cast<std::size_t>(i)]);
+    tree_.refit(std::move(kept));
+  }
 
  private:
   std::vector<Aabb> subset(const std::vector<Aabb>& boxes, const std::vector<char>& present) {
@@ -100,11 +109,19 @@ bool shares_vertex(const std::array<int, 4>& v) {
   return v[0] == v[2] || v[0] == v[3] || v[1] == v[2] || v[1] == v[3];
 }
 
-/// The pairs of the surface's primitives whose boxes (over x0 and x1, grown by `inflate`) overlap.
-std::vector<SelfPair> overlapping_pairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1,
-                                        double inflate) {
-  const PresentTree triangles(primitive_boxes(s.triangles, s.triangle_present, x0, x1, inflate), s.triangle_present);
-  const PresentTree edges(primitive_boxes(s.edges, s.edge_present, x0, x1, inflate), s.edge_present);
+/// The box of point i over x0 and x1, grown by `inflate`.
+Aabb point_box(std::span<const double> x0, std::span<const double> x1, int i, double inflate) {
+  Aabb box;
+  box.grow(load3(&x0[3 * static_cast<std::size_t>(i)]));
+  box.grow(load3(&x1[3 * static_cast<std::size_t>(i)]));
+  for (int k = 0; k < 3; ++k) box.lo[k] -= inflate, box.hi[k] += inflate;
+  return box;
+}
+
+/// The pairs of the surface's primitives whose boxes (over x0 and x1, grown by `inflate`) overlap, from the trees of
+/// those boxes.
+std::vector<SelfPair> tree_query_pairs(const SelfSurface& s, const PresentTree& triangles, const PresentTree& edges,
+                                       std::span<const double> x0, std::span<const double> x1, double inflate) {
   const int n_points = s.n_vertices(), n_edges = static_cast<int>(s.edges.size());
   std::vector<std::vector<SelfPair>> found(static_cast<std::size_t>(n_points + n_edges));
 #pragma omp parallel
@@ -116,11 +133,7 @@ std::vector<SelfPair> overlapping_pairs(const SelfSurface& s, std::span<const do
       auto& out = found[static_cast<std::size_t>(i)];
       if (i < n_points) {  // point-triangle
         if (!s.point_owned[static_cast<std::size_t>(i)]) continue;
-        Aabb box;
-        box.grow(load3(&x0[3 * static_cast<std::size_t>(i)]));
-        box.grow(load3(&x1[3 * static_cast<std::size_t>(i)]));
-        for (int k = 0; k < 3; ++k) box.lo[k] -= inflate, box.hi[k] += inflate;
-        triangles.query(box, near);
+        triangles.query(point_box(x0, x1, i, inflate), near);
         for (const int t : near) {
           const auto& tri = s.triangles[static_cast<std::size_t>(t)];
           if (tri[0] != i && tri[1] != i && tri[2] != i) out.push_back({false, i, t});
@@ -141,6 +154,14 @@ std::vector<SelfPair> overlapping_pairs(const SelfSurface& s, std::span<const do
   std::vector<SelfPair> pairs;
   for (const auto& f : found) pairs.insert(pairs.end(), f.begin(), f.end());
   return pairs;
+}
+
+/// The pairs of the surface's primitives whose boxes (over x0 and x1, grown by `inflate`) overlap.
+std::vector<SelfPair> overlapping_pairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1,
+                                        double inflate) {
+  const PresentTree triangles(primitive_boxes(s.triangles, s.triangle_present, x0, x1, inflate), s.triangle_present);
+  const PresentTree edges(primitive_boxes(s.edges, s.edge_present, x0, x1, inflate), s.edge_present);
+  return tree_query_pairs(s, triangles, edges, x0, x1, inflate);
 }
 
 /// The largest coordinate difference between a and b.
@@ -176,6 +197,126 @@ std::vector<SelfPair> filter_pairs(const SelfSurface& s, const std::vector<SelfP
 std::vector<SelfPair> tree_pairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1,
                                  double inflate) {
   return overlapping_pairs(s, x0, x1, inflate);
+}
+
+struct SweptPairs::Trees {
+  PresentTree triangles, edges;
+  std::vector<Aabb> points;  ///< each point's built box
+};
+
+SweptPairs::SweptPairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1, double inflate)
+    : s_(s) {
+  trees_ = std::make_unique<Trees>(
+      Trees{PresentTree(primitive_boxes(s.triangles, s.triangle_present, x0, x1, inflate), s.triangle_present),
+            PresentTree(primitive_boxes(s.edges, s.edge_present, x0, x1, inflate), s.edge_present),
+            {}});
+  trees_->points.resize(static_cast<std::size_t>(s.n_vertices()));
+  for (int i = 0; i < s.n_vertices(); ++i) trees_->points[static_cast<std::size_t>(i)] = point_box(x0, x1, i, inflate);
+  pairs_ = tree_query_pairs(s, trees_->triangles, trees_->edges, x0, x1, inflate);
+}
+
+SweptPairs::~SweptPairs() = default;
+
+namespace {
+
+bool inside(const Aabb& a, const Aabb& b) {  // a within b
+  for (int k = 0; k < 3; ++k)
+    if (a.lo[k] < b.lo[k] || a.hi[k] > b.hi[k]) return false;
+  return true;
+}
+
+bool pair_less(const SelfPair& p, const SelfPair& q) {  // tree_pairs' order: points first, then by a, b
+  if (p.edge_edge != q.edge_edge) return !p.edge_edge;
+  return p.a != q.a ? p.a < q.a : p.b < q.b;
+}
+
+bool triangle_has(const std::array<int, 3>& t, int v) { return t[0] == v || t[1] == v || t[2] == v; }
+
+/// Each primitive's new box, and whether it left its built one (absent ones: never).
+std::vector<char> escapes(const std::vector<Aabb>& built, const std::vector<Aabb>& now, const std::vector<char>& present,
+                          long long& count) {
+  std::vector<char> out(now.size(), 0);
+  for (std::size_t i = 0; i < now.size(); ++i)
+    if (present[i] && !inside(now[i], built[i])) out[i] = 1, ++count;
+  return out;
+}
+
+/// The tree's boxes grown to hold the escaped primitives' new boxes.
+std::vector<Aabb> holding(const std::vector<Aabb>& built, const std::vector<Aabb>& now, const std::vector<char>& out) {
+  std::vector<Aabb> boxes = built;
+  for (std::size_t i = 0; i < boxes.size(); ++i)
+    if (out[i]) boxes[i].grow(now[i]);
+  return boxes;
+}
+
+}  // namespace
+
+std::vector<SelfPair> SweptPairs::moved(std::span<const double> x0, std::span<const double> x2) {
+  const SelfSurface& s = s_;
+  const std::vector<Aabb> triangles = primitive_boxes(s.triangles, s.triangle_present, x0, x2, 0.0);
+  const std::vector<Aabb> edges = primitive_boxes(s.edges, s.edge_present, x0, x2, 0.0);
+  std::vector<Aabb> points(static_cast<std::size_t>(s.n_vertices()));
+  escaped_ = 0;
+  std::vector<char> point_out(points.size(), 0);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    points[i] = point_box(x0, x2, static_cast<int>(i), 0.0);
+    if (s.point_owned[i] && !inside(points[i], trees_->points[i])) point_out[i] = 1, ++escaped_;
+  }
+  const std::vector<char> triangle_out = escapes(trees_->triangles.boxes(), triangles, s.triangle_present, escaped_);
+  const std::vector<char> edge_out = escapes(trees_->edges.boxes(), edges, s.edge_present, escaped_);
+  std::vector<SelfPair> pairs;  // the built pairs that pass the new test
+  for (const SelfPair& p : pairs_) {
+    const auto a = static_cast<std::size_t>(p.a), b = static_cast<std::size_t>(p.b);
+    if (p.edge_edge ? overlap(edges[a], edges[b]) : overlap(points[a], triangles[b])) pairs.push_back(p);
+  }
+  if (escaped_ == 0) return pairs;
+  trees_->triangles.refit(holding(trees_->triangles.boxes(), triangles, triangle_out));
+  trees_->edges.refit(holding(trees_->edges.boxes(), edges, edge_out));
+  std::vector<int> near;
+  for (std::size_t i = 0; i < points.size(); ++i) {  // escaped points against all triangles
+    if (!point_out[i]) continue;
+    near.clear();
+    trees_->triangles.query(points[i], near);
+    for (const int t : near)
+      if (overlap(points[i], triangles[static_cast<std::size_t>(t)]) &&
+          !triangle_has(s.triangles[static_cast<std::size_t>(t)], static_cast<int>(i)))
+        pairs.push_back({false, static_cast<int>(i), t});
+  }
+  std::vector<Aabb> escaped_boxes;  // escaped triangles against all owned points
+  std::vector<int> escaped_index;
+  for (std::size_t t = 0; t < triangles.size(); ++t)
+    if (triangle_out[t]) escaped_boxes.push_back(triangles[t]), escaped_index.push_back(static_cast<int>(t));
+  if (!escaped_boxes.empty()) {
+    const BoxTree few(std::move(escaped_boxes));
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      if (!s.point_owned[i] || point_out[i]) continue;  // (escaped points: above)
+      near.clear();
+      few.query(points[i], near);
+      for (const int k : near) {
+        const int t = escaped_index[static_cast<std::size_t>(k)];
+        if (!triangle_has(s.triangles[static_cast<std::size_t>(t)], static_cast<int>(i)))
+          pairs.push_back({false, static_cast<int>(i), t});
+      }
+    }
+  }
+  for (std::size_t e = 0; e < edges.size(); ++e) {  // escaped edges against all edges
+    if (!edge_out[e]) continue;
+    near.clear();
+    trees_->edges.query(edges[e], near);
+    for (const int f : near) {
+      const auto F = static_cast<std::size_t>(f);
+      const std::size_t lo = std::min(e, F), hi = std::max(e, F);
+      if (f == static_cast<int>(e) || !s.edge_owned[lo] || !overlap(edges[e], edges[F])) continue;
+      const auto& a = s.edges[lo];
+      const auto& b = s.edges[hi];
+      if (!shares_vertex({a[0], a[1], b[0], b[1]})) pairs.push_back({true, static_cast<int>(lo), static_cast<int>(hi)});
+    }
+  }
+  std::sort(pairs.begin(), pairs.end(), pair_less);
+  pairs.erase(std::unique(pairs.begin(), pairs.end(),
+                          [](const SelfPair& p, const SelfPair& q) { return !pair_less(p, q) && !pair_less(q, p); }),
+              pairs.end());
+  return pairs;
 }
 
 std::vector<SelfPair> SelfPotential::overlapping(std::span<const double> x0, std::span<const double> x1,

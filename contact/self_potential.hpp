@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -74,6 +75,32 @@ struct SelfTimes {
 /// trees, no candidate list (SelfPotential's broad phase without its Verlet list; for tests).
 std::vector<SelfPair> tree_pairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1,
                                  double inflate);
+
+/// A step's broad phase kept for a second question about a move from the same start (the position-based fail-safe,
+/// pbd/pbd_self_contact.hpp): built as tree_pairs(s, x0, x1, inflate), trees kept; then moved(x0, x2) gives the
+/// pairs of tree_pairs(s, x0, x2, 0) (the same set, sorted as tree_pairs sorts) without new trees over the surface:
+/// the built pairs that pass the new box test, and for the primitives whose new box left their built one (those
+/// "escaped"), queries of the trees refitted to hold the new boxes (BoxTree::refit), plus every owned point against
+/// a small tree of the escaped triangles. `s` must outlive it with its present and owned flags unchanged.
+class SweptPairs {
+ public:
+  SweptPairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1, double inflate);
+  ~SweptPairs();
+  SweptPairs(const SweptPairs&) = delete;
+  SweptPairs& operator=(const SweptPairs&) = delete;
+  [[nodiscard]] const std::vector<SelfPair>& pairs() const { return pairs_; }
+  /// The pairs whose boxes over x0 -> x2 (not grown) overlap; x0 the constructor's.
+  std::vector<SelfPair> moved(std::span<const double> x0, std::span<const double> x2);
+  /// The last moved()'s primitives (points, edges, triangles) whose new box left their built one.
+  [[nodiscard]] long long escaped() const { return escaped_; }
+
+ private:
+  struct Trees;
+  const SelfSurface& s_;
+  std::unique_ptr<Trees> trees_;
+  std::vector<SelfPair> pairs_;
+  long long escaped_ = 0;
+};
 
 class SelfPotential {
  public:

@@ -114,7 +114,7 @@ void PbdSelfContact::load_local(const double* x, std::vector<double>& out) const
 }
 
 void PbdSelfContact::begin_step(Vec x_n, Vec x_pred) {
-  const double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime(), c0 = process_cpu_seconds();
   {
     VecArray a(x_n, true), b(x_pred, true);
     load_local(a.span().data(), x_n_);
@@ -135,14 +135,14 @@ void PbdSelfContact::begin_step(Vec x_n, Vec x_pred) {
   for (std::size_t i = 0; i < y_.size(); ++i) y_[i] = x_n_[i] + dx_[i];
   predicted_ = y_;
   const contact::SelfSurface& s = terms_.potential_->surface();
-  boxed_ = contact::tree_pairs(s, x_n_, y_, h_);
+  swept_ = std::make_unique<contact::SweptPairs>(s, x_n_, y_, h_);
   times_.broad += seconds_since(clock);
   clock = std::chrono::steady_clock::now();
   // The constraints: the boxed pairs that can come within h while each vertex moves at most h beyond its predicted
   // move (the distance is 1-Lipschitz in the primitives' moves relative to a common translation, the bound of
   // additive CCD): d(x_n) <= h + l + 2 h, l the largest relative predicted move of either primitive, summed.
   pairs_.clear(), vertices_.clear(), side_.clear();
-  for (const contact::SelfPair& p : boxed_) {
+  for (const contact::SelfPair& p : swept_->pairs()) {
     const std::array<int, 4> v = pair_vertices(s, p);
     std::array<Vec3, 4> y, d;
     Vec3 mean{};
@@ -168,7 +168,7 @@ void PbdSelfContact::begin_step(Vec x_n, Vec x_pred) {
   last_.pairs = static_cast<long long>(pairs_.size());
   MPI_Allreduce(MPI_IN_PLACE, &last_.pairs, 1, MPI_LONG_LONG, MPI_SUM, comm_);
   terms_.extra_pairs_ = times_;
-  terms_.seconds_ += MPI_Wtime() - t0;
+  terms_.seconds_ += MPI_Wtime() - t0, terms_.cpu_seconds_ += process_cpu_seconds() - c0;
 }
 
 bool PbdSelfContact::correct(std::size_t k, double* dx) const {
@@ -227,7 +227,7 @@ bool PbdSelfContact::correct(std::size_t k, double* dx) const {
 }
 
 void PbdSelfContact::project(double* x) {
-  const double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime(), c0 = process_cpu_seconds();
   load_local(x, y_);
   terms_.exchange_->forward(*terms_.exchange_->layer(), {y_}, 3);
   const double t1 = MPI_Wtime();
@@ -271,7 +271,7 @@ void PbdSelfContact::project(double* x) {
   terms_.assembly_seconds_ += assembled + (MPI_Wtime() - t3);
   terms_.exchange_seconds_ += (t1 - t0) + (t3 - t2);
   terms_.extra_pairs_ = times_;
-  terms_.seconds_ += MPI_Wtime() - t0;
+  terms_.seconds_ += MPI_Wtime() - t0, terms_.cpu_seconds_ += process_cpu_seconds() - c0;
 }
 
 long long PbdSelfContact::check_round(const std::vector<contact::SelfPair>& pairs, const std::vector<char>& check,
@@ -302,8 +302,9 @@ long long PbdSelfContact::check_round(const std::vector<contact::SelfPair>& pair
 }
 
 std::vector<contact::SelfPair> PbdSelfContact::moved_pairs() {
-  // Every vertex within its predicted box (x_n, x*) grown by h: the step's pairs hold every pair whose boxes over
-  // x_n -> x_{n+1} overlap (and the layer serves them); else a new broad phase (and layer, if needed) over the move.
+  // Every vertex within its predicted box (x_n, x*) grown by h: the layer serves the move; else the layer is checked
+  // (and rebuilt if needed). The pairs from the step's trees (SweptPairs::moved), or from new ones if the layer, and
+  // with it the primitives at hand, changed.
   int inside = 1;
   dx_.assign(x_n_.size(), 0.0);
   for (const int v : terms_.owned_surface_)
@@ -315,15 +316,17 @@ std::vector<contact::SelfPair> PbdSelfContact::moved_pairs() {
     }
   MPI_Allreduce(MPI_IN_PLACE, &inside, 1, MPI_INT, MPI_MIN, comm_);
   const double t_exchange = MPI_Wtime();
+  const long long builds = terms_.traffic().builds;
   if (inside)
     terms_.exchange_->forward(*terms_.exchange_->layer(), {dx_}, 3);
   else
     terms_.ready(x_n_, &dx_);
+  const bool rebuilt = terms_.traffic().builds != builds;
   terms_.exchange_seconds_ += MPI_Wtime() - t_exchange;
   const auto clock = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < y_.size(); ++i) y_[i] = x_n_[i] + dx_[i];
-  std::vector<contact::SelfPair> pairs = inside ? boxed_
-                                                : contact::tree_pairs(terms_.potential_->surface(), x_n_, y_, 0.0);
+  std::vector<contact::SelfPair> pairs = rebuilt ? contact::tree_pairs(terms_.potential_->surface(), x_n_, y_, 0.0)
+                                                 : swept_->moved(x_n_, y_);
   times_.broad += seconds_since(clock);
   return pairs;
 }
@@ -369,7 +372,7 @@ std::vector<char> PbdSelfContact::stop_until_safe(const std::vector<contact::Sel
 }
 
 void PbdSelfContact::end_step(Vec x_n, Vec x) {
-  const double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime(), c0 = process_cpu_seconds();
   {
     VecArray a(x_n, true), b(x, true);
     load_local(a.span().data(), x_n_);
@@ -391,7 +394,7 @@ void PbdSelfContact::end_step(Vec x_n, Vec x) {
   last_.rounds = rounds;
   frozen_total_ += newly;
   terms_.extra_pairs_ = times_;
-  terms_.seconds_ += MPI_Wtime() - t0;
+  terms_.seconds_ += MPI_Wtime() - t0, terms_.cpu_seconds_ += process_cpu_seconds() - c0;
 }
 
 }  // namespace edgefem

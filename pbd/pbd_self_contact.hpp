@@ -27,8 +27,9 @@
 ///    each weighted by its length (Jacobi with constraint averaging, Macklin et al. 2014 §4.2; the length weights
 ///    keep the average continuous in the positions, where a count would jump as a pair becomes active), so the
 ///    sweep's result does not depend on the pairs' order or the number of ranks (to round-off of the sums).
-///  - The guarantee, at every step's end (end_step): every pair whose boxes over x_n -> x_{n+1} overlap (the step's
-///    pairs when every vertex ended within its box over x_n -> x* grown by h, else a new broad phase) gets an
+///  - The guarantee, at every step's end (end_step): every pair whose boxes over x_n -> x_{n+1} overlap (from the
+///    step's trees: the step's pairs that pass the new box test, and queries of the trees refitted for the
+///    primitives that left their boxes over x_n -> x* grown by h; contact::SweptPairs) gets an
 ///    additive continuous check (contact/self_ccd.hpp: the pair's distance stays > 0 and ends >= a tenth of its
 ///    start); the four vertices of a pair that fails are put back at x_n (a zero-velocity impact zone: Bridson et
 ///    al. 2002's fail-safe, with the simplest rigid motion), and the pairs touching them checked again, until none
@@ -42,6 +43,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -103,7 +105,9 @@ class PbdSelfContact {
   std::vector<double> w_;        ///< 3 per surface vertex: inverse masses (owned; ghosts by forward)
   std::vector<double> local_w_;  ///< 3 per local dof
   std::vector<double> x_n_, y_, dx_, predicted_, sums_;  ///< per surface vertex: x_n, now, moves, x*; 4 per: sums
-  std::vector<contact::SelfPair> boxed_;      ///< this rank's pairs whose boxes over x_n -> x* grown by h overlap
+  /// This rank's pairs whose boxes over x_n -> x* grown by h overlap, with their trees (the fail-safe's pairs
+  /// come from them: one tree build per step)
+  std::unique_ptr<contact::SweptPairs> swept_;
   std::vector<contact::SelfPair> pairs_;      ///< those of them that are constraints this step
   std::vector<std::array<int, 4>> vertices_;  ///< their vertices
   std::vector<contact::Vec3> side_;           ///< their separation's direction at x_n
