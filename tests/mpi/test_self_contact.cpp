@@ -4,7 +4,9 @@
 // falls 0.02 onto another (2,570 tets, its bottom held), both one body whose boundary faces are in self-contact.
 // After every step the exact triangle-triangle test finds no intersecting pair of boundary triangles, the closest
 // pair is apart, the upper block has landed (active pairs, its bottom within the activation distance of the lower
-// block's top) and is held up (it never sinks below it). The run on MPI_COMM_WORLD and again on rank 0 alone:
+// block's top) and is held up (it never sinks below it); the contact forces on the two blocks are equal and
+// opposite, the upper block's equal to its momentum change less its weight (backward Euler), and the energy record
+// (kinetic + strain + barrier - the work of gravity) never grows. The run on MPI_COMM_WORLD and again on rank 0 alone:
 // serial == distributed to round-off. CTest runs it on 1, 2 and 3 ranks (mpi.self_contact.npN); rank 0 prints the
 // measured values, prefixed "self contact:". Also: the blocks pressed together statically (the reactions balance),
 // the upper block sliding on the lower with friction between them (Coulomb), and two cloths (membranes), one landing
@@ -64,6 +66,11 @@ struct Drop {
   /// layer: its formulas applied to the same calls).
   std::vector<double> bytes, messages, neighbours, builds, old_bytes, old_collectives;
   long long iterations = 0;
+  /// Per step: the self-contact force on the upper and on the lower block, and the upper block's momentum balance
+  /// sum M (v_{n+1} - v_n) / dt - m g (backward Euler: equal to its contact force, the elastic forces summing to
+  /// zero over a body of its own).
+  std::vector<std::array<double, 3>> upper_force, lower_force, upper_momentum;
+  double upper_mass = 0;
 };
 
 /// The solver's exchange so far, without the test's own measurements (measure(): `diagnostic`).
@@ -120,6 +127,37 @@ SelfExchangeTraffic minus(const SelfExchangeTraffic& a, const SelfExchangeTraffi
   return c;
 }
 
+bool in_upper_block(const LocalMesh& mesh, LocalIndex v) {
+  return mesh.mesh.coords[3 * static_cast<std::size_t>(v) + 2] > kTop + 1e-6;
+}
+
+/// The step's contact forces on the two blocks and the upper block's momentum balance (Drop).
+void balance_of_the_blocks(MPI_Comm comm, DynamicSolver& solver, const LocalMesh& mesh,
+                           std::vector<double>& previous_velocity, Drop& d) {
+  const std::vector<double> x = solver.local_positions(), v = solver.local_velocities();
+  const std::vector<double> contact = solver.self_contact()->contact_forces(x);
+  const std::vector<double>& mass = solver.lumped_mass();
+  std::array<double, 10> local{}, global{};  // upper force, lower force, upper sum M dv, upper mass
+  for (LocalIndex u = 0; u < mesh.n_owned; ++u) {
+    const bool upper = in_upper_block(mesh, u);
+    for (int c = 0; c < 3; ++c) {
+      const std::size_t i = 3 * static_cast<std::size_t>(u) + static_cast<std::size_t>(c);
+      local[(upper ? 0 : 3) + c] += contact[i];
+      if (upper && !previous_velocity.empty()) local[6 + c] += mass[i] * (v[i] - previous_velocity[i]);
+    }
+    if (upper) local[9] += mass[3 * static_cast<std::size_t>(u)];
+  }
+  MPI_Allreduce(local.data(), global.data(), 10, MPI_DOUBLE, MPI_SUM, comm);
+  if (!previous_velocity.empty()) {
+    constexpr double dt = 0.01, g = -10.0;
+    d.upper_force.push_back({global[0], global[1], global[2]});
+    d.lower_force.push_back({global[3], global[4], global[5]});
+    d.upper_momentum.push_back({global[6] / dt, global[7] / dt, global[8] / dt - global[9] * g});
+  }
+  d.upper_mass = global[9];
+  previous_velocity = v;
+}
+
 Drop drop(MPI_Comm comm) {
   Drop d;
   const Job job = mpitest::job_from_yaml(  // (collective on MPI_COMM_WORLD)
@@ -135,9 +173,11 @@ Drop drop(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return d;
   dynamics_testing::RunSpec spec;
   Traffic traffic;
+  std::vector<double> previous_velocity;
   spec.on_step = [&](DynamicSolver& solver, const LocalMesh& mesh, long long step, double) {
     SelfContactTerms* self = solver.self_contact();
     ASSERT_NE(self, nullptr);
+    balance_of_the_blocks(comm, solver, mesh, previous_velocity, d);
     traffic.solver = minus(self->traffic(), traffic.diagnostic);
     traffic.calls = self->cost();
     const SelfExchangeTraffic before = self->traffic();
@@ -148,7 +188,7 @@ Drop drop(MPI_Comm comm) {
     d.most_active = std::max(d.most_active, r.active);
     double lowest = 1e300;  // the upper block: the vertices that start above the lower block's top
     for (LocalIndex v = 0; v < mesh.n_owned; ++v)
-      if (mesh.mesh.coords[3 * static_cast<std::size_t>(v) + 2] > kTop + 1e-6)
+      if (in_upper_block(mesh, v))
         lowest = std::min(lowest, x[3 * static_cast<std::size_t>(v) + 2]);
     MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_DOUBLE, MPI_MIN, comm);
     d.lowest_upper = std::min(d.lowest_upper, lowest);
@@ -197,6 +237,41 @@ TEST(TwoBlocks, TheUpperLandsOnTheLowerWithoutAnyIntersectionAndSerialEqualsDist
                 all.iterations, per_rank(all.bytes).c_str(), per_rank(all.messages, "%.1f").c_str(),
                 per_rank(all.neighbours).c_str(), per_rank(all.builds).c_str(), per_rank(all.old_bytes).c_str(),
                 per_rank(all.old_collectives, "%.1f").c_str());
+  // Force balance: the contact forces on the two blocks equal and opposite (round-off), and the upper block's
+  // contact force equal to its momentum change less its weight (backward Euler, Newton's tolerances); the energy
+  // record: kinetic + strain + barrier - the work of gravity never grows (backward Euler dissipates).
+  double balance = 0, momentum = 0, largest = 0, growth = -1e300, barrier = 0;
+  const double weight = 10.0 * all.upper_mass;
+  for (std::size_t k = 0; k < all.upper_force.size(); ++k) {
+    const auto& up = all.upper_force[k];
+    const auto& low = all.lower_force[k];
+    const auto& p = all.upper_momentum[k];
+    largest = std::max(largest, std::hypot(up[0], up[1], up[2]));
+    balance = std::max(balance, std::hypot(up[0] + low[0], up[1] + low[1], up[2] + low[2]));
+    if (all.run.reports[k].substeps == 1)  // (a cut step's momentum changes over its substeps' forces)
+      momentum = std::max(momentum, std::hypot(up[0] - p[0], up[1] - p[1], up[2] - p[2]));
+  }
+  for (std::size_t k = 1; k < all.run.energy.size(); ++k) {
+    growth = std::max(growth, all.run.energy[k].total() - all.run.energy[k - 1].total());
+    barrier = std::max(barrier, all.run.energy[k].contact);
+  }
+  const double work = all.run.energy.back().external_work;  // of gravity over the fall
+  if (world_rank() == 0) {
+    std::printf("self contact:   force balance over %zu steps: largest contact force on the upper block %.4e (its "
+                "weight %.4e), |F_upper + F_lower| at most %.3e (%.2e of it), |F_upper - (sum M dv / dt - m g)| at "
+                "most %.3e (%.2e of the weight)\n",
+                all.upper_force.size(), largest, weight, balance, balance / largest, momentum, momentum / weight);
+    for (std::size_t k = 0; k < all.run.energy.size(); ++k) {
+      const EnergyReport& e = all.run.energy[k];
+      std::printf("self contact:   energy at step %zu: kinetic %.6e, strain %.6e, barrier %.6e, work of gravity %.6e, "
+                  "total %.6e\n", k, e.kinetic, e.strain, e.contact, e.external_work, e.total());
+    }
+  }
+  EXPECT_GT(largest, 0.5 * weight);         // the blocks press on each other
+  EXPECT_LT(balance, 1e-10 * largest);      // equal and opposite
+  EXPECT_LT(momentum, 1e-6 * weight);       // the upper block's momentum balance
+  EXPECT_GT(barrier, 0.0);                  // the record has the barrier's energy
+  EXPECT_LT(growth, 1e-9 * std::abs(work)); // and never grows
   EXPECT_EQ(all.most_intersections, 0);
   EXPECT_GT(all.smallest_distance, 0.0);
   EXPECT_GT(all.most_active, 20);                       // it landed: many pairs in contact
