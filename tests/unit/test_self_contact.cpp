@@ -348,10 +348,8 @@ bool same_pairs(const std::vector<SelfPair>& a, const std::vector<SelfPair>& b) 
   return true;
 }
 
-// The broad phase's Verlet list answers with the same pairs, in the same order, as new trees: two wavy 12 x 12
-// grids 0.004 apart (dh 0.01), moved by random steps of 0.1 to 3 dh (small ones answered from the list, large
-// ones rebuild it), both for the barrier's query at a state and for the swept boxes of a move.
-TEST(SelfPotential, TheCandidateListGivesTheTreesPairs) {
+/// Two wavy 12 x 12 grids of triangles 0.004 apart.
+SelfSurface two_wavy_grids() {
   const int n = 12;
   std::vector<double> rest;
   std::vector<std::array<int, 3>> triangles;
@@ -369,7 +367,14 @@ TEST(SelfPotential, TheCandidateListGivesTheTreesPairs) {
         triangles.push_back({a, a + n + 2, a + n + 1});
       }
   }
-  const SelfSurface surface = make_self_surface(triangles, rest);
+  return make_self_surface(triangles, rest);
+}
+
+// The broad phase's Verlet list answers with the same pairs, in the same order, as new trees: two wavy 12 x 12
+// grids 0.004 apart (dh 0.01), moved by random steps of 0.1 to 3 dh (small ones answered from the list, large
+// ones rebuild it), both for the barrier's query at a state and for the swept boxes of a move.
+TEST(SelfPotential, TheCandidateListGivesTheTreesPairs) {
+  const SelfSurface surface = two_wavy_grids();
   const double dh = 0.01;
   const SelfPotential p(surface, dh, 1.0);
   std::mt19937 rng(7);
@@ -399,24 +404,7 @@ TEST(SelfPotential, TheCandidateListGivesTheTreesPairs) {
 // vertices inside their boxes and sends some (every 7th, or all) up to 0.02 away; with every primitive owned and
 // present, and with a third of the points and edges not owned and some primitives absent (a rank's view).
 TEST(SweptPairs, TheMovedPairsAreTheTreesPairs) {
-  const int n = 12;
-  std::vector<double> rest;
-  std::vector<std::array<int, 3>> triangles;
-  for (int sheet = 0; sheet < 2; ++sheet) {
-    const int first = static_cast<int>(rest.size() / 3);
-    for (int j = 0; j <= n; ++j)
-      for (int i = 0; i <= n; ++i) {
-        const double u = double(i) / n, v = double(j) / n;
-        rest.insert(rest.end(), {u + 0.01 * sheet, v, 0.004 * sheet + 0.002 * std::sin(7 * u + 5 * v)});
-      }
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i) {
-        const int a = first + j * (n + 1) + i;
-        triangles.push_back({a, a + 1, a + n + 2});
-        triangles.push_back({a, a + n + 2, a + n + 1});
-      }
-  }
-  SelfSurface whole = make_self_surface(triangles, rest);
+  SelfSurface whole = two_wavy_grids();
   SelfSurface part = whole;
   for (std::size_t v = 0; v < part.point_owned.size(); ++v) part.point_owned[v] = v % 3 != 0;
   for (std::size_t e = 0; e < part.edge_owned.size(); ++e) part.edge_owned[e] = e % 3 != 1;
