@@ -145,6 +145,8 @@ function(edgefem_mpi_test name ranks)
     set(environment "${EDGEFEM_MPI_ENV}")
     if(np EQUAL 1)
       list(APPEND environment OMPI_MCA_odls_base_sigkill_timeout=0)
+      # One rank waits for no one: no yield (runtime/mpi_startup.hpp, as the program itself decides).
+      list(REMOVE_ITEM environment OMPI_MCA_mpi_yield_when_idle=1)
     endif()
     set_tests_properties(${test} PROPERTIES ENVIRONMENT "${environment}")
     if(NOT serial AND NOT arg_NO_OVERSUBSCRIBE)
