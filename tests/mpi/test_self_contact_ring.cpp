@@ -26,7 +26,7 @@
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_self_contact_ring {  // one per file: the distributed test files share unity batches
 
 using dynamics_testing::rank0_alone;
 using dynamics_testing::serial_difference;
@@ -153,5 +153,5 @@ TEST(SplitRing, ClosedUntilItsEndsPressTogetherWithoutAnyIntersectionAndTheConta
   EXPECT_LT(distributed, 1e-7);
 }
 
-}  // namespace
+}  // namespace test_self_contact_ring
 }  // namespace edgefem
