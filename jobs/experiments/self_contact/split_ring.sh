@@ -24,8 +24,9 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 c = s["self_contact"]
 for k, step in enumerate(c["steps"]["step"]):
+    closest = c["steps"]["min_distance"][k]  # (null before the ends touch)
     print(f"load step {step}: {c['steps']['active'][k]} pairs within {c['activation_distance']:g}, "
-          f"closest {c['steps']['min_distance'][k]:.4e}")
+          f"closest {'-' if closest is None else f'{closest:.4e}'}")
 i = c["intersections"]
 print(f"intersecting triangle pairs at the load steps {i['output_step']}: {i['intersecting_pairs']}")
 PY
