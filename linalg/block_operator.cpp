@@ -56,8 +56,6 @@ PetscErrorCode own_mult(Mat shell, Vec x, Vec y) {
   PetscFunctionBeginUser;
   T* t = nullptr;
   PetscCall(MatShellGetContext(shell, &t));
-  PetscCheck(t->diagonal->has_values(), PETSC_COMM_SELF, PETSC_ERR_ORDER,
-             "the Krylov operator's values were taken by an assembly since its update()");
   if (t->scatter) PetscCall(VecScatterBegin(t->scatter, x, t->ghosts, INSERT_VALUES, SCATTER_FORWARD));
   const PetscScalar* xv = nullptr;
   PetscScalar* yv = nullptr;
@@ -85,8 +83,6 @@ PetscErrorCode own_diagonal(Mat shell, Vec d) {
   PetscFunctionBeginUser;
   T* t = nullptr;
   PetscCall(MatShellGetContext(shell, &t));
-  PetscCheck(t->diagonal->has_values(), PETSC_COMM_SELF, PETSC_ERR_ORDER,
-             "the Krylov operator's values were taken by an assembly since its update()");
   PetscScalar* dv = nullptr;
   PetscCall(VecGetArrayWrite(d, &dv));
   t->diagonal->diagonal(dv);
@@ -215,9 +211,7 @@ bool BlockOperator::make_own_product(Mat aij) {
   const LocalParts a = local_parts(aij, false);
   {
     const RowStructure d(a.mats[0], false);
-    // The values in the assembler's array of COO values when it composed one on the matrix: those are dead from the
-    // hand-over to the next evaluation, these from then to the next update() (linalg/shared_values.hpp).
-    o.diagonal.emplace(d.n, d.ia, d.ja, shared_values_of(aij));
+    o.diagonal.emplace(d.n, d.ia, d.ja);
   }
   MPI_Comm comm = MPI_COMM_NULL;
   EDGEFEM_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(aij), &comm));

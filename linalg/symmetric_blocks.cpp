@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
-#include <utility>
 
 #include "core/cpu_features.hpp"
 
@@ -113,9 +111,7 @@ __attribute__((target("avx2,fma"))) void upper_rows_avx2(const PetscInt* rows, c
 
 }  // namespace
 
-SymmetricBlocks::SymmetricBlocks(PetscInt n_rows, const PetscInt* ia, const PetscInt* ja,
-                                 std::shared_ptr<SharedValues> shared)
-    : n_(n_rows / kBs), shared_(std::move(shared)) {
+SymmetricBlocks::SymmetricBlocks(PetscInt n_rows, const PetscInt* ia, const PetscInt* ja) : n_(n_rows / kBs) {
   // Block row r of the AIJ part: its blocks' columns are ja[ia[3 r] + 3 q] / 3, sorted.
   const auto block_column = [&](PetscInt r, PetscInt q) { return ja[ia[kBs * r] + kBs * q] / kBs; };
   const auto row_blocks = [&](PetscInt r) { return (ia[kBs * r + 1] - ia[kBs * r]) / kBs; };
@@ -149,8 +145,7 @@ SymmetricBlocks::SymmetricBlocks(PetscInt n_rows, const PetscInt* ia, const Pets
     }
   }
   // One double after the last block: the AVX2 loop loads a block's last column as four doubles.
-  n_values_ = n_upper * kBlock + 1;
-  if (!shared_) values_.assign(n_values_, 0.0);
+  values_.assign(n_upper * kBlock + 1, 0.0);
 #if defined(EDGEFEM_X86_AVX2)
   vector_kernel_ = cpu_has_avx2_fma();
 #endif
@@ -186,8 +181,7 @@ SymmetricBlocks::Asymmetry SymmetricBlocks::copy(const PetscInt* ia, const Petsc
   const PetscInt* columns = columns_.data();
   const PetscInt* skip = skip_.data();
   const PetscInt* mirror = mirror_.data();
-  PetscScalar* out = shared_ ? shared_->take(this, n_values_).data() : values_.data();
-  out[n_values_ - 1] = 0.0;  // (read by the AVX2 loop, never used)
+  PetscScalar* out = values_.data();
   const PetscInt checked = copies_++ % kCheckStride;
 #pragma omp parallel for schedule(static) reduction(max : difference, scale)
   for (PetscInt r = 0; r < n_; ++r) {
@@ -216,7 +210,6 @@ SymmetricBlocks::Asymmetry SymmetricBlocks::copy(const PetscInt* ia, const Petsc
 }
 
 void SymmetricBlocks::multiply(const PetscScalar* x, PetscScalar* y, bool add) const {
-  const PetscScalar* a = values();
   const auto n_ranges = static_cast<int>(spills_.size());
 #pragma omp parallel num_threads(n_ranges)
   {
@@ -228,11 +221,11 @@ void SymmetricBlocks::multiply(const PetscScalar* x, PetscScalar* y, bool add) c
       if (!add) std::fill(y + kBs * begin, y + kBs * end, 0.0);
 #if defined(EDGEFEM_X86_AVX2)
       if (vector_kernel_) {
-        upper_rows_avx2(rows_.data(), columns_.data(), a, x, y, spill_vector.data(), begin, end);
+        upper_rows_avx2(rows_.data(), columns_.data(), values_.data(), x, y, spill_vector.data(), begin, end);
         continue;
       }
 #endif
-      upper_rows(rows_.data(), columns_.data(), a, x, y, spill_vector.data(), begin, end);
+      upper_rows(rows_.data(), columns_.data(), values_.data(), x, y, spill_vector.data(), begin, end);
     }
 #pragma omp barrier
     // Each range adds the earlier ranges' transposed blocks that reached its rows, in range order.
@@ -257,20 +250,12 @@ void SymmetricBlocks::use_vector_kernel(bool on) {
 }
 
 void SymmetricBlocks::diagonal(PetscScalar* d) const {
-  const PetscScalar* a = values();
   for (PetscInt r = 0; r < n_; ++r) {
     const PetscInt k = rows_[static_cast<std::size_t>(r)];
     const bool stored = k < rows_[static_cast<std::size_t>(r) + 1] && columns_[static_cast<std::size_t>(k)] == r;
     for (PetscInt i = 0; i < kBs; ++i)
-      d[kBs * r + i] = stored ? a[static_cast<std::size_t>(kBlock * k + i + kBs * i)] : 0.0;
+      d[kBs * r + i] = stored ? values_[static_cast<std::size_t>(kBlock * k + i + kBs * i)] : 0.0;
   }
-}
-
-const PetscScalar* SymmetricBlocks::values() const {
-  if (!shared_) return values_.data();
-  if (!shared_->held_by(this))
-    throw std::logic_error("SymmetricBlocks: the shared values were taken by another holder since the last copy()");
-  return shared_->data();
 }
 
 std::size_t SymmetricBlocks::bytes() const {

@@ -17,10 +17,7 @@
 #include <petscsys.h>
 
 #include <cstddef>
-#include <memory>
 #include <vector>
-
-#include "linalg/shared_values.hpp"
 
 namespace edgefem {
 
@@ -30,11 +27,7 @@ class SymmetricBlocks {
   /// columns sorted in each row) whose 3x3 blocks are stored whole (the caller checks); the values are zero until
   /// copy(). `pattern_symmetric()` tells whether block (c, r) is stored wherever block (r, c) is (else the object
   /// cannot hold the matrix). The OpenMP threads get ranges of block rows with about the same number of blocks.
-  /// With `shared` (linalg/shared_values.hpp) the values live there instead of in an array of their own: copy()
-  /// takes them there, and until the next copy() they are valid only while no other holder has taken them since
-  /// (has_values(); multiply() and diagonal() throw std::logic_error otherwise).
-  SymmetricBlocks(PetscInt n_rows, const PetscInt* ia, const PetscInt* ja,
-                  std::shared_ptr<SharedValues> shared = nullptr);
+  SymmetricBlocks(PetscInt n_rows, const PetscInt* ia, const PetscInt* ja);
 
   [[nodiscard]] bool pattern_symmetric() const { return pattern_symmetric_; }
 
@@ -54,16 +47,12 @@ class SymmetricBlocks {
   /// d := the diagonal of A (3 n values).
   void diagonal(PetscScalar* d) const;
 
-  /// Whether the values are there to use: always with an array of their own; with shared ones, when nothing has
-  /// taken them since the last copy().
-  [[nodiscard]] bool has_values() const { return !shared_ || shared_->held_by(this); }
-
   /// Whether multiply() runs its AVX2 loop (the default where the CPU has AVX2 and FMA) or the portable one;
   /// `use_vector_kernel(false)` picks the portable loop (tests compare the two), `true` is ignored without AVX2.
   [[nodiscard]] bool vector_kernel() const { return vector_kernel_; }
   void use_vector_kernel(bool on);
 
-  /// Bytes of the values and indices held (the values only when they are not shared: SharedValues counts those).
+  /// Bytes of the values and indices held.
   [[nodiscard]] std::size_t bytes() const;
   [[nodiscard]] std::size_t n_blocks() const { return columns_.size(); }
   [[nodiscard]] std::size_t n_rows() const { return static_cast<std::size_t>(n_); }
@@ -74,17 +63,13 @@ class SymmetricBlocks {
   std::vector<PetscInt> columns_;     // block column of each upper block (>= its row; the diagonal block first)
   std::vector<PetscInt> skip_;        // per block row: blocks of the AIJ row left of the diagonal
   std::vector<PetscInt> mirror_;      // per upper block (r, c): the position of block (c, r) in block row c of the AIJ
-  std::vector<PetscScalar> values_;   // 9 per upper block and one more (empty when shared_)
-  std::size_t n_values_ = 0;          // values_'s size, or the shared values' count
-  std::shared_ptr<SharedValues> shared_;
+  std::vector<PetscScalar> values_;   // 9 per upper block
   std::vector<PetscInt> bounds_;      // threads' ranges of block rows: [bounds_[t], bounds_[t + 1])
   std::vector<PetscInt> spill_end_;   // range t's transposed blocks reach rows below spill_end_[t]
   mutable std::vector<std::vector<PetscScalar>> spills_;  // range t: rows bounds_[t + 1] .. spill_end_[t] - 1
   PetscInt copies_ = 0;  // copy() calls so far
   bool pattern_symmetric_ = true;
   bool vector_kernel_ = false;
-  /// The values to read (throws std::logic_error when shared ones were taken by another holder).
-  [[nodiscard]] const PetscScalar* values() const;
 };
 
 }  // namespace edgefem

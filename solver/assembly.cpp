@@ -118,8 +118,6 @@ Assembler::Assembler(MPI_Comm comm, const LocalMesh& mesh, const Model& model)
   if (model_.consistent_mass) create_consistent_mass_matrix(coo_i, coo_j);
 
   insertion_.emplace(comm_, 3 * static_cast<PetscInt>(mesh_.n_owned), coo_i, coo_j, matrix_);
-  shared_values_ = std::make_shared<SharedValues>();
-  compose_shared_values(matrix_, shared_values_);
   EDGEFEM_PETSC(MatSetOption(matrix_, MAT_KEEP_NONZERO_PATTERN, PETSC_TRUE));
   setup_laps::mark(setup_laps::Phase::matrix_handover);
   MatNullSpace rigid = nullptr;
@@ -330,8 +328,7 @@ void Assembler::evaluate_force_and_stiffness() {
   LocalForm x(x_ghost_, true);
   LocalForm f(f_ghost_, false);
   std::span<double> fs = f.span();
-  coo_values_ = shared_values_->take(this, n_coo_entries_);  // (the Krylov operator's copy loses its values)
-  std::fill(coo_values_.begin(), coo_values_.end(), 0.0);
+  coo_values_.assign(n_coo_entries_, 0.0);  // (freed again once handed over)
   for (std::size_t k = 0; k < model_.formulations.size(); ++k) {
     const auto& form = model_.formulations[k];
     std::span<double> blocks(coo_values_.data() + 9 * block_offset_[k], 9 * form->block_pattern().size());
@@ -404,7 +401,7 @@ void Assembler::hand_matrix_to_petsc(Mat P, const MatrixCoefficients& c) {
     const ScopeSeconds timed(assembly_times().insertion);
     insertion_->insert(P, coo_values_.data());
   }
-  coo_values_ = {};  // (the array stays: the Krylov operator's copy takes it next)
+  std::vector<double>().swap(coo_values_);  // its heap serves the solve's and the output's allocations
 }
 
 void Assembler::add_vertex_blocks(const MatrixCoefficients& c) {

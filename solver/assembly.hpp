@@ -9,9 +9,7 @@
 /// forces computed on a rank's own cells are summed into their owners with a reverse scatter (ADD).
 /// The matrix uses one COO pattern built once (9 entries per 3x3 block of every formulation's block
 /// pattern); each evaluation fills the value array with OpenMP kernels and AijInsertion writes it into the
-/// matrix (summing repeated entries and sending the entries of other ranks' rows to their owners). The value array
-/// is a SharedValues composed on the matrix (linalg/shared_values.hpp): between a hand-over and the next evaluation
-/// the Krylov operator's copy of the matrix keeps its values there.
+/// matrix (summing repeated entries and sending the entries of other ranks' rows to their owners).
 #include <mpi.h>
 #include <petscmat.h>
 
@@ -23,7 +21,6 @@
 #include "contact/contact_potential.hpp"
 #include "partition/partition.hpp"
 #include "linalg/aij_insertion.hpp"
-#include "linalg/shared_values.hpp"
 #include "solver/model.hpp"
 #include "linalg/petsc_util.hpp"
 
@@ -110,10 +107,9 @@ class Assembler {
   [[nodiscard]] std::size_t kernel_bytes() const;
   /// Number of COO entries (9 per block, then the owned dofs' diagonal) on this rank.
   [[nodiscard]] std::size_t coo_entries() const { return n_coo_entries_; }
-  /// Bytes of the COO value array: allocated at the first evaluation and kept; from a hand-over to the next evaluation
-  /// it holds the Krylov operator's symmetric copy's values (issue 56; linalg/shared_values.hpp), which that copy's
-  /// bytes do not count again.
-  [[nodiscard]] std::size_t coo_bytes() const { return shared_values_->bytes(); }
+  /// Bytes of the COO value array now: it lives from a matrix's evaluation to its hand-over to PETSc only (issue 56:
+  /// between assemblies its heap serves the Krylov solve's and the output's allocations), 0 in between.
+  [[nodiscard]] std::size_t coo_bytes() const { return coo_values_.capacity() * sizeof(double); }
   /// Bytes of the matrix hand-over's maps on this rank (AijInsertion).
   [[nodiscard]] std::size_t insertion_bytes() const { return insertion_ ? insertion_->bytes() : 0; }
   /// Bytes of the assembler's vectors and per-dof arrays on this rank (ghosted positions and forces, loads, masses,
@@ -134,8 +130,7 @@ class Assembler {
   PetscOwner<Vec, VecDestroy> velocity_ghost_;  ///< viscous: the velocity with its ghosts
   std::vector<double> damping_values_;          ///< viscous: D blocks, one per kernel COO entry
   std::vector<PetscInt> dirichlet_rows_;
-  std::shared_ptr<SharedValues> shared_values_;  ///< the COO values' array, composed on matrix_
-  std::span<double> coo_values_;  ///< n_coo_entries_ in shared_values_ from an evaluation to its hand-over, else empty
+  std::vector<double> coo_values_;  ///< n_coo_entries_ during an assembly, empty in between
   std::size_t n_coo_entries_ = 0;
   std::optional<AijInsertion> insertion_;  ///< writes coo_values_ into matrix_
   std::vector<double> force_buffer_;       ///< 3 * n_local, for formulations after the first

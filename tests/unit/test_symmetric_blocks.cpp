@@ -2,20 +2,16 @@
 // SymmetricBlocks (linalg/symmetric_blocks.*): the upper triangle of a symmetric matrix of whole 3x3 blocks
 // multiplies like the whole matrix (y = A x and y += A x) on 1, 2 and 3 OpenMP threads, with banded and scattered
 // patterns (transposed blocks inside a thread's rows and beyond them); its diagonal is the matrix's; copy() sees an
-// entry that differs from its transposed one; a pattern with a block (r, c) but no block (c, r) is refused; values in
-// a SharedValues multiply the same and are refused once another holder took them.
+// entry that differs from its transposed one; a pattern with a block (r, c) but no block (c, r) is refused.
 // reverse_cuthill_mckee (partition/locality.*) is a permutation and narrows a scrambled path to bandwidth 1.
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <algorithm>
-#include <memory>
 #include <cmath>
 #include <numeric>
 #include <random>
 #include <set>
-#include <span>
-#include <stdexcept>
 #include <vector>
 
 #include "core/cpu_features.hpp"
@@ -148,42 +144,6 @@ TEST(SymmetricBlocks, CopySeesAnAsymmetricEntryWithinSixteenCopies) {
     seen = std::max(seen, a.difference);
   }
   EXPECT_NEAR(seen, 1e-3, 1e-12);
-}
-
-TEST(SymmetricBlocks, SharedValuesMultiplyTheSameUntilAnotherHolderTakesThem) {
-  // The values in a SharedValues (linalg/shared_values.hpp, as the assembler's COO values array shares them): the same
-  // product bit for bit as with an array of their own; once another holder (the assembly) has taken the array,
-  // has_values() is false and a product throws instead of reading the other holder's values; copy() takes them back.
-  std::mt19937 rng(10);
-  BlockMatrix m = symmetric_matrix(41, pattern(41, 3, 30, rng), rng);
-  auto shared = std::make_shared<SharedValues>();
-  const int other = 0;  // the other holder
-  std::span<double> theirs = shared->take(&other, 5);  // smaller than the copy's: the copy grows the array
-  std::fill(theirs.begin(), theirs.end(), 1e300);
-  SymmetricBlocks own(3 * m.n_blocks, m.ia.data(), m.ja.data());
-  SymmetricBlocks in_shared(3 * m.n_blocks, m.ia.data(), m.ja.data(), shared);
-  EXPECT_FALSE(in_shared.has_values());
-  own.copy(m.ia.data(), m.values.data());
-  in_shared.copy(m.ia.data(), m.values.data());
-  EXPECT_TRUE(in_shared.has_values());
-  EXPECT_EQ(own.bytes() - in_shared.bytes(), 8 * (9 * own.n_blocks() + 1));  // the values are not its own
-  EXPECT_GE(shared->bytes(), 8 * (9 * in_shared.n_blocks() + 1));
-  const auto n = static_cast<std::size_t>(3 * m.n_blocks);
-  std::vector<double> x(n), y_own(n), y_shared(n);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  for (auto& v : x) v = u(rng);
-  own.multiply(x.data(), y_own.data(), false);
-  in_shared.multiply(x.data(), y_shared.data(), false);
-  EXPECT_EQ(y_own, y_shared);
-  theirs = shared->take(&other, shared->bytes() / sizeof(double));
-  std::fill(theirs.begin(), theirs.end(), 1e300);
-  EXPECT_FALSE(in_shared.has_values());
-  EXPECT_THROW(in_shared.multiply(x.data(), y_shared.data(), false), std::logic_error);
-  EXPECT_THROW(in_shared.diagonal(y_shared.data()), std::logic_error);
-  in_shared.copy(m.ia.data(), m.values.data());
-  std::fill(y_shared.begin(), y_shared.end(), 0.0);
-  in_shared.multiply(x.data(), y_shared.data(), false);
-  EXPECT_EQ(y_own, y_shared);
 }
 
 TEST(SymmetricBlocks, RefusesAPatternWithoutTheTransposedBlock) {
