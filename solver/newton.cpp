@@ -469,10 +469,6 @@ PetscErrorCode NewtonDriver::full_step(SNESLineSearch ls, void*) {
   PetscCall(SNESLineSearchSetReason(ls, SNES_LINESEARCH_SUCCEEDED));
   PetscBool changed = PETSC_FALSE;
   PetscCall(SNESLineSearchPreCheck(ls, X, Y, &changed));
-  // The step's own norm (the norms held by the line search are the last iteration's: a run of steps cut by contact
-  // had multiplied their lambdas into it, and a full step after them passed the step-size convergence test of a
-  // tiny step with the residual far above its target).
-  PetscCall(VecNorm(Y, NORM_2, &ynorm));
   // The step is X - lambda Y. Along it the energy's slope is -R(X - lambda Y).Y: s0 at 0, s1 at the full step.
   auto evaluate = [&](double lambda, PetscReal* gnorm, PetscScalar* slope) -> PetscErrorCode {
     PetscFunctionBeginUser;
