@@ -16,12 +16,19 @@ namespace edgefem {
 /// PMI_RANK). Returns whether it did. Call before MPI_Init (PetscInitialize).
 bool prefer_ob1_on_one_node();
 
-/// Sets OMPI_MCA_mpi_yield_when_idle=1 in this process's environment unless it is set (a user's or mpirun's
-/// `--mca mpi_yield_when_idle 0` wins). Open MPI's waits (a receive, a collective) poll without a pause unless it
-/// knows the node is oversubscribed; on a machine whose cores other processes share too (a cloud VM, CI, this
-/// project's 2-core VM), the waiting rank's polling takes a core from the rank it waits for. The 136,565-tet
-/// cantilever on 2 ranks at load average 10-18: whole run 26.0 -> 14.4 s, CPU 9.0 -> 5.1 s (medians of 4 pairs,
-/// docs/performance.md "Scaling with ranks"). Returns whether it set it. Call before MPI_Init.
+/// Sets OMPI_MCA_mpi_yield_when_idle=1 in this process's environment when the job has more than one rank and the
+/// variable is not set (a user's or mpirun's `--mca mpi_yield_when_idle 0` wins). Open MPI's waits (a receive, a
+/// collective) poll without a pause unless it knows the node is oversubscribed; on a machine whose cores other
+/// processes share too (a cloud VM, CI, this project's 2-core VM), the waiting rank's polling takes a core from the
+/// rank it waits for. The 136,565-tet cantilever on 2 ranks at load average 10-18: whole run 26.0 -> 14.4 s, CPU
+/// 9.0 -> 5.1 s (medians of 4 pairs, docs/performance.md "Scaling with ranks").
+/// One rank (a singleton, `mpirun -n 1`, `srun -n 1`) has no one to wait for, and there a yield only costs: MUMPS's
+/// solve probes for messages (MPI_Iprobe) between its blocks of work, and every empty probe then yields. Linux's
+/// EEVDF scheduler (6.6 and later) moves a yielding task's deadline a slice later at each yield, so beside busy
+/// processes the rank that yields tens of thousands of times a second gets almost no core: the contact tests'
+/// 1-rank direct solves, 10 s of CPU, took 208 s beside four busy loops with the yield and 28 s without.
+/// The rank count is read from the launcher's environment (OMPI_COMM_WORLD_SIZE, else SLURM_NTASKS or PMI_SIZE);
+/// another launcher that names none of them gets the yield. Returns whether it set it. Call before MPI_Init.
 bool yield_when_idle();
 
 }  // namespace edgefem

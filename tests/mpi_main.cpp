@@ -4,10 +4,12 @@
 #include <petscsys.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -56,10 +58,10 @@ bool filter_selects(const std::string& filter, const std::string& name) {
   return in && (dash == std::string::npos || !any_glob_matches(std::string_view(filter).substr(dash + 1), name));
 }
 
-/// `--file test_<topic>.cpp` (the unit test executable holds every tests/unit file, tests/edgefem_tests.cmake): keeps
-/// only the cases defined in that file (GoogleTest records each case's file), within --gtest_filter if one is given.
-/// Removes the argument; returns false after a message when no case was defined in that file, so that a misspelt
-/// or emptied file fails instead of passing with nothing run.
+/// `--file test_<topic>.cpp[,test_<other>.cpp...]` (the unit test executable holds every tests/unit file, the
+/// distributed one every tests/mpi file: tests/edgefem_tests.cmake): keeps only the cases defined in those files (GoogleTest records each case's file), within --gtest_filter if one is given.
+/// Removes the argument; returns false after a message when no case was defined in one of the files, so that a
+/// misspelt or emptied file fails instead of passing with nothing run.
 bool select_file(int& argc, char** argv) {
   std::string file;
   int out = 1;
@@ -75,23 +77,30 @@ bool select_file(int& argc, char** argv) {
   argc = out;
   argv[argc] = nullptr;
   if (file.empty()) return true;
+  std::map<std::string, int> defined;  // file name -> its cases in this executable
+  for (std::size_t begin = 0; begin <= file.size();) {
+    const std::size_t comma = std::min(file.find(',', begin), file.size());
+    defined[file.substr(begin, comma - begin)] = 0;
+    begin = comma + 1;
+  }
   const std::string filter = ::testing::GTEST_FLAG(filter);
   std::string selected;
-  int defined = 0;
   const ::testing::UnitTest& tests = *::testing::UnitTest::GetInstance();
   for (int s = 0; s < tests.total_test_suite_count(); ++s) {
     const ::testing::TestSuite& suite = *tests.GetTestSuite(s);
     for (int t = 0; t < suite.total_test_count(); ++t) {
       const ::testing::TestInfo& info = *suite.GetTestInfo(t);
-      if (std::filesystem::path(info.file()).filename() != file) continue;
-      ++defined;
+      const auto it = defined.find(std::filesystem::path(info.file()).filename().string());
+      if (it == defined.end()) continue;
+      ++it->second;
       const std::string name = std::string(suite.name()) + "." + info.name();
       if (filter_selects(filter, name)) selected += (selected.empty() ? "" : ":") + name;
     }
   }
-  if (defined == 0) {
+  for (const auto& [name, cases] : defined) {
+    if (cases > 0) continue;
     std::fprintf(stderr, "%s: --file %s: no test case of this executable is defined in a file of that name\n", argv[0],
-                 file.c_str());
+                 name.c_str());
     return false;
   }
   // A filter that selects none of the file's cases runs none (an empty filter would run them all).

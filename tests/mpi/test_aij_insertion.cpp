@@ -18,7 +18,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_aij_insertion {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 using mpitest::world_size;
@@ -212,5 +212,5 @@ TEST(AijInsertion, RefusesAnEntryOutsideTheMatrix) {
   EXPECT_THROW(AijInsertion(MPI_COMM_WORLD, 3 * n_own, e.i, e.j, m), PetscFailure);
 }
 
-}  // namespace
+}  // namespace test_aij_insertion
 }  // namespace edgefem

@@ -22,7 +22,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_bending {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 using mpitest::world_size;
@@ -169,5 +169,5 @@ TEST(Bending, HangingClothCurlsLessWithBendingAndDistributedEqualsSerial) {
   EXPECT_LT(rel, 1e-8);
 }
 
-}  // namespace
+}  // namespace test_bending
 }  // namespace edgefem

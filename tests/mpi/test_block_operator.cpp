@@ -25,7 +25,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_block_operator {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 using mpitest::world_size;
@@ -399,5 +399,5 @@ TEST(BlockOperator, RefusedOnEveryRankWhenOneRankHasABrokenBlock) {
   EXPECT_FALSE(BlockOperator::create(aij).has_value());
 }
 
-}  // namespace
+}  // namespace test_block_operator
 }  // namespace edgefem

@@ -32,7 +32,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_checkpoint {  // one per file: the distributed test files share unity batches
 
 namespace fs = std::filesystem;
 
@@ -945,5 +945,5 @@ TEST_F(Checkpoint, RestartFromADirectoryFallsBackToTheNewestIntactCheckpointAndC
             five + " is a checkpoint of format version 1, without checksums: its contents cannot be verified");
 }
 
-}  // namespace
+}  // namespace test_checkpoint
 }  // namespace edgefem

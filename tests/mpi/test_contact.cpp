@@ -29,7 +29,7 @@
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_contact {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 using mpitest::world_size;
@@ -412,5 +412,5 @@ TEST(Overlap, IsAWarningWithThePenaltyWhichReportsThePenetration) {
   EXPECT_GT(r.obstacle_force.back()[2], 0.0);
 }
 
-}  // namespace
+}  // namespace test_contact
 }  // namespace edgefem

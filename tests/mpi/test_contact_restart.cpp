@@ -21,7 +21,7 @@
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_contact_restart {  // one per file: the distributed test files share unity batches
 
 using namespace dynamics_testing;  // tests/support/dynamics_testing.hpp
 
@@ -113,5 +113,5 @@ TEST(ContactRestart, RestartedRunEqualsTheUninterruptedOne) {
   }
 }
 
-}  // namespace
+}  // namespace test_contact_restart
 }  // namespace edgefem

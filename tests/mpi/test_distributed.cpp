@@ -30,7 +30,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_distributed {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 using mpitest::world_size;
@@ -341,5 +341,5 @@ TEST(Distributed, SelectionMatchingNothingFailsOnEveryRank) {
   }
 }
 
-}  // namespace
+}  // namespace test_distributed
 }  // namespace edgefem

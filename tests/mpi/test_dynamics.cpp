@@ -25,7 +25,7 @@
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_dynamics {  // one per file: the distributed test files share unity batches
 
 namespace fs = std::filesystem;
 
@@ -529,5 +529,5 @@ TEST(Dynamics, SmallSolidsLuOfTheBaijCopyRepeatsCholeskyOfTheMatrix) {
   EXPECT_LT(c.difference, 1e-8);
 }
 
-}  // namespace
+}  // namespace test_dynamics
 }  // namespace edgefem

@@ -20,7 +20,7 @@
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_dynamics_restart {  // one per file: the distributed test files share unity batches
 
 namespace fs = std::filesystem;
 
@@ -210,5 +210,5 @@ INSTANTIATE_TEST_SUITE_P(Integrators, Distributed, ::testing::Values("backward-e
                            return s;
                          });
 
-}  // namespace
+}  // namespace test_dynamics_restart
 }  // namespace edgefem

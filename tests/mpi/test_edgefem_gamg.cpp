@@ -29,7 +29,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_edgefem_gamg {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 using mpitest::world_size;
@@ -322,5 +322,5 @@ TEST(EdgefemGamg, WorksInAKspOfItsOwnUnderAnOptionsPrefix) {
                  "-standalone_pc_edgefem_gamg_petsc_galerkin"});
 }
 
-}  // namespace
+}  // namespace test_edgefem_gamg
 }  // namespace edgefem

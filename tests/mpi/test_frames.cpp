@@ -25,7 +25,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_frames {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 
@@ -410,5 +410,5 @@ TEST(FrameDynamics, FreeBodyFallsAtGWithTheDefaultMasses) {
   }
 }
 
-}  // namespace
+}  // namespace test_frames
 }  // namespace edgefem

@@ -22,7 +22,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_frames_accuracy {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 
@@ -157,5 +157,5 @@ TEST(FrameAccuracy, SameAnswerOnAnyRankCount) {
   }
 }
 
-}  // namespace
+}  // namespace test_frames_accuracy
 }  // namespace edgefem

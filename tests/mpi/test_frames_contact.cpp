@@ -26,7 +26,7 @@
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_frames_contact {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 using mpitest::world_size;
@@ -206,5 +206,5 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::make_pair(std::string("{type: frames, frames: 16, frame_type: affine}"), 1e-2),
                       std::make_pair(std::string("{type: frames, frames: 8}"), 4e-2)));
 
-}  // namespace
+}  // namespace test_frames_contact
 }  // namespace edgefem

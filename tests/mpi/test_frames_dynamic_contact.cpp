@@ -29,7 +29,7 @@
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_frames_dynamic_contact {  // one per file: the distributed test files share unity batches
 
 using dynamics_testing::rank0_alone;
 using mpitest::world_rank;
@@ -239,5 +239,5 @@ TEST(FramesDynamics, MovingBoxCompressesTheBlockAsTheTetModel) {
   EXPECT_NEAR(-c.total[2], all.force.back(), 1e-5 * all.force.back());  // (the XDMF's floats)
 }
 
-}  // namespace
+}  // namespace test_frames_dynamic_contact
 }  // namespace edgefem

@@ -18,7 +18,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_free_body {  // one per file: the distributed test files share unity batches
 
 Job job(const std::string& name, const std::string& yaml) {
   return mpitest::job_from_yaml(mpitest::scratch_dir("free_body"), name, yaml);
@@ -153,5 +153,5 @@ TEST(FreeBody, ALineContactLeavesItFreeToRoll) {
       << message;
 }
 
-}  // namespace
+}  // namespace test_free_body
 }  // namespace edgefem

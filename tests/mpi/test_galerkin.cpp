@@ -20,7 +20,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_galerkin {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 using mpitest::world_size;
@@ -494,5 +494,5 @@ TEST(MultigridProducts, FinestSmootherTakesItsDiagonalFromTheBlockCopy) {
   reference_products.remove(reference);
 }
 
-}  // namespace
+}  // namespace test_galerkin
 }  // namespace edgefem

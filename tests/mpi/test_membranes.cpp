@@ -39,7 +39,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_membranes {  // one per file: the distributed test files share unity batches
 
 namespace fs = std::filesystem;
 
@@ -656,5 +656,5 @@ TEST(Membranes, FlatStaticMembraneWithoutNormalFixFailsOnEveryRank) {
   EXPECT_EQ(everywhere, 1);
 }
 
-}  // namespace
+}  // namespace test_membranes
 }  // namespace edgefem

@@ -22,7 +22,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_neo_hookean {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 using mpitest::world_size;
@@ -206,5 +206,5 @@ TEST(NeoHookeanSolve, DistributedEqualsSerial) {
   EXPECT_LT(rel, 1e-9);
 }
 
-}  // namespace
+}  // namespace test_neo_hookean
 }  // namespace edgefem

@@ -28,7 +28,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_newton {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 using mpitest::world_size;
@@ -635,5 +635,5 @@ TEST(Newton, SmallTimeStepSystemsAreFactorizedWholeOnEveryRank) {
   EXPECT_EQ(default_preconditioner_name(job.solver, kind), "Cholesky (MUMPS)");
 }
 
-}  // namespace
+}  // namespace test_newton
 }  // namespace edgefem

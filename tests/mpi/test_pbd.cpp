@@ -31,7 +31,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_pbd {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 
@@ -646,5 +646,5 @@ TEST(Pbd, CheckpointRestartReproducesTheUninterruptedRun) {
   EXPECT_GT(a.strain, 0.0);
 }
 
-}  // namespace
+}  // namespace test_pbd
 }  // namespace edgefem

@@ -24,7 +24,7 @@
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_pbd_contact {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 using mpitest::world_size;
@@ -215,5 +215,5 @@ TEST(PbdBelt, DragsTheBlockWithMuGThenCarriesIt) {
   EXPECT_LT(distributed, 1e-10);
 }
 
-}  // namespace
+}  // namespace test_pbd_contact
 }  // namespace edgefem

@@ -31,7 +31,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_pbd_convergence {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 
@@ -248,5 +248,5 @@ TEST(PbdConvergence, SidewaysLoadedColumnStaysFiniteAndConverges) {
   expect_convergence(d, {0.5, 5e-2, 1e-3, 5e-5}, 0.2, 1e-12);
 }
 
-}  // namespace
+}  // namespace test_pbd_convergence
 }  // namespace edgefem

@@ -28,7 +28,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_pbd_plastic {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 
@@ -246,5 +246,5 @@ TEST(PbdPlastic, CheckpointRestartReproducesTheUninterruptedRun) {
   }
 }
 
-}  // namespace
+}  // namespace test_pbd_plastic
 }  // namespace edgefem

@@ -32,7 +32,7 @@
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_pbd_self_contact {  // one per file: the distributed test files share unity batches
 
 using dynamics_testing::rank0_alone;
 using dynamics_testing::serial_difference;
@@ -159,5 +159,5 @@ TEST(PbdTwoSheets, TheUpperClothLandsOnTheLowerWithoutAnyIntersection) {
   EXPECT_LT(distributed, 1e-9);       // (4.7e-12 measured on 2 ranks)
 }
 
-}  // namespace
+}  // namespace test_pbd_self_contact
 }  // namespace edgefem

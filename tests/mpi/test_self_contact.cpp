@@ -29,7 +29,7 @@
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_self_contact {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 using mpitest::world_size;
@@ -431,5 +431,5 @@ TEST(TwoSheets, TheUpperClothLandsOnTheLowerWithoutAnyIntersection) {
   EXPECT_LT(distributed, 1e-7);
 }
 
-}  // namespace
+}  // namespace test_self_contact
 }  // namespace edgefem

@@ -38,7 +38,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_slices {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 using mpitest::world_size;
@@ -485,5 +485,5 @@ TEST(Locality, RenumberingBringsAGmshMeshsCellVerticesCloser) {
   EXPECT_LT(is, 0.5 * was) << "mean |a - b| over owned cell edges " << was << " -> " << is;
 }
 
-}  // namespace
+}  // namespace test_slices
 }  // namespace edgefem

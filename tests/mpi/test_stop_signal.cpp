@@ -10,7 +10,7 @@
 #include "runtime/stop_signal.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_stop_signal {  // one per file: the distributed test files share unity batches
 
 class StopSignal : public ::testing::Test {
  protected:
@@ -51,5 +51,5 @@ TEST_F(StopSignal, EveryRankAgreesOnASignalOnlyTheLastRankReceived) {
   EXPECT_EQ(agree_on_stop(MPI_COMM_WORLD), SIGTERM);
 }
 
-}  // namespace
+}  // namespace test_stop_signal
 }  // namespace edgefem

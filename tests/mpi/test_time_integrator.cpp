@@ -23,7 +23,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_time_integrator {  // one per file: the distributed test files share unity batches
 
 std::string scratch() { return mpitest::scratch_dir("time_integrator"); }
 
@@ -265,5 +265,5 @@ TEST(TimeIntegrator, RealIntegratorsKeepTheirCheckpointFields) {
   EXPECT_EQ(pbd.preconditioner_name(), "none: no linear solves");
 }
 
-}  // namespace
+}  // namespace test_time_integrator
 }  // namespace edgefem

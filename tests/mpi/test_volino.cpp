@@ -20,7 +20,7 @@
 #include "tests/support/mpi_testing.hpp"
 
 namespace edgefem {
-namespace {
+namespace test_volino {  // one per file: the distributed test files share unity batches
 
 using mpitest::world_rank;
 
@@ -134,5 +134,5 @@ TEST(Volino, DampedSpringsAndViscosityDissipate) {
   EXPECT_GT(damped, 0.0);
 }
 
-}  // namespace
+}  // namespace test_volino
 }  // namespace edgefem
