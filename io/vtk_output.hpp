@@ -25,7 +25,7 @@ struct DataArray {
   /// A symmetric 3 x 3 tensor (n_components 9, as the .vtu gets it, row-major) kept as its 6 independent components,
   /// XX, YY, ZZ, XY, YZ, XZ (VTK's order), component after component: values[c * n + i] for tuple i of n. The .vtu
   /// writer hands VTK the 9 components as views of the 6 (issue 56: 48 bytes per tet less for a piece's two
-  /// tensors). Only write_vtu_piece reads it (the XDMF output gets 9 per tuple).
+  /// tensors); the XDMF output stores the 6 (Tensor6).
   bool symmetric = false;
   /// Values per tuple in `values` (6 for a symmetric tensor).
   [[nodiscard]] int stored_components() const { return symmetric ? 6 : n_components; }

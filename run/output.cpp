@@ -132,12 +132,11 @@ void ResultWriter::add_cell_tensors(std::span<const double> positions, VtuPiece&
   const bool solid = model_.nodes_per_cell == 4;
   const LocalIndex n_cells = solid ? m.n_tets() : m.n_triangles();
   const int n = model_.nodes_per_cell;
-  // The .vtu's tensors are kept as their 6 independent components (DataArray::symmetric: XX, YY, ZZ, XY, YZ, XZ,
-  // component after component; the upper triangle, as the XDMF output keeps), the XDMF output's as 9 per cell.
-  const bool six = !xdmf_;
+  // The tensors are kept as their 6 independent components (DataArray::symmetric: XX, YY, ZZ, XY, YZ, XZ, component
+  // after component; the upper triangle, as both formats store it).
   const auto nc = static_cast<std::size_t>(n_cells);
-  DataArray strain{"green_strain", 9, std::vector<double>((six ? 6 : 9) * nc), {}, false, six};
-  DataArray stress{"stress", 9, std::vector<double>((six ? 6 : 9) * nc), {}, false, six};
+  DataArray strain{"green_strain", 9, std::vector<double>(6 * nc), {}, false, true};
+  DataArray stress{"stress", 9, std::vector<double>(6 * nc), {}, false, true};
   DataArray mises{"von_mises", 1, std::vector<double>(static_cast<std::size_t>(n_cells)), {}, false};
   // Tets: J = det F = det(x1-x0, x2-x0, x3-x0) / det(X1-X0, ...) (< 0: inverted; ParaView shows a recovery).
   DataArray volume_ratio{"volume_ratio", 1, std::vector<double>(solid ? static_cast<std::size_t>(n_cells) : 0), {},
@@ -152,18 +151,14 @@ void ResultWriter::add_cell_tensors(std::span<const double> positions, VtuPiece&
         x[3 * k + d] = positions[i];
       }
     double E9[9], S9[9];
-    double* E = six ? E9 : strain.values.data() + 9 * static_cast<std::ptrdiff_t>(t);
-    double* S = six ? S9 : stress.values.data() + 9 * static_cast<std::ptrdiff_t>(t);
     // The cell's model says how (materials/registry.hpp).
     const std::int32_t material = model_.cell_material[t];
     const ModelInfo& info = *model_.material_model[static_cast<std::size_t>(material)];
-    mises.values[t] = info.strain_stress(X, x, model_.materials, material, E, S);
-    if (six) {
-      constexpr int upper[6] = {0, 4, 8, 1, 5, 2};  // XX, YY, ZZ, XY, YZ, XZ of the row-major 3 x 3
-      for (std::size_t c = 0; c < 6; ++c) {
-        strain.values[c * nc + static_cast<std::size_t>(t)] = E9[upper[c]];
-        stress.values[c * nc + static_cast<std::size_t>(t)] = S9[upper[c]];
-      }
+    mises.values[t] = info.strain_stress(X, x, model_.materials, material, E9, S9);
+    constexpr int upper[6] = {0, 4, 8, 1, 5, 2};  // XX, YY, ZZ, XY, YZ, XZ of the row-major 3 x 3
+    for (std::size_t c = 0; c < 6; ++c) {
+      strain.values[c * nc + static_cast<std::size_t>(t)] = E9[upper[c]];
+      stress.values[c * nc + static_cast<std::size_t>(t)] = S9[upper[c]];
     }
     if (solid) {
       auto det = [](const double* p) {
@@ -213,7 +208,7 @@ VtuPiece ResultWriter::make_piece(std::span<const double> positions, std::span<c
 
 void ResultWriter::write(long long step, double time, std::span<const double> positions, std::span<const double> force,
                          std::span<const double> velocity) {
-  list_pending();  // the step before: whole on disk, then listed
+  if (!xdmf_) list_pending();  // the step before: whole on disk, then listed (XDMF: by write_step)
   OutputLap lap;
   ++written_steps_;
   VtuPiece piece = make_piece(positions, force, velocity);

@@ -49,8 +49,8 @@ class ResultWriter {
   void add_point_field(std::string name, int components, std::vector<double> values) {
     extra_points_.push_back(DataArray{std::move(name), components, std::move(values), {}, false});
   }
-  /// Collective. positions, force and (dynamic runs) velocity: 3 per local vertex (ghosts up to date). xdmf: writes
-  /// the step collectively and lists it before returning. vtu: computes
+  /// Collective. positions, force and (dynamic runs) velocity: 3 per local vertex (ghosts up to date). xdmf:
+  /// XdmfSeries::write_step (this rank's slabs written on a thread, the step before listed). vtu: computes
   /// the step's piece and writes it on a thread of its own (temporary file, fsync, rename: most of a step's output
   /// time is the disk's) while the run goes on; the next write() or finish() waits for it and only then lists the
   /// step in the .pvtu and the .pvd, so a listed step is always whole on disk.

@@ -15,10 +15,14 @@ JOB is a dynamic job with checkpoints (tests/data/xdmf_swing.yaml). Runs it on N
     one job differ by ~1e-12); the geometry float64 and bit for bit the .vtu's points;
   - the symmetric tensors (green_strain, stress) as N x 6 "Tensor6" arrays in VTK's order XX, YY, ZZ, XY, YZ, XZ:
     the .vtu's 3 x 3 is symmetric (to 1e-12 of its largest value) and its six components are the stored ones;
-  - the global order does not depend on the rank count: geometry and topology bit for bit those of a 1-rank run, the
-    fields equal to 1e-7 of their largest value (1e-6 in float32; the solver's round-off differs with the partition);
+  - the partition's order: each rank's cells one slab (the rank field non-decreasing), /Mesh/original_vertex and
+    /Mesh/original_cell permutations of the mesh file's numbers; in the mesh file's order (rows sorted by them) the
+    geometry and topology are bit for bit those of a 1-rank run and the fields equal to 1e-7 of their largest value
+    (1e-6 in float32; the solver's round-off differs with the partition);
   - restart: the run continued from its step-6 checkpoint with an end time of step 9 leaves steps 0, 3, 6 bit for bit
-    as they were, step 9 rewritten (equal to the first run's) and step 12 gone, in the .h5 and the .xdmf;
+    as they were, step 9 rewritten (equal to the first run's) and step 12 gone, in the .h5 and the .xdmf, the mesh
+    reused; continued on 1 rank instead (np > 1), the file gets that partition's mesh as /Mesh_1, which step 9 names
+    (in the mesh file's order the same mesh and step 9 equal to the first run's), the earlier steps still /Mesh's;
   - `compression: gzip`: the same values, datasets with the shuffle and gzip filters, a smaller file;
   - `fields: [displacement, von_mises]`: only those;
   - faults: a folder where solution.h5 should be, and a file-size limit (ulimit -f, as a full disk) reached after
@@ -188,12 +192,12 @@ def close(a, b, rtol, what):
 def compare_with_vtu(xdmf_dir, vtu_dir):
     steps, pvd = read_xdmf(xdmf_dir), read_pvd(vtu_dir)
     check([s[0] for s in steps] == [t for t, _ in pvd], f"times {[s[0] for s in steps]} != .pvd's {[t for t, _ in pvd]}")
-    geometry = h5_values(xdmf_dir, "/Mesh/geometry")
-    topology = h5_values(xdmf_dir, "/Mesh/topology")
-    vertex_of = {tuple(p): i for i, p in enumerate(geometry)}
-    check(len(vertex_of) == len(geometry), "duplicate vertices in /Mesh/geometry")
-    cell_of = {tuple(c): i for i, c in enumerate(topology)}
-    for (time, fields, _, _), (_, pvtu) in zip(steps, pvd):
+    for (time, fields, topology_at, geometry_at), (_, pvtu) in zip(steps, pvd):
+        geometry = h5_values(xdmf_dir, geometry_at)
+        topology = h5_values(xdmf_dir, topology_at)
+        vertex_of = {tuple(p): i for i, p in enumerate(geometry)}
+        check(len(vertex_of) == len(geometry), f"duplicate vertices in {geometry_at}")
+        cell_of = {tuple(c): i for i, c in enumerate(topology)}
         points, cells, arrays = read_pvtu(pvtu)
         vertex = np.array([vertex_of[tuple(p)] for p in points])
         cell = np.array([cell_of[tuple(vertex[c])] for c in cells])
@@ -211,6 +215,19 @@ def compare_with_vtu(xdmf_dir, vtu_dir):
                 values = values.reshape(-1, 9)[:, SYMMETRIC]
             close(stored[index].reshape(values.shape), values, RTOL, f"t = {time}: {name}")
     return steps
+
+
+def file_order(directory, mesh="/Mesh"):
+    """`mesh`'s rows in the mesh file's order: (geometry, topology in the file's vertex numbers, the vertex rows and
+    the cell rows of the .h5 in that order), checking that original_vertex and original_cell are permutations."""
+    with h5py.File(os.path.join(directory, "solution.h5"), "r") as h5:
+        original_vertex, original_cell = h5[mesh + "/original_vertex"][...], h5[mesh + "/original_cell"][...]
+        vertices, cells = np.argsort(original_vertex), np.argsort(original_cell)
+        check(np.array_equal(original_vertex[vertices], np.arange(len(vertices))), f"{mesh}/original_vertex")
+        check(np.array_equal(original_cell[cells], np.arange(len(cells))), f"{mesh}/original_cell")
+        geometry = h5[mesh + "/geometry"][...][vertices]
+        topology = original_vertex[h5[mesh + "/topology"][...]][cells]
+    return geometry, topology, vertices, cells
 
 
 def compare_series(a_dir, b_dir, rtol, what, steps=None):
@@ -237,10 +254,42 @@ def check_restart(runner, xdmf_dir):
     check([t for t, _, _, _ in after] == times[:4], f"restart: times {[s[0] for s in after]}, expected {times[:4]}")
     with h5py.File(os.path.join(restart, "solution.h5"), "r") as h5:
         check(sorted(h5["Steps"]) == ["000000", "000003", "000006", "000009"], f"restart: groups {sorted(h5['Steps'])}")
-    for t, fields, _, _ in after:
+    for t, fields, topology, _ in after:
+        check(topology == "/Mesh/topology", f"restart: t = {t} on {topology}, not the first run's mesh")
         for name, (_, at) in fields.items():
             exact = t < times[3]
             close(h5_values(restart, at), before[t][name], 0.0 if exact else 1e-9, f"restart: t = {t} {name}")
+    with h5py.File(os.path.join(restart, "solution.h5"), "r") as h5:
+        check(sorted(k for k in h5 if k.startswith("Mesh")) == ["Mesh"], f"restart: meshes {sorted(h5)}")
+
+
+def check_restart_on_one_rank(runner, xdmf_dir):
+    """The run continued on 1 rank from its step-6 checkpoint: the series gets the 1-rank partition's mesh as
+    /Mesh_1 (the same mesh in the file's order), step 9 on it equal to the first run's, steps 0, 3, 6 as they were."""
+    restart = os.path.join(runner.args.out, "restart_1")
+    shutil.rmtree(restart, ignore_errors=True)
+    shutil.copytree(xdmf_dir, restart)
+    before = read_xdmf(restart)
+    values = {t: {n: h5_values(restart, at) for n, (_, at) in f.items()} for t, f, _, _ in before}
+    dt = runner.job["analysis"]["dt"]
+    runner.run("restart_1", analysis={"end_time": 9 * dt}, np_=1,
+               extra=["--restart", os.path.join(restart, "checkpoint_000006.ckpt")])
+    after = read_xdmf(restart)
+    times = [t for t, _, _, _ in before]
+    check([t for t, _, _, _ in after] == times[:4], f"restart on 1 rank: times {[s[0] for s in after]}")
+    check([s[2] for s in after] == ["/Mesh/topology"] * 3 + ["/Mesh_1/topology"],
+          f"restart on 1 rank: meshes {[s[2] for s in after]}")
+    first, second = file_order(restart, "/Mesh"), file_order(restart, "/Mesh_1")
+    check(np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1]),
+          "restart on 1 rank: /Mesh_1 is not /Mesh in the file's order")
+    for t, fields, _, _ in after:
+        for name, (center, at) in fields.items():
+            if t < times[3]:
+                close(h5_values(restart, at), values[t][name], 0.0, f"restart on 1 rank: t = {t} {name}")
+            elif name != "rank":
+                rows, old_rows = (second[2], first[2]) if center == "Node" else (second[3], first[3])
+                close(h5_values(restart, at)[rows], values[t][name][old_rows], 1e-7, f"restart on 1 rank: t = {t} {name}")
+    print("check_xdmf: restart on 1 rank: step 9 on /Mesh_1, equal to the first run's")
 
 
 def check_gzip(runner, xdmf_dir):
@@ -345,15 +394,21 @@ def main():
           f"output_split {split}")
     rank = h5_values(xdmf_dir, steps[-1][1]["rank"][1])
     check(sorted(set(rank)) == list(range(args.np)), f"rank field values {sorted(set(rank))}")
+    check(np.all(np.diff(rank) >= 0), "the ranks' cells are not one slab each in rank order")
+    mesh = file_order(xdmf_dir)
     if args.np > 1:
         serial_dir, _, _ = runner.run("serial", np_=1)
-        for at in ("/Mesh/geometry", "/Mesh/topology"):
-            check(np.array_equal(h5_values(serial_dir, at), h5_values(xdmf_dir, at)), f"{at} differs from 1 rank's")
+        serial = file_order(serial_dir)
+        check(np.array_equal(mesh[0], serial[0]), "geometry in the file's order differs from 1 rank's")
+        check(np.array_equal(mesh[1], serial[1]), "topology in the file's order differs from 1 rank's")
         one = {t: f for t, f, _, _ in read_xdmf(serial_dir)}
         for t, fields, _, _ in read_xdmf(xdmf_dir):
-            for name, (_, at) in fields.items():
+            for name, (center, at) in fields.items():
                 if name != "rank":
-                    close(h5_values(xdmf_dir, at), h5_values(serial_dir, one[t][name][1]), 1e-7, f"1 rank: t = {t} {name}")
+                    rows, serial_rows = (mesh[2], serial[2]) if center == "Node" else (mesh[3], serial[3])
+                    close(h5_values(xdmf_dir, at)[rows], h5_values(serial_dir, one[t][name][1])[serial_rows], 1e-7,
+                          f"1 rank: t = {t} {name}")
+        check_restart_on_one_rank(runner, xdmf_dir)
     check_restart(runner, xdmf_dir)
     check_gzip(runner, xdmf_dir)
     check_precision(runner, xdmf_dir, vtu_dir)
