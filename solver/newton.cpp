@@ -181,7 +181,8 @@ PetscErrorCode NewtonDriver::form_jacobian(SNES, Vec x, Mat, Mat, void* ctx) {
   self->stats_.seconds_assembly += wall() - t0;
   self->stats_.assembly_parts += assembly_times() - parts0;
   PetscCall(petsc_callback(self->stage_solve_, [&] {
-    if (self->need_floor_) {
+    // With contact, at every iterate: the barrier's stiffness grows as the gaps close, and the floor with it.
+    if (self->need_floor_ || self->problem_.step_limit) {
       self->floor_ = self->roundoff_floor(self->linear_.preconditioner(self->matrix_), x);  // (P may be coupled_)
       self->need_floor_ = false;
     }
@@ -438,6 +439,12 @@ PetscErrorCode NewtonDriver::converged(SNES snes, PetscInt it, PetscReal xnorm, 
   *reason = SNES_CONVERGED_ITERATING;
   if (it == 0 && self->reference_norm_ < 0.0) self->reference_norm_ = fnorm;
   self->previous_norm_ = it == 0 ? 0.0 : self->last_norm_;
+  if (it == 0 || fnorm < 0.5 * self->best_norm_) {
+    self->best_norm_ = fnorm;
+    self->best_iteration_ = it;
+  } else if (it - self->best_iteration_ >= kStagnation && !self->damped_) {
+    self->damped_ = true;  // for the rest of this solve (NewtonDriver::solve resets it)
+  }
   self->last_norm_ = fnorm;
   self->atol_ = atol;
   self->rtol_ = rtol;
@@ -450,7 +457,8 @@ PetscErrorCode NewtonDriver::converged(SNES snes, PetscInt it, PetscReal xnorm, 
     *reason = SNES_CONVERGED_FNORM_ABS;
   } else if (fnorm <= rtol * self->reference_norm_) {
     *reason = SNES_CONVERGED_FNORM_RELATIVE;
-  } else if (it > 0 && snorm < stol * xnorm && self->step_fraction_ >= 1.0) {  // (not a step cut by contact)
+  } else if (it > 0 && snorm < stol * xnorm && self->step_fraction_ >= 1.0 && self->step_lambda_ >= 1.0) {
+    // (a full step: not one cut by contact's step limit or by the line search)
     *reason = SNES_CONVERGED_SNORM_RELATIVE;
   } else if (it >= max_it) {
     *reason = SNES_DIVERGED_MAX_IT;
@@ -458,8 +466,9 @@ PetscErrorCode NewtonDriver::converged(SNES snes, PetscInt it, PetscReal xnorm, 
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode NewtonDriver::full_step(SNESLineSearch ls, void*) {
+PetscErrorCode NewtonDriver::full_step(SNESLineSearch ls, void* ctx) {
   PetscFunctionBeginUser;
+  auto* self = static_cast<NewtonDriver*>(ctx);
   SNES snes = nullptr;
   Vec X = nullptr, F = nullptr, Y = nullptr, W = nullptr, G = nullptr;
   PetscReal xnorm = 0, fnorm = 0, ynorm = 0;
@@ -469,6 +478,10 @@ PetscErrorCode NewtonDriver::full_step(SNESLineSearch ls, void*) {
   PetscCall(SNESLineSearchSetReason(ls, SNES_LINESEARCH_SUCCEEDED));
   PetscBool changed = PETSC_FALSE;
   PetscCall(SNESLineSearchPreCheck(ls, X, Y, &changed));
+  // The step's own norm (the norms held by the line search are the last iteration's: a run of steps cut by contact
+  // had multiplied their lambdas into it, and a full step after them passed the step-size convergence test of a
+  // tiny step with the residual far above its target).
+  PetscCall(VecNorm(Y, NORM_2, &ynorm));
   // The step is X - lambda Y. Along it the energy's slope is -R(X - lambda Y).Y: s0 at 0, s1 at the full step.
   auto evaluate = [&](double lambda, PetscReal* gnorm, PetscScalar* slope) -> PetscErrorCode {
     PetscFunctionBeginUser;
@@ -492,24 +505,66 @@ PetscErrorCode NewtonDriver::full_step(SNESLineSearch ls, void*) {
     PetscCall(SNESLineSearchSetReason(ls, SNES_LINESEARCH_FAILED_NANORINF));
     PetscFunctionReturn(0);
   }
-  // Along the step the energy's slope is -s(lambda), from -s0 < 0 at the start to -s1 at the full step; its root
-  // (the critical point, by the secant) is at s0 / (s0 - s1). Only a gross overshoot, the full step more than ten
-  // times past it (s1 < -10 s0), takes the secant step length instead. A milder one is kept: on bending problems
-  // the full step overshoots in stretch, which the next iteration removes, and cutting it back loses the bending
-  // (the 3840-tet cantilever: 4 Newton iterations in its first load step with full steps, 7 with the secant's).
-  if (lambda == 1.0 && s0 > 0.0 && s1 < -10.0 * s0) {
+  if (self->damped_) {
+    PetscCall(self->slope_root(lambda, s0, s1, gnorm, evaluate));
+  } else if (lambda == 1.0 && s0 > 0.0 && s1 < -10.0 * s0) {
+    // Along the step the energy's slope is -s(lambda), from -s0 < 0 at the start to -s1 at the full step; its root
+    // (the critical point, by the secant) is at s0 / (s0 - s1). Only a gross overshoot, the full step more than ten
+    // times past it (s1 < -10 s0), takes the secant step length instead. A milder one is kept: on bending problems
+    // the full step overshoots in stretch, which the next iteration removes, and cutting it back loses the bending
+    // (the 3840-tet cantilever: 4 Newton iterations in its first load step with full steps, 7 with the secant's).
     lambda = std::max(0.1, s0 / (s0 - s1));
     PetscCall(evaluate(lambda, &gnorm, &s1));
-    if (!std::isfinite(static_cast<double>(gnorm))) {
-      PetscCall(SNESLineSearchSetReason(ls, SNES_LINESEARCH_FAILED_NANORINF));
-      PetscFunctionReturn(0);
-    }
   }
+  if (!std::isfinite(static_cast<double>(gnorm))) {
+    PetscCall(SNESLineSearchSetReason(ls, SNES_LINESEARCH_FAILED_NANORINF));
+    PetscFunctionReturn(0);
+  }
+  self->step_lambda_ = lambda;
   PetscCall(VecCopy(W, X));
   PetscCall(VecCopy(G, F));
   PetscCall(VecNorm(X, NORM_2, &xnorm));
   PetscCall(SNESLineSearchSetLambda(ls, lambda));
   PetscCall(SNESLineSearchSetNorms(ls, xnorm, gnorm, lambda * ynorm));
+  PetscFunctionReturn(0);
+}
+
+template <class Evaluate>
+PetscErrorCode NewtonDriver::slope_root(double& lambda, PetscScalar s0, PetscScalar s1, PetscReal& gnorm,
+                                        Evaluate& evaluate) {
+  // After a stagnation (see converged): the step length where the energy's slope along the step has fallen to half
+  // its start, |s| <= s0 / 2 (the strong Wolfe condition), by regula falsi (Illinois) between 0 and the full step.
+  // A full step that still descends (s1 >= 0), or a direction that does not (s0 <= 0), is kept as it is.
+  PetscFunctionBeginUser;
+  if (!(s0 > 0.0) || s1 >= 0.0 || std::abs(s1) <= 0.5 * s0) PetscFunctionReturn(0);
+  double lo = 0.0, hi = lambda;
+  double s_lo = s0, s_hi = s1;
+  int side = 0;
+  for (int k = 0; k < kSlopeSearches; ++k) {
+    double trial = hi - s_hi * (hi - lo) / (s_hi - s_lo);
+    if (!(trial > lo && trial < hi)) trial = 0.5 * (lo + hi);
+    if (trial < kShortest) trial = kShortest, k = kSlopeSearches;  // (the last trial)
+    PetscScalar s = 0;
+    PetscCall(evaluate(trial, &gnorm, &s));
+    lambda = trial;
+    if (!std::isfinite(static_cast<double>(gnorm))) {  // beyond a barrier: the root lies before it
+      hi = trial;
+      s_hi = -std::abs(s_hi);
+      continue;
+    }
+    if (std::abs(s) <= 0.5 * s0) break;
+    if (s > 0.0) {
+      lo = trial;
+      s_lo = s;
+      if (side == 1) s_hi *= 0.5;  // Illinois: the end kept twice is halved
+      side = 1;
+    } else {
+      hi = trial;
+      s_hi = s;
+      if (side == -1) s_lo *= 0.5;
+      side = -1;
+    }
+  }
   PetscFunctionReturn(0);
 }
 
@@ -585,6 +640,8 @@ NewtonResult NewtonDriver::solve(Vec x, const std::string& label, double referen
   reference_norm_ = reference_norm;
   need_floor_ = true;
   floor_ = 0.0;
+  damped_ = false;
+  step_lambda_ = 1.0;
   iteration_start_ = t0;
   restore_cg();
   if (fresh_starts_ > 0) {

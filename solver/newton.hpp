@@ -156,6 +156,11 @@ class NewtonDriver {
   static PetscErrorCode converged(SNES, PetscInt it, PetscReal xnorm, PetscReal snorm, PetscReal fnorm,
                                   SNESConvergedReason* reason, void* ctx);
   static PetscErrorCode full_step(SNESLineSearch ls, void* ctx);
+  /// full_step after a stagnation: lambda moved towards the root of the energy's slope along the step.
+  template <class Evaluate>
+  PetscErrorCode slope_root(double& lambda, PetscScalar s0, PetscScalar s1, PetscReal& gnorm, Evaluate& evaluate);
+  static constexpr int kSlopeSearches = 6;  ///< residual evaluations of slope_root at most
+  static constexpr double kShortest = 0.1;  ///< and its shortest step, as full_step's secant's
   /// Line-search pre-check: the step's identity rows set exactly from the residual; then, with a step limit
   /// (contact), the step scaled to it.
   static PetscErrorCode pre_check(SNESLineSearch ls, Vec x, Vec y, PetscBool* changed, void* ctx);
@@ -230,6 +235,13 @@ class NewtonDriver {
   bool need_floor_ = true;
   double iteration_start_ = 0.0;
   double step_fraction_ = 1.0;  ///< the last pre-check's step limit (1: not limited)
+  double step_lambda_ = 1.0;    ///< the last line search's step length (1: the full step)
+  // Stagnation: no halving of the best residual norm in kStagnation iterations turns on the line search's
+  // search for the slope's root (full_step, damped_) for the rest of the solve.
+  static constexpr int kStagnation = 4;
+  double best_norm_ = 0.0;
+  PetscInt best_iteration_ = 0;
+  bool damped_ = false;
   NewtonStats stats_;
   PetscLogStage stage_assembly_ = 0, stage_solve_ = 0;
 };
