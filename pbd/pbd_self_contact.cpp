@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "contact/self_ccd.hpp"
+#include "contact/triangle_distance.hpp"
 #include "core/stopwatch.hpp"
 #include "linalg/petsc_util.hpp"
 
@@ -19,40 +20,6 @@ using contact::Vec3;
 using contact::operator+;
 using contact::operator-;
 using contact::operator*;
-
-/// The point of triangle (a, b, c) closest to p (Ericson, Real-Time Collision Detection, 5.1.5) as barycentric
-/// coordinates.
-std::array<double, 3> closest_barycentric(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
-  using contact::dot;
-  const Vec3 ab = b - a, ac = c - a, ap = p - a;
-  const double d1 = dot(ab, ap), d2 = dot(ac, ap);
-  if (d1 <= 0.0 && d2 <= 0.0) return {1.0, 0.0, 0.0};
-  const Vec3 bp = p - b;
-  const double d3 = dot(ab, bp), d4 = dot(ac, bp);
-  if (d3 >= 0.0 && d4 <= d3) return {0.0, 1.0, 0.0};
-  const double vc = d1 * d4 - d3 * d2;
-  if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) {
-    const double v = d1 / (d1 - d3);
-    return {1.0 - v, v, 0.0};
-  }
-  const Vec3 cp = p - c;
-  const double d5 = dot(ab, cp), d6 = dot(ac, cp);
-  if (d6 >= 0.0 && d5 <= d6) return {0.0, 0.0, 1.0};
-  const double vb = d5 * d2 - d1 * d6;
-  if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) {
-    const double w = d2 / (d2 - d6);
-    return {1.0 - w, 0.0, w};
-  }
-  const double va = d3 * d6 - d5 * d4;
-  if (va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0) {
-    const double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-    return {0.0, 1.0 - w, w};
-  }
-  const double sum = va + vb + vc;
-  if (!(sum > 0.0)) return {1.0, 0.0, 0.0};  // (a degenerate triangle)
-  const double v = vb / sum, w = vc / sum;
-  return {1.0 - v - w, v, w};
-}
 
 /// The parameters (s, t) of the closest points of segments p1-q1 and p2-q2 (Ericson 5.1.9; parallel: s = 0).
 std::array<double, 2> closest_segments(const Vec3& p1, const Vec3& q1, const Vec3& p2, const Vec3& q2) {
@@ -83,7 +50,7 @@ Vec3 separation(bool edge_edge, const std::array<Vec3, 4>& y, std::array<double,
     c = {1.0 - st[0], st[0], -(1.0 - st[1]), -st[1]};
     if (interior) *interior = st[0] > 0.0 && st[0] < 1.0 && st[1] > 0.0 && st[1] < 1.0;
   } else {
-    const auto b = closest_barycentric(y[0], y[1], y[2], y[3]);
+    const auto b = contact::closest_on_triangle(y[0], y[1], y[2], y[3]).barycentric;
     c = {1.0, -b[0], -b[1], -b[2]};
     if (interior) *interior = b[0] > 0.0 && b[1] > 0.0 && b[2] > 0.0;
   }

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The triangle-surface obstacle (contact/obstacle_mesh.hpp) and its pieces: the closest point of a triangle and its
-// feature, the bounding-volume hierarchy against brute force (nearest triangle, first segment hit), the signed
-// distance's normal and Hessian against central differences near a face, an edge and a vertex (closed and open
-// surfaces), the inside of a closed surface and the collision check of segments through it.
+// The triangle-surface obstacle (contact/obstacle_mesh.hpp) and its pieces: the closest point of a triangle, its
+// feature and barycentric coordinates (every Voronoi region, degenerate triangles), the bounding-volume hierarchy
+// against brute force (nearest triangle, first segment hit), the signed distance's normal and Hessian against central
+// differences near a face, an edge and a vertex (closed and open surfaces), the inside of a closed surface and the
+// collision check of segments through it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <string>
@@ -46,6 +49,88 @@ TEST(TriangleDistance, FeaturesOfTheClosestPoint) {
   EXPECT_NEAR(r.squared_distance, 0.5 + 0.25, 1e-15);
   EXPECT_NEAR(segment_triangle({0.2, 0.2, 1}, {0.2, 0.2, -1}, a, b, c), 0.5, 1e-15);
   EXPECT_LT(segment_triangle({0.8, 0.8, 1}, {0.8, 0.8, -1}, a, b, c), 0.0);
+}
+
+/// Barycentric coordinates in [0, 1] summing to 1 and giving the closest point (to 1e-14 of the triangle's size).
+void expect_barycentric_of_point(const TriangleClosest& r, const Vec3& a, const Vec3& b, const Vec3& c,
+                                 const std::string& label) {
+  const auto& l = r.barycentric;
+  EXPECT_NEAR(l[0] + l[1] + l[2], 1.0, 1e-15) << label;
+  for (const double li : l) {
+    EXPECT_GE(li, 0.0) << label;
+    EXPECT_LE(li, 1.0) << label;
+  }
+  const double size = std::max({norm(a), norm(b), norm(c)});
+  EXPECT_LE(norm(l[0] * a + l[1] * b + l[2] * c - r.point), 1e-14 * size) << label;
+}
+
+TEST(TriangleDistance, BarycentricCoordinatesInEveryVoronoiRegion) {
+  const Vec3 a{0.3, -0.2, 0.1}, b{1.4, 0.5, -0.3}, c{-0.1, 1.1, 0.7};  // no side along an axis
+  const Vec3 normal = (1.0 / norm(cross(b - a, c - a))) * cross(b - a, c - a);
+  auto unit = [](const Vec3& v) { return (1.0 / norm(v)) * v; };
+  // Away from a vertex: against its two edges' directions. Away from an edge: in the plane, off the third vertex
+  // ((a, b, c) turn counter-clockwise about the normal).
+  auto off_vertex = [&](const Vec3& p, const Vec3& q, const Vec3& o) { return -1.0 * (unit(q - p) + unit(o - p)); };
+  auto off_edge = [&](const Vec3& p, const Vec3& q) { return unit(cross(q - p, normal)); };
+  struct Region {
+    const char* label;
+    TriangleFeature feature;
+    Vec3 base, away;
+    std::array<double, 3> expected;  // the base's coordinates
+  };
+  for (const double s : {0.1, 0.5, 0.9}) {
+    const double v = 0.6 * s, w = 0.35 * (1.0 - s);  // v + w < 1
+    const Region regions[] = {
+        {"vertex a", TriangleFeature::vertex_a, a, off_vertex(a, b, c), {1, 0, 0}},
+        {"vertex b", TriangleFeature::vertex_b, b, off_vertex(b, c, a), {0, 1, 0}},
+        {"vertex c", TriangleFeature::vertex_c, c, off_vertex(c, a, b), {0, 0, 1}},
+        {"edge ab", TriangleFeature::edge_ab, a + s * (b - a), off_edge(a, b), {1 - s, s, 0}},
+        {"edge bc", TriangleFeature::edge_bc, b + s * (c - b), off_edge(b, c), {0, 1 - s, s}},
+        {"edge ca", TriangleFeature::edge_ca, c + s * (a - c), off_edge(c, a), {s, 0, 1 - s}},
+        {"face", TriangleFeature::face, a + v * (b - a) + w * (c - a), {0, 0, 0}, {1 - v - w, v, w}}};
+    for (const Region& region : regions)
+      for (const double t : {0.05, 1.0, 7.0})
+        for (const double h : {-2.0, 0.0, 0.3}) {
+          const Vec3 x = region.base + t * region.away + h * normal;
+          const std::string label = std::string(region.label) + " s " + std::to_string(s) + " t " + std::to_string(t) +
+                                    " h " + std::to_string(h);
+          const TriangleClosest r = closest_on_triangle(x, a, b, c);
+          ASSERT_EQ(r.feature, region.feature) << label;
+          EXPECT_LE(norm(r.point - region.base), 1e-14 * (1.0 + t)) << label;
+          for (int i = 0; i < 3; ++i) EXPECT_NEAR(r.barycentric[i], region.expected[i], 1e-14) << label;
+          expect_barycentric_of_point(r, a, b, c, label);
+        }
+  }
+}
+
+TEST(TriangleDistance, DegenerateTrianglesGiveFiniteResults) {
+  // Collinear (c between a and b, beyond b, before a) and all three vertices at one point, from every side. The
+  // collinear ones reach every region, the face too (about 1 % of the points, by rounding); the coordinates still
+  // give the point. (Two coincident vertices are not covered: 0/0 on their edge, NaN.)
+  const Vec3 a{0.3, -0.2, 0.1}, d{1.1, 0.7, -0.4};
+  const std::vector<std::array<Vec3, 3>> triangles{{a, a + d, a + 0.3 * d},
+                                                   {a, a + d, a + 2.5 * d},
+                                                   {a, a + d, a - 1.5 * d},
+                                                   {a, a, a}};
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-3.0, 3.0);
+  for (std::size_t k = 0; k < triangles.size(); ++k)
+    for (int trial = 0; trial < 2000; ++trial) {
+      const auto& [p, q, s] = triangles[k];
+      const double along = u(rng);
+      const Vec3 off{u(rng), u(rng), u(rng)};
+      const Vec3 x = a + along * d + off;
+      const TriangleClosest r = closest_on_triangle(x, p, q, s);
+      const std::string label = "triangle " + std::to_string(k) + " trial " + std::to_string(trial);
+      for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(std::isfinite(r.point[i])) << label;
+        ASSERT_TRUE(std::isfinite(r.barycentric[i])) << label;
+      }
+      ASSERT_TRUE(std::isfinite(r.squared_distance)) << label;
+      const auto& l = r.barycentric;
+      EXPECT_NEAR(l[0] + l[1] + l[2], 1.0, 1e-15) << label;
+      EXPECT_LE(norm(l[0] * p + l[1] * q + l[2] * s - r.point), 1e-14 * (1.0 + 3.5 * norm(d))) << label;
+    }
 }
 
 TEST(TriangleBvh, AgreesWithBruteForce) {
