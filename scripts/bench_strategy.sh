@@ -12,6 +12,7 @@ ranks=${2:-1}
 threads=$(( $(nproc) / ranks )); [ "$threads" -lt 1 ] && threads=1
 bind=""; [ "$threads" -gt 1 ] && bind="--bind-to none"  # Open MPI binds a rank to one core for <= 2 ranks
 mesh=jobs/bench/meshes/cantilever_h0.07.msh
+[ -f "$mesh" ] || command -v gmsh >/dev/null || { echo "bench_strategy.sh: meshing $mesh needs the gmsh program: ./setup.sh --with-gmsh" >&2; exit 1; }
 [ -f "$mesh" ] || gmsh -3 -setnumber h 0.07 jobs/bench/meshes/cantilever.geo -format msh41 -bin -o "$mesh" >/dev/null
 mkdir -p .bench/strategy
 job=jobs/bench/cantilever_gravity.yaml

@@ -52,6 +52,7 @@ while [ $# -gt 0 ]; do
 done
 export OMP_NUM_THREADS=$threads
 mesh=jobs/bench/meshes/cantilever_h$h.msh
+[ -f "$mesh" ] || command -v gmsh >/dev/null || { echo "frames_study.sh: meshing $mesh needs the gmsh program: ./setup.sh --with-gmsh" >&2; exit 1; }
 [ -f "$mesh" ] || gmsh -3 -setnumber h "$h" jobs/bench/meshes/cantilever.geo -format msh41 -bin -o "$mesh" >/dev/null
 mkdir -p .bench/frames
 sed "s#file: meshes/cantilever_h0.07.msh#file: $(pwd)/$mesh#; s#directory: .*#directory: $(pwd)/.bench/frames/tets#" \

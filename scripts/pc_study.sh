@@ -24,6 +24,7 @@ order=("GAMG (default)" "GAMG, threshold 0.02" "GAMG unsmoothed aggregation"
        "hypre BoomerAMG (HMIS, ext+i, nodal)" "Trilinos ML")
 for h in 0.15 0.1 0.07; do
   mesh=jobs/bench/meshes/cantilever_h$h.msh
+  [ -f "$mesh" ] || command -v gmsh >/dev/null || { echo "pc_study.sh: meshing $mesh needs the gmsh program: ./setup.sh --with-gmsh" >&2; exit 1; }
   [ -f "$mesh" ] || gmsh -3 -setnumber h $h jobs/bench/meshes/cantilever.geo -format msh41 -bin -o "$mesh" >/dev/null
   sed "s#cantilever_h0.07#cantilever_h$h#; s#file: meshes/#file: $(pwd)/jobs/bench/meshes/#" \
     jobs/bench/cantilever_gravity.yaml > .bench/study/cantilever_$h.yaml

@@ -15,6 +15,7 @@ out=${3:-$root/out/contact/cloth_fold}
 height=${HEIGHT:-0.45}
 mesh=$here/meshes/square_cloth.msh
 [ "$height" = 0.45 ] || mesh=$here/meshes/square_cloth_$height.msh
+[ -f "$mesh" ] || command -v gmsh >/dev/null || { echo "cloth_fold.sh: meshing $mesh needs the gmsh program: ./setup.sh --with-gmsh" >&2; exit 1; }
 [ -f "$mesh" ] || gmsh -2 -format msh22 -setnumber h 0.0045 -setnumber height "$height" \
   "$here/meshes/square_cloth.geo" -o "$mesh" > /dev/null
 mkdir -p "$out"

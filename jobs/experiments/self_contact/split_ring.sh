@@ -11,6 +11,7 @@ np=${1:-2}
 edgefem=${2:-$root/build/edgefem}
 out=${3:-$root/out/self_contact/split_ring}
 mesh=$here/meshes/split_ring_h002.msh
+[ -f "$mesh" ] || command -v gmsh >/dev/null || { echo "split_ring.sh: meshing $mesh needs the gmsh program: ./setup.sh --with-gmsh" >&2; exit 1; }
 [ -f "$mesh" ] || gmsh -3 -format msh22 -setnumber h 0.002 "$here/meshes/split_ring.geo" -o "$mesh" > /dev/null
 mkdir -p "$out"
 . "$root/scripts/env.sh"
