@@ -27,9 +27,11 @@ class BoxTree {
   void query(const Aabb& box, std::vector<int>& out) const;
   /// New boxes (as many, in the same order) in the same hierarchy: every node's box recomputed from its leaves'
   /// (O(n), no sorting). Queries stay exact; they slow down as the boxes drift from where the tree was built.
+  /// Empty boxes (lo > hi) are allowed: they overlap none and leave their nodes' boxes as they are.
   void refit(std::vector<Aabb> boxes);
   [[nodiscard]] std::size_t size() const { return boxes_.size(); }
   [[nodiscard]] const Aabb& box(int i) const { return boxes_[static_cast<std::size_t>(i)]; }
+  [[nodiscard]] const std::vector<Aabb>& boxes() const { return boxes_; }
 
  private:
   struct Node {
