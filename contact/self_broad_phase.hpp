@@ -4,9 +4,10 @@
 /// The broad phase of self-contact: a bounding-volume hierarchy over axis-aligned boxes (of the surface's triangles or
 /// edges, at the current positions inflated by the activation distance, or swept over a step: the box of a
 /// primitive's start and end positions holds it at every time of a linear move), built by median splits along the
-/// longest axis (leaves of at most four boxes), queried for every box that overlaps a given one. Rebuilt whenever
-/// the positions change (a build is O(n log n) and cheap next to the narrow phase). No MPI, no PETSc; const queries
-/// are thread-safe.
+/// longest axis (leaves of at most four boxes), queried for every box that overlaps a given one. The Newton solvers
+/// rebuild it whenever the positions change (a build is O(n log n)); the position-based integrator builds it once and
+/// refits it to every step's boxes (refit, O(n); contact::SweptPairs). No MPI, no PETSc; const queries are
+/// thread-safe.
 #include <vector>
 
 #include "contact/bvh.hpp"
