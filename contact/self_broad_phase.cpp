@@ -47,12 +47,15 @@ void BoxTree::refit(std::vector<Aabb> boxes) {
   for (std::size_t k = nodes_.size(); k-- > 0;) {
     Node& n = nodes_[k];
     Aabb box;
+    const auto grow = [&box](const Aabb& b) {
+      if (b.lo[0] <= b.hi[0]) box.grow(b);  // (an empty box's corners would make the node's box everything)
+    };
     if (n.left < 0) {
       for (int i = n.first; i < n.first + n.count; ++i)
-        box.grow(boxes_[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])]);
+        grow(boxes_[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])]);
     } else {
-      box.grow(nodes_[static_cast<std::size_t>(n.left)].box);
-      box.grow(nodes_[static_cast<std::size_t>(n.right)].box);
+      grow(nodes_[static_cast<std::size_t>(n.left)].box);
+      grow(nodes_[static_cast<std::size_t>(n.right)].box);
     }
     n.box = box;
   }

@@ -4,9 +4,10 @@
 /// The broad phase of self-contact: a bounding-volume hierarchy over axis-aligned boxes (of the surface's triangles or
 /// edges, at the current positions inflated by the activation distance, or swept over a step: the box of a
 /// primitive's start and end positions holds it at every time of a linear move), built by median splits along the
-/// longest axis (leaves of at most four boxes), queried for every box that overlaps a given one. Rebuilt whenever
-/// the positions change (a build is O(n log n) and cheap next to the narrow phase). No MPI, no PETSc; const queries
-/// are thread-safe.
+/// longest axis (leaves of at most four boxes), queried for every box that overlaps a given one. The Newton solvers
+/// rebuild it whenever the positions change (a build is O(n log n)); the position-based integrator builds it once and
+/// refits it to every step's boxes (refit, O(n); contact::SweptPairs). No MPI, no PETSc; const queries are
+/// thread-safe.
 #include <vector>
 
 #include "contact/bvh.hpp"
@@ -27,9 +28,11 @@ class BoxTree {
   void query(const Aabb& box, std::vector<int>& out) const;
   /// New boxes (as many, in the same order) in the same hierarchy: every node's box recomputed from its leaves'
   /// (O(n), no sorting). Queries stay exact; they slow down as the boxes drift from where the tree was built.
+  /// Empty boxes (lo > hi) are allowed: they overlap none and leave their nodes' boxes as they are.
   void refit(std::vector<Aabb> boxes);
   [[nodiscard]] std::size_t size() const { return boxes_.size(); }
   [[nodiscard]] const Aabb& box(int i) const { return boxes_[static_cast<std::size_t>(i)]; }
+  [[nodiscard]] const std::vector<Aabb>& boxes() const { return boxes_; }
 
  private:
   struct Node {

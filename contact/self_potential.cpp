@@ -83,15 +83,6 @@ class PresentTree {
     for (std::size_t i = start; i < out.size(); ++i) out[i] = index_[static_cast<std::size_t>(out[i])];
   }
   [[nodiscard]] const Aabb& box(int i) const { return all_[static_cast<std::size_t>(i)]; }
-  [[nodiscard]] const std::vector<Aabb>& boxes() const { return all_; }
-  /// New boxes for all primitives (the absent ones' are ignored), the hierarchy kept.
-  void refit(std::vector<Aabb> boxes) {
-    all_ = std::move(boxes);
-    std::vector<Aabb> kept;
-    kept.reserve(index_.size());
-    for (const int i : index_) kept.push_back(all_[static_cast<std::size_t>(i)]);
-    tree_.refit(std::move(kept));
-  }
 
  private:
   std::vector<Aabb> subset(const std::vector<Aabb>& boxes, const std::vector<char>& present) {
@@ -119,39 +110,48 @@ Aabb point_box(std::span<const double> x0, std::span<const double> x1, int i, do
 }
 
 /// The pairs of the surface's primitives whose boxes (over x0 and x1, grown by `inflate`) overlap, from the trees of
-/// those boxes.
-std::vector<SelfPair> tree_query_pairs(const SelfSurface& s, const PresentTree& triangles, const PresentTree& edges,
+/// those boxes (PresentTree or BoxTree: query() answers with the primitives' indices, increasing). In the order of
+/// the primitives, each one's pairs in increasing order; found in chunks of primitives (one list per chunk).
+template <class Tree>
+std::vector<SelfPair> tree_query_pairs(const SelfSurface& s, const Tree& triangles, const Tree& edges,
                                        std::span<const double> x0, std::span<const double> x1, double inflate) {
   const int n_points = s.n_vertices(), n_edges = static_cast<int>(s.edges.size());
-  std::vector<std::vector<SelfPair>> found(static_cast<std::size_t>(n_points + n_edges));
+  constexpr int chunk = 256;
+  const int n_chunks = (n_points + n_edges + chunk - 1) / chunk;
+  std::vector<std::vector<SelfPair>> found(static_cast<std::size_t>(n_chunks));
 #pragma omp parallel
   {
     std::vector<int> near;
-#pragma omp for schedule(dynamic, 64)
-    for (int i = 0; i < n_points + n_edges; ++i) {
-      near.clear();
-      auto& out = found[static_cast<std::size_t>(i)];
-      if (i < n_points) {  // point-triangle
-        if (!s.point_owned[static_cast<std::size_t>(i)]) continue;
-        triangles.query(point_box(x0, x1, i, inflate), near);
-        for (const int t : near) {
-          const auto& tri = s.triangles[static_cast<std::size_t>(t)];
-          if (tri[0] != i && tri[1] != i && tri[2] != i) out.push_back({false, i, t});
-        }
-      } else {  // edge-edge, each pair from its smaller edge
-        const int e = i - n_points;
-        if (!s.edge_owned[static_cast<std::size_t>(e)]) continue;
-        edges.query(edges.box(e), near);
-        const auto& a = s.edges[static_cast<std::size_t>(e)];
-        for (const int f : near) {
-          if (f <= e) continue;
-          const auto& b = s.edges[static_cast<std::size_t>(f)];
-          if (!shares_vertex({a[0], a[1], b[0], b[1]})) out.push_back({true, e, f});
+#pragma omp for schedule(dynamic, 1)
+    for (int c = 0; c < n_chunks; ++c) {
+      auto& out = found[static_cast<std::size_t>(c)];
+      for (int i = c * chunk; i < std::min((c + 1) * chunk, n_points + n_edges); ++i) {
+        near.clear();
+        if (i < n_points) {  // point-triangle
+          if (!s.point_owned[static_cast<std::size_t>(i)]) continue;
+          triangles.query(point_box(x0, x1, i, inflate), near);
+          for (const int t : near) {
+            const auto& tri = s.triangles[static_cast<std::size_t>(t)];
+            if (tri[0] != i && tri[1] != i && tri[2] != i) out.push_back({false, i, t});
+          }
+        } else {  // edge-edge, each pair from its smaller edge
+          const int e = i - n_points;
+          if (!s.edge_owned[static_cast<std::size_t>(e)]) continue;
+          edges.query(edges.box(e), near);
+          const auto& a = s.edges[static_cast<std::size_t>(e)];
+          for (const int f : near) {
+            if (f <= e) continue;
+            const auto& b = s.edges[static_cast<std::size_t>(f)];
+            if (!shares_vertex({a[0], a[1], b[0], b[1]})) out.push_back({true, e, f});
+          }
         }
       }
     }
   }
+  std::size_t total = 0;
+  for (const auto& f : found) total += f.size();
   std::vector<SelfPair> pairs;
+  pairs.reserve(total);
   for (const auto& f : found) pairs.insert(pairs.end(), f.begin(), f.end());
   return pairs;
 }
@@ -200,16 +200,26 @@ std::vector<SelfPair> tree_pairs(const SelfSurface& s, std::span<const double> x
 }
 
 struct SweptPairs::Trees {
-  PresentTree triangles, edges;
-  std::vector<Aabb> points;  ///< each point's built box
+  BoxTree triangles, edges;  ///< over all primitives, the hierarchy from the rest positions; the step's boxes
+  std::vector<Aabb> points;  ///< each point's box in the step
 };
 
+SweptPairs::SweptPairs(const SelfSurface& s) : s_(s) {
+  const std::vector<char> all_triangles(s.triangles.size(), 1), all_edges(s.edges.size(), 1);
+  trees_ = std::make_unique<Trees>(Trees{BoxTree(primitive_boxes(s.triangles, all_triangles, s.rest, s.rest, 0.0)),
+                                         BoxTree(primitive_boxes(s.edges, all_edges, s.rest, s.rest, 0.0)),
+                                         {}});
+}
+
 SweptPairs::SweptPairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1, double inflate)
-    : s_(s) {
-  trees_ = std::make_unique<Trees>(
-      Trees{PresentTree(primitive_boxes(s.triangles, s.triangle_present, x0, x1, inflate), s.triangle_present),
-            PresentTree(primitive_boxes(s.edges, s.edge_present, x0, x1, inflate), s.edge_present),
-            {}});
+    : SweptPairs(s) {
+  start(x0, x1, inflate);
+}
+
+void SweptPairs::start(std::span<const double> x0, std::span<const double> x1, double inflate) {
+  const SelfSurface& s = s_;
+  trees_->triangles.refit(primitive_boxes(s.triangles, s.triangle_present, x0, x1, inflate));
+  trees_->edges.refit(primitive_boxes(s.edges, s.edge_present, x0, x1, inflate));
   trees_->points.resize(static_cast<std::size_t>(s.n_vertices()));
   for (int i = 0; i < s.n_vertices(); ++i) trees_->points[static_cast<std::size_t>(i)] = point_box(x0, x1, i, inflate);
   pairs_ = tree_query_pairs(s, trees_->triangles, trees_->edges, x0, x1, inflate);

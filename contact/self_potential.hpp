@@ -76,22 +76,31 @@ struct SelfTimes {
 std::vector<SelfPair> tree_pairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1,
                                  double inflate);
 
-/// A step's broad phase kept for a second question about a move from the same start (the position-based fail-safe,
-/// pbd/pbd_self_contact.hpp): built as tree_pairs(s, x0, x1, inflate), trees kept; then moved(x0, x2) gives the
-/// pairs of tree_pairs(s, x0, x2, 0) (the same set, sorted as tree_pairs sorts) without new trees over the surface:
-/// the built pairs that pass the new box test, and for the primitives whose new box left their built one (those
-/// "escaped"), queries of the trees refitted to hold the new boxes (BoxTree::refit), plus every owned point against
-/// a small tree of the escaped triangles. `s` must outlive it with its present and owned flags unchanged.
+/// The position-based integrator's broad phase (pbd/pbd_self_contact.hpp), kept across steps: two trees (triangles,
+/// edges) whose hierarchy is built once, by median splits of the primitives' boxes at the surface's rest positions
+/// (all primitives, present or not), and refitted (BoxTree::refit, O(n)) to every step's boxes; a surface's
+/// primitives keep their neighbours (a patch of it stays a patch), so the refitted hierarchy stays tight. Queries of
+/// a refitted tree are exact: start(x0, x1, inflate) gives the pairs of tree_pairs(s, x0, x1, inflate), the same
+/// pairs in the same order, without building trees. Then moved(x0, x2), a second question about a move from the
+/// same start (the fail-safe), gives the pairs of tree_pairs(s, x0, x2, 0) (the same set, sorted as tree_pairs
+/// sorts): the step's pairs that pass the new box test, and for the primitives whose new box left their step's box
+/// (those "escaped"), queries of the trees refitted to hold the new boxes, plus every owned point against a small
+/// tree of the escaped triangles. `s` must outlive it; its present flags may change between steps (an absent
+/// primitive gets an empty box), not between start() and moved(); its owned flags not at all.
 class SweptPairs {
  public:
+  explicit SweptPairs(const SelfSurface& s);
+  /// SweptPairs(s) and start(x0, x1, inflate).
   SweptPairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1, double inflate);
   ~SweptPairs();
   SweptPairs(const SweptPairs&) = delete;
   SweptPairs& operator=(const SweptPairs&) = delete;
+  /// A step: the pairs whose primitives' boxes over x0 -> x1, grown by `inflate`, overlap (pairs()).
+  void start(std::span<const double> x0, std::span<const double> x1, double inflate);
   [[nodiscard]] const std::vector<SelfPair>& pairs() const { return pairs_; }
-  /// The pairs whose boxes over x0 -> x2 (not grown) overlap; x0 the constructor's.
+  /// The pairs whose boxes over x0 -> x2 (not grown) overlap; x0 the last start()'s.
   std::vector<SelfPair> moved(std::span<const double> x0, std::span<const double> x2);
-  /// The last moved()'s primitives (points, edges, triangles) whose new box left their built one.
+  /// The last moved()'s primitives (points, edges, triangles) whose new box left their step's one.
   [[nodiscard]] long long escaped() const { return escaped_; }
 
  private:

@@ -102,7 +102,8 @@ void PbdSelfContact::begin_step(Vec x_n, Vec x_pred) {
   for (std::size_t i = 0; i < y_.size(); ++i) y_[i] = x_n_[i] + dx_[i];
   predicted_ = y_;
   const contact::SelfSurface& s = terms_.potential_->surface();
-  swept_ = std::make_unique<contact::SweptPairs>(s, x_n_, y_, h_);
+  if (!swept_) swept_ = std::make_unique<contact::SweptPairs>(s);  // (the trees' hierarchy, once)
+  swept_->start(x_n_, y_, h_);
   times_.broad += seconds_since(clock);
   clock = std::chrono::steady_clock::now();
   // The constraints: the boxed pairs that can come within h while each vertex moves at most h beyond its predicted

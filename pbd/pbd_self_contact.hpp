@@ -10,7 +10,8 @@
 ///
 ///  - Generation, once per step (begin_step, after the prediction x*): the pairs whose primitives' boxes over
 ///    x_n -> x*, grown by h on every side, overlap (so primitives up to 2 h apart along the predicted move; the
-///    sweeps' further moves are the continuous check's). The same broad phase as the Newton solvers (BoxTree).
+///    sweeps' further moves are the continuous check's). The same box test as the Newton solvers (BoxTree), from
+///    trees built once (at the rest positions) and refitted every step (contact::SweptPairs).
 ///    Of these, the constraints are those whose distance at x_n is at most 3 h + l, l the sum of each primitive's
 ///    largest predicted vertex move relative to the pair's mean move (additive CCD's bound: the distance is
 ///    1-Lipschitz in those), so the others stay beyond h while the sweeps add less than h to every move.
@@ -105,8 +106,8 @@ class PbdSelfContact {
   std::vector<double> w_;        ///< 3 per surface vertex: inverse masses (owned; ghosts by forward)
   std::vector<double> local_w_;  ///< 3 per local dof
   std::vector<double> x_n_, y_, dx_, predicted_, sums_;  ///< per surface vertex: x_n, now, moves, x*; 4 per: sums
-  /// This rank's pairs whose boxes over x_n -> x* grown by h overlap, with their trees (the fail-safe's pairs
-  /// come from them: one tree build per step)
+  /// This rank's pairs whose boxes over x_n -> x* grown by h overlap, with their trees (built once, refitted every
+  /// step; the fail-safe's pairs come from them too)
   std::unique_ptr<contact::SweptPairs> swept_;
   std::vector<contact::SelfPair> pairs_;      ///< those of them that are constraints this step
   std::vector<std::array<int, 4>> vertices_;  ///< their vertices
