@@ -5,6 +5,7 @@
 
 #include <petscsys.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -46,7 +47,16 @@ QuietScope::~QuietScope() {
 double peak_memory_mb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+  // The kernel raises its high-water mark (ru_maxrss, VmHWM) only now and then (on unmaps, at exit), so it can lag
+  // the resident size of now: the peak is at least that (statm's second field, in pages).
+  double resident = 0.0;
+  if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+    unsigned long size = 0, pages = 0;
+    if (std::fscanf(f, "%lu %lu", &size, &pages) == 2)
+      resident = static_cast<double>(pages) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+    std::fclose(f);
+  }
+  return std::max(static_cast<double>(usage.ru_maxrss) / 1024.0, resident);
 }
 
 int threads() {
