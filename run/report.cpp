@@ -5,7 +5,6 @@
 
 #include <petscsys.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -15,6 +14,7 @@
 #include <optional>
 
 #include "core/setup_laps.hpp"
+#include "run/memory_budget.hpp"
 #include "solver/assembly_times.hpp"
 
 #ifdef _OPENMP
@@ -48,14 +48,8 @@ double peak_memory_mb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   // The kernel raises its high-water mark (ru_maxrss, VmHWM) only now and then (on unmaps, at exit), so it can lag
-  // the resident size of now: the peak is at least that (statm's second field, in pages).
-  double resident = 0.0;
-  if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
-    unsigned long size = 0, pages = 0;
-    if (std::fscanf(f, "%lu %lu", &size, &pages) == 2)
-      resident = static_cast<double>(pages) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
-    std::fclose(f);
-  }
+  // the resident size of now: the peak is at least that.
+  const double resident = resident_bytes() / (1024.0 * 1024.0);
   return std::max(static_cast<double>(usage.ru_maxrss) / 1024.0, resident);
 }
 
