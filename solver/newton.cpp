@@ -538,12 +538,13 @@ PetscErrorCode NewtonDriver::slope_root(double& lambda, PetscScalar s0, PetscSca
   PetscFunctionBeginUser;
   if (!(s0 > 0.0) || s1 >= 0.0 || std::abs(s1) <= 0.5 * s0) PetscFunctionReturn(0);
   double lo = 0.0, hi = lambda;
+  const double shortest = kShortest * lambda;  // of the finite step: never back past a non-finite region
   double s_lo = s0, s_hi = s1;
   int side = 0;
   for (int k = 0; k < kSlopeSearches; ++k) {
     double trial = hi - s_hi * (hi - lo) / (s_hi - s_lo);
     if (!(trial > lo && trial < hi)) trial = 0.5 * (lo + hi);
-    if (trial < kShortest) trial = kShortest, k = kSlopeSearches;  // (the last trial)
+    if (trial < shortest) trial = shortest, k = kSlopeSearches;  // (the last trial)
     PetscScalar s = 0;
     PetscCall(evaluate(trial, &gnorm, &s));
     lambda = trial;

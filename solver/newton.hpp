@@ -160,7 +160,7 @@ class NewtonDriver {
   template <class Evaluate>
   PetscErrorCode slope_root(double& lambda, PetscScalar s0, PetscScalar s1, PetscReal& gnorm, Evaluate& evaluate);
   static constexpr int kSlopeSearches = 6;  ///< residual evaluations of slope_root at most
-  static constexpr double kShortest = 0.1;  ///< and its shortest step, as full_step's secant's
+  static constexpr double kShortest = 0.1;  ///< and its shortest step, a fraction of the finite step (as full_step's secant's)
   /// Line-search pre-check: the step's identity rows set exactly from the residual; then, with a step limit
   /// (contact), the step scaled to it.
   static PetscErrorCode pre_check(SNESLineSearch ls, Vec x, Vec y, PetscBool* changed, void* ctx);
