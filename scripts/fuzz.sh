@@ -13,6 +13,8 @@
 #   test uses 0: every folder but frames/ and materials/ at -O0, which clang compiles 2-3x faster (stvk_tsep.cpp:
 #   6.8 s of CPU at -O1 -g, 2.3 s at -O0 -g), line tables only (-g1: sanitizer reports keep file:line), libFuzzer's
 #   coverage only in io/ and run/ (fuzz/CMakeLists.txt, EDGEFEM_FUZZ_QUICK).
+#   --prebuilt DIR: link the Release build DIR's libraries (made first: `scripts/build.sh`) for every folder but
+#   io/ and run/, uninstrumented, and compile only those two here (the suite's smoke test: fuzz/CMakeLists.txt).
 # New inputs found go to DIR/corpus/<target>/ (not the committed fuzz/corpus/); see fuzz/README.md for how to
 # add the interesting ones to the committed corpus.
 set -euo pipefail
@@ -21,13 +23,15 @@ seconds=20
 build=build-fuzz
 targets=()
 optimize=1
+prebuilt=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --build-dir) build="$2"; shift 2 ;;
     --target) targets+=("$2"); shift 2 ;;
     --optimize) optimize="$2"; shift 2 ;;
-    *) echo "fuzz.sh: unknown argument '$1' (expected --seconds N, --build-dir DIR, --target gmsh|job|run, --optimize 0|1)" >&2; exit 2 ;;
+    --prebuilt) prebuilt="$2"; shift 2 ;;
+    *) echo "fuzz.sh: unknown argument '$1' (expected --seconds N, --build-dir DIR, --target gmsh|job|run, --optimize 0|1, --prebuilt DIR)" >&2; exit 2 ;;
   esac
 done
 [ ${#targets[@]} -eq 0 ] && targets=(gmsh job run)
@@ -35,6 +39,14 @@ case "$optimize" in
   0|1) ;;
   *) echo "fuzz.sh: --optimize '$optimize': expected 0 or 1" >&2; exit 2 ;;
 esac
+if [ -n "$prebuilt" ]; then
+  prebuilt=$(cd "$prebuilt" 2>/dev/null && pwd) || { echo "fuzz.sh: --prebuilt '$prebuilt': no such directory" >&2; exit 2; }
+  for library in core mesh materials contact partition linalg runtime solver pbd frames; do
+    [ -n "$(ls "$library"/*.cpp 2>/dev/null)" ] || continue
+    [ -f "$prebuilt/libedgefem_$library.a" ] ||
+      { echo "fuzz.sh: --prebuilt $prebuilt: no libedgefem_$library.a (build it first: scripts/build.sh)" >&2; exit 2; }
+  done
+fi
 if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
   echo "fuzz.sh: clang++ and libFuzzer (Debian packages clang, libclang-rt-dev) are needed: run ./setup.sh" >&2
   exit 1
@@ -45,7 +57,8 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$build" -DEDGEFEM_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 $([ "$optimize" = 0 ] && echo -g1 || echo -g)" \
-      -DEDGEFEM_FUZZ_QUICK=$([ "$optimize" = 0 ] && echo ON || echo OFF) "${launcher[@]}" >/dev/null
+      -DEDGEFEM_FUZZ_QUICK=$([ "$optimize" = 0 ] && echo ON || echo OFF) -DEDGEFEM_FUZZ_PREBUILT="$prebuilt" \
+      "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
 echo "fuzz.sh: built ${targets[*]/#/fuzz_} in $(( $(date +%s) - start )) s ($build/)"
 
