@@ -155,12 +155,6 @@ inline double max_abs(const std::vector<double>& v) {
   return m;
 }
 
-/// Rank 0's value on every rank.
-inline double from_rank0(double value) {
-  MPI_Bcast(&value, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  return value;
-}
-
 /// Rank 0's MPI_COMM_SELF, MPI_COMM_NULL elsewhere: the serial run inside a distributed test (none on 1 rank, where
 /// it would be the same run: serial_difference() is then 0).
 inline MPI_Comm rank0_alone() {
@@ -182,8 +176,16 @@ inline void wait_for_rank0() {
   }
 }
 
-/// Rank 0's vector on every rank.
+/// Rank 0's value on every rank (the others sleep until rank 0 is there: wait_for_rank0).
+inline double from_rank0(double value) {
+  wait_for_rank0();
+  MPI_Bcast(&value, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return value;
+}
+
+/// Rank 0's vector on every rank (the others sleep until rank 0 is there: wait_for_rank0).
 inline std::vector<double> from_rank0(std::vector<double> values) {
+  wait_for_rank0();
   auto n = static_cast<long long>(values.size());
   MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
   values.resize(static_cast<std::size_t>(n));
@@ -202,7 +204,6 @@ std::vector<double> serial_reference(Run&& run, const std::vector<double>& distr
   if (size == 1) return distributed;
   std::vector<double> serial;
   if (rank == 0) serial = run(MPI_COMM_SELF);
-  wait_for_rank0();
   return from_rank0(std::move(serial));
 }
 
