@@ -6,8 +6,11 @@
 /// primitive's start and end positions holds it at every time of a linear move), built by median splits along the
 /// longest axis (leaves of at most four boxes), queried for every box that overlaps a given one. The Newton solvers
 /// rebuild it whenever the positions change (a build is O(n log n)); the position-based integrator builds it once and
-/// refits it to every step's boxes (refit, O(n); contact::SweptPairs). No MPI, no PETSc; const queries are
+/// refits it to every step's boxes (refit, O(n); contact::SweptPairs) and finds all overlapping boxes of two trees,
+/// or of one tree with itself, in one traversal (each_overlap). No MPI, no PETSc; const queries are
 /// thread-safe.
+#include <algorithm>
+#include <array>
 #include <vector>
 
 #include "contact/bvh.hpp"
@@ -26,6 +29,17 @@ class BoxTree {
   explicit BoxTree(std::vector<Aabb> boxes);
   /// Appends to `out` the index of every box that overlaps `box`, in increasing order.
   void query(const Aabb& box, std::vector<int>& out) const;
+  /// Calls f(i, j) for every box i of this tree and box j of `other` that overlap, in no particular order: one
+  /// traversal of both hierarchies at once (the node pairs whose boxes overlap), instead of a query per box.
+  template <class F>
+  void each_overlap(const BoxTree& other, F&& f) const {
+    traverse(other, false, f);
+  }
+  /// Calls f(i, j), i < j, once for every two of this tree's boxes that overlap, in no particular order.
+  template <class F>
+  void each_overlap(F&& f) const {
+    traverse(*this, true, f);
+  }
   /// New boxes (as many, in the same order) in the same hierarchy: every node's box recomputed from its leaves'
   /// (O(n), no sorting). Queries stay exact; they slow down as the boxes drift from where the tree was built.
   /// Empty boxes (lo > hi) are allowed: they overlap none and leave their nodes' boxes as they are.
@@ -40,6 +54,49 @@ class BoxTree {
     int left = -1, right = -1, first = 0, count = 0;
   };
   int build(int first, int last);
+  /// each_overlap: from the root pair, a node pair whose boxes overlap splits the node (of the internal ones, the
+  /// larger); `self` (other is this tree): a node paired with itself gives its children's three pairs, and each
+  /// unordered pair of boxes is met once.
+  template <class F>
+  void traverse(const BoxTree& other, bool self, F& f) const {
+    if (nodes_.empty() || other.nodes_.empty()) return;
+    std::vector<std::array<int, 2>> stack{{0, 0}};
+    const auto extent = [](const Aabb& b) { return b.hi[0] - b.lo[0] + b.hi[1] - b.lo[1] + b.hi[2] - b.lo[2]; };
+    while (!stack.empty()) {
+      const auto [a, b] = stack.back();
+      stack.pop_back();
+      const Node& A = nodes_[static_cast<std::size_t>(a)];
+      const Node& B = other.nodes_[static_cast<std::size_t>(b)];
+      if (self && a == b) {
+        if (A.left >= 0) {
+          stack.push_back({A.left, A.left}), stack.push_back({A.right, A.right}), stack.push_back({A.left, A.right});
+          continue;
+        }
+        for (int i = A.first; i < A.first + A.count; ++i)
+          for (int j = i + 1; j < A.first + A.count; ++j) {
+            const int p = order_[static_cast<std::size_t>(i)], q = order_[static_cast<std::size_t>(j)];
+            if (overlap(box(p), box(q))) f(std::min(p, q), std::max(p, q));
+          }
+        continue;
+      }
+      if (!overlap(A.box, B.box)) continue;
+      if (A.left < 0 && B.left < 0) {
+        for (int i = A.first; i < A.first + A.count; ++i)
+          for (int j = B.first; j < B.first + B.count; ++j) {
+            const int p = order_[static_cast<std::size_t>(i)], q = other.order_[static_cast<std::size_t>(j)];
+            if (!overlap(box(p), other.box(q))) continue;
+            if (self)
+              f(std::min(p, q), std::max(p, q));
+            else
+              f(p, q);
+          }
+      } else if (B.left < 0 || (A.left >= 0 && extent(A.box) >= extent(B.box))) {
+        stack.push_back({A.left, b}), stack.push_back({A.right, b});
+      } else {
+        stack.push_back({a, B.left}), stack.push_back({a, B.right});
+      }
+    }
+  }
   std::vector<Aabb> boxes_;
   std::vector<Node> nodes_;
   std::vector<int> order_;

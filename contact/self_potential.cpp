@@ -200,15 +200,33 @@ std::vector<SelfPair> tree_pairs(const SelfSurface& s, std::span<const double> x
 }
 
 struct SweptPairs::Trees {
-  BoxTree triangles, edges;  ///< over all primitives, the hierarchy from the rest positions; the step's boxes
-  std::vector<Aabb> points;  ///< each point's box in the step
+  /// Over all primitives, the hierarchy from the rest positions; the step's boxes (the points': the owned ones',
+  /// the others empty).
+  BoxTree triangles, edges, points;
 };
+
+namespace {
+
+std::vector<Aabb> rest_point_boxes(const SelfSurface& s) {
+  std::vector<Aabb> boxes(static_cast<std::size_t>(s.n_vertices()));
+  for (int i = 0; i < s.n_vertices(); ++i) boxes[static_cast<std::size_t>(i)] = point_box(s.rest, s.rest, i, 0.0);
+  return boxes;
+}
+
+bool pair_less(const SelfPair& p, const SelfPair& q) {  // tree_pairs' order: points first, then by a, b
+  if (p.edge_edge != q.edge_edge) return !p.edge_edge;
+  return p.a != q.a ? p.a < q.a : p.b < q.b;
+}
+
+bool triangle_has(const std::array<int, 3>& t, int v) { return t[0] == v || t[1] == v || t[2] == v; }
+
+}  // namespace
 
 SweptPairs::SweptPairs(const SelfSurface& s) : s_(s) {
   const std::vector<char> all_triangles(s.triangles.size(), 1), all_edges(s.edges.size(), 1);
   trees_ = std::make_unique<Trees>(Trees{BoxTree(primitive_boxes(s.triangles, all_triangles, s.rest, s.rest, 0.0)),
                                          BoxTree(primitive_boxes(s.edges, all_edges, s.rest, s.rest, 0.0)),
-                                         {}});
+                                         BoxTree(rest_point_boxes(s))});
 }
 
 SweptPairs::SweptPairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1, double inflate)
@@ -220,9 +238,23 @@ void SweptPairs::start(std::span<const double> x0, std::span<const double> x1, d
   const SelfSurface& s = s_;
   trees_->triangles.refit(primitive_boxes(s.triangles, s.triangle_present, x0, x1, inflate));
   trees_->edges.refit(primitive_boxes(s.edges, s.edge_present, x0, x1, inflate));
-  trees_->points.resize(static_cast<std::size_t>(s.n_vertices()));
-  for (int i = 0; i < s.n_vertices(); ++i) trees_->points[static_cast<std::size_t>(i)] = point_box(x0, x1, i, inflate);
-  pairs_ = tree_query_pairs(s, trees_->triangles, trees_->edges, x0, x1, inflate);
+  std::vector<Aabb> points(static_cast<std::size_t>(s.n_vertices()));
+  for (int i = 0; i < s.n_vertices(); ++i)
+    if (s.point_owned[static_cast<std::size_t>(i)]) points[static_cast<std::size_t>(i)] = point_box(x0, x1, i, inflate);
+  trees_->points.refit(std::move(points));
+  // The pairs of tree_query_pairs (owned points against present triangles, owned edges against the present larger
+  // ones; none sharing a vertex), from a traversal of the trees two at a time, sorted into its order.
+  pairs_.clear();
+  trees_->points.each_overlap(trees_->triangles, [&](int i, int t) {
+    if (!triangle_has(s.triangles[static_cast<std::size_t>(t)], i)) pairs_.push_back({false, i, t});
+  });
+  trees_->edges.each_overlap([&](int e, int f) {
+    const auto& a = s.edges[static_cast<std::size_t>(e)];
+    const auto& b = s.edges[static_cast<std::size_t>(f)];
+    if (s.edge_owned[static_cast<std::size_t>(e)] && !shares_vertex({a[0], a[1], b[0], b[1]}))
+      pairs_.push_back({true, e, f});
+  });
+  std::sort(pairs_.begin(), pairs_.end(), pair_less);
 }
 
 SweptPairs::~SweptPairs() = default;
@@ -234,13 +266,6 @@ bool inside(const Aabb& a, const Aabb& b) {  // a within b
     if (a.lo[k] < b.lo[k] || a.hi[k] > b.hi[k]) return false;
   return true;
 }
-
-bool pair_less(const SelfPair& p, const SelfPair& q) {  // tree_pairs' order: points first, then by a, b
-  if (p.edge_edge != q.edge_edge) return !p.edge_edge;
-  return p.a != q.a ? p.a < q.a : p.b < q.b;
-}
-
-bool triangle_has(const std::array<int, 3>& t, int v) { return t[0] == v || t[1] == v || t[2] == v; }
 
 /// Each primitive's new box, and whether it left its built one (absent ones: never).
 std::vector<char> escapes(const std::vector<Aabb>& built, const std::vector<Aabb>& now, const std::vector<char>& present,
@@ -270,7 +295,7 @@ std::vector<SelfPair> SweptPairs::moved(std::span<const double> x0, std::span<co
   std::vector<char> point_out(points.size(), 0);
   for (std::size_t i = 0; i < points.size(); ++i) {
     points[i] = point_box(x0, x2, static_cast<int>(i), 0.0);
-    if (s.point_owned[i] && !inside(points[i], trees_->points[i])) point_out[i] = 1, ++escaped_;
+    if (s.point_owned[i] && !inside(points[i], trees_->points.box(static_cast<int>(i)))) point_out[i] = 1, ++escaped_;
   }
   const std::vector<char> triangle_out = escapes(trees_->triangles.boxes(), triangles, s.triangle_present, escaped_);
   const std::vector<char> edge_out = escapes(trees_->edges.boxes(), edges, s.edge_present, escaped_);

@@ -81,7 +81,10 @@ std::vector<SelfPair> tree_pairs(const SelfSurface& s, std::span<const double> x
 /// (all primitives, present or not), and refitted (BoxTree::refit, O(n)) to every step's boxes; a surface's
 /// primitives keep their neighbours (a patch of it stays a patch), so the refitted hierarchy stays tight. Queries of
 /// a refitted tree are exact: start(x0, x1, inflate) gives the pairs of tree_pairs(s, x0, x1, inflate), the same
-/// pairs in the same order, without building trees. Then moved(x0, x2), a second question about a move from the
+/// pairs in the same order, without building trees, and without a query per owned point and edge: a third tree over
+/// the owned points' boxes, and one traversal of the points' and the triangles' trees together and one of the
+/// edges' tree with itself (BoxTree::each_overlap: only node pairs whose boxes overlap), the pairs then sorted.
+/// Then moved(x0, x2), a second question about a move from the
 /// same start (the fail-safe), gives the pairs of tree_pairs(s, x0, x2, 0) (the same set, sorted as tree_pairs
 /// sorts): the step's pairs that pass the new box test, and for the primitives whose new box left their step's box
 /// (those "escaped"), queries of the trees refitted to hold the new boxes, plus every owned point against a small

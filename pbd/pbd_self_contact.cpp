@@ -70,6 +70,8 @@ PbdSelfContact::PbdSelfContact(MPI_Comm comm, const Job& job, const LocalMesh& m
   mu_ = job.contact.self_friction;
   w_.assign(3 * static_cast<std::size_t>(terms_.n_surface_vertices()), 0.0);
   load_local(local_w_.data(), w_);
+  // The layer serves moves less a common translation (self_exchange.hpp): a falling cloth keeps it.
+  terms_.exchange_->translate(true);
 }
 
 void PbdSelfContact::load_local(const double* x, std::vector<double>& out) const {

@@ -11,7 +11,8 @@
 ///  - Generation, once per step (begin_step, after the prediction x*): the pairs whose primitives' boxes over
 ///    x_n -> x*, grown by h on every side, overlap (so primitives up to 2 h apart along the predicted move; the
 ///    sweeps' further moves are the continuous check's). The same box test as the Newton solvers (BoxTree), from
-///    trees built once (at the rest positions) and refitted every step (contact::SweptPairs).
+///    trees built once (at the rest positions) and refitted every step, their overlapping boxes found in one
+///    traversal of two trees at once (contact::SweptPairs).
 ///    Of these, the constraints are those whose distance at x_n is at most 3 h + l, l the sum of each primitive's
 ///    largest predicted vertex move relative to the pair's mean move (additive CCD's bound: the distance is
 ///    1-Lipschitz in those), so the others stay beyond h while the sweeps add less than h to every move.
@@ -37,8 +38,9 @@
 ///    fails. x_n is free of intersections (the start is checked, an InputError otherwise), so every step ends free
 ///    of intersections: no triangle pair that shares no vertex ever intersects.
 /// Distribution: every rank projects the pairs it owns (a point-triangle pair its point's owner, an edge-edge pair
-/// its smaller edge's); the layer's forward exchange brings the ghosts' positions, the reverse one their
-/// corrections and counts (and the fail-safe's flags) to the owners. OpenMP over the pairs.
+/// its smaller edge's); the layer serves moves less a common translation (SelfExchange::translate); its forward
+/// exchange brings the ghosts' positions, the reverse one their corrections and counts (and the fail-safe's flags)
+/// to the owners. OpenMP over the pairs.
 #include <mpi.h>
 #include <petscvec.h>
 

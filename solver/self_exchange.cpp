@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace edgefem {
 namespace {
@@ -131,6 +132,7 @@ SelfExchange::~SelfExchange() {
 }
 
 bool SelfExchange::serves(std::span<const double> x, std::span<const double> dx, double& move) {
+  if (translating_) return serves_translated(x, dx, move);
   double local[2] = {0.0, 0.0};  // the largest distance from the centre; the largest move
   for (std::size_t k = 0; k < owned_.size(); ++k)
     for (int d = 0; d < 3; ++d) {
@@ -145,6 +147,29 @@ bool SelfExchange::serves(std::span<const double> x, std::span<const double> dx,
   ++traffic_.reductions;
   move = global[1];
   return delta_ >= 0.0 && global[0] <= delta_;
+}
+
+bool SelfExchange::serves_translated(std::span<const double> x, std::span<const double> dx, double& move) {
+  // Per axis the largest and minus the smallest move from the centre of x and of x + dx; the largest |dx|.
+  std::array<double, 7> local;
+  local.fill(-std::numeric_limits<double>::infinity());
+  local[6] = 0.0;
+  for (std::size_t k = 0; k < owned_.size(); ++k)
+    for (std::size_t d = 0; d < 3; ++d) {
+      const std::size_t i = 3 * static_cast<std::size_t>(owned_[k]) + d;
+      const double step = dx.empty() ? 0.0 : dx[i];
+      const double from = centre_.empty() ? 0.0 : x[i] - centre_[3 * k + d];
+      local[d] = std::max({local[d], from, from + step});
+      local[3 + d] = std::max({local[3 + d], -from, -(from + step)});
+      local[6] = std::max(local[6], std::abs(step));
+    }
+  std::array<double, 7> global{};
+  MPI_Allreduce(local.data(), global.data(), 7, MPI_DOUBLE, MPI_MAX, comm_);
+  ++traffic_.reductions;
+  move = global[6];
+  double spread = 0.0;  // half the largest range of the moves: the distance from the centre less the best translation
+  for (std::size_t d = 0; d < 3; ++d) spread = std::max(spread, 0.5 * (global[d] + global[3 + d]));
+  return delta_ >= 0.0 && spread <= delta_;
 }
 
 double SelfExchange::longest_edge(std::span<const double> x) const {

@@ -20,7 +20,10 @@
 /// While it serves, an evaluation exchanges with the layer's neighbours only: forward (owners send the positions
 /// of the vertices on the lists, 3 doubles each) and reverse (the ghosts' contributions — gradients, Hessian blocks
 /// — sent back and added by the owners). Whether every vertex is still within delta of c is one MPI_Allreduce of
-/// 2 doubles per evaluation; a query beyond it builds a new layer there.
+/// 2 doubles per evaluation; a query beyond it builds a new layer there. With translate(true) (the position-based
+/// integrator's), "within delta of c" is less one common translation of all vertices (per axis, half the range of
+/// the moves from c over all ranks: 7 doubles): the pairs' geometry, and so which ghosts a rank needs, does not change
+/// when the whole surface moves by one vector, so a falling body keeps its layer.
 #include <mpi.h>
 
 #include <array>
@@ -66,6 +69,8 @@ class SelfExchange {
   /// Whether every vertex of every rank at x (and at x + dx, if given; 3 per surface vertex, owned entries read)
   /// lies within the layer's reach of its centre; `move` gets the largest |dx| component of any rank. Collective.
   bool serves(std::span<const double> x, std::span<const double> dx, double& move);
+  /// serves() measures the distance from the centre less the best common translation (see above).
+  void translate(bool on) { translating_ = on; }
   /// A new layer centred at x (3 per surface vertex, owned entries valid; the known ones are filled first through
   /// the current layer), serving moves up to `delta`. Collective.
   void build(std::span<double> x, double delta);
@@ -81,6 +86,7 @@ class SelfExchange {
   void reverse_add(const Layer& layer, std::span<double> values, int k);
 
  private:
+  bool serves_translated(std::span<const double> x, std::span<const double> dx, double& move);
   /// The longest of this rank's edges at x (its far vertices known).
   double longest_edge(std::span<const double> x) const;
   /// Exchanges counts and then lists of surface indices with the ranks of `targets` (sent) and `sources`
@@ -104,6 +110,7 @@ class SelfExchange {
   std::vector<double> anchor_;  ///< 3 per owned vertex, or empty
   double anchor_edge_ = 0.0;    ///< the longest of the rank's edges at the anchor
   double delta_ = -1.0;         ///< the layer's reach (negative: no geometric layer yet)
+  bool translating_ = false;    ///< serves() less a common translation
   SelfExchangeTraffic traffic_;
 };
 

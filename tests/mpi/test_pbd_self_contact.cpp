@@ -20,15 +20,20 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cmath>
+#include <random>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "contact/self_broad_phase.hpp"
 #include "io/job.hpp"
 #include "pbd/pbd_solver.hpp"
 #include "run/time_loop.hpp"
 #include "solver/self_contact.hpp"
+#include "solver/self_exchange.hpp"
 #include "tests/support/dynamics_testing.hpp"
 
 namespace edgefem {
@@ -157,6 +162,71 @@ TEST(PbdTwoSheets, TheUpperClothLandsOnTheLowerWithoutAnyIntersection) {
   EXPECT_LT(all.closest, 2e-3);       // within the thickness ...
   EXPECT_GT(all.closest, 1.99e-3);    // ... by less than 0.5 %: the constraints hold it there
   EXPECT_LT(distributed, 1e-9);       // (4.7e-12 measured on 2 ranks)
+}
+
+// The position-based integrator's ghost layer (SelfExchange::translate): whenever it says it still serves positions
+// moved from its centre by a large common translation T (up to 0.3 per axis) and a deformation e, every triangle and
+// edge whose box grown by g meets the box grown by g of a point or an edge this rank owns has all its vertices at hand;
+// else a new layer there does. Two 16 x 16 grids of spacing 0.01, 0.004 apart, split among the ranks by x; the layer's
+// reach 0.002, g 0.0015; deformations of up to 0.001 (served, less T) and up to 0.04 (not served: pairs from beyond
+// the layer come near). Fails if serves() ignores the deformation's range.
+TEST(PbdSelfLayer, ServesTranslatedMovesWithEveryNeededVertexAtHand) {
+  const int n = 16, size = world_size(), rank = world_rank();
+  std::vector<double> rest;
+  std::vector<std::array<int, 3>> triangles;
+  std::vector<int> owner;
+  for (int sheet = 0; sheet < 2; ++sheet)
+    for (int j = 0; j <= n; ++j)
+      for (int i = 0; i <= n; ++i) {
+        rest.insert(rest.end(), {0.01 * i, 0.01 * j, 0.004 * sheet});
+        owner.push_back(std::min(size - 1, i * size / (n + 1)));
+        const int v = static_cast<int>(owner.size()) - 1, w = n + 1;
+        if (i < n && j < n) triangles.push_back({v, v + 1, v + w + 1}), triangles.push_back({v, v + w + 1, v + w});
+      }
+  const contact::SelfSurface s = contact::make_self_surface(triangles, rest);
+  const double delta = 0.002, g = 0.0015;
+  SelfExchange layer(MPI_COMM_WORLD, owner, s.edges, g);
+  layer.translate(true);
+  std::vector<double> c = rest;
+  layer.build(c, delta);
+  std::mt19937 rng(3);  // (the same positions on every rank)
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  int served = 0, checked = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    const std::array<double, 3> T{0.3 * u(rng), 0.3 * u(rng), 0.3 * u(rng)};
+    const double e = trial % 2 == 0 ? 0.5 * delta : 0.04;
+    std::vector<double> x(c.size());
+    for (std::size_t k = 0; k < x.size(); ++k) x[k] = c[k] + T[k % 3] + e * u(rng);
+    double move = 0.0;
+    const bool serves = layer.serves(x, {}, move);
+    served += serves ? 1 : 0;
+    if (!serves) layer.build(x, delta), c = x;
+    const std::vector<char>& known = layer.layer()->known;
+    const auto box = [&](std::initializer_list<int> vertices) {
+      contact::Aabb b;
+      for (const int v : vertices) b.grow(contact::load3(&x[3 * static_cast<std::size_t>(v)]));
+      for (int k = 0; k < 3; ++k) b.lo[k] -= g, b.hi[k] += g;
+      return b;
+    };
+    const auto at_hand = [&](std::initializer_list<int> vertices) {
+      return std::all_of(vertices.begin(), vertices.end(), [&](int v) { return known[static_cast<std::size_t>(v)] != 0; });
+    };
+    for (int p = 0; p < s.n_vertices(); ++p) {
+      if (owner[static_cast<std::size_t>(p)] != rank) continue;
+      for (const auto& t : s.triangles)
+        if (contact::overlap(box({p}), box({t[0], t[1], t[2]}))) EXPECT_TRUE(at_hand({t[0], t[1], t[2]})) << trial;
+    }
+    for (const auto& a : s.edges) {
+      if (owner[static_cast<std::size_t>(a[0])] != rank) continue;
+      for (const auto& b : s.edges)
+        if (contact::overlap(box({a[0], a[1]}), box({b[0], b[1]}))) {
+          EXPECT_TRUE(at_hand({b[0], b[1]})) << trial;
+          ++checked;
+        }
+    }
+  }
+  EXPECT_EQ(served, 12);  // (every small deformation, less its translation; no large one)
+  EXPECT_GT(checked, 1000);
 }
 
 }  // namespace test_pbd_self_contact
