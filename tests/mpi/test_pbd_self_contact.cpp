@@ -213,8 +213,11 @@ TEST(PbdSelfLayer, ServesTranslatedMovesWithEveryNeededVertexAtHand) {
     };
     for (int p = 0; p < s.n_vertices(); ++p) {
       if (owner[static_cast<std::size_t>(p)] != rank) continue;
-      for (const auto& t : s.triangles)
-        if (contact::overlap(box({p}), box({t[0], t[1], t[2]}))) EXPECT_TRUE(at_hand({t[0], t[1], t[2]})) << trial;
+      for (const auto& t : s.triangles) {
+        if (contact::overlap(box({p}), box({t[0], t[1], t[2]}))) {
+          EXPECT_TRUE(at_hand({t[0], t[1], t[2]})) << trial;
+        }
+      }
     }
     for (const auto& a : s.edges) {
       if (owner[static_cast<std::size_t>(a[0])] != rank) continue;
