@@ -9,6 +9,8 @@
 /// refits it to every step's boxes (refit, O(n); contact::SweptPairs) and finds all overlapping boxes of two trees,
 /// or of one tree with itself, in one traversal (each_overlap). No MPI, no PETSc; const queries are
 /// thread-safe.
+#include <omp.h>
+
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -29,13 +31,14 @@ class BoxTree {
   explicit BoxTree(std::vector<Aabb> boxes);
   /// Appends to `out` the index of every box that overlaps `box`, in increasing order.
   void query(const Aabb& box, std::vector<int>& out) const;
-  /// Calls f(i, j) for every box i of this tree and box j of `other` that overlap, in no particular order: one
-  /// traversal of both hierarchies at once (the node pairs whose boxes overlap), instead of a query per box.
+  /// Calls f(thread, i, j) for every box i of this tree and box j of `other` that overlap, in no particular order:
+  /// one traversal of both hierarchies at once (the node pairs whose boxes overlap), instead of a query per box;
+  /// on the OpenMP threads (`thread` the caller's number, for per-thread results).
   template <class F>
   void each_overlap(const BoxTree& other, F&& f) const {
     traverse(other, false, f);
   }
-  /// Calls f(i, j), i < j, once for every two of this tree's boxes that overlap, in no particular order.
+  /// Calls f(thread, i, j), i < j, once for every two of this tree's boxes that overlap, in no particular order.
   template <class F>
   void each_overlap(F&& f) const {
     traverse(*this, true, f);
@@ -56,45 +59,74 @@ class BoxTree {
   int build(int first, int last);
   /// each_overlap: from the root pair, a node pair whose boxes overlap splits the node (of the internal ones, the
   /// larger); `self` (other is this tree): a node paired with itself gives its children's three pairs, and each
-  /// unordered pair of boxes is met once.
+  /// unordered pair of boxes is met once. Several threads (OpenMP, when called outside a parallel region): the
+  /// node pairs left after the first splits are shared out, f(thread, i, j) naming the calling thread.
   template <class F>
   void traverse(const BoxTree& other, bool self, F& f) const {
     if (nodes_.empty() || other.nodes_.empty()) return;
     std::vector<std::array<int, 2>> stack{{0, 0}};
+    const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+    if (threads == 1) {
+      while (!stack.empty()) split(other, self, stack, [&f](int i, int j) { f(0, i, j); });
+      return;
+    }
+    // Breadth first until there are enough node pairs to share out (depth first, the stack stays short).
+    while (!stack.empty() && stack.size() < 16 * static_cast<std::size_t>(threads)) {
+      std::vector<std::array<int, 2>> next, one;
+      for (const auto& pair : stack) {
+        one.assign(1, pair);
+        split(other, self, one, [&f](int i, int j) { f(0, i, j); });
+        next.insert(next.end(), one.begin(), one.end());
+      }
+      stack.swap(next);
+    }
+    const auto seeds = static_cast<long>(stack.size());
+#pragma omp parallel
+    {
+      const int thread = omp_get_thread_num();
+      std::vector<std::array<int, 2>> own;
+#pragma omp for schedule(dynamic, 1)
+      for (long k = 0; k < seeds; ++k) {
+        own.assign(1, stack[static_cast<std::size_t>(k)]);
+        while (!own.empty()) split(other, self, own, [&f, thread](int i, int j) { f(thread, i, j); });
+      }
+    }
+  }
+  /// One node pair off the stack: its children's pairs pushed, or its leaves' overlapping boxes given to f(i, j).
+  template <class G>
+  void split(const BoxTree& other, bool self, std::vector<std::array<int, 2>>& stack, G&& f) const {
     const auto extent = [](const Aabb& b) { return b.hi[0] - b.lo[0] + b.hi[1] - b.lo[1] + b.hi[2] - b.lo[2]; };
-    while (!stack.empty()) {
-      const auto [a, b] = stack.back();
-      stack.pop_back();
-      const Node& A = nodes_[static_cast<std::size_t>(a)];
-      const Node& B = other.nodes_[static_cast<std::size_t>(b)];
-      if (self && a == b) {
-        if (A.left >= 0) {
-          stack.push_back({A.left, A.left}), stack.push_back({A.right, A.right}), stack.push_back({A.left, A.right});
-          continue;
+    const auto [a, b] = stack.back();
+    stack.pop_back();
+    const Node& A = nodes_[static_cast<std::size_t>(a)];
+    const Node& B = other.nodes_[static_cast<std::size_t>(b)];
+    if (self && a == b) {
+      if (A.left >= 0) {
+        stack.push_back({A.left, A.left}), stack.push_back({A.right, A.right}), stack.push_back({A.left, A.right});
+        return;
+      }
+      for (int i = A.first; i < A.first + A.count; ++i)
+        for (int j = i + 1; j < A.first + A.count; ++j) {
+          const int p = order_[static_cast<std::size_t>(i)], q = order_[static_cast<std::size_t>(j)];
+          if (overlap(box(p), box(q))) f(std::min(p, q), std::max(p, q));
         }
-        for (int i = A.first; i < A.first + A.count; ++i)
-          for (int j = i + 1; j < A.first + A.count; ++j) {
-            const int p = order_[static_cast<std::size_t>(i)], q = order_[static_cast<std::size_t>(j)];
-            if (overlap(box(p), box(q))) f(std::min(p, q), std::max(p, q));
-          }
-        continue;
-      }
-      if (!overlap(A.box, B.box)) continue;
-      if (A.left < 0 && B.left < 0) {
-        for (int i = A.first; i < A.first + A.count; ++i)
-          for (int j = B.first; j < B.first + B.count; ++j) {
-            const int p = order_[static_cast<std::size_t>(i)], q = other.order_[static_cast<std::size_t>(j)];
-            if (!overlap(box(p), other.box(q))) continue;
-            if (self)
-              f(std::min(p, q), std::max(p, q));
-            else
-              f(p, q);
-          }
-      } else if (B.left < 0 || (A.left >= 0 && extent(A.box) >= extent(B.box))) {
-        stack.push_back({A.left, b}), stack.push_back({A.right, b});
-      } else {
-        stack.push_back({a, B.left}), stack.push_back({a, B.right});
-      }
+      return;
+    }
+    if (!overlap(A.box, B.box)) return;
+    if (A.left < 0 && B.left < 0) {
+      for (int i = A.first; i < A.first + A.count; ++i)
+        for (int j = B.first; j < B.first + B.count; ++j) {
+          const int p = order_[static_cast<std::size_t>(i)], q = other.order_[static_cast<std::size_t>(j)];
+          if (!overlap(box(p), other.box(q))) continue;
+          if (self)
+            f(std::min(p, q), std::max(p, q));
+          else
+            f(p, q);
+        }
+    } else if (B.left < 0 || (A.left >= 0 && extent(A.box) >= extent(B.box))) {
+      stack.push_back({A.left, b}), stack.push_back({A.right, b});
+    } else {
+      stack.push_back({a, B.left}), stack.push_back({a, B.right});
     }
   }
   std::vector<Aabb> boxes_;

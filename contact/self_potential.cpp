@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "contact/self_potential.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -244,16 +246,21 @@ void SweptPairs::start(std::span<const double> x0, std::span<const double> x1, d
   trees_->points.refit(std::move(points));
   // The pairs of tree_query_pairs (owned points against present triangles, owned edges against the present larger
   // ones; none sharing a vertex), from a traversal of the trees two at a time, sorted into its order.
-  pairs_.clear();
-  trees_->points.each_overlap(trees_->triangles, [&](int i, int t) {
-    if (!triangle_has(s.triangles[static_cast<std::size_t>(t)], i)) pairs_.push_back({false, i, t});
+  // Each OpenMP thread collects its own (BoxTree::each_overlap's thread number); the sort makes the result
+  // independent of the thread count.
+  std::vector<std::vector<SelfPair>> found(static_cast<std::size_t>(omp_get_max_threads()));
+  trees_->points.each_overlap(trees_->triangles, [&](int thread, int i, int t) {
+    if (!triangle_has(s.triangles[static_cast<std::size_t>(t)], i))
+      found[static_cast<std::size_t>(thread)].push_back({false, i, t});
   });
-  trees_->edges.each_overlap([&](int e, int f) {
+  trees_->edges.each_overlap([&](int thread, int e, int f) {
     const auto& a = s.edges[static_cast<std::size_t>(e)];
     const auto& b = s.edges[static_cast<std::size_t>(f)];
     if (s.edge_owned[static_cast<std::size_t>(e)] && !shares_vertex({a[0], a[1], b[0], b[1]}))
-      pairs_.push_back({true, e, f});
+      found[static_cast<std::size_t>(thread)].push_back({true, e, f});
   });
+  pairs_.clear();
+  for (const auto& some : found) pairs_.insert(pairs_.end(), some.begin(), some.end());
   std::sort(pairs_.begin(), pairs_.end(), pair_less);
 }
 

@@ -5,6 +5,7 @@
 // the exact triangle-triangle intersection test, and the surface potential: its gradient and diagonal blocks
 // against differences, and the split of the pairs between owners summing to the serial terms.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -464,22 +465,35 @@ TEST(BoxTree, EachOverlapMeetsEveryOverlappingPairOnce) {
   };
   BoxTree a(boxes(600)), b(boxes(500));
   a.refit(boxes(600)), b.refit(boxes(500));
-  std::vector<std::array<int, 2>> met, expected;
-  a.each_overlap(b, [&](int i, int j) { met.push_back({i, j}); });
-  for (int i = 0; i < 600; ++i)
-    for (int j = 0; j < 500; ++j)
-      if (overlap(a.box(i), b.box(j))) expected.push_back({i, j});
-  std::sort(met.begin(), met.end());
-  EXPECT_EQ(met, expected);
-  EXPECT_GT(expected.size(), 500u);
-  met.clear(), expected.clear();
-  a.each_overlap([&](int i, int j) { met.push_back({i, j}); });
-  for (int i = 0; i < 600; ++i)
-    for (int j = i + 1; j < 600; ++j)
-      if (overlap(a.box(i), a.box(j))) expected.push_back({i, j});
-  std::sort(met.begin(), met.end());
-  EXPECT_EQ(met, expected);
-  EXPECT_GT(expected.size(), 500u);
+  // On 1 and on 3 OpenMP threads (the node pairs shared out), each thread's finds apart.
+  const int saved = omp_get_max_threads();
+  for (const int threads : {1, 3}) {
+    omp_set_num_threads(threads);
+    std::vector<std::vector<std::array<int, 2>>> found(static_cast<std::size_t>(threads));
+    std::vector<std::array<int, 2>> met, expected;
+    const auto gather = [&] {
+      for (auto& some : found) met.insert(met.end(), some.begin(), some.end()), some.clear();
+    };
+    const auto add = [&](int thread, int i, int j) { found[static_cast<std::size_t>(thread)].push_back({i, j}); };
+    a.each_overlap(b, add);
+    gather();
+    for (int i = 0; i < 600; ++i)
+      for (int j = 0; j < 500; ++j)
+        if (overlap(a.box(i), b.box(j))) expected.push_back({i, j});
+    std::sort(met.begin(), met.end());
+    EXPECT_EQ(met, expected) << threads << " threads";
+    EXPECT_GT(expected.size(), 500u);
+    met.clear(), expected.clear();
+    a.each_overlap(add);
+    gather();
+    for (int i = 0; i < 600; ++i)
+      for (int j = i + 1; j < 600; ++j)
+        if (overlap(a.box(i), a.box(j))) expected.push_back({i, j});
+    std::sort(met.begin(), met.end());
+    EXPECT_EQ(met, expected) << threads << " threads";
+    EXPECT_GT(expected.size(), 500u);
+  }
+  omp_set_num_threads(saved);
 }
 
 }  // namespace
