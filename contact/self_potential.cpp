@@ -111,11 +111,20 @@ Aabb point_box(std::span<const double> x0, std::span<const double> x1, int i, do
   return box;
 }
 
+/// The lists one after the other.
+std::vector<SelfPair> concatenated(const std::vector<std::vector<SelfPair>>& lists) {
+  std::size_t total = 0;
+  for (const auto& list : lists) total += list.size();
+  std::vector<SelfPair> pairs;
+  pairs.reserve(total);
+  for (const auto& list : lists) pairs.insert(pairs.end(), list.begin(), list.end());
+  return pairs;
+}
+
 /// The pairs of the surface's primitives whose boxes (over x0 and x1, grown by `inflate`) overlap, from the trees of
-/// those boxes (PresentTree or BoxTree: query() answers with the primitives' indices, increasing). In the order of
-/// the primitives, each one's pairs in increasing order; found in chunks of primitives (one list per chunk).
-template <class Tree>
-std::vector<SelfPair> tree_query_pairs(const SelfSurface& s, const Tree& triangles, const Tree& edges,
+/// those boxes. In the order of the primitives, each one's pairs in increasing order; found in chunks of primitives
+/// (one list per chunk).
+std::vector<SelfPair> tree_query_pairs(const SelfSurface& s, const PresentTree& triangles, const PresentTree& edges,
                                        std::span<const double> x0, std::span<const double> x1, double inflate) {
   const int n_points = s.n_vertices(), n_edges = static_cast<int>(s.edges.size());
   constexpr int chunk = 256;
@@ -150,12 +159,7 @@ std::vector<SelfPair> tree_query_pairs(const SelfSurface& s, const Tree& triangl
       }
     }
   }
-  std::size_t total = 0;
-  for (const auto& f : found) total += f.size();
-  std::vector<SelfPair> pairs;
-  pairs.reserve(total);
-  for (const auto& f : found) pairs.insert(pairs.end(), f.begin(), f.end());
-  return pairs;
+  return concatenated(found);
 }
 
 /// The pairs of the surface's primitives whose boxes (over x0 and x1, grown by `inflate`) overlap.
@@ -259,8 +263,7 @@ void SweptPairs::start(std::span<const double> x0, std::span<const double> x1, d
     if (s.edge_owned[static_cast<std::size_t>(e)] && !shares_vertex({a[0], a[1], b[0], b[1]}))
       found[static_cast<std::size_t>(thread)].push_back({true, e, f});
   });
-  pairs_.clear();
-  for (const auto& some : found) pairs_.insert(pairs_.end(), some.begin(), some.end());
+  pairs_ = concatenated(found);
   std::sort(pairs_.begin(), pairs_.end(), pair_less);
 }
 

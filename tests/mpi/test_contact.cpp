@@ -36,7 +36,6 @@ using mpitest::world_size;
 using dynamics_testing::max_difference;
 using dynamics_testing::rank0_alone;
 using dynamics_testing::serial_difference;
-using dynamics_testing::wait_for_rank0;
 
 std::string scratch() { return mpitest::scratch_dir("contact"); }
 Job job_from_yaml(const std::string& name, const std::string& yaml) {

@@ -31,7 +31,6 @@ using mpitest::world_size;
 using dynamics_testing::max_difference;
 using dynamics_testing::rank0_alone;
 using dynamics_testing::serial_difference;
-using dynamics_testing::wait_for_rank0;
 
 
 

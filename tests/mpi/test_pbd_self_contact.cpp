@@ -41,7 +41,6 @@ namespace test_pbd_self_contact {  // one per file: the distributed test files s
 
 using dynamics_testing::rank0_alone;
 using dynamics_testing::serial_difference;
-using dynamics_testing::wait_for_rank0;
 using mpitest::world_rank;
 using mpitest::world_size;
 
@@ -145,7 +144,6 @@ TEST(PbdClothFold, FoldsOntoItselfWithoutAnyIntersection) {
 TEST(PbdTwoSheets, TheUpperClothLandsOnTheLowerWithoutAnyIntersection) {
   const Fold all = run(MPI_COMM_WORLD, "sheets", sheets_job());
   const Fold serial = run(rank0_alone(), "sheets", sheets_job());
-  wait_for_rank0();
   const double distributed = serial_difference(all.position, serial.position);
   if (world_rank() == 0)
     std::printf(

@@ -38,7 +38,6 @@ using mpitest::world_size;
 using dynamics_testing::max_difference;
 using dynamics_testing::rank0_alone;
 using dynamics_testing::serial_difference;
-using dynamics_testing::wait_for_rank0;
 
 
 
@@ -214,7 +213,6 @@ Drop drop(MPI_Comm comm) {
 TEST(TwoBlocks, TheUpperLandsOnTheLowerWithoutAnyIntersectionAndSerialEqualsDistributed) {
   const Drop all = drop(MPI_COMM_WORLD);
   const Drop serial = drop(rank0_alone());
-  wait_for_rank0();
   const double u = dynamics_testing::max_displacement(all.run);
   const double distributed =
       serial_difference(all.run.position, serial.run.position) / u;
@@ -340,7 +338,6 @@ Press press(MPI_Comm comm) {
 TEST(TwoBlocks, PressedTogetherStaticallyTheReactionsBalanceWithoutAnyIntersection) {
   const Press all = press(MPI_COMM_WORLD);
   const Press serial = press(rank0_alone());
-  wait_for_rank0();
   const double distributed =
       serial_difference(all.position, serial.position) / 0.03;
   ASSERT_EQ(all.top.size(), 4u);
@@ -441,7 +438,6 @@ Slide slide(MPI_Comm comm, double mu) {
 TEST(TwoBlocks, FrictionBetweenThePartsSlowsTheSlideAsCoulombSays) {
   const Slide all = slide(MPI_COMM_WORLD, 0.1);
   const Slide serial = slide(rank0_alone(), 0.1);
-  wait_for_rank0();
   const double u = dynamics_testing::max_displacement(all.run);
   const double distributed =
       serial_difference(all.run.position, serial.run.position) / u;
@@ -495,7 +491,6 @@ Sheets sheets(MPI_Comm comm) {
 TEST(TwoSheets, TheUpperClothLandsOnTheLowerWithoutAnyIntersection) {
   const Sheets all = sheets(MPI_COMM_WORLD);
   const Sheets serial = sheets(rank0_alone());
-  wait_for_rank0();
   const double u = dynamics_testing::max_displacement(all.run);
   const double distributed =
       serial_difference(all.run.position, serial.run.position) / u;

@@ -30,7 +30,6 @@ namespace test_self_contact_ring {  // one per file: the distributed test files 
 
 using dynamics_testing::rank0_alone;
 using dynamics_testing::serial_difference;
-using dynamics_testing::wait_for_rank0;
 using mpitest::world_rank;
 using mpitest::world_size;
 
@@ -119,7 +118,6 @@ double norm(const Force& f) { return std::sqrt(f[0] * f[0] + f[1] * f[1] + f[2] 
 TEST(SplitRing, ClosedUntilItsEndsPressTogetherWithoutAnyIntersectionAndTheContactForcesBalance) {
   const Ring all = close_ring(MPI_COMM_WORLD);
   const Ring serial = close_ring(rank0_alone());
-  wait_for_rank0();
   ASSERT_EQ(all.half_a.size(), static_cast<std::size_t>(kSteps));
   const double distributed = serial_difference(all.position, serial.position) / all.largest_move;
   // The load on each tip: the traction times its outer face's area (0.055 x 10 degrees x 0.01, facetted).
