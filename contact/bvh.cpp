@@ -6,15 +6,6 @@
 
 namespace edgefem::contact {
 
-void Aabb::grow(const Vec3& p) {
-  for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], p[k]), hi[k] = std::max(hi[k], p[k]);
-}
-
-void Aabb::grow(const Aabb& b) {
-  grow(b.lo);
-  grow(b.hi);
-}
-
 double Aabb::squared_distance(const Vec3& x) const {
   double s = 0.0;
   for (int k = 0; k < 3; ++k) {

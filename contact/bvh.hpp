@@ -5,6 +5,7 @@
 /// triangle-surface obstacle (obstacle_mesh.hpp). Built once by median splits of the triangles' centroids along the
 /// longest axis (leaves of at most four triangles); queried for the nearest triangle within a distance and for the
 /// first triangle a segment meets. No MPI, no PETSc; queries are const and thread-safe.
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -16,8 +17,13 @@ namespace edgefem::contact {
 /// An axis-aligned box (empty: lo > hi).
 struct Aabb {
   Vec3 lo{1e300, 1e300, 1e300}, hi{-1e300, -1e300, -1e300};
-  void grow(const Vec3& p);
-  void grow(const Aabb& b);
+  void grow(const Vec3& p) {
+    for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], p[k]), hi[k] = std::max(hi[k], p[k]);
+  }
+  void grow(const Aabb& b) {
+    grow(b.lo);
+    grow(b.hi);
+  }
   /// The squared distance from x to the box (0 inside).
   [[nodiscard]] double squared_distance(const Vec3& x) const;
   /// Whether the segment x0 + t (x1 - x0), t in [0, t_max], meets the box.

@@ -11,6 +11,12 @@ BoxTree::BoxTree(std::vector<Aabb> boxes) : boxes_(std::move(boxes)) {
   std::iota(order_.begin(), order_.end(), 0);
   nodes_.reserve(2 * boxes_.size() / 2 + 1);
   if (!boxes_.empty()) build(0, static_cast<int>(boxes_.size()));
+  sort_boxes();
+}
+
+void BoxTree::sort_boxes() {
+  sorted_.resize(boxes_.size());
+  for (std::size_t i = 0; i < order_.size(); ++i) sorted_[i] = boxes_[static_cast<std::size_t>(order_[i])];
 }
 
 int BoxTree::build(int first, int last) {
@@ -43,6 +49,7 @@ int BoxTree::build(int first, int last) {
 
 void BoxTree::refit(std::vector<Aabb> boxes) {
   boxes_ = std::move(boxes);
+  sort_boxes();
   // build() numbers a node before its children, so a reverse pass meets the children first.
   for (std::size_t k = nodes_.size(); k-- > 0;) {
     Node& n = nodes_[k];
@@ -51,8 +58,7 @@ void BoxTree::refit(std::vector<Aabb> boxes) {
       if (b.lo[0] <= b.hi[0]) box.grow(b);  // (an empty box's corners would make the node's box everything)
     };
     if (n.left < 0) {
-      for (int i = n.first; i < n.first + n.count; ++i)
-        grow(boxes_[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])]);
+      for (int i = n.first; i < n.first + n.count; ++i) grow(sorted_[static_cast<std::size_t>(i)]);
     } else {
       grow(nodes_[static_cast<std::size_t>(n.left)].box);
       grow(nodes_[static_cast<std::size_t>(n.right)].box);
@@ -71,10 +77,8 @@ void BoxTree::query(const Aabb& box, std::vector<int>& out) const {
     const Node& n = nodes_[static_cast<std::size_t>(stack[--top])];
     if (!overlap(n.box, box)) continue;
     if (n.left < 0) {
-      for (int i = n.first; i < n.first + n.count; ++i) {
-        const int b = order_[static_cast<std::size_t>(i)];
-        if (overlap(boxes_[static_cast<std::size_t>(b)], box)) out.push_back(b);
-      }
+      for (int i = n.first; i < n.first + n.count; ++i)
+        if (overlap(sorted_[static_cast<std::size_t>(i)], box)) out.push_back(order_[static_cast<std::size_t>(i)]);
       continue;
     }
     stack[top++] = n.left;

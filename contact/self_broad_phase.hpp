@@ -107,8 +107,9 @@ class BoxTree {
       }
       for (int i = A.first; i < A.first + A.count; ++i)
         for (int j = i + 1; j < A.first + A.count; ++j) {
+          if (!overlap(sorted_[static_cast<std::size_t>(i)], sorted_[static_cast<std::size_t>(j)])) continue;
           const int p = order_[static_cast<std::size_t>(i)], q = order_[static_cast<std::size_t>(j)];
-          if (overlap(box(p), box(q))) f(std::min(p, q), std::max(p, q));
+          f(std::min(p, q), std::max(p, q));
         }
       return;
     }
@@ -116,8 +117,8 @@ class BoxTree {
     if (A.left < 0 && B.left < 0) {
       for (int i = A.first; i < A.first + A.count; ++i)
         for (int j = B.first; j < B.first + B.count; ++j) {
+          if (!overlap(sorted_[static_cast<std::size_t>(i)], other.sorted_[static_cast<std::size_t>(j)])) continue;
           const int p = order_[static_cast<std::size_t>(i)], q = other.order_[static_cast<std::size_t>(j)];
-          if (!overlap(box(p), other.box(q))) continue;
           if (self)
             f(std::min(p, q), std::max(p, q));
           else
@@ -129,7 +130,10 @@ class BoxTree {
       stack.push_back({a, B.left}), stack.push_back({a, B.right});
     }
   }
+  /// Fills sorted_ from boxes_ (the leaves' boxes side by side: the traversals read them in this order).
+  void sort_boxes();
   std::vector<Aabb> boxes_;
+  std::vector<Aabb> sorted_;  ///< boxes_[order_[i]]
   std::vector<Node> nodes_;
   std::vector<int> order_;
 };

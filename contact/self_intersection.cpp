@@ -73,6 +73,10 @@ int orient3d(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
   // Shewchuk's bound for this evaluation order is ~7.8e-16 of the permanent (with the differences rounded, a few
   // ulps more); 1e-13 leaves a wide margin.
   if (std::abs(det) > 1e-13 * permanent) return sign_of(det);
+  // One coordinate the same at all four points: u, v, w have an exact zero component there and lie in a plane, so
+  // the determinant is exactly 0 (a flat sheet's triangles, without the exact arithmetic below).
+  for (int k = 0; k < 3; ++k)
+    if (a[k] == b[k] && a[k] == c[k] && a[k] == d[k]) return 0;
   const auto exact = [&](const Vec3& x) {
     return std::array<Rational, 3>{Rational(x[0]) - a[0], Rational(x[1]) - a[1], Rational(x[2]) - a[2]};
   };
@@ -101,21 +105,17 @@ long long count_intersecting_pairs(const std::vector<double>& x, const std::vect
   for (std::size_t t = 0; t < triangles.size(); ++t)
     for (const int v : triangles[t]) boxes[t].grow(point(v));
   const BoxTree tree(boxes);
+  // Every two triangles whose boxes overlap, from one traversal of the tree with itself (on the OpenMP threads).
+  std::vector<long long> counts(static_cast<std::size_t>(omp_get_max_threads()), 0);
+  tree.each_overlap([&](int thread, int s, int t) {
+    const auto& a = triangles[static_cast<std::size_t>(s)];
+    const auto& b = triangles[static_cast<std::size_t>(t)];
+    const bool shared = std::any_of(a.begin(), a.end(), [&](int v) { return std::find(b.begin(), b.end(), v) != b.end(); });
+    if (!shared && triangles_intersect({point(a[0]), point(a[1]), point(a[2])}, {point(b[0]), point(b[1]), point(b[2])}))
+      ++counts[static_cast<std::size_t>(thread)];
+  });
   long long count = 0;
-  std::vector<int> near;
-  for (std::size_t s = 0; s < triangles.size(); ++s) {
-    near.clear();
-    tree.query(boxes[s], near);
-    const auto& a = triangles[s];
-    for (const int t : near) {
-      if (t <= static_cast<int>(s)) continue;
-      const auto& b = triangles[static_cast<std::size_t>(t)];
-      const bool shared = std::any_of(a.begin(), a.end(), [&](int v) { return std::find(b.begin(), b.end(), v) != b.end(); });
-      if (shared) continue;
-      if (triangles_intersect({point(a[0]), point(a[1]), point(a[2])}, {point(b[0]), point(b[1]), point(b[2])}))
-        ++count;
-    }
-  }
+  for (const long long c : counts) count += c;
   return count;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 
 #include "contact/self_broad_phase.hpp"
 #include "contact/self_ccd.hpp"
@@ -31,6 +32,8 @@ SelfSurface make_self_surface(std::vector<std::array<int, 3>> triangles, std::ve
 
 SelfPotential::SelfPotential(SelfSurface surface, double dh, double kappa)
     : surface_(std::move(surface)), dh_(dh), kappa_(kappa) {}
+
+SelfPotential::~SelfPotential() = default;
 
 void SelfPotential::set_known(const std::vector<char>& known) {
   const auto all_known = [&](const auto& prim) {
@@ -112,10 +115,11 @@ Aabb point_box(std::span<const double> x0, std::span<const double> x1, int i, do
 }
 
 /// The lists one after the other.
-std::vector<SelfPair> concatenated(const std::vector<std::vector<SelfPair>>& lists) {
+template <class T>
+std::vector<T> concatenated(const std::vector<std::vector<T>>& lists) {
   std::size_t total = 0;
   for (const auto& list : lists) total += list.size();
-  std::vector<SelfPair> pairs;
+  std::vector<T> pairs;
   pairs.reserve(total);
   for (const auto& list : lists) pairs.insert(pairs.end(), list.begin(), list.end());
   return pairs;
@@ -224,6 +228,17 @@ bool pair_less(const SelfPair& p, const SelfPair& q) {  // tree_pairs' order: po
   return p.a != q.a ? p.a < q.a : p.b < q.b;
 }
 
+/// A pair as a number whose order is pair_less' (a and b are non-negative ints: 31 bits each).
+std::uint64_t pair_key(const SelfPair& p) {
+  return (static_cast<std::uint64_t>(p.edge_edge) << 62) | (static_cast<std::uint64_t>(p.a) << 31) |
+         static_cast<std::uint64_t>(p.b);
+}
+
+SelfPair key_pair(std::uint64_t k) {
+  constexpr std::uint64_t low = (std::uint64_t{1} << 31) - 1;
+  return {(k >> 62) != 0, static_cast<int>((k >> 31) & low), static_cast<int>(k & low)};
+}
+
 bool triangle_has(const std::array<int, 3>& t, int v) { return t[0] == v || t[1] == v || t[2] == v; }
 
 }  // namespace
@@ -252,19 +267,22 @@ void SweptPairs::start(std::span<const double> x0, std::span<const double> x1, d
   // ones; none sharing a vertex), from a traversal of the trees two at a time, sorted into its order.
   // Each OpenMP thread collects its own (BoxTree::each_overlap's thread number); the sort makes the result
   // independent of the thread count.
-  std::vector<std::vector<SelfPair>> found(static_cast<std::size_t>(omp_get_max_threads()));
+  // The pairs as keys whose order is pair_less' (sorted faster than the pairs themselves).
+  std::vector<std::vector<std::uint64_t>> found(static_cast<std::size_t>(omp_get_max_threads()));
   trees_->points.each_overlap(trees_->triangles, [&](int thread, int i, int t) {
     if (!triangle_has(s.triangles[static_cast<std::size_t>(t)], i))
-      found[static_cast<std::size_t>(thread)].push_back({false, i, t});
+      found[static_cast<std::size_t>(thread)].push_back(pair_key({false, i, t}));
   });
   trees_->edges.each_overlap([&](int thread, int e, int f) {
     const auto& a = s.edges[static_cast<std::size_t>(e)];
     const auto& b = s.edges[static_cast<std::size_t>(f)];
     if (s.edge_owned[static_cast<std::size_t>(e)] && !shares_vertex({a[0], a[1], b[0], b[1]}))
-      found[static_cast<std::size_t>(thread)].push_back({true, e, f});
+      found[static_cast<std::size_t>(thread)].push_back(pair_key({true, e, f}));
   });
-  pairs_ = concatenated(found);
-  std::sort(pairs_.begin(), pairs_.end(), pair_less);
+  std::vector<std::uint64_t> keys = concatenated(found);
+  std::sort(keys.begin(), keys.end());
+  pairs_.resize(keys.size());
+  for (std::size_t k = 0; k < keys.size(); ++k) pairs_[k] = key_pair(keys[k]);
 }
 
 SweptPairs::~SweptPairs() = default;
@@ -296,15 +314,15 @@ std::vector<Aabb> holding(const std::vector<Aabb>& built, const std::vector<Aabb
 
 }  // namespace
 
-std::vector<SelfPair> SweptPairs::moved(std::span<const double> x0, std::span<const double> x2) {
+std::vector<SelfPair> SweptPairs::moved(std::span<const double> x0, std::span<const double> x2, double inflate) {
   const SelfSurface& s = s_;
-  const std::vector<Aabb> triangles = primitive_boxes(s.triangles, s.triangle_present, x0, x2, 0.0);
-  const std::vector<Aabb> edges = primitive_boxes(s.edges, s.edge_present, x0, x2, 0.0);
+  const std::vector<Aabb> triangles = primitive_boxes(s.triangles, s.triangle_present, x0, x2, inflate);
+  const std::vector<Aabb> edges = primitive_boxes(s.edges, s.edge_present, x0, x2, inflate);
   std::vector<Aabb> points(static_cast<std::size_t>(s.n_vertices()));
   escaped_ = 0;
   std::vector<char> point_out(points.size(), 0);
   for (std::size_t i = 0; i < points.size(); ++i) {
-    points[i] = point_box(x0, x2, static_cast<int>(i), 0.0);
+    points[i] = point_box(x0, x2, static_cast<int>(i), inflate);
     if (s.point_owned[i] && !inside(points[i], trees_->points.box(static_cast<int>(i)))) point_out[i] = 1, ++escaped_;
   }
   const std::vector<char> triangle_out = escapes(trees_->triangles.boxes(), triangles, s.triangle_present, escaped_);
@@ -373,14 +391,21 @@ std::vector<SelfPair> SelfPotential::overlapping(std::span<const double> x0, std
     return !c.centre.empty() && largest_move(x0, c.centre) <= reach && (still || largest_move(x1, c.centre) <= reach);
   };
   if (!within()) {
-    if (!still) return overlapping_pairs(surface_, x0, x1, inflate);  // (a long move: a tree of its own)
+    if (!still) return boxed_pairs(x0, x1, inflate);  // (a long move: the trees' own pairs)
     c.centre.assign(x0.begin(), x0.end());
-    c.pairs = overlapping_pairs(surface_, x0, x0, 0.5 * dh_ + margin);
+    c.pairs = boxed_pairs(x0, x0, 0.5 * dh_ + margin);
     ++c.builds;
   } else {
     ++c.hits;
   }
   return filter_pairs(surface_, c.pairs, x0, x1, inflate);
+}
+
+std::vector<SelfPair> SelfPotential::boxed_pairs(std::span<const double> x0, std::span<const double> x1,
+                                                 double inflate) const {
+  if (!swept_) swept_ = std::make_unique<SweptPairs>(surface_);
+  swept_->start(x0, x1, inflate);
+  return swept_->pairs();
 }
 
 std::vector<SelfPair> SelfPotential::near_pairs(std::span<const double> x) const {
@@ -501,19 +526,43 @@ std::vector<int> SelfPotential::friction_vertices() const {
   return v;
 }
 
-SelfMeasure SelfPotential::measure(std::span<const double> x) const {
+SelfMeasure SelfPotential::measure(std::span<const double> x, bool listed) const {
+  return measure_pairs(surface_, listed ? near_pairs(x) : boxed_pairs(x, x, 0.5 * dh_), x, dh_);
+}
+
+SelfMeasure measure_pairs(const SelfSurface& s, const std::vector<SelfPair>& pairs, std::span<const double> x,
+                          double dh) {
   SelfMeasure m;
-  for (const SelfPair& p : near_pairs(x)) {
-    const std::array<int, 4> v = pair_vertices(p);
+  for (const SelfPair& p : pairs) {
+    const std::array<int, 4> v = pair_vertices(s, p);
     std::array<Vec3, 4> y;
     for (int i = 0; i < 4; ++i) y[i] = load3(&x[3 * static_cast<std::size_t>(v[i])]);
     const double d =
         std::sqrt(std::max(p.edge_edge ? edge_edge_squared_distance(y) : point_triangle_squared_distance(y), 0.0));
-    if (!(d < dh_)) continue;
+    if (!(d < dh)) continue;
     ++m.active;
     m.min_distance = std::min(m.min_distance, d);
   }
   return m;
+}
+
+std::vector<SelfPair> swept_overlapping(const SelfSurface& s, const std::vector<SelfPair>& pairs,
+                                        std::span<const double> x0, std::span<const double> x1) {
+  const auto box = [&](const int* v, int n) {
+    Aabb b;
+    for (int i = 0; i < n; ++i) {
+      b.grow(load3(&x0[3 * static_cast<std::size_t>(v[i])]));
+      b.grow(load3(&x1[3 * static_cast<std::size_t>(v[i])]));
+    }
+    return b;
+  };
+  std::vector<SelfPair> kept;
+  for (const SelfPair& p : pairs) {
+    const std::array<int, 4> v = pair_vertices(s, p);
+    const int first = p.edge_edge ? 2 : 1;  // (as primitive_boxes and point_box grow them, with nothing added)
+    if (overlap(box(v.data(), first), box(v.data() + first, 4 - first))) kept.push_back(p);
+  }
+  return kept;
 }
 
 }  // namespace edgefem::contact

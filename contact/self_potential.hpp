@@ -101,8 +101,8 @@ class SweptPairs {
   /// A step: the pairs whose primitives' boxes over x0 -> x1, grown by `inflate`, overlap (pairs()).
   void start(std::span<const double> x0, std::span<const double> x1, double inflate);
   [[nodiscard]] const std::vector<SelfPair>& pairs() const { return pairs_; }
-  /// The pairs whose boxes over x0 -> x2 (not grown) overlap; x0 the last start()'s.
-  std::vector<SelfPair> moved(std::span<const double> x0, std::span<const double> x2);
+  /// The pairs whose boxes over x0 -> x2, grown by `inflate`, overlap; x0 the last start()'s.
+  std::vector<SelfPair> moved(std::span<const double> x0, std::span<const double> x2, double inflate = 0.0);
   /// The last moved()'s primitives (points, edges, triangles) whose new box left their step's one.
   [[nodiscard]] long long escaped() const { return escaped_; }
 
@@ -114,9 +114,21 @@ class SweptPairs {
   long long escaped_ = 0;
 };
 
+/// The pairs of `pairs` whose primitives' boxes over x0 -> x1 (not grown) overlap, in their order.
+std::vector<SelfPair> swept_overlapping(const SelfSurface& s, const std::vector<SelfPair>& pairs,
+                                        std::span<const double> x0, std::span<const double> x1);
+
+/// How many of `pairs` are closer than dh at x, and the closest of those: SelfPotential::measure's answer when
+/// `pairs` hold every one of the rank's pairs within dh.
+SelfMeasure measure_pairs(const SelfSurface& s, const std::vector<SelfPair>& pairs, std::span<const double> x,
+                          double dh);
+
 class SelfPotential {
  public:
   SelfPotential(SelfSurface surface, double dh, double kappa);
+  ~SelfPotential();
+  SelfPotential(const SelfPotential&) = delete;  // (the broad phase's trees refer to surface_)
+  SelfPotential& operator=(const SelfPotential&) = delete;
   void set_stiffness(double kappa) { kappa_ = kappa; }
   [[nodiscard]] double stiffness() const { return kappa_; }
   [[nodiscard]] double activation_distance() const { return dh_; }
@@ -142,7 +154,10 @@ class SelfPotential {
   /// The largest t in [0, 1] such that no pair of this rank comes into contact along x + t' dx, t' <= t, keeping
   /// a tenth of each pair's gap (additive CCD, self_ccd.hpp).
   [[nodiscard]] double step_limit(std::span<const double> x, std::span<const double> dx) const;
-  [[nodiscard]] SelfMeasure measure(std::span<const double> x) const;
+  /// The pairs within the activation distance at x: how many, and the closest. `listed`: the pairs from the candidate
+  /// list (near_pairs), as the Newton solvers' queries at the same positions that follow; else from the trees
+  /// without the list's margin (a query whose positions will not come back: fewer boxes overlap; the same answer).
+  [[nodiscard]] SelfMeasure measure(std::span<const double> x, bool listed = true) const;
 
   /// Freezes friction (self_friction.hpp) for this rank's pairs within the activation distance at x0 (the step's
   /// start), coefficient mu, slip eps; evaluate() then adds it. mu = 0 clears it.
@@ -156,8 +171,12 @@ class SelfPotential {
   std::array<int, 4> pair_vertices(const SelfPair& p) const { return contact::pair_vertices(surface_, p); }
   /// The pairs whose boxes over x0 -> x1 grown by `inflate` overlap: those of the candidate list that pass the same
   /// box test, when every vertex at x0 and x1 lies within its reach of the list's centre (rebuilt there from x0 if
-  /// not, for a query without a move); else a new tree. The same pairs, in the same order, as a new tree's.
+  /// not, for a query without a move); else the refitted trees' (boxed_pairs). The same pairs, in the same order, as
+  /// tree_pairs'.
   std::vector<SelfPair> overlapping(std::span<const double> x0, std::span<const double> x1, double inflate) const;
+  /// tree_pairs(surface_, x0, x1, inflate), from trees whose hierarchy is built once (SweptPairs: refitted, one
+  /// traversal) instead of two new trees and a query per owned point and edge.
+  std::vector<SelfPair> boxed_pairs(std::span<const double> x0, std::span<const double> x1, double inflate) const;
 
   /// A Verlet list: the pairs whose boxes at `centre`, grown by dh / 2 + the margin, overlap. A box at positions
   /// each within m of the centre, grown by g, lies in the centre's box grown by m + g: so every pair whose boxes
@@ -170,6 +189,7 @@ class SelfPotential {
   SelfSurface surface_;
   double dh_ = 1e-3, kappa_ = 1.0;
   mutable Candidates candidates_;  ///< (const queries are thread-safe only if not called concurrently)
+  mutable std::unique_ptr<SweptPairs> swept_;  ///< boxed_pairs' trees (made at the first use)
   std::vector<SelfFrictionLag> friction_;  ///< lagged at the step's start
   double slip_ = 1.0;                       ///< friction's eps
   mutable SelfTimes times_;

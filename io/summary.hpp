@@ -158,6 +158,9 @@ struct RunSummary {
     /// Per recorded step: rank 0's process CPU seconds in the self-contact terms and (time-stepping runs) in the
     /// whole step (all threads; MPI's busy waits count): the share without the wall clock's waits for a busy core.
     std::vector<double> cpu, step_cpu;
+    /// Per recorded step: rank 0's wall and process CPU seconds in the record itself (the active pairs and the closest
+    /// one, counted after the step, outside the steps' seconds).
+    std::vector<double> record, record_cpu;
     /// Per rank: the ghost layer's bytes received and point-to-point messages sent per Newton iteration, its
     /// neighbours at the end, layers built; the run's Newton iterations.
     std::vector<double> bytes_per_iteration, messages_per_iteration, neighbours, layers_built, owned_vertices;

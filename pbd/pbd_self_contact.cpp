@@ -295,8 +295,10 @@ std::vector<contact::SelfPair> PbdSelfContact::moved_pairs() {
   terms_.exchange_seconds_ += MPI_Wtime() - t_exchange;
   const auto clock = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < y_.size(); ++i) y_[i] = x_n_[i] + dx_[i];
-  std::vector<contact::SelfPair> pairs = rebuilt ? contact::tree_pairs(terms_.potential_->surface(), x_n_, y_, 0.0)
-                                                 : swept_->moved(x_n_, y_);
+  // (Grown by h / 2: the pairs within h at the step's end among them, for the record; end_step.)
+  std::vector<contact::SelfPair> pairs = rebuilt
+                                             ? contact::tree_pairs(terms_.potential_->surface(), x_n_, y_, 0.5 * h_)
+                                             : swept_->moved(x_n_, y_, 0.5 * h_);
   times_.broad += seconds_since(clock);
   return pairs;
 }
@@ -348,17 +350,30 @@ void PbdSelfContact::end_step(Vec x_n, Vec x) {
     load_local(a.span().data(), x_n_);
     load_local(b.span().data(), y_);
   }
+  std::vector<double> end = y_;  // (owned entries: the step's end as the caller has it)
   long long newly = 0;
   int rounds = 0;
-  const std::vector<char> frozen = stop_until_safe(moved_pairs(), newly, rounds);
+  const std::vector<contact::SelfPair> near = moved_pairs();
+  const contact::SelfSurface& s = terms_.potential_->surface();
+  const std::vector<char> frozen = stop_until_safe(contact::swept_overlapping(s, near, x_n_, y_), newly, rounds);
   {  // the stopped owned vertices back at x_n
     VecArray b(x, false);
     for (std::size_t k = 0; k < terms_.owned_local_.size(); ++k) {
       const auto V = static_cast<std::size_t>(terms_.owned_surface_[k]);
       if (!frozen[V]) continue;
-      for (int d = 0; d < 3; ++d) b.span()[3 * static_cast<std::size_t>(terms_.owned_local_[k]) + d] = x_n_[3 * V + d];
+      for (int d = 0; d < 3; ++d)
+        b.span()[3 * static_cast<std::size_t>(terms_.owned_local_[k]) + d] = end[3 * V + d] = x_n_[3 * V + d];
     }
   }
+  // The record of the step's end (SelfContactTerms::measure): its pairs within h are among `near` (boxes over
+  // x_n -> x_{n+1} grown by h / 2; a stopped vertex is at x_n, inside them), at the ghosts' end positions.
+  const double t_exchange = MPI_Wtime();
+  terms_.exchange_->forward(*terms_.exchange_->layer(), {end}, 3);
+  terms_.exchange_seconds_ += MPI_Wtime() - t_exchange;
+  const auto clock = std::chrono::steady_clock::now();
+  const contact::SelfMeasure measured = contact::measure_pairs(s, near, end, h_);
+  times_.narrow += seconds_since(clock);
+  terms_.offer_measure(measured, std::move(end));
   MPI_Allreduce(MPI_IN_PLACE, &last_.projected, 1, MPI_LONG_LONG, MPI_SUM, comm_);
   last_.frozen = newly;
   last_.rounds = rounds;

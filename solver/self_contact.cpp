@@ -390,12 +390,31 @@ SelfContactReport SelfContactTerms::measure(Vec x) {
 SelfContactReport SelfContactTerms::measure(std::span<const double> local_positions) {
   ++calls_.measures;
   load(local_positions, x_);
-  ready(x_, nullptr);
-  const contact::SelfMeasure m = potential_->measure(x_);
+  int offered = offered_ ? 1 : 0;
+  for (std::size_t k = 0; offered && k < owned_surface_.size(); ++k)
+    for (int d = 0; d < 3; ++d) {
+      const std::size_t i = 3 * static_cast<std::size_t>(owned_surface_[k]) + d;
+      if (!(x_[i] == offered_x_[i])) offered = 0;
+    }
+  MPI_Allreduce(MPI_IN_PLACE, &offered, 1, MPI_INT, MPI_MIN, comm_);
+  contact::SelfMeasure m;
+  if (offered) {
+    m = *offered_;
+    ++offered_measures_;
+  } else {
+    ready(x_, nullptr);
+    // (The position-based integrator's positions have moved past the candidate list's reach since its last query.)
+    m = potential_->measure(x_, barrier_);
+  }
   SelfContactReport r;
   MPI_Allreduce(&m.active, &r.active, 1, MPI_LONG_LONG, MPI_SUM, comm_);
   MPI_Allreduce(&m.min_distance, &r.min_distance, 1, MPI_DOUBLE, MPI_MIN, comm_);
   return r;
+}
+
+void SelfContactTerms::offer_measure(const contact::SelfMeasure& m, std::vector<double> surface) {
+  offered_ = m;
+  offered_x_ = std::move(surface);
 }
 
 std::vector<double> SelfContactTerms::contact_forces(std::span<const double> local_positions) {

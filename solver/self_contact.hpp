@@ -24,6 +24,7 @@
 #include <petscvec.h>
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -89,6 +90,12 @@ class SelfContactTerms {
   SelfContactReport measure(Vec x);
   /// The same from positions of the local vertices (3 each, owned first: DynamicSolver::local_positions()).
   SelfContactReport measure(std::span<const double> local_positions);
+  /// This rank's measure `m` of the surface positions `surface` (3 per surface vertex), found by the caller from
+  /// pairs that hold all of its pairs within the activation distance: measure() answers with it, without a broad
+  /// phase of its own, while every rank's owned positions are exactly these.
+  void offer_measure(const contact::SelfMeasure& m, std::vector<double> surface);
+  /// How many measure() calls were answered from an offered measure.
+  [[nodiscard]] long long offered_measures() const { return offered_measures_; }
   /// The self-contact's force on every owned vertex at the positions (3 per local vertex, owned first, as measure()):
   /// minus the gradient of the barrier and of the lagged friction, summed over all pairs of all ranks; 3 per owned
   /// vertex, zero off the surface. Each pair's forces on its four vertices sum to zero (the distance is unchanged by
@@ -149,6 +156,9 @@ class SelfContactTerms {
   SelfContactCost calls_;  ///< (its call counts)
   contact::SelfTimes extra_pairs_;  ///< the position-based constraints' broad, narrow phase and checks
   double friction_ = 0.0, friction_velocity_ = 0.0;  ///< between parts: mu and eps_v
+  std::optional<contact::SelfMeasure> offered_;  ///< offer_measure's, at the surface positions offered_x_
+  std::vector<double> offered_x_;
+  long long offered_measures_ = 0;
 };
 
 }  // namespace edgefem

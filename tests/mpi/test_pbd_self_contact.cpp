@@ -14,6 +14,8 @@
 //     XPBD's sweeps amplify round-off: the coloured sweep's rank-count independence then holds for a few steps).
 //     Once the cloth rests on the other the contact sweeps amplify round-off too (by ~3 a step: 1.7e-6 after 40
 //     steps), so the comparison stops at the landing.
+// In both, every step's record (pairs closer than the thickness, the closest) is the one the integrator offers from
+// its fail-safe's pairs, and the same as the terms' own measure.
 // CTest runs it on 1, 2 and 3 ranks (mpi.pbd_self_contact.npN); rank 0 prints the measured values, prefixed
 // "pbd self contact:".
 #include <gtest/gtest.h>
@@ -48,6 +50,9 @@ constexpr double kThickness = 2.5e-3;  // contact.distance
 
 struct Fold {
   long long most_intersections = -1, most_active = 0, most_projected = 0, stopped = 0, checks = 0;
+  /// The records answered from the integrator's own pairs (SelfContactTerms::offer_measure), and those of them that
+  /// differ from the terms' own measure (active pairs or closest pair)
+  long long offered = 0, offered_differ = 0;
   double closest = 1e300;        ///< the closest pair closer than the thickness, over all steps
   double lowest = 1e300;         ///< the lowest vertex (z) over all steps
   double top = 0.0;              ///< the highest vertex at the end
@@ -102,6 +107,10 @@ Fold run(MPI_Comm comm, const std::string& name, const std::string& text) {
     f.most_intersections = std::max(f.most_intersections, terms.intersecting_pairs(x));
     ++f.checks;
     const SelfContactReport r = terms.measure(x);
+    // The same from the terms' own broad phase: the offer withdrawn (a measure offered at positions nobody has).
+    terms.offer_measure({}, std::vector<double>(3 * static_cast<std::size_t>(terms.n_surface_vertices()), NAN));
+    const SelfContactReport own = terms.measure(x);
+    if (own.active != r.active || own.min_distance != r.min_distance) ++f.offered_differ;
     f.most_active = std::max(f.most_active, r.active);
     f.closest = std::min(f.closest, r.min_distance);
     double z[2] = {1e300, -1e300};
@@ -115,6 +124,7 @@ Fold run(MPI_Comm comm, const std::string& name, const std::string& text) {
     if (step > 0) f.most_projected = std::max(f.most_projected, solver.self_contact()->last().projected);
   });
   f.stopped = solver.self_contact()->frozen_total();
+  f.offered = terms.offered_measures();
   for (const TimeStepReport& r : reports) f.step_seconds += r.seconds;
   f.contact_seconds = terms.cost().total;
   f.position = mpitest::gather_by_original_vertex(comm, mesh, {solver.local_positions()}, true)[0];
@@ -133,6 +143,8 @@ TEST(PbdClothFold, FoldsOntoItselfWithoutAnyIntersection) {
         world_size(), all.checks, all.most_intersections, all.closest, kThickness, all.most_active, all.most_projected,
         all.stopped, all.lowest, all.top, all.step_seconds, all.contact_seconds, all.seconds);
   EXPECT_EQ(all.checks, 81);             // the start and 80 steps
+  EXPECT_EQ(all.offered, 80);            // every step's record from the fail-safe's pairs ...
+  EXPECT_EQ(all.offered_differ, 0);      // ... the same as the terms' own measure
   EXPECT_EQ(all.most_intersections, 0);  // at every step (exact test, contact/self_intersection.hpp)
   EXPECT_GT(all.closest, 0.0);           // no pair ever touched
   EXPECT_GE(all.lowest, -1e-12);         // the floor's colour is last
@@ -154,6 +166,8 @@ TEST(PbdTwoSheets, TheUpperClothLandsOnTheLowerWithoutAnyIntersection) {
         world_size(), all.most_intersections, all.closest, all.most_active, all.most_projected, all.stopped,
         distributed, all.step_seconds, all.contact_seconds);
   EXPECT_EQ(all.checks, 26);
+  EXPECT_EQ(all.offered, 25);
+  EXPECT_EQ(all.offered_differ, 0);
   EXPECT_EQ(all.most_intersections, 0);
   EXPECT_GT(all.closest, 0.0);
   EXPECT_GT(all.most_projected, 50);  // it landed

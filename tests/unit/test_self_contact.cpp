@@ -415,7 +415,7 @@ TEST(SweptPairs, TheMovedPairsAreTheTreesPairs) {
   for (std::size_t e = 0; e < part.edge_owned.size(); ++e) part.edge_owned[e] = e % 3 != 1;
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  long long compared = 0, escaped = 0;
+  long long compared = 0, escaped = 0, active = 0;
   for (SelfSurface* surface : {&whole, &part}) {
     SweptPairs kept(*surface);
     std::vector<double> x = surface->rest;
@@ -438,6 +438,20 @@ TEST(SweptPairs, TheMovedPairsAreTheTreesPairs) {
       const std::vector<SelfPair> moved = kept.moved(x, x2);
       EXPECT_TRUE(same_pairs(moved, tree_pairs(*surface, x, x2, 0.0))) << k;
       EXPECT_TRUE(same_pairs(fresh.moved(x, x2), moved)) << k;
+      // Grown by dh / 2 (the fail-safe's, for the step's record): new trees' pairs; those of them whose boxes
+      // overlap without growing are the moved pairs; their pairs within dh at x2 are the potential's.
+      SweptPairs grown(*surface, x, x1, 0.003);
+      const std::vector<SelfPair> near = grown.moved(x, x2, 0.0015);
+      EXPECT_TRUE(same_pairs(near, tree_pairs(*surface, x, x2, 0.0015))) << k;
+      EXPECT_TRUE(same_pairs(swept_overlapping(*surface, near, x, x2), moved)) << k;
+      const SelfPotential potential(*surface, 0.003, 1.0);
+      const SelfMeasure m = measure_pairs(*surface, near, x2, 0.003);
+      for (const bool listed : {true, false}) {
+        const SelfMeasure full = potential.measure(x2, listed);
+        EXPECT_EQ(m.active, full.active) << k;
+        EXPECT_EQ(m.min_distance, full.min_distance) << k;
+      }
+      active += m.active;
       compared += static_cast<long long>(moved.size());
       escaped += kept.escaped();
       x = x2;
@@ -445,6 +459,7 @@ TEST(SweptPairs, TheMovedPairsAreTheTreesPairs) {
   }
   EXPECT_GT(compared, 2000);
   EXPECT_GT(escaped, 500);  // the refitted trees were asked
+  EXPECT_GT(active, 100);   // pairs within dh were measured
 }
 
 // BoxTree::each_overlap (SweptPairs::start's traversal) meets exactly the overlapping pairs of boxes, each once: 600

@@ -43,7 +43,7 @@ print(f"rank 0: steps {t['steps']:.1f} s; self-contact {t['total']:.1f} s ({100 
       f"{100 * part / t['steps']:.1f} % of the steps")
 u = c["cpu_seconds"]
 print(f"rank 0 CPU (all threads): steps {u['steps']:.1f} s; self-contact {u['total']:.1f} s "
-      f"({100 * u['total'] / u['steps']:.1f} %)")
+      f"({100 * u['total'] / u['steps']:.1f} %); the record after each step {u['record']:.2f} s")
 n = len(u["per_step"])
 for first in range(0, n, 10):  # the share by blocks of 10 steps
     a, b = sum(u["per_step"][first:first + 10]), sum(u["steps_per_step"][first:first + 10])
