@@ -69,6 +69,9 @@ void print_dynamic_summary(MPI_Comm comm, const DynamicSpec& spec, TimeIntegrato
               clock.partition, clock.distribute, clock.setup, step_seconds, step_seconds / n, output_seconds,
               last_energy.kinetic, last_energy.strain, last_energy.attachment, last_energy.external_work,
               last_energy.total(), max_drift);
+  if (spec.integrator == Integrator::position_based)
+    if (const std::string warning = energy_growth_warning(first_energy, reports); !warning.empty())
+      PetscPrintf(comm, "  warning: %s\n", warning.c_str());
 }
 
 /// One dynamic run of an integrator: its files, the time loop with its output, and the end (summary lines, the stop

@@ -265,6 +265,25 @@ void print_contact_summary(MPI_Comm comm, RunSummary::Contact& record, const Con
               solve_seconds > 0.0 ? 100.0 * t.total() / solve_seconds : 0.0, solve_seconds);
 }
 
+std::string energy_growth_warning(const EnergyReport& first, const std::vector<TimeStepReport>& reports) {
+  const double start = std::abs(first.kinetic) + std::abs(first.strain) + std::abs(first.attachment) +
+                       std::abs(first.contact);
+  double work = 0.0;
+  for (const TimeStepReport& r : reports) {
+    work = std::max(work, std::abs(r.energy.external_work));
+    const double growth = r.energy.total() - first.total(), given = start + work;
+    if (!(growth > given)) continue;  // (NaN: no verdict)
+    char text[400];
+    std::snprintf(text, sizeof text,
+                  "the total energy grew by %.3e by step %lld (t = %.6g), more than the %.3e the run was given (its "
+                  "start and the loads' work): the steps did not converge (more iterations or a smaller dt; "
+                  "docs/guide/position-based.md, \"Convergence\")",
+                  growth, r.step, r.time, given);
+    return text;
+  }
+  return {};
+}
+
 RunSummary::SelfContact begin_self_contact_record(const SelfContactTerms& terms) {
   RunSummary::SelfContact c;
   c.activation_distance = terms.potential().activation_distance();

@@ -16,6 +16,7 @@
 #include "io/summary.hpp"
 #include "partition/partition.hpp"
 #include "run/output.hpp"
+#include "solver/time_integrator.hpp"
 #include "solver/contact.hpp"
 #include "solver/newton.hpp"
 #include "solver/self_contact.hpp"
@@ -104,6 +105,12 @@ void print_reactions(MPI_Comm comm, const Job& job, const ReactionLog& reactions
 
 /// Contact (with obstacles): summary.json's `contact` record begun (the method, the activation distance, the
 /// obstacles' names).
+/// A warning when the total energy of `reports` (kinetic + strain + attachment + contact - the loads' work) grew from
+/// `first` by more than all the energy the run was given (first's kinetic, strain, attachment and contact energies
+/// and the loads' largest work so far): the step, the growth and what was given; empty if it never did (or an energy
+/// is not finite). A position-based step keeps or loses energy when its sweeps converge, so this says they did not.
+std::string energy_growth_warning(const EnergyReport& first, const std::vector<TimeStepReport>& reports);
+
 RunSummary::Contact begin_contact_record(const Job& job, const ContactTerms& contact);
 /// The same for the position-based integrator's projection (method "projection", no distance or stiffness).
 RunSummary::Contact begin_projection_record(const Job& job);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "run/report.hpp"
 #include "tests/support/test_directory.hpp"
 
 namespace edgefem {
@@ -318,6 +319,35 @@ TEST_F(SummaryFile, UnwritableDirectoryIsAnInputErrorNamingTheFile) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("a_file"), std::string::npos) << e.what();
   }
+}
+
+// The position-based run's energy check (run/report.hpp): a cloth falling from rest (kinetic energy equal to the
+// loads' work, the total 0), then its strain energy growing beyond all it was given: the warning names the first
+// such step; a run that only loses energy, or whose energy is NaN, gets none.
+TEST(EnergyGrowth, WarnsAtTheFirstStepThatGainedMoreThanTheRunWasGiven) {
+  const auto step = [](long long n, double kinetic, double strain, double work) {
+    TimeStepReport r;
+    r.step = n, r.time = 0.002 * static_cast<double>(n);
+    r.energy.kinetic = kinetic, r.energy.strain = strain, r.energy.external_work = work;
+    return r;
+  };
+  const EnergyReport first;  // at rest, unstrained
+  std::vector<TimeStepReport> reports = {step(1, 0.1, 0.0, 0.1), step(2, 0.2, 0.05, 0.3), step(3, 0.2, 0.1, 0.3)};
+  EXPECT_EQ(energy_growth_warning(first, reports), "");  // (lost 0.05 in step 2; step 3's growth 0 <= 0.3)
+  reports.push_back(step(4, 0.2, 0.45, 0.35));           // total 0.3 = the 0.35 given: not more
+  EXPECT_EQ(energy_growth_warning(first, reports), "");
+  reports.push_back(step(5, 0.2, 0.6, 0.4));            // total 0.4 = the 0.4 given
+  EXPECT_EQ(energy_growth_warning(first, reports), "");
+  reports.push_back(step(6, 0.2, 2.0, 0.4));  // total 1.8 > 0.4
+  const std::string w = energy_growth_warning(first, reports);
+  EXPECT_NE(w.find("grew by 1.800e+00 by step 6"), std::string::npos) << w;
+  EXPECT_NE(w.find("the 4.000e-01 the run was given"), std::string::npos) << w;
+  std::vector<TimeStepReport> unknown = {step(1, 0.1, std::nan(""), 0.1)};
+  EXPECT_EQ(energy_growth_warning(first, unknown), "");
+  EnergyReport strained;  // a start with energy: counted as given
+  strained.strain = 5.0;
+  EXPECT_EQ(energy_growth_warning(strained, {step(1, 1.0, 8.0, 0.0)}), "");   // 9 - 5 = 4 <= 5
+  EXPECT_NE(energy_growth_warning(strained, {step(1, 1.0, 10.0, 0.0)}), "");  // 11 - 5 = 6 > 5
 }
 
 }  // namespace
