@@ -111,7 +111,7 @@ void PbdSelfContact::begin_step(Vec x_n, Vec x_pred) {
   // The constraints: the boxed pairs that can come within h while each vertex moves at most h beyond its predicted
   // move (the distance is 1-Lipschitz in the primitives' moves relative to a common translation, the bound of
   // additive CCD): d(x_n) <= h + l + 2 h, l the largest relative predicted move of either primitive, summed.
-  pairs_.clear(), vertices_.clear(), side_.clear(), slack_.clear();
+  pairs_.clear(), vertices_.clear(), side_.clear();
   for (const contact::SelfPair& p : swept_->pairs()) {
     const std::array<int, 4> v = pair_vertices(s, p);
     std::array<Vec3, 4> y, d;
@@ -130,8 +130,6 @@ void PbdSelfContact::begin_step(Vec x_n, Vec x_pred) {
     const Vec3 r = separation(p.edge_edge, y, c);
     if (contact::norm(r) > h_ + first + second + 2.0 * h_) continue;
     pairs_.push_back(p), vertices_.push_back(v), side_.push_back(r);
-    const double slack = 0.5 * (contact::norm(r) - h_);
-    slack_.push_back(slack > 0.0 ? slack * slack : 0.0);
   }
   corrections_.assign(12 * pairs_.size(), 0.0);
   active_.assign(pairs_.size(), 0);
@@ -148,19 +146,6 @@ bool PbdSelfContact::correct(std::size_t k, double* dx) const {
   const std::array<int, 4>& v = vertices_[k];
   std::array<Vec3, 4> y;
   for (int i = 0; i < 4; ++i) y[i] = contact::load3(&y_[3 * static_cast<std::size_t>(v[i])]);
-  if (slack_[k] > 0.0) {
-    // Apart without the closest points: the distance moves by at most 2 m, m the largest move since x_n of a vertex
-    // relative to the first one's (a translation changes nothing, and each primitive's points move at most m), so
-    // it stays above h (and the pair cannot have crossed) while m^2 < ((d(x_n) - h) / 2)^2.
-    const auto move = [&](int i) { return y[i] - contact::load3(&x_n_[3 * static_cast<std::size_t>(v[i])]); };
-    const Vec3 first = move(0);
-    double m2 = 0.0;
-    for (int i = 1; i < 4; ++i) {
-      const Vec3 d = move(i) - first;
-      m2 = std::max(m2, dot(d, d));
-    }
-    if (m2 < slack_[k]) return false;
-  }
   std::array<double, 4> c{};
   bool interior = false;
   const Vec3 r = separation(pairs_[k].edge_edge, y, c, &interior);

@@ -114,7 +114,6 @@ class PbdSelfContact {
   std::vector<contact::SelfPair> pairs_;      ///< those of them that are constraints this step
   std::vector<std::array<int, 4>> vertices_;  ///< their vertices
   std::vector<contact::Vec3> side_;           ///< their separation's direction at x_n
-  std::vector<double> slack_;                 ///< ((d(x_n) - h) / 2)^2 (0 if d(x_n) <= h): correct()'s early out
   std::vector<double> corrections_;           ///< 12 per pair (last sweep)
   std::vector<char> active_;                  ///< per pair (last sweep)
   PbdSelfStepReport last_;
