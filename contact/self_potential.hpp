@@ -166,6 +166,11 @@ class SelfPotential {
   /// The vertices of the lagged friction pairs (4 each).
   [[nodiscard]] std::vector<int> friction_vertices() const;
   [[nodiscard]] const SelfTimes& times() const { return times_; }
+  /// Frees the broad phase's trees and candidate list (made again at the next query): for a caller that asks rarely.
+  void release_broad_phase() {
+    swept_.reset();
+    candidates_ = {};
+  }
 
  private:
   std::array<int, 4> pair_vertices(const SelfPair& p) const { return contact::pair_vertices(surface_, p); }

@@ -72,6 +72,9 @@ PbdSelfContact::PbdSelfContact(MPI_Comm comm, const Job& job, const LocalMesh& m
   load_local(local_w_.data(), w_);
   // The layer serves moves less a common translation (self_exchange.hpp): a falling cloth keeps it.
   terms_.exchange_->translate(true);
+  // The terms' own broad phase answers only the start's check and a record the steps did not offer (their pairs
+  // come from swept_).
+  terms_.potential_->release_broad_phase();
 }
 
 void PbdSelfContact::load_local(const double* x, std::vector<double>& out) const {

@@ -147,7 +147,7 @@ std::vector<int> SelfContactTerms::set_up_exchange(const LocalMesh& mesh, const 
 void SelfContactTerms::check_start(const Job& job, const std::vector<double>& rest) {
   // The start: no intersection and no touching pair (the barrier would be infinite).
   const long long crossing = contact::count_intersecting_pairs(rest, potential_->surface().triangles);
-  contact::SelfMeasure m = potential_->measure(rest);
+  contact::SelfMeasure m = potential_->measure(rest, barrier_);
   double min_distance = m.min_distance;
   MPI_Allreduce(MPI_IN_PLACE, &min_distance, 1, MPI_DOUBLE, MPI_MIN, comm_);
   if (crossing > 0 || !(min_distance > 0.0)) {
