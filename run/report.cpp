@@ -276,8 +276,8 @@ std::string energy_growth_warning(const EnergyReport& first, const std::vector<T
     char text[400];
     std::snprintf(text, sizeof text,
                   "the total energy grew by %.3e by step %lld (t = %.6g), more than the %.3e the run was given (its "
-                  "start and the loads' work): the steps did not converge (more iterations or a smaller dt; "
-                  "docs/guide/position-based.md, \"Convergence\")",
+                  "start and the loads' work): the steps created energy, the motion is not a physical one (a "
+                  "smaller dt or more iterations; docs/guide/position-based.md, \"Convergence\")",
                   growth, r.step, r.time, given);
     return text;
   }

@@ -108,7 +108,8 @@ void print_reactions(MPI_Comm comm, const Job& job, const ReactionLog& reactions
 /// A warning when the total energy of `reports` (kinetic + strain + attachment + contact - the loads' work) grew from
 /// `first` by more than all the energy the run was given (first's kinetic, strain, attachment and contact energies
 /// and the loads' largest work so far): the step, the growth and what was given; empty if it never did (or an energy
-/// is not finite). A position-based step keeps or loses energy when its sweeps converge, so this says they did not.
+/// is not finite). A converged position-based step keeps or loses energy, so this says a step was not (or that its
+/// contact projections added energy).
 std::string energy_growth_warning(const EnergyReport& first, const std::vector<TimeStepReport>& reports);
 
 RunSummary::Contact begin_contact_record(const Job& job, const ContactTerms& contact);
