@@ -4,9 +4,9 @@
 /// The broad phase of self-contact: a bounding-volume hierarchy over axis-aligned boxes (of the surface's triangles or
 /// edges, at the current positions inflated by the activation distance, or swept over a step: the box of a
 /// primitive's start and end positions holds it at every time of a linear move), built by median splits along the
-/// longest axis (leaves of at most four boxes), queried for every box that overlaps a given one. The Newton solvers
-/// rebuild it whenever the positions change (a build is O(n log n)); the position-based integrator builds it once and
-/// refits it to every step's boxes (refit, O(n); contact::SweptPairs) and finds all overlapping boxes of two trees,
+/// longest axis (leaves of at most four boxes), queried for every box that overlaps a given one. The self-contact's
+/// queries (contact::SweptPairs, for the Newton solvers' candidate lists and the position-based steps) build it once
+/// and refit it to every query's boxes (refit, O(n); contact::SweptPairs) and finds all overlapping boxes of two trees,
 /// or of one tree with itself, in one traversal (each_overlap). No MPI, no PETSc; const queries are
 /// thread-safe.
 #include <omp.h>

@@ -76,7 +76,8 @@ struct SelfTimes {
 std::vector<SelfPair> tree_pairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1,
                                  double inflate);
 
-/// The position-based integrator's broad phase (pbd/pbd_self_contact.hpp), kept across steps: two trees (triangles,
+/// The broad phase of the position-based integrator (pbd/pbd_self_contact.hpp) and of SelfPotential's queries, kept
+/// across steps: two trees (triangles,
 /// edges) whose hierarchy is built once, by median splits of the primitives' boxes at the surface's rest positions
 /// (all primitives, present or not), and refitted (BoxTree::refit, O(n)) to every step's boxes; a surface's
 /// primitives keep their neighbours (a patch of it stays a patch), so the refitted hierarchy stays tight. Queries of
