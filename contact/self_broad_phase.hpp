@@ -6,7 +6,7 @@
 /// primitive's start and end positions holds it at every time of a linear move), built by median splits along the
 /// longest axis (leaves of at most four boxes), queried for every box that overlaps a given one. The self-contact's
 /// queries (contact::SweptPairs, for the Newton solvers' candidate lists and the position-based steps) build it once
-/// and refit it to every query's boxes (refit, O(n); contact::SweptPairs) and finds all overlapping boxes of two trees,
+/// and refit it to every query's boxes (refit, O(n)), and find all overlapping boxes of two trees,
 /// or of one tree with itself, in one traversal (each_overlap). No MPI, no PETSc; const queries are
 /// thread-safe.
 #include <omp.h>
