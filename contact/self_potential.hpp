@@ -72,7 +72,8 @@ struct SelfTimes {
 };
 
 /// The pairs (owned as flagged) whose primitives' boxes over x0 -> x1, grown by `inflate`, overlap: two new
-/// trees, no candidate list (SelfPotential's broad phase without its Verlet list; for tests).
+/// trees and a query per owned point and edge, no candidate list: the tests' reference for SweptPairs and
+/// SelfPotential, which answer with the same pairs in the same order.
 std::vector<SelfPair> tree_pairs(const SelfSurface& s, std::span<const double> x0, std::span<const double> x1,
                                  double inflate);
 

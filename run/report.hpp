@@ -16,10 +16,10 @@
 #include "io/summary.hpp"
 #include "partition/partition.hpp"
 #include "run/output.hpp"
-#include "solver/time_integrator.hpp"
 #include "solver/contact.hpp"
 #include "solver/newton.hpp"
 #include "solver/self_contact.hpp"
+#include "solver/time_integrator.hpp"
 
 namespace edgefem {
 
@@ -103,8 +103,6 @@ std::string describe(const Selection& s);
 /// are held.
 void print_reactions(MPI_Comm comm, const Job& job, const ReactionLog& reactions);
 
-/// Contact (with obstacles): summary.json's `contact` record begun (the method, the activation distance, the
-/// obstacles' names).
 /// A warning when the total energy of `reports` (kinetic + strain + attachment + contact - the loads' work) grew from
 /// `first` by more than all the energy the run was given (first's kinetic, strain, attachment and contact energies
 /// and the loads' largest work so far): the step, the growth and what was given; empty if it never did (or an energy
@@ -112,6 +110,8 @@ void print_reactions(MPI_Comm comm, const Job& job, const ReactionLog& reactions
 /// contact projections added energy).
 std::string energy_growth_warning(const EnergyReport& first, const std::vector<TimeStepReport>& reports);
 
+/// Contact (with obstacles): summary.json's `contact` record begun (the method, the activation distance, the
+/// obstacles' names).
 RunSummary::Contact begin_contact_record(const Job& job, const ContactTerms& contact);
 /// The same for the position-based integrator's projection (method "projection", no distance or stiffness).
 RunSummary::Contact begin_projection_record(const Job& job);
