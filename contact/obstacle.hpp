@@ -44,6 +44,9 @@ class Obstacle {
   [[nodiscard]] double friction() const { return friction_; }
   /// "plane", "box", "sphere", "cylinder" or "mesh".
   [[nodiscard]] virtual const char* shape_name() const = 0;
+  /// Whether the shape is convex (plane, box, sphere, capped cylinder): then the tangent plane at the closest
+  /// point to any outside point bounds it (the position-based contacts' plane constraints, pbd/pbd_contact.hpp).
+  [[nodiscard]] virtual bool convex() const { return false; }
   /// Whether the distance is signed (the shape has an inside); false for an open triangle surface.
   [[nodiscard]] virtual bool has_inside() const { return true; }
 

@@ -16,6 +16,7 @@ class PlaneObstacle final : public Obstacle {
  public:
   PlaneObstacle(std::string name, double friction, const Vec3& point, const Vec3& normal);
   [[nodiscard]] const char* shape_name() const override { return "plane"; }
+  [[nodiscard]] bool convex() const override { return true; }
 
  protected:
   bool local_proximity(const Vec3& x, double max_distance, bool with_hessian, Proximity& out) const override;
@@ -30,6 +31,7 @@ class BoxObstacle final : public Obstacle {
  public:
   BoxObstacle(std::string name, double friction, const Vec3& lo, const Vec3& hi);
   [[nodiscard]] const char* shape_name() const override { return "box"; }
+  [[nodiscard]] bool convex() const override { return true; }
 
  protected:
   bool local_proximity(const Vec3& x, double max_distance, bool with_hessian, Proximity& out) const override;
@@ -44,6 +46,7 @@ class SphereObstacle final : public Obstacle {
  public:
   SphereObstacle(std::string name, double friction, const Vec3& center, double radius);
   [[nodiscard]] const char* shape_name() const override { return "sphere"; }
+  [[nodiscard]] bool convex() const override { return true; }
 
  protected:
   bool local_proximity(const Vec3& x, double max_distance, bool with_hessian, Proximity& out) const override;
@@ -61,6 +64,7 @@ class CylinderObstacle final : public Obstacle {
   CylinderObstacle(std::string name, double friction, const Vec3& center, const Vec3& axis, double radius,
                    double length);
   [[nodiscard]] const char* shape_name() const override { return "cylinder"; }
+  [[nodiscard]] bool convex() const override { return true; }
 
  protected:
   bool local_proximity(const Vec3& x, double max_distance, bool with_hessian, Proximity& out) const override;

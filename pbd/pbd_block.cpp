@@ -185,9 +185,49 @@ template <int L>
 
 void block_step_one(BlockBatch<1>& batch) { block_step(batch); }
 
+namespace {
+
+/// The local Newton step of a constraint with n dofs and Hessian model H (symmetric positive semidefinite, n x n
+/// row-major) for any inverse masses w (per dof): (I + dt^2 W^1/2 H W^1/2) u~ = -W^1/2 r (Cholesky), u = W^1/2 u~,
+/// ds = -r - dt^2 H u.
+template <int n>
+void local_step(const double (&H)[n][n], const double* w, const double* res, double dt2, double* ds) {
+  double N[n][n], wh[n];
+  for (int i = 0; i < n; ++i) wh[i] = std::sqrt(w[i]);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) N[i][j] = (i == j ? 1.0 : 0.0) + dt2 * wh[i] * H[i][j] * wh[j];
+  // Cholesky N = K K^T (K lower in place), then u~ = -N^-1 Wh r and u = Wh u~.
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j <= i; ++j) {
+      double v = N[i][j];
+      for (int k = 0; k < j; ++k) v -= N[i][k] * N[j][k];
+      N[i][j] = i == j ? std::sqrt(v) : v / N[j][j];
+    }
+  }
+  double u[n];
+  for (int i = 0; i < n; ++i) {
+    double v = -wh[i] * res[i];
+    for (int k = 0; k < i; ++k) v -= N[i][k] * u[k];
+    u[i] = v / N[i][i];
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    double v = u[i];
+    for (int k = i + 1; k < n; ++k) v -= N[k][i] * u[k];
+    u[i] = v / N[i][i];
+  }
+  for (int i = 0; i < n; ++i) u[i] *= wh[i];
+  for (int i = 0; i < n; ++i) {
+    double v = 0.0;
+    for (int j = 0; j < n; ++j) v += H[i][j] * u[j];
+    ds[i] = -res[i] - dt2 * v;
+  }
+}
+
+}  // namespace
+
 void block_step_general(const double al[4][3], const double* F, const double* w, const double* res, double bound,
                         const double* Dt, double v0, double dt2, double ds[12]) {
-  double J[6][12], DJ[6][12], H[12][12], N[12][12], wh[12], gamma[4] = {};
+  double J[6][12], DJ[6][12], H[12][12], gamma[4] = {};
   strain_jacobian(al, F, J);
   for (int a = 0; a < 4; ++a)
     for (int b = 0; b < 4; ++b)
@@ -198,39 +238,61 @@ void block_step_general(const double al[4][3], const double* F, const double* w,
       for (int q = 0; q < 6; ++q) v += Dt[6 * p + q] * J[q][i];
       DJ[p][i] = v;
     }
-  for (int i = 0; i < 12; ++i) wh[i] = std::sqrt(w[i]);
   for (int i = 0; i < 12; ++i)
     for (int j = 0; j < 12; ++j) {
       double v = i == j ? gamma[i / 3] : 0.0;
       for (int p = 0; p < 6; ++p) v += J[p][i] * DJ[p][j];
       H[i][j] = v0 * v;
-      N[i][j] = (i == j ? 1.0 : 0.0) + dt2 * wh[i] * H[i][j] * wh[j];
     }
-  // Cholesky N = K K^T (K lower in place), then u~ = -N^-1 Wh r and u = Wh u~.
-  for (int i = 0; i < 12; ++i) {
-    for (int j = 0; j <= i; ++j) {
-      double v = N[i][j];
-      for (int k = 0; k < j; ++k) v -= N[i][k] * N[j][k];
-      N[i][j] = i == j ? std::sqrt(v) : v / N[j][j];
+  local_step<12>(H, w, res, dt2, ds);
+}
+
+void tri_block_step(const double al[3][2], const double* F, const double* w, const double* res, const double* Dinv,
+                    const double* D, double volume, double dt2, double ds[9]) {
+  // J = d(E00, E11, 2 E01)/dx: row r of F is F[2 r], F[2 r + 1].
+  double J[3][9];
+  for (int a = 0; a < 3; ++a)
+    for (int r = 0; r < 3; ++r) {
+      const int i = 3 * a + r;
+      const double f0 = F[2 * r], f1 = F[2 * r + 1];
+      J[0][i] = f0 * al[a][0], J[1][i] = f1 * al[a][1], J[2][i] = f0 * al[a][1] + f1 * al[a][0];
+    }
+  const double e[3] = {0.5 * (F[0] * F[0] + F[2] * F[2] + F[4] * F[4] - 1.0),
+                       0.5 * (F[1] * F[1] + F[3] * F[3] + F[5] * F[5] - 1.0), F[0] * F[1] + F[2] * F[3] + F[4] * F[5]};
+  double S[3];  // S00, S11, S01 = D e
+  for (int p = 0; p < 3; ++p) S[p] = D[3 * p] * e[0] + D[3 * p + 1] * e[1] + D[3 * p + 2] * e[2];
+  const double half = 0.5 * (S[0] - S[1]);
+  const double bound = std::abs(0.5 * (S[0] + S[1])) + std::sqrt(half * half + S[2] * S[2]);  // |S|, exactly
+  const double c = dt2 * volume;
+  double h[9], wt[9], wr[9];  // h_i = 1 / (1 + c w_i gamma_a), w~_i = h_i w_i
+  for (int a = 0; a < 3; ++a) {
+    double gamma = 0.0;
+    for (int b = 0; b < 3; ++b) gamma += bound * std::abs(al[a][0] * al[b][0] + al[a][1] * al[b][1]);
+    for (int r = 0; r < 3; ++r) {
+      const int i = 3 * a + r;
+      h[i] = 1.0 / (1.0 + c * w[i] * gamma);
+      wt[i] = h[i] * w[i];
+      wr[i] = wt[i] * res[i];
     }
   }
-  double u[12];
-  for (int i = 0; i < 12; ++i) {
-    double v = -wh[i] * res[i];
-    for (int k = 0; k < i; ++k) v -= N[i][k] * u[k];
-    u[i] = v / N[i][i];
-  }
-  for (int i = 11; i >= 0; --i) {
-    double v = u[i];
-    for (int k = i + 1; k < 12; ++k) v -= N[k][i] * u[k];
-    u[i] = v / N[i][i];
-  }
-  for (int i = 0; i < 12; ++i) u[i] *= wh[i];
-  for (int i = 0; i < 12; ++i) {
+  // (D^-1 / c + J W~ J^T) z = J W~ r (3 x 3, Cholesky), v = J^T z - r, ds = h v (Woodbury; pbd_block.hpp).
+  double Q[3][3], bz[3];
+  for (int p = 0; p < 3; ++p) {
     double v = 0.0;
-    for (int j = 0; j < 12; ++j) v += H[i][j] * u[j];
-    ds[i] = -res[i] - dt2 * v;
+    for (int i = 0; i < 9; ++i) v += J[p][i] * wr[i];
+    bz[p] = v;
+    for (int q = 0; q <= p; ++q) {
+      double t = Dinv[3 * p + q] / c;
+      for (int i = 0; i < 9; ++i) t += J[p][i] * wt[i] * J[q][i];
+      Q[p][q] = t;
+    }
   }
+  const double l00 = std::sqrt(Q[0][0]), l10 = Q[1][0] / l00, l20 = Q[2][0] / l00;
+  const double l11 = std::sqrt(Q[1][1] - l10 * l10), l21 = (Q[2][1] - l20 * l10) / l11;
+  const double l22 = std::sqrt(Q[2][2] - l20 * l20 - l21 * l21);
+  const double y0 = bz[0] / l00, y1 = (bz[1] - l10 * y0) / l11, y2 = (bz[2] - l20 * y0 - l21 * y1) / l22;
+  const double z2 = y2 / l22, z1 = (y1 - l21 * z2) / l11, z0 = (y0 - l10 * z1 - l20 * z2) / l00;
+  for (int i = 0; i < 9; ++i) ds[i] = h[i] * (J[0][i] * z0 + J[1][i] * z1 + J[2][i] * z2 - res[i]);
 }
 
 }  // namespace edgefem

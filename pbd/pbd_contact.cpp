@@ -55,7 +55,13 @@ void PbdContact::begin_step(double t0, double t1, Vec x_n, Vec x_pred) {
       const Vec3 move = contact::load3(&moves_[3 * o]);
       contact::Proximity prox;
       if (!obstacles_[o]->proximity(p, moved + contact::norm(move) + reach, false, prox)) continue;
-      contacts_.push_back({v, static_cast<std::int32_t>(o), p_n + move, Vec3{}, 0.0});
+      Contact c{v, static_cast<std::int32_t>(o), p_n + move, Vec3{}, 0.0};
+      if (obstacles_[o]->convex()) {
+        contact::Proximity start;
+        obstacles_[o]->proximity(p_n, std::numeric_limits<double>::infinity(), false, start);
+        c.plane_point = start.point, c.plane_normal = start.normal, c.planar = true;
+      }
+      contacts_.push_back(c);
     }
     if (contacts_.size() > group_.back()) group_.push_back(contacts_.size());
   }
@@ -66,7 +72,9 @@ void PbdContact::project_one(Contact& c, const Vec3& y, Vec3& share) const {
   using namespace contact;  // Vec3's operators
   const Obstacle& obstacle = *obstacles_[static_cast<std::size_t>(c.obstacle)];
   Proximity prox;
-  if (!obstacle.proximity(y, 0.0, false, prox) || !(prox.distance < 0.0)) {
+  if (c.planar)
+    prox.distance = dot(y - c.plane_point, c.plane_normal), prox.normal = c.plane_normal;
+  if (c.planar ? !(prox.distance < 0.0) : !obstacle.proximity(y, 0.0, false, prox) || !(prox.distance < 0.0)) {
     share = Vec3{}, c.normal = 0.0;  // outside: the constraint is inactive
     return;
   }

@@ -9,6 +9,14 @@
 ///    + R, with R = max(the largest |x* - x_n| of any candidate on any rank, 2e-2 of the body's bounding-box
 ///    diagonal) covering the moves the sweeps add to the prediction. Candidates: the owned boundary vertices with no
 ///    prescribed component (solver/contact.hpp).
+///  - The constraint of a convex obstacle (plane, box, sphere, cylinder) is its tangent plane at the point closest
+///    to the vertex's start x_n (the obstacle placed where the step ends), fixed over the step: d(x) = (x - q) . n,
+///    q that point, n the outward normal there (x_n inside: the nearest face's). A convex obstacle lies behind every
+///    such plane, so a vertex in front of it is outside the obstacle. Projecting onto the obstacle itself instead
+///    (its closest point, the normal where the sweep's position y lies) moved a vertex near a box's edge to one face
+///    or the other from sweep to sweep and pushed the vertices of a curved contact apart radially: both pumped
+///    energy into a fine cloth laid over a table's edge or a sphere (the strain energy of a 10^5-triangle cloth grew
+///    without bound). A mesh obstacle (not known to be convex) keeps the projection onto its closest point.
 ///  - Projection, in every sweep (PbdConstraints::set_contact: the sweep's last colour, so every sweep ends with no
 ///    candidate of a generated contact inside an obstacle): an inequality C(x) = d(x) >= 0 of zero compliance
 ///    against a rigid, infinitely heavy obstacle (the whole correction is the vertex's), in the consistent form of
@@ -72,6 +80,10 @@ class PbdContact {
     contact::Vec3 start{};  ///< x_n + the obstacle's move over the step: where a sticking vertex stays
     contact::Vec3 share{};  ///< p: this contact's part of the vertex's position
     double normal = 0.0;    ///< lambda of the last projection
+    /// A convex obstacle's tangent plane at the closest point to x_n (the obstacle where the step ends): the
+    /// contact is (x - plane_point) . plane_normal >= 0 (planar); else the obstacle itself
+    contact::Vec3 plane_point{}, plane_normal{};
+    bool planar = false;
   };
   /// The new share of contact c for the vertex at y (its position without the share).
   void project_one(Contact& c, const contact::Vec3& y, contact::Vec3& share) const;

@@ -130,8 +130,14 @@ void PbdConstraints::set_membrane_materials(const Model& model) {
     if (name == "trbs") {
       const MembraneMaterial& mm = membrane_tables_[m];
       modulus_.push_back(mm.young / (1.0 - mm.poisson * mm.poisson));
+      const double lambda = mm.young * mm.poisson / (1.0 - mm.poisson * mm.poisson);
+      const double mu = mm.young / (2.0 * (1.0 + mm.poisson));
+      const double a = lambda + 2.0 * mu, det = a * a - lambda * lambda;  // D = [a l 0; l a 0; 0 0 mu]
+      tri_tangent_.push_back({a, lambda, 0.0, lambda, a, 0.0, 0.0, 0.0, mu});
+      tri_compliance_.push_back({a / det, -lambda / det, 0.0, -lambda / det, a / det, 0.0, 0.0, 0.0, 1.0 / mu});
       continue;
     }
+    tri_tangent_.push_back({}), tri_compliance_.push_back({});
     const VolinoMaterial& vm = volino_tables_[m];
     if (std::any_of(vm.viscosity.begin(), vm.viscosity.end(), [](double e) { return e != 0.0; }))
       throw std::invalid_argument("integrator position-based: materials[" + std::to_string(m) +
@@ -529,6 +535,13 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
   if constexpr (N == 4 && kStencil == Stencil::cell && !kJacobi) {
     if (xpbd_ && !fixed_lambda_) return block_project(c, xe, w, g, energy, x, ghost_change);
   }
+  if constexpr (N == 3 && kStencil == Stencil::cell && !kJacobi) {
+    if (xpbd_ && !fixed_lambda_ && volino_material_[static_cast<std::size_t>(m)] == 0)
+      return tri_block_project(c, xe, w, g, energy, x, ghost_change);
+  }
+  if constexpr (kStencil == Stencil::hinge && !kJacobi) {
+    if (xpbd_ && !fixed_lambda_) return hinge_project(c, xe, w, x, ghost_change);
+  }
   correct<N, kJacobi>(c, w, g, energy, volume, k, x, ghost_change, change);
 }
 
@@ -565,6 +578,71 @@ void PbdConstraints::block_project(std::size_t c, const double* xe, const double
       x[d] += dx;
       if (v[a] >= n_owned_) ghost_change[d] = dx;
     }
+}
+
+void PbdConstraints::tri_block_project(std::size_t c, const double* xe, const double* w, const double* g,
+                                       double energy, double* x, double* ghost_change) {
+  double* s = contribution_.data() + 12 * c;
+  const double dt2 = dt_ * dt_;
+  double res[9], check = 0.0;
+  for (int i = 0; i < 9; ++i) res[i] = s[i] + dt2 * g[i], check += res[i] * 0.0;
+  if (check != 0.0) return;  // (NaN) a failed energy evaluation: leave the triangle as it is
+  const TriRest& rest = tri_rest_[c];
+  const auto m = static_cast<std::size_t>(material_[c]);
+  const double al[3][2] = {{-rest.alpha[0][0] - rest.alpha[1][0], -rest.alpha[0][1] - rest.alpha[1][1]},
+                           {rest.alpha[0][0], rest.alpha[0][1]},
+                           {rest.alpha[1][0], rest.alpha[1][1]}};
+  double F[6];  // 3 x 2, row-major
+  for (int r = 0; r < 3; ++r)
+    for (int j = 0; j < 2; ++j) F[2 * r + j] = (xe[3 + r] - xe[r]) * al[1][j] + (xe[6 + r] - xe[r]) * al[2][j];
+  double ds[9];
+  tri_block_step(al, F, w, res, tri_compliance_[m].data(), tri_tangent_[m].data(), rest.area * membrane_tables_[m].thickness, dt2, ds);
+  double change = 0.0;  // |dF|^2 of the position change W ds
+  for (int r = 0; r < 3; ++r)
+    for (int j = 0; j < 2; ++j) {
+      double d = 0.0;
+      for (int a = 0; a < 3; ++a) d += w[3 * a + r] * ds[3 * a + r] * al[a][j];
+      change += d * d;
+    }
+  const double theta = change > kCheckedChange ? step_length(c, xe, w, res, ds, energy) : 1.0;
+  if (theta == 0.0) return;
+  const std::array<LocalIndex, 4>& v = vertices_[c];
+  for (int a = 0; a < 3; ++a)
+    for (int r = 0; r < 3; ++r) {
+      const int i = 3 * a + r;
+      s[i] += theta * ds[i];
+      const double dx = w[i] * (theta * ds[i]);
+      const std::size_t d = 3 * static_cast<std::size_t>(v[a]) + r;
+      x[d] += dx;
+      if (v[a] >= n_owned_) ghost_change[d] = dx;
+    }
+}
+
+void PbdConstraints::hinge_project(std::size_t c, const double* xe, const double* w, double* x,
+                                   double* ghost_change) {
+  double* s = contribution_.data() + 12 * c;
+  const std::array<double, 4>& k = hinge_k_[c - n_cells_];
+  const double dt2 = dt_ * dt_;
+  const std::array<LocalIndex, 4>& v = vertices_[c];
+  for (int q = 0; q < 3; ++q) {
+    double hy = 0.0, weight = 1.0;
+    for (int i = 0; i < 4; ++i)
+      hy += k[i] * (xe[3 * i + q] - w[3 * i + q] * s[3 * i + q]), weight += dt2 * w[3 * i + q] * k[i] * k[i];
+    const double h = hy / weight;
+    for (int i = 0; i < 4; ++i) {
+      const double s_new = -dt2 * k[i] * h;
+      const double dx = w[3 * i + q] * (s_new - s[3 * i + q]);
+      s[3 * i + q] = s_new;
+      const std::size_t d = 3 * static_cast<std::size_t>(v[i]) + q;
+      x[d] += dx;
+      if (v[i] >= n_owned_) ghost_change[d] = dx;
+    }
+  }
+}
+
+double PbdConstraints::cell_energy(std::size_t c, const double* xe, double* g) const {
+  if (nodes_ == 4) return tet_energy(c, xe, g);
+  return trbs_element_energy_gradient(tri_rest_[c], xe, membrane_tables_[static_cast<std::size_t>(material_[c])], g);
 }
 
 double PbdConstraints::stress_bound(std::size_t c, const double* F, const double* g) const {
@@ -615,21 +693,22 @@ double PbdConstraints::block_direction(std::size_t c, const double* xe, const do
 
 double PbdConstraints::step_length(std::size_t c, const double* xe, const double* w, const double* res,
                                    const double* ds, double energy) const {
-  // The tet's local objective phi(s) = s^T W s / (2 dt^2) + E_e(y + W s) along s + theta ds: halve theta until it
+  // The cell's local objective phi(s) = s^T W s / (2 dt^2) + E_e(y + W s) along s + theta ds: halve theta until it
   // decreases enough (Armijo, with phi's slope res^T W ds / dt^2 < 0: H is positive definite).
   const double* s = contribution_.data() + 12 * c;
   const double dt2 = dt_ * dt_;
+  const int n = 3 * nodes_;
   double phi0 = energy, slope = 0.0;
-  for (int i = 0; i < 12; ++i) phi0 += 0.5 * w[i] * s[i] * s[i] / dt2, slope += w[i] * res[i] * ds[i] / dt2;
+  for (int i = 0; i < n; ++i) phi0 += 0.5 * w[i] * s[i] * s[i] / dt2, slope += w[i] * res[i] * ds[i] / dt2;
   double theta = 1.0;
   for (int k = 0; k < kMaxHalvings; ++k, theta *= 0.5) {
     double xt[12], g[12], phi = 0.0;
-    for (int i = 0; i < 12; ++i) {
+    for (int i = 0; i < n; ++i) {
       const double st = s[i] + theta * ds[i];
       xt[i] = xe[i] + w[i] * (theta * ds[i]);
       phi += 0.5 * w[i] * st * st / dt2;
     }
-    phi += tet_energy(c, xt, g);
+    phi += cell_energy(c, xt, g);
     if (phi <= phi0 + 1e-4 * theta * slope) return theta;  // (false for NaN)
   }
   return 0.0;

@@ -184,6 +184,17 @@ class PbdConstraints {
   /// (step_length). A tet whose energy evaluation failed (NaN) is left as it is.
   void block_project(std::size_t c, const double* xe, const double* w, const double* g, double energy, double* x,
                      double* ghost_change);
+  /// The block projection of trbs triangle c (tri_block_step, pbd_block.hpp), as block_project's for a tet.
+  void tri_block_project(std::size_t c, const double* xe, const double* w, const double* g, double energy, double* x,
+                         double* ghost_change);
+  /// The consistent projection of hinge c (Bergou's quadratic bending W = |sum_i k_i x_i|^2 / 2): its local
+  /// backward-Euler problem s = -dt^2 g(y + W s) is linear and solved exactly, per axis
+  ///   h = (sum_i k_i y_i) / (1 + dt^2 sum_i w_i k_i^2),  s_i = -dt^2 k_i h,
+  /// instead of the scalar constraint sqrt(2 W / k), which is explicit in the directions of sum_i k_i x_i other than
+  /// its own.
+  void hinge_project(std::size_t c, const double* xe, const double* w, double* x, double* ghost_change);
+  /// The energy and gradient of cell c (a tet or a trbs triangle) at positions xe.
+  double cell_energy(std::size_t c, const double* xe, double* g) const;
   /// The block step ds of tet c at positions xe (inverse masses w, energy gradient g) with residual r = s + dt^2 g
   /// (12 each); returns |dF|^2 of the position change W ds.
   double block_direction(std::size_t c, const double* xe, const double* w, const double* g, const double* res,
@@ -191,7 +202,7 @@ class PbdConstraints {
   /// rho >= |S| for tet c's geometric term at F (gradient g): StVK's second Piola stress (plastic: of the elastic
   /// strain), other laws' F^-1 P.
   double stress_bound(std::size_t c, const double* F, const double* g) const;
-  /// The step length theta (1, 1/2, 1/4, ...; 0 when none is accepted) along ds at which tet c's local objective
+  /// The step length theta (1, 1/2, 1/4, ...; 0 when none is accepted) along ds at which cell c's local objective
   /// s^T W s / (2 dt^2) + E_e decreases enough (Armijo).
   double step_length(std::size_t c, const double* xe, const double* w, const double* res, const double* ds,
                      double energy) const;
@@ -258,6 +269,9 @@ class PbdConstraints {
   /// per material entry: the small-strain tangent D~ (D, plus k_vol e e^T for the quadratic penalty; the cubic one
   /// has no curvature at J = 1) and its inverse (row-major), the block projection's metric and compliance
   std::vector<std::array<double, 36>> tangent_, compliance_;
+  /// per material entry (trbs): the plane-stress tangent D (3 x 3, row-major) of the triangles' block projection
+  /// and its inverse
+  std::vector<std::array<double, 9>> tri_tangent_, tri_compliance_;
   std::vector<std::uint8_t> uniform_;     ///< per cell: its vertices each weigh alike in x, y, z (block_step_lanes)
   std::vector<double> w_;                 ///< inverse mass per local dof
   std::vector<double> cell_count_;        ///< per local vertex: cells at it on all ranks (jacobi)

@@ -66,7 +66,7 @@ std::string fold_job() {
                 "mesh:\n  file: %s/jobs/experiments/self_contact/meshes/falling_cloth.msh\n"
                 "materials:\n"
                 "  - {model: trbs, young: 100.0, poisson: 0.3, thickness: 1.0, density: 0.2,\n"
-                "     bending: {stiffness: 0.001}}\n"
+                "     bending: {stiffness: 1.0e-5}}\n"
                 "loads:\n  gravity: [0, 0, -9.81]\n"
                 "obstacles:\n"
                 "  - {name: floor, shape: plane, point: [0, 0, 0], normal: [0, 0, 1], friction: 0.5}\n"
