@@ -263,35 +263,42 @@ void tri_block_step(const double al[3][2], const double* F, const double* w, con
   for (int p = 0; p < 3; ++p) S[p] = D[3 * p] * e[0] + D[3 * p + 1] * e[1] + D[3 * p + 2] * e[2];
   const double half = 0.5 * (S[0] - S[1]);
   const double bound = std::abs(0.5 * (S[0] + S[1])) + std::sqrt(half * half + S[2] * S[2]);  // |S|, exactly
-  const double c = dt2 * volume;
+  const double c = dt2 * volume, inv_c = 1.0 / c;
   double h[9], wt[9], wr[9];  // h_i = 1 / (1 + c w_i gamma_a), w~_i = h_i w_i
   for (int a = 0; a < 3; ++a) {
     double gamma = 0.0;
-    for (int b = 0; b < 3; ++b) gamma += bound * std::abs(al[a][0] * al[b][0] + al[a][1] * al[b][1]);
+    for (int b = 0; b < 3; ++b) gamma += std::abs(al[a][0] * al[b][0] + al[a][1] * al[b][1]);
+    gamma *= c * bound;
+    const double* wa = w + 3 * a;
+    if (wa[0] == wa[1] && wa[0] == wa[2]) {  // (one division for the vertex)
+      const double ha = 1.0 / (1.0 + wa[0] * gamma);
+      h[3 * a] = h[3 * a + 1] = h[3 * a + 2] = ha;
+    } else {
+      for (int r = 0; r < 3; ++r) h[3 * a + r] = 1.0 / (1.0 + wa[r] * gamma);
+    }
     for (int r = 0; r < 3; ++r) {
       const int i = 3 * a + r;
-      h[i] = 1.0 / (1.0 + c * w[i] * gamma);
       wt[i] = h[i] * w[i];
       wr[i] = wt[i] * res[i];
     }
   }
-  // (D^-1 / c + J W~ J^T) z = J W~ r (3 x 3, Cholesky), v = J^T z - r, ds = h v (Woodbury; pbd_block.hpp).
+  // (D^-1 / c + J W~ J^T) z = J W~ r (3 x 3, LDL^T), v = J^T z - r, ds = h v (Woodbury; pbd_block.hpp).
   double Q[3][3], bz[3];
   for (int p = 0; p < 3; ++p) {
     double v = 0.0;
     for (int i = 0; i < 9; ++i) v += J[p][i] * wr[i];
     bz[p] = v;
     for (int q = 0; q <= p; ++q) {
-      double t = Dinv[3 * p + q] / c;
+      double t = Dinv[3 * p + q] * inv_c;
       for (int i = 0; i < 9; ++i) t += J[p][i] * wt[i] * J[q][i];
       Q[p][q] = t;
     }
   }
-  const double l00 = std::sqrt(Q[0][0]), l10 = Q[1][0] / l00, l20 = Q[2][0] / l00;
-  const double l11 = std::sqrt(Q[1][1] - l10 * l10), l21 = (Q[2][1] - l20 * l10) / l11;
-  const double l22 = std::sqrt(Q[2][2] - l20 * l20 - l21 * l21);
-  const double y0 = bz[0] / l00, y1 = (bz[1] - l10 * y0) / l11, y2 = (bz[2] - l20 * y0 - l21 * y1) / l22;
-  const double z2 = y2 / l22, z1 = (y1 - l21 * z2) / l11, z0 = (y0 - l10 * z1 - l20 * z2) / l00;
+  const double d0 = Q[0][0], i0 = 1.0 / d0, l10 = Q[1][0] * i0, l20 = Q[2][0] * i0;
+  const double d1 = Q[1][1] - l10 * l10 * d0, i1 = 1.0 / d1, l21 = (Q[2][1] - l20 * l10 * d0) * i1;
+  const double i2 = 1.0 / (Q[2][2] - l20 * l20 * d0 - l21 * l21 * d1);
+  const double y0 = bz[0], y1 = bz[1] - l10 * y0, y2 = bz[2] - l20 * y0 - l21 * y1;
+  const double z2 = y2 * i2, z1 = y1 * i1 - l21 * z2, z0 = y0 * i0 - l10 * z1 - l20 * z2;
   for (int i = 0; i < 9; ++i) ds[i] = h[i] * (J[0][i] * z0 + J[1][i] * z1 + J[2][i] * z2 - res[i]);
 }
 

@@ -497,6 +497,9 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
       xe[3 * a + k] = x[3 * v[a] + k];
       w[3 * a + k] = w_[3 * v[a] + k];
     }
+  if constexpr (kStencil == Stencil::hinge && !kJacobi) {  // (no energy needed)
+    if (xpbd_ && !fixed_lambda_) return hinge_project(c, xe, w, x, ghost_change);
+  }
   const std::int32_t m = material_[c];
   double energy = 0.0, volume = 0.0, k = 0.0;
   if constexpr (kStencil == Stencil::anchor) {
@@ -538,9 +541,6 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
   if constexpr (N == 3 && kStencil == Stencil::cell && !kJacobi) {
     if (xpbd_ && !fixed_lambda_ && volino_material_[static_cast<std::size_t>(m)] == 0)
       return tri_block_project(c, xe, w, g, energy, x, ghost_change);
-  }
-  if constexpr (kStencil == Stencil::hinge && !kJacobi) {
-    if (xpbd_ && !fixed_lambda_) return hinge_project(c, xe, w, x, ghost_change);
   }
   correct<N, kJacobi>(c, w, g, energy, volume, k, x, ghost_change, change);
 }
