@@ -17,8 +17,10 @@
 ///        local backward-Euler problem, with the geometric (stress) term in its Hessian. Its fixed point is the
 ///        backward-Euler step M (x - x*)/dt^2 + dE/dx = 0 and it converges for any dt (a scalar C = sqrt(2E/k)
 ///        per tet is explicit in the tet's other deformation modes and only converged while dt^2 w kappa < 1 per
-///        tet); triangles, hinges, attachments: the scalar C in the consistent form (plain XPBD stalls a few per
-///        cent away from the backward-Euler step for this nonlinear C),
+///        tet); trbs triangles: the same block projection with their 3 Green-strain components (tri_block_step);
+///        hinges (quadratic): their linear local step solved exactly (hinge_project); Volino triangles,
+///        attachments: the scalar C in the consistent form (plain XPBD stalls a few per cent away from the
+///        backward-Euler step for this nonlinear C),
 ///   PBD: dx_i = w_i dlambda g_i,
 /// with w the inverse lumped mass per dof (0 on prescribed dofs). With set_inversion_handling(true) E_e is the
 /// energy with inversion handling (ModelInfo::inverted_element_energy, materials/tet_inversion.hpp). k is the material's reference modulus (largest

@@ -9,7 +9,9 @@
 //    from the gradient (second_piola_from_gradient) is S;
 //  - spectral_bound bounds every |eigenvalue|;
 //  - the block step: one lane of block_step_lanes = block_step_one = block_step_general = the dense formula
-//    ds = -(I + dt^2 H W)^-1 r, H = V0 (J^T D~ J + diag(gamma_a) (x) I_3); r = 0 gives ds = 0.
+//    ds = -(I + dt^2 H W)^-1 r, H = V0 (J^T D~ J + diag(gamma_a) (x) I_3); r = 0 gives ds = 0;
+//  - the triangles' block step (tri_block_step, 3 x 3 Woodbury solve) = the dense formula with H the finite-difference
+//    Hessian of the trbs kernel, its geometric term V (alpha S alpha^T) (x) I_3 replaced by the bound.
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -18,6 +20,7 @@
 #include <random>
 
 #include "materials/element_energy.hpp"
+#include "materials/membrane_energy.hpp"
 #include "materials/plasticity.hpp"
 #include "materials/tet_inversion.hpp"
 #include "materials/tet_local_hessian.hpp"
@@ -287,6 +290,84 @@ TEST(PbdBlock, BackwardEulerPointIsAFixedPoint) {
   block_step_one(one);
   for (int i = 0; i < 12; ++i) EXPECT_EQ(one.ds[i][0], 0.0) << i;
   EXPECT_EQ(one.change[0], 0.0);
+}
+
+/// A trbs triangle's block step against the dense Newton step: H = the finite-difference Hessian of the kernel with
+/// its geometric term V (alpha S alpha^T) (x) I_3 replaced by V diag(gamma_a) (x) I_3, gamma_a = |S| sum_b |alpha_a .
+/// alpha_b|; any inverse masses per dof (one prescribed dof); stretched and compressed; r = 0 gives ds = 0.
+TEST(PbdBlock, TriangleStepIsTheDenseNewtonStep) {
+  using Mat9 = Eigen::Matrix<double, 9, 9>;
+  using Vec9 = Eigen::Matrix<double, 9, 1>;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const MembraneMaterial material{100.0, 0.3, 0.7, 0.0};
+  const double lambda = material.young * material.poisson / (1.0 - material.poisson * material.poisson);
+  const double mu = material.young / (2.0 * (1.0 + material.poisson)), a = lambda + 2.0 * mu;
+  const double D[9] = {a, lambda, 0, lambda, a, 0, 0, 0, mu};
+  const double det = a * a - lambda * lambda;
+  const double Dinv[9] = {a / det, -lambda / det, 0, -lambda / det, a / det, 0, 0, 0, 1.0 / mu};
+  for (const double strain : {0.3, -0.25, 0.05}) {
+    for (int trial = 0; trial < 4; ++trial) {
+      double X[9] = {0, 0, 0, 1, 0.1, 0.2, 0.3, 0.9, -0.1}, x[9];
+      for (double& v : X) v += 0.1 * u(rng);
+      for (int i = 0; i < 9; ++i) x[i] = X[i] * (1.0 + strain) + 0.05 * u(rng);
+      const TriRest rest = tri_rest(X, 0);
+      const double al[3][2] = {{-rest.alpha[0][0] - rest.alpha[1][0], -rest.alpha[0][1] - rest.alpha[1][1]},
+                               {rest.alpha[0][0], rest.alpha[0][1]},
+                               {rest.alpha[1][0], rest.alpha[1][1]}};
+      double F[6];
+      for (int r = 0; r < 3; ++r)
+        for (int j = 0; j < 2; ++j) F[2 * r + j] = (x[3 + r] - x[r]) * al[1][j] + (x[6 + r] - x[r]) * al[2][j];
+      // The Hessian by central differences of the kernel's gradient.
+      Mat9 H;
+      const double step = 1e-6;
+      for (int j = 0; j < 9; ++j) {
+        double xp[9], xm[9], gp[9], gm[9];
+        std::copy(x, x + 9, xp), std::copy(x, x + 9, xm);
+        xp[j] += step, xm[j] -= step;
+        trbs_element_energy_gradient(rest, xp, material, gp);
+        trbs_element_energy_gradient(rest, xm, material, gm);
+        for (int i = 0; i < 9; ++i) H(i, j) = (gp[i] - gm[i]) / (2.0 * step);
+      }
+      // The geometric term out, the bound in.
+      const double e[3] = {0.5 * (F[0] * F[0] + F[2] * F[2] + F[4] * F[4] - 1.0),
+                           0.5 * (F[1] * F[1] + F[3] * F[3] + F[5] * F[5] - 1.0), F[0] * F[1] + F[2] * F[3] + F[4] * F[5]};
+      Eigen::Matrix2d S;
+      S(0, 0) = a * e[0] + lambda * e[1], S(1, 1) = lambda * e[0] + a * e[1], S(0, 1) = S(1, 0) = mu * e[2];
+      const double norm_s = S.eigenvalues().cwiseAbs().maxCoeff();
+      const double V = rest.area * material.thickness;
+      for (int p = 0; p < 3; ++p)
+        for (int q = 0; q < 3; ++q) {
+          const Eigen::Vector2d ap(al[p][0], al[p][1]), aq(al[q][0], al[q][1]);
+          double gamma = 0.0;
+          for (int b = 0; b < 3; ++b) gamma += std::abs(al[p][0] * al[b][0] + al[p][1] * al[b][1]);
+          const double shift = V * ((p == q ? norm_s * gamma : 0.0) - ap.dot(S * aq));
+          for (int r = 0; r < 3; ++r) H(3 * p + r, 3 * q + r) += shift;
+        }
+      double w[9], res[9];
+      for (int i = 0; i < 9; ++i) w[i] = 1.0 + 0.5 * u(rng), res[i] = u(rng);
+      w[4] = 0.0;  // a prescribed dof
+      const double dt2 = 0.01;
+      Vec9 r, expected;
+      Mat9 N = Mat9::Identity();
+      for (int i = 0; i < 9; ++i) r(i) = res[i];
+      for (int i = 0; i < 9; ++i)
+        for (int j = 0; j < 9; ++j) N(i, j) += dt2 * H(i, j) * w[j];
+      expected = -N.lu().solve(r);
+      double ds[9];
+      tri_block_step(al, F, w, res, Dinv, D, V, dt2, ds);
+      double scale = 0.0, diff = 0.0;
+      for (int i = 0; i < 9; ++i) {
+        if (w[i] == 0.0) continue;  // (a prescribed dof's share moves nothing)
+        scale = std::max(scale, std::abs(expected(i)));
+        diff = std::max(diff, std::abs(ds[i] - expected(i)));
+      }
+      EXPECT_LT(diff, 1e-7 * scale) << "strain " << strain << " trial " << trial;
+      const double zero[9] = {};
+      tri_block_step(al, F, w, zero, Dinv, D, V, dt2, ds);
+      for (const double d : ds) EXPECT_EQ(d, 0.0);
+    }
+  }
 }
 
 }  // namespace
