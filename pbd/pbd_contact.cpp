@@ -72,8 +72,7 @@ void PbdContact::project_one(Contact& c, const Vec3& y, Vec3& share) const {
   using namespace contact;  // Vec3's operators
   const Obstacle& obstacle = *obstacles_[static_cast<std::size_t>(c.obstacle)];
   Proximity prox;
-  if (c.planar)
-    prox.distance = dot(y - c.plane_point, c.plane_normal), prox.normal = c.plane_normal;
+  if (c.planar) prox.distance = dot(y - c.plane_point, c.plane_normal), prox.normal = c.plane_normal;
   if (c.planar ? !(prox.distance < 0.0) : !obstacle.proximity(y, 0.0, false, prox) || !(prox.distance < 0.0)) {
     share = Vec3{}, c.normal = 0.0;  // outside: the constraint is inactive
     return;

@@ -35,6 +35,19 @@ constexpr double kRestDensity = 1e-28;
 constexpr double kCheckedChange = 0.01;
 constexpr int kMaxHalvings = 12;
 
+/// |dF|^2 of the position change W ds of a cell of V vertices (al: the rest shape's gradients, V x Q).
+template <int V, int Q>
+double gradient_change(const double* w, const double* ds, const double (&al)[V][Q]) {
+  double change = 0.0;
+  for (int r = 0; r < 3; ++r)
+    for (int q = 0; q < Q; ++q) {
+      double d = 0.0;
+      for (int a = 0; a < V; ++a) d += w[3 * a + r] * ds[3 * a + r] * al[a][q];
+      change += d * d;
+    }
+  return change;
+}
+
 void forward(Vec v) {
   EDGEFEM_PETSC(VecGhostUpdateBegin(v, INSERT_VALUES, SCATTER_FORWARD));
   EDGEFEM_PETSC(VecGhostUpdateEnd(v, INSERT_VALUES, SCATTER_FORWARD));
@@ -540,7 +553,7 @@ void PbdConstraints::project(std::size_t c, double* x, double* ghost_change, dou
   }
   if constexpr (N == 3 && kStencil == Stencil::cell && !kJacobi) {
     if (xpbd_ && !fixed_lambda_ && volino_material_[static_cast<std::size_t>(m)] == 0)
-      return tri_block_project(c, xe, w, g, energy, x, ghost_change);
+      return block_project(c, xe, w, g, energy, x, ghost_change);
   }
   correct<N, kJacobi>(c, w, g, energy, volume, k, x, ghost_change, change);
 }
@@ -562,14 +575,14 @@ void PbdConstraints::block_project(std::size_t c, const double* xe, const double
   double* s = contribution_.data() + 12 * c;
   const double dt2 = dt_ * dt_;
   double res[12], check = 0.0;
-  for (int i = 0; i < 12; ++i) res[i] = s[i] + dt2 * g[i], check += res[i] * 0.0;
-  if (check != 0.0) return;  // (NaN) a failed energy evaluation: leave the tet as it is
+  for (int i = 0; i < 3 * nodes_; ++i) res[i] = s[i] + dt2 * g[i], check += res[i] * 0.0;
+  if (check != 0.0) return;  // (NaN) a failed energy evaluation: leave the cell as it is
   double ds[12];
-  const double change = block_direction(c, xe, w, g, res, ds);
+  const double change = nodes_ == 4 ? block_direction(c, xe, w, g, res, ds) : tri_block_direction(c, xe, w, res, ds);
   const double theta = change > kCheckedChange ? step_length(c, xe, w, res, ds, energy) : 1.0;
   if (theta == 0.0) return;
   const std::array<LocalIndex, 4>& v = vertices_[c];
-  for (int a = 0; a < 4; ++a)
+  for (int a = 0; a < nodes_; ++a)
     for (int r = 0; r < 3; ++r) {
       const int i = 3 * a + r;
       s[i] += theta * ds[i];
@@ -580,13 +593,8 @@ void PbdConstraints::block_project(std::size_t c, const double* xe, const double
     }
 }
 
-void PbdConstraints::tri_block_project(std::size_t c, const double* xe, const double* w, const double* g,
-                                       double energy, double* x, double* ghost_change) {
-  double* s = contribution_.data() + 12 * c;
-  const double dt2 = dt_ * dt_;
-  double res[9], check = 0.0;
-  for (int i = 0; i < 9; ++i) res[i] = s[i] + dt2 * g[i], check += res[i] * 0.0;
-  if (check != 0.0) return;  // (NaN) a failed energy evaluation: leave the triangle as it is
+double PbdConstraints::tri_block_direction(std::size_t c, const double* xe, const double* w, const double* res,
+                                           double* ds) const {
   const TriRest& rest = tri_rest_[c];
   const auto m = static_cast<std::size_t>(material_[c]);
   const double al[3][2] = {{-rest.alpha[0][0] - rest.alpha[1][0], -rest.alpha[0][1] - rest.alpha[1][1]},
@@ -595,31 +603,12 @@ void PbdConstraints::tri_block_project(std::size_t c, const double* xe, const do
   double F[6];  // 3 x 2, row-major
   for (int r = 0; r < 3; ++r)
     for (int j = 0; j < 2; ++j) F[2 * r + j] = (xe[3 + r] - xe[r]) * al[1][j] + (xe[6 + r] - xe[r]) * al[2][j];
-  double ds[9];
-  tri_block_step(al, F, w, res, tri_compliance_[m].data(), tri_tangent_[m].data(), rest.area * membrane_tables_[m].thickness, dt2, ds);
-  double change = 0.0;  // |dF|^2 of the position change W ds
-  for (int r = 0; r < 3; ++r)
-    for (int j = 0; j < 2; ++j) {
-      double d = 0.0;
-      for (int a = 0; a < 3; ++a) d += w[3 * a + r] * ds[3 * a + r] * al[a][j];
-      change += d * d;
-    }
-  const double theta = change > kCheckedChange ? step_length(c, xe, w, res, ds, energy) : 1.0;
-  if (theta == 0.0) return;
-  const std::array<LocalIndex, 4>& v = vertices_[c];
-  for (int a = 0; a < 3; ++a)
-    for (int r = 0; r < 3; ++r) {
-      const int i = 3 * a + r;
-      s[i] += theta * ds[i];
-      const double dx = w[i] * (theta * ds[i]);
-      const std::size_t d = 3 * static_cast<std::size_t>(v[a]) + r;
-      x[d] += dx;
-      if (v[a] >= n_owned_) ghost_change[d] = dx;
-    }
+  tri_block_step(al, F, w, res, tri_compliance_[m].data(), tri_tangent_[m].data(),
+                 rest.area * membrane_tables_[m].thickness, dt_ * dt_, ds);
+  return gradient_change(w, ds, al);
 }
 
-void PbdConstraints::hinge_project(std::size_t c, const double* xe, const double* w, double* x,
-                                   double* ghost_change) {
+void PbdConstraints::hinge_project(std::size_t c, const double* xe, const double* w, double* x, double* ghost_change) {
   double* s = contribution_.data() + 12 * c;
   const std::array<double, 4>& k = hinge_k_[c - n_cells_];
   const double dt2 = dt_ * dt_;
@@ -668,14 +657,7 @@ double PbdConstraints::block_direction(std::size_t c, const double* xe, const do
   const double bound = stress_bound(c, F, g);
   if (!uniform_[c]) {
     block_step_general(al, F, w, res, bound, tangent_[m].data(), rest.v0, dt_ * dt_, ds);
-    double change = 0.0;  // |dF|^2 of the position change W ds
-    for (int r = 0; r < 3; ++r)
-      for (int q = 0; q < 3; ++q) {
-        double d = 0.0;
-        for (int a = 0; a < 4; ++a) d += w[3 * a + r] * ds[3 * a + r] * al[a][q];
-        change += d * d;
-      }
-    return change;
+    return gradient_change(w, ds, al);
   }
   BlockBatch<1> b;
   for (int i = 0; i < 12; ++i) b.x[i][0] = xe[i], b.res[i][0] = res[i];

@@ -180,15 +180,16 @@ class PbdConstraints {
                         const Lanes& energy, Lanes (&dx)[12]);
   /// Tet c's energy and gradient g at positions xe (its kernel, or the plastic one).
   double tet_energy(std::size_t c, const double* xe, double* g) const;
-  /// The coloured XPBD sweep's block projection (pbd_block.hpp) of tet c: xe, w, g, energy its 12 positions,
+  /// The coloured XPBD sweep's block projection (pbd_block.hpp) of cell c (a tet, or a trbs triangle through
+  /// tri_block_direction): xe, w, g, energy its 12 (9) positions,
   /// inverse masses, energy gradient and energy at xe; contribution_ and x updated (ghost changes into
-  /// ghost_change). A step that changes F by more than 0.1 is checked against the tet's local objective
-  /// (step_length). A tet whose energy evaluation failed (NaN) is left as it is.
+  /// ghost_change). A step that changes F by more than 0.1 is checked against the cell's local objective
+  /// (step_length). A cell whose energy evaluation failed (NaN) is left as it is.
   void block_project(std::size_t c, const double* xe, const double* w, const double* g, double energy, double* x,
                      double* ghost_change);
-  /// The block projection of trbs triangle c (tri_block_step, pbd_block.hpp), as block_project's for a tet.
-  void tri_block_project(std::size_t c, const double* xe, const double* w, const double* g, double energy, double* x,
-                         double* ghost_change);
+  /// The block step ds of trbs triangle c (tri_block_step, pbd_block.hpp; 9 numbers) at positions xe with residual
+  /// r = s + dt^2 g; returns |dF|^2 of the position change W ds.
+  double tri_block_direction(std::size_t c, const double* xe, const double* w, const double* res, double* ds) const;
   /// The consistent projection of hinge c (Bergou's quadratic bending W = |sum_i k_i x_i|^2 / 2): its local
   /// backward-Euler problem s = -dt^2 g(y + W s) is linear and solved exactly, per axis
   ///   h = (sum_i k_i y_i) / (1 + dt^2 sum_i w_i k_i^2),  s_i = -dt^2 k_i h,

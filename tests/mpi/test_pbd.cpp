@@ -636,8 +636,9 @@ FlagEnergy falling_flag(const std::string& name, int iterations, bool table) {
                 "analysis: {type: dynamic, integrator: position-based, dt: 0.002, end_time: 0.16,\n"
                 "           position_based: {iterations: %d}}\n",
                 EDGEFEM_SOURCE_DIR,
-                table ? "obstacles:\n  - {name: table, shape: box, box: [[-1, -1, 0.2], [1, -0.01, 1]], friction: 0.3}\n"
-                      : "",
+                table
+                    ? "obstacles:\n  - {name: table, shape: box, box: [[-1, -1, 0.2], [1, -0.01, 1]], friction: 0.3}\n"
+                    : "",
                 iterations);
   MPI_Comm comm = MPI_COMM_WORLD;
   const Job job = job_of(name, text);
@@ -659,11 +660,12 @@ TEST(PbdMembrane, AFallingFlagGainsNoEnergy) {
   double most = 0.0;  // the largest gain relative to the work done so far
   for (std::size_t k = 9; k < ten.total.size(); ++k) most = std::max(most, ten.total[k] / ten.work[k]);
   if (world_rank() == 0)
-    std::printf("pbd: falling flag, gravity's work %.4e J; total energy at the end: 10 sweeps %.3e J (largest gain "
-                "%.2f %% of the work), 40 sweeps %.3e J\n",
-                ten.work.back(), ten.total.back(), 100.0 * most, forty.total.back());
-  EXPECT_GT(ten.work.back(), 0.03);  // it fell (0.0326 J)
-  EXPECT_LT(most, 0.1);              // 10 sweeps: at most 10 % of the work (measured 3.1 %)
+    std::printf(
+        "pbd: falling flag, gravity's work %.4e J; total energy at the end: 10 sweeps %.3e J (largest gain "
+        "%.2f %% of the work), 40 sweeps %.3e J\n",
+        ten.work.back(), ten.total.back(), 100.0 * most, forty.total.back());
+  EXPECT_GT(ten.work.back(), 0.03);    // it fell (0.0326 J)
+  EXPECT_LT(most, 0.1);                // 10 sweeps: at most 10 % of the work (measured 3.1 %)
   EXPECT_LT(forty.total.back(), 0.0);  // 40 sweeps: dissipative, as backward Euler (measured -6.6e-4 J)
   EXPECT_LT(forty.total.back(), ten.total.back());
 }
@@ -677,12 +679,13 @@ TEST(PbdMembrane, AFlagLandingOverATableEdgeGainsNoEnergy) {
   double most = 0.0;
   for (std::size_t k = 9; k < e.total.size(); ++k) most = std::max(most, e.total[k] / e.work[k]);
   if (world_rank() == 0)
-    std::printf("pbd: flag over a table's edge, gravity's work %.4e J, total energy at the end %.3e J, largest gain "
-                "%.2f %% of the work\n",
-                e.work.back(), e.total.back(), 100.0 * most);
-  EXPECT_GT(e.work.back(), 0.01);       // it fell onto the table (0.0150 J)
-  EXPECT_LT(most, 0.1);                 // measured 3.0 %
-  EXPECT_LT(e.total.back(), -0.005);    // the landing dissipated (-0.0122 J)
+    std::printf(
+        "pbd: flag over a table's edge, gravity's work %.4e J, total energy at the end %.3e J, largest gain "
+        "%.2f %% of the work\n",
+        e.work.back(), e.total.back(), 100.0 * most);
+  EXPECT_GT(e.work.back(), 0.01);     // it fell onto the table (0.0150 J)
+  EXPECT_LT(most, 0.1);               // measured 3.0 %
+  EXPECT_LT(e.total.back(), -0.005);  // the landing dissipated (-0.0122 J)
 }
 
 /// Checkpoint after step 4, restart in a new solver: the same positions and velocities at the end as the

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Self-collision in the position-based integrator (issue 53; pbd/pbd_self_contact.hpp), on unstructured Gmsh cloths
 // (TRBS membranes with bending, both sides of every triangle in contact):
-//  1. the small version of jobs/experiments/self_contact/cloth_fold_position_based.sh: a 0.4 x 0.4 cloth (2,402
-//     triangles) standing nearly upright is thrown onto a floor with friction and folds over itself. After every
+//  1. a small folding cloth (jobs/experiments/contact/cloth_fold.sh is the large one): a 0.4 x 0.4 cloth (2,402
+//     triangles, bending 1e-5) standing nearly upright is thrown onto a floor with friction and folds over itself. After every
 //     step the exact triangle-triangle test finds no intersecting pair of triangles that share no vertex, every pair
 //     is apart, no vertex is below the floor, and the cloth has folded (pairs closer than the thickness, a pile lower
 //     than a quarter of its side). Not compared with a serial run: the buckling cloth amplifies round-off (the same

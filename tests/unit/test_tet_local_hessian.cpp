@@ -52,17 +52,17 @@ Sample random_sample(std::mt19937& rng, double strain) {
   return s;
 }
 
-/// Central differences of a gradient function g(x) (12 -> 12).
-template <class Gradient>
-Mat12 fd_hessian(const double* x, Gradient gradient) {
-  Mat12 K;
+/// Central differences of a gradient function g(x) (n -> n; a tet's 12 by default).
+template <int n = 12, class Gradient>
+Eigen::Matrix<double, n, n> fd_hessian(const double* x, Gradient gradient) {
+  Eigen::Matrix<double, n, n> K;
   const double h = 1e-6;
-  for (int j = 0; j < 12; ++j) {
-    double xp[12], xm[12], gp[12], gm[12];
-    std::copy(x, x + 12, xp), std::copy(x, x + 12, xm);
+  for (int j = 0; j < n; ++j) {
+    double xp[n], xm[n], gp[n], gm[n];
+    std::copy(x, x + n, xp), std::copy(x, x + n, xm);
     xp[j] += h, xm[j] -= h;
     gradient(xp, gp), gradient(xm, gm);
-    for (int i = 0; i < 12; ++i) K(i, j) = (gp[i] - gm[i]) / (2.0 * h);
+    for (int i = 0; i < n; ++i) K(i, j) = (gp[i] - gm[i]) / (2.0 * h);
   }
   return K;
 }
@@ -319,19 +319,12 @@ TEST(PbdBlock, TriangleStepIsTheDenseNewtonStep) {
       for (int r = 0; r < 3; ++r)
         for (int j = 0; j < 2; ++j) F[2 * r + j] = (x[3 + r] - x[r]) * al[1][j] + (x[6 + r] - x[r]) * al[2][j];
       // The Hessian by central differences of the kernel's gradient.
-      Mat9 H;
-      const double step = 1e-6;
-      for (int j = 0; j < 9; ++j) {
-        double xp[9], xm[9], gp[9], gm[9];
-        std::copy(x, x + 9, xp), std::copy(x, x + 9, xm);
-        xp[j] += step, xm[j] -= step;
-        trbs_element_energy_gradient(rest, xp, material, gp);
-        trbs_element_energy_gradient(rest, xm, material, gm);
-        for (int i = 0; i < 9; ++i) H(i, j) = (gp[i] - gm[i]) / (2.0 * step);
-      }
+      Mat9 H = fd_hessian<9>(x,
+                             [&](const double* xt, double* g) { trbs_element_energy_gradient(rest, xt, material, g); });
       // The geometric term out, the bound in.
       const double e[3] = {0.5 * (F[0] * F[0] + F[2] * F[2] + F[4] * F[4] - 1.0),
-                           0.5 * (F[1] * F[1] + F[3] * F[3] + F[5] * F[5] - 1.0), F[0] * F[1] + F[2] * F[3] + F[4] * F[5]};
+                           0.5 * (F[1] * F[1] + F[3] * F[3] + F[5] * F[5] - 1.0),
+                           F[0] * F[1] + F[2] * F[3] + F[4] * F[5]};
       Eigen::Matrix2d S;
       S(0, 0) = a * e[0] + lambda * e[1], S(1, 1) = lambda * e[0] + a * e[1], S(0, 1) = S(1, 0) = mu * e[2];
       const double norm_s = S.eigenvalues().cwiseAbs().maxCoeff();
