@@ -59,7 +59,7 @@ void PbdContact::begin_step(double t0, double t1, Vec x_n, Vec x_pred) {
       if (obstacles_[o]->convex()) {
         contact::Proximity start;
         obstacles_[o]->proximity(p_n, std::numeric_limits<double>::infinity(), false, start);
-        c.plane_point = start.point, c.plane_normal = start.normal, c.planar = true;
+        c.plane_point = start.point, c.plane_normal = start.normal;
       }
       contacts_.push_back(c);
     }
@@ -72,8 +72,10 @@ void PbdContact::project_one(Contact& c, const Vec3& y, Vec3& share) const {
   using namespace contact;  // Vec3's operators
   const Obstacle& obstacle = *obstacles_[static_cast<std::size_t>(c.obstacle)];
   Proximity prox;
-  if (c.planar) prox.distance = dot(y - c.plane_point, c.plane_normal), prox.normal = c.plane_normal;
-  if (c.planar ? !(prox.distance < 0.0) : !obstacle.proximity(y, 0.0, false, prox) || !(prox.distance < 0.0)) {
+  const bool planar = obstacle.convex();
+  const bool near = planar || obstacle.proximity(y, 0.0, false, prox);
+  if (planar) prox.distance = dot(y - c.plane_point, c.plane_normal), prox.normal = c.plane_normal;
+  if (!near || !(prox.distance < 0.0)) {
     share = Vec3{}, c.normal = 0.0;  // outside: the constraint is inactive
     return;
   }

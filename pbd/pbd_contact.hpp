@@ -81,9 +81,8 @@ class PbdContact {
     contact::Vec3 share{};  ///< p: this contact's part of the vertex's position
     double normal = 0.0;    ///< lambda of the last projection
     /// A convex obstacle's tangent plane at the closest point to x_n (the obstacle where the step ends): the
-    /// contact is (x - plane_point) . plane_normal >= 0 (planar); else the obstacle itself
+    /// contact is (x - plane_point) . plane_normal >= 0 (unused for other obstacles: the obstacle itself)
     contact::Vec3 plane_point{}, plane_normal{};
-    bool planar = false;
   };
   /// The new share of contact c for the vertex at y (its position without the share).
   void project_one(Contact& c, const contact::Vec3& y, contact::Vec3& share) const;
