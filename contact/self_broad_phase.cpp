@@ -23,7 +23,10 @@ int BoxTree::build(int first, int last) {
   const int index = static_cast<int>(nodes_.size());
   nodes_.push_back({});
   Aabb box;
-  for (int i = first; i < last; ++i) box.grow(boxes_[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])]);
+  for (int i = first; i < last; ++i) {
+    const Aabb& b = boxes_[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])];
+    if (b.lo[0] <= b.hi[0]) box.grow(b);  // (an empty box's corners would make the node's box everything)
+  }
   nodes_[static_cast<std::size_t>(index)].box = box;
   if (last - first <= 4) {
     nodes_[static_cast<std::size_t>(index)].first = first;

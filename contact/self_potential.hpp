@@ -113,6 +113,8 @@ class SweptPairs {
   const SelfSurface& s_;
   std::unique_ptr<Trees> trees_;
   std::vector<SelfPair> pairs_;
+  std::vector<std::vector<std::uint64_t>> found_;  ///< start()'s pair keys, a list per thread (kept: no regrowing)
+  std::vector<std::uint64_t> scratch_;             ///< the keys' sort buffer
   long long escaped_ = 0;
 };
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <set>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "contact/self_intersection.hpp"
 #include "contact/self_potential.hpp"
 #include "contact/triangle_distance.hpp"
+#include "core/radix_sort.hpp"
 
 namespace edgefem::contact {
 namespace {
@@ -509,6 +511,46 @@ TEST(BoxTree, EachOverlapMeetsEveryOverlappingPairOnce) {
     EXPECT_GT(expected.size(), 500u);
   }
   omp_set_num_threads(saved);
+}
+
+// The branch-free box test is the closed boxes' overlap: touching counts, a gap on any one axis (either side) does
+// not, an empty box overlaps nothing (not even itself or a box around everything).
+TEST(BoxTree, OverlapIsTheClosedBoxesTest) {
+  Aabb a;
+  a.grow(Vec3{0.0, 0.0, 0.0});
+  a.grow(Vec3{1.0, 2.0, 3.0});
+  EXPECT_TRUE(overlap(a, a));
+  for (int k = 0; k < 3; ++k)
+    for (const double side : {-1.0, 1.0}) {
+      Aabb b = a;
+      const double width = a.hi[k] - a.lo[k];
+      b.lo[k] += side * width, b.hi[k] += side * width;  // touching a on axis k
+      EXPECT_TRUE(overlap(a, b) && overlap(b, a)) << k << " " << side;
+      b.lo[k] += side * 1e-9, b.hi[k] += side * 1e-9;  // a gap on axis k alone
+      EXPECT_FALSE(overlap(a, b) || overlap(b, a)) << k << " " << side;
+    }
+  Aabb all;
+  all.grow(Vec3{-1e9, -1e9, -1e9});
+  all.grow(Vec3{1e9, 1e9, 1e9});
+  EXPECT_TRUE(overlap(a, all));
+  const Aabb empty;
+  EXPECT_FALSE(overlap(empty, empty) || overlap(empty, all) || overlap(all, empty));
+}
+
+// radix_sort (the broad phase's pair keys) sorts as std::sort does: random keys of 1 to 64 bits, with many repeats
+// (few bits) and without, 0, 1 and 50,000 keys, each width's passes apart (13 bits a pass).
+TEST(RadixSort, SortsAsStdSortDoes) {
+  std::mt19937_64 rng(3);
+  std::vector<std::uint64_t> scratch;
+  for (const int bits : {1, 5, 13, 14, 26, 37, 39, 40, 63, 64})
+    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{50000}}) {
+      std::vector<std::uint64_t> keys(n);
+      for (auto& k : keys) k = bits == 64 ? rng() : rng() & ((std::uint64_t{1} << bits) - 1);
+      std::vector<std::uint64_t> expected = keys;
+      std::sort(expected.begin(), expected.end());
+      radix_sort(keys, bits, scratch);
+      EXPECT_EQ(keys, expected) << bits << " bits, " << n << " keys";
+    }
 }
 
 }  // namespace
