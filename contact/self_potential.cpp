@@ -347,6 +347,7 @@ std::vector<SelfPair> SweptPairs::moved(std::span<const double> x0, std::span<co
     if (p.edge_edge ? overlap(edges[a], edges[b]) : overlap(points[a], triangles[b])) pairs.push_back(p);
   }
   if (escaped_ == 0) return pairs;
+  const auto built = static_cast<std::ptrdiff_t>(pairs.size());  // (in order: those after them are sorted apart)
   trees_->triangles.refit(holding(trees_->triangles.boxes(), triangles, triangle_out));
   trees_->edges.refit(holding(trees_->edges.boxes(), edges, edge_out));
   std::vector<int> near;
@@ -389,7 +390,8 @@ std::vector<SelfPair> SweptPairs::moved(std::span<const double> x0, std::span<co
       if (!shares_vertex({a[0], a[1], b[0], b[1]})) pairs.push_back({true, static_cast<int>(lo), static_cast<int>(hi)});
     }
   }
-  std::sort(pairs.begin(), pairs.end(), pair_less);
+  std::sort(pairs.begin() + built, pairs.end(), pair_less);
+  std::inplace_merge(pairs.begin(), pairs.begin() + built, pairs.end(), pair_less);
   pairs.erase(std::unique(pairs.begin(), pairs.end(),
                           [](const SelfPair& p, const SelfPair& q) { return !pair_less(p, q) && !pair_less(q, p); }),
               pairs.end());
