@@ -2,7 +2,7 @@
 #pragma once
 /// \file radix_sort.hpp
 /// Sorting unsigned integer keys below 2^bits by their digits (least significant first, a counting sort per digit of
-/// at most 13 bits: the counts stay in the first-level cache): O(n) per pass, where std::sort's comparisons cost
+/// at most 13 bits: at most 8,192 counts, which stay in cache): O(n) per pass, where std::sort's comparisons cost
 /// O(n log n) and mispredicted branches. The self-contact broad phase sorts its ~10^5-10^6 pair keys per step this way
 /// (contact/self_potential.cpp).
 #include <algorithm>
