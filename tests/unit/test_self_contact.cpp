@@ -537,8 +537,8 @@ TEST(BoxTree, OverlapIsTheClosedBoxesTest) {
   EXPECT_FALSE(overlap(empty, empty) || overlap(empty, all) || overlap(all, empty));
 }
 
-// radix_sort (the broad phase's pair keys) sorts as std::sort does: random keys of 1 to 64 bits, with many repeats
-// (few bits) and without, 0, 1 and 50,000 keys, each width's passes apart (13 bits a pass).
+// radix_sort (the broad phase's pair keys) sorts as std::sort does: random keys of 1 to 64 bits (one to five passes
+// of up to 13 bits), with many repeats (few bits) and without, 0, 1 and 50,000 keys.
 TEST(RadixSort, SortsAsStdSortDoes) {
   std::mt19937_64 rng(3);
   std::vector<std::uint64_t> scratch;
